@@ -1,0 +1,21 @@
+// Each `onnxscope` subcommand registers its options on the CLI11 app and
+// returns the function that runs it. Exit codes, for every command:
+//   0  success (for inspect: the model is valid)
+//   1  the input is bad: unreadable, corrupt or invalid model, bad data file
+//   2  the command line is wrong (unknown option, missing argument)
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace onnxscope::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitBadInput = 1;
+inline constexpr int kExitUsage = 2;
+
+using Runner = std::function<int()>;
+
+Runner add_inspect_command(CLI::App& app);
+
+}  // namespace onnxscope::cli

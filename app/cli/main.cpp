@@ -1,0 +1,36 @@
+// onnxscope: the headless command-line client of the engine library.
+#include <cstdio>
+#include <exception>
+#include <iostream>
+#include <map>
+
+#include "commands.h"
+
+int main(int argc, char** argv) {
+  using namespace onnxscope::cli;
+  CLI::App app{"onnxscope: conformance, debugging and graph inspection for ONNX models"};
+  app.set_version_flag("--version", std::string("onnxscope ") + ONNXSCOPE_VERSION);
+  app.require_subcommand(1);
+  std::map<const CLI::App*, Runner> runners;
+  auto add = [&](Runner r) { runners[app.get_subcommands({}).back()] = std::move(r); };
+  add(add_inspect_command(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 uses 0 for --help/--version; every real usage error becomes 2.
+    int rc = app.exit(e);
+    return rc == 0 ? kExitOk : kExitUsage;
+  }
+  try {
+    for (const auto* sub : app.get_subcommands())
+      if (auto it = runners.find(sub); it != runners.end()) return it->second();
+  } catch (const std::bad_alloc&) {
+    std::cerr << "onnxscope: out of memory\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << "onnxscope: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+  return kExitUsage;
+}

@@ -1,0 +1,24 @@
+// Finding the test cases of an ONNX backend test suite on disk: any folder
+// that holds model.onnx, with its test_data_set_N folders (upstream layout).
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace onnxscope::conformance {
+
+struct TestCase {
+  std::string name;    // folder name: "test_abs"
+  std::string group;   // first folder under the suite root: "node", "light", ...
+  std::filesystem::path dir;
+  std::filesystem::path model;
+  std::vector<std::filesystem::path> data_sets;  // test_data_set_0, _1, ... in numeric order
+};
+
+// All cases under root, sorted by group then name. Symlinked folders are not
+// followed (a suite is a plain tree). Throws std::filesystem::filesystem_error
+// if root cannot be read.
+std::vector<TestCase> discover_suite(const std::filesystem::path& root);
+
+}  // namespace onnxscope::conformance

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Installs what is missing (Debian packages, the Python venv, the upstream ONNX
+# test data) and builds onnxscope into build/. Idempotent: a second run only
+# rebuilds what changed.
+#
+# Environment:
+#   ONNXSCOPE_BUILD_DIR   build folder (default: build)
+#   ONNXSCOPE_DATA_DIR    where the upstream test data goes (default: ~/.cache/onnxscope)
+#   ONNXSCOPE_NO_GUI=1    build without Qt
+set -euo pipefail
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+# shellcheck source=versions.env
+source scripts/versions.env
+BUILD_DIR=${ONNXSCOPE_BUILD_DIR:-$ROOT/build}
+DATA_ROOT=${ONNXSCOPE_DATA_DIR:-$HOME/.cache/onnxscope}
+DATA_DIR=$DATA_ROOT/onnx-$ONNX_VERSION
+log() { printf '\033[1m[setup]\033[0m %s\n' "$*" >&2; }
+
+# --- Debian packages ---------------------------------------------------------
+APT_PACKAGES=(
+  build-essential cmake ninja-build ccache pkg-config git
+  python3 python3-venv
+  protobuf-compiler libprotobuf-dev
+  libeigen3-dev libdnnl-dev libgraphviz-dev libhdf5-dev
+  libgtest-dev libgmock-dev
+  libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libre2-dev
+  qt6-base-dev qt6-svg-dev libgl-dev xvfb xauth
+)
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  log "installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# --- Python venv (set-up and test helpers only; the tool never needs it) ------
+PY=${ONNXSCOPE_PYTHON:-python3}
+REQ="onnx==$ONNX_VERSION onnxruntime==$ONNXRUNTIME_VERSION numpy==$NUMPY_VERSION h5py==$H5PY_VERSION"
+if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.onnxscope-req 2>/dev/null)" != "$REQ" ]; then
+  log "creating .venv with $REQ"
+  [ -x .venv/bin/python ] || "$PY" -m venv .venv
+  .venv/bin/pip install -q --disable-pip-version-check $REQ
+  echo "$REQ" > .venv/.onnxscope-req
+fi
+
+# --- Upstream backend test data ----------------------------------------------
+if [ ! -f "$DATA_DIR/VERSION" ]; then
+  log "writing the onnx $ONNX_VERSION backend test data to $DATA_DIR"
+  mkdir -p "$DATA_ROOT"
+  .venv/bin/python scripts/gen_backend_data.py "$DATA_DIR" 2>/dev/null
+fi
+
+# --- Build -------------------------------------------------------------------
+GUI=ON
+[ "${ONNXSCOPE_NO_GUI:-0}" = 1 ] && GUI=OFF
+if [ ! -f "$BUILD_DIR/build.ninja" ]; then
+  log "configuring $BUILD_DIR"
+  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DONNXSCOPE_BUILD_GUI=$GUI -DONNXSCOPE_TEST_DATA="$DATA_DIR" >/dev/null
+fi
+log "building"
+cmake --build "$BUILD_DIR" -- -j"$(nproc)" | grep -vE '^\[[0-9]+/[0-9]+\] ' || true
+test "${PIPESTATUS[0]}" -eq 0
