@@ -21,13 +21,30 @@ std::vector<TestCase> discover_suite(const fs::path& root) {
   std::vector<TestCase> cases;
   fs::recursive_directory_iterator it(root), end;
   for (; it != end; ++it) {
-    if (!it->is_regular_file() || it->path().filename() != "model.onnx") continue;
+    if (!it->is_regular_file() || it->path().extension() != ".onnx") continue;
     TestCase c;
     c.dir = it->path().parent_path();
     c.model = it->path();
-    c.name = c.dir.filename().string();
     fs::path rel = fs::relative(c.dir, root);
-    c.group = rel.begin() != rel.end() && std::next(rel.begin()) != rel.end() ? rel.begin()->string() : "";
+    c.group = rel.begin() != rel.end() ? rel.begin()->string() : "";
+    if (it->path().filename() != "model.onnx") {
+      // Light layout: the outputs beside the model make it a test.
+      const std::string stem = it->path().stem().string();
+      for (int k = 0;; ++k) {
+        fs::path out = c.dir / (stem + "_output_" + std::to_string(k) + ".pb");
+        if (!fs::is_regular_file(out)) break;
+        c.loose_outputs.push_back(out);
+      }
+      if (c.loose_outputs.empty()) continue;
+      c.name = stem;
+      if (c.group == ".") c.group.clear();
+      cases.push_back(std::move(c));
+      continue;
+    }
+    c.name = c.dir.filename().string();
+    // A case folder directly under the root has no group.
+    if (rel == ".") c.group.clear();
+    else if (std::next(rel.begin()) == rel.end() && rel.begin()->string() == c.name) c.group.clear();
     std::vector<std::pair<long, fs::path>> sets;
     for (const auto& e : fs::directory_iterator(c.dir))
       if (e.is_directory())

@@ -267,9 +267,11 @@ class Validator {
           return;
         }
         if (scope.names.count(name) || (outer && outer->has(name))) return;
+        // An undefined name read inside a subgraph is reported by the subgraph's
+        // own check, where the node that reads it is known.
+        if (captured) return;
         d_.error("undefined-input", at_node(path, n, i),
-                 (captured ? "a subgraph of this node reads '" : "input '") + name +
-                     "', which is not a graph input, an initializer, or any node's output",
+                 "input '" + name + "' is not a graph input, an initializer, or any node's output",
                  "a value defined before this node");
       };
       for (const auto& in : n.inputs) need(in, false);

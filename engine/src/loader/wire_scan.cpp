@@ -10,24 +10,25 @@ enum class Msg { None, Model, Graph, Node, Attribute, Tensor, SparseTensor, Valu
 
 struct Field {
   const char* name;
-  Msg msg;  // sub-message to descend into, None for scalars/strings
+  Msg msg;  // sub-message to descend into
+  bool repeated = true;
 };
 
 // Only the message-typed fields on the paths that hold nearly all bytes.
 const std::map<int, Field>& fields_of(Msg m) {
   static const std::map<Msg, std::map<int, Field>> table = {
-      {Msg::Model, {{7, {"graph", Msg::Graph}}, {25, {"functions", Msg::Function}}, {20, {"training_info", Msg::Training}}}},
+      {Msg::Model, {{7, {"graph", Msg::Graph, false}}, {25, {"functions", Msg::Function}}, {20, {"training_info", Msg::Training}}}},
       {Msg::Graph,
        {{1, {"node", Msg::Node}}, {5, {"initializer", Msg::Tensor}}, {15, {"sparse_initializer", Msg::SparseTensor}},
         {11, {"input", Msg::ValueInfo}}, {12, {"output", Msg::ValueInfo}}, {13, {"value_info", Msg::ValueInfo}}}},
       {Msg::Node, {{5, {"attribute", Msg::Attribute}}}},
       {Msg::Attribute,
-       {{5, {"t", Msg::Tensor}}, {6, {"g", Msg::Graph}}, {10, {"tensors", Msg::Tensor}}, {11, {"graphs", Msg::Graph}},
-        {22, {"sparse_tensor", Msg::SparseTensor}}, {23, {"sparse_tensors", Msg::SparseTensor}}}},
-      {Msg::SparseTensor, {{1, {"values", Msg::Tensor}}, {2, {"indices", Msg::Tensor}}}},
-      {Msg::ValueInfo, {{2, {"type", Msg::TypeProto}}}},
+       {{5, {"t", Msg::Tensor, false}}, {6, {"g", Msg::Graph, false}}, {10, {"tensors", Msg::Tensor}}, {11, {"graphs", Msg::Graph}},
+        {22, {"sparse_tensor", Msg::SparseTensor, false}}, {23, {"sparse_tensors", Msg::SparseTensor}}}},
+      {Msg::SparseTensor, {{1, {"values", Msg::Tensor, false}}, {2, {"indices", Msg::Tensor, false}}}},
+      {Msg::ValueInfo, {{2, {"type", Msg::TypeProto, false}}}},
       {Msg::Function, {{7, {"node", Msg::Node}}, {11, {"attribute_proto", Msg::Attribute}}}},
-      {Msg::Training, {{1, {"initialization", Msg::Graph}}, {2, {"algorithm", Msg::Graph}}}},
+      {Msg::Training, {{1, {"initialization", Msg::Graph, false}}, {2, {"algorithm", Msg::Graph, false}}}},
   };
   static const std::map<int, Field> none;
   auto it = table.find(m);
@@ -76,7 +77,8 @@ struct Scanner {
       std::string fpath = path;
       if (f != fields_of(msg).end()) {
         int k = counts[field]++;
-        fpath = (path.empty() ? "" : path + ".") + f->second.name + "[" + std::to_string(k) + "]";
+        fpath = (path.empty() ? "" : path + ".") + f->second.name;
+        if (f->second.repeated) fpath += "[" + std::to_string(k) + "]";
       }
       switch (wire) {
         case 0: {
@@ -108,6 +110,9 @@ struct Scanner {
             return false;
           }
           if (len > static_cast<uint64_t>(end - p)) {
+            // Cut inside a known sub-message: look inside for the deepest place it breaks.
+            if (f != fields_of(msg).end() && f->second.msg != Msg::None && !scan(p, end, f->second.msg, fpath, depth + 1))
+              return false;
             report(at, fpath,
                    "field " + std::to_string(field) + " declares " + std::to_string(len) + " bytes but only " +
                        std::to_string(end - p) + " remain (truncated file?)");

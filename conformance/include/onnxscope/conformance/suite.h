@@ -1,5 +1,8 @@
-// Finding the test cases of an ONNX backend test suite on disk: any folder
-// that holds model.onnx, with its test_data_set_N folders (upstream layout).
+// Finding the test cases of an ONNX backend test suite on disk, in both
+// upstream layouts:
+//  - a folder holding model.onnx and test_data_set_N/{input,output}_K.pb;
+//  - "light" style: NAME.onnx beside NAME_output_K.pb, no stored inputs
+//    (the runner feeds generated inputs).
 #pragma once
 
 #include <filesystem>
@@ -14,6 +17,7 @@ struct TestCase {
   std::filesystem::path dir;
   std::filesystem::path model;
   std::vector<std::filesystem::path> data_sets;  // test_data_set_0, _1, ... in numeric order
+  std::vector<std::filesystem::path> loose_outputs;  // light layout: NAME_output_0.pb, ...
 };
 
 // All cases under root, sorted by group then name. Symlinked folders are not
