@@ -53,6 +53,9 @@ TEST(Viewer, OpensSampleModelOffTheUiThread) {
   EXPECT_EQ(section_value(m, "Outputs"), "2");
   EXPECT_EQ(section_value(m, "Validation"), "0 error(s), 0 warning(s)");
   EXPECT_TRUE(w.windowTitle().contains("sample_cnn.onnx"));
+  // For looking at the window by eye: ONNXSCOPE_SCREENSHOT_DIR=/tmp ctest -R Viewer
+  if (!qEnvironmentVariableIsEmpty("ONNXSCOPE_SCREENSHOT_DIR"))
+    EXPECT_TRUE(w.grab().save(qEnvironmentVariable("ONNXSCOPE_SCREENSHOT_DIR") + "/viewer_sample.png"));
 }
 
 TEST(Viewer, CorruptModelListsErrorsInsteadOfCrashing) {
