@@ -3,6 +3,7 @@
 //   0  success (for inspect: the model is valid)
 //   1  the input is bad: unreadable, corrupt or invalid model, bad data file
 //   2  the command line is wrong (unknown option, missing argument)
+//   3  conformance: results drifted from the expectations file
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -13,9 +14,11 @@ namespace onnxscope::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitBadInput = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitDrift = 3;
 
 using Runner = std::function<int()>;
 
 Runner add_inspect_command(CLI::App& app);
+Runner add_conformance_command(CLI::App& app);
 
 }  // namespace onnxscope::cli

@@ -14,6 +14,7 @@ int main(int argc, char** argv) {
   std::map<const CLI::App*, Runner> runners;
   auto add = [&](Runner r) { runners[app.get_subcommands({}).back()] = std::move(r); };
   add(add_inspect_command(app));
+  add(add_conformance_command(app));
 
   try {
     app.parse(argc, argv);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/graph_util.h"
 #include "onnxscope/loader.h"
 #include "onnxscope/op_schema.h"
 
@@ -174,35 +175,7 @@ class Validator {
 
   // --- graphs ------------------------------------------------------------
 
-  // Names a graph (and graphs nested in it) reads but does not define: the
-  // values it captures from enclosing scopes.
-  const std::set<std::string>& free_names(const Graph& g) {
-    auto it = free_cache_.find(&g);
-    if (it != free_cache_.end()) return it->second;
-    std::unordered_set<std::string> defined;
-    for (const auto& v : g.inputs) defined.insert(v.name);
-    for (const auto& i : g.initializers) defined.insert(i.name);
-    for (const auto& n : g.sparse_initializer_names) defined.insert(n);
-    for (const auto& n : g.nodes)
-      for (const auto& o : n.outputs) defined.insert(o);
-    std::set<std::string> free;
-    for (const auto& n : g.nodes) {
-      for (const auto& in : n.inputs)
-        if (!in.empty() && !defined.count(in)) free.insert(in);
-      for (const auto& a : n.attributes) {
-        auto add = [&](const std::shared_ptr<Graph>& sg) {
-          if (!sg) return;
-          for (const auto& name : free_names(*sg))
-            if (!defined.count(name)) free.insert(name);
-        };
-        add(a.g);
-        for (const auto& sg : a.graphs) add(sg);
-      }
-    }
-    for (const auto& o : g.outputs)
-      if (!o.name.empty() && !defined.count(o.name)) free.insert(o.name);
-    return free_cache_[&g] = std::move(free);
-  }
+  const std::set<std::string>& free_names(const Graph& g) { return free_names_.of(g); }
 
   void check_graph(Graph& g, const std::string& path, const Scope* outer, const std::vector<OpsetImport>& opsets,
                    bool in_function, int depth) {
@@ -458,7 +431,7 @@ class Validator {
   Diagnostics& d_;
   std::map<std::string, MissingDomain> missing_domains_;
   std::set<std::pair<std::string, std::string>> unknown_ops_;
-  std::unordered_map<const Graph*, std::set<std::string>> free_cache_;
+  detail::FreeNames free_names_;
 };
 
 }  // namespace

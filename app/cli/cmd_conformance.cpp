@@ -1,0 +1,119 @@
+// onnxscope conformance: run the upstream backend suite (or any folder of the
+// same shape) on an engine, compare with expectations, report drift.
+#include <iostream>
+#include <regex>
+
+#include "commands.h"
+#include "onnxscope/conformance/expectations.h"
+#include "onnxscope/conformance/report.h"
+#include "onnxscope/conformance/runner.h"
+#include "onnxscope/reference.h"
+
+namespace onnxscope::cli {
+
+namespace {
+struct ConformanceArgs {
+  std::string suite, engine = "reference", expectations, report, junit, json, filter;
+  int jobs = 2;
+  double timeout = 60;
+  bool update = false, verbose = false;
+};
+
+conformance::EngineFactory engine_factory(const std::string& name) {
+  if (name == "reference") return [] { return make_reference_engine(); };
+  return nullptr;
+}
+}  // namespace
+
+Runner add_conformance_command(CLI::App& app) {
+  auto* cmd = app.add_subcommand("conformance", "Run the ONNX backend test suite on an engine and report drift");
+  auto a = std::make_shared<ConformanceArgs>();
+  cmd->add_option("--suite", a->suite, "Suite folder (e.g. ~/.cache/onnxscope/onnx-1.23.2 or one of its subfolders)")->required();
+  cmd->add_option("--engine", a->engine, "Engine to test: reference")->capture_default_str();
+  cmd->add_option("--expectations", a->expectations, "Expectations TOML file of this engine");
+  cmd->add_option("--report", a->report, "Write a Markdown report (drift, per-operator table, totals)");
+  cmd->add_option("--junit", a->junit, "Write JUnit XML");
+  cmd->add_option("--json", a->json, "Write every result as JSON");
+  cmd->add_option("--filter", a->filter, "Only tests whose group/name matches this regex (search)");
+  cmd->add_option("--jobs", a->jobs, "Tests run in parallel, each in its own process")->capture_default_str();
+  cmd->add_option("--timeout", a->timeout, "Seconds per test before it counts as a timeout")->capture_default_str();
+  cmd->add_flag("--update-expectations", a->update, "Rewrite the expectations file from this run's results");
+  cmd->add_flag("-v,--verbose", a->verbose, "Print every non-passing test as it finishes");
+  return [a]() -> int {
+    auto factory = engine_factory(a->engine);
+    if (!factory) {
+      std::cerr << "onnxscope: unknown engine '" << a->engine << "' (available: reference)\n";
+      return kExitUsage;
+    }
+    std::vector<conformance::TestCase> cases;
+    try {
+      cases = conformance::discover_suite(a->suite);
+    } catch (const std::exception& e) {
+      std::cerr << "onnxscope: cannot read suite " << a->suite << ": " << e.what() << "\n";
+      return kExitBadInput;
+    }
+    if (!a->filter.empty()) {
+      std::regex re;
+      try {
+        re = std::regex(a->filter);
+      } catch (const std::regex_error& e) {
+        std::cerr << "onnxscope: bad --filter regex: " << e.what() << "\n";
+        return kExitUsage;
+      }
+      std::erase_if(cases, [&](const conformance::TestCase& c) { return !std::regex_search(conformance::case_key(c), re); });
+    }
+    if (cases.empty()) {
+      std::cerr << "onnxscope: no test cases under " << a->suite << (a->filter.empty() ? "" : " matching the filter") << "\n";
+      return kExitBadInput;
+    }
+    conformance::Expectations exp;
+    if (!a->expectations.empty() && !a->update) {
+      try {
+        exp = conformance::load_expectations(a->expectations);
+      } catch (const std::exception& e) {
+        std::cerr << "onnxscope: " << e.what() << "\n";
+        return kExitBadInput;
+      }
+    } else if (!a->expectations.empty()) {
+      try {
+        exp = conformance::load_expectations(a->expectations);  // keep reasons and tolerances
+      } catch (const std::exception&) {
+      }
+    }
+    conformance::SuiteOptions opts;
+    opts.jobs = a->jobs;
+    opts.timeout_seconds = a->timeout;
+    for (const auto& [key, e] : exp.tests) {
+      if (e.tolerance) opts.tolerances[key] = *e.tolerance;
+      if (e.status == conformance::Status::Skip) opts.skips[key] = e.reason;
+    }
+    opts.progress = [&](const conformance::CaseResult& r, size_t done, size_t total) {
+      if (a->verbose && r.status != conformance::Status::Pass)
+        std::cerr << "[" << done << "/" << total << "] " << conformance::status_name(r.status) << " " << r.key << ": "
+                  << r.detail.substr(0, 300) << "\n";
+    };
+    auto results = conformance::run_suite(cases, factory, opts);
+    conformance::Drift drift;
+    if (!a->expectations.empty()) drift = conformance::compute_drift(exp, results, cases, a->filter.empty());
+    std::cout << conformance::summary_text(results, drift, a->engine);
+    try {
+      if (!a->report.empty()) conformance::write_markdown_report(a->report, results, drift, a->engine);
+      if (!a->junit.empty()) conformance::write_junit(a->junit, results, a->engine);
+      if (!a->json.empty()) conformance::write_json(a->json, results);
+      if (a->update) {
+        conformance::update_expectations(exp, results);
+        exp.test_count = results.size();
+        conformance::save_expectations(a->expectations, exp, a->engine);
+        std::cout << "wrote " << a->expectations << "\n";
+        return kExitOk;
+      }
+    } catch (const std::exception& e) {
+      std::cerr << "onnxscope: " << e.what() << "\n";
+      return kExitBadInput;
+    }
+    if (a->expectations.empty()) return kExitOk;
+    return drift.empty() ? kExitOk : kExitDrift;
+  };
+}
+
+}  // namespace onnxscope::cli

@@ -1,0 +1,50 @@
+// Running backend-suite test cases on an engine: each case in its own child
+// process with a time limit, so a crash or a hang in one never stops the run.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onnxscope/conformance/compare.h"
+#include "onnxscope/conformance/suite.h"
+#include "onnxscope/engine.h"
+
+namespace onnxscope::conformance {
+
+enum class Status { Pass, Fail, Error, Crash, Timeout, Skip };
+std::string_view status_name(Status s);
+std::optional<Status> status_from_name(std::string_view s);
+
+struct CaseResult {
+  std::string key;     // "group/name", unique across the suite
+  Status status = Status::Error;
+  std::string detail;  // why it failed / errored / was skipped
+  double seconds = 0;
+  std::vector<std::string> ops;  // operator types of the main graph, for per-op tables
+};
+
+using EngineFactory = std::function<std::unique_ptr<Engine>()>;
+
+// Runs one case in this process (no isolation).
+CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol);
+
+struct SuiteOptions {
+  int jobs = 2;
+  double timeout_seconds = 60;
+  uint64_t memory_limit_bytes = uint64_t{6} << 30;  // address-space limit of each child
+  // Per-case tolerance overrides and skips (key -> ...).
+  std::map<std::string, Tolerance> tolerances;
+  std::map<std::string, std::string> skips;  // key -> reason: not run at all
+  std::function<void(const CaseResult&, size_t done, size_t total)> progress;
+};
+
+// Runs every case isolated in a child process; results in the order of `cases`.
+std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const EngineFactory& make_engine,
+                                  const SuiteOptions& options);
+
+std::string case_key(const TestCase& c);
+
+}  // namespace onnxscope::conformance

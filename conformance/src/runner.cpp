@@ -1,0 +1,277 @@
+#include "onnxscope/conformance/runner.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <set>
+
+#include "onnxscope/loader.h"
+#include "onnxscope/proto_io.h"
+
+namespace onnxscope::conformance {
+namespace fs = std::filesystem;
+
+std::string_view status_name(Status s) {
+  switch (s) {
+    case Status::Pass: return "pass";
+    case Status::Fail: return "fail";
+    case Status::Error: return "error";
+    case Status::Crash: return "crash";
+    case Status::Timeout: return "timeout";
+    case Status::Skip: return "skip";
+  }
+  return "?";
+}
+
+std::optional<Status> status_from_name(std::string_view s) {
+  for (Status st : {Status::Pass, Status::Fail, Status::Error, Status::Crash, Status::Timeout, Status::Skip})
+    if (status_name(st) == s) return st;
+  return std::nullopt;
+}
+
+std::string case_key(const TestCase& c) { return c.group.empty() ? c.name : c.group + "/" + c.name; }
+
+namespace {
+
+// Upstream feeds light models arange(n)/n in float32 with unknown dims as 1.
+Value light_input(const ValueInfo& in) {
+  Shape shape;
+  if (in.type.shape)
+    for (const Dim& d : *in.type.shape) shape.push_back(d.is_known() ? d.value : 1);
+  Tensor t = Tensor::zeros(DataType::Float, shape);
+  const uint64_t n = t.element_count();
+  for (uint64_t i = 0; i < n; ++i) t.mutable_data<float>()[i] = static_cast<float>(static_cast<double>(i) / static_cast<double>(n));
+  return t;
+}
+
+std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> files;
+  for (int k = 0;; ++k) {
+    fs::path p = dir / (prefix + std::to_string(k) + ".pb");
+    if (!fs::exists(p)) break;
+    files.push_back(p);
+  }
+  return files;
+}
+
+}  // namespace
+
+CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol) {
+  CaseResult r;
+  r.key = case_key(c);
+  auto start = std::chrono::steady_clock::now();
+  auto finish = [&](Status s, std::string detail) {
+    r.status = s;
+    r.detail = std::move(detail);
+    r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return r;
+  };
+  LoadResult loaded = load_model_file(c.model);
+  if (loaded.model)
+    for (const auto& n : loaded.model->graph.nodes) r.ops.push_back(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type);
+  if (!loaded.ok()) {
+    std::string why;
+    for (const auto& d : loaded.diagnostics.items())
+      if (d.severity == Severity::Error) {
+        why = d.to_string();
+        break;
+      }
+    return finish(Status::Error, "model does not load: " + why);
+  }
+  std::shared_ptr<const Model> model = std::move(loaded.model);
+  // Inputs are the graph inputs that initializers do not already provide.
+  std::vector<const ValueInfo*> feeds;
+  std::set<std::string> inits;
+  for (const auto& i : model->graph.initializers) inits.insert(i.name);
+  for (const auto& v : model->graph.inputs)
+    if (!inits.count(v.name)) feeds.push_back(&v);
+  try {
+    auto prepared = engine.prepare(model);
+    std::vector<std::pair<NamedValues, std::vector<Value>>> sets;
+    if (!c.loose_outputs.empty()) {
+      NamedValues in;
+      for (const ValueInfo* v : feeds) in.emplace_back(v->name, light_input(*v));
+      std::vector<Value> expected;
+      for (size_t k = 0; k < c.loose_outputs.size() && k < model->graph.outputs.size(); ++k)
+        expected.push_back(read_value_file(c.loose_outputs[k], model->graph.outputs[k].type));
+      sets.emplace_back(std::move(in), std::move(expected));
+    }
+    for (const auto& ds : c.data_sets) {
+      NamedValues in;
+      auto in_files = numbered(ds, "input_");
+      // input_K.pb binds to the K-th graph input (upstream orders them so).
+      for (size_t k = 0; k < in_files.size(); ++k) {
+        if (k >= model->graph.inputs.size()) return finish(Status::Error, "more input files than graph inputs");
+        const ValueInfo& v = model->graph.inputs[k];
+        in.emplace_back(v.name, read_value_file(in_files[k], v.type));
+      }
+      std::vector<Value> expected;
+      auto out_files = numbered(ds, "output_");
+      for (size_t k = 0; k < out_files.size(); ++k) {
+        if (k >= model->graph.outputs.size()) return finish(Status::Error, "more output files than graph outputs");
+        expected.push_back(read_value_file(out_files[k], model->graph.outputs[k].type));
+      }
+      sets.emplace_back(std::move(in), std::move(expected));
+    }
+    for (size_t s = 0; s < sets.size(); ++s) {
+      NamedValues out = prepared->run(sets[s].first);
+      const auto& expected = sets[s].second;
+      if (out.size() < expected.size())
+        return finish(Status::Fail, "engine returned " + std::to_string(out.size()) + " outputs, expected " + std::to_string(expected.size()));
+      for (size_t k = 0; k < expected.size(); ++k)
+        if (auto diff = compare_values(expected[k], out[k].second, tol))
+          return finish(Status::Fail, "data set " + std::to_string(s) + ", output '" + out[k].first + "': " + *diff);
+    }
+  } catch (const Error& e) {
+    return finish(Status::Error, e.diagnostic().to_string());
+  } catch (const std::bad_alloc&) {
+    return finish(Status::Error, "out of memory");
+  } catch (const std::exception& e) {
+    return finish(Status::Error, e.what());
+  }
+  return finish(Status::Pass, {});
+}
+
+namespace {
+
+// Child -> parent wire format: status \n seconds \n ops (space separated) \n detail...
+std::string encode(const CaseResult& r) {
+  std::string s = std::string(status_name(r.status)) + "\n" + std::to_string(r.seconds) + "\n";
+  for (const auto& op : r.ops) s += op + " ";
+  return s + "\n" + r.detail;
+}
+
+CaseResult decode(const std::string& key, const std::string& s) {
+  CaseResult r;
+  r.key = key;
+  size_t a = s.find('\n'), b = s.find('\n', a + 1), c = s.find('\n', b + 1);
+  if (a == std::string::npos || b == std::string::npos || c == std::string::npos) {
+    r.status = Status::Crash;
+    r.detail = "the test process exited without a complete result";
+    return r;
+  }
+  r.status = status_from_name(s.substr(0, a)).value_or(Status::Crash);
+  r.seconds = std::atof(s.substr(a + 1, b - a - 1).c_str());
+  std::string ops = s.substr(b + 1, c - b - 1);
+  for (size_t p = 0; p < ops.size();) {
+    size_t q = ops.find(' ', p);
+    if (q == std::string::npos) q = ops.size();
+    if (q > p) r.ops.push_back(ops.substr(p, q - p));
+    p = q + 1;
+  }
+  r.detail = s.substr(c + 1);
+  return r;
+}
+
+struct Child {
+  pid_t pid;
+  int fd;
+  size_t index;
+  std::string out;
+  std::chrono::steady_clock::time_point started;
+};
+
+}  // namespace
+
+std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const EngineFactory& make_engine,
+                                  const SuiteOptions& options) {
+  std::vector<CaseResult> results(cases.size());
+  std::deque<size_t> todo;
+  size_t done = 0;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    auto skip = options.skips.find(case_key(cases[i]));
+    if (skip != options.skips.end()) {
+      results[i] = CaseResult{case_key(cases[i]), Status::Skip, skip->second, 0, {}};
+      ++done;
+      if (options.progress) options.progress(results[i], done, cases.size());
+    } else {
+      todo.push_back(i);
+    }
+  }
+  std::vector<Child> running;
+  const int jobs = std::max(1, options.jobs);
+  while (!todo.empty() || !running.empty()) {
+    while (!todo.empty() && static_cast<int>(running.size()) < jobs) {
+      size_t i = todo.front();
+      todo.pop_front();
+      int fds[2];
+      if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+      pid_t pid = fork();
+      if (pid < 0) throw std::runtime_error("fork failed");
+      if (pid == 0) {
+        // Child: bounded memory, run the case, report, exit without cleanup.
+        close(fds[0]);
+        rlimit lim{options.memory_limit_bytes, options.memory_limit_bytes};
+        setrlimit(RLIMIT_AS, &lim);
+        Tolerance tol;
+        if (auto t = options.tolerances.find(case_key(cases[i])); t != options.tolerances.end()) tol = t->second;
+        CaseResult r;
+        try {
+          auto engine = make_engine();
+          r = run_case(cases[i], *engine, tol);
+        } catch (const std::exception& e) {
+          r = CaseResult{case_key(cases[i]), Status::Error, e.what(), 0, {}};
+        }
+        std::string msg = encode(r);
+        for (size_t off = 0; off < msg.size();) {
+          ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
+          if (w <= 0) break;
+          off += static_cast<size_t>(w);
+        }
+        _exit(0);
+      }
+      close(fds[1]);
+      running.push_back({pid, fds[0], i, {}, std::chrono::steady_clock::now()});
+    }
+    std::vector<pollfd> pfds;
+    for (const auto& c : running) pfds.push_back({c.fd, POLLIN, 0});
+    poll(pfds.data(), pfds.size(), 100);
+    for (size_t k = 0; k < running.size();) {
+      Child& ch = running[k];
+      bool finished = false;
+      if (pfds[k].revents & (POLLIN | POLLHUP | POLLERR)) {
+        char buf[65536];
+        ssize_t n = read(ch.fd, buf, sizeof buf);
+        if (n > 0) ch.out.append(buf, static_cast<size_t>(n));
+        else finished = true;
+      }
+      const double age = std::chrono::duration<double>(std::chrono::steady_clock::now() - ch.started).count();
+      CaseResult r;
+      if (finished) {
+        int status = 0;
+        waitpid(ch.pid, &status, 0);
+        if (WIFSIGNALED(status)) {
+          r = CaseResult{case_key(cases[ch.index]), Status::Crash,
+                         std::string("killed by signal ") + strsignal(WTERMSIG(status)), age, {}};
+        } else {
+          r = decode(case_key(cases[ch.index]), ch.out);
+        }
+      } else if (age > options.timeout_seconds) {
+        kill(ch.pid, SIGKILL);
+        waitpid(ch.pid, nullptr, 0);
+        r = CaseResult{case_key(cases[ch.index]), Status::Timeout,
+                       "no result after " + std::to_string(static_cast<int>(options.timeout_seconds)) + " s", age, {}};
+        finished = true;
+      }
+      if (!finished) {
+        ++k;
+        continue;
+      }
+      close(ch.fd);
+      results[ch.index] = r;
+      ++done;
+      if (options.progress) options.progress(r, done, cases.size());
+      pfds.erase(pfds.begin() + static_cast<long>(k));
+      running.erase(running.begin() + static_cast<long>(k));
+    }
+  }
+  return results;
+}
+
+}  // namespace onnxscope::conformance

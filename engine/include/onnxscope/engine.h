@@ -1,0 +1,71 @@
+// The engine interface shared by the reference, CPU and CUDA engines:
+// prepare a model, run it on named inputs, and report every node's outputs to
+// an observer as they are produced (debugger, dumper, conformance runner).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "onnxscope/ir.h"
+#include "onnxscope/value.h"
+
+namespace onnxscope {
+
+using NamedValues = std::vector<std::pair<std::string, Value>>;
+
+// One executed node. Pointers are valid only during the callback.
+struct NodeEvent {
+  std::string_view graph_path;  // "main", "main/loop:body"
+  size_t node_index = 0;        // in that graph's (sorted) node list
+  const Node* node = nullptr;
+  std::string_view kernel;      // implementation that ran it: "reference", "onednn", "function", ...
+  std::span<const Value* const> inputs;  // nullptr for omitted inputs
+  std::span<const Value> outputs;
+  double seconds = 0;
+  int64_t iteration = -1;       // loop/scan iteration for body nodes, else -1
+};
+
+class Observer {
+ public:
+  virtual ~Observer() = default;
+  virtual void on_node(const NodeEvent& e) = 0;
+  // Polled between nodes: true stops the run with a "cancelled" error.
+  virtual bool should_stop() { return false; }
+};
+
+struct RunOptions {
+  Observer* observer = nullptr;
+  bool observe_subgraphs = true;  // also report nodes inside If/Loop/Scan bodies
+  uint64_t seed = 0;              // random ops without a seed attribute
+};
+
+struct NodeSupport {
+  std::string graph_path;
+  size_t node_index = 0;
+  bool supported = false;
+  std::string detail;  // implementation name, or why not
+};
+
+class PreparedModel {
+ public:
+  virtual ~PreparedModel() = default;
+  // Inputs by graph input name; returns the graph outputs in order.
+  // Throws onnxscope::Error (located at the failing node) on failure.
+  virtual NamedValues run(const NamedValues& inputs, const RunOptions& options = {}) = 0;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual std::string_view name() const = 0;
+  // Which nodes this engine can run (before running anything).
+  virtual std::vector<NodeSupport> supports(const Model& model) const = 0;
+  virtual std::unique_ptr<PreparedModel> prepare(std::shared_ptr<const Model> model) = 0;
+};
+
+}  // namespace onnxscope

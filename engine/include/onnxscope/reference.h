@@ -1,0 +1,23 @@
+// The reference interpreter: spec-literal kernels for every operator, the
+// ground truth the optimized engines are compared with.
+#pragma once
+
+#include <memory>
+
+#include "onnxscope/engine.h"
+#include "onnxscope/kernel.h"
+
+namespace onnxscope {
+
+// Every reference kernel (the one op table: engine/src/reference/op_table.cpp).
+const KernelRegistry& reference_kernels();
+
+struct ReferenceOptions {
+  uint64_t max_tensor_bytes = 0;  // 0: half the machine's memory
+  // Kernels tried before the built-in ones (plugins, tests).
+  const KernelRegistry* extra_kernels = nullptr;
+};
+
+std::unique_ptr<Engine> make_reference_engine(ReferenceOptions options = {});
+
+}  // namespace onnxscope

@@ -1,0 +1,329 @@
+#include "reference/interpreter.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <functional>
+#include <set>
+#include <unordered_set>
+
+namespace onnxscope::ref {
+namespace {
+
+[[noreturn]] void fail_at(Location where, std::string code, std::string message) {
+  throw Error(Diagnostic{Severity::Error, std::move(code), std::move(where), std::move(message), {}});
+}
+
+int64_t version_in(const std::vector<OpsetImport>& opsets, const std::string& domain) {
+  for (const auto& o : opsets)
+    if (o.domain == domain || (is_default_domain(domain) && is_default_domain(o.domain))) return o.version;
+  return 0;
+}
+
+// The KernelContext a kernel sees: one node, its inputs, its output slots.
+class NodeContext final : public KernelContext {
+ public:
+  NodeContext(Interpreter& in, Interpreter::Frame& frame, const Node& node, int64_t version, Location where,
+              const std::vector<const Value*>& inputs, std::vector<Value>& outputs,
+              const std::vector<OpsetImport>& opsets, std::string path, int64_t iteration)
+      : in_(in), frame_(frame), node_(node), version_(version), where_(std::move(where)), inputs_(inputs),
+        outputs_(outputs), opsets_(opsets), path_(std::move(path)), iteration_(iteration) {}
+
+  const Node& node() const override { return node_; }
+  int64_t opset_version() const override { return version_; }
+  size_t input_count() const override { return inputs_.size(); }
+  const Value* input_value(size_t i) const override { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t output_count() const override { return outputs_.size(); }
+  bool output_wanted(size_t i) const override { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
+  Value& output(size_t i) override {
+    if (i >= outputs_.size()) fail("kernel wrote output " + std::to_string(i) + " but the node has " + std::to_string(outputs_.size()));
+    written_.resize(outputs_.size());
+    written_[i] = true;
+    return outputs_[i];
+  }
+  bool written(size_t i) const { return i < written_.size() && written_[i]; }
+  std::vector<Value> run_graph(const Graph& g, std::vector<Value> inputs) override {
+    ++subgraph_runs_;
+    return in_.exec_subgraph(g, std::move(inputs), frame_, path_ + "/" + where_.node, opsets_,
+                             subgraph_runs_ - 1);
+  }
+  uint64_t seed() const override { return in_.options().seed; }
+  uint64_t max_tensor_bytes() const override { return in_.max_tensor_bytes(); }
+  Location location() const override { return where_; }
+
+ private:
+  Interpreter& in_;
+  Interpreter::Frame& frame_;
+  const Node& node_;
+  int64_t version_;
+  Location where_;
+  const std::vector<const Value*>& inputs_;
+  std::vector<Value>& outputs_;
+  const std::vector<OpsetImport>& opsets_;
+  std::string path_;
+  [[maybe_unused]] int64_t iteration_;
+  int64_t subgraph_runs_ = 0;
+  std::vector<bool> written_;
+};
+
+// Sparse initializers become dense tensors for the kernels (size-checked).
+Tensor densify(const SparseTensor& s, uint64_t limit, const Location& where) {
+  auto count = checked_element_count(s.dims);
+  auto bytes = count ? storage_bytes(s.values.dtype(), *count) : std::nullopt;
+  if (!bytes || *bytes > limit || s.values.is_string() || is_packed_dtype(s.values.dtype()))
+    fail_at(where, "sparse-initializer", "cannot densify sparse initializer of shape " + shape_to_string(s.dims));
+  Tensor dense = Tensor::zeros(s.values.dtype(), s.dims);
+  const uint64_t elem = *storage_bytes(s.values.dtype(), 1);
+  const uint64_t nnz = s.values.element_count();
+  const bool linear = s.indices.rank() == 1;
+  auto strides = std::vector<uint64_t>(s.dims.size(), 1);
+  for (size_t d = s.dims.size(); d-- > 1;) strides[d - 1] = strides[d] * static_cast<uint64_t>(s.dims[d]);
+  for (uint64_t k = 0; k < nnz; ++k) {
+    uint64_t pos = 0;
+    if (linear) {
+      pos = static_cast<uint64_t>(s.indices.element_as_int64(k));
+    } else {
+      for (size_t d = 0; d < s.dims.size(); ++d)
+        pos += static_cast<uint64_t>(s.indices.element_as_int64(k * s.dims.size() + d)) * strides[d];
+    }
+    std::memcpy(dense.mutable_raw() + pos * elem, s.values.raw() + k * elem, elem);
+  }
+  return dense;
+}
+
+}  // namespace
+
+uint64_t default_max_tensor_bytes() {
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  if (pages <= 0 || page <= 0) return uint64_t{8} << 30;
+  return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2;
+}
+
+const Value* Interpreter::Frame::find(const std::string& name) const {
+  for (const Frame* f = this; f; f = f->parent)
+    if (auto it = f->values.find(name); it != f->values.end()) return &it->second;
+  return nullptr;
+}
+
+Interpreter::Interpreter(std::shared_ptr<const Model> model, const KernelRegistry& kernels, uint64_t max_tensor_bytes)
+    : model_(std::move(model)), kernels_(kernels), max_tensor_bytes_(max_tensor_bytes) {}
+
+std::vector<NodeSupport> Interpreter::supports() const {
+  std::vector<NodeSupport> out;
+  for (size_t i = 0; i < model_->graph.nodes.size(); ++i) {
+    const Node& n = model_->graph.nodes[i];
+    NodeSupport s{"main", i, false, {}};
+    int64_t v = model_->opset_version(n.domain);
+    auto c = kernels_.candidates(n.domain, n.op_type, v);
+    if (!c.empty()) {
+      s.supported = true;
+      s.detail = c.front()->impl;
+    } else if (model_->function(n.domain, n.op_type, n.overload)) {
+      s.supported = true;
+      s.detail = "function";
+    } else {
+      s.detail = "no kernel for " + std::string(domain_display_name(n.domain)) + " " + n.op_type + " at opset " +
+                 std::to_string(v);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+void Interpreter::load_initializers(const Graph& g, Frame& frame) const {
+  for (const auto& init : g.initializers) frame.values[init.name] = Value(init.value);
+  for (size_t k = 0; k < g.sparse_initializers.size(); ++k)
+    frame.values[g.sparse_initializer_names[k]] =
+        Value(densify(g.sparse_initializers[k], max_tensor_bytes_, Location{model_->source, "main", -1, {}, {}, g.sparse_initializer_names[k]}));
+}
+
+NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& options) {
+  options_ = options;
+  Frame frame;
+  load_initializers(model_->graph, frame);
+  std::set<std::string> declared;
+  for (const auto& v : model_->graph.inputs) declared.insert(v.name);
+  for (const auto& [name, value] : inputs) {
+    if (!declared.count(name))
+      fail_at(Location{model_->source, "main", -1, {}, {}, name}, "unknown-input",
+              "the model has no input named '" + name + "'");
+    frame.values[name] = value;  // a given input overrides an initializer default
+  }
+  for (const auto& v : model_->graph.inputs)
+    if (!frame.values.count(v.name))
+      fail_at(Location{model_->source, "main", -1, {}, {}, v.name}, "missing-input",
+              "input '" + v.name + "' (" + v.type.to_string() + ") was not given");
+  auto outs = exec_graph(model_->graph, frame, "main", model_->opset_imports, -1);
+  NamedValues result;
+  for (size_t i = 0; i < outs.size(); ++i) result.emplace_back(model_->graph.outputs[i].name, std::move(outs[i]));
+  return result;
+}
+
+const std::vector<std::vector<std::string>>& Interpreter::dead_after(const Graph& g) {
+  if (auto it = dead_after_.find(&g); it != dead_after_.end()) return it->second;
+  std::unordered_map<std::string, size_t> last;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    for (const auto& in : g.nodes[i].inputs)
+      if (!in.empty()) last[in] = i;
+    for (const auto& a : g.nodes[i].attributes) {
+      if (a.g)
+        for (const auto& n : free_names_.of(*a.g)) last[n] = i;
+      for (const auto& sg : a.graphs)
+        if (sg)
+          for (const auto& n : free_names_.of(*sg)) last[n] = i;
+    }
+  }
+  for (const auto& o : g.outputs) last.erase(o.name);
+  std::vector<std::vector<std::string>> dead(g.nodes.size());
+  for (auto& [name, i] : last) dead[i].push_back(name);
+  return dead_after_[&g] = std::move(dead);
+}
+
+std::vector<Value> Interpreter::exec_graph(const Graph& g, Frame& frame, const std::string& path,
+                                           const std::vector<OpsetImport>& opsets, int64_t iteration) {
+  const auto& dead = dead_after(g);
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (options_.observer && options_.observer->should_stop())
+      fail_at(Location{model_->source, path, static_cast<int64_t>(i), g.nodes[i].label(i), g.nodes[i].op_type, {}},
+              "cancelled", "run cancelled");
+    exec_node(g, i, frame, path, opsets, iteration);
+    // Free what no later node reads, so peak memory follows liveness.
+    for (const auto& name : dead[i]) frame.values.erase(name);
+  }
+  std::vector<Value> outs;
+  outs.reserve(g.outputs.size());
+  for (const auto& o : g.outputs) {
+    const Value* v = frame.find(o.name);
+    if (!v) fail_at(Location{model_->source, path, -1, {}, {}, o.name}, "missing-output", "graph output '" + o.name + "' was never produced");
+    outs.push_back(*v);
+  }
+  return outs;
+}
+
+std::vector<Value> Interpreter::exec_subgraph(const Graph& g, std::vector<Value> inputs, const Frame& parent,
+                                              const std::string& path, const std::vector<OpsetImport>& opsets,
+                                              int64_t iteration) {
+  if (inputs.size() != g.inputs.size())
+    fail_at(Location{model_->source, path, -1, {}, {}, {}}, "subgraph-inputs",
+            "subgraph takes " + std::to_string(g.inputs.size()) + " inputs but was given " + std::to_string(inputs.size()));
+  Frame frame;
+  frame.parent = &parent;
+  load_initializers(g, frame);
+  for (size_t i = 0; i < inputs.size(); ++i) frame.values[g.inputs[i].name] = std::move(inputs[i]);
+  return exec_graph(g, frame, path, opsets, iteration);
+}
+
+void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
+                            const std::vector<OpsetImport>& opsets, int64_t iteration) {
+  const Node& node = g.nodes[index];
+  Location where{model_->source, path, static_cast<int64_t>(index), node.label(index), node.op_type, {}};
+  std::vector<const Value*> inputs(node.inputs.size(), nullptr);
+  for (size_t k = 0; k < node.inputs.size(); ++k) {
+    if (node.inputs[k].empty()) continue;
+    inputs[k] = frame.find(node.inputs[k]);
+    if (!inputs[k]) {
+      where.value = node.inputs[k];
+      fail_at(where, "missing-value", "input '" + node.inputs[k] + "' has no value (it was never produced)");
+    }
+  }
+  std::vector<Value> outputs(node.outputs.size());
+  const int64_t version = version_in(opsets, node.domain);
+
+  std::string impl;
+  auto start = std::chrono::steady_clock::now();
+  auto candidates = kernels_.candidates(node.domain, node.op_type, version);
+  NodeContext ctx(*this, frame, node, version, where, inputs, outputs, opsets, path, iteration);
+  const KernelDef* chosen = nullptr;
+  for (const KernelDef* k : candidates)
+    if (!k->accepts || k->accepts(ctx)) {
+      chosen = k;
+      break;
+    }
+  try {
+    if (chosen) {
+      impl = chosen->impl;
+      chosen->fn(ctx);
+    } else if (const Function* f = model_->function(node.domain, node.op_type, node.overload)) {
+      impl = "function";
+      call_function(*f, node, inputs, outputs, path + "/" + where.node);
+    } else {
+      fail_at(where, "no-kernel",
+              "no kernel for " + std::string(domain_display_name(node.domain)) + " " + node.op_type + " at opset " +
+                  std::to_string(version));
+    }
+  } catch (const Error&) {
+    throw;
+  } catch (const std::bad_alloc&) {
+    fail_at(where, "out-of-memory", "ran out of memory");
+  } catch (const std::exception& e) {
+    fail_at(where, "kernel", e.what());
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  for (size_t k = 0; k < outputs.size(); ++k)
+    if (chosen && ctx.output_wanted(k) && !ctx.written(k))
+      fail_at(where, "kernel", impl + " kernel produced no value for output " + std::to_string(k) + " ('" +
+                                   node.outputs[k] + "')");
+  if (options_.observer && (iteration < 0 || options_.observe_subgraphs)) {
+    NodeEvent e;
+    e.graph_path = path;
+    e.node_index = index;
+    e.node = &node;
+    e.kernel = impl;
+    e.inputs = inputs;
+    e.outputs = outputs;
+    e.seconds = seconds;
+    e.iteration = iteration;
+    options_.observer->on_node(e);
+  }
+  for (size_t k = 0; k < outputs.size(); ++k)
+    if (!node.outputs[k].empty()) frame.values[node.outputs[k]] = std::move(outputs[k]);
+}
+
+const Graph& Interpreter::expanded_body(const Function& f, const Node& call) {
+  if (auto it = function_bodies_.find(&call); it != function_bodies_.end()) return *it->second;
+  auto body = std::make_unique<Graph>();
+  body->name = f.name;
+  for (const auto& in : f.inputs) body->inputs.push_back({in, {}, {}});
+  for (const auto& out : f.outputs) body->outputs.push_back({out, {}, {}});
+  // Attributes that refer to the caller's (ref_attr_name) take its value, or
+  // the function's default, or are dropped so the kernel uses the spec default.
+  std::function<void(std::vector<Node>&)> substitute = [&](std::vector<Node>& nodes) {
+    for (auto& n : nodes) {
+      std::vector<Attribute> resolved;
+      for (auto& a : n.attributes) {
+        if (a.ref_attr_name.empty()) {
+          resolved.push_back(a);
+          continue;
+        }
+        const Attribute* from = call.attribute(a.ref_attr_name);
+        if (!from)
+          for (const auto& d : f.attribute_defaults)
+            if (d.name == a.ref_attr_name) from = &d;
+        if (!from) continue;
+        Attribute copy = *from;
+        copy.name = a.name;
+        copy.ref_attr_name.clear();
+        resolved.push_back(std::move(copy));
+      }
+      n.attributes = std::move(resolved);
+    }
+  };
+  body->nodes = f.nodes;
+  substitute(body->nodes);
+  return *(function_bodies_[&call] = std::move(body));
+}
+
+void Interpreter::call_function(const Function& f, const Node& call, std::vector<const Value*>& inputs,
+                                std::vector<Value>& outputs, const std::string& path) {
+  const Graph& body = expanded_body(f, call);
+  Frame frame;  // functions see only their own inputs
+  // An omitted optional input is bound as none, which kernels treat as absent.
+  for (size_t i = 0; i < f.inputs.size(); ++i)
+    frame.values[f.inputs[i]] = i < inputs.size() && inputs[i] ? *inputs[i] : Value::none();
+  const auto& opsets = f.opset_imports.empty() ? model_->opset_imports : f.opset_imports;
+  auto outs = exec_graph(body, frame, path, opsets, 0);
+  for (size_t i = 0; i < outputs.size() && i < outs.size(); ++i) outputs[i] = std::move(outs[i]);
+}
+
+}  // namespace onnxscope::ref

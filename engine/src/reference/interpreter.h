@@ -1,0 +1,66 @@
+// Runs a model node by node with kernels from a registry: the execution core
+// of the reference engine (and of any engine's per-node fallback). Handles
+// scopes for subgraphs, model-local functions, value lifetimes, observers.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "core/graph_util.h"
+#include "onnxscope/engine.h"
+#include "onnxscope/kernel.h"
+
+namespace onnxscope::ref {
+
+class Interpreter {
+ public:
+  Interpreter(std::shared_ptr<const Model> model, const KernelRegistry& kernels, uint64_t max_tensor_bytes);
+
+  NamedValues run(const NamedValues& inputs, const RunOptions& options);
+  std::vector<NodeSupport> supports() const;
+
+  // A scope of named values; subgraphs see their parents', functions do not.
+  struct Frame {
+    const Frame* parent = nullptr;
+    std::unordered_map<std::string, Value> values;
+    const Value* find(const std::string& name) const;
+  };
+
+  // Executes a graph's nodes in `frame` and returns its outputs in order.
+  std::vector<Value> exec_graph(const Graph& g, Frame& frame, const std::string& path,
+                                const std::vector<OpsetImport>& opsets, int64_t iteration);
+  // Runs a subgraph with positional inputs, its parent scope being `parent`.
+  std::vector<Value> exec_subgraph(const Graph& g, std::vector<Value> inputs, const Frame& parent,
+                                   const std::string& path, const std::vector<OpsetImport>& opsets,
+                                   int64_t iteration);
+
+  const Model& model() const { return *model_; }
+  uint64_t max_tensor_bytes() const { return max_tensor_bytes_; }
+  const RunOptions& options() const { return options_; }
+
+ private:
+  void exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
+                 const std::vector<OpsetImport>& opsets, int64_t iteration);
+  void call_function(const Function& f, const Node& call, std::vector<const Value*>& inputs,
+                     std::vector<Value>& outputs, const std::string& path);
+  // For each node of g, the values whose last reader it is.
+  const std::vector<std::vector<std::string>>& dead_after(const Graph& g);
+  // The function body with the call's attributes substituted (cached per call node).
+  const Graph& expanded_body(const Function& f, const Node& call);
+  void load_initializers(const Graph& g, Frame& frame) const;
+
+  std::shared_ptr<const Model> model_;
+  const KernelRegistry& kernels_;
+  uint64_t max_tensor_bytes_;
+  RunOptions options_;
+  detail::FreeNames free_names_;
+  std::unordered_map<const Graph*, std::vector<std::vector<std::string>>> dead_after_;
+  std::unordered_map<const Node*, std::unique_ptr<Graph>> function_bodies_;
+};
+
+// Largest tensor a kernel may allocate by default: half the machine's memory.
+uint64_t default_max_tensor_bytes();
+
+}  // namespace onnxscope::ref

@@ -1,0 +1,85 @@
+#include "reference/kernel_util.h"
+
+#include <algorithm>
+
+namespace onnxscope::ref {
+
+Shape broadcast_shapes(const KernelContext& ctx, std::span<const Shape* const> shapes) {
+  size_t rank = 0;
+  for (const Shape* s : shapes) rank = std::max(rank, s->size());
+  Shape out(rank, 1);
+  for (const Shape* s : shapes) {
+    const size_t off = rank - s->size();
+    for (size_t d = 0; d < s->size(); ++d) {
+      int64_t dim = (*s)[d];
+      int64_t& o = out[off + d];
+      if (dim == o || dim == 1) continue;
+      if (o == 1) {
+        o = dim;
+        continue;
+      }
+      std::string all;
+      for (const Shape* x : shapes) all += (all.empty() ? "" : " and ") + shape_to_string(*x);
+      ctx.fail("shapes " + all + " cannot be broadcast together (dimension " + std::to_string(off + d) + ")");
+    }
+  }
+  return out;
+}
+
+Shape broadcast_shapes(const KernelContext& ctx, const Shape& a, const Shape& b) {
+  const Shape* both[] = {&a, &b};
+  return broadcast_shapes(ctx, both);
+}
+
+std::vector<int64_t> strides_of(const Shape& s) {
+  std::vector<int64_t> st(s.size(), 1);
+  for (size_t d = s.size(); d-- > 1;) st[d - 1] = st[d] * s[d];
+  return st;
+}
+
+BroadcastIndex::BroadcastIndex(const Shape& out, std::span<const Shape* const> inputs)
+    : out_(out), counter_(out.size(), 0), offsets_(inputs.size(), 0) {
+  for (const Shape* in : inputs) {
+    std::vector<int64_t> st(out.size(), 0);
+    auto own = strides_of(*in);
+    const size_t off = out.size() - in->size();
+    for (size_t d = 0; d < in->size(); ++d) st[off + d] = (*in)[d] == 1 ? 0 : own[d];
+    in_strides_.push_back(std::move(st));
+  }
+}
+
+void BroadcastIndex::next() {
+  // Odometer increment over the output shape, updating each input offset.
+  for (size_t d = out_.size(); d-- > 0;) {
+    if (++counter_[d] < out_[d]) {
+      for (size_t k = 0; k < offsets_.size(); ++k) offsets_[k] += static_cast<uint64_t>(in_strides_[k][d]);
+      return;
+    }
+    for (size_t k = 0; k < offsets_.size(); ++k)
+      offsets_[k] -= static_cast<uint64_t>(in_strides_[k][d] * (out_[d] - 1));
+    counter_[d] = 0;
+  }
+}
+
+int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  return axis < 0 ? axis + rank : axis;
+}
+
+std::vector<int64_t> int_values(const KernelContext& ctx, const Tensor& t) {
+  if (t.rank() > 1) ctx.fail("expected a 1-D integer tensor, got shape " + shape_to_string(t.shape()));
+  if (!dtype_info(t.dtype()).is_integer)
+    ctx.fail("expected an integer tensor, got " + std::string(dtype_name(t.dtype())));
+  std::vector<int64_t> v(t.element_count());
+  for (uint64_t i = 0; i < t.element_count(); ++i) v[i] = t.element_as_int64(i);
+  return v;
+}
+
+std::vector<double> real_values(const Tensor& t) {
+  std::vector<double> v(t.element_count());
+  for (uint64_t i = 0; i < t.element_count(); ++i) v[i] = t.element_as_double(i);
+  return v;
+}
+
+}  // namespace onnxscope::ref

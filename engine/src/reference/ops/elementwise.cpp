@@ -1,0 +1,395 @@
+// Elementwise operators: unary math and activations, binary arithmetic with
+// numpy broadcasting, comparisons, logic, bitwise ops, variadic Max/Min/Sum/Mean,
+// Where. Narrow floats are computed in float and rounded on store (numpy does
+// the same for float16); float32 math is done in float, like numpy.
+#include <cmath>
+#include <limits>
+
+#include "reference/kernel_util.h"
+#include "reference/ops/ops.h"
+
+namespace onnxscope::ref {
+namespace {
+
+// --- unary -----------------------------------------------------------------
+
+// y = f(x) over one tensor, same type and shape. `f` is generic over the compute type.
+template <unsigned Types, typename F>
+void unary(KernelContext& ctx, F f) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+  dispatch<Types>(ctx, x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (uint64_t i = 0; i < x.element_count(); ++i) put<S>(y, i, static_cast<compute_t<S>>(f(get<S>(x, i))));
+  });
+}
+
+// y = pred(x) as bool.
+template <unsigned Types, typename F>
+void unary_predicate(KernelContext& ctx, F pred) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.allocate_output(0, DataType::Bool, x.shape());
+  dispatch<Types>(ctx, x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (uint64_t i = 0; i < x.element_count(); ++i) store<bool>(y, i, pred(get<S>(x, i)));
+  });
+}
+
+template <typename T> T sigmoid(T x) {
+  // Split by sign so exp never overflows.
+  return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
+}
+
+// numpy.round: half to even.
+template <typename T> T round_half_even(T x) { return std::nearbyint(x); }
+
+void Abs(KernelContext& c) {
+  unary<kNumeric>(c, [](auto v) {
+    if constexpr (std::is_unsigned_v<decltype(v)>) return v;
+    else return v < 0 ? decltype(v)(-v) : v;
+  });
+}
+void Neg(KernelContext& c) {
+  unary<kFloats | kSignedInts>(c, [](auto v) { return decltype(v)(-v); });
+}
+void Sign(KernelContext& c) {
+  unary<kNumeric>(c, [](auto v) {
+    using T = decltype(v);
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(v)) return v;
+    }
+    return T(v > T(0) ? 1 : (v < T(0) ? -1 : 0));
+  });
+}
+void Reciprocal(KernelContext& c) { unary<kFloats>(c, [](auto v) { return decltype(v)(1) / v; }); }
+void Floor(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::floor(v); }); }
+void Ceil(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::ceil(v); }); }
+void Round(KernelContext& c) { unary<kFloats>(c, [](auto v) { return round_half_even(v); }); }
+void Sqrt(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::sqrt(v); }); }
+void Exp(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::exp(v); }); }
+void Log(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::log(v); }); }
+void Sin(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::sin(v); }); }
+void Cos(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::cos(v); }); }
+void Tan(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::tan(v); }); }
+void Asin(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::asin(v); }); }
+void Acos(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::acos(v); }); }
+void Atan(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::atan(v); }); }
+void Sinh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::sinh(v); }); }
+void Cosh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::cosh(v); }); }
+void Asinh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::asinh(v); }); }
+void Acosh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::acosh(v); }); }
+void Atanh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::atanh(v); }); }
+void Tanh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::tanh(v); }); }
+void Erf(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::erf(v); }); }
+void Sigmoid(KernelContext& c) { unary<kFloats>(c, [](auto v) { return sigmoid(v); }); }
+void Relu(KernelContext& c) {
+  unary<kFloats | kSignedInts>(c, [](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); });
+}
+void Softsign(KernelContext& c) { unary<kFloats>(c, [](auto v) { return v / (decltype(v)(1) + std::abs(v)); }); }
+void Softplus(KernelContext& c) {
+  // log(1 + exp(x)), written to stay finite for large x.
+  unary<kFloats>(c, [](auto v) { return v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v)); });
+}
+void Mish(KernelContext& c) {
+  unary<kFloats>(c, [](auto v) {
+    auto sp = v > 0 ? v + std::log1p(std::exp(-v)) : std::log1p(std::exp(v));
+    return v * std::tanh(sp);
+  });
+}
+void Not(KernelContext& c) { unary<kBool>(c, [](auto v) { return !v; }); }
+void BitwiseNot(KernelContext& c) { unary<kInts>(c, [](auto v) { return decltype(v)(~v); }); }
+void IsNaN(KernelContext& c) {
+  unary_predicate<kFloats | kFloat8>(c, [](auto v) { return std::isnan(v); });
+}
+void IsInf(KernelContext& c) {
+  const bool neg = c.attr_int("detect_negative", 1) != 0, pos = c.attr_int("detect_positive", 1) != 0;
+  unary_predicate<kFloats | kFloat8>(c, [&](auto v) { return std::isinf(v) && ((v > 0 && pos) || (v < 0 && neg)); });
+}
+
+void LeakyRelu(KernelContext& c) {
+  const float alpha = c.attr_float("alpha", 0.01f);
+  unary<kFloats>(c, [&](auto v) { return v >= 0 ? v : decltype(v)(alpha) * v; });
+}
+void Elu(KernelContext& c) {
+  const float alpha = c.attr_float("alpha", 1.0f);
+  unary<kFloats>(c, [&](auto v) { return v >= 0 ? v : decltype(v)(alpha) * std::expm1(v); });
+}
+void Selu(KernelContext& c) {
+  const float alpha = c.attr_float("alpha", 1.67326319217681884765625f);
+  const float gamma = c.attr_float("gamma", 1.05070102214813232421875f);
+  unary<kFloats>(c, [&](auto v) {
+    using T = decltype(v);
+    return v > 0 ? T(gamma) * v : T(gamma) * (T(alpha) * std::exp(v) - T(alpha));
+  });
+}
+void Celu(KernelContext& c) {
+  const float alpha = c.attr_float("alpha", 1.0f);
+  unary<kFloats>(c, [&](auto v) {
+    using T = decltype(v);
+    return std::max(T(0), v) + std::min(T(0), T(alpha) * std::expm1(v / T(alpha)));
+  });
+}
+void HardSigmoid(KernelContext& c) {
+  const float alpha = c.attr_float("alpha", 0.2f), beta = c.attr_float("beta", 0.5f);
+  unary<kFloats>(c, [&](auto v) {
+    using T = decltype(v);
+    return std::max(T(0), std::min(T(1), T(alpha) * v + T(beta)));
+  });
+}
+void HardSwish(KernelContext& c) {
+  unary<kFloats>(c, [](auto v) {
+    using T = decltype(v);
+    return v * std::max(T(0), std::min(T(1), v / T(6) + T(0.5)));
+  });
+}
+void ThresholdedRelu(KernelContext& c) {
+  const float alpha = c.attr_float("alpha", 1.0f);
+  unary<kFloats>(c, [&](auto v) { return v > decltype(v)(alpha) ? v : decltype(v)(0); });
+}
+void Shrink(KernelContext& c) {
+  const float bias = c.attr_float("bias", 0.0f), lambd = c.attr_float("lambd", 0.5f);
+  unary<kNumeric>(c, [&](auto v) {
+    using T = decltype(v);
+    double d = static_cast<double>(v);
+    return d < -lambd ? T(d + bias) : (d > lambd ? T(d - bias) : T(0));
+  });
+}
+void Gelu(KernelContext& c) {
+  const std::string approx = c.attr_string("approximate", "none");
+  if (approx != "none" && approx != "tanh") c.fail("approximate must be 'none' or 'tanh', got '" + approx + "'");
+  unary<kFloats>(c, [&](auto v) {
+    using T = decltype(v);
+    if (approx == "tanh")
+      return T(0.5) * v * (T(1) + std::tanh(std::sqrt(T(2) / T(M_PI)) * (v + T(0.044715) * v * v * v)));
+    return T(0.5) * v * (T(1) + std::erf(v / std::sqrt(T(2))));
+  });
+}
+void Swish(KernelContext& c) {
+  const float alpha = c.attr_float("alpha", 1.0f);
+  unary<kFloats>(c, [&](auto v) { return v * sigmoid(decltype(v)(alpha) * v); });
+}
+
+// --- binary with broadcasting ------------------------------------------------
+
+// z = f(a, b) with numpy broadcasting; output type `out` (the input type if Undefined).
+template <unsigned Types, typename F>
+void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != b.dtype())
+    ctx.fail("inputs have different element types: " + std::string(dtype_name(a.dtype())) + " and " +
+             std::string(dtype_name(b.dtype())));
+  const Shape* shapes[] = {&a.shape(), &b.shape()};
+  Shape shape = broadcast_shapes(ctx, shapes);
+  Tensor& z = ctx.allocate_output(0, out == DataType::Undefined ? a.dtype() : out, shape);
+  dispatch<Types>(ctx, a.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    BroadcastIndex bi(shape, shapes);
+    for (uint64_t i = 0; i < z.element_count(); ++i, bi.next()) {
+      auto r = f(get<S>(a, bi.offsets()[0]), get<S>(b, bi.offsets()[1]));
+      if constexpr (std::is_same_v<decltype(r), bool>) {
+        if (out == DataType::Bool) {
+          store<bool>(z, i, r);
+          continue;
+        }
+      }
+      put<S>(z, i, static_cast<compute_t<S>>(r));
+    }
+  });
+}
+
+template <unsigned Types, typename F>
+void compare(KernelContext& ctx, F f) {
+  binary<Types>(ctx, [&](auto x, auto y) -> bool { return f(x, y); }, DataType::Bool);
+}
+
+void Add(KernelContext& c) { binary<kNumeric>(c, [](auto x, auto y) { return decltype(x)(x + y); }); }
+void Sub(KernelContext& c) { binary<kNumeric>(c, [](auto x, auto y) { return decltype(x)(x - y); }); }
+void Mul(KernelContext& c) { binary<kNumeric>(c, [](auto x, auto y) { return decltype(x)(x * y); }); }
+void Div(KernelContext& c) {
+  binary<kNumeric>(c, [&](auto x, auto y) {
+    using T = decltype(x);
+    if constexpr (std::is_integral_v<T>) {
+      if (y == 0) c.fail("integer division by zero");
+      if constexpr (std::is_signed_v<T>)
+        if (x == std::numeric_limits<T>::min() && y == T(-1)) return x;  // wraps, like numpy
+      return T(x / y);  // C++ truncates toward zero, as the spec asks for integers
+    } else {
+      return x / y;
+    }
+  });
+}
+void Pow(KernelContext& c) {
+  // The exponent may have another type than the base (opset 12+).
+  const Tensor& a = c.input(0);
+  const Tensor& b = c.input(1);
+  const Shape* shapes[] = {&a.shape(), &b.shape()};
+  Shape shape = broadcast_shapes(c, shapes);
+  Tensor& z = c.allocate_output(0, a.dtype(), shape);
+  dispatch<kNumeric>(c, a.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    BroadcastIndex bi(shape, shapes);
+    for (uint64_t i = 0; i < z.element_count(); ++i, bi.next()) {
+      const double base = static_cast<double>(get<S>(a, bi.offsets()[0]));
+      const double e = b.element_as_double(bi.offsets()[1]);
+      if constexpr (std::is_integral_v<compute_t<S>>)
+        put<S>(z, i, static_cast<compute_t<S>>(static_cast<int64_t>(std::pow(base, e))));
+      else
+        put<S>(z, i, static_cast<compute_t<S>>(std::pow(static_cast<compute_t<S>>(base), static_cast<compute_t<S>>(e))));
+    }
+  });
+}
+void Mod(KernelContext& c) {
+  const bool fmod = c.attr_int("fmod", 0) != 0;
+  binary<kNumeric>(c, [&](auto x, auto y) {
+    using T = decltype(x);
+    if constexpr (std::is_integral_v<T>) {
+      if (y == 0) c.fail("integer modulo by zero");
+      if (fmod) return T(x % y);
+      T r = T(x % y);
+      if constexpr (std::is_signed_v<T>)
+        if (r != 0 && ((r < 0) != (y < 0))) r = T(r + y);  // sign follows the divisor
+      return r;
+    } else {
+      if (!fmod) c.fail("fmod must be 1 for floating point inputs");
+      return std::fmod(x, y);
+    }
+  });
+}
+void BitShift(KernelContext& c) {
+  const std::string dir = c.attr_string("direction");
+  if (dir != "LEFT" && dir != "RIGHT") c.fail("direction must be LEFT or RIGHT, got '" + dir + "'");
+  binary<kUnsignedInts>(c, [&](auto x, auto y) {
+    using T = decltype(x);
+    if (y >= sizeof(T) * 8) return T(0);
+    return dir == "LEFT" ? T(x << y) : T(x >> y);
+  });
+}
+void And(KernelContext& c) { compare<kBool>(c, [](auto x, auto y) { return x && y; }); }
+void Or(KernelContext& c) { compare<kBool>(c, [](auto x, auto y) { return x || y; }); }
+void Xor(KernelContext& c) { compare<kBool>(c, [](auto x, auto y) { return x != y; }); }
+void BitwiseAnd(KernelContext& c) { binary<kInts>(c, [](auto x, auto y) { return decltype(x)(x & y); }); }
+void BitwiseOr(KernelContext& c) { binary<kInts>(c, [](auto x, auto y) { return decltype(x)(x | y); }); }
+void BitwiseXor(KernelContext& c) { binary<kInts>(c, [](auto x, auto y) { return decltype(x)(x ^ y); }); }
+void Equal(KernelContext& c) { compare<kNumeric | kBool>(c, [](auto x, auto y) { return x == y; }); }
+void Less(KernelContext& c) { compare<kNumeric>(c, [](auto x, auto y) { return x < y; }); }
+void LessOrEqual(KernelContext& c) { compare<kNumeric>(c, [](auto x, auto y) { return x <= y; }); }
+void Greater(KernelContext& c) { compare<kNumeric>(c, [](auto x, auto y) { return x > y; }); }
+void GreaterOrEqual(KernelContext& c) { compare<kNumeric>(c, [](auto x, auto y) { return x >= y; }); }
+void PRelu(KernelContext& c) {
+  binary<kFloats | kInts>(c, [](auto x, auto slope) { return x < decltype(x)(0) ? decltype(x)(x * slope) : x; });
+}
+
+// String equality (Equal accepts strings from opset 19).
+void EqualStrings(KernelContext& c) {
+  const Tensor& a = c.input(0);
+  const Tensor& b = c.input(1);
+  const Shape* shapes[] = {&a.shape(), &b.shape()};
+  Shape shape = broadcast_shapes(c, shapes);
+  Tensor& z = c.allocate_output(0, DataType::Bool, shape);
+  BroadcastIndex bi(shape, shapes);
+  for (uint64_t i = 0; i < z.element_count(); ++i, bi.next())
+    store<bool>(z, i, a.strings()[bi.offsets()[0]] == b.strings()[bi.offsets()[1]]);
+}
+bool inputs_are_strings(const KernelContext& c) {
+  const Tensor* a = c.optional_input(0);
+  return a && a->is_string();
+}
+
+// --- variadic: Max, Min, Sum, Mean -----------------------------------------
+
+template <unsigned Types, typename F>
+void variadic(KernelContext& ctx, F combine, bool mean = false) {
+  std::vector<const Shape*> shapes;
+  const Tensor& first = ctx.input(0);
+  for (size_t k = 0; k < ctx.input_count(); ++k) {
+    const Tensor& t = ctx.input(k);
+    if (t.dtype() != first.dtype()) ctx.fail("all inputs must have the same element type");
+    shapes.push_back(&t.shape());
+  }
+  Shape shape = broadcast_shapes(ctx, shapes);
+  Tensor& out = ctx.allocate_output(0, first.dtype(), shape);
+  dispatch<Types>(ctx, first.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using C = compute_t<S>;
+    BroadcastIndex bi(shape, shapes);
+    for (uint64_t i = 0; i < out.element_count(); ++i, bi.next()) {
+      C acc = get<S>(ctx.input(0), bi.offsets()[0]);
+      for (size_t k = 1; k < ctx.input_count(); ++k) acc = combine(acc, get<S>(ctx.input(k), bi.offsets()[k]));
+      if (mean) acc = static_cast<C>(acc / static_cast<C>(ctx.input_count()));
+      put<S>(out, i, acc);
+    }
+  });
+}
+
+template <typename T> T nan_max(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();  // numpy.maximum propagates NaN
+  return a > b ? a : b;
+}
+template <typename T> T nan_min(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>)
+    if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<T>::quiet_NaN();
+  return a < b ? a : b;
+}
+
+void Max(KernelContext& c) { variadic<kNumeric>(c, [](auto a, auto b) { return nan_max(a, b); }); }
+void Min(KernelContext& c) { variadic<kNumeric>(c, [](auto a, auto b) { return nan_min(a, b); }); }
+void Sum(KernelContext& c) { variadic<kFloats>(c, [](auto a, auto b) { return a + b; }); }
+void Mean(KernelContext& c) { variadic<kFloats>(c, [](auto a, auto b) { return a + b; }, true); }
+
+// --- Where -------------------------------------------------------------------
+
+void Where(KernelContext& ctx) {
+  const Tensor& cond = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  const Tensor& y = ctx.input(2);
+  if (cond.dtype() != DataType::Bool) ctx.fail("condition must be bool");
+  if (x.dtype() != y.dtype()) ctx.fail("X and Y must have the same element type");
+  const Shape* shapes[] = {&cond.shape(), &x.shape(), &y.shape()};
+  Shape shape = broadcast_shapes(ctx, shapes);
+  Tensor& out = ctx.allocate_output(0, x.dtype(), shape);
+  BroadcastIndex bi(shape, shapes);
+  if (x.is_string()) {
+    for (uint64_t i = 0; i < out.element_count(); ++i, bi.next())
+      out.mutable_strings()[i] = load<bool>(cond, bi.offsets()[0]) ? x.strings()[bi.offsets()[1]] : y.strings()[bi.offsets()[2]];
+    return;
+  }
+  // Copy raw elements: works for every fixed-width type without conversion.
+  const uint64_t elem = *storage_bytes(x.dtype(), 1);
+  if (is_packed_dtype(x.dtype())) ctx.fail("does not support element type " + std::string(dtype_name(x.dtype())));
+  for (uint64_t i = 0; i < out.element_count(); ++i, bi.next()) {
+    const bool pick_x = load<bool>(cond, bi.offsets()[0]);
+    const Tensor& src = pick_x ? x : y;
+    std::memcpy(out.mutable_raw() + i * elem, src.raw() + bi.offsets()[pick_x ? 1 : 2] * elem, elem);
+  }
+}
+
+}  // namespace
+
+void register_elementwise_ops(KernelRegistry& r) {
+  auto add = [&](const char* op, KernelFn fn, int since = 1, AcceptsFn accepts = nullptr) {
+    r.add(KernelDef{"", op, since, INT_MAX, "reference", fn, accepts});
+  };
+  for (auto [op, fn] : std::initializer_list<std::pair<const char*, KernelFn>>{
+           {"Abs", Abs}, {"Neg", Neg}, {"Sign", Sign}, {"Reciprocal", Reciprocal}, {"Floor", Floor},
+           {"Ceil", Ceil}, {"Round", Round}, {"Sqrt", Sqrt}, {"Exp", Exp}, {"Log", Log}, {"Sin", Sin},
+           {"Cos", Cos}, {"Tan", Tan}, {"Asin", Asin}, {"Acos", Acos}, {"Atan", Atan}, {"Sinh", Sinh},
+           {"Cosh", Cosh}, {"Asinh", Asinh}, {"Acosh", Acosh}, {"Atanh", Atanh}, {"Tanh", Tanh}, {"Erf", Erf},
+           {"Sigmoid", Sigmoid}, {"Relu", Relu}, {"Softsign", Softsign}, {"Softplus", Softplus}, {"Mish", Mish},
+           {"Not", Not}, {"BitwiseNot", BitwiseNot}, {"IsNaN", IsNaN}, {"IsInf", IsInf},
+           {"LeakyRelu", LeakyRelu}, {"Elu", Elu}, {"Selu", Selu}, {"Celu", Celu}, {"HardSigmoid", HardSigmoid},
+           {"HardSwish", HardSwish}, {"ThresholdedRelu", ThresholdedRelu}, {"Shrink", Shrink}, {"Gelu", Gelu},
+           {"Swish", Swish},
+           {"Add", Add}, {"Sub", Sub}, {"Mul", Mul}, {"Div", Div}, {"Pow", Pow}, {"Mod", Mod},
+           {"BitShift", BitShift}, {"And", And}, {"Or", Or}, {"Xor", Xor}, {"BitwiseAnd", BitwiseAnd},
+           {"BitwiseOr", BitwiseOr}, {"BitwiseXor", BitwiseXor}, {"Less", Less},
+           {"LessOrEqual", LessOrEqual}, {"Greater", Greater}, {"GreaterOrEqual", GreaterOrEqual},
+           {"PRelu", PRelu}, {"Max", Max}, {"Min", Min}, {"Sum", Sum}, {"Mean", Mean}, {"Where", Where}})
+    add(op, fn);
+  // Equal: strings take their own kernel, numbers the broadcasting one.
+  add("Equal", EqualStrings, 19, inputs_are_strings);
+  add("Equal", Equal);
+}
+
+}  // namespace onnxscope::ref
