@@ -25,6 +25,7 @@ APT_PACKAGES=(
   libeigen3-dev libdnnl-dev libgraphviz-dev libhdf5-dev
   libgtest-dev libgmock-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libre2-dev
+  libjpeg-dev libpng-dev libwebp-dev libtiff-dev libopenjp2-7-dev
   qt6-base-dev qt6-svg-dev libgl-dev xvfb xauth
 )
 missing=()

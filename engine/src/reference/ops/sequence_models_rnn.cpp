@@ -1,0 +1,376 @@
+// Recurrent layers: RNN, GRU, LSTM (every opset; version 1's output_sequence
+// attribute does not change the values and is ignored, layout appears in 14).
+// Inputs are widened to double, the recurrence runs in double and each output
+// is rounded once to the input type. Semantics follow the operator docs
+// (activations, activation_alpha/beta, clip, sequence_lens, direction, layout,
+// GRU linear_before_reset, LSTM peepholes and input_forget); onnx's Python
+// reference ignores several of these.
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "reference/kernel_util.h"
+#include "reference/ops/ops.h"
+#include "reference/ops/sequence_models_parts.h"
+
+namespace onnxscope::ref {
+namespace {
+
+using seqm::sigmoid;
+
+// --- activation functions ------------------------------------------------------
+
+struct Activation {
+  enum Kind { Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus };
+  Kind kind = Tanh;
+  double alpha = 0, beta = 0;
+
+  double operator()(double x) const {
+    switch (kind) {
+      case Relu: return x > 0 ? x : 0.0;
+      case Tanh: return std::tanh(x);
+      case Sigmoid: return sigmoid(x);
+      case Affine: return alpha * x + beta;
+      case LeakyRelu: return x >= 0 ? x : alpha * x;
+      case ThresholdedRelu: return x >= alpha ? x : 0.0;
+      case ScaledTanh: return alpha * std::tanh(beta * x);
+      case HardSigmoid: return std::min(std::max(alpha * x + beta, 0.0), 1.0);
+      case Elu: return x >= 0 ? x : alpha * std::expm1(x);
+      case Softsign: return x / (1 + std::fabs(x));
+      case Softplus: return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    }
+    return x;
+  }
+};
+
+// Parses the `activations` attribute: `per_direction` functions per direction,
+// defaults `defaults` (repeated for the backward direction). activation_alpha
+// and activation_beta are consumed in order by the functions that take them;
+// a function whose value is not listed uses its operator's default.
+std::vector<Activation> parse_activations(const KernelContext& ctx, const std::vector<std::string>& defaults,
+                                          int64_t num_directions) {
+  std::vector<std::string> names = ctx.attr_strings("activations", {});
+  const size_t per_direction = defaults.size();
+  if (names.empty()) {
+    for (int64_t d = 0; d < num_directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
+  } else if (names.size() == per_direction && num_directions == 2) {
+    // Only the forward functions were listed: the backward direction reuses them.
+    std::vector<std::string> twice = names;
+    twice.insert(twice.end(), names.begin(), names.end());
+    names = twice;
+  } else if (names.size() != per_direction * static_cast<size_t>(num_directions)) {
+    ctx.fail("activations has " + std::to_string(names.size()) + " entries, expected " +
+             std::to_string(per_direction * num_directions));
+  }
+  const std::vector<float> alphas = ctx.attr_floats("activation_alpha", {});
+  const std::vector<float> betas = ctx.attr_floats("activation_beta", {});
+  size_t ai = 0, bi = 0;
+  auto next_alpha = [&](double fallback) { return ai < alphas.size() ? double(alphas[ai++]) : fallback; };
+  auto next_beta = [&](double fallback) { return bi < betas.size() ? double(betas[bi++]) : fallback; };
+  std::vector<Activation> out;
+  for (const std::string& raw : names) {
+    std::string n = raw;
+    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
+    Activation a;
+    if (n == "relu") a.kind = Activation::Relu;
+    else if (n == "tanh") a.kind = Activation::Tanh;
+    else if (n == "sigmoid") a.kind = Activation::Sigmoid;
+    else if (n == "softsign") a.kind = Activation::Softsign;
+    else if (n == "softplus") a.kind = Activation::Softplus;
+    else if (n == "affine") { a.kind = Activation::Affine; a.alpha = next_alpha(1.0); a.beta = next_beta(0.0); }
+    else if (n == "leakyrelu") { a.kind = Activation::LeakyRelu; a.alpha = next_alpha(0.01); }
+    else if (n == "thresholdedrelu") { a.kind = Activation::ThresholdedRelu; a.alpha = next_alpha(1.0); }
+    else if (n == "scaledtanh") { a.kind = Activation::ScaledTanh; a.alpha = next_alpha(1.0); a.beta = next_beta(1.0); }
+    else if (n == "hardsigmoid") { a.kind = Activation::HardSigmoid; a.alpha = next_alpha(0.2); a.beta = next_beta(0.5); }
+    else if (n == "elu") { a.kind = Activation::Elu; a.alpha = next_alpha(1.0); }
+    else ctx.fail("unknown activation function '" + raw + "'");
+    out.push_back(a);
+  }
+  return out;
+}
+
+// --- shared set-up ---------------------------------------------------------------
+
+// Everything a recurrent kernel needs, parsed and checked, inputs as doubles.
+// Index helpers hide the layout attribute: X is (seq, batch, input) or
+// (batch, seq, input); states are (dirs, batch, H) or (batch, dirs, H).
+struct RnnProblem {
+  int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1, gates = 1;
+  bool layout_batch_first = false;
+  bool reverse_only = false;  // direction == "reverse"
+  double clip = 0;            // 0: no clipping
+  std::vector<double> X, W, R, B;  // B is zero-filled when absent
+  std::vector<int64_t> seq_lens;   // per batch
+  DataType dtype = DataType::Float;
+
+  double x(int64_t t, int64_t b, int64_t i) const {
+    return layout_batch_first ? X[(b * seq + t) * input + i] : X[(t * batch + b) * input + i];
+  }
+  uint64_t state_index(int64_t d, int64_t b, int64_t h) const {
+    return layout_batch_first ? uint64_t((b * dirs + d) * hidden + h) : uint64_t((d * batch + b) * hidden + h);
+  }
+  uint64_t y_index(int64_t t, int64_t d, int64_t b, int64_t h) const {
+    return layout_batch_first ? uint64_t(((b * seq + t) * dirs + d) * hidden + h)
+                              : uint64_t(((t * dirs + d) * batch + b) * hidden + h);
+  }
+  Shape y_shape() const { return layout_batch_first ? Shape{batch, seq, dirs, hidden} : Shape{seq, dirs, batch, hidden}; }
+  Shape state_shape() const { return layout_batch_first ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden}; }
+  double clipped(double v) const { return clip > 0 ? std::min(std::max(v, -clip), clip) : v; }
+};
+
+// Reads a state input (initial_h / initial_c) or zeros.
+std::vector<double> read_state(const KernelContext& ctx, const RnnProblem& p, size_t index, const char* name) {
+  const Tensor* t = ctx.optional_input(index);
+  if (!t) return std::vector<double>(size_t(p.dirs * p.batch * p.hidden), 0.0);
+  if (t->shape() != p.state_shape())
+    ctx.fail(std::string(name) + " has shape " + shape_to_string(t->shape()) + ", expected " + shape_to_string(p.state_shape()));
+  if (t->dtype() != p.dtype) ctx.fail(std::string(name) + " must have the type of X");
+  return real_values(*t);
+}
+
+RnnProblem parse_problem(const KernelContext& ctx, int64_t gates) {
+  RnnProblem p;
+  p.gates = gates;
+  const Tensor& X = ctx.input(0);
+  const Tensor& W = ctx.input(1);
+  const Tensor& R = ctx.input(2);
+  seqm::require_float(ctx, X, "X");
+  p.dtype = X.dtype();
+  if (W.dtype() != p.dtype || R.dtype() != p.dtype) ctx.fail("W and R must have the type of X");
+  if (X.rank() != 3 || W.rank() != 3 || R.rank() != 3)
+    ctx.fail("X, W and R must be rank 3, got " + shape_to_string(X.shape()) + ", " + shape_to_string(W.shape()) + ", " +
+             shape_to_string(R.shape()));
+  const int64_t layout = ctx.attr_int("layout", 0);
+  if (layout != 0 && layout != 1) ctx.fail("layout must be 0 or 1, got " + std::to_string(layout));
+  p.layout_batch_first = layout == 1;
+  p.seq = p.layout_batch_first ? X.shape()[1] : X.shape()[0];
+  p.batch = p.layout_batch_first ? X.shape()[0] : X.shape()[1];
+  p.input = X.shape()[2];
+
+  std::string direction = ctx.attr_string("direction", "forward");
+  if (direction == "foward") direction = "forward";  // opset 1 GRU's documented default is spelled so
+  if (direction == "forward") p.dirs = 1;
+  else if (direction == "reverse") { p.dirs = 1; p.reverse_only = true; }
+  else if (direction == "bidirectional") p.dirs = 2;
+  else ctx.fail("unknown direction '" + direction + "'");
+
+  p.hidden = R.shape()[2];
+  if (ctx.has_attr("hidden_size") && ctx.attr_int("hidden_size", 0) != p.hidden)
+    ctx.fail("hidden_size " + std::to_string(ctx.attr_int("hidden_size", 0)) + " does not match R's shape " +
+             shape_to_string(R.shape()));
+  const Shape w_shape{p.dirs, gates * p.hidden, p.input}, r_shape{p.dirs, gates * p.hidden, p.hidden};
+  if (W.shape() != w_shape) ctx.fail("W has shape " + shape_to_string(W.shape()) + ", expected " + shape_to_string(w_shape));
+  if (R.shape() != r_shape) ctx.fail("R has shape " + shape_to_string(R.shape()) + ", expected " + shape_to_string(r_shape));
+  p.X = real_values(X);
+  p.W = real_values(W);
+  p.R = real_values(R);
+  if (const Tensor* B = ctx.optional_input(3)) {
+    const Shape b_shape{p.dirs, 2 * gates * p.hidden};
+    if (B->shape() != b_shape) ctx.fail("B has shape " + shape_to_string(B->shape()) + ", expected " + shape_to_string(b_shape));
+    if (B->dtype() != p.dtype) ctx.fail("B must have the type of X");
+    p.B = real_values(*B);
+  } else {
+    p.B.assign(size_t(p.dirs * 2 * gates * p.hidden), 0.0);
+  }
+  p.seq_lens.assign(size_t(p.batch), p.seq);
+  if (const Tensor* L = ctx.optional_input(4)) {
+    if (L->rank() != 1 || L->shape()[0] != p.batch)
+      ctx.fail("sequence_lens has shape " + shape_to_string(L->shape()) + ", expected [" + std::to_string(p.batch) + "]");
+    p.seq_lens = int_values(ctx, *L);
+    for (int64_t v : p.seq_lens)
+      if (v < 0 || v > p.seq) ctx.fail("sequence_lens value " + std::to_string(v) + " outside [0, " + std::to_string(p.seq) + "]");
+  }
+  const float clip = ctx.attr_float("clip", 0.0f);
+  if (ctx.has_attr("clip") && !(clip > 0)) ctx.fail("clip must be positive");
+  p.clip = clip;
+  return p;
+}
+
+// Time steps of direction d for a sequence of length len, in processing order.
+std::vector<int64_t> time_order(const RnnProblem& p, int64_t d, int64_t len) {
+  std::vector<int64_t> ts(size_t(len));
+  const bool backward = p.reverse_only || d == 1;
+  for (int64_t k = 0; k < len; ++k) ts[size_t(k)] = backward ? len - 1 - k : k;
+  return ts;
+}
+
+// out[g] = sum_i M[d, row0 + g, i] * v[i] for g in [0, rows): one block of a (dirs, rows, cols) matrix times v.
+void matvec(const std::vector<double>& M, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
+            const double* v, double* out) {
+  for (int64_t g = 0; g < rows; ++g) {
+    const double* m = &M[size_t((d * total_rows + row0 + g) * cols)];
+    double acc = 0;
+    for (int64_t i = 0; i < cols; ++i) acc += m[i] * v[i];
+    out[g] = acc;
+  }
+}
+
+// Allocates the outputs Y, Y_h (and Y_c) that are wanted.
+struct RnnOutputs {
+  std::vector<double> Y, Yh, Yc;
+};
+void write_outputs(KernelContext& ctx, const RnnProblem& p, const RnnOutputs& o, bool has_c) {
+  if (ctx.output_count() > 0 && ctx.output_wanted(0)) seqm::store_doubles(ctx, ctx.allocate_output(0, p.dtype, p.y_shape()), o.Y);
+  if (ctx.output_count() > 1 && ctx.output_wanted(1)) seqm::store_doubles(ctx, ctx.allocate_output(1, p.dtype, p.state_shape()), o.Yh);
+  if (has_c && ctx.output_count() > 2 && ctx.output_wanted(2))
+    seqm::store_doubles(ctx, ctx.allocate_output(2, p.dtype, p.state_shape()), o.Yc);
+}
+
+// --- RNN -----------------------------------------------------------------------
+// Ht = f(Xt*(Wi^T) + Ht-1*(Ri^T) + Wbi + Rbi)
+void RNN(KernelContext& ctx) {
+  RnnProblem p = parse_problem(ctx, 1);
+  const std::vector<Activation> acts = parse_activations(ctx, {"Tanh"}, p.dirs);
+  const int64_t H = p.hidden;
+  std::vector<double> h = read_state(ctx, p, 5, "initial_h");
+  RnnOutputs o;
+  o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
+  std::vector<double> xt(size_t(p.input)), wx(size_t(H)), rh(size_t(H)), hcur(size_t(H));
+  for (int64_t d = 0; d < p.dirs; ++d) {
+    const Activation& f = acts[size_t(d)];
+    const double* Wb = &p.B[size_t(d * 2 * H)];
+    const double* Rb = Wb + H;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
+      for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
+        for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
+        matvec(p.W, d, H, 0, H, p.input, xt.data(), wx.data());
+        matvec(p.R, d, H, 0, H, H, hcur.data(), rh.data());
+        for (int64_t k = 0; k < H; ++k) {
+          hcur[size_t(k)] = f(p.clipped(wx[size_t(k)] + rh[size_t(k)] + Wb[k] + Rb[k]));
+          o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+        }
+      }
+      for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t(k)];
+    }
+  }
+  o.Yh = std::move(h);
+  write_outputs(ctx, p, o, false);
+}
+
+// --- GRU -----------------------------------------------------------------------
+// Gates in W/R/B are ordered z, r, h.
+void GRU(KernelContext& ctx) {
+  RnnProblem p = parse_problem(ctx, 3);
+  const std::vector<Activation> acts = parse_activations(ctx, {"Sigmoid", "Tanh"}, p.dirs);
+  const bool linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
+  const int64_t H = p.hidden;
+  std::vector<double> h = read_state(ctx, p, 5, "initial_h");
+  RnnOutputs o;
+  o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
+  std::vector<double> xt(size_t(p.input)), wx(size_t(3 * H)), rh(size_t(3 * H)), hcur(size_t(H)), rhid(size_t(H)),
+      rmul(size_t(H)), z(size_t(H)), r(size_t(H));
+  for (int64_t d = 0; d < p.dirs; ++d) {
+    const Activation& f = acts[size_t(2 * d)];
+    const Activation& g = acts[size_t(2 * d + 1)];
+    const double* Wb = &p.B[size_t(d * 6 * H)];  // Wbz, Wbr, Wbh
+    const double* Rb = Wb + 3 * H;                // Rbz, Rbr, Rbh
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
+      for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
+        for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
+        matvec(p.W, d, 3 * H, 0, 3 * H, p.input, xt.data(), wx.data());
+        matvec(p.R, d, 3 * H, 0, 2 * H, H, hcur.data(), rh.data());  // Rz, Rr rows
+        for (int64_t k = 0; k < H; ++k) {
+          z[size_t(k)] = f(p.clipped(wx[size_t(k)] + rh[size_t(k)] + Wb[k] + Rb[k]));
+          r[size_t(k)] = f(p.clipped(wx[size_t(H + k)] + rh[size_t(H + k)] + Wb[H + k] + Rb[H + k]));
+        }
+        if (linear_before_reset) {
+          // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
+          matvec(p.R, d, 3 * H, 2 * H, H, H, hcur.data(), rhid.data());
+          for (int64_t k = 0; k < H; ++k) rhid[size_t(k)] = r[size_t(k)] * (rhid[size_t(k)] + Rb[2 * H + k]);
+        } else {
+          // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
+          for (int64_t k = 0; k < H; ++k) rmul[size_t(k)] = r[size_t(k)] * hcur[size_t(k)];
+          matvec(p.R, d, 3 * H, 2 * H, H, H, rmul.data(), rhid.data());
+          for (int64_t k = 0; k < H; ++k) rhid[size_t(k)] += Rb[2 * H + k];
+        }
+        for (int64_t k = 0; k < H; ++k) {
+          const double ht = g(p.clipped(wx[size_t(2 * H + k)] + rhid[size_t(k)] + Wb[2 * H + k]));
+          hcur[size_t(k)] = (1 - z[size_t(k)]) * ht + z[size_t(k)] * hcur[size_t(k)];
+          o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+        }
+      }
+      for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t(k)];
+    }
+  }
+  o.Yh = std::move(h);
+  write_outputs(ctx, p, o, false);
+}
+
+// --- LSTM ----------------------------------------------------------------------
+// Gates in W/R/B are ordered i, o, f, c; peepholes P are ordered i, o, f.
+void LSTM(KernelContext& ctx) {
+  RnnProblem p = parse_problem(ctx, 4);
+  const std::vector<Activation> acts = parse_activations(ctx, {"Sigmoid", "Tanh", "Tanh"}, p.dirs);
+  const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
+  const int64_t H = p.hidden;
+  std::vector<double> h = read_state(ctx, p, 5, "initial_h");
+  std::vector<double> c = read_state(ctx, p, 6, "initial_c");
+  std::vector<double> P(size_t(p.dirs * 3 * H), 0.0);
+  if (const Tensor* Pt = ctx.optional_input(7)) {
+    const Shape p_shape{p.dirs, 3 * H};
+    if (Pt->shape() != p_shape) ctx.fail("P has shape " + shape_to_string(Pt->shape()) + ", expected " + shape_to_string(p_shape));
+    if (Pt->dtype() != p.dtype) ctx.fail("P must have the type of X");
+    P = real_values(*Pt);
+  }
+  RnnOutputs o;
+  o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
+  std::vector<double> xt(size_t(p.input)), wx(size_t(4 * H)), rh(size_t(4 * H)), hcur(size_t(H)), ccur(size_t(H));
+  for (int64_t d = 0; d < p.dirs; ++d) {
+    const Activation& f = acts[size_t(3 * d)];
+    const Activation& g = acts[size_t(3 * d + 1)];
+    const Activation& hact = acts[size_t(3 * d + 2)];
+    const double* Wb = &p.B[size_t(d * 8 * H)];
+    const double* Rb = Wb + 4 * H;
+    const double* Pi = &P[size_t(d * 3 * H)];
+    const double* Po = Pi + H;
+    const double* Pf = Pi + 2 * H;
+    for (int64_t b = 0; b < p.batch; ++b) {
+      for (int64_t k = 0; k < H; ++k) {
+        hcur[size_t(k)] = h[p.state_index(d, b, k)];
+        ccur[size_t(k)] = c[p.state_index(d, b, k)];
+      }
+      for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
+        for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
+        matvec(p.W, d, 4 * H, 0, 4 * H, p.input, xt.data(), wx.data());
+        matvec(p.R, d, 4 * H, 0, 4 * H, H, hcur.data(), rh.data());
+        for (int64_t k = 0; k < H; ++k) {
+          auto pre = [&](int64_t gate) {
+            const size_t j = size_t(gate * H + k);
+            return wx[j] + rh[j] + Wb[j] + Rb[j];
+          };
+          const double cprev = ccur[size_t(k)];
+          const double it = f(p.clipped(pre(0) + Pi[k] * cprev));
+          // input_forget couples the gates: the forget gate is 1 - it.
+          const double ft = input_forget ? 1 - it : f(p.clipped(pre(2) + Pf[k] * cprev));
+          const double ct = g(p.clipped(pre(3)));
+          const double Ct = ft * cprev + it * ct;
+          const double ot = f(p.clipped(pre(1) + Po[k] * Ct));
+          ccur[size_t(k)] = Ct;
+          hcur[size_t(k)] = ot * hact(Ct);
+          o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+        }
+      }
+      for (int64_t k = 0; k < H; ++k) {
+        h[p.state_index(d, b, k)] = hcur[size_t(k)];
+        c[p.state_index(d, b, k)] = ccur[size_t(k)];
+      }
+    }
+  }
+  o.Yh = std::move(h);
+  o.Yc = std::move(c);
+  write_outputs(ctx, p, o, true);
+}
+
+}  // namespace
+
+void register_sequence_models_rnn_ops(KernelRegistry& r) {
+  r.add(KernelDef{"", "RNN", 1, INT_MAX, "reference", RNN, nullptr});
+  r.add(KernelDef{"", "GRU", 1, INT_MAX, "reference", GRU, nullptr});
+  r.add(KernelDef{"", "LSTM", 1, INT_MAX, "reference", LSTM, nullptr});
+}
+
+}  // namespace onnxscope::ref

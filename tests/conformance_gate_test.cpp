@@ -1,0 +1,201 @@
+// The conformance gate must gate: comparisons catch wrong outputs, a changed
+// status shows up as drift with a non-zero exit, and a matching run exits 0.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+
+#include "model_builder.h"
+#include "onnxscope/conformance/compare.h"
+#include "onnxscope/conformance/expectations.h"
+#include "onnxscope/proto_io.h"
+#include "onnxscope/reference.h"
+
+using namespace onnxscope;
+using namespace onnxscope::conformance;
+using namespace onnxscope::test;
+namespace fs = std::filesystem;
+
+namespace {
+
+Tensor floats(Shape shape, std::vector<float> v) {
+  Tensor t = Tensor::zeros(DataType::Float, std::move(shape));
+  for (size_t i = 0; i < v.size(); ++i) t.mutable_data<float>()[i] = v[i];
+  return t;
+}
+
+void write(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+
+// A backend-style test folder: y = x + x, with the given expected output.
+void make_case(const fs::path& dir, const std::vector<float>& expected) {
+  fs::create_directories(dir / "test_data_set_0");
+  ModelBuilder b(17, 8);
+  b.input("x", DataType::Float, {int64_t{3}});
+  b.node("Add", {"x", "x"}, {"y"});
+  b.output("y", DataType::Float, {int64_t{3}});
+  write(dir / "model.onnx", b.bytes());
+  write(dir / "test_data_set_0" / "input_0.pb", tensor_to_proto_bytes(floats({3}, {1, 2, 3}), "x"));
+  write(dir / "test_data_set_0" / "output_0.pb", tensor_to_proto_bytes(floats({3}, expected), "y"));
+}
+
+struct CliRun {
+  int exit_code = -1;
+  std::string out;
+};
+
+CliRun run_cli(const std::string& args) {
+  CliRun r;
+  FILE* p = popen((std::string(ONNXSCOPE_CLI) + " " + args + " 2>&1").c_str(), "r");
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int status = pclose(p);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+class Gate : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root = fs::temp_directory_path() / ("onnxscope-gate-" + std::to_string(getpid()));
+    fs::remove_all(root);
+    make_case(root / "suite" / "node" / "test_good", {2, 4, 6});
+    make_case(root / "suite" / "node" / "test_wrong", {2, 4, 7});  // deliberately wrong expected output
+  }
+  void TearDown() override { fs::remove_all(root); }
+  fs::path root;
+};
+
+}  // namespace
+
+TEST(Compare, ToleranceNanAndShapes) {
+  Tolerance tol;
+  EXPECT_FALSE(compare_values(floats({2}, {1, NAN}), floats({2}, {1.0005f, NAN}), tol));
+  auto d = compare_values(floats({2}, {1, 2}), floats({2}, {1, 2.01f}), tol);
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->find("worst at [1]"), std::string::npos) << *d;
+  EXPECT_TRUE(compare_values(floats({2}, {1, NAN}), floats({2}, {1, 0}), tol));
+  EXPECT_TRUE(compare_values(floats({2}, {1, 2}), floats({1, 2}, {1, 2}), tol));  // shape differs
+  EXPECT_TRUE(compare_values(floats({1}, {INFINITY}), floats({1}, {-INFINITY}), tol));
+  EXPECT_FALSE(compare_values(floats({1}, {INFINITY}), floats({1}, {INFINITY}), tol));
+  Tensor i64 = Tensor::zeros(DataType::Int64, {1});
+  EXPECT_TRUE(compare_values(floats({1}, {0}), i64, tol));  // dtype differs
+  EXPECT_TRUE(compare_values(Value::sequence({floats({1}, {1})}), Value::sequence({}), tol));
+  EXPECT_FALSE(compare_values(Value::none(), Value::none(), tol));
+}
+
+TEST_F(Gate, WrongExpectedOutputFailsAndDriftExitsNonZero) {
+  const fs::path exp = root / "expect.toml";
+  // Claim both pass: the wrong one must show up as a regression, exit 3.
+  std::ofstream(exp) << "[suite]\nonnx_version = \"test\"\ntest_count = 2\n\n"
+                        "[tests.\"node/test_good\"]\nstatus = \"pass\"\n\n"
+                        "[tests.\"node/test_wrong\"]\nstatus = \"pass\"\n";
+  CliRun r = run_cli("conformance --suite " + (root / "suite").string() + " --expectations " + exp.string());
+  EXPECT_EQ(r.exit_code, 3) << r.out;
+  EXPECT_NE(r.out.find("REGRESSION node/test_wrong"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("expected 7"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("node/test_good:"), std::string::npos) << r.out;
+
+  // Record reality; the next run has no drift and exits 0.
+  CliRun u = run_cli("conformance --suite " + (root / "suite").string() + " --expectations " + exp.string() +
+                     " --update-expectations");
+  EXPECT_EQ(u.exit_code, 0) << u.out;
+  Expectations e = load_expectations(exp);
+  EXPECT_EQ(e.tests.at("node/test_good").status, Status::Pass);
+  EXPECT_EQ(e.tests.at("node/test_wrong").status, Status::Fail);
+  EXPECT_FALSE(e.tests.at("node/test_wrong").reason.empty());
+  CliRun again = run_cli("conformance --suite " + (root / "suite").string() + " --expectations " + exp.string() +
+                         " --junit " + (root / "j.xml").string() + " --report " + (root / "r.md").string());
+  EXPECT_EQ(again.exit_code, 0) << again.out;
+  EXPECT_NE(again.out.find("conformance: 1 passed, 1 failed, 0 skipped"), std::string::npos) << again.out;
+  EXPECT_TRUE(fs::exists(root / "j.xml"));
+  EXPECT_TRUE(fs::exists(root / "r.md"));
+
+  // A test that newly passes is drift too (the file must be kept honest).
+  make_case(root / "suite" / "node" / "test_wrong", {2, 4, 6});
+  CliRun fixed = run_cli("conformance --suite " + (root / "suite").string() + " --expectations " + exp.string());
+  EXPECT_EQ(fixed.exit_code, 3) << fixed.out;
+  EXPECT_NE(fixed.out.find("NEW PASS node/test_wrong"), std::string::npos) << fixed.out;
+}
+
+TEST_F(Gate, TestsMissingFromEitherSideAreDrift) {
+  const fs::path exp = root / "expect.toml";
+  std::ofstream(exp) << "[tests.\"node/test_good\"]\nstatus = \"pass\"\n\n"
+                        "[tests.\"node/test_gone\"]\nstatus = \"fail\"\nreason = \"was removed upstream\"\n";
+  CliRun r = run_cli("conformance --suite " + (root / "suite").string() + " --expectations " + exp.string());
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.out.find("NOT IN EXPECTATIONS node/test_wrong"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("NOT IN SUITE node/test_gone"), std::string::npos) << r.out;
+}
+
+TEST_F(Gate, NonPassWithoutReasonIsRejected) {
+  const fs::path exp = root / "expect.toml";
+  std::ofstream(exp) << "[tests.\"node/test_wrong\"]\nstatus = \"fail\"\n";
+  CliRun r = run_cli("conformance --suite " + (root / "suite").string() + " --expectations " + exp.string());
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("needs a reason"), std::string::npos) << r.out;
+}
+
+TEST_F(Gate, EngineErrorIsReportedAndRunContinues) {
+  // A model the engine refuses (no kernel) is an error, and the other tests still run.
+  fs::create_directories(root / "suite" / "node" / "test_nokernel" / "test_data_set_0");
+  ModelBuilder b(17, 8);
+  b.opset("com.example", 1);
+  b.input("x", DataType::Float, {int64_t{3}});
+  b.node("Mystery", {"x"}, {"y"}, "m", "com.example");
+  b.output("y", DataType::Float, {int64_t{3}});
+  write(root / "suite" / "node" / "test_nokernel" / "model.onnx", b.bytes());
+  CliRun r = run_cli("conformance --suite " + (root / "suite").string() + " -v");
+  EXPECT_EQ(r.exit_code, 0) << r.out;  // no expectations file: report only
+  EXPECT_NE(r.out.find("error node/test_nokernel"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 passed, 2 failed"), std::string::npos) << r.out;
+}
+
+namespace {
+void crash_kernel(KernelContext&) { std::abort(); }
+void hang_kernel(KernelContext&) {
+  for (;;) pause();
+}
+void make_custom_case(const fs::path& dir, const std::string& op) {
+  fs::create_directories(dir / "test_data_set_0");
+  ModelBuilder b(17, 8);
+  b.opset("com.example", 1);
+  b.input("x", DataType::Float, {int64_t{3}});
+  b.node(op, {"x"}, {"y"}, "n", "com.example");
+  b.output("y", DataType::Float, {int64_t{3}});
+  write(dir / "model.onnx", b.bytes());
+  write(dir / "test_data_set_0" / "input_0.pb", tensor_to_proto_bytes(floats({3}, {1, 2, 3}), "x"));
+  write(dir / "test_data_set_0" / "output_0.pb", tensor_to_proto_bytes(floats({3}, {1, 2, 3}), "y"));
+}
+}  // namespace
+
+// Each test runs in its own process: an abort is a crash, a hang a timeout,
+// and neither stops the others.
+TEST_F(Gate, CrashAndHangAreIsolated) {
+  make_custom_case(root / "suite" / "node" / "test_crash", "Crash");
+  make_custom_case(root / "suite" / "node" / "test_hang", "Hang");
+  static KernelRegistry extra;
+  extra.add(KernelDef{"com.example", "Crash", 1, INT_MAX, "test", crash_kernel, nullptr});
+  extra.add(KernelDef{"com.example", "Hang", 1, INT_MAX, "test", hang_kernel, nullptr});
+  auto cases = discover_suite(root / "suite");
+  ASSERT_EQ(cases.size(), 4u);
+  SuiteOptions opts;
+  opts.timeout_seconds = 2;
+  auto results = run_suite(cases, [] {
+    ReferenceOptions o;
+    o.extra_kernels = &extra;
+    return make_reference_engine(o);
+  }, opts);
+  std::map<std::string, Status> by_key;
+  for (const auto& r : results) by_key[r.key] = r.status;
+  EXPECT_EQ(by_key["node/test_crash"], Status::Crash);
+  EXPECT_EQ(by_key["node/test_hang"], Status::Timeout);
+  EXPECT_EQ(by_key["node/test_good"], Status::Pass);
+  EXPECT_EQ(by_key["node/test_wrong"], Status::Fail);
+}
