@@ -12,7 +12,6 @@ namespace {
 struct Walker {
   ModelSummary& s;
   std::map<std::pair<std::string, std::string>, uint64_t> ops;
-  std::set<std::string> typed;  // value names with a known type, per graph path
 
   void count_initializers(const Graph& g) {
     for (const auto& i : g.initializers) {
@@ -52,8 +51,6 @@ struct Walker {
   }
 };
 
-
-
 }  // namespace
 
 ModelSummary summarize(const Model* m, const Diagnostics& diags, const std::string& file) {
@@ -80,7 +77,7 @@ ModelSummary summarize(const Model* m, const Diagnostics& diags, const std::stri
   s.outputs = m->graph.outputs;
   s.main_nodes = m->graph.nodes.size();
 
-  Walker w{s, {}, {}};
+  Walker w{s, {}};
   w.graph(m->graph, "main", true);
   for (const auto& f : m->functions) {
     std::string path = "function " + std::string(domain_display_name(f.domain)) + "::" + f.name;
@@ -106,10 +103,6 @@ std::string human_bytes(uint64_t b) {
   std::ostringstream o;
   o.precision(u ? 3 : 0);
   o << std::fixed << v << " " << units[u];
-  if (u) {
-    std::string t = o.str();
-    return t;
-  }
   return o.str();
 }
 }  // namespace

@@ -77,7 +77,8 @@ struct Scanner {
       std::string fpath = path;
       if (f != fields_of(msg).end()) {
         int k = counts[field]++;
-        fpath = (path.empty() ? "" : path + ".") + f->second.name;
+        if (!fpath.empty()) fpath += '.';
+        fpath += f->second.name;
         if (f->second.repeated) fpath += "[" + std::to_string(k) + "]";
       }
       switch (wire) {
