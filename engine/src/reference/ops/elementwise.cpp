@@ -245,24 +245,44 @@ void Mod(KernelContext& c) {
     using T = decltype(x);
     if constexpr (std::is_integral_v<T>) {
       if (y == 0) c.fail("integer modulo by zero");
+      if constexpr (std::is_signed_v<T>)
+        if (y == T(-1)) return T(0);  // avoids INT_MIN % -1 overflow; the result is 0 anyway
       if (fmod) return T(x % y);
       T r = T(x % y);
       if constexpr (std::is_signed_v<T>)
         if (r != 0 && ((r < 0) != (y < 0))) r = T(r + y);  // sign follows the divisor
       return r;
     } else {
-      if (!fmod) c.fail("fmod must be 1 for floating point inputs");
-      return std::fmod(x, y);
+      T r = std::fmod(x, y);
+      if (fmod) return r;
+      // fmod=0 on floats (defined from opset 28): A - floor(A/B)*B, sign of B,
+      // computed from fmod as numpy does so the special cases come out right.
+      if (r != 0) {
+        if ((y < 0) != (r < 0)) r += y;
+      } else {
+        r = std::copysign(T(0), y);
+      }
+      return r;
     }
   });
 }
 void BitShift(KernelContext& c) {
   const std::string dir = c.attr_string("direction");
   if (dir != "LEFT" && dir != "RIGHT") c.fail("direction must be LEFT or RIGHT, got '" + dir + "'");
-  binary<kUnsignedInts>(c, [&](auto x, auto y) {
+  const bool right = dir == "RIGHT";
+  binary<kInts>(c, [&](auto x, auto y) {
     using T = decltype(x);
-    if (y >= sizeof(T) * 8) return T(0);
-    return dir == "LEFT" ? T(x << y) : T(x >> y);
+    using U = std::make_unsigned_t<T>;
+    // Shifts by a negative amount or by the width or more give what sign
+    // extension alone produces (opset 28 spells this out; C++ leaves it undefined).
+    bool out_of_range = static_cast<uint64_t>(y) >= sizeof(T) * 8;
+    if constexpr (std::is_signed_v<T>) out_of_range = out_of_range || y < 0;
+    if (right) {
+      if (out_of_range) return (std::is_signed_v<T> && x < 0) ? T(-1) : T(0);
+      return T(x >> y);  // arithmetic for signed types (C++20)
+    }
+    if (out_of_range) return T(0);
+    return T(static_cast<U>(static_cast<U>(x) << y));
   });
 }
 void And(KernelContext& c) { compare<kBool>(c, [](auto x, auto y) { return x && y; }); }

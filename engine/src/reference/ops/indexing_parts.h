@@ -4,6 +4,9 @@
 // function of the second file.
 #pragma once
 
+#include <algorithm>
+#include <climits>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -89,6 +92,16 @@ inline std::vector<int64_t> index_values(const KernelContext& ctx, const Tensor&
     for (uint64_t i = 0; i < v.size(); ++i) v[i] = load<int64_t>(t, i);
   } else if (t.dtype() == DataType::Int32) {
     for (uint64_t i = 0; i < v.size(); ++i) v[i] = load<int32_t>(t, i);
+  } else if (info.is_float) {
+    // Cast to int64 truncating toward zero; NaN has no integer value.
+    for (uint64_t i = 0; i < v.size(); ++i) {
+      const double d = t.element_as_double(i);
+      if (std::isnan(d)) ctx.fail(std::string(what) + " contains NaN");
+      v[i] = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(d);
+    }
+  } else if (t.dtype() == DataType::Uint64) {
+    for (uint64_t i = 0; i < v.size(); ++i)  // huge values stay out of range instead of turning negative
+      v[i] = static_cast<int64_t>(std::min<uint64_t>(load<uint64_t>(t, i), INT64_MAX));
   } else {
     for (uint64_t i = 0; i < v.size(); ++i) v[i] = t.element_as_int64(i);
   }

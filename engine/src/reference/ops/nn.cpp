@@ -1,9 +1,447 @@
 // Reference kernels: convolution, pooling, matrix products, resampling: Conv, ConvTranspose, ConvInteger, DeformConv, QLinearConv, MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool, MatMul, MatMulInteger, QLinearMatMul, Gemm, Einsum, Det, Resize, Upsample, GridSample, AffineGrid, RoiAlign, NonMaxSuppression.
+//
+// This file holds the matrix products (MatMul, MatMulInteger, QLinearMatMul,
+// Gemm, Einsum, Det) and registers the other parts: nn_conv.cpp (convolutions),
+// nn_pool.cpp (pooling), nn_resize.cpp (Resize, Upsample, GridSample,
+// AffineGrid, RoiAlign, NonMaxSuppression).
+//
+// Float inputs (float16, bfloat16, float, double) are widened to double and
+// products are accumulated in double, then rounded once on store. Integer
+// products are accumulated in 64-bit two's complement arithmetic, so results
+// wrap like numpy's fixed-width integer matmul.
+#include <cmath>
+#include <limits>
+
 #include "reference/kernel_util.h"
+#include "reference/ops/nn_parts.h"
 #include "reference/ops/ops.h"
 
 namespace onnxscope::ref {
+namespace {
 
-void register_nn_ops(KernelRegistry& r) { (void)r; }
+// --- numpy matmul ------------------------------------------------------------
+
+// Accumulator for an element type: double for floats, uint64 (wrapping) for ints.
+template <typename S> using acc_t = std::conditional_t<std::is_integral_v<compute_t<S>>, uint64_t, double>;
+
+template <typename T> std::vector<T> values_as(const Tensor& t) {
+  std::vector<T> v(t.element_count());
+  if constexpr (std::is_same_v<T, double>) {
+    v = real_values(t);
+  } else {
+    for (uint64_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(t.element_as_int64(i));
+  }
+  return v;
+}
+
+// y = a @ b with numpy semantics: 1-D operands are promoted to a row (a) or a
+// column (b) vector and the added dim removed again; leading dims broadcast.
+template <typename T>
+std::vector<T> matmul_values(const KernelContext& ctx, const std::vector<T>& a, Shape as, const std::vector<T>& b,
+                             Shape bs, Shape& out_shape) {
+  if (as.empty() || bs.empty()) ctx.fail("MatMul inputs must have rank >= 1 (scalars are not allowed)");
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  if (bs[bs.size() - 2] != K)
+    ctx.fail("inner dimensions do not match: " + shape_to_string(as) + " @ " + shape_to_string(bs));
+  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const Shape batch = broadcast_shapes(ctx, a_batch, b_batch);
+  out_shape = batch;
+  if (!a_vec) out_shape.push_back(M);
+  if (!b_vec) out_shape.push_back(N);
+  const uint64_t batches = *checked_element_count(batch);
+  std::vector<T> y(batches * static_cast<uint64_t>(M * N), T(0));
+  const Shape* shapes[] = {&a_batch, &b_batch};
+  BroadcastIndex bi(batch, shapes);
+  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
+    const T* ap = a.data() + bi.offsets()[0] * static_cast<uint64_t>(M * K);
+    const T* bp = b.data() + bi.offsets()[1] * static_cast<uint64_t>(K * N);
+    T* yp = y.data() + bt * static_cast<uint64_t>(M * N);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        T acc = T(0);
+        for (int64_t t = 0; t < K; ++t) acc += ap[i * K + t] * bp[t * N + j];
+        yp[i * N + j] = acc;
+      }
+  }
+  return y;
+}
+
+void MatMul(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != b.dtype()) ctx.fail("A and B must have the same element type");
+  dispatch<kFloats | kInts>(ctx, a.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using T = acc_t<S>;
+    Shape shape;
+    std::vector<T> y = matmul_values<T>(ctx, values_as<T>(a), a.shape(), values_as<T>(b), b.shape(), shape);
+    Tensor& out = ctx.allocate_output(0, a.dtype(), shape);
+    for (uint64_t i = 0; i < y.size(); ++i) put<S>(out, i, static_cast<compute_t<S>>(y[i]));
+  });
+}
+
+// Subtracts a quantization zero point: a scalar, or one value per row of A
+// (`along_rows`) / per column of B.
+void subtract_zero_point(const KernelContext& ctx, std::vector<int64_t>& v, const Shape& s, const Tensor* zp,
+                         bool along_rows, const char* what) {
+  if (!zp || zp->element_count() == 0) return;
+  if (zp->element_count() == 1) {
+    const int64_t z = zp->element_as_int64(0);
+    for (auto& e : v) e -= z;
+    return;
+  }
+  if (s.size() < 2) ctx.fail(std::string(what) + " must be a scalar for a 1-D input");
+  const int64_t rows = s[s.size() - 2], cols = s.back();
+  const int64_t n = along_rows ? rows : cols;
+  if (static_cast<int64_t>(zp->element_count()) != n)
+    ctx.fail(std::string(what) + " must be a scalar or have " + std::to_string(n) + " values, got " +
+             shape_to_string(zp->shape()));
+  for (uint64_t i = 0; i < v.size(); ++i) {
+    const int64_t r = static_cast<int64_t>(i / cols) % rows, c = static_cast<int64_t>(i % cols);
+    v[i] -= zp->element_as_int64(along_rows ? r : c);
+  }
+}
+
+bool is_int8(DataType t) { return t == DataType::Int8 || t == DataType::Uint8; }
+
+void MatMulInteger(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (!is_int8(a.dtype()) || !is_int8(b.dtype())) ctx.fail("A and B must be int8 or uint8");
+  std::vector<int64_t> av = values_as<int64_t>(a), bv = values_as<int64_t>(b);
+  subtract_zero_point(ctx, av, a.shape(), ctx.optional_input(2), true, "a_zero_point");
+  subtract_zero_point(ctx, bv, b.shape(), ctx.optional_input(3), false, "b_zero_point");
+  Shape shape;
+  std::vector<int64_t> y = matmul_values<int64_t>(ctx, av, a.shape(), bv, b.shape(), shape);
+  Tensor& out = ctx.allocate_output(0, DataType::Int32, shape);
+  for (uint64_t i = 0; i < y.size(); ++i) store<int32_t>(out, i, static_cast<int32_t>(y[i]));
+}
+
+// QLinearMatMul: y = saturate(round((a - a_zp) @ (b - b_zp) * a_scale * b_scale / y_scale) + y_zp).
+// int8/uint8 and (opset 21) the FP8 formats; FP8 values are subtracted and
+// multiplied as reals, and the output is saturated on conversion.
+void QLinearMatMul(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(3);
+  const Tensor& yzp = ctx.input(7);
+  auto scalar = [&](size_t i, const char* what) {
+    const Tensor& t = ctx.input(i);
+    if (t.element_count() != 1) ctx.fail(std::string(what) + " must be a scalar (per-tensor quantization)");
+    return static_cast<float>(t.element_as_double(0));
+  };
+  const float a_scale = scalar(1, "a_scale"), b_scale = scalar(4, "b_scale"), y_scale = scalar(6, "y_scale");
+  if (yzp.element_count() != 1) ctx.fail("y_zero_point must be a scalar");
+  if (ctx.input(2).element_count() != 1 || ctx.input(5).element_count() != 1)
+    ctx.fail("a_zero_point and b_zero_point must be scalars");
+  const double mult = static_cast<float>(a_scale * b_scale / y_scale);  // formed in float, like the scales
+  Shape shape;
+  std::vector<double> y;
+  if (is_int8(a.dtype()) && is_int8(b.dtype())) {
+    std::vector<int64_t> av = values_as<int64_t>(a), bv = values_as<int64_t>(b);
+    subtract_zero_point(ctx, av, a.shape(), &ctx.input(2), true, "a_zero_point");
+    subtract_zero_point(ctx, bv, b.shape(), &ctx.input(5), false, "b_zero_point");
+    std::vector<int64_t> acc = matmul_values<int64_t>(ctx, av, a.shape(), bv, b.shape(), shape);
+    y.assign(acc.begin(), acc.end());
+  } else {
+    std::vector<double> av = real_values(a), bv = real_values(b);
+    const double az = ctx.input(2).element_as_double(0), bz = ctx.input(5).element_as_double(0);
+    for (auto& e : av) e -= az;
+    for (auto& e : bv) e -= bz;
+    y = matmul_values<double>(ctx, av, a.shape(), bv, b.shape(), shape);
+  }
+  const DataType out_type = yzp.dtype();
+  const double zp = yzp.element_as_double(0);
+  Tensor& out = ctx.allocate_output(0, out_type, shape);
+  if (is_int8(out_type)) {
+    const double lo = out_type == DataType::Int8 ? -128 : 0, hi = out_type == DataType::Int8 ? 127 : 255;
+    for (uint64_t i = 0; i < y.size(); ++i) {
+      const double q = std::clamp(std::nearbyint(y[i] * mult) + zp, lo, hi);
+      if (out_type == DataType::Int8) store<int8_t>(out, i, static_cast<int8_t>(q));
+      else store<uint8_t>(out, i, static_cast<uint8_t>(q));
+    }
+    return;
+  }
+  dispatch<kFloat8>(ctx, out_type, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (uint64_t i = 0; i < y.size(); ++i) put<S>(out, i, static_cast<float>(y[i] * mult + zp));
+  });
+}
+
+// --- Gemm ------------------------------------------------------------------------
+
+// Y = alpha * A' @ B' + beta * C, A' = transA ? A^T : A (2-D), C broadcast to [M, N].
+void Gemm(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  const Tensor* c = ctx.optional_input(2);
+  if (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype())) ctx.fail("A, B and C must have the same element type");
+  if (a.rank() != 2 || b.rank() != 2)
+    ctx.fail("A and B must be 2-D, got " + shape_to_string(a.shape()) + " and " + shape_to_string(b.shape()));
+  const bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
+  const double alpha = ctx.attr_float("alpha", 1.0f), beta = ctx.attr_float("beta", 1.0f);
+  const int64_t M = ta ? a.shape()[1] : a.shape()[0], K = ta ? a.shape()[0] : a.shape()[1];
+  const int64_t Kb = tb ? b.shape()[1] : b.shape()[0], N = tb ? b.shape()[0] : b.shape()[1];
+  if (K != Kb)
+    ctx.fail("inner dimensions do not match: A' is " + shape_to_string(Shape{M, K}) + ", B' is " + shape_to_string(Shape{Kb, N}));
+  const Shape out_shape{M, N};
+  if (c) {
+    // C broadcasts unidirectionally to [M, N]; before opset 7 only with broadcast=1.
+    if (ctx.opset_version() < 7 && ctx.attr_int("broadcast", 0) == 0 && c->shape() != out_shape)
+      ctx.fail("C must have shape " + shape_to_string(out_shape) + " unless broadcast=1, got " + shape_to_string(c->shape()));
+    if (c->rank() > 2 || broadcast_shapes(ctx, out_shape, c->shape()) != out_shape)
+      ctx.fail("C of shape " + shape_to_string(c->shape()) + " does not broadcast to " + shape_to_string(out_shape));
+  } else if (ctx.opset_version() < 11) {
+    ctx.fail("C is required before opset 11");
+  }
+  dispatch<kFloats | kInts>(ctx, a.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using T = acc_t<S>;
+    const std::vector<T> av = values_as<T>(a), bv = values_as<T>(b);
+    std::vector<T> cv;
+    const Shape* shapes[] = {c ? &c->shape() : &out_shape};
+    if (c) cv = values_as<T>(*c);
+    BroadcastIndex bi(out_shape, shapes);
+    Tensor& out = ctx.allocate_output(0, a.dtype(), out_shape);
+    // Integer Gemm stays exact when alpha and beta are whole numbers.
+    const bool exact = std::is_integral_v<T> && alpha == std::floor(alpha) && beta == std::floor(beta);
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j, bi.next()) {
+        T acc = T(0);
+        for (int64_t t = 0; t < K; ++t)
+          acc += av[ta ? t * M + i : i * K + t] * bv[tb ? j * K + t : t * N + j];
+        const T cval = c ? cv[bi.offsets()[0]] : T(0);
+        const uint64_t o = static_cast<uint64_t>(i * N + j);
+        if constexpr (std::is_integral_v<T>) {
+          if (exact) {
+            const T r = static_cast<T>(static_cast<int64_t>(alpha)) * acc + static_cast<T>(static_cast<int64_t>(beta)) * cval;
+            put<S>(out, o, static_cast<compute_t<S>>(r));
+          } else {
+            const double r = alpha * static_cast<double>(static_cast<int64_t>(acc)) + beta * static_cast<double>(static_cast<int64_t>(cval));
+            put<S>(out, o, static_cast<compute_t<S>>(static_cast<int64_t>(r)));
+          }
+        } else {
+          put<S>(out, o, static_cast<compute_t<S>>(alpha * acc + beta * cval));
+        }
+      }
+  });
+}
+
+// --- Einsum ----------------------------------------------------------------------
+
+// Labels: letters a-z, A-Z are 0..51; the dims an ellipsis stands for are
+// 52 + position in the (right-aligned) broadcast ellipsis block.
+constexpr int kEllipsisBase = 52;
+
+struct EinsumTerm {
+  std::vector<int> labels;  // per dim of the operand (ellipsis expanded)
+};
+
+int letter_label(const KernelContext& ctx, char ch) {
+  if (ch >= 'a' && ch <= 'z') return ch - 'a';
+  if (ch >= 'A' && ch <= 'Z') return 26 + (ch - 'A');
+  ctx.fail(std::string("invalid character '") + ch + "' in the einsum equation");
+}
+
+// Parses one term; `ell_rank` is the number of dims its ellipsis covers, `ell_total` the broadcast block size.
+std::vector<int> parse_term(const KernelContext& ctx, const std::string& term, int64_t rank, bool is_output,
+                            int64_t ell_total, int64_t* ell_rank_out) {
+  size_t letters = 0;
+  bool has_ell = false;
+  for (size_t i = 0; i < term.size(); ++i) {
+    if (term[i] == '.') {
+      if (has_ell || term.compare(i, 3, "...") != 0) ctx.fail("malformed ellipsis in einsum term '" + term + "'");
+      has_ell = true;
+      i += 2;
+    } else {
+      ++letters;
+    }
+  }
+  int64_t ell_rank = 0;
+  if (!is_output) {
+    if (has_ell ? static_cast<int64_t>(letters) > rank : static_cast<int64_t>(letters) != rank)
+      ctx.fail("einsum term '" + term + "' does not match an operand of rank " + std::to_string(rank));
+    ell_rank = has_ell ? rank - static_cast<int64_t>(letters) : 0;
+  } else {
+    ell_rank = has_ell ? ell_total : 0;
+  }
+  if (ell_rank_out) *ell_rank_out = ell_rank;
+  std::vector<int> labels;
+  for (size_t i = 0; i < term.size(); ++i) {
+    if (term[i] == '.') {
+      for (int64_t e = 0; e < ell_rank; ++e) labels.push_back(kEllipsisBase + static_cast<int>(ell_total - ell_rank + e));
+      i += 2;
+    } else {
+      labels.push_back(letter_label(ctx, term[i]));
+    }
+  }
+  return labels;
+}
+
+void Einsum(KernelContext& ctx) {
+  std::string eq;
+  for (char ch : ctx.attr_string("equation")) if (ch != ' ') eq += ch;
+  const size_t arrow = eq.find("->");
+  const std::string lhs = eq.substr(0, arrow);
+  std::vector<std::string> terms;
+  for (size_t start = 0;;) {
+    const size_t comma = lhs.find(',', start);
+    terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  const size_t n_in = ctx.input_count();
+  if (terms.size() != n_in)
+    ctx.fail("the equation has " + std::to_string(terms.size()) + " input terms but the node has " + std::to_string(n_in) + " inputs");
+  const DataType dt = ctx.input(0).dtype();
+  for (size_t i = 0; i < n_in; ++i)
+    if (ctx.input(i).dtype() != dt) ctx.fail("all inputs must have the same element type");
+  // First pass: ellipsis block size.
+  int64_t ell_total = 0;
+  std::vector<int64_t> ell_rank(n_in);
+  for (size_t i = 0; i < n_in; ++i) {
+    parse_term(ctx, terms[i], ctx.input(i).rank(), false, 0, &ell_rank[i]);
+    ell_total = std::max(ell_total, ell_rank[i]);
+  }
+  if (ell_total > 64) ctx.fail("an ellipsis may stand for at most 64 dimensions");
+  std::vector<std::vector<int>> in_labels(n_in);
+  constexpr int kMaxLabels = kEllipsisBase + 64;
+  std::vector<int64_t> size(kMaxLabels, -1);
+  std::vector<int> count(kMaxLabels, 0);
+  for (size_t i = 0; i < n_in; ++i) {
+    in_labels[i] = parse_term(ctx, terms[i], ctx.input(i).rank(), false, ell_total, nullptr);
+    const Shape& s = ctx.input(i).shape();
+    for (size_t d = 0; d < s.size(); ++d) {
+      const int l = in_labels[i][d];
+      ++count[l];
+      if (l >= kEllipsisBase) {
+        // Ellipsis dims broadcast (size 1 stretches).
+        if (size[l] == -1 || size[l] == 1) size[l] = s[d];
+        else if (s[d] != 1 && s[d] != size[l]) ctx.fail("ellipsis dimensions of the inputs do not broadcast");
+      } else if (size[l] == -1) {
+        size[l] = s[d];
+      } else if (size[l] != s[d]) {
+        ctx.fail("label '" + terms[i] + "' has inconsistent sizes " + std::to_string(size[l]) + " and " + std::to_string(s[d]));
+      }
+    }
+  }
+  std::vector<int> out_labels;
+  if (arrow != std::string::npos) {
+    out_labels = parse_term(ctx, eq.substr(arrow + 2), 0, true, ell_total, nullptr);
+    std::vector<bool> seen(kMaxLabels, false);
+    for (int l : out_labels) {
+      if (size[l] == -1) ctx.fail("output label does not appear in any input");
+      if (seen[l]) ctx.fail("output labels must be unique");
+      seen[l] = true;
+    }
+  } else {
+    // Implicit output: the ellipsis dims, then labels used once, in alphabetical (ASCII) order.
+    for (int64_t e = 0; e < ell_total; ++e) out_labels.push_back(kEllipsisBase + static_cast<int>(e));
+    std::vector<std::pair<char, int>> once;
+    for (int l = 0; l < kEllipsisBase; ++l)
+      if (count[l] == 1) once.emplace_back(l < 26 ? char('a' + l) : char('A' + l - 26), l);
+    std::sort(once.begin(), once.end());
+    for (auto& [ch, l] : once) out_labels.push_back(l);
+  }
+  std::vector<int> sum_labels;
+  for (int l = 0; l < kMaxLabels; ++l)
+    if (size[l] != -1 && std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end()) sum_labels.push_back(l);
+  Shape out_shape, sum_shape;
+  for (int l : out_labels) out_shape.push_back(size[l]);
+  for (int l : sum_labels) sum_shape.push_back(size[l]);
+  // Per operand and label, the stride that label moves by (repeated labels add; broadcast dims are 0).
+  std::vector<std::vector<int64_t>> stride(n_in, std::vector<int64_t>(kMaxLabels, 0));
+  for (size_t i = 0; i < n_in; ++i) {
+    const Shape& s = ctx.input(i).shape();
+    const auto st = strides_of(s);
+    for (size_t d = 0; d < s.size(); ++d)
+      if (!(s[d] == 1 && size[in_labels[i][d]] != 1)) stride[i][in_labels[i][d]] += st[d];
+  }
+  dispatch<kFloats | kInts>(ctx, dt, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using T = acc_t<S>;
+    std::vector<std::vector<T>> vals(n_in);
+    for (size_t i = 0; i < n_in; ++i) vals[i] = values_as<T>(ctx.input(i));
+    Tensor& out = ctx.allocate_output(0, dt, out_shape);
+    std::vector<int64_t> base(n_in);
+    uint64_t o = 0;
+    for (nn::Counter oc(out_shape); oc.valid(); oc.next(), ++o) {  // an empty shape iterates once
+      for (size_t i = 0; i < n_in; ++i) {
+        base[i] = 0;
+        for (size_t d = 0; d < out_labels.size(); ++d) base[i] += oc.index[d] * stride[i][out_labels[d]];
+      }
+      T acc = T(0);
+      for (nn::Counter sc(sum_shape); sc.valid(); sc.next()) {
+        T prod = T(1);
+        for (size_t i = 0; i < n_in; ++i) {
+          int64_t off = base[i];
+          for (size_t d = 0; d < sum_labels.size(); ++d) off += sc.index[d] * stride[i][sum_labels[d]];
+          prod *= vals[i][static_cast<size_t>(off)];
+        }
+        acc += prod;
+      }
+      put<S>(out, o, static_cast<compute_t<S>>(acc));
+    }
+  });
+}
+
+// --- Det -------------------------------------------------------------------------
+
+// Determinant of each trailing square matrix, by LU decomposition with partial pivoting in double.
+void Det(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Shape& s = x.shape();
+  if (s.size() < 2 || s[s.size() - 1] != s[s.size() - 2])
+    ctx.fail("X must have shape [*, M, M], got " + shape_to_string(s));
+  const int64_t n = s.back();
+  const Shape out_shape(s.begin(), s.end() - 2);
+  const uint64_t count = *checked_element_count(out_shape);
+  dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const std::vector<double> xv = real_values(x);
+    Tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
+    std::vector<double> m(static_cast<size_t>(n * n));
+    for (uint64_t b = 0; b < count; ++b) {
+      std::copy(xv.begin() + static_cast<int64_t>(b) * n * n, xv.begin() + static_cast<int64_t>(b + 1) * n * n, m.begin());
+      double det = 1;
+      for (int64_t col = 0; col < n && det != 0; ++col) {
+        int64_t piv = col;
+        for (int64_t r = col + 1; r < n; ++r)
+          if (std::abs(m[r * n + col]) > std::abs(m[piv * n + col])) piv = r;
+        if (m[piv * n + col] == 0) {
+          det = 0;
+          break;
+        }
+        if (piv != col) {
+          for (int64_t j = 0; j < n; ++j) std::swap(m[piv * n + j], m[col * n + j]);
+          det = -det;
+        }
+        det *= m[col * n + col];
+        for (int64_t r = col + 1; r < n; ++r) {
+          const double f = m[r * n + col] / m[col * n + col];
+          for (int64_t j = col; j < n; ++j) m[r * n + j] -= f * m[col * n + j];
+        }
+      }
+      put<S>(out, b, static_cast<compute_t<S>>(det));
+    }
+  });
+}
+
+}  // namespace
+
+void register_nn_ops(KernelRegistry& r) {
+  auto add = [&](const char* op, KernelFn fn, int since) { r.add(KernelDef{"", op, since, INT_MAX, "reference", fn, nullptr}); };
+  add("MatMul", MatMul, 1);
+  add("MatMulInteger", MatMulInteger, 10);
+  add("QLinearMatMul", QLinearMatMul, 10);
+  add("Gemm", Gemm, 1);
+  add("Einsum", Einsum, 12);
+  add("Det", Det, 11);
+  register_nn_conv_ops(r);
+  register_nn_pool_ops(r);
+  register_nn_resize_ops(r);
+}
 
 }  // namespace onnxscope::ref

@@ -28,6 +28,9 @@ struct Window {
   std::vector<int64_t> out;        // output spatial dims
 };
 
+// Bound on window attribute values, so that size arithmetic cannot overflow.
+inline constexpr int64_t kMaxWindowValue = int64_t{1} << 40;
+
 // A list attribute of length k, or `fill` repeated k times when absent; fails
 // when it has another length or a value below `min_value`.
 inline std::vector<int64_t> spatial_attr(const KernelContext& ctx, const char* name, size_t k, int64_t fill,
@@ -38,7 +41,8 @@ inline std::vector<int64_t> spatial_attr(const KernelContext& ctx, const char* n
     ctx.fail(std::string(name) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(k) +
              " (one per spatial dimension)");
   for (int64_t x : v)
-    if (x < min_value) ctx.fail(std::string(name) + " values must be >= " + std::to_string(min_value));
+    if (x < min_value || x > kMaxWindowValue)
+      ctx.fail(std::string(name) + " values must be in [" + std::to_string(min_value) + ", 2^40]");
   return v;
 }
 
@@ -52,7 +56,7 @@ inline Window resolve_window(const KernelContext& ctx, const std::vector<int64_t
   w.in = in_spatial;
   w.kernel = kernel;
   for (int64_t x : kernel)
-    if (x < 1) ctx.fail("kernel dimensions must be >= 1");
+    if (x < 1 || x > kMaxWindowValue) ctx.fail("kernel dimensions must be in [1, 2^40]");
   w.strides = spatial_attr(ctx, "strides", k, 1, 1);
   w.dilations = has_dilations ? spatial_attr(ctx, "dilations", k, 1, 1) : std::vector<int64_t>(k, 1);
   std::vector<int64_t> pads = ctx.attr_ints("pads", std::vector<int64_t>(2 * k, 0));
@@ -60,7 +64,7 @@ inline Window resolve_window(const KernelContext& ctx, const std::vector<int64_t
   if (pads.size() != 2 * k)
     ctx.fail("pads has " + std::to_string(pads.size()) + " values, expected " + std::to_string(2 * k));
   for (int64_t p : pads)
-    if (p < 0) ctx.fail("pads must be non-negative");
+    if (p < 0 || p > kMaxWindowValue) ctx.fail("pads must be in [0, 2^40]");
   const std::string auto_pad = ctx.attr_string("auto_pad", "NOTSET");
   w.pad_begin.assign(k, 0);
   w.pad_end.assign(k, 0);

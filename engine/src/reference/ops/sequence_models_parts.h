@@ -23,6 +23,14 @@ inline void require_float(const KernelContext& ctx, const Tensor& t, const char*
   }
 }
 
+// Fails unless a working buffer of `shape` (derived from input dims) stays
+// within the tensor size limit, so bad dims fail cleanly instead of exhausting memory.
+inline void check_work(const KernelContext& ctx, const Shape& shape, const char* what) {
+  const auto n = checked_element_count(shape);
+  if (!n || *n > ctx.max_tensor_bytes() / 8)
+    ctx.fail(std::string(what) + " of shape " + shape_to_string(shape) + " exceeds the tensor size limit");
+}
+
 // Elements of a float tensor widened to double (the family computes in double).
 inline std::vector<double> to_doubles(const KernelContext& ctx, const Tensor& t, const char* what) {
   require_float(ctx, t, what);

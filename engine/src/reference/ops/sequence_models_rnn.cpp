@@ -182,6 +182,7 @@ RnnProblem parse_problem(const KernelContext& ctx, int64_t gates) {
     for (int64_t v : p.seq_lens)
       if (v < 0 || v > p.seq) ctx.fail("sequence_lens value " + std::to_string(v) + " outside [0, " + std::to_string(p.seq) + "]");
   }
+  seqm::check_work(ctx, p.y_shape(), "Y");
   const float clip = ctx.attr_float("clip", 0.0f);
   if (ctx.has_attr("clip") && !(clip > 0)) ctx.fail("clip must be positive");
   p.clip = clip;
@@ -190,7 +191,7 @@ RnnProblem parse_problem(const KernelContext& ctx, int64_t gates) {
 
 // Time steps of direction d for a sequence of length len, in processing order.
 std::vector<int64_t> time_order(const RnnProblem& p, int64_t d, int64_t len) {
-  std::vector<int64_t> ts(size_t(len));
+  std::vector<int64_t> ts(static_cast<size_t>(len));
   const bool backward = p.reverse_only || d == 1;
   for (int64_t k = 0; k < len; ++k) ts[size_t(k)] = backward ? len - 1 - k : k;
   return ts;
@@ -227,7 +228,7 @@ void RNN(KernelContext& ctx) {
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
   RnnOutputs o;
   o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
-  std::vector<double> xt(size_t(p.input)), wx(size_t(H)), rh(size_t(H)), hcur(size_t(H));
+  std::vector<double> xt(size_t(p.input)), wx(static_cast<size_t>(H)), rh(static_cast<size_t>(H)), hcur(static_cast<size_t>(H));
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(d)];
     const double* Wb = &p.B[size_t(d * 2 * H)];
@@ -260,8 +261,8 @@ void GRU(KernelContext& ctx) {
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
   RnnOutputs o;
   o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
-  std::vector<double> xt(size_t(p.input)), wx(size_t(3 * H)), rh(size_t(3 * H)), hcur(size_t(H)), rhid(size_t(H)),
-      rmul(size_t(H)), z(size_t(H)), r(size_t(H));
+  std::vector<double> xt(size_t(p.input)), wx(size_t(3 * H)), rh(size_t(3 * H)), hcur(static_cast<size_t>(H)), rhid(static_cast<size_t>(H)),
+      rmul(static_cast<size_t>(H)), z(static_cast<size_t>(H)), r(static_cast<size_t>(H));
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(2 * d)];
     const Activation& g = acts[size_t(2 * d + 1)];
@@ -318,7 +319,7 @@ void LSTM(KernelContext& ctx) {
   }
   RnnOutputs o;
   o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
-  std::vector<double> xt(size_t(p.input)), wx(size_t(4 * H)), rh(size_t(4 * H)), hcur(size_t(H)), ccur(size_t(H));
+  std::vector<double> xt(size_t(p.input)), wx(size_t(4 * H)), rh(size_t(4 * H)), hcur(static_cast<size_t>(H)), ccur(static_cast<size_t>(H));
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(3 * d)];
     const Activation& g = acts[size_t(3 * d + 1)];

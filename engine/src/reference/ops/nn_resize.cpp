@@ -1,0 +1,813 @@
+// Resampling and detection: Resize, Upsample, GridSample, AffineGrid,
+// RoiAlign, NonMaxSuppression. Interpolation weights and sums are computed
+// in double (float16/float inputs included) and rounded once on store.
+#include <cmath>
+#include <limits>
+#include <numeric>
+#include <optional>
+
+#include "reference/kernel_util.h"
+#include "reference/ops/nn_parts.h"
+
+namespace onnxscope::ref {
+namespace {
+
+using nn::Counter;
+
+// Stores a real value into element i of a numeric tensor the way numpy's
+// saturating cast does: integers are rounded half to even and clamped.
+template <typename S> void put_saturated(Tensor& t, uint64_t i, double v) {
+  using C = compute_t<S>;
+  if constexpr (std::is_integral_v<C>) {
+    if (std::isnan(v)) v = 0;
+    v = std::nearbyint(v);
+    v = std::clamp(v, static_cast<double>(std::numeric_limits<C>::lowest()), static_cast<double>(std::numeric_limits<C>::max()));
+    put<S>(t, i, static_cast<C>(v));
+  } else {
+    put<S>(t, i, static_cast<C>(v));
+  }
+}
+
+// --- Resize / Upsample -------------------------------------------------------------
+
+struct ResizeSpec {
+  std::string mode = "nearest";          // nearest, linear, cubic
+  std::string coord = "half_pixel";      // coordinate_transformation_mode
+  std::string nearest = "round_prefer_floor";  // or round_prefer_ceil, floor, ceil, simple (opset <= 10)
+  double cubic_a = -0.75;
+  bool exclude_outside = false, antialias = false;
+  double extrapolation = 0;
+  std::vector<double> scales;  // per dim
+  Shape out;                   // per dim
+  std::vector<double> roi;     // [starts..., ends...] per dim, or empty
+};
+
+// For one axis: for every output coordinate, the input indices it reads
+// (clamped to the input) and their weights, and whether it lies outside the
+// crop box (tf_crop_and_resize), where the extrapolation value is written.
+struct AxisTaps {
+  int64_t n = 0;  // taps per output coordinate
+  std::vector<int64_t> idx;
+  std::vector<double> w;
+  std::vector<char> outside;
+};
+
+std::vector<double> resize_coeffs(const KernelContext& ctx, const ResizeSpec& sp, double ratio, double scale, bool down) {
+  const double A = sp.cubic_a;
+  if (sp.mode == "nearest") {
+    bool second;
+    if (ratio == 1.0) second = true;  // integral source coordinate
+    else if (sp.nearest == "round_prefer_floor") second = ratio > 0.5;
+    else if (sp.nearest == "round_prefer_ceil") second = ratio >= 0.5;
+    else if (sp.nearest == "floor") second = false;
+    else if (sp.nearest == "ceil") second = true;
+    else second = down;  // "simple" (opset <= 10): ceil when downsampling, floor otherwise
+    return {second ? 0.0 : 1.0, second ? 1.0 : 0.0};
+  }
+  if (sp.mode == "linear") {
+    if (!sp.antialias) return {1 - ratio, ratio};
+    // Triangle filter stretched by 1/scale when downsampling, normalised.
+    const double s = std::min(scale, 1.0);
+    const int64_t start = static_cast<int64_t>(std::floor(-1 / s) + 1);
+    const int64_t footprint = 2 - 2 * start;
+    std::vector<double> c;
+    double sum = 0;
+    for (int64_t i = start; i < start + footprint; ++i) {
+      c.push_back(std::clamp(1 - std::abs((static_cast<double>(i) - ratio) * s), 0.0, 1.0));
+      sum += c.back();
+    }
+    for (auto& v : c) v /= sum;
+    return c;
+  }
+  if (sp.mode == "cubic") {
+    if (!sp.antialias) {
+      const double r = ratio, q = 1 - ratio;
+      return {((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A, ((A + 2) * r - (A + 3)) * r * r + 1,
+              ((A + 2) * q - (A + 3)) * q * q + 1, ((A * (q + 1) - 5 * A) * (q + 1) + 8 * A) * (q + 1) - 4 * A};
+    }
+    const double s = std::min(scale, 1.0);
+    auto kernel = [&](double x) {
+      x = std::abs(x);
+      if (x <= 1) return (A + 2) * x * x * x - (A + 3) * x * x + 1;
+      if (x < 2) return A * x * x * x - 5 * A * x * x + 8 * A * x - 4 * A;
+      return 0.0;
+    };
+    const int64_t i_start = static_cast<int64_t>(std::floor(-2 / s) + 1), i_end = 2 - i_start;
+    std::vector<double> c;
+    double sum = 0;
+    for (int64_t i = i_start; i < i_end; ++i) {
+      c.push_back(kernel(s * (static_cast<double>(i) - ratio)));
+      sum += c.back();
+    }
+    for (auto& v : c) v /= sum;
+    return c;
+  }
+  ctx.fail("mode must be nearest, linear or cubic, got '" + sp.mode + "'");
+}
+
+AxisTaps plan_axis(const KernelContext& ctx, const ResizeSpec& sp, size_t axis, int64_t in, int64_t out) {
+  AxisTaps t;
+  const double scale = sp.scales[axis];
+  const double out_f = scale * static_cast<double>(in);  // output width as a real number
+  const double roi_start = sp.roi.empty() ? 0.0 : sp.roi[axis];
+  const double roi_end = sp.roi.empty() ? 1.0 : sp.roi[sp.out.size() + axis];
+  t.outside.assign(static_cast<size_t>(out), 0);
+  for (int64_t y = 0; y < out; ++y) {
+    const double yd = static_cast<double>(y);
+    double x;
+    const std::string& m = sp.coord;
+    if (m == "half_pixel") {
+      x = (yd + 0.5) / scale - 0.5;
+    } else if (m == "pytorch_half_pixel") {
+      x = out_f == 1 ? -0.5 : (yd + 0.5) / scale - 0.5;
+    } else if (m == "align_corners") {
+      x = out_f == 1 ? 0.0 : yd * static_cast<double>(in - 1) / (out_f - 1);
+    } else if (m == "asymmetric") {
+      x = yd / scale;
+    } else if (m == "half_pixel_symmetric") {
+      const double adjustment = static_cast<double>(out) / out_f;
+      const double center = static_cast<double>(in) / 2;
+      x = center * (1 - adjustment) + (yd + 0.5) / scale - 0.5;
+    } else if (m == "tf_half_pixel_for_nn") {  // Resize-11 only
+      x = (yd + 0.5) / scale;
+    } else if (m == "tf_crop_and_resize") {
+      x = out_f == 1 ? (roi_end - roi_start) * static_cast<double>(in - 1) / 2
+                     : yd * (roi_end - roi_start) * static_cast<double>(in - 1) / (out_f - 1);
+      x += roi_start * static_cast<double>(in - 1);
+      if (x < 0 || x > static_cast<double>(in - 1)) t.outside[y] = 1;
+    } else {
+      ctx.fail("unknown coordinate_transformation_mode '" + m + "'");
+    }
+    // Keep far-away source coordinates (huge crop boxes) in integer range; they only read the edge.
+    x = std::clamp(x, -static_cast<double>(in) - 8, 2.0 * static_cast<double>(in) + 8);
+    const double xf = std::floor(x);
+    const double ratio = x == xf ? 1.0 : x - xf;
+    std::vector<double> c = resize_coeffs(ctx, sp, ratio, scale, scale < 1);
+    const int64_t n = static_cast<int64_t>(c.size());
+    if (t.n == 0) t.n = n;
+    if (n != t.n) ctx.fail("internal error: inconsistent resize filter size");
+    // The n input coordinates nearest x (ties prefer the lower ones).
+    const int64_t pad = (n + 1) / 2;
+    const double xp = x + static_cast<double>(pad);
+    const double pf = std::floor(xp);
+    const double frac = xp - pf;
+    int64_t start = static_cast<int64_t>(pf);
+    if (n % 2 == 0) start += frac == 0 ? -(n / 2) : -(n / 2) + 1;
+    else start += frac <= 0.5 ? -((n - 1) / 2) : -((n - 1) / 2) + 1;
+    start -= pad;
+    if (sp.exclude_outside) {
+      double sum = 0;
+      for (int64_t j = 0; j < n; ++j) {
+        if (start + j < 0 || start + j >= in) c[j] = 0;
+        sum += c[j];
+      }
+      if (sum != 0)
+        for (auto& v : c) v /= sum;
+    }
+    for (int64_t j = 0; j < n; ++j) {
+      t.idx.push_back(std::clamp<int64_t>(start + j, 0, in - 1));
+      t.w.push_back(c[j]);
+    }
+  }
+  return t;
+}
+
+// The element types dispatch<kFloats | kInts> accepts.
+bool is_real_numeric(DataType t) {
+  const DTypeInfo& info = dtype_info(t);
+  return (info.is_integer && !is_packed_dtype(t)) || t == DataType::Float || t == DataType::Double ||
+         t == DataType::Float16 || t == DataType::BFloat16;
+}
+
+bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)) || a == b; }
+
+// Resizes input 0 into output 0 according to `sp` (scales and out filled in).
+void resample(KernelContext& ctx, const ResizeSpec& sp) {
+  const Tensor& x = ctx.input(0);
+  const Shape& xs = x.shape();
+  const size_t rank = xs.size();
+  for (size_t d = 0; d < rank; ++d)
+    if (sp.out[d] < 0) ctx.fail("the output shape " + shape_to_string(sp.out) + " is negative");
+  Tensor& y = ctx.allocate_output(0, x.dtype(), sp.out);
+  if (y.element_count() == 0) return;
+  if (x.element_count() == 0) ctx.fail("cannot resize an empty input to a non-empty output");
+  if (sp.mode == "nearest") {
+    // Each output element copies one input element (any element type).
+    std::vector<std::vector<int64_t>> pick(rank);  // -1: outside the crop box
+    for (size_t d = 0; d < rank; ++d) {
+      AxisTaps t = plan_axis(ctx, sp, d, xs[d], sp.out[d]);
+      for (int64_t o = 0; o < sp.out[d]; ++o) {
+        int64_t chosen = t.idx[o * t.n];
+        for (int64_t j = 0; j < t.n; ++j)
+          if (t.w[o * t.n + j] != 0) chosen = t.idx[o * t.n + j];
+        pick[d].push_back(t.outside[o] ? -1 : chosen);
+      }
+    }
+    const auto in_strides = strides_of(xs);
+    const bool is_str = x.is_string();
+    const bool numeric = is_real_numeric(x.dtype());
+    if (is_packed_dtype(x.dtype())) ctx.fail("does not support element type " + std::string(dtype_name(x.dtype())));
+    const uint64_t elem = is_str ? 0 : *storage_bytes(x.dtype(), 1);
+    uint64_t o = 0;
+    for (Counter c(sp.out); c.valid(); c.next(), ++o) {
+      int64_t src = 0;
+      bool outside = false;
+      for (size_t d = 0; d < rank; ++d) {
+        const int64_t p = pick[d][c.index[d]];
+        if (p < 0) outside = true;
+        src += p * in_strides[d];
+      }
+      if (outside) {
+        // Numeric types get extrapolation_value; others keep their zero value ("" / false / 0).
+        if (numeric)
+          dispatch<kFloats | kInts>(ctx, x.dtype(), [&](auto tag) {
+            put_saturated<typename decltype(tag)::type>(y, o, sp.extrapolation);
+          });
+      } else if (is_str) {
+        y.mutable_strings()[o] = x.strings()[static_cast<uint64_t>(src)];
+      } else {
+        std::memcpy(y.mutable_raw() + o * elem, x.raw() + static_cast<uint64_t>(src) * elem, elem);
+      }
+    }
+    return;
+  }
+  dispatch<kFloats | kInts>(ctx, x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    // Separable: interpolate one axis at a time, in double.
+    std::vector<double> cur = real_values(x);
+    Shape cur_shape = xs;
+    for (size_t d = 0; d < rank; ++d) {
+      const bool trivial_roi = sp.roi.empty() || (near(sp.roi[d], 0.0) && near(sp.roi[rank + d], 1.0));
+      if (near(sp.scales[d], 1.0) && sp.out[d] == cur_shape[d] && trivial_roi) continue;
+      AxisTaps t = plan_axis(ctx, sp, d, cur_shape[d], sp.out[d]);
+      const int64_t outer = nn::product(Shape(cur_shape.begin(), cur_shape.begin() + d));
+      const int64_t inner = nn::product(cur_shape, d + 1);
+      const int64_t in = cur_shape[d], out = sp.out[d];
+      std::vector<double> next(static_cast<size_t>(outer * out * inner));
+      for (int64_t a = 0; a < outer; ++a)
+        for (int64_t o = 0; o < out; ++o)
+          for (int64_t i = 0; i < inner; ++i) {
+            double v = 0;
+            if (t.outside[o]) {
+              v = sp.extrapolation;
+            } else {
+              for (int64_t j = 0; j < t.n; ++j) v += t.w[o * t.n + j] * cur[(a * in + t.idx[o * t.n + j]) * inner + i];
+            }
+            next[(a * out + o) * inner + i] = v;
+          }
+      cur.swap(next);
+      cur_shape[d] = out;
+    }
+    for (uint64_t i = 0; i < cur.size(); ++i) put_saturated<S>(y, i, cur[i]);
+  });
+}
+
+std::vector<double> float_values(const KernelContext& ctx, const Tensor& t, const char* what) {
+  if (!dtype_info(t.dtype()).is_float || dtype_info(t.dtype()).is_complex)
+    ctx.fail(std::string(what) + " must be a float tensor");
+  if (t.rank() > 1) ctx.fail(std::string(what) + " must be 1-D");
+  return real_values(t);
+}
+
+// floor(in * scale), failing when it does not fit an int64 comfortably.
+int64_t output_size(const KernelContext& ctx, double scale, int64_t in) {
+  const double v = std::floor(scale * static_cast<double>(in));
+  if (!(v < 9.0e15)) ctx.fail("scale " + std::to_string(scale) + " gives an output dimension that is too large");
+  return static_cast<int64_t>(v);
+}
+
+void Resize(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const size_t rank = static_cast<size_t>(x.rank());
+  const int64_t opset = ctx.opset_version();
+  ResizeSpec sp;
+  sp.mode = ctx.attr_string("mode", "nearest");
+  if (sp.mode != "nearest" && sp.mode != "linear" && sp.mode != "cubic")
+    ctx.fail("mode must be nearest, linear or cubic, got '" + sp.mode + "'");
+  std::vector<double> scales;
+  std::vector<int64_t> sizes;
+  if (opset < 11) {
+    if (sp.mode == "cubic") ctx.fail("mode cubic needs opset 11");
+    sp.coord = "asymmetric";
+    sp.nearest = "simple";
+    scales = float_values(ctx, ctx.input(1), "scales");
+  } else {
+    sp.coord = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
+    sp.nearest = ctx.attr_string("nearest_mode", "round_prefer_floor");
+    if (sp.nearest != "round_prefer_floor" && sp.nearest != "round_prefer_ceil" && sp.nearest != "floor" && sp.nearest != "ceil")
+      ctx.fail("unknown nearest_mode '" + sp.nearest + "'");
+    if (sp.coord == "half_pixel_symmetric" && opset < 19) ctx.fail("half_pixel_symmetric needs opset 19");
+    if (opset >= 13 && sp.coord == "tf_half_pixel_for_nn") ctx.fail("tf_half_pixel_for_nn was removed in opset 13");
+    sp.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
+    sp.exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
+    sp.extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
+    if (const Tensor* s = ctx.optional_input(2)) scales = float_values(ctx, *s, "scales");
+    if (const Tensor* s = ctx.optional_input(3)) sizes = int_values(ctx, *s);
+    if (const Tensor* r = ctx.optional_input(1)) sp.roi = float_values(ctx, *r, "roi");
+    if (sp.coord == "tf_crop_and_resize")
+      for (double v : sp.roi)
+        if (std::isnan(v)) ctx.fail("roi must not contain NaN");
+  }
+  if (opset >= 18) {
+    sp.antialias = ctx.attr_int("antialias", 0) != 0;
+    if (sp.antialias && sp.mode == "nearest") ctx.fail("antialias is not supported with mode nearest");
+  }
+  // axes (opset 18): scales/sizes/roi name only these dims.
+  std::vector<int64_t> axes;
+  if (opset >= 18 && ctx.has_attr("axes")) {
+    for (int64_t a : ctx.attr_ints("axes")) {
+      const int64_t n = normalize_axis(ctx, a, static_cast<int64_t>(rank));
+      if (std::find(axes.begin(), axes.end(), n) != axes.end()) ctx.fail("axes must be unique");
+      axes.push_back(n);
+    }
+  } else {
+    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  }
+  const size_t na = axes.size();
+  if (scales.empty() == sizes.empty()) ctx.fail("exactly one of scales and sizes must be given (non-empty)");
+  if (sp.coord != "tf_crop_and_resize") sp.roi.clear();
+  if (!sp.roi.empty()) {
+    if (sp.roi.size() != 2 * na) ctx.fail("roi must have " + std::to_string(2 * na) + " values, got " + std::to_string(sp.roi.size()));
+    std::vector<double> full(2 * rank);
+    for (size_t d = 0; d < rank; ++d) {
+      full[d] = 0;
+      full[rank + d] = 1;
+    }
+    for (size_t i = 0; i < na; ++i) {
+      full[axes[i]] = sp.roi[i];
+      full[rank + axes[i]] = sp.roi[na + i];
+    }
+    sp.roi = full;
+  }
+  if (sp.coord == "tf_crop_and_resize" && sp.roi.empty()) ctx.fail("tf_crop_and_resize needs roi");
+  sp.scales.assign(rank, 1.0);
+  sp.out = x.shape();
+  if (!scales.empty()) {
+    if (scales.size() != na) ctx.fail("scales must have " + std::to_string(na) + " values, got " + std::to_string(scales.size()));
+    for (size_t i = 0; i < na; ++i) {
+      if (!(scales[i] > 0) || !std::isfinite(scales[i])) ctx.fail("scales must be positive and finite");
+      sp.scales[axes[i]] = scales[i];
+      sp.out[axes[i]] = output_size(ctx, scales[i], x.shape()[axes[i]]);
+    }
+  } else {
+    if (sizes.size() != na) ctx.fail("sizes must have " + std::to_string(na) + " values, got " + std::to_string(sizes.size()));
+    for (size_t i = 0; i < na; ++i) {
+      if (sizes[i] < 0) ctx.fail("sizes must be non-negative");
+      if (x.shape()[axes[i]] == 0) ctx.fail("cannot resize an empty dimension");
+      sp.out[axes[i]] = sizes[i];
+      sp.scales[axes[i]] = static_cast<double>(sizes[i]) / static_cast<double>(x.shape()[axes[i]]);
+    }
+    const std::string policy = opset >= 18 ? ctx.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
+    if (policy == "not_larger" || policy == "not_smaller") {
+      double s = sp.scales[axes[0]];
+      for (int64_t a : axes) s = policy == "not_larger" ? std::min(s, sp.scales[a]) : std::max(s, sp.scales[a]);
+      for (int64_t a : axes) {
+        sp.scales[a] = s;
+        sp.out[a] = static_cast<int64_t>(s * static_cast<double>(x.shape()[a]) + 0.5);  // round half up
+      }
+    } else if (policy != "stretch") {
+      ctx.fail("keep_aspect_ratio_policy must be stretch, not_larger or not_smaller, got '" + policy + "'");
+    }
+  }
+  resample(ctx, sp);
+}
+
+// Upsample (deprecated): asymmetric coordinates; nearest takes floor when
+// enlarging (ceil when shrinking), linear interpolates.
+void Upsample(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const size_t rank = static_cast<size_t>(x.rank());
+  ResizeSpec sp;
+  sp.mode = ctx.attr_string("mode", "nearest");
+  if (sp.mode == "bilinear") sp.mode = "linear";
+  if (sp.mode != "nearest" && sp.mode != "linear") ctx.fail("mode must be nearest or linear, got '" + sp.mode + "'");
+  sp.coord = "asymmetric";
+  sp.nearest = "simple";
+  std::vector<double> scales;
+  const int64_t opset = ctx.opset_version();
+  if (opset >= 9) {
+    scales = float_values(ctx, ctx.input(1), "scales");
+  } else if (opset >= 7) {
+    for (float f : ctx.attr_floats("scales")) scales.push_back(f);
+  } else {
+    if (rank != 4) ctx.fail("Upsample-1 needs a 4-D input");
+    scales = {1.0, 1.0, ctx.attr_float("height_scale", 1.0f), ctx.attr_float("width_scale", 1.0f)};
+  }
+  if (scales.size() != rank) ctx.fail("scales must have one value per dimension (" + std::to_string(rank) + ")");
+  sp.scales = scales;
+  sp.out = x.shape();
+  for (size_t d = 0; d < rank; ++d) {
+    if (!(scales[d] > 0) || !std::isfinite(scales[d])) ctx.fail("scales must be positive and finite");
+    sp.out[d] = output_size(ctx, scales[d], x.shape()[d]);
+  }
+  resample(ctx, sp);
+}
+
+// --- GridSample -------------------------------------------------------------------
+// Integer X is interpolated in double and rounded half to even on store, like
+// Resize (onnx's Python reference truncates its integer weights instead).
+
+// Reflects x into [lo, hi] by mirroring at the borders.
+double reflect(double x, double lo, double hi) {
+  const double rng = hi - lo;
+  if (rng <= 0) return lo;
+  if (x < lo) {
+    const double dx = lo - x;
+    const int64_t n = static_cast<int64_t>(dx / rng);
+    const double r = dx - static_cast<double>(n) * rng;
+    return n % 2 == 0 ? lo + r : hi - r;
+  }
+  if (x > hi) {
+    const double dx = x - hi;
+    const int64_t n = static_cast<int64_t>(dx / rng);
+    const double r = dx - static_cast<double>(n) * rng;
+    return n % 2 == 0 ? hi - r : lo + r;
+  }
+  return x;
+}
+
+void cubic_weights(double t, double w[4]) {
+  const double A = -0.75;
+  t = std::abs(t);
+  w[0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
+  w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+  w[2] = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
+  w[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
+}
+
+void GridSample(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& grid = ctx.input(1);
+  nn::require_nc_spatial(ctx, x, "X");
+  const size_t r = static_cast<size_t>(x.rank()) - 2;
+  const Shape& xs = x.shape();
+  const Shape& gs = grid.shape();
+  if (gs.size() != r + 2 || gs[0] != xs[0] || gs.back() != static_cast<int64_t>(r))
+    ctx.fail("grid must have shape [N, out spatial..., " + std::to_string(r) + "] for X of shape " + shape_to_string(xs) +
+             ", got " + shape_to_string(gs));
+  // Opset 16 names the modes bilinear/bicubic and takes 4-D input only; opset 20 says linear/cubic, any rank.
+  const bool v20 = ctx.opset_version() >= 20;
+  std::string mode = ctx.attr_string("mode", v20 ? "linear" : "bilinear");
+  if (!v20 && r != 2) ctx.fail("GridSample before opset 20 takes 4-D input [N, C, H, W] only");
+  if (v20 ? (mode != "linear" && mode != "nearest" && mode != "cubic")
+          : (mode != "bilinear" && mode != "nearest" && mode != "bicubic"))
+    ctx.fail("unknown mode '" + mode + "' for opset " + std::to_string(ctx.opset_version()));
+  if (mode == "bilinear") mode = "linear";
+  if (mode == "bicubic") mode = "cubic";
+  const std::string padding = ctx.attr_string("padding_mode", "zeros");
+  if (padding != "zeros" && padding != "border" && padding != "reflection") ctx.fail("unknown padding_mode '" + padding + "'");
+  const bool align = ctx.attr_int("align_corners", 0) != 0;
+  if (!dtype_info(grid.dtype()).is_float || dtype_info(grid.dtype()).is_complex) ctx.fail("grid must be a float tensor");
+  const int64_t N = xs[0], C = xs[1];
+  const std::vector<int64_t> dims(xs.begin() + 2, xs.end());
+  const std::vector<int64_t> out_sp(gs.begin() + 1, gs.end() - 1);
+  Shape out_shape{N, C};
+  out_shape.insert(out_shape.end(), out_sp.begin(), out_sp.end());
+  const int64_t IS = nn::product(dims), OS = nn::product(out_sp);
+  const auto in_strides = strides_of(dims);
+  if (OS > 0 && N > 0)
+    for (int64_t dsz : dims)
+      if (dsz == 0) ctx.fail("cannot sample from an empty spatial dimension");
+  const std::vector<double> gv = real_values(grid);
+  // Taps of one sampling point: per dim, indices (-1: reads zero) and weights.
+  std::vector<std::vector<int64_t>> ti(r);
+  std::vector<std::vector<double>> tw(r);
+  auto pixel_index = [&](int64_t i, size_t d, double lo, double hi) -> int64_t {
+    if (padding == "zeros") return (i >= 0 && i < dims[d]) ? i : -1;
+    if (padding == "border") return std::clamp<int64_t>(i, 0, dims[d] - 1);
+    return std::clamp<int64_t>(static_cast<int64_t>(reflect(static_cast<double>(i), lo, hi)), 0, dims[d] - 1);
+  };
+  // Fills `taps` with (input spatial offset, weight) for output point o of batch n;
+  // returns false when a grid coordinate is NaN (the output is NaN then).
+  auto sample_taps = [&](int64_t n, int64_t o, std::vector<std::pair<int64_t, double>>& taps) {
+    taps.clear();
+    for (size_t d = 0; d < r; ++d) {
+      // Grid's last axis lists coordinates innermost dim first (x, y, z).
+      const double g = gv[static_cast<size_t>((n * OS + o) * static_cast<int64_t>(r) + static_cast<int64_t>(r - 1 - d))];
+      if (std::isnan(g)) return false;
+      const double L = static_cast<double>(dims[d]);
+      // Denormalised to pixel units, rounded to float as the reference does.
+      double v = static_cast<float>(align ? (g + 1) / 2.0 * (L - 1) : ((g + 1) * L - 1) / 2.0);
+      const double lo = align ? 0.0 : -0.5, hi = align ? L - 1 : L - 0.5;
+      if (mode == "nearest") v = std::nearbyint(v);
+      if (v < lo || v > hi) {
+        if (padding == "border") v = std::clamp(v, 0.0, L - 1);
+        else if (padding == "reflection") v = static_cast<float>(reflect(v, lo, hi));
+      }
+      // Far outside, every tap reads zero anyway; keep the integer conversions in range.
+      v = std::clamp(v, -L - 8, 2 * L + 8);
+      ti[d].clear();
+      tw[d].clear();
+      if (mode == "nearest") {
+        ti[d].push_back(pixel_index(static_cast<int64_t>(v), d, lo, hi));
+        tw[d].push_back(1.0);
+      } else if (mode == "linear") {
+        const double f = std::floor(v);
+        const int64_t i0 = static_cast<int64_t>(f);
+        ti[d] = {pixel_index(i0, d, lo, hi), pixel_index(i0 + 1, d, lo, hi)};
+        tw[d] = {1 - (v - f), v - f};
+      } else {
+        const double f = std::floor(v);
+        const int64_t i0 = static_cast<int64_t>(f);
+        double w[4];
+        cubic_weights(v - f, w);
+        for (int64_t j = 0; j < 4; ++j) {
+          ti[d].push_back(pixel_index(i0 - 1 + j, d, lo, hi));
+          tw[d].push_back(w[j]);
+        }
+      }
+    }
+    // Combine the per-dim taps (separable); taps reading zero padding are dropped.
+    std::vector<int64_t> tap_dims;
+    for (size_t d = 0; d < r; ++d) tap_dims.push_back(static_cast<int64_t>(ti[d].size()));
+    for (Counter tc(tap_dims); tc.valid(); tc.next()) {
+      int64_t off = 0;
+      double w = 1;
+      bool zero = false;
+      for (size_t d = 0; d < r; ++d) {
+        const int64_t i = ti[d][tc.index[d]];
+        if (i < 0) zero = true;
+        off += i * in_strides[d];
+        w *= tw[d][tc.index[d]];
+      }
+      if (!zero) taps.emplace_back(off, w);
+    }
+    return true;
+  };
+  Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
+  std::vector<std::pair<int64_t, double>> taps;
+  if (!is_real_numeric(x.dtype())) {
+    // Other element types (string, bool, complex): nearest copies; outside reads the zero value.
+    if (mode != "nearest") ctx.fail("mode " + mode + " needs a numeric X, got " + std::string(dtype_name(x.dtype())));
+    if (is_packed_dtype(x.dtype())) ctx.fail("does not support element type " + std::string(dtype_name(x.dtype())));
+    const uint64_t elem = x.is_string() ? 0 : *storage_bytes(x.dtype(), 1);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t o = 0; o < OS; ++o) {
+        if (!sample_taps(n, o, taps) || taps.empty()) continue;
+        for (int64_t c = 0; c < C; ++c) {
+          const uint64_t src = static_cast<uint64_t>((n * C + c) * IS + taps[0].first);
+          const uint64_t dst = static_cast<uint64_t>((n * C + c) * OS + o);
+          if (x.is_string()) y.mutable_strings()[dst] = x.strings()[src];
+          else std::memcpy(y.mutable_raw() + dst * elem, x.raw() + src * elem, elem);
+        }
+      }
+    return;
+  }
+  dispatch<kFloats | kInts>(ctx, x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const std::vector<double> xv = real_values(x);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t o = 0; o < OS; ++o) {
+        const bool ok = sample_taps(n, o, taps);
+        for (int64_t c = 0; c < C; ++c) {
+          const double* plane = xv.data() + (n * C + c) * IS;
+          double acc = ok ? 0.0 : std::numeric_limits<double>::quiet_NaN();
+          for (const auto& [off, w] : taps) acc += w * plane[off];
+          put_saturated<S>(y, static_cast<uint64_t>((n * C + c) * OS + o), acc);
+        }
+      }
+  });
+}
+
+// --- AffineGrid -------------------------------------------------------------------
+
+// grid[n, (d,) h, w] = theta[n] @ [x_w, y_h, (z_d,) 1] with normalised base coordinates in [-1, 1].
+void AffineGrid(KernelContext& ctx) {
+  const Tensor& theta = ctx.input(0);
+  const std::vector<int64_t> size = int_values(ctx, ctx.input(1));
+  const bool align = ctx.attr_int("align_corners", 0) != 0;
+  if (size.size() != 4 && size.size() != 5) ctx.fail("size must be [N, C, H, W] or [N, C, D, H, W]");
+  const size_t r = size.size() - 2;  // spatial rank: 2 or 3
+  const int64_t N = size[0];
+  if (theta.shape() != Shape{N, static_cast<int64_t>(r), static_cast<int64_t>(r + 1)})
+    ctx.fail("theta must have shape " + shape_to_string(Shape{N, static_cast<int64_t>(r), static_cast<int64_t>(r + 1)}) +
+             ", got " + shape_to_string(theta.shape()));
+  std::vector<int64_t> sp(size.begin() + 2, size.end());
+  for (int64_t s : sp)
+    if (s < 0) ctx.fail("size must be non-negative");
+  Shape out_shape{N};
+  out_shape.insert(out_shape.end(), sp.begin(), sp.end());
+  out_shape.push_back(static_cast<int64_t>(r));
+  auto base = [&](int64_t i, int64_t L) {
+    if (align) return L == 1 ? -1.0 : -1.0 + 2.0 * static_cast<double>(i) / static_cast<double>(L - 1);
+    return (2.0 * static_cast<double>(i) + 1.0) / static_cast<double>(L) - 1.0;
+  };
+  dispatch<kFloats>(ctx, theta.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const std::vector<double> tv = real_values(theta);
+    Tensor& y = ctx.allocate_output(0, theta.dtype(), out_shape);
+    uint64_t o = 0;
+    for (int64_t n = 0; n < N; ++n) {
+      const double* t = tv.data() + n * static_cast<int64_t>(r * (r + 1));
+      for (Counter c(sp); c.valid(); c.next()) {
+        // Homogeneous base point, innermost dim first: (x, y[, z], 1).
+        std::vector<double> p;
+        for (size_t d = r; d-- > 0;) p.push_back(base(c.index[d], sp[d]));
+        p.push_back(1.0);
+        for (size_t row = 0; row < r; ++row) {
+          double v = 0;
+          for (size_t j = 0; j <= r; ++j) v += t[row * (r + 1) + j] * p[j];
+          put<S>(y, o++, static_cast<compute_t<S>>(v));
+        }
+      }
+    }
+  });
+}
+
+// --- RoiAlign ---------------------------------------------------------------------
+
+void RoiAlign(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& rois = ctx.input(1);
+  const Tensor& bidx = ctx.input(2);
+  if (x.rank() != 4) ctx.fail("X must have shape [N, C, H, W], got " + shape_to_string(x.shape()));
+  if (rois.rank() != 2 || rois.shape()[1] != 4) ctx.fail("rois must have shape [num_rois, 4], got " + shape_to_string(rois.shape()));
+  if (bidx.rank() != 1 || bidx.shape()[0] != rois.shape()[0])
+    ctx.fail("batch_indices must have shape [num_rois], got " + shape_to_string(bidx.shape()));
+  if (rois.dtype() != x.dtype()) ctx.fail("rois must have the element type of X");
+  const std::string mode = ctx.attr_string("mode", "avg");
+  if (mode != "avg" && mode != "max") ctx.fail("mode must be avg or max, got '" + mode + "'");
+  // Opset 10 behaves like 'output_half_pixel'; opset 16 added the attribute, defaulting to 'half_pixel'.
+  const std::string ctm = ctx.opset_version() >= 16 ? ctx.attr_string("coordinate_transformation_mode", "half_pixel")
+                                                    : "output_half_pixel";
+  if (ctm != "half_pixel" && ctm != "output_half_pixel") ctx.fail("unknown coordinate_transformation_mode '" + ctm + "'");
+  const bool half_pixel = ctm == "half_pixel";
+  const int64_t oh = ctx.attr_int("output_height", 1), ow = ctx.attr_int("output_width", 1);
+  const int64_t sampling = ctx.attr_int("sampling_ratio", 0);
+  const double scale = ctx.attr_float("spatial_scale", 1.0f);
+  if (oh < 1 || ow < 1) ctx.fail("output_height and output_width must be >= 1");
+  if (sampling < 0) ctx.fail("sampling_ratio must be >= 0");
+  const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3], R = rois.shape()[0];
+  dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const std::vector<double> xv = real_values(x), rv = real_values(rois);
+    Tensor& y = ctx.allocate_output(0, x.dtype(), Shape{R, C, oh, ow});
+    struct Sample { int64_t p[4]; double w[4]; };
+    for (int64_t roi = 0; roi < R; ++roi) {
+      const int64_t b = bidx.element_as_int64(static_cast<uint64_t>(roi));
+      if (b < 0 || b >= N) ctx.fail("batch index " + std::to_string(b) + " is out of range [0, " + std::to_string(N) + ")");
+      for (int q = 0; q < 4; ++q)
+        if (!std::isfinite(rv[roi * 4 + q])) ctx.fail("rois must be finite");
+      const double off = half_pixel ? 0.5 : 0.0;
+      const double x1 = rv[roi * 4] * scale - off, y1 = rv[roi * 4 + 1] * scale - off;
+      const double x2 = rv[roi * 4 + 2] * scale - off, y2 = rv[roi * 4 + 3] * scale - off;
+      double rw = x2 - x1, rh = y2 - y1;
+      if (!half_pixel) {
+        rw = std::max(rw, 1.0);
+        rh = std::max(rh, 1.0);
+      }
+      const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
+      const double ghd = sampling > 0 ? static_cast<double>(sampling) : std::max(0.0, std::ceil(rh / static_cast<double>(oh)));
+      const double gwd = sampling > 0 ? static_cast<double>(sampling) : std::max(0.0, std::ceil(rw / static_cast<double>(ow)));
+      // Guard the sample grid (a huge roi with adaptive sampling would need billions of points).
+      if (ghd * gwd * static_cast<double>(oh) * static_cast<double>(ow) * 72.0 > static_cast<double>(ctx.max_tensor_bytes()))
+        ctx.fail("the sampling grid of roi " + std::to_string(roi) + " is too large");
+      const int64_t gh = static_cast<int64_t>(ghd), gw = static_cast<int64_t>(gwd);
+      const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
+      // Bilinear sample points of every bin, shared by all channels.
+      std::vector<Sample> samples;
+      for (int64_t ph = 0; ph < oh; ++ph)
+        for (int64_t pw = 0; pw < ow; ++pw)
+          for (int64_t iy = 0; iy < gh; ++iy) {
+            const double yy = y1 + static_cast<double>(ph) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+            for (int64_t ix = 0; ix < gw; ++ix) {
+              const double xx = x1 + static_cast<double>(pw) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
+              Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
+              if (!(yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W))) {
+                double yc = std::max(yy, 0.0), xc = std::max(xx, 0.0);
+                int64_t ylo = static_cast<int64_t>(yc), xlo = static_cast<int64_t>(xc), yhi, xhi;
+                if (ylo >= H - 1) {
+                  yhi = ylo = H - 1;
+                  yc = static_cast<double>(ylo);
+                } else {
+                  yhi = ylo + 1;
+                }
+                if (xlo >= W - 1) {
+                  xhi = xlo = W - 1;
+                  xc = static_cast<double>(xlo);
+                } else {
+                  xhi = xlo + 1;
+                }
+                const double ly = yc - static_cast<double>(ylo), lx = xc - static_cast<double>(xlo);
+                const double hy = 1 - ly, hx = 1 - lx;
+                s = Sample{{ylo * W + xlo, ylo * W + xhi, yhi * W + xlo, yhi * W + xhi}, {hy * hx, hy * lx, ly * hx, ly * lx}};
+              }
+              samples.push_back(s);
+            }
+          }
+      for (int64_t c = 0; c < C; ++c) {
+        const double* plane = xv.data() + (b * C + c) * H * W;
+        size_t si = 0;
+        for (int64_t ph = 0; ph < oh; ++ph)
+          for (int64_t pw = 0; pw < ow; ++pw) {
+            double v = 0;
+            bool first = true;
+            for (int64_t k = 0; k < gh * gw; ++k, ++si) {
+              const Sample& s = samples[si];
+              if (mode == "avg") {
+                for (int q = 0; q < 4; ++q) v += s.w[q] * plane[s.p[q]];
+              } else {
+                // Max mode takes the largest weighted corner (as onnxruntime does).
+                double m = s.w[0] * plane[s.p[0]];
+                for (int q = 1; q < 4; ++q) m = std::max(m, s.w[q] * plane[s.p[q]]);
+                v = first ? m : std::max(v, m);
+                first = false;
+              }
+            }
+            if (mode == "avg") v /= count;
+            put<S>(y, static_cast<uint64_t>(((roi * C + c) * oh + ph) * ow + pw), static_cast<compute_t<S>>(v));
+          }
+      }
+    }
+  });
+}
+
+// --- NonMaxSuppression --------------------------------------------------------------
+
+void NonMaxSuppression(KernelContext& ctx) {
+  const Tensor& boxes = ctx.input(0);
+  const Tensor& scores = ctx.input(1);
+  if (boxes.rank() != 3 || boxes.shape()[2] != 4) ctx.fail("boxes must have shape [batches, boxes, 4], got " + shape_to_string(boxes.shape()));
+  if (scores.rank() != 3 || scores.shape()[0] != boxes.shape()[0] || scores.shape()[2] != boxes.shape()[1])
+    ctx.fail("scores must have shape [batches, classes, boxes] matching boxes, got " + shape_to_string(scores.shape()));
+  int64_t max_out = 0;
+  if (const Tensor* t = ctx.optional_input(2); t && t->element_count() > 0) max_out = t->element_as_int64(0);
+  float iou_threshold = 0;
+  if (const Tensor* t = ctx.optional_input(3); t && t->element_count() > 0) iou_threshold = static_cast<float>(t->element_as_double(0));
+  std::optional<float> score_threshold;
+  if (const Tensor* t = ctx.optional_input(4); t && t->element_count() > 0) score_threshold = static_cast<float>(t->element_as_double(0));
+  const int64_t center = ctx.attr_int("center_point_box", 0);
+  if (center != 0 && center != 1) ctx.fail("center_point_box must be 0 or 1");
+  if (iou_threshold < 0 || iou_threshold > 1) ctx.fail("iou_threshold must be in [0, 1]");
+  const int64_t B = boxes.shape()[0], NB = boxes.shape()[1], NC = scores.shape()[1];
+  // Coordinates and scores are compared in float, as onnxruntime does.
+  const std::vector<double> bv = real_values(boxes), sv = real_values(scores);
+  auto corners = [&](int64_t b, int64_t i, float out[4]) {  // ymin, xmin, ymax, xmax
+    const double* p = bv.data() + (b * NB + i) * 4;
+    if (center == 0) {
+      out[0] = static_cast<float>(std::min(p[0], p[2]));
+      out[2] = static_cast<float>(std::max(p[0], p[2]));
+      out[1] = static_cast<float>(std::min(p[1], p[3]));
+      out[3] = static_cast<float>(std::max(p[1], p[3]));
+    } else {
+      const float xc = static_cast<float>(p[0]), yc = static_cast<float>(p[1]), w = static_cast<float>(p[2]), h = static_cast<float>(p[3]);
+      out[1] = xc - w / 2;
+      out[3] = xc + w / 2;
+      out[0] = yc - h / 2;
+      out[2] = yc + h / 2;
+    }
+  };
+  auto suppress = [&](int64_t b, int64_t i, int64_t j) {
+    float a[4], c[4];
+    corners(b, i, a);
+    corners(b, j, c);
+    const float ix = std::min(a[3], c[3]) - std::max(a[1], c[1]);
+    const float iy = std::min(a[2], c[2]) - std::max(a[0], c[0]);
+    if (ix <= 0 || iy <= 0) return false;
+    const float inter = ix * iy;
+    const float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_c = (c[2] - c[0]) * (c[3] - c[1]);
+    const float uni = area_a + area_c - inter;
+    if (area_a <= 0 || area_c <= 0 || uni <= 0) return false;
+    return inter / uni > iou_threshold;
+  };
+  std::vector<int64_t> selected;  // triples
+  for (int64_t b = 0; b < B; ++b)
+    for (int64_t c = 0; c < NC; ++c) {
+      const double* sc = sv.data() + (b * NC + c) * NB;
+      std::vector<int64_t> cand;
+      for (int64_t i = 0; i < NB; ++i)
+        if (!score_threshold || static_cast<float>(sc[i]) > *score_threshold) cand.push_back(i);
+      // Highest score first; equal scores keep the lower box index first.
+      std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) { return static_cast<float>(sc[p]) > static_cast<float>(sc[q]); });
+      std::vector<int64_t> kept;
+      for (int64_t i : cand) {
+        if (static_cast<int64_t>(kept.size()) >= max_out) break;
+        bool ok = true;
+        for (int64_t k : kept)
+          if (suppress(b, i, k)) {
+            ok = false;
+            break;
+          }
+        if (ok) {
+          kept.push_back(i);
+          selected.insert(selected.end(), {b, c, i});
+        }
+      }
+    }
+  Tensor& y = ctx.allocate_output(0, DataType::Int64, Shape{static_cast<int64_t>(selected.size() / 3), 3});
+  for (uint64_t i = 0; i < selected.size(); ++i) store<int64_t>(y, i, selected[i]);
+}
+
+}  // namespace
+
+void register_nn_resize_ops(KernelRegistry& r) {
+  auto add = [&](const char* op, KernelFn fn, int since) { r.add(KernelDef{"", op, since, INT_MAX, "reference", fn, nullptr}); };
+  add("Resize", Resize, 10);
+  add("Upsample", Upsample, 1);
+  add("GridSample", GridSample, 16);
+  add("AffineGrid", AffineGrid, 20);
+  add("RoiAlign", RoiAlign, 10);
+  add("NonMaxSuppression", NonMaxSuppression, 10);
+}
+
+}  // namespace onnxscope::ref

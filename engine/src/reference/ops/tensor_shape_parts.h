@@ -1,0 +1,93 @@
+// Shared pieces of the tensor_shape family (tensor_shape*.cpp): the register
+// functions of its parts and the type-agnostic element copying every
+// data-movement kernel uses (any element type: strings, fixed-width, packed).
+#pragma once
+
+#include <cstring>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "onnxscope/kernel.h"
+#include "onnxscope/tensor.h"
+
+namespace onnxscope::ref {
+
+void register_tensor_shape_cast_ops(KernelRegistry& r);    // tensor_shape_cast.cpp: Cast, CastLike, BitCast
+void register_tensor_shape_layout_ops(KernelRegistry& r);  // tensor_shape_layout.cpp: Pad, Range, EyeLike, Trilu,
+                                                           // DepthToSpace, SpaceToDepth, CenterCropPad, Col2Im
+
+// Copies single elements from `src` into `dst` (same element type) by index,
+// whatever the type: strings are assigned, packed sub-byte types move their
+// bit patterns, everything else moves its bytes.
+class ElementMover {
+ public:
+  ElementMover(const Tensor& src, Tensor& dst)
+      : type_(src.dtype()), strings_(src.is_string()), packed_(is_packed_dtype(src.dtype())) {
+    if (strings_) {
+      src_strings_ = &src.strings();
+      dst_strings_ = &dst.mutable_strings();
+    } else {
+      width_ = static_cast<size_t>(storage_bytes(type_, 1).value_or(1));
+      src_ = src.raw();
+      dst_ = dst.mutable_raw();
+    }
+  }
+  // dst[to] = src[from]
+  void operator()(uint64_t to, uint64_t from) const {
+    if (strings_) (*dst_strings_)[to] = (*src_strings_)[from];
+    else if (packed_) set_packed_element_bits(type_, dst_, to, packed_element_bits(type_, src_, from));
+    else std::memcpy(dst_ + to * width_, src_ + from * width_, width_);
+  }
+
+ private:
+  DataType type_;
+  bool strings_, packed_;
+  size_t width_ = 0;
+  const std::byte* src_ = nullptr;
+  std::byte* dst_ = nullptr;
+  const std::vector<std::string>* src_strings_ = nullptr;
+  std::vector<std::string>* dst_strings_ = nullptr;
+};
+
+// The same elements under another shape of equal element count, sharing the
+// storage (strings are copied).
+inline Tensor reshaped_view(const Tensor& t, Shape shape) {
+  if (t.is_string()) return Tensor::from_strings(std::move(shape), t.strings());
+  if (!t.buffer() || t.element_count() == 0) return Tensor::zeros(t.dtype(), std::move(shape));
+  return Tensor::from_buffer(t.dtype(), std::move(shape), t.buffer());
+}
+
+// Fills `dst` (already allocated) by walking its elements in row-major order.
+// For output dimension d at index k, table[d][k] is the offset (in elements)
+// that coordinate adds to the source position, or negative when that
+// coordinate lies outside the source: then the element is copied from element
+// 0 of `fill` (same element type), or left zero when `fill` is null.
+inline void gather_by_tables(const Tensor& src, Tensor& dst, const std::vector<std::vector<int64_t>>& table,
+                             const Tensor* fill = nullptr) {
+  const uint64_t n = dst.element_count();
+  if (n == 0) return;
+  ElementMover move(src, dst);
+  std::optional<ElementMover> fill_move;
+  if (fill) fill_move.emplace(*fill, dst);
+  const size_t rank = table.size();
+  std::vector<int64_t> counter(rank, 0);
+  for (uint64_t i = 0; i < n; ++i) {
+    int64_t offset = 0;
+    bool outside = false;
+    for (size_t d = 0; d < rank; ++d) {
+      const int64_t o = table[d][static_cast<size_t>(counter[d])];
+      if (o < 0) outside = true;
+      offset += o;
+    }
+    if (!outside) move(i, static_cast<uint64_t>(offset));
+    else if (fill_move) (*fill_move)(i, 0);
+    // Odometer increment over the output shape.
+    for (size_t d = rank; d-- > 0;) {
+      if (++counter[d] < static_cast<int64_t>(table[d].size())) break;
+      counter[d] = 0;
+    }
+  }
+}
+
+}  // namespace onnxscope::ref
