@@ -1,5 +1,7 @@
 // onnxscope conformance: run the upstream backend suite (or any folder of the
 // same shape) on an engine, compare with expectations, report drift.
+#include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <regex>
 
@@ -18,6 +20,18 @@ struct ConformanceArgs {
   double timeout = 60;
   bool update = false, verbose = false;
 };
+
+// "onnx 1.23.2" from the VERSION file scripts/gen_backend_data.py writes at the
+// suite root (or one level up when a subfolder is the suite).
+std::string suite_onnx_version(const std::filesystem::path& suite) {
+  for (const auto& dir : {suite, suite.parent_path()}) {
+    std::ifstream in(dir / "VERSION");
+    std::string word, version;
+    while (in >> word)
+      if (word == "onnx" && in >> version) return version;
+  }
+  return {};
+}
 
 conformance::EngineFactory engine_factory(const std::string& name) {
   if (name == "reference") return [] { return make_reference_engine(); };
@@ -103,6 +117,7 @@ Runner add_conformance_command(CLI::App& app) {
       if (a->update) {
         conformance::update_expectations(exp, results);
         exp.test_count = results.size();
+        if (std::string v = suite_onnx_version(a->suite); !v.empty()) exp.onnx_version = v;
         conformance::save_expectations(a->expectations, exp, a->engine);
         std::cout << "wrote " << a->expectations << "\n";
         return kExitOk;

@@ -70,6 +70,9 @@ class KernelContext {
   virtual uint64_t max_tensor_bytes() const = 0;
   // Where this node is, for messages.
   virtual Location location() const = 0;
+  // The graph this node belongs to, for operators that refer to other nodes
+  // by name (ai.onnx.preview.training Gradient).
+  virtual const Graph& graph() const = 0;
 
   // --- helpers on top of the above ---------------------------------------
   bool has_input(size_t i) const;

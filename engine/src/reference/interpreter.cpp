@@ -24,10 +24,10 @@ int64_t version_in(const std::vector<OpsetImport>& opsets, const std::string& do
 // The KernelContext a kernel sees: one node, its inputs, its output slots.
 class NodeContext final : public KernelContext {
  public:
-  NodeContext(Interpreter& in, Interpreter::Frame& frame, const Node& node, int64_t version, Location where,
+  NodeContext(Interpreter& in, Interpreter::Frame& frame, const Graph& graph, const Node& node, int64_t version, Location where,
               const std::vector<const Value*>& inputs, std::vector<Value>& outputs,
               const std::vector<OpsetImport>& opsets, std::string path, int64_t iteration)
-      : in_(in), frame_(frame), node_(node), version_(version), where_(std::move(where)), inputs_(inputs),
+      : in_(in), frame_(frame), graph_(graph), node_(node), version_(version), where_(std::move(where)), inputs_(inputs),
         outputs_(outputs), opsets_(opsets), path_(std::move(path)), iteration_(iteration) {}
 
   const Node& node() const override { return node_; }
@@ -51,10 +51,12 @@ class NodeContext final : public KernelContext {
   uint64_t seed() const override { return in_.options().seed; }
   uint64_t max_tensor_bytes() const override { return in_.max_tensor_bytes(); }
   Location location() const override { return where_; }
+  const Graph& graph() const override { return graph_; }
 
  private:
   Interpreter& in_;
   Interpreter::Frame& frame_;
+  const Graph& graph_;
   const Node& node_;
   int64_t version_;
   Location where_;
@@ -174,6 +176,12 @@ const std::vector<std::vector<std::string>>& Interpreter::dead_after(const Graph
           for (const auto& n : free_names_.of(*sg)) last[n] = i;
     }
   }
+  // Gradient recomputes part of its graph from values it names in attributes:
+  // keep everything produced before it alive until it has run.
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (g.nodes[i].op_type == "Gradient")
+      for (auto& [name, at] : last)
+        if (at < i) at = i;
   for (const auto& o : g.outputs) last.erase(o.name);
   std::vector<std::vector<std::string>> dead(g.nodes.size());
   for (auto& [name, i] : last) dead[i].push_back(name);
@@ -233,7 +241,7 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
   std::string impl;
   auto start = std::chrono::steady_clock::now();
   auto candidates = kernels_.candidates(node.domain, node.op_type, version);
-  NodeContext ctx(*this, frame, node, version, where, inputs, outputs, opsets, path, iteration);
+  NodeContext ctx(*this, frame, g, node, version, where, inputs, outputs, opsets, path, iteration);
   const KernelDef* chosen = nullptr;
   for (const KernelDef* k : candidates)
     if (!k->accepts || k->accepts(ctx)) {

@@ -16,6 +16,7 @@ const KernelRegistry& reference_kernels() {
     ref::register_sequence_models_ops(r);
     ref::register_control_flow_ops(r);
     ref::register_text_random_ml_ops(r);
+    ref::register_gradient_ops(r);
     return r;
   }();
   return registry;

@@ -46,7 +46,7 @@ inline std::vector<int64_t> spatial_attr(const KernelContext& ctx, const char* n
   return v;
 }
 
-// Resolves strides, dilations, pads and auto_pad into output sizes. `pool_ceil`
+// Resolves strides, dilations, pads and auto_pad into output sizes. `ceil_mode`
 // is the ceil_mode of pools (a window must start inside the input or its left
 // padding). Reads the attributes "strides", "dilations", "pads", "auto_pad".
 inline Window resolve_window(const KernelContext& ctx, const std::vector<int64_t>& in_spatial,

@@ -14,5 +14,6 @@ void register_nn_ops(KernelRegistry& r);  // ops/nn.cpp: convolution, pooling, m
 void register_sequence_models_ops(KernelRegistry& r);  // ops/sequence_models.cpp: recurrent, attention, quantization, signal: RNN, GRU, LSTM, Attention, RotaryEmbedding, LinearAttention, CausalConvWithState, SwiGLU, ai.onnx.preview FlexAttention, QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear, DFT, STFT, HannWindow, HammingWindow, BlackmanWindow, MelWeightMatrix
 void register_control_flow_ops(KernelRegistry& r);  // ops/control_flow.cpp: control flow, sequences, optionals: If, Loop, Scan, SequenceConstruct, SequenceEmpty, SequenceAt, SequenceInsert, SequenceErase, SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap, Optional, OptionalHasElement, OptionalGetElement
 void register_text_random_ml_ops(KernelRegistry& r);  // ops/text_random_ml.cpp: strings, images, random, ai.onnx.ml, ai.onnx.preview.training: StringNormalizer, StringSplit, StringConcat, RegexFullMatch, TfIdfVectorizer, ImageDecoder, RandomNormal(Like), RandomUniform(Like), Bernoulli, Multinomial, ai.onnx.ml ops, Adagrad, Adam, Momentum
+void register_gradient_ops(KernelRegistry& r);  // ops/gradient.cpp: ai.onnx.preview.training Gradient (reverse-mode differentiation)
 
 }  // namespace onnxscope::ref
