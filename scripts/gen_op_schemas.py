@@ -102,6 +102,23 @@ def main() -> int:
             f"{'true' if s.has_function else 'false'}, "
             f"{'true' if s.has_context_dependent_function else 'false'}}},"
         )
+    # Function bodies of the operators the spec defines as functions, one per
+    # opset version the body is written for; the interpreter expands them
+    # when it has no kernel for the op.
+    bodies = []
+    for idx, s in enumerate(schemas):
+        if not s.has_function:
+            continue
+        for v in s.function_opset_versions:
+            body = s.get_function_with_opset_version(v)
+            data = body if isinstance(body, bytes) else body.SerializeToString()
+            name = f"kBody{idx}_{v}"
+            lines.append(f"static const unsigned char {name}[] = {{{','.join(str(b) for b in data)}}};")
+            bodies.append(f"  {{{c_str(s.domain)}, {c_str(s.name)}, {s.since_version}, {v}, {name}, {len(data)}}},")
+    lines.append("")
+    lines.append("static const FunctionBodyBytes kFunctionBodies[] = {")
+    lines.extend(bodies)
+    lines.append("};")
     lines.append("")
     lines.append("static const OpSchema kOpSchemas[] = {")
     lines.extend(table)

@@ -14,15 +14,6 @@ using onnxscope::viewer::MainWindow;
 
 namespace {
 
-QApplication& app() {
-  static int argc = 1;
-  static char name[] = "viewer_test";
-  static char* argv[] = {name, nullptr};
-  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
-  static QApplication a(argc, argv);
-  return a;
-}
-
 // Text of the top-level row whose first column is `key`, second column.
 QString section_value(const QAbstractItemModel& m, const QString& key) {
   for (int r = 0; r < m.rowCount(); ++r)
@@ -42,7 +33,6 @@ bool load_and_wait(MainWindow& w, const QString& path, bool& ok) {
 }  // namespace
 
 TEST(Viewer, OpensSampleModelOffTheUiThread) {
-  app();
   MainWindow w;
   w.show();
   bool ok = false;
@@ -54,12 +44,12 @@ TEST(Viewer, OpensSampleModelOffTheUiThread) {
   EXPECT_EQ(section_value(m, "Validation"), "0 error(s), 0 warning(s)");
   EXPECT_TRUE(w.windowTitle().contains("sample_cnn.onnx"));
   // For looking at the window by eye: ONNXSCOPE_SCREENSHOT_DIR=/tmp ctest -R Viewer
-  if (!qEnvironmentVariableIsEmpty("ONNXSCOPE_SCREENSHOT_DIR"))
+  if (!qEnvironmentVariableIsEmpty("ONNXSCOPE_SCREENSHOT_DIR")) {
     EXPECT_TRUE(w.grab().save(qEnvironmentVariable("ONNXSCOPE_SCREENSHOT_DIR") + "/viewer_sample.png"));
+  }
 }
 
 TEST(Viewer, CorruptModelListsErrorsInsteadOfCrashing) {
-  app();
   QTemporaryDir dir;
   const QString path = dir.filePath("broken.onnx");
   std::ofstream(path.toStdString(), std::ios::binary) << "\x08\x07\x3a\xff\xff\xff\x0f garbage";
@@ -69,4 +59,13 @@ TEST(Viewer, CorruptModelListsErrorsInsteadOfCrashing) {
   ASSERT_TRUE(load_and_wait(w, path, ok));
   EXPECT_FALSE(ok);
   EXPECT_TRUE(section_value(*w.overview(), "Validation").startsWith("1 error")) << section_value(*w.overview(), "Validation").toStdString();
+}
+
+// QApplication must outlive every widget and die before Qt's own globals, so
+// it lives on main's stack rather than in a static.
+int main(int argc, char** argv) {
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  QApplication app(argc, argv);
+  ::testing::InitGoogleTest(&argc, argv);
+  return RUN_ALL_TESTS();
 }

@@ -60,6 +60,22 @@ struct OpSchema {
   const FormalParam* output_param(size_t position) const;
 };
 
+// Serialized FunctionProto of an operator the spec defines as a function,
+// written for one opset version of the default domain.
+struct FunctionBodyBytes {
+  const char* domain;
+  const char* name;
+  int since_version;  // the schema version it belongs to
+  int opset;          // the opset the body's own nodes are written for
+  const unsigned char* data;
+  size_t size;
+};
+
+// The body to expand for `schema` in a model importing the default domain at
+// `model_opset` (the newest body written for an opset <= model_opset), or
+// nullptr when the operator has no static function body.
+const FunctionBodyBytes* find_function_body(const OpSchema& schema, int64_t model_opset);
+
 // Schema in force for `op` of `domain` at `opset_version`: the newest version
 // with since_version <= opset_version. Nullptr if the op does not exist then.
 const OpSchema* find_schema(std::string_view domain, std::string_view op, int64_t opset_version);

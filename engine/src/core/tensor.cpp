@@ -128,14 +128,20 @@ void set_packed_element_bits(DataType t, std::byte* data, uint64_t i, uint8_t bi
   }
 }
 
+namespace {
+// Element i of fixed-width storage, alignment-safe.
+template <typename T>
+T load_element(const std::byte* d, uint64_t i) {
+  T v;
+  std::memcpy(&v, d + i * sizeof(T), sizeof(T));
+  return v;
+}
+}  // namespace
+
 double Tensor::element_as_double(uint64_t i) const {
   if (i >= count_) throw std::out_of_range("tensor element index out of range");
   const std::byte* d = raw();
-  auto load = [&](auto tag) {
-    decltype(tag) v;
-    std::memcpy(&v, d + i * sizeof(v), sizeof(v));
-    return v;
-  };
+  auto load = [&](auto tag) { return load_element<decltype(tag)>(d, i); };
   switch (dtype_) {
     case DataType::Float: return load(float{});
     case DataType::Double: return load(double{});
@@ -161,11 +167,7 @@ double Tensor::element_as_double(uint64_t i) const {
 int64_t Tensor::element_as_int64(uint64_t i) const {
   if (i >= count_) throw std::out_of_range("tensor element index out of range");
   const std::byte* d = raw();
-  auto load = [&](auto tag) {
-    decltype(tag) v;
-    std::memcpy(&v, d + i * sizeof(v), sizeof(v));
-    return v;
-  };
+  auto load = [&](auto tag) { return load_element<decltype(tag)>(d, i); };
   switch (dtype_) {
     case DataType::Uint8: return load(uint8_t{});
     case DataType::Int8: return load(int8_t{});

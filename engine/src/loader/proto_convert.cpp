@@ -1,5 +1,7 @@
 #include "loader/proto_convert.h"
 
+#include "loader/function_body.h"
+
 #include <cstring>
 
 namespace onnxscope::detail {
@@ -432,6 +434,19 @@ void model_from_proto(onnx::ModelProto& p, Model& m, ConvertContext& ctx) {
   if (p.training_info_size() > 0)
     ctx.diags->info("training-info", Location{ctx.file},
                     std::to_string(p.training_info_size()) + " training_info entries are kept out of the inference graph");
+}
+
+std::shared_ptr<const Function> parse_function_proto(const unsigned char* data, size_t size, const std::string& label) {
+  onnx::FunctionProto p;
+  if (!p.ParseFromArray(data, static_cast<int>(size)))
+    throw Error(Diagnostic{Severity::Error, "function-body", Location{label}, "function body is not a valid FunctionProto", {}});
+  ExternalDataResolver none({}, false);
+  Diagnostics diags;
+  ConvertContext ctx{label, &none, &diags, 32};
+  auto f = std::make_shared<Function>();
+  Converter{ctx}.function(p, *f);
+  if (diags.has_errors()) throw Error(diags.items().front());
+  return f;
 }
 
 }  // namespace onnxscope::detail

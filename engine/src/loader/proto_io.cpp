@@ -38,7 +38,8 @@ struct Reader {
     Tensor keys;
     if (p.string_keys_size()) {
       std::vector<std::string> k(p.string_keys().begin(), p.string_keys().end());
-      keys = Tensor::from_strings({static_cast<int64_t>(k.size())}, std::move(k));
+      const auto n = static_cast<int64_t>(k.size());  // read before k is moved from
+      keys = Tensor::from_strings({n}, std::move(k));
     } else {
       keys = Tensor::zeros(DataType::Int64, {p.keys_size()});
       for (int i = 0; i < p.keys_size(); ++i) keys.mutable_data<int64_t>()[i] = p.keys(i);

@@ -1,5 +1,8 @@
 #include "reference/interpreter.h"
 
+#include "loader/function_body.h"
+#include "onnxscope/op_schema.h"
+
 #include <unistd.h>
 
 #include <chrono>
@@ -124,6 +127,10 @@ std::vector<NodeSupport> Interpreter::supports() const {
     } else if (model_->function(n.domain, n.op_type, n.overload)) {
       s.supported = true;
       s.detail = "function";
+    } else if (const OpSchema* schema = find_schema(n.domain, n.op_type, v);
+               schema && find_function_body(*schema, model_->opset_version(""))) {
+      s.supported = true;
+      s.detail = "schema-function";
     } else {
       s.detail = "no kernel for " + std::string(domain_display_name(n.domain)) + " " + n.op_type + " at opset " +
                  std::to_string(v);
@@ -255,6 +262,9 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
     } else if (const Function* f = model_->function(node.domain, node.op_type, node.overload)) {
       impl = "function";
       call_function(*f, node, inputs, outputs, path + "/" + where.node);
+    } else if (const Function* body = schema_function(node, version, opsets)) {
+      impl = "schema-function";
+      call_function(*body, node, inputs, outputs, path + "/" + where.node);
     } else {
       fail_at(where, "no-kernel",
               "no kernel for " + std::string(domain_display_name(node.domain)) + " " + node.op_type + " at opset " +
@@ -286,6 +296,16 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
   }
   for (size_t k = 0; k < outputs.size(); ++k)
     if (!node.outputs[k].empty()) frame.values[node.outputs[k]] = std::move(outputs[k]);
+}
+
+const Function* Interpreter::schema_function(const Node& node, int64_t version, const std::vector<OpsetImport>& opsets) {
+  const OpSchema* schema = find_schema(node.domain, node.op_type, version);
+  if (!schema) return nullptr;
+  const FunctionBodyBytes* body = find_function_body(*schema, version_in(opsets, ""));
+  if (!body) return nullptr;
+  auto& slot = schema_functions_[body];
+  if (!slot) slot = detail::parse_function_proto(body->data, body->size, std::string("function body of ") + schema->name);
+  return slot.get();
 }
 
 const Graph& Interpreter::expanded_body(const Function& f, const Node& call) {

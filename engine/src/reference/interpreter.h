@@ -45,6 +45,8 @@ class Interpreter {
                  const std::vector<OpsetImport>& opsets, int64_t iteration);
   void call_function(const Function& f, const Node& call, std::vector<const Value*>& inputs,
                      std::vector<Value>& outputs, const std::string& path);
+  // The spec's function body for this node's operator, if it has one.
+  const Function* schema_function(const Node& node, int64_t version, const std::vector<OpsetImport>& opsets);
   // For each node of g, the values whose last reader it is.
   const std::vector<std::vector<std::string>>& dead_after(const Graph& g);
   // The function body with the call's attributes substituted (cached per call node).
@@ -58,6 +60,8 @@ class Interpreter {
   detail::FreeNames free_names_;
   std::unordered_map<const Graph*, std::vector<std::vector<std::string>>> dead_after_;
   std::unordered_map<const Node*, std::unique_ptr<Graph>> function_bodies_;
+  // Operator function bodies from the schemas, parsed on first use.
+  std::unordered_map<const void*, std::shared_ptr<const Function>> schema_functions_;
 };
 
 // Largest tensor a kernel may allocate by default: half the machine's memory.

@@ -17,6 +17,8 @@ const KernelRegistry& reference_kernels() {
     ref::register_control_flow_ops(r);
     ref::register_text_random_ml_ops(r);
     ref::register_gradient_ops(r);
+    ref::register_ml_classic_ops(r);
+    ref::register_nn_roi_pool_ops(r);
     return r;
   }();
   return registry;

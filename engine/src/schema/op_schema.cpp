@@ -70,6 +70,15 @@ int64_t max_known_opset(std::string_view domain) {
   return best;
 }
 
+const FunctionBodyBytes* find_function_body(const OpSchema& schema, int64_t model_opset) {
+  const FunctionBodyBytes* best = nullptr;
+  for (const auto& b : kFunctionBodies)
+    if (std::string_view(b.domain) == schema.domain && std::string_view(b.name) == schema.name &&
+        b.since_version == schema.since_version && b.opset <= model_opset && (!best || b.opset > best->opset))
+      best = &b;
+  return best;
+}
+
 std::span<const OpSchema> all_schemas() { return kOpSchemas; }
 std::string_view schema_onnx_version() { return ONNXSCOPE_SCHEMA_ONNX_VERSION; }
 

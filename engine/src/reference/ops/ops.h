@@ -15,5 +15,7 @@ void register_sequence_models_ops(KernelRegistry& r);  // ops/sequence_models.cp
 void register_control_flow_ops(KernelRegistry& r);  // ops/control_flow.cpp: control flow, sequences, optionals: If, Loop, Scan, SequenceConstruct, SequenceEmpty, SequenceAt, SequenceInsert, SequenceErase, SequenceLength, SplitToSequence, ConcatFromSequence, SequenceMap, Optional, OptionalHasElement, OptionalGetElement
 void register_text_random_ml_ops(KernelRegistry& r);  // ops/text_random_ml.cpp: strings, images, random, ai.onnx.ml, ai.onnx.preview.training: StringNormalizer, StringSplit, StringConcat, RegexFullMatch, TfIdfVectorizer, ImageDecoder, RandomNormal(Like), RandomUniform(Like), Bernoulli, Multinomial, ai.onnx.ml ops, Adagrad, Adam, Momentum
 void register_gradient_ops(KernelRegistry& r);  // ops/gradient.cpp: ai.onnx.preview.training Gradient (reverse-mode differentiation)
+void register_ml_classic_ops(KernelRegistry& r);  // ops/ml_classic.cpp: ai.onnx.ml classic operators: CastMap, CategoryMapper, DictVectorizer, FeatureVectorizer, Imputer, Linear*, Normalizer, OneHotEncoder, SVM*, Scaler, TreeEnsemble{Classifier,Regressor}, ZipMap
+void register_nn_roi_pool_ops(KernelRegistry& r);  // ops/nn_roi_pool.cpp: MaxRoiPool
 
 }  // namespace onnxscope::ref

@@ -1,0 +1,160 @@
+// The interpreter core: observers see every node with the kernel that ran it,
+// operators without a kernel expand the spec's function body, values are
+// freed after their last use, cancellation stops a run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model_builder.h"
+#include "onnxscope/reference.h"
+#include "reference/interpreter.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+std::shared_ptr<const Model> load(const ModelBuilder& b) {
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<const Model>(std::move(r.model));
+}
+
+Tensor floats(Shape shape, std::vector<float> v) {
+  Tensor t = Tensor::zeros(DataType::Float, std::move(shape));
+  for (size_t i = 0; i < v.size(); ++i) t.mutable_data<float>()[i] = v[i];
+  return t;
+}
+
+struct Recorder : Observer {
+  std::vector<std::string> seen;
+  int stop_after = -1;
+  void on_node(const NodeEvent& e) override {
+    seen.push_back(std::string(e.graph_path) + ":" + e.node->op_type + ":" + std::string(e.kernel));
+  }
+  bool should_stop() override { return stop_after >= 0 && static_cast<int>(seen.size()) >= stop_after; }
+};
+
+ModelBuilder mish_model() {
+  ModelBuilder b(22, 10);
+  b.input("x", DataType::Float, {int64_t{4}});
+  b.node("Mish", {"x"}, {"m"}, "mish");
+  b.node("Neg", {"m"}, {"y"}, "neg");
+  b.output("y", DataType::Float, {int64_t{4}});
+  return b;
+}
+
+}  // namespace
+
+TEST(Interpreter, ObserverSeesEveryNodeAndItsKernel) {
+  auto engine = make_reference_engine();
+  auto prepared = engine->prepare(load(mish_model()));
+  Recorder rec;
+  RunOptions opts;
+  opts.observer = &rec;
+  auto out = prepared->run({{"x", floats({4}, {-2, -0.5f, 0, 3})}}, opts);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(rec.seen, (std::vector<std::string>{"main:Mish:reference", "main:Neg:reference"}));
+  EXPECT_NEAR(out[0].second.tensor().data<float>()[3], -3.0 * std::tanh(std::log1p(std::exp(3.0))), 1e-6);
+}
+
+TEST(Interpreter, OperatorWithoutKernelExpandsTheSpecFunctionBody) {
+  // A registry with Neg but not Mish: Mish must run through its function body.
+  KernelRegistry partial;
+  for (const auto& k : reference_kernels().all())
+    if (k.op_type != "Mish") partial.add(k);
+  auto model = load(mish_model());
+  ref::Interpreter without(model, partial, uint64_t{1} << 30);
+  ref::Interpreter with(model, reference_kernels(), uint64_t{1} << 30);
+  Recorder rec;
+  RunOptions opts;
+  opts.observer = &rec;
+  opts.observe_subgraphs = false;
+  NamedValues in{{"x", floats({4}, {-2, -0.5f, 0, 3})}};
+  auto expanded = without.run(in, opts);
+  auto direct = with.run(in, {});
+  EXPECT_EQ(rec.seen.front(), "main:Mish:schema-function");
+  for (int i = 0; i < 4; ++i)
+    EXPECT_NEAR(expanded[0].second.tensor().data<float>()[i], direct[0].second.tensor().data<float>()[i], 1e-6) << i;
+  auto support = without.supports();
+  EXPECT_EQ(support[0].detail, "schema-function");
+  EXPECT_TRUE(support[0].supported);
+}
+
+TEST(Interpreter, MissingKernelIsALocatedError) {
+  ModelBuilder b;
+  b.opset("com.example", 1);
+  b.input("x", DataType::Float, {int64_t{2}});
+  b.node("Mystery", {"x"}, {"y"}, "the_node", "com.example");
+  b.output_untyped("y");
+  auto prepared = make_reference_engine()->prepare(load(b));
+  try {
+    prepared->run({{"x", floats({2}, {1, 2})}});
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostic().code, "no-kernel");
+    EXPECT_EQ(e.diagnostic().where.node, "the_node");
+  }
+  auto support = make_reference_engine()->supports(*load(b));
+  EXPECT_FALSE(support[0].supported);
+}
+
+TEST(Interpreter, BadInputsAreRejectedByName) {
+  auto prepared = make_reference_engine()->prepare(load(mish_model()));
+  EXPECT_THROW(prepared->run({}), Error);                                          // missing input
+  try {
+    prepared->run({{"x", floats({4}, {1, 2, 3, 4})}, {"x2", floats({1}, {0})}});
+    FAIL() << "an unknown input name must be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("x2"), std::string::npos);
+  }
+}
+
+TEST(Interpreter, KernelErrorsNameTheNode) {
+  ModelBuilder b;
+  b.input("a", DataType::Float, {int64_t{2}});
+  b.input("b", DataType::Float, {int64_t{3}});
+  b.node("Add", {"a", "b"}, {"y"}, "bad_add");
+  b.output_untyped("y");
+  auto prepared = make_reference_engine()->prepare(load(b));
+  try {
+    prepared->run({{"a", floats({2}, {1, 2})}, {"b", floats({3}, {1, 2, 3})}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostic().where.node, "bad_add");
+    EXPECT_NE(e.diagnostic().message.find("cannot be broadcast"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Interpreter, CancelStopsBetweenNodes) {
+  auto prepared = make_reference_engine()->prepare(load(mish_model()));
+  Recorder rec;
+  rec.stop_after = 1;
+  RunOptions opts;
+  opts.observer = &rec;
+  try {
+    prepared->run({{"x", floats({4}, {1, 2, 3, 4})}}, opts);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostic().code, "cancelled");
+  }
+  EXPECT_EQ(rec.seen.size(), 1u);
+}
+
+TEST(Interpreter, HugeOutputIsRefusedNotAllocated) {
+  ModelBuilder b;
+  b.input("shape", DataType::Int64, {int64_t{2}});
+  b.node("ConstantOfShape", {"shape"}, {"y"}, "big");
+  b.output_untyped("y");
+  auto prepared = make_reference_engine()->prepare(load(b));
+  Tensor shape = Tensor::zeros(DataType::Int64, {2});
+  shape.mutable_data<int64_t>()[0] = int64_t{1} << 30;
+  shape.mutable_data<int64_t>()[1] = int64_t{1} << 30;  // 4 EiB of floats
+  try {
+    prepared->run({{"shape", shape}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostic().where.node, "big");
+    EXPECT_NE(std::string(e.what()).find("limit"), std::string::npos) << e.what();
+  }
+}

@@ -1,0 +1,77 @@
+// Test-data .pb files read as the declared type says: tensors, sequences,
+// optionals, maps (int64 and string keys); bad files give named errors.
+#include <gtest/gtest.h>
+
+#include "model_builder.h"
+#include "onnx/onnx-data.pb.h"
+#include "onnxscope/proto_io.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+std::span<const std::byte> bytes_of(const std::string& s) {
+  return {reinterpret_cast<const std::byte*>(s.data()), s.size()};
+}
+TypeInfo map_type(DataType key) {
+  TypeInfo t;
+  t.kind = TypeInfo::Kind::Map;
+  t.map_key = key;
+  return t;
+}
+}  // namespace
+
+TEST(ProtoIo, MapWithStringKeys) {
+  // Regression: the key count was read after the keys were moved away, so
+  // every string-keyed map loaded empty.
+  onnx::MapProto m;
+  m.set_key_type(static_cast<int>(DataType::String));
+  for (auto k : {"a", "bb", "ccc"}) m.add_string_keys(k);
+  *m.mutable_values()->add_tensor_values() = make_float_tensor("", {3}, {1, 2, 3});
+  m.mutable_values()->set_elem_type(onnx::SequenceProto::TENSOR);
+  Value v = read_value_bytes(bytes_of(m.SerializeAsString()), map_type(DataType::String), "map.pb");
+  ASSERT_TRUE(v.is_map());
+  EXPECT_EQ(v.map_keys().strings(), (std::vector<std::string>{"a", "bb", "ccc"}));
+  EXPECT_EQ(v.map_values().element_as_double(2), 3.0);
+}
+
+TEST(ProtoIo, MapWithIntKeysAndMismatchedValues) {
+  onnx::MapProto m;
+  m.set_key_type(static_cast<int>(DataType::Int64));
+  m.add_keys(7);
+  m.add_keys(9);
+  *m.mutable_values()->add_tensor_values() = make_float_tensor("", {2}, {0.5f, 1.5f});
+  Value v = read_value_bytes(bytes_of(m.SerializeAsString()), map_type(DataType::Int64), "map.pb");
+  EXPECT_EQ(v.map_keys().element_as_int64(1), 9);
+  m.add_keys(11);  // three keys, two values
+  EXPECT_THROW(read_value_bytes(bytes_of(m.SerializeAsString()), map_type(DataType::Int64), "map.pb"), Error);
+}
+
+TEST(ProtoIo, SequenceAndOptional) {
+  onnx::SequenceProto s;
+  s.set_elem_type(onnx::SequenceProto::TENSOR);
+  *s.add_tensor_values() = make_float_tensor("", {1}, {4});
+  *s.add_tensor_values() = make_int64_tensor("", {2}, {5, 6});
+  TypeInfo seq;
+  seq.kind = TypeInfo::Kind::Sequence;
+  Value v = read_value_bytes(bytes_of(s.SerializeAsString()), seq, "seq.pb");
+  ASSERT_TRUE(v.is_sequence());
+  ASSERT_EQ(v.items().size(), 2u);
+  EXPECT_EQ(v.items()[1].tensor().element_as_int64(1), 6);
+
+  onnx::OptionalProto empty;
+  TypeInfo opt;
+  opt.kind = TypeInfo::Kind::Optional;
+  EXPECT_TRUE(read_value_bytes(bytes_of(empty.SerializeAsString()), opt, "opt.pb").is_none());
+}
+
+TEST(ProtoIo, CorruptFileIsNamed) {
+  std::string junk = "\x0a\xff\xff\xff\x0f";
+  try {
+    read_value_bytes(bytes_of(junk), TypeInfo::tensor(DataType::Float), "input_0.pb");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("input_0.pb"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(read_value_file("/nonexistent/input_0.pb", TypeInfo::tensor(DataType::Float)), Error);
+}
