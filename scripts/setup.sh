@@ -58,6 +58,8 @@ if [ ! -f "$DATA_DIR/VERSION" ]; then
 fi
 
 # --- Build -------------------------------------------------------------------
+# Paths relative to the checkout, so a fresh clone elsewhere reuses the cache.
+export CCACHE_BASEDIR="$ROOT"
 GUI=ON
 [ "${ONNXSCOPE_NO_GUI:-0}" = 1 ] && GUI=OFF
 if [ ! -f "$BUILD_DIR/build.ninja" ]; then

@@ -9,7 +9,7 @@
 #include "onnxscope/conformance/expectations.h"
 #include "onnxscope/conformance/report.h"
 #include "onnxscope/conformance/runner.h"
-#include "onnxscope/reference.h"
+#include "onnxscope/engines.h"
 
 namespace onnxscope::cli {
 
@@ -34,8 +34,8 @@ std::string suite_onnx_version(const std::filesystem::path& suite) {
 }
 
 conformance::EngineFactory engine_factory(const std::string& name) {
-  if (name == "reference") return [] { return make_reference_engine(); };
-  return nullptr;
+  if (!make_engine(name)) return nullptr;
+  return [name] { return make_engine(name); };
 }
 }  // namespace
 
@@ -43,7 +43,7 @@ Runner add_conformance_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("conformance", "Run the ONNX backend test suite on an engine and report drift");
   auto a = std::make_shared<ConformanceArgs>();
   cmd->add_option("--suite", a->suite, "Suite folder (e.g. ~/.cache/onnxscope/onnx-1.23.2 or one of its subfolders)")->required();
-  cmd->add_option("--engine", a->engine, "Engine to test: reference")->capture_default_str();
+  cmd->add_option("--engine", a->engine, "Engine to test: reference, cpu")->capture_default_str();
   cmd->add_option("--expectations", a->expectations, "Expectations TOML file of this engine");
   cmd->add_option("--report", a->report, "Write a Markdown report (drift, per-operator table, totals)");
   cmd->add_option("--junit", a->junit, "Write JUnit XML");
@@ -56,7 +56,7 @@ Runner add_conformance_command(CLI::App& app) {
   return [a]() -> int {
     auto factory = engine_factory(a->engine);
     if (!factory) {
-      std::cerr << "onnxscope: unknown engine '" << a->engine << "' (available: reference)\n";
+      std::cerr << "onnxscope: unknown engine '" << a->engine << "' (available: reference, cpu)\n";
       return kExitUsage;
     }
     std::vector<conformance::TestCase> cases;

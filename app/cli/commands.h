@@ -20,5 +20,6 @@ using Runner = std::function<int()>;
 
 Runner add_inspect_command(CLI::App& app);
 Runner add_conformance_command(CLI::App& app);
+Runner add_run_command(CLI::App& app);
 
 }  // namespace onnxscope::cli

@@ -15,6 +15,7 @@ int main(int argc, char** argv) {
   auto add = [&](Runner r) { runners[app.get_subcommands({}).back()] = std::move(r); };
   add(add_inspect_command(app));
   add(add_conformance_command(app));
+  add(add_run_command(app));
 
   try {
     app.parse(argc, argv);
@@ -29,6 +30,9 @@ int main(int argc, char** argv) {
   } catch (const std::bad_alloc&) {
     std::cerr << "onnxscope: out of memory\n";
     return kExitBadInput;
+  } catch (const CLI::ValidationError& e) {
+    std::cerr << "onnxscope: " << e.what() << "\n";
+    return kExitUsage;
   } catch (const std::exception& e) {
     std::cerr << "onnxscope: " << e.what() << "\n";
     return kExitBadInput;

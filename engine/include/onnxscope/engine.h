@@ -40,6 +40,10 @@ class Observer {
 
 struct RunOptions {
   Observer* observer = nullptr;
+  // With an observer: report the outputs of every ORIGINAL model node (an
+  // engine that fuses may run unfused to do so). False: report nodes as the
+  // engine runs them, fused ones under their own names (for --explain).
+  bool capture_original = true;
   bool observe_subgraphs = true;  // also report nodes inside If/Loop/Scan bodies
   uint64_t seed = 0;              // random ops without a seed attribute
 };

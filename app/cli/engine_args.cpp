@@ -1,0 +1,48 @@
+#include "engine_args.h"
+
+#include "onnxscope/cpu.h"
+
+namespace onnxscope::cli {
+
+void add_engine_options(CLI::App* cmd, EngineArgs& a) {
+  cmd->add_option("--engine", a.engine, "reference or cpu")->capture_default_str();
+  cmd->add_option("--threads", a.threads, "cpu: intra-op threads (0: every core)")->capture_default_str();
+  cmd->add_option("--opt-level", a.opt_level, "cpu: 0 no graph rewrites ... 3 all")->check(CLI::Range(0, 3))->capture_default_str();
+  std::string passes;
+  for (const auto& p : cpu_passes()) passes += (passes.empty() ? "" : ", ") + p.name;
+  cmd->add_option("--disable-pass", a.disabled, "cpu: skip a graph pass (repeatable): " + passes)
+      ->check([](const std::string& v) -> std::string {
+        for (const auto& p : cpu_passes())
+          if (p.name == v) return {};
+        return "unknown pass '" + v + "'";
+      });
+}
+
+void add_input_options(CLI::App* cmd, InputArgs& a) {
+  cmd->add_option("--seed", a.seed, "Seed of random inputs and random operators")->capture_default_str();
+  cmd->add_option("--dim", a.dims, "Value of a symbolic dimension: NAME=VALUE (repeatable)");
+  cmd->add_option("--input", a.inputs, "An input from a TensorProto/SequenceProto .pb file: NAME=FILE (repeatable)");
+}
+
+InputSpec InputArgs::spec() const {
+  InputSpec s;
+  s.seed = seed;
+  for (const auto& d : dims) {
+    auto eq = d.find('=');
+    if (eq == std::string::npos) throw CLI::ValidationError("--dim", "expected NAME=VALUE, got '" + d + "'");
+    try {
+      s.dims[d.substr(0, eq)] = std::stoll(d.substr(eq + 1));
+    } catch (const std::exception&) {
+      throw CLI::ValidationError("--dim", "'" + d.substr(eq + 1) + "' is not an integer");
+    }
+    if (s.dims[d.substr(0, eq)] < 0) throw CLI::ValidationError("--dim", "dimension must be >= 0");
+  }
+  for (const auto& in : inputs) {
+    auto eq = in.find('=');
+    if (eq == std::string::npos) throw CLI::ValidationError("--input", "expected NAME=FILE, got '" + in + "'");
+    s.files[in.substr(0, eq)] = in.substr(eq + 1);
+  }
+  return s;
+}
+
+}  // namespace onnxscope::cli

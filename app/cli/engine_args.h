@@ -1,0 +1,38 @@
+// Command-line options shared by the commands that run engines.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "onnxscope/engines.h"
+#include "onnxscope/inputs.h"
+
+namespace onnxscope::cli {
+
+struct EngineArgs {
+  std::string engine = "reference";
+  int threads = 0;
+  int opt_level = 3;
+  std::vector<std::string> disabled;
+  EngineSettings settings() const {
+    EngineSettings s;
+    s.threads = threads;
+    s.opt_level = opt_level;
+    s.disabled_passes = {disabled.begin(), disabled.end()};
+    return s;
+  }
+};
+
+struct InputArgs {
+  uint64_t seed = 0;
+  std::vector<std::string> dims;    // name=value
+  std::vector<std::string> inputs;  // name=file.pb
+  InputSpec spec() const;           // throws CLI::ValidationError on a malformed pair
+};
+
+void add_engine_options(CLI::App* cmd, EngineArgs& a);
+void add_input_options(CLI::App* cmd, InputArgs& a);
+
+}  // namespace onnxscope::cli

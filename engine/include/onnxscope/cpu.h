@@ -1,0 +1,39 @@
+// The optimized CPU engine: graph rewrites, oneDNN / Eigen / threaded kernels,
+// per-node fallback to the reference kernels. Runs side by side with the
+// reference and reports every ORIGINAL node's outputs to observers.
+#pragma once
+
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "onnxscope/engine.h"
+#include "onnxscope/kernel.h"
+
+namespace onnxscope {
+
+struct CpuOptions {
+  int opt_level = 3;                    // 0: no rewrites ... 3: every pass
+  std::set<std::string> disabled_passes;
+  int threads = 0;                      // 0: every core
+  uint64_t max_tensor_bytes = 0;        // 0: half the machine's memory
+  const KernelRegistry* extra_kernels = nullptr;  // plugins: tried first
+};
+
+struct PassInfo {
+  std::string name;
+  int level;         // runs when opt_level >= level
+  bool fuses;        // removes or merges original nodes (off in capture mode)
+  std::string what;  // one line for --list-passes
+};
+
+// Every graph pass, in the order they run.
+std::vector<PassInfo> cpu_passes();
+
+// Kernels of the CPU engine alone (the reference kernels are its fallback).
+const KernelRegistry& cpu_kernels();
+
+std::unique_ptr<Engine> make_cpu_engine(CpuOptions options = {});
+
+}  // namespace onnxscope

@@ -1,0 +1,90 @@
+#include <mutex>
+
+#include "cpu/optimizer.h"
+#include "cpu/thread_pool.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/reference.h"
+#include "reference/interpreter.h"
+
+namespace onnxscope {
+namespace {
+
+// One executable form of the model: the rewritten graph and its interpreter.
+struct Plan {
+  std::shared_ptr<Model> model;
+  std::unique_ptr<ref::Interpreter> interp;
+  cpu::OptimizeResult passes;
+};
+
+class CpuPrepared final : public PreparedModel {
+ public:
+  CpuPrepared(std::shared_ptr<const Model> original, const CpuOptions& options, std::shared_ptr<KernelRegistry> kernels)
+      : original_(std::move(original)), options_(options), kernels_(std::move(kernels)) {
+    fast_ = build(false);
+  }
+
+  NamedValues run(const NamedValues& inputs, const RunOptions& options) override {
+    // An observer must see every original node: run the plan that keeps them
+    // (no fusion, no folding) instead of materialising fused intermediates.
+    if (options.observer && options.capture_original) {
+      std::call_once(capture_once_, [&] { capture_ = build(true); });
+      return capture_.interp->run(inputs, options);
+    }
+    return fast_.interp->run(inputs, options);
+  }
+
+  const Plan& fast_plan() const { return fast_; }
+
+ private:
+  Plan build(bool capture) {
+    Plan p;
+    p.model = std::make_shared<Model>(*original_);
+    Diagnostics log;
+    p.passes = cpu::optimize(*p.model, options_, capture, log);
+    p.interp = std::make_unique<ref::Interpreter>(p.model, *kernels_, options_.max_tensor_bytes);
+    return p;
+  }
+
+  std::shared_ptr<const Model> original_;
+  CpuOptions options_;
+  std::shared_ptr<KernelRegistry> kernels_;
+  Plan fast_;
+  Plan capture_;
+  std::once_flag capture_once_;
+};
+
+class CpuEngine final : public Engine {
+ public:
+  explicit CpuEngine(CpuOptions o) : options_(std::move(o)), kernels_(std::make_shared<KernelRegistry>()) {
+    if (!options_.max_tensor_bytes) options_.max_tensor_bytes = ref::default_max_tensor_bytes();
+    cpu::set_thread_count(options_.threads);
+    // oneDNN's dispatch order: plugins, then the optimized kernels, the reference last.
+    if (options_.extra_kernels) kernels_->add_all(*options_.extra_kernels);
+    kernels_->add_all(cpu_kernels());
+    kernels_->add_all(reference_kernels());
+  }
+  std::string_view name() const override { return "cpu"; }
+  std::vector<NodeSupport> supports(const Model& model) const override {
+    std::shared_ptr<const Model> view(&model, [](const Model*) {});
+    return ref::Interpreter(view, *kernels_, options_.max_tensor_bytes).supports();
+  }
+  std::unique_ptr<PreparedModel> prepare(std::shared_ptr<const Model> model) override {
+    return std::make_unique<CpuPrepared>(std::move(model), options_, kernels_);
+  }
+
+ private:
+  CpuOptions options_;
+  std::shared_ptr<KernelRegistry> kernels_;
+};
+
+}  // namespace
+
+std::vector<PassInfo> cpu_passes() {
+  std::vector<PassInfo> out;
+  for (const auto& p : cpu::pass_table()) out.push_back(p.info);
+  return out;
+}
+
+std::unique_ptr<Engine> make_cpu_engine(CpuOptions options) { return std::make_unique<CpuEngine>(std::move(options)); }
+
+}  // namespace onnxscope

@@ -1,0 +1,20 @@
+// The one kernel table of the CPU engine. Each family registers its kernels
+// (oneDNN primitives, Eigen / threaded loops); anything not covered here, or
+// not accepted by a kernel's `accepts`, falls back to the reference kernel.
+#include "cpu/kernels/kernels.h"
+#include "onnxscope/cpu.h"
+
+namespace onnxscope {
+
+const KernelRegistry& cpu_kernels() {
+  static const KernelRegistry registry = [] {
+    KernelRegistry r;
+    cpu::register_onednn_kernels(r);
+    cpu::register_elementwise_kernels(r);
+    cpu::register_fused_reference_kernels(r);
+    return r;
+  }();
+  return registry;
+}
+
+}  // namespace onnxscope

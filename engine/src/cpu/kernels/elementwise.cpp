@@ -1,0 +1,130 @@
+// Float32 elementwise kernels of the CPU engine: vectorised with Eigen array
+// expressions and split across the thread pool. Binary ops take the fast path
+// when one operand is the whole output shape and the other repeats along the
+// leading dimensions (same shape, scalar, bias over the last dims); other
+// broadcasts are left to the reference kernel.
+#include <Eigen/Core>
+#include <cmath>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/thread_pool.h"
+#include "reference/kernel_util.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+using Arr = Eigen::Array<float, Eigen::Dynamic, 1>;
+using Map = Eigen::Map<Arr>;
+using CMap = Eigen::Map<const Arr>;
+
+constexpr int64_t kGrain = 16384;  // elements per chunk below which threads cost more than they save
+
+bool all_float(const KernelContext& ctx) {
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    const Value* v = ctx.input_value(i);
+    if (!v || !v->is_tensor() || v->tensor().dtype() != DataType::Float) return false;
+  }
+  return ctx.input_count() > 0;
+}
+
+// --- unary ---------------------------------------------------------------
+
+template <typename F>
+void unary(KernelContext& ctx, F f) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.allocate_output(0, DataType::Float, x.shape());
+  const float* in = x.data<float>();
+  float* out = y.mutable_data<float>();
+  parallel_for(static_cast<int64_t>(x.element_count()), kGrain, [&](int64_t b, int64_t e) {
+    CMap a(in + b, e - b);
+    Map o(out + b, e - b);
+    o = f(a);
+  });
+}
+
+void Relu(KernelContext& c) { unary(c, [](const CMap& a) { return a.max(0.0f); }); }
+void Exp(KernelContext& c) { unary(c, [](const CMap& a) { return a.exp(); }); }
+void Tanh(KernelContext& c) { unary(c, [](const CMap& a) { return a.tanh(); }); }
+void Sqrt(KernelContext& c) { unary(c, [](const CMap& a) { return a.sqrt(); }); }
+void Neg(KernelContext& c) { unary(c, [](const CMap& a) { return -a; }); }
+void Abs(KernelContext& c) { unary(c, [](const CMap& a) { return a.abs(); }); }
+void Sigmoid(KernelContext& c) {
+  unary(c, [](const CMap& a) { return (a >= 0).select((1 + (-a).exp()).inverse(), a.exp() / (1 + a.exp())); });
+}
+
+// --- binary --------------------------------------------------------------
+
+enum class BinOp { Add, Sub, Mul, Div };
+
+// True if `small` broadcasts to `big` by repeating over leading dims only:
+// small's shape equals a suffix of big's (after dropping leading 1s).
+bool is_suffix_broadcast(const Shape& big, const Shape& small) {
+  size_t s = 0;
+  while (s < small.size() && small[s] == 1) ++s;
+  const size_t rest = small.size() - s;
+  if (rest > big.size()) return false;
+  return std::equal(small.begin() + static_cast<long>(s), small.end(), big.end() - static_cast<long>(rest));
+}
+
+bool binary_fast_path(const KernelContext& ctx) {
+  if (!all_float(ctx) || ctx.input_count() != 2) return false;
+  const Shape& a = ctx.input_value(0)->tensor().shape();
+  const Shape& b = ctx.input_value(1)->tensor().shape();
+  if (a.size() < b.size()) return false;
+  return is_suffix_broadcast(a, b);
+}
+
+template <BinOp Op>
+void binary(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  Tensor& y = ctx.allocate_output(0, DataType::Float, a.shape());
+  const int64_t n = static_cast<int64_t>(a.element_count());
+  const int64_t period = static_cast<int64_t>(b.element_count());  // b repeats every `period` elements
+  if (n == 0) return;
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  float* py = y.mutable_data<float>();
+  auto apply = [](auto x, auto z) {
+    if constexpr (Op == BinOp::Add) return x + z;
+    else if constexpr (Op == BinOp::Sub) return x - z;
+    else if constexpr (Op == BinOp::Mul) return x * z;
+    else return x / z;
+  };
+  if (period == 1) {
+    const float s = pb[0];
+    parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+      Map(py + lo, hi - lo) = apply(CMap(pa + lo, hi - lo), s);
+    });
+    return;
+  }
+  // Rows of `period` elements, each combined with b.
+  const int64_t rows = n / period;
+  parallel_for(rows, std::max<int64_t>(1, kGrain / period), [&](int64_t r0, int64_t r1) {
+    CMap bb(pb, period);
+    for (int64_t r = r0; r < r1; ++r) Map(py + r * period, period) = apply(CMap(pa + r * period, period), bb);
+  });
+}
+
+void add_def(KernelRegistry& r, const char* op, int since, KernelFn fn, AcceptsFn accepts) {
+  r.add(KernelDef{"", op, since, INT_MAX, "cpu-eigen", fn, accepts});
+}
+
+}  // namespace
+
+void register_elementwise_kernels(KernelRegistry& r) {
+  add_def(r, "Relu", 6, Relu, all_float);
+  add_def(r, "Exp", 6, Exp, all_float);
+  add_def(r, "Tanh", 6, Tanh, all_float);
+  add_def(r, "Sqrt", 6, Sqrt, all_float);
+  add_def(r, "Neg", 6, Neg, all_float);
+  add_def(r, "Abs", 6, Abs, all_float);
+  add_def(r, "Sigmoid", 6, Sigmoid, all_float);
+  // Opset 7+: numpy broadcasting (earlier versions had a `broadcast` attribute).
+  add_def(r, "Add", 7, binary<BinOp::Add>, binary_fast_path);
+  add_def(r, "Sub", 7, binary<BinOp::Sub>, binary_fast_path);
+  add_def(r, "Mul", 7, binary<BinOp::Mul>, binary_fast_path);
+  add_def(r, "Div", 7, binary<BinOp::Div>, binary_fast_path);
+}
+
+}  // namespace onnxscope::cpu

@@ -1,0 +1,12 @@
+// Registration functions of the CPU kernel families (engine/src/cpu/kernels/).
+#pragma once
+
+#include "onnxscope/kernel.h"
+
+namespace onnxscope::cpu {
+
+void register_elementwise_kernels(KernelRegistry& r);  // kernels/elementwise.cpp: float32 unary/binary, threaded
+void register_onednn_kernels(KernelRegistry& r);       // kernels/onednn_*.cpp: Conv, MatMul, Gemm, pooling, softmax, normalization (and the fused ops)
+void register_fused_reference_kernels(KernelRegistry& r);  // kernels/fused_reference.cpp: plain kernels of the fused ops (fused_ops.h)
+
+}  // namespace onnxscope::cpu

@@ -1,0 +1,60 @@
+#include "cpu/optimizer.h"
+
+#include <algorithm>
+
+namespace onnxscope::cpu {
+
+void set_fused_from(Node& node, const std::vector<const Node*>& from) {
+  std::vector<std::string> names;
+  for (const Node* n : from) {
+    auto inner = fused_from(*n);
+    if (inner.empty()) names.push_back(n->name);
+    else names.insert(names.end(), inner.begin(), inner.end());
+  }
+  std::string joined;
+  for (const auto& s : names) joined += (joined.empty() ? "" : ";") + s;
+  for (auto& kv : node.metadata)
+    if (kv.key == kFusedFrom) {
+      kv.value = joined;
+      return;
+    }
+  node.metadata.push_back({kFusedFrom, joined});
+}
+
+std::vector<std::string> fused_from(const Node& node) {
+  for (const auto& kv : node.metadata)
+    if (kv.key == kFusedFrom) {
+      std::vector<std::string> out;
+      size_t p = 0;
+      while (p <= kv.value.size()) {
+        size_t q = kv.value.find(';', p);
+        if (q == std::string::npos) q = kv.value.size();
+        out.push_back(kv.value.substr(p, q - p));
+        p = q + 1;
+      }
+      return out;
+    }
+  return {};
+}
+
+OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, Diagnostics& log) {
+  OptimizeResult result;
+  PassContext ctx{&log};
+  // A few rounds let one rewrite expose another (folding after fusion...).
+  for (int round = 0; round < 4; ++round) {
+    bool changed = false;
+    for (const Pass& p : pass_table()) {
+      if (p.info.level > options.opt_level || options.disabled_passes.count(p.info.name)) continue;
+      if (capture && p.info.fuses) continue;
+      if (p.run(model, ctx)) {
+        changed = true;
+        if (std::find(result.applied.begin(), result.applied.end(), p.info.name) == result.applied.end())
+          result.applied.push_back(p.info.name);
+      }
+    }
+    if (!changed) break;
+  }
+  return result;
+}
+
+}  // namespace onnxscope::cpu

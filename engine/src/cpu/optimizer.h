@@ -1,0 +1,48 @@
+// Graph optimizer of the CPU engine: an ordered list of passes, each a unit
+// in engine/src/cpu/passes/ with its own tests. A pass rewrites the model in
+// place and says whether it changed anything. Nodes that replace original
+// nodes record them in metadata "onnxscope.fused_from" (names joined by ';'),
+// so observers and the debugger can map results back.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "onnxscope/cpu.h"
+#include "onnxscope/diagnostics.h"
+#include "onnxscope/ir.h"
+
+namespace onnxscope::cpu {
+
+inline constexpr const char* kFusedFrom = "onnxscope.fused_from";
+inline constexpr const char* kCpuDomain = "onnxscope.cpu";
+
+struct PassContext {
+  Diagnostics* log = nullptr;  // info lines: what each pass did
+  uint64_t max_fold_bytes = uint64_t{64} << 20;  // constant folding never makes tensors larger than this
+};
+
+using PassFn = bool (*)(Model& model, PassContext& ctx);
+
+struct Pass {
+  PassInfo info;
+  PassFn run;
+};
+
+// The pass table (engine/src/cpu/pass_table.cpp).
+const std::vector<Pass>& pass_table();
+
+struct OptimizeResult {
+  std::vector<std::string> applied;  // passes that changed the model, in order
+};
+
+// Runs the enabled passes to a fixed point (bounded); `capture` keeps every
+// original node (passes that fuse or remove nodes are skipped).
+OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, Diagnostics& log);
+
+// Records that `node` stands for the original nodes `from` (their own
+// provenance included).
+void set_fused_from(Node& node, const std::vector<const Node*>& from);
+std::vector<std::string> fused_from(const Node& node);
+
+}  // namespace onnxscope::cpu
