@@ -105,3 +105,56 @@ TEST(Cli, MissingFileAndUsageErrors) {
   EXPECT_EQ(run_cli("inspect --bogus-flag " + kSample).exit_code, 2);
   EXPECT_EQ(run_cli("--help").exit_code, 0);
 }
+
+TEST(Cli, DiffSampleBetweenEngines) {
+  CliRun same = run_cli("diff " + kSample + " --engines reference,reference --dim batch=2");
+  EXPECT_EQ(same.exit_code, 0) << same.out << same.err;
+  EXPECT_NE(same.out.find("no divergence"), std::string::npos) << same.out;
+  CliRun j = run_cli("diff " + kSample + " --engines reference,cpu --dim batch=1 --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["nodes"].size(), 13u);
+  EXPECT_EQ(doc["a"], "reference");
+  EXPECT_EQ(doc["b"], "cpu");
+  EXPECT_EQ(run_cli("diff " + kSample + " --engines reference").exit_code, 2);
+  EXPECT_EQ(run_cli("diff " + kSample + " --engines reference,nope").exit_code, 2);
+  // A symbolic dim without a value is a clear input error, not a crash.
+  CliRun nodim = run_cli("diff " + kSample + " --engines reference,cpu");
+  EXPECT_EQ(nodim.exit_code, 1);
+  EXPECT_NE(nodim.err.find("--dim batch=N"), std::string::npos) << nodim.err;
+}
+
+TEST(Cli, RunExplainListsKernels) {
+  CliRun r = run_cli("run " + kSample + " --engine cpu --dim batch=1 --explain");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("nodes as run"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("probabilities: float[1,10]"), std::string::npos) << r.out;
+  EXPECT_EQ(run_cli("run " + kSample + " --engine cpu --disable-pass no-such-pass --dim batch=1").exit_code, 2);
+}
+
+TEST(Cli, DumpCompareAndReduceErrorPaths) {
+  const std::string dir = fs::temp_directory_path() / ("onnxscope-cli-dump-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  CliRun d = run_cli("dump " + kSample + " --dim batch=1 --out " + dir + "/a.h5");
+  ASSERT_EQ(d.exit_code, 0) << d.err;
+  EXPECT_NE(d.out.find("wrote 13 tensors"), std::string::npos) << d.out;
+  CliRun same = run_cli("compare " + dir + "/a.h5 " + dir + "/a.h5 --model " + kSample);
+  EXPECT_EQ(same.exit_code, 0) << same.err;
+  EXPECT_NE(same.out.find("no divergence"), std::string::npos) << same.out;
+  // Missing, not-HDF5 and truncated dumps: exit 1 naming the file.
+  CliRun missing = run_cli("compare " + dir + "/a.h5 " + dir + "/nope.h5");
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("nope.h5"), std::string::npos) << missing.err;
+  std::ofstream(dir + "/junk.h5") << "junk";
+  EXPECT_EQ(run_cli("compare " + dir + "/a.h5 " + dir + "/junk.h5").exit_code, 1);
+  EXPECT_EQ(run_cli("dump " + kSample + " --dim batch=1 --engine nope --out " + dir + "/b.h5").exit_code, 2);
+  EXPECT_EQ(run_cli("dump " + kSample + " --dim batch=1 --only '(' --out " + dir + "/b.h5").exit_code, 2);
+  // Writing into a folder that does not exist: a clear error, not a crash.
+  CliRun bad_out = run_cli("dump " + kSample + " --dim batch=1 --out /nonexistent/dir/x.h5");
+  EXPECT_EQ(bad_out.exit_code, 1);
+  EXPECT_NE(bad_out.err.find("/nonexistent/dir/x.h5"), std::string::npos) << bad_out.err;
+  CliRun nothing = run_cli("reduce " + kSample + " --engines reference,reference --dim batch=1 --out " + dir + "/r");
+  EXPECT_EQ(nothing.exit_code, 0) << nothing.err;
+  EXPECT_NE(nothing.out.find("nothing to reduce"), std::string::npos) << nothing.out;
+  fs::remove_all(dir);
+}

@@ -4,7 +4,13 @@
 
 #include "model_builder.h"
 #include "onnx/onnx-data.pb.h"
+#include "onnxscope/npy.h"
 #include "onnxscope/proto_io.h"
+
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 using namespace onnxscope;
 using namespace onnxscope::test;
@@ -74,4 +80,42 @@ TEST(ProtoIo, CorruptFileIsNamed) {
     EXPECT_NE(std::string(e.what()).find("input_0.pb"), std::string::npos) << e.what();
   }
   EXPECT_THROW(read_value_file("/nonexistent/input_0.pb", TypeInfo::tensor(DataType::Float)), Error);
+}
+
+namespace {
+void write_npy(const std::string& path, const std::string& descr, const std::string& shape, const std::string& data) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::string file = "\x93NUMPY\x01";
+  file += '\0';
+  file += static_cast<char>(header.size() & 0xff);
+  file += static_cast<char>(header.size() >> 8);
+  std::ofstream(path, std::ios::binary) << file << header << data;
+}
+}  // namespace
+
+TEST(Npy, ReadsAndRefusesBadFiles) {
+  const std::string dir = std::filesystem::temp_directory_path() / ("onnxscope-npy-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  float v[6] = {1, 2, 3, 4, 5, 6};
+  write_npy(dir + "/ok.npy", "<f4", "(2, 3)", std::string(reinterpret_cast<char*>(v), sizeof v));
+  Tensor t = read_npy(dir + "/ok.npy");
+  EXPECT_EQ(t.shape(), (Shape{2, 3}));
+  EXPECT_EQ(t.element_as_double(5), 6.0);
+  // Claims far more data than the file holds: refused before allocating.
+  write_npy(dir + "/huge.npy", "<f4", "(100000, 100000, 100000)", std::string(24, '\0'));
+  EXPECT_THROW(read_npy(dir + "/huge.npy"), Error);
+  write_npy(dir + "/short.npy", "<f8", "(4,)", std::string(8, '\0'));
+  EXPECT_THROW(read_npy(dir + "/short.npy"), Error);
+  write_npy(dir + "/big_endian.npy", ">f4", "(1,)", std::string(4, '\0'));
+  try {
+    read_npy(dir + "/big_endian.npy");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("big_endian.npy"), std::string::npos);
+  }
+  std::ofstream(dir + "/junk.npy") << "junk";
+  EXPECT_THROW(read_npy(dir + "/junk.npy"), Error);
+  std::filesystem::remove_all(dir);
 }

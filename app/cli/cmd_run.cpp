@@ -6,6 +6,7 @@
 
 #include "commands.h"
 #include "engine_args.h"
+#include "onnxscope/dump.h"
 #include "onnxscope/engines.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/loader.h"
@@ -45,10 +46,12 @@ Runner add_run_command(CLI::App& app) {
   auto eng = std::make_shared<EngineArgs>();
   auto inputs = std::make_shared<InputArgs>();
   auto explain = std::make_shared<bool>(false);
+  auto out_path = std::make_shared<std::string>();
   cmd->add_option("MODEL", *model, "ONNX model file")->required();
   add_engine_options(cmd, *eng);
   add_input_options(cmd, *inputs);
   cmd->add_flag("--explain", *explain, "List every node as the engine ran it, with the kernel that ran it");
+  cmd->add_option("--out", *out_path, "Also write the inputs and outputs to this HDF5 file (dump format)");
   return [=]() -> int {
     LoadResult r = load_model_file(*model);
     if (!r.ok()) {
@@ -78,6 +81,21 @@ Runner add_run_command(CLI::App& app) {
       NamedValues out = prepared->run(in, ro);
       auto t2 = std::chrono::steady_clock::now();
       for (const auto& [name, v] : out) print_value(name, v);
+      if (!out_path->empty()) {
+        DumpHeader h;
+        h.tool_version = ONNXSCOPE_VERSION;
+        h.model_path = *model;
+        h.model_sha256 = file_sha256(*model);
+        h.engine = eng->engine;
+        DumpWriter w(*out_path, h);
+        for (const auto& [name, v] : in) w.write_input(name, v);
+        std::vector<std::string> names;
+        for (const auto& [name, v] : out) {
+          w.write_tensor(name, v, "", "", -1);
+          names.push_back(name);
+        }
+        w.close(names);
+      }
       std::cout << std::fixed << std::setprecision(2) << "engine " << eng->engine << ": prepare "
                 << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms, run "
                 << std::chrono::duration<double, std::milli>(t2 - t1).count() << " ms\n";

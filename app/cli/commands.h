@@ -21,5 +21,10 @@ using Runner = std::function<int()>;
 Runner add_inspect_command(CLI::App& app);
 Runner add_conformance_command(CLI::App& app);
 Runner add_run_command(CLI::App& app);
+Runner add_diff_command(CLI::App& app);
+Runner add_dump_command(CLI::App& app);
+Runner add_compare_command(CLI::App& app);
+Runner add_reduce_command(CLI::App& app);
+Runner add_bench_command(CLI::App& app);
 
 }  // namespace onnxscope::cli

@@ -1,6 +1,7 @@
 #include "engine_args.h"
 
 #include "onnxscope/cpu.h"
+#include "onnxscope/dump.h"
 
 namespace onnxscope::cli {
 
@@ -21,7 +22,8 @@ void add_engine_options(CLI::App* cmd, EngineArgs& a) {
 void add_input_options(CLI::App* cmd, InputArgs& a) {
   cmd->add_option("--seed", a.seed, "Seed of random inputs and random operators")->capture_default_str();
   cmd->add_option("--dim", a.dims, "Value of a symbolic dimension: NAME=VALUE (repeatable)");
-  cmd->add_option("--input", a.inputs, "An input from a TensorProto/SequenceProto .pb file: NAME=FILE (repeatable)");
+  cmd->add_option("--input", a.inputs, "An input from a .pb (TensorProto, SequenceProto...) or .npy file: NAME=FILE (repeatable)");
+  cmd->add_option("--inputs-from", a.inputs_from, "Reuse the inputs stored in an HDF5 dump (same inputs as that run)");
 }
 
 InputSpec InputArgs::spec() const {
@@ -41,6 +43,11 @@ InputSpec InputArgs::spec() const {
     auto eq = in.find('=');
     if (eq == std::string::npos) throw CLI::ValidationError("--input", "expected NAME=FILE, got '" + in + "'");
     s.files[in.substr(0, eq)] = in.substr(eq + 1);
+  }
+  if (!inputs_from.empty()) {
+    DumpFile d = read_dump(inputs_from);  // errors name the file
+    for (auto& e : d.inputs)
+      if (e.data) s.from_dump[e.name] = *e.data;
   }
   return s;
 }

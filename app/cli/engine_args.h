@@ -28,7 +28,8 @@ struct EngineArgs {
 struct InputArgs {
   uint64_t seed = 0;
   std::vector<std::string> dims;    // name=value
-  std::vector<std::string> inputs;  // name=file.pb
+  std::vector<std::string> inputs;  // name=file.pb or name=file.npy
+  std::string inputs_from;          // an HDF5 dump whose /inputs to reuse
   InputSpec spec() const;           // throws CLI::ValidationError on a malformed pair
 };
 

@@ -16,6 +16,11 @@ int main(int argc, char** argv) {
   add(add_inspect_command(app));
   add(add_conformance_command(app));
   add(add_run_command(app));
+  add(add_diff_command(app));
+  add(add_dump_command(app));
+  add(add_compare_command(app));
+  add(add_reduce_command(app));
+  add(add_bench_command(app));
 
   try {
     app.parse(argc, argv);

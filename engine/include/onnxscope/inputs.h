@@ -16,7 +16,8 @@ struct InputSpec {
   uint64_t seed = 0;
   std::map<std::string, int64_t> dims;                    // symbolic dim name -> value
   int64_t unknown_dim = 1;                                // for dims with no name and no value
-  std::map<std::string, std::filesystem::path> files;     // input name -> .pb file
+  std::map<std::string, std::filesystem::path> files;     // input name -> .pb (TensorProto...) or .npy file
+  std::map<std::string, Tensor> from_dump;                // input name -> value (e.g. a dump's /inputs)
   uint64_t max_bytes = uint64_t{1} << 32;                 // refuse larger random inputs
 };
 

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "onnxscope/ir.h"
+#include "onnxscope/diagnostics.h"
 #include "onnxscope/value.h"
 
 namespace onnxscope {
@@ -21,5 +22,10 @@ Value read_value_bytes(std::span<const std::byte> bytes, const TypeInfo& declare
 
 // TensorProto bytes of a tensor (raw_data layout; strings in string_data).
 std::string tensor_to_proto_bytes(const Tensor& t, const std::string& name);
+
+// ModelProto bytes of a model (tensors inline as raw_data). Throws
+// onnxscope::Error when the model does not fit in one protobuf message.
+std::string model_to_bytes(const Model& m);
+void save_model(const Model& m, const std::filesystem::path& path);
 
 }  // namespace onnxscope

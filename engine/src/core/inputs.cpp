@@ -6,6 +6,7 @@
 #include <set>
 
 #include "onnxscope/float_formats.h"
+#include "onnxscope/npy.h"
 #include "onnxscope/proto_io.h"
 
 #include <cmath>
@@ -37,7 +38,10 @@ Tensor random_tensor(const Model& m, const ValueInfo& v, const InputSpec& spec, 
                         std::to_string(spec.max_bytes) + " bytes");
   if (t.elem == DataType::String) {
     std::vector<std::string> s(*count);
-    for (auto& x : s) x = "s" + std::to_string(rng() % 1000);
+    for (auto& x : s) {
+      x = "s";
+      x += std::to_string(rng() % 1000);
+    }
     return Tensor::from_strings(shape, std::move(s));
   }
   Tensor out = Tensor::zeros(t.elem, shape);
@@ -99,7 +103,12 @@ NamedValues make_inputs(const Model& model, const InputSpec& spec) {
   NamedValues out;
   for (const auto& v : model.graph.inputs) {
     if (auto f = spec.files.find(v.name); f != spec.files.end()) {
-      out.emplace_back(v.name, read_value_file(f->second, v.type));
+      if (f->second.extension() == ".npy") out.emplace_back(v.name, read_npy(f->second));
+      else out.emplace_back(v.name, read_value_file(f->second, v.type));
+      continue;
+    }
+    if (auto d = spec.from_dump.find(v.name); d != spec.from_dump.end()) {
+      out.emplace_back(v.name, d->second);
       continue;
     }
     if (inits.count(v.name)) continue;  // an initializer provides the default

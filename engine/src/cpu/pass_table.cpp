@@ -1,4 +1,8 @@
-// The one pass table of the CPU engine, in the order passes run.
+// The one pass table of the CPU engine, in the order passes run (optimize()
+// repeats the table a few rounds, so a later pass can expose an earlier one's
+// pattern). Folding first makes generated weights constant; structural
+// cleanups next; fusions that need constant weights (Conv+BN) before the
+// activation fusions that absorb what follows them.
 #include "cpu/passes/passes.h"
 
 namespace onnxscope::cpu {
@@ -6,7 +10,23 @@ namespace onnxscope::cpu {
 const std::vector<Pass>& pass_table() {
   static const std::vector<Pass> table = {
       {{"eliminate-identity", 1, true, "drop Identity nodes, readers read the input"}, eliminate_identity},
-      {{"eliminate-dead-nodes", 1, true, "drop nodes whose outputs reach no graph output"}, eliminate_dead_nodes},
+      {{"constant-folding", 1, true, "evaluate nodes with constant inputs once, at prepare time"}, constant_folding},
+      {{"eliminate-dead-nodes", 1, true, "drop nodes whose outputs reach no graph output, and unread initializers"},
+       eliminate_dead_nodes},
+      {{"common-subexpression-elimination", 2, true, "merge nodes with the same op, inputs and attributes"},
+       common_subexpression_elimination},
+      {{"cancel-transpose-reshape", 2, true, "drop Transpose pairs that cancel, merge Reshape chains, drop no-op Reshapes"},
+       cancel_transpose_reshape},
+      {{"fold-conv-batchnorm", 2, true, "fold an inference BatchNormalization into the Conv before it"},
+       fold_conv_batchnorm},
+      {{"fuse-layernorm", 3, true, "decomposed layer normalization -> LayerNormalization (opset >= 17)"}, fuse_layernorm},
+      {{"fuse-gelu", 3, true, "decomposed exact GELU -> Gelu (opset >= 20)"}, fuse_gelu},
+      {{"fuse-sdpa", 3, true, "MatMul(Q, K^T) * scale -> Softmax -> MatMul(V) -> Attention (opset >= 23)"}, fuse_sdpa},
+      {{"matmul-add-to-gemm", 2, true, "2-D MatMul + bias Add -> Gemm"}, matmul_add_to_gemm},
+      {{"fuse-conv-activation", 2, true, "Conv + activation -> FusedConv"}, fuse_conv_activation},
+      {{"fuse-gemm-activation", 2, true, "Gemm + activation -> FusedGemm"}, fuse_gemm_activation},
+      {{"fuse-matmul-bias-activation", 2, true, "MatMul + bias Add and/or activation -> FusedMatMul"},
+       fuse_matmul_bias_activation},
   };
   return table;
 }

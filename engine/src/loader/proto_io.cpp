@@ -111,16 +111,4 @@ Value read_value_file(const std::filesystem::path& path, const TypeInfo& declare
   return read_value_bytes({reinterpret_cast<const std::byte*>(bytes.data()), bytes.size()}, declared, path.string());
 }
 
-std::string tensor_to_proto_bytes(const Tensor& t, const std::string& name) {
-  onnx::TensorProto p;
-  p.set_name(name);
-  p.set_data_type(static_cast<int32_t>(t.dtype()));
-  for (int64_t d : t.shape()) p.add_dims(d);
-  if (t.is_string())
-    for (const auto& s : t.strings()) p.add_string_data(s);
-  else
-    p.set_raw_data(std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size()));
-  return p.SerializeAsString();
-}
-
 }  // namespace onnxscope

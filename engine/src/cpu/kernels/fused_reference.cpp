@@ -1,8 +1,170 @@
-// (being written)
+// Plain kernels of the fused operators (fused_ops.h), so a fused graph always
+// runs: the base operator is the reference kernel itself (Conv-22, Gemm-13,
+// MatMul-13 and Add-14 for the bias), called through a forwarding context
+// that shows it the node without the activation attributes; the activation
+// is then the reference kernel of that activation (Clip: its clamp here).
+// The results are therefore exactly those of the unfused reference graph.
+#include <limits>
+
+#include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/optimizer.h"
+#include "onnxscope/reference.h"
+#include "reference/kernel_util.h"
 
 namespace onnxscope::cpu {
+namespace {
 
-void register_fused_reference_kernels(KernelRegistry& r) { (void)r; }
+// Shows a kernel another node (op, attributes, inputs) and collects its
+// outputs; everything else is the outer context's.
+class Forward final : public KernelContext {
+ public:
+  Forward(KernelContext& outer, Node node, int64_t version, std::vector<const Value*> inputs, size_t outputs)
+      : outer_(outer), node_(std::move(node)), version_(version), inputs_(std::move(inputs)), outputs_(outputs) {}
+
+  const Node& node() const override { return node_; }
+  int64_t opset_version() const override { return version_; }
+  size_t input_count() const override { return inputs_.size(); }
+  const Value* input_value(size_t i) const override { return i < inputs_.size() ? inputs_[i] : nullptr; }
+  size_t output_count() const override { return outputs_.size(); }
+  bool output_wanted(size_t i) const override { return i < outputs_.size(); }
+  Value& output(size_t i) override {
+    if (i >= outputs_.size()) fail("kernel wrote output " + std::to_string(i) + " of " + std::to_string(outputs_.size()));
+    return outputs_[i];
+  }
+  std::vector<Value> run_graph(const Graph& g, std::vector<Value> inputs) override {
+    return outer_.run_graph(g, std::move(inputs));
+  }
+  uint64_t seed() const override { return outer_.seed(); }
+  uint64_t max_tensor_bytes() const override { return outer_.max_tensor_bytes(); }
+  Location location() const override { return outer_.location(); }
+  const Graph& graph() const override { return outer_.graph(); }
+
+  Value take(size_t i) { return std::move(outputs_[i]); }
+
+ private:
+  KernelContext& outer_;
+  Node node_;
+  int64_t version_;
+  std::vector<const Value*> inputs_;
+  std::vector<Value> outputs_;
+};
+
+// Runs the reference kernel of (op, version) on `f`; fails if none accepts.
+void run_reference(KernelContext& ctx, Forward& f, const char* op, int64_t version) {
+  for (const KernelDef* def : reference_kernels().candidates("", op, version))
+    if (!def->accepts || def->accepts(f)) {
+      def->fn(f);
+      return;
+    }
+  ctx.fail(std::string("no reference kernel for ") + op + " at opset " + std::to_string(version));
+}
+
+// A default-domain node `op` carrying the fused node's attributes except the activation's.
+Node base_node(const KernelContext& ctx, const char* op) {
+  Node n;
+  n.name = ctx.node().name;
+  n.op_type = op;
+  for (const auto& a : ctx.node().attributes)
+    if (a.name != "activation" && a.name != "activation_params") n.attributes.push_back(a);
+  return n;
+}
+
+Attribute float_attr(const char* name, float v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::Float;
+  a.f = v;
+  return a;
+}
+
+std::vector<const Value*> inputs_of(const KernelContext& ctx) {
+  std::vector<const Value*> in;
+  for (size_t i = 0; i < ctx.input_count(); ++i) in.push_back(ctx.input_value(i));
+  return in;
+}
+
+// Applies the node's activation to `v` and stores the result as output 0.
+void activate_and_store(KernelContext& ctx, Value v) {
+  const std::string act = ctx.attr_string("activation");
+  const std::vector<float> params = ctx.attr_floats("activation_params");
+  if (act.empty()) {
+    ctx.set_output(0, std::move(v));
+    return;
+  }
+  int expected = -1;
+  for (const auto& a : kFusableActivations)
+    if (act == a.op) expected = a.params;
+  if (expected < 0) ctx.fail("unknown activation '" + act + "'");
+  if (static_cast<int>(params.size()) != expected)
+    ctx.fail("activation " + act + " takes " + std::to_string(expected) + " activation_params, got " +
+             std::to_string(params.size()));
+  if (!v.is_tensor()) ctx.fail("base operator produced no tensor");
+  if (act == "Clip") {
+    // Clip's bounds come as floats here; compare in the element type like Clip does.
+    const Tensor& x = v.tensor();
+    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    ref::dispatch<ref::kFloats>(ctx, x.dtype(), [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      using C = ref::compute_t<S>;
+      const C lo = static_cast<C>(params[0]), hi = static_cast<C>(params[1]);
+      for (uint64_t i = 0; i < x.element_count(); ++i) {
+        C e = ref::get<S>(x, i);
+        if (e < lo) e = lo;
+        if (e > hi) e = hi;
+        ref::put<S>(y, i, e);
+      }
+    });
+    return;
+  }
+  Node n;
+  n.name = ctx.node().name;
+  n.op_type = act;
+  if (act == "LeakyRelu") n.attributes.push_back(float_attr("alpha", params[0]));
+  if (act == "HardSigmoid") {
+    n.attributes.push_back(float_attr("alpha", params[0]));
+    n.attributes.push_back(float_attr("beta", params[1]));
+  }
+  const Value* in[] = {&v};
+  Forward f(ctx, std::move(n), 22, {in[0]}, 1);
+  run_reference(ctx, f, act.c_str(), 22);
+  ctx.set_output(0, f.take(0));
+}
+
+void FusedConv(KernelContext& ctx) {
+  Forward conv(ctx, base_node(ctx, "Conv"), 22, inputs_of(ctx), 1);
+  run_reference(ctx, conv, "Conv", 22);
+  activate_and_store(ctx, conv.take(0));
+}
+
+void FusedGemm(KernelContext& ctx) {
+  Forward gemm(ctx, base_node(ctx, "Gemm"), 13, inputs_of(ctx), 1);
+  run_reference(ctx, gemm, "Gemm", 13);
+  activate_and_store(ctx, gemm.take(0));
+}
+
+void FusedMatMul(KernelContext& ctx) {
+  if (ctx.input_count() < 2 || ctx.input_count() > 3) ctx.fail("FusedMatMul takes A, B and an optional Bias");
+  std::vector<const Value*> ab = {ctx.input_value(0), ctx.input_value(1)};
+  Forward mm(ctx, base_node(ctx, "MatMul"), 13, ab, 1);
+  run_reference(ctx, mm, "MatMul", 13);
+  Value product = mm.take(0);
+  if (const Tensor* bias = ctx.optional_input(2)) {
+    if (bias->rank() != 1) ctx.fail("Bias must be 1-D, got " + shape_to_string(bias->shape()));
+    const Value* in[] = {&product, ctx.input_value(2)};
+    Forward add(ctx, base_node(ctx, "Add"), 14, {in[0], in[1]}, 1);
+    run_reference(ctx, add, "Add", 14);
+    product = add.take(0);
+  }
+  activate_and_store(ctx, std::move(product));
+}
+
+}  // namespace
+
+void register_fused_reference_kernels(KernelRegistry& r) {
+  r.add(KernelDef{kCpuDomain, kFusedConv, 1, INT_MAX, "fused-reference", FusedConv, nullptr});
+  r.add(KernelDef{kCpuDomain, kFusedGemm, 1, INT_MAX, "fused-reference", FusedGemm, nullptr});
+  r.add(KernelDef{kCpuDomain, kFusedMatMul, 1, INT_MAX, "fused-reference", FusedMatMul, nullptr});
+}
 
 }  // namespace onnxscope::cpu

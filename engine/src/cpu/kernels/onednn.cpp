@@ -1,8 +1,280 @@
-// (being written)
+// oneDNN plumbing shared by the onednn_*.cpp kernels (see onednn_parts.h) and
+// the registration of their families.
+#include <dlfcn.h>
+
+#include <cstring>
+#include <mutex>
+
+#include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/onednn_parts.h"
+#include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
+namespace onednn {
+namespace {
 
-void register_onednn_kernels(KernelRegistry& r) { (void)r; }
+// Caches are dropped whole when they grow past these (a long conformance run
+// prepares thousands of small models; a served model needs a few hundred).
+constexpr size_t kMaxPrims = 4096;
+constexpr size_t kMaxWeightBytes = size_t{1} << 30;
+
+struct WeightEntry {
+  std::shared_ptr<Buffer> hold;  // keeps the source alive so its address is not reused
+  std::shared_ptr<dnnl::memory> mem;
+  size_t bytes = 0;
+};
+
+std::mutex g_prims_mutex;
+std::unordered_map<std::string, std::shared_ptr<const Prim>> g_prims;
+std::mutex g_weights_mutex;
+std::unordered_map<std::string, WeightEntry> g_weights;
+size_t g_weight_bytes = 0;
+
+using OmpSetNumThreads = void (*)(int);
+
+// libgomp is loaded as libdnnl's dependency; we look the setter up instead of
+// linking OpenMP into the engine ourselves.
+OmpSetNumThreads omp_setter() {
+  static OmpSetNumThreads fn = reinterpret_cast<OmpSetNumThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+  return fn;
+}
+
+// Heap storage left uninitialised (for outputs a primitive overwrites whole).
+class RawBuffer final : public Buffer {
+ public:
+  explicit RawBuffer(size_t n) : p_(new std::byte[n]), n_(n) {}
+  const std::byte* data() const override { return p_.get(); }
+  std::size_t size() const override { return n_; }
+  std::byte* mutable_data() override { return p_.get(); }
+
+ private:
+  std::unique_ptr<std::byte[]> p_;
+  size_t n_;
+};
+
+std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> s(dims.size(), 1);
+  for (size_t i = dims.size(); i-- > 1;) s[i - 1] = s[i] * std::max<int64_t>(dims[i], 1);
+  return s;
+}
+
+}  // namespace
+
+const dnnl::engine& engine() {
+  static const dnnl::engine e(dnnl::engine::kind::cpu, 0);
+  return e;
+}
+
+dnnl::stream& stream() {
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+int sync_threads() {
+  const int n = thread_count();
+  thread_local int current = -1;
+  if (n != current) {
+    if (auto fn = omp_setter()) fn(n);
+    current = n;
+  }
+  return n;
+}
+
+std::shared_ptr<const Prim> get_prim(const std::string& key, const std::function<Prim()>& make) {
+  {
+    std::lock_guard<std::mutex> lk(g_prims_mutex);
+    auto it = g_prims.find(key);
+    if (it != g_prims.end()) return it->second;
+  }
+  // Built outside the lock: two threads may build the same one, the first stored wins.
+  auto p = std::make_shared<Prim>();
+  try {
+    *p = make();
+  } catch (const dnnl::error&) {
+    p = std::make_shared<Prim>();  // not ok
+  }
+  std::lock_guard<std::mutex> lk(g_prims_mutex);
+  if (g_prims.size() >= kMaxPrims) g_prims.clear();
+  return g_prims.emplace(key, std::move(p)).first->second;
+}
+
+void execute(const Prim& p, std::unordered_map<int, dnnl::memory> args) {
+  const dnnl::memory::desc& sd = p.scratchpad;
+  thread_local std::vector<char> scratch;
+  if (sd.get_size() > 0) {
+    if (scratch.size() < sd.get_size()) scratch.resize(sd.get_size());
+    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, engine(), scratch.data()));
+  }
+  p.prim.execute(stream(), args);
+  stream().wait();
+}
+
+dnnl::primitive_attr base_attr() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+dnnl::memory::desc plain_md(const std::vector<int64_t>& dims) {
+  std::vector<int64_t> d = dims.empty() ? std::vector<int64_t>{1} : dims;
+  return dnnl::memory::desc(d, dnnl::memory::data_type::f32, row_major_strides(d));
+}
+
+dnnl::memory user_mem(const dnnl::memory::desc& md, const void* data) {
+  return dnnl::memory(md, engine(), const_cast<void*>(data));
+}
+
+dnnl::memory slot_mem(const dnnl::memory::desc& md, int slot) {
+  thread_local std::vector<char> buffers[2];
+  std::vector<char>& b = buffers[slot];
+  if (b.size() < md.get_size()) b.resize(md.get_size());
+  return dnnl::memory(md, engine(), b.data());
+}
+
+dnnl::memory to_layout(const dnnl::memory& from, const dnnl::memory::desc& want, int slot) {
+  if (from.get_desc() == want) return from;
+  dnnl::memory out = slot >= 0 ? slot_mem(want, slot) : dnnl::memory(want, engine());
+  dnnl::reorder(from, out).execute(stream(), const_cast<dnnl::memory&>(from), out);
+  stream().wait();
+  return out;
+}
+
+Tensor& new_output(KernelContext& ctx, const Shape& shape) {
+  auto count = checked_element_count(shape);
+  if (!count || *count > ctx.max_tensor_bytes() / sizeof(float))
+    ctx.fail("output of shape " + shape_to_string(shape) + " is larger than the limit of " +
+             std::to_string(ctx.max_tensor_bytes()) + " bytes");
+  ctx.set_output(0, Value(Tensor::from_buffer(DataType::Float, shape, std::make_shared<RawBuffer>(*count * sizeof(float)))));
+  return ctx.output(0).tensor();
+}
+
+bool is_initializer(const KernelContext& ctx, size_t i) {
+  if (i >= ctx.node().inputs.size()) return false;
+  return ctx.graph().initializer(ctx.node().inputs[i]) != nullptr;
+}
+
+std::shared_ptr<dnnl::memory> weights_in(const KernelContext& ctx, size_t input, const dnnl::memory::desc& user,
+                                         const dnnl::memory::desc& want) {
+  const Tensor& t = ctx.input(input);
+  dnnl::memory src = user_mem(user, t.raw());
+  if (user == want) return std::make_shared<dnnl::memory>(src);
+  if (!is_initializer(ctx, input) || !t.buffer()) return std::make_shared<dnnl::memory>(to_layout(src, want));
+  // The key: address + shape + source and wanted layouts (raw descriptor bytes).
+  std::string key(reinterpret_cast<const char*>(&want.data), sizeof(want.data));
+  key.append(reinterpret_cast<const char*>(&user.data), sizeof(user.data));
+  key += std::to_string(reinterpret_cast<uintptr_t>(t.raw())) + dims_key(t.shape());
+  {
+    std::lock_guard<std::mutex> lk(g_weights_mutex);
+    auto it = g_weights.find(key);
+    if (it != g_weights.end()) return it->second.mem;
+  }
+  auto mem = std::make_shared<dnnl::memory>(to_layout(src, want));
+  std::lock_guard<std::mutex> lk(g_weights_mutex);
+  const size_t bytes = want.get_size();
+  if (g_weight_bytes + bytes > kMaxWeightBytes) {
+    g_weights.clear();
+    g_weight_bytes = 0;
+  }
+  auto [it, fresh] = g_weights.emplace(key, WeightEntry{t.buffer(), mem, bytes});
+  if (fresh) g_weight_bytes += bytes;
+  return it->second.mem;
+}
+
+// --- activations -----------------------------------------------------------
+
+bool append_activation(const KernelContext& ctx, dnnl::post_ops& po) {
+  const std::string act = ctx.attr_string("activation", "");
+  const std::vector<float> p = ctx.attr_floats("activation_params");
+  using A = dnnl::algorithm;
+  if (act.empty()) return p.empty();
+  int want = -1;
+  for (const auto& f : kFusableActivations)
+    if (act == f.op) want = f.params;
+  if (want < 0 || static_cast<int>(p.size()) != want) return false;
+  if (act == "Relu") po.append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
+  else if (act == "LeakyRelu") po.append_eltwise(1.f, A::eltwise_relu, p[0], 0.f);
+  else if (act == "Sigmoid") po.append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f);
+  else if (act == "Tanh") po.append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
+  else if (act == "Clip") {
+    if (!(p[0] <= p[1])) return false;  // min > max (or NaN): leave the edge case to the reference
+    po.append_eltwise(1.f, A::eltwise_clip, p[0], p[1]);
+  } else if (act == "HardSigmoid") {
+    // max(0, min(1, alpha * x + beta)): this oneDNN has no hardsigmoid, so linear then clip.
+    po.append_eltwise(1.f, A::eltwise_linear, p[0], p[1]);
+    po.append_eltwise(1.f, A::eltwise_clip, 0.f, 1.f);
+  } else {
+    return false;
+  }
+  return true;
+}
+
+std::string activation_key(const KernelContext& ctx) {
+  std::string k = "|act=" + ctx.attr_string("activation", "");
+  for (float f : ctx.attr_floats("activation_params")) {
+    k += ',';
+    k += float_key(f);
+  }
+  return k;
+}
+
+// --- checks ------------------------------------------------------------------
+
+bool is_float(const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; }
+
+bool float_inputs(const KernelContext& ctx) {
+  bool any = false;
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    const Value* v = ctx.input_value(i);
+    if (!v) continue;  // omitted optional input
+    if (!is_float(v)) return false;
+    any = true;
+  }
+  return any;
+}
+
+bool nonempty(const Tensor& t) {
+  for (int64_t d : t.shape())
+    if (d <= 0) return false;
+  return true;
+}
+
+std::string dims_key(const Shape& s) {
+  std::string k = "[";
+  for (int64_t d : s) k += std::to_string(d) + ",";
+  return k + "]";
+}
+
+std::string float_key(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return std::to_string(u);
+}
+
+bool safely(const std::function<bool()>& fn) {
+  try {
+    return fn();
+  } catch (...) {
+    return false;
+  }
+}
+
+void guarded(KernelContext& ctx, const std::function<void()>& fn) {
+  try {
+    fn();
+  } catch (const dnnl::error& e) {
+    ctx.fail(std::string("oneDNN: ") + e.what());
+  }
+}
+
+}  // namespace onednn
+
+void register_onednn_kernels(KernelRegistry& r) {
+  onednn::register_onednn_conv(r);
+  onednn::register_onednn_matmul(r);
+  onednn::register_onednn_pool(r);
+  onednn::register_onednn_norm(r);
+  onednn::register_onednn_sum(r);
+}
 
 }  // namespace onnxscope::cpu

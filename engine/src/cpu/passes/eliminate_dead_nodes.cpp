@@ -1,5 +1,7 @@
 // Dead-node elimination: nodes none of whose outputs reach a graph output
-// (directly, or through a subgraph that reads them) are removed.
+// (directly, or through a subgraph that reads them) are removed, and so are
+// initializers nothing reads any more (folded or fused away), unless the
+// caller can feed them (graph inputs).
 #include "cpu/passes/passes.h"
 
 namespace onnxscope::cpu {
@@ -28,9 +30,14 @@ bool eliminate_dead_nodes(Model& model, PassContext& ctx) {
     else ++removed;
   }
   g.nodes = std::move(kept);
+  std::set<std::string> inputs;
+  for (const auto& v : g.inputs) inputs.insert(v.name);
+  const size_t before = g.initializers.size();
+  std::erase_if(g.initializers, [&](const Initializer& i) { return !live.count(i.name) && !inputs.count(i.name); });
+  const bool pruned = g.initializers.size() != before;
   if (removed && ctx.log)
     ctx.log->info("pass", Location{model.source}, "eliminate-dead-nodes: removed " + std::to_string(removed) + " nodes");
-  return removed > 0;
+  return removed > 0 || pruned;
 }
 
 }  // namespace onnxscope::cpu

@@ -58,3 +58,200 @@ size_t use_count(const Graph& g, const std::string& name) {
 }
 
 }  // namespace onnxscope::cpu
+
+namespace onnxscope::cpu {
+
+GraphIndex::GraphIndex(const Graph& g) {
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& n = g.nodes[i];
+    for (const auto& o : n.outputs)
+      if (!o.empty()) producer[o] = i;
+    for (const auto& in : n.inputs)
+      if (!in.empty()) readers[in].push_back(i);
+    for (const auto& a : n.attributes)
+      if (a.g || !a.graphs.empty()) {
+        for (const auto& name : names_read_by_subgraphs(n)) subgraph_reads.insert(name);
+        break;
+      }
+  }
+  for (const auto& o : g.outputs) graph_outputs.insert(o.name);
+}
+
+int GraphIndex::producer_index(const std::string& value) const {
+  auto it = producer.find(value);
+  return it == producer.end() ? -1 : static_cast<int>(it->second);
+}
+
+const Node* GraphIndex::producer_of(const Graph& g, const std::string& value) const {
+  const int i = producer_index(value);
+  return i < 0 ? nullptr : &g.nodes[static_cast<size_t>(i)];
+}
+
+size_t GraphIndex::reader_count(const std::string& value) const {
+  auto it = readers.find(value);
+  return (it == readers.end() ? 0 : it->second.size()) + graph_outputs.count(value) + subgraph_reads.count(value);
+}
+
+bool GraphIndex::only_read_by(const std::string& value, size_t reader) const {
+  if (graph_outputs.count(value) || subgraph_reads.count(value)) return false;
+  auto it = readers.find(value);
+  return it != readers.end() && it->second.size() == 1 && it->second[0] == reader;
+}
+
+const Tensor* constant_tensor(const Model& m, const std::string& name) {
+  if (name.empty()) return nullptr;
+  const Graph& g = m.graph;
+  if (const Initializer* init = g.initializer(name)) {
+    if (m.ir_version >= 4)
+      for (const auto& in : g.inputs)
+        if (in.name == name) return nullptr;  // the caller may feed another value
+    return &init->value;
+  }
+  for (const auto& n : g.nodes)
+    if (is_op(n, "Constant") && n.outputs.size() == 1 && n.outputs[0] == name) {
+      const Attribute* a = n.attribute("value");
+      return a && a->type == AttrType::Tensor ? &a->t : nullptr;
+    }
+  return nullptr;
+}
+
+std::optional<double> scalar_constant(const Model& m, const std::string& name) {
+  const Tensor* t = constant_tensor(m, name);
+  if (!t || t->element_count() != 1 || t->is_string()) return std::nullopt;
+  switch (t->dtype()) {
+    case DataType::Float: case DataType::Double: case DataType::Float16: case DataType::BFloat16:
+    case DataType::Int8: case DataType::Int16: case DataType::Int32: case DataType::Int64:
+    case DataType::Uint8: case DataType::Uint16: case DataType::Uint32: case DataType::Uint64:
+      return t->element_as_double(0);
+    default: return std::nullopt;
+  }
+}
+
+std::optional<std::vector<int64_t>> int_constant(const Model& m, const std::string& name) {
+  const Tensor* t = constant_tensor(m, name);
+  if (!t || t->rank() > 1 || (t->dtype() != DataType::Int64 && t->dtype() != DataType::Int32)) return std::nullopt;
+  std::vector<int64_t> v(t->element_count());
+  for (uint64_t i = 0; i < t->element_count(); ++i) v[i] = t->element_as_int64(i);
+  return v;
+}
+
+std::optional<TypeInfo> tensor_type(const Graph& g, const std::string& name) {
+  if (const TypeInfo* t = g.type_of(name))
+    return t->is_tensor() && t->elem != DataType::Undefined ? std::optional<TypeInfo>(*t) : std::nullopt;
+  if (const Initializer* init = g.initializer(name)) {  // type_of covers declared values only
+    std::vector<Dim> dims;
+    for (int64_t d : init->value.shape()) dims.push_back(Dim::known(d));
+    return TypeInfo::tensor(init->value.dtype(), std::move(dims));
+  }
+  return std::nullopt;
+}
+
+DataType elem_type(const Graph& g, const std::string& name) {
+  auto t = tensor_type(g, name);
+  return t ? t->elem : DataType::Undefined;
+}
+
+std::optional<Shape> static_shape(const Graph& g, const std::string& name) {
+  auto t = tensor_type(g, name);
+  if (!t || !t->shape) return std::nullopt;
+  Shape s;
+  for (const auto& d : *t->shape) {
+    if (!d.is_known()) return std::nullopt;
+    s.push_back(d.value);
+  }
+  return s;
+}
+
+std::optional<size_t> known_rank(const Graph& g, const std::string& name) {
+  auto t = tensor_type(g, name);
+  if (!t || !t->shape) return std::nullopt;
+  return t->shape->size();
+}
+
+bool is_op(const Node& n, const char* op_type) { return n.op_type == op_type && is_default_domain(n.domain); }
+
+std::string unique_node_name(const Graph& g, const std::string& base) {
+  std::set<std::string> used;
+  for (const auto& n : g.nodes) used.insert(n.name);
+  if (!base.empty() && !used.count(base)) return base;
+  for (int k = 1;; ++k) {
+    std::string s = base + "_" + std::to_string(k);
+    if (!used.count(s)) return s;
+  }
+}
+
+std::string unique_value_name(const Graph& g, const std::string& base) {
+  std::set<std::string> used;
+  for (const auto& n : g.nodes) {
+    used.insert(n.inputs.begin(), n.inputs.end());
+    used.insert(n.outputs.begin(), n.outputs.end());
+  }
+  for (const auto& i : g.initializers) used.insert(i.name);
+  for (const auto& v : g.inputs) used.insert(v.name);
+  for (const auto& v : g.outputs) used.insert(v.name);
+  if (!used.count(base)) return base;
+  for (int k = 1;; ++k) {
+    std::string s = base + "_" + std::to_string(k);
+    if (!used.count(s)) return s;
+  }
+}
+
+void add_cpu_opset(Model& m) {
+  for (const auto& o : m.opset_imports)
+    if (o.domain == kCpuDomain) return;
+  m.opset_imports.push_back({kCpuDomain, 1});
+}
+
+size_t erase_nodes(Graph& g, const std::vector<bool>& remove) {
+  std::vector<Node> kept;
+  kept.reserve(g.nodes.size());
+  size_t removed = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    if (i < remove.size() && remove[i]) ++removed;
+    else kept.push_back(std::move(g.nodes[i]));
+  }
+  g.nodes = std::move(kept);
+  return removed;
+}
+
+Attribute make_attr_int(const std::string& name, int64_t v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::Int;
+  a.i = v;
+  return a;
+}
+Attribute make_attr_float(const std::string& name, float v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::Float;
+  a.f = v;
+  return a;
+}
+Attribute make_attr_string(const std::string& name, const std::string& v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::String;
+  a.s = v;
+  return a;
+}
+Attribute make_attr_floats(const std::string& name, std::vector<float> v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::Floats;
+  a.floats = std::move(v);
+  return a;
+}
+Attribute make_attr_ints(const std::string& name, std::vector<int64_t> v) {
+  Attribute a;
+  a.name = name;
+  a.type = AttrType::Ints;
+  a.ints = std::move(v);
+  return a;
+}
+
+void log_pass(PassContext& ctx, const Model& m, const std::string& line) {
+  if (ctx.log) ctx.log->info("pass", Location{m.source}, line);
+}
+
+}  // namespace onnxscope::cpu

@@ -1,8 +1,10 @@
 // The CPU engine's graph passes (one file each) and helpers they share.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "cpu/optimizer.h"
@@ -11,6 +13,17 @@ namespace onnxscope::cpu {
 
 bool eliminate_identity(Model& model, PassContext& ctx);    // passes/eliminate_identity.cpp
 bool eliminate_dead_nodes(Model& model, PassContext& ctx);  // passes/eliminate_dead_nodes.cpp
+bool constant_folding(Model& model, PassContext& ctx);      // passes/constant_folding.cpp
+bool common_subexpression_elimination(Model& model, PassContext& ctx);  // passes/common_subexpression_elimination.cpp
+bool cancel_transpose_reshape(Model& model, PassContext& ctx);          // passes/cancel_transpose_reshape.cpp
+bool fold_conv_batchnorm(Model& model, PassContext& ctx);   // passes/fold_conv_batchnorm.cpp
+bool matmul_add_to_gemm(Model& model, PassContext& ctx);    // passes/matmul_add_to_gemm.cpp
+bool fuse_conv_activation(Model& model, PassContext& ctx);  // passes/fuse_activation.cpp
+bool fuse_gemm_activation(Model& model, PassContext& ctx);  // passes/fuse_activation.cpp
+bool fuse_matmul_bias_activation(Model& model, PassContext& ctx);  // passes/fuse_activation.cpp
+bool fuse_layernorm(Model& model, PassContext& ctx);        // passes/fuse_layernorm.cpp
+bool fuse_gelu(Model& model, PassContext& ctx);             // passes/fuse_gelu.cpp
+bool fuse_sdpa(Model& model, PassContext& ctx);             // passes/fuse_sdpa.cpp
 
 // --- helpers (passes/pass_util.cpp) -----------------------------------------
 // Replaces every read of value `from` by `to` (node inputs, nested subgraphs' captures).
@@ -19,5 +32,54 @@ void rename_uses(Graph& g, const std::string& from, const std::string& to);
 std::set<std::string> names_read_by_subgraphs(const Node& n);
 // Number of nodes (and graph outputs) reading a value.
 size_t use_count(const Graph& g, const std::string& name);
+
+// Who produces and who reads each value of a graph, built once per scan.
+struct GraphIndex {
+  explicit GraphIndex(const Graph& g);
+  std::unordered_map<std::string, size_t> producer;                  // value -> node index
+  std::unordered_map<std::string, std::vector<size_t>> readers;      // value -> reading nodes (once per input slot)
+  std::set<std::string> graph_outputs;
+  std::set<std::string> subgraph_reads;  // captured by some If/Loop/Scan body
+  // The node producing `value`, or nullptr (graph input, initializer).
+  const Node* producer_of(const Graph& g, const std::string& value) const;
+  int producer_index(const std::string& value) const;
+  // True when `value` is read by exactly one input slot of node `reader` and
+  // nothing else (no other node, no graph output, no subgraph): fusing it away is safe.
+  bool only_read_by(const std::string& value, size_t reader) const;
+  size_t reader_count(const std::string& value) const;
+};
+
+// A value whose content is fixed at prepare time: an initializer the caller
+// cannot override (not a graph input, or IR < 4), or a Constant node's 'value'.
+const Tensor* constant_tensor(const Model& m, const std::string& name);
+// The one element of a numeric constant (any rank with one element).
+std::optional<double> scalar_constant(const Model& m, const std::string& name);
+// Integer values of a 1-D (or scalar) constant.
+std::optional<std::vector<int64_t>> int_constant(const Model& m, const std::string& name);
+
+// The declared/inferred tensor type of a value (initializers included), if its element type is known.
+std::optional<TypeInfo> tensor_type(const Graph& g, const std::string& name);
+DataType elem_type(const Graph& g, const std::string& name);  // Undefined if unknown
+// Every dim known (a number): the static shape.
+std::optional<Shape> static_shape(const Graph& g, const std::string& name);
+// Rank if known.
+std::optional<size_t> known_rank(const Graph& g, const std::string& name);
+
+bool is_op(const Node& n, const char* op_type);  // default domain
+// A node name that no node of g uses yet, derived from `base`.
+std::string unique_node_name(const Graph& g, const std::string& base);
+// A value name no node output, input or initializer of g uses yet.
+std::string unique_value_name(const Graph& g, const std::string& base);
+// Declares domain "onnxscope.cpu" version 1 in the model's opset imports.
+void add_cpu_opset(Model& m);
+// Removes the nodes flagged in `remove` (same size as g.nodes), keeping order.
+size_t erase_nodes(Graph& g, const std::vector<bool>& remove);
+// Attribute helpers for building nodes.
+Attribute make_attr_int(const std::string& name, int64_t v);
+Attribute make_attr_float(const std::string& name, float v);
+Attribute make_attr_string(const std::string& name, const std::string& v);
+Attribute make_attr_floats(const std::string& name, std::vector<float> v);
+Attribute make_attr_ints(const std::string& name, std::vector<int64_t> v);
+void log_pass(PassContext& ctx, const Model& m, const std::string& line);
 
 }  // namespace onnxscope::cpu

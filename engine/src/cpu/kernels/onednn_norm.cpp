@@ -1,0 +1,194 @@
+// oneDNN softmax and normalization: Softmax / LogSoftmax (the single-axis
+// form: opset 13+, or earlier when the axis is the last one so that the 2-D
+// coercion changes nothing), BatchNormalization (inference: given mean and
+// var) and LRN (odd sizes: oneDNN's window is symmetric). Float32 only.
+#include "cpu/kernels/onednn_parts.h"
+
+namespace onnxscope::cpu::onednn {
+namespace {
+
+using md = dnnl::memory::desc;
+
+// --- Softmax / LogSoftmax ------------------------------------------------------
+
+struct SoftmaxProblem {
+  Shape x;
+  int axis = 0;
+  std::string key;
+};
+
+bool softmax_problem(const KernelContext& ctx, SoftmaxProblem& p, bool log) {
+  if (ctx.input_count() != 1 || !is_float(ctx.input_value(0))) return false;
+  const Tensor& x = ctx.input_value(0)->tensor();
+  if (x.rank() < 1 || x.rank() > 6 || !nonempty(x)) return false;
+  const int64_t rank = x.rank();
+  const bool coerce_2d = ctx.opset_version() < 13;
+  int64_t axis = ctx.attr_int("axis", coerce_2d ? 1 : -1);
+  if (axis < -rank || axis >= rank) return false;
+  if (axis < 0) axis += rank;
+  if (coerce_2d && axis != rank - 1) return false;
+  p.x = x.shape();
+  p.axis = static_cast<int>(axis);
+  p.key = std::string(log ? "logsoftmax" : "softmax") + dims_key(p.x) + std::to_string(axis) + "|t" +
+          std::to_string(sync_threads());
+  return true;
+}
+
+std::shared_ptr<const Prim> softmax_prim(const SoftmaxProblem& p, bool log) {
+  return get_prim(p.key, [&] {
+    using F = dnnl::softmax_v2_forward;
+    F::desc d(dnnl::prop_kind::forward_inference, log ? dnnl::algorithm::softmax_log : dnnl::algorithm::softmax_accurate,
+              plain_md(p.x), plain_md(p.x), p.axis);
+    F::primitive_desc pd(d, base_attr(), engine());
+    return make_prim<F>(pd);
+  });
+}
+
+template <bool Log>
+bool accepts_softmax(const KernelContext& ctx) {
+  return safely([&] {
+    SoftmaxProblem p;
+    return softmax_problem(ctx, p, Log) && softmax_prim(p, Log)->ok;
+  });
+}
+
+template <bool Log>
+void Softmax(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    SoftmaxProblem p;
+    if (!softmax_problem(ctx, p, Log)) ctx.fail("problem not supported by the oneDNN softmax");
+    auto prim = softmax_prim(p, Log);
+    if (!prim->ok) ctx.fail("oneDNN could not create this softmax");
+    Tensor& y = new_output(ctx, p.x);
+    execute(*prim, {{DNNL_ARG_SRC, user_mem(plain_md(p.x), ctx.input(0).raw())},
+                    {DNNL_ARG_DST, user_mem(plain_md(p.x), y.mutable_raw())}});
+  });
+}
+
+// --- BatchNormalization (inference) ---------------------------------------------
+
+struct BnProblem {
+  Shape x;
+  float eps = 1e-5f;
+  std::string key;
+};
+
+bool bn_problem(const KernelContext& ctx, BnProblem& p) {
+  if (ctx.input_count() != 5 || !float_inputs(ctx)) return false;
+  for (size_t i = 0; i < 5; ++i)
+    if (!ctx.input_value(i)) return false;
+  const Tensor& x = ctx.input_value(0)->tensor();
+  if (x.rank() < 2 || x.rank() > 5 || !nonempty(x)) return false;
+  const int64_t version = ctx.opset_version();
+  if (version < 9 && ctx.attr_int("spatial", 1) == 0) return false;
+  if (version >= 14 && ctx.attr_int("training_mode", 0) != 0) return false;
+  for (size_t k = 1; k < ctx.output_count(); ++k)
+    if (ctx.output_wanted(k)) return false;  // training statistics
+  for (size_t i = 1; i < 5; ++i) {
+    const Tensor& t = ctx.input_value(i)->tensor();
+    if (t.rank() != 1 || t.shape()[0] != x.shape()[1]) return false;
+  }
+  p.x = x.shape();
+  p.eps = ctx.attr_float("epsilon", 1e-5f);
+  p.key = "bn" + dims_key(p.x) + float_key(p.eps) + "|t" + std::to_string(sync_threads());
+  return true;
+}
+
+std::shared_ptr<const Prim> bn_prim(const BnProblem& p) {
+  return get_prim(p.key, [&] {
+    using F = dnnl::batch_normalization_forward;
+    const auto flags = dnnl::normalization_flags::use_global_stats | dnnl::normalization_flags::use_scale |
+                       dnnl::normalization_flags::use_shift;
+    F::desc d(dnnl::prop_kind::forward_inference, plain_md(p.x), p.eps, flags);
+    F::primitive_desc pd(d, base_attr(), engine());
+    return make_prim<F>(pd);
+  });
+}
+
+bool accepts_bn(const KernelContext& ctx) {
+  return safely([&] {
+    BnProblem p;
+    return bn_problem(ctx, p) && bn_prim(p)->ok;
+  });
+}
+
+void BatchNormalization(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    BnProblem p;
+    if (!bn_problem(ctx, p)) ctx.fail("problem not supported by the oneDNN batch normalization");
+    auto prim = bn_prim(p);
+    if (!prim->ok) ctx.fail("oneDNN could not create this batch normalization");
+    Tensor& y = new_output(ctx, p.x);
+    const md c = plain_md({p.x[1]});
+    execute(*prim, {{DNNL_ARG_SRC, user_mem(plain_md(p.x), ctx.input(0).raw())},
+                    {DNNL_ARG_SCALE, user_mem(c, ctx.input(1).raw())},
+                    {DNNL_ARG_SHIFT, user_mem(c, ctx.input(2).raw())},
+                    {DNNL_ARG_MEAN, user_mem(c, ctx.input(3).raw())},
+                    {DNNL_ARG_VARIANCE, user_mem(c, ctx.input(4).raw())},
+                    {DNNL_ARG_DST, user_mem(plain_md(p.x), y.mutable_raw())}});
+  });
+}
+
+// --- LRN ---------------------------------------------------------------------
+
+struct LrnProblem {
+  Shape x;
+  int64_t size = 0;
+  float alpha = 0, beta = 0, bias = 0;
+  std::string key;
+};
+
+bool lrn_problem(const KernelContext& ctx, LrnProblem& p) {
+  if (ctx.input_count() != 1 || !is_float(ctx.input_value(0))) return false;
+  const Tensor& x = ctx.input_value(0)->tensor();
+  if (x.rank() < 3 || x.rank() > 5 || !nonempty(x)) return false;
+  p.size = ctx.attr_int("size", 0);
+  if (p.size <= 0 || p.size % 2 == 0) return false;
+  p.alpha = ctx.attr_float("alpha", 1e-4f);
+  p.beta = ctx.attr_float("beta", 0.75f);
+  p.bias = ctx.attr_float("bias", 1.0f);
+  p.x = x.shape();
+  p.key = "lrn" + dims_key(p.x) + std::to_string(p.size) + "," + float_key(p.alpha) + "," + float_key(p.beta) +
+          "," + float_key(p.bias) + "|t" + std::to_string(sync_threads());
+  return true;
+}
+
+std::shared_ptr<const Prim> lrn_prim(const LrnProblem& p) {
+  return get_prim(p.key, [&] {
+    using F = dnnl::lrn_forward;
+    F::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::lrn_across_channels, plain_md(p.x), p.size, p.alpha,
+              p.beta, p.bias);
+    F::primitive_desc pd(d, base_attr(), engine());
+    return make_prim<F>(pd);
+  });
+}
+
+bool accepts_lrn(const KernelContext& ctx) {
+  return safely([&] {
+    LrnProblem p;
+    return lrn_problem(ctx, p) && lrn_prim(p)->ok;
+  });
+}
+
+void LRN(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    LrnProblem p;
+    if (!lrn_problem(ctx, p)) ctx.fail("problem not supported by the oneDNN LRN");
+    auto prim = lrn_prim(p);
+    if (!prim->ok) ctx.fail("oneDNN could not create this LRN");
+    Tensor& y = new_output(ctx, p.x);
+    execute(*prim, {{DNNL_ARG_SRC, user_mem(plain_md(p.x), ctx.input(0).raw())},
+                    {DNNL_ARG_DST, user_mem(plain_md(p.x), y.mutable_raw())}});
+  });
+}
+
+}  // namespace
+
+void register_onednn_norm(KernelRegistry& r) {
+  r.add(KernelDef{"", "Softmax", 1, INT_MAX, "onednn", Softmax<false>, accepts_softmax<false>});
+  r.add(KernelDef{"", "LogSoftmax", 1, INT_MAX, "onednn", Softmax<true>, accepts_softmax<true>});
+  r.add(KernelDef{"", "BatchNormalization", 1, INT_MAX, "onednn", BatchNormalization, accepts_bn});
+  r.add(KernelDef{"", "LRN", 1, INT_MAX, "onednn", LRN, accepts_lrn});
+}
+
+}  // namespace onnxscope::cpu::onednn

@@ -1,0 +1,117 @@
+// Shared pieces of the oneDNN kernels (kernels/onednn_*.cpp): the one engine,
+// per-thread streams, the primitive and weight caches, thread-count sync, the
+// activation -> post-op mapping and small input checks.
+//
+// Threading: Debian's libdnnl 2.6 is built with DNNL_CPU_RUNTIME=OMP (it links
+// libgomp), so its parallel regions use OpenMP's nthreads ICV. Every kernel
+// calls sync_threads() first, which sets omp_set_num_threads(thread_count())
+// on the calling thread; the count is also part of every cache key because
+// oneDNN sizes some kernels' work split when the primitive is created.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "onnxscope/kernel.h"
+
+namespace onnxscope::cpu::onednn {
+
+const dnnl::engine& engine();
+dnnl::stream& stream();  // one per calling thread
+
+// Sets OpenMP's thread count on this thread to cpu::thread_count(); returns it.
+int sync_threads();
+
+// A created primitive (or the reason it could not be made, so that `accepts`
+// declines the same problem cheaply next time).
+struct Prim {
+  bool ok = false;
+  dnnl::primitive prim;
+  dnnl::memory::desc scratchpad;  // size of the user-managed scratchpad
+  dnnl::memory::desc src, weights, dst;  // what the primitive wants (may be blocked)
+  std::vector<int64_t> extra;             // op-specific data (e.g. resolved output dims)
+};
+
+// A Prim from a primitive descriptor of primitive kind P. With `no_ref`, a
+// naive reference implementation is refused (for products, where oneDNN's
+// "ref:any" runs far slower than even the reference engine).
+template <class P>
+Prim make_prim(const typename P::primitive_desc& pd, bool no_ref = false) {
+  Prim r;
+  if (no_ref && std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return r;
+  r.ok = true;
+  r.prim = P(pd);
+  r.scratchpad = pd.scratchpad_desc();
+  return r;
+}
+
+// Thread-safe get-or-create of a primitive by a string describing the problem.
+// `make` returns the primitive or throws dnnl::error (recorded as not ok).
+std::shared_ptr<const Prim> get_prim(const std::string& key, const std::function<Prim()>& make);
+
+// Runs a primitive on this thread's stream with a user-managed scratchpad
+// (primitives are built with scratchpad_mode::user so concurrent runs of the
+// same primitive do not share one).
+void execute(const Prim& p, std::unordered_map<int, dnnl::memory> args);
+
+// An attribute with the user scratchpad mode set.
+dnnl::primitive_attr base_attr();
+
+// Memory over a plain (row-major) buffer.
+dnnl::memory::desc plain_md(const std::vector<int64_t>& dims);
+dnnl::memory user_mem(const dnnl::memory::desc& md, const void* data);
+
+// Data of `t` in the layout `want`. Same layout: t's own buffer. Otherwise a
+// reorder, cached (keyed by buffer pointer, shape and `want`) when the tensor
+// is a graph initializer, else redone on each call into `scratch`.
+std::shared_ptr<dnnl::memory> weights_in(const KernelContext& ctx, size_t input, const dnnl::memory::desc& user,
+                                         const dnnl::memory::desc& want);
+
+// Reorders between a plain tensor and a (possibly blocked) layout, when they
+// differ. With `slot` (0 or 1) the result lives in a per-thread buffer reused
+// across calls (activations: no allocation and page faults per call), valid
+// until the next call with that slot on this thread; without, it is allocated.
+dnnl::memory to_layout(const dnnl::memory& from, const dnnl::memory::desc& want, int slot = -1);
+// Memory of layout `md` in per-thread buffer `slot` (see to_layout).
+dnnl::memory slot_mem(const dnnl::memory::desc& md, int slot);
+
+// Output 0 as an uninitialised float32 tensor (size-checked like
+// allocate_output, without its zero fill: every oneDNN kernel writes all of it).
+Tensor& new_output(KernelContext& ctx, const Shape& shape);
+
+// True when the node's input i is an initializer of the graph being run.
+bool is_initializer(const KernelContext& ctx, size_t i);
+
+// --- activations (fused_ops.h) -------------------------------------------
+// Appends the post-ops of the node's "activation" / "activation_params"
+// attributes; false when the activation has no exact oneDNN post-op.
+bool append_activation(const KernelContext& ctx, dnnl::post_ops& po);
+// The activation part of a cache key.
+std::string activation_key(const KernelContext& ctx);
+
+// --- checks --------------------------------------------------------------
+bool is_float(const Value* v);                 // a float32 tensor
+bool float_inputs(const KernelContext& ctx);  // every given input is a float32 tensor
+bool nonempty(const Tensor& t);               // no zero-sized dim and rank known
+std::string dims_key(const Shape& s);
+std::string float_key(float f);  // exact (bit pattern)
+
+// Runs `fn` (an accepts body) and turns any exception into "decline".
+bool safely(const std::function<bool()>& fn);
+
+// Runs a kernel body, turning oneDNN errors into ctx.fail.
+void guarded(KernelContext& ctx, const std::function<void()>& fn);
+
+void register_onednn_conv(KernelRegistry& r);
+void register_onednn_matmul(KernelRegistry& r);
+void register_onednn_pool(KernelRegistry& r);
+void register_onednn_norm(KernelRegistry& r);
+void register_onednn_sum(KernelRegistry& r);
+
+}  // namespace onnxscope::cpu::onednn

@@ -1,0 +1,189 @@
+// Conv / Gemm / MatMul (+ bias Add) followed by one activation of
+// fused_ops.h's kFusableActivations -> FusedConv / FusedGemm / FusedMatMul in
+// domain "onnxscope.cpu" (contract in fused_ops.h). Only float32, and only
+// when each absorbed intermediate has no other reader and is not a graph
+// output. The fused node takes the position of the last node it replaces, so
+// every input (a bias computed late included) is already available there.
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+#include "cpu/fused_ops.h"
+#include "cpu/passes/passes.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+struct Activation {
+  std::string op;
+  std::vector<float> params;
+};
+
+float attr_or(const Node& n, const char* name, float fallback) {
+  const Attribute* a = n.attribute(name);
+  return a && a->type == AttrType::Float ? a->f : fallback;
+}
+
+// The activation `n` computes, with its parameters, if it is fusable.
+std::optional<Activation> activation_of(const Model& m, const Node& n) {
+  if (!is_default_domain(n.domain) || n.inputs.empty() || n.outputs.size() != 1 || n.outputs[0].empty())
+    return std::nullopt;
+  bool listed = false;
+  for (const auto& a : kFusableActivations) listed = listed || n.op_type == a.op;
+  if (!listed) return std::nullopt;
+  if (n.op_type == "LeakyRelu") return Activation{n.op_type, {attr_or(n, "alpha", 0.01f)}};
+  if (n.op_type == "HardSigmoid") return Activation{n.op_type, {attr_or(n, "alpha", 0.2f), attr_or(n, "beta", 0.5f)}};
+  if (n.op_type == "Clip") {
+    float lo = -std::numeric_limits<float>::infinity(), hi = std::numeric_limits<float>::infinity();
+    if (m.opset_version("") < 11) {
+      lo = attr_or(n, "min", lo);
+      hi = attr_or(n, "max", hi);
+    } else {
+      for (size_t k = 1; k < n.inputs.size() && k < 3; ++k) {
+        if (n.inputs[k].empty()) continue;
+        const Tensor* t = constant_tensor(m, n.inputs[k]);
+        if (!t || t->dtype() != DataType::Float || t->element_count() != 1) return std::nullopt;
+        (k == 1 ? lo : hi) = t->data<float>()[0];
+      }
+    }
+    return Activation{n.op_type, {lo, hi}};
+  }
+  if (n.inputs.size() != 1) return std::nullopt;
+  return Activation{n.op_type, {}};
+}
+
+void add_activation_attrs(Node& fused, const Activation& a) {
+  fused.attributes.push_back(make_attr_string("activation", a.op));
+  if (!a.params.empty()) fused.attributes.push_back(make_attr_floats("activation_params", a.params));
+}
+
+std::string fused_name(const Graph& g, const Node& base, const std::string& act) {
+  return unique_node_name(g, (base.name.empty() ? base.op_type : base.name) + (act.empty() ? "" : "_" + act));
+}
+
+// The activation node that alone reads `value` (and its parameters), if any.
+std::optional<std::pair<size_t, Activation>> sole_activation(const Model& m, const GraphIndex& idx,
+                                                             const std::string& value) {
+  auto it = idx.readers.find(value);
+  if (it == idx.readers.end() || it->second.size() != 1 || !idx.only_read_by(value, it->second[0]))
+    return std::nullopt;
+  const size_t j = it->second[0];
+  const Node& n = m.graph.nodes[j];
+  if (n.inputs[0] != value) return std::nullopt;
+  auto a = activation_of(m, n);
+  if (!a) return std::nullopt;
+  return std::make_pair(j, *a);
+}
+
+// Conv or Gemm followed by an activation -> FusedConv / FusedGemm.
+bool fuse_base_activation(Model& model, PassContext& ctx, const char* base_op, const char* fused_op,
+                          const char* pass_name) {
+  Graph& g = model.graph;
+  GraphIndex idx(g);
+  std::vector<bool> remove(g.nodes.size(), false);
+  size_t fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& base = g.nodes[i];
+    if (!is_op(base, base_op) || base.outputs.size() != 1 || base.outputs[0].empty()) continue;
+    if (elem_type(g, base.outputs[0]) != DataType::Float) continue;
+    auto act = sole_activation(model, idx, base.outputs[0]);
+    if (!act || remove[act->first]) continue;
+    const Node& an = g.nodes[act->first];
+    Node f;
+    f.name = fused_name(g, base, an.op_type);
+    f.op_type = fused_op;
+    f.domain = kCpuDomain;
+    f.inputs = base.inputs;
+    f.outputs = an.outputs;
+    f.attributes = base.attributes;
+    add_activation_attrs(f, act->second);
+    set_fused_from(f, {&base, &an});
+    g.nodes[act->first] = std::move(f);
+    remove[i] = true;
+    ++fused;
+  }
+  erase_nodes(g, remove);
+  if (fused) {
+    add_cpu_opset(model);
+    log_pass(ctx, model, std::string(pass_name) + ": fused " + std::to_string(fused) + " nodes");
+  }
+  return fused > 0;
+}
+
+}  // namespace
+
+bool fuse_conv_activation(Model& model, PassContext& ctx) {
+  return fuse_base_activation(model, ctx, "Conv", kFusedConv, "fuse-conv-activation");
+}
+
+bool fuse_gemm_activation(Model& model, PassContext& ctx) {
+  if (model.opset_version("") < 7) return false;  // Gemm-6 had its own broadcast attribute
+  return fuse_base_activation(model, ctx, "Gemm", kFusedGemm, "fuse-gemm-activation");
+}
+
+// MatMul [+ Add(1-D bias of size N)] [+ activation], at least one of the two.
+bool fuse_matmul_bias_activation(Model& model, PassContext& ctx) {
+  Graph& g = model.graph;
+  GraphIndex idx(g);
+  std::vector<bool> remove(g.nodes.size(), false);
+  size_t fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& mm = g.nodes[i];
+    if (!is_op(mm, "MatMul") || mm.inputs.size() != 2 || mm.outputs.size() != 1 || mm.outputs[0].empty()) continue;
+    if (elem_type(g, mm.outputs[0]) != DataType::Float) continue;
+    std::vector<const Node*> chain = {&mm};
+    std::string bias, value = mm.outputs[0];
+    size_t last = i;
+    // Bias: an Add whose other operand is 1-D of size N (B's last dim).
+    auto it = idx.readers.find(value);
+    const auto b_shape = known_rank(g, mm.inputs[1]);
+    const auto bt = tensor_type(g, mm.inputs[1]);
+    if (it != idx.readers.end() && it->second.size() == 1 && idx.only_read_by(value, it->second[0]) && b_shape &&
+        *b_shape >= 2 && bt->shape->back().is_known()) {
+      const size_t k = it->second[0];
+      const Node& add = g.nodes[k];
+      if (is_op(add, "Add") && add.inputs.size() == 2 && add.outputs.size() == 1 && !remove[k]) {
+        const std::string& other = add.inputs[0] == value ? add.inputs[1] : add.inputs[0];
+        auto s = static_shape(g, other);
+        if (other != value && s && s->size() == 1 && (*s)[0] == bt->shape->back().value &&
+            elem_type(g, other) == DataType::Float) {
+          bias = other;
+          value = add.outputs[0];
+          chain.push_back(&add);
+          last = k;
+        }
+      }
+    }
+    Activation activation;
+    bool has_act = false;
+    if (auto act = sole_activation(model, idx, value); act && !remove[act->first]) {
+      has_act = true;
+      activation = act->second;
+      chain.push_back(&g.nodes[act->first]);
+      last = act->first;
+      value = g.nodes[act->first].outputs[0];
+    }
+    if (chain.size() == 1) continue;
+    Node f;
+    f.name = fused_name(g, mm, has_act ? activation.op : std::string("Bias"));
+    f.op_type = kFusedMatMul;
+    f.domain = kCpuDomain;
+    f.inputs = {mm.inputs[0], mm.inputs[1]};
+    if (!bias.empty()) f.inputs.push_back(bias);
+    f.outputs = {value};
+    add_activation_attrs(f, activation);
+    set_fused_from(f, chain);
+    for (const Node* n : chain) remove[static_cast<size_t>(n - g.nodes.data())] = true;
+    remove[last] = false;
+    g.nodes[last] = std::move(f);
+    ++fused;
+  }
+  erase_nodes(g, remove);
+  if (fused) {
+    add_cpu_opset(model);
+    log_pass(ctx, model, "fuse-matmul-bias-activation: fused " + std::to_string(fused) + " MatMul nodes");
+  }
+  return fused > 0;
+}
+
+}  // namespace onnxscope::cpu

@@ -1,0 +1,302 @@
+#!/usr/bin/env python3
+"""Benchmark onnxscope's engines against onnxruntime on the same models, inputs and threads.
+
+For every model, in one run: `onnxscope bench --json` for each engine asked
+for, then onnxruntime (CPUExecutionProvider, all graph optimizations) in a
+subprocess, with the same input values, thread count, warm-up and timed runs.
+Prints a table of median latencies and their ratio, peak RSS, and the largest
+absolute difference between the two runtimes' outputs.
+
+    .venv/bin/python scripts/bench_vs_ort.py                 # default models
+    .venv/bin/python scripts/bench_vs_ort.py model.onnx@8    # batch 8
+    .venv/bin/python scripts/bench_vs_ort.py --engines cpu,reference --threads 2
+
+A model given as PATH@N runs with batch N (--batch N to onnxscope; the first
+input dimension, when the model leaves it open, is N for onnxruntime too).
+See docs/cpu-engine.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+SUITE = Path.home() / ".cache" / "onnxscope" / "onnx-1.23.2"
+
+
+def default_models() -> list[str]:
+    light = sorted(str(p) for p in (SUITE / "light").glob("*.onnx"))
+    return light + [str(REPO / "resources" / "models" / "sample_cnn.onnx") + "@8"]
+
+
+def default_cli() -> str:
+    """$ONNXSCOPE, else the first build of this checkout whose onnxscope has `bench`."""
+    if os.environ.get("ONNXSCOPE"):
+        return os.environ["ONNXSCOPE"]
+    for build in ("build", "build-bench"):
+        p = REPO / build / "app" / "onnxscope"
+        if p.exists() and subprocess.run([str(p), "bench", "--help"], capture_output=True).returncode == 0:
+            return str(p)
+    return "onnxscope"
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # Linux: KiB
+
+
+# ---------------------------------------------------------------- inputs
+
+def make_inputs(model_path: str, batch: int, seed: int) -> dict[str, np.ndarray]:
+    """Float inputs are arange(n)/n (like upstream's light-model runner); other
+    types seeded random small values. Open first dimensions take `batch`,
+    other open dimensions 1."""
+    import onnx
+    from onnx import helper
+
+    model = onnx.load(model_path, load_external_data=False)
+    inits = {i.name for i in model.graph.initializer}
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for vi in model.graph.input:
+        if vi.name in inits:
+            continue
+        tt = vi.type.tensor_type
+        if not vi.type.HasField("tensor_type"):
+            raise ValueError(f"input {vi.name} is not a tensor")
+        shape = []
+        for k, d in enumerate(tt.shape.dim):
+            if d.HasField("dim_value"):
+                shape.append(d.dim_value)
+            else:
+                shape.append(batch if k == 0 else 1)
+        dtype = helper.tensor_dtype_to_np_dtype(tt.elem_type)
+        n = int(np.prod(shape)) if shape else 1
+        if np.issubdtype(dtype, np.floating):
+            arr = (np.arange(n, dtype=np.float64) / max(n, 1)).astype(dtype).reshape(shape)
+        elif dtype == np.bool_:
+            arr = rng.integers(0, 2, size=shape).astype(np.bool_)
+        elif np.issubdtype(dtype, np.integer):
+            arr = rng.integers(0, 10, size=shape).astype(dtype)
+        else:
+            raise ValueError(f"input {vi.name} of type {dtype} is not handled")
+        feeds[vi.name] = arr
+    return feeds
+
+
+# ---------------------------------------------------------------- onnxruntime (subprocess)
+
+def ort_worker(args: argparse.Namespace) -> None:
+    """Runs in its own process so that its peak RSS is onnxruntime's alone
+    (plus the Python interpreter, reported separately as baseline)."""
+    import onnxruntime as ort
+
+    data = np.load(args.inputs)
+    feeds = {k: data[k] for k in data.files}
+    baseline = peak_rss_mib()
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = args.threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    t0 = time.perf_counter()
+    sess = ort.InferenceSession(args.model, so, providers=["CPUExecutionProvider"])
+    prepare_ms = (time.perf_counter() - t0) * 1000
+    times = []
+    out = None
+    for i in range(args.warmup + args.iterations):
+        s = time.perf_counter()
+        out = sess.run(None, feeds)
+        ms = (time.perf_counter() - s) * 1000
+        if i >= args.warmup:
+            times.append(ms)
+    names = [o.name for o in sess.get_outputs()]
+    np.savez(args.outputs, **{f"output_{k}": np.asarray(v) for k, v in enumerate(out)})
+    json.dump({
+        "version": ort.__version__,
+        "prepare_ms": prepare_ms,
+        "latency_ms": {"median": float(np.median(times)), "p90": float(np.percentile(times, 90, method="inverted_cdf"))},
+        "peak_rss_mib": peak_rss_mib(),
+        "baseline_rss_mib": baseline,
+        "outputs": names,
+    }, sys.stdout)
+
+
+def run_ort(model: str, inputs_npz: Path, outputs_npz: Path, a: argparse.Namespace) -> dict:
+    cmd = [sys.executable, __file__, "--_ort-worker", "--model", model, "--inputs", str(inputs_npz),
+           "--outputs", str(outputs_npz), "--threads", str(a.threads), "--warmup", str(a.warmup),
+           "--iterations", str(a.iterations)]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"onnxruntime: timeout after {a.timeout} s"}
+    if p.returncode != 0:
+        return {"error": "onnxruntime: " + (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]}
+    return json.loads(p.stdout)
+
+
+# ---------------------------------------------------------------- onnxscope
+
+def run_onnxscope(model: str, engine: str, batch: int, input_files: dict[str, Path], out_dir: Path,
+                  a: argparse.Namespace) -> dict:
+    cmd = [a.onnxscope, "bench", model, "--engine", engine, "--threads", str(a.threads), "--warmup", str(a.warmup),
+           "--iterations", str(a.iterations), "--json", "--save-outputs", str(out_dir)]
+    if batch > 1:
+        cmd += ["--batch", str(batch)]
+    for name, f in input_files.items():
+        cmd += ["--input", f"{name}={f}"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {a.timeout} s"}
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]}
+    return json.loads(p.stdout)
+
+
+def max_abs_diff(scope: dict, ort_outputs: Path) -> float | None:
+    from onnx import TensorProto, numpy_helper
+
+    ref = np.load(ort_outputs)
+    worst = 0.0
+    saved = scope.get("outputs", [])
+    if not saved:
+        return None
+    for k, o in enumerate(saved):
+        t = TensorProto()
+        t.ParseFromString(Path(o["file"]).read_bytes())
+        mine = numpy_helper.to_array(t)
+        key = Path(o["file"]).stem  # output_K, K = position among the graph outputs
+        if key not in ref.files:
+            return None
+        theirs = ref[key]
+        if mine.shape != theirs.shape or mine.dtype != theirs.dtype:
+            return float("inf")
+        if mine.size == 0:
+            continue
+        if np.issubdtype(mine.dtype, np.number) or mine.dtype == np.bool_:
+            d = np.abs(mine.astype(np.float64) - theirs.astype(np.float64))
+            worst = max(worst, float(np.nanmax(d)) if d.size else 0.0)
+        elif not np.array_equal(mine, theirs):
+            return float("inf")
+    return worst
+
+
+# ---------------------------------------------------------------- table
+
+def cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown CPU"
+
+
+def fmt(x, spec=".2f"):
+    return "-" if x is None else format(x, spec)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models", nargs="*", help="MODEL.onnx or MODEL.onnx@BATCH (default: light models + sample_cnn@8)")
+    ap.add_argument("--engines", default="cpu", help="onnxscope engines, comma-separated: cpu, reference (default: cpu)")
+    ap.add_argument("--threads", type=int, default=os.cpu_count() or 1, help="intra-op threads for both runtimes")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--iterations", type=int, default=10)
+    ap.add_argument("--seed", type=int, default=0, help="seed of non-float inputs")
+    ap.add_argument("--onnxscope", default=None, help="onnxscope binary (default: $ONNXSCOPE, build/, build-bench/)")
+    ap.add_argument("--timeout", type=float, default=900, help="seconds per model and runtime")
+    ap.add_argument("--json", help="also write every measurement to this JSON file")
+    # Internal: the onnxruntime subprocess.
+    ap.add_argument("--_ort-worker", dest="ort_worker", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--model", help=argparse.SUPPRESS)
+    ap.add_argument("--inputs", help=argparse.SUPPRESS)
+    ap.add_argument("--outputs", help=argparse.SUPPRESS)
+    a = ap.parse_args()
+    if a.ort_worker:
+        ort_worker(a)
+        return 0
+
+    from onnx import numpy_helper
+
+    a.onnxscope = a.onnxscope or default_cli()
+
+    engines = [e for e in a.engines.split(",") if e]
+    load_before = os.getloadavg()
+    models = a.models or default_models()
+    rows, records = [], []
+    with tempfile.TemporaryDirectory(prefix="bench_vs_ort_") as tmp:
+        for spec in models:
+            path, _, b = spec.partition("@")
+            batch = int(b) if b else 1
+            name = Path(path).stem
+            work = Path(tmp) / f"{name}_b{batch}"
+            work.mkdir()
+            try:
+                feeds = make_inputs(path, batch, a.seed)
+            except Exception as e:  # unreadable model, input type not handled here
+                rows.append([name, str(batch), ",".join(engines)] + ["-"] * 9 + [f"inputs: {e}"])
+                continue
+            files = {}
+            for k, (inp, arr) in enumerate(feeds.items()):
+                f = work / f"input_{k}.pb"
+                f.write_bytes(numpy_helper.from_array(arr, inp).SerializeToString())
+                files[inp] = f
+            np.savez(work / "inputs.npz", **feeds)
+            print(f"{name} (batch {batch}): onnxruntime ...", file=sys.stderr, flush=True)
+            ort_res = run_ort(path, work / "inputs.npz", work / "ort_out.npz", a)
+            for engine in engines:
+                print(f"{name} (batch {batch}): onnxscope {engine} ...", file=sys.stderr, flush=True)
+                out_dir = work / f"out_{engine}"
+                res = run_onnxscope(path, engine, batch, files, out_dir, a)
+                diff = None
+                if "error" not in res and "error" not in ort_res:
+                    diff = max_abs_diff(res, work / "ort_out.npz")
+                records.append({"model": name, "batch": batch, "engine": engine, "onnxscope": res, "onnxruntime": ort_res,
+                                "max_abs_diff": diff})
+                med = res.get("latency_ms", {}).get("median")
+                ort_med = ort_res.get("latency_ms", {}).get("median")
+                rss = res.get("peak_rss_mib")
+                ort_net = (ort_res["peak_rss_mib"] - ort_res["baseline_rss_mib"]) if "peak_rss_mib" in ort_res else None
+                rows.append([
+                    name, str(batch), engine,
+                    fmt(res.get("prepare_ms"), ".1f"), fmt(med), fmt(res.get("latency_ms", {}).get("p90")),
+                    fmt(ort_med), fmt(med / ort_med if med and ort_med else None),
+                    fmt(rss, ".0f"), fmt(ort_net, ".0f"), fmt(rss / ort_net if rss and ort_net else None),
+                    fmt(diff, ".1e"),
+                    res.get("error") or ort_res.get("error") or "",
+                ])
+    head = ["model", "batch", "engine", "prepare ms", "median ms", "p90 ms", "ORT median ms", "ratio",
+            "RSS MiB", "ORT RSS MiB", "RSS ratio", "max abs diff", "error"]
+    failed = any(r[-1] for r in rows)
+    if not failed:
+        head, rows = head[:-1], [r[:-1] for r in rows]
+    import onnxruntime
+    load_after = os.getloadavg()
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {cpu_model()}, {os.cpu_count()} cores, "
+          f"onnxruntime {onnxruntime.__version__}; load average (1 min) {load_before[0]:.2f} before, "
+          f"{load_after[0]:.2f} after")
+    print(f"threads {a.threads}, warm-up {a.warmup}, {a.iterations} timed runs; "
+          f"ratio = onnxscope / onnxruntime (below 1: onnxscope is faster / smaller)")
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join("---" for _ in head) + "|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    if a.json:
+        Path(a.json).write_text(json.dumps(records, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

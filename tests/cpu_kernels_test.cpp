@@ -1,0 +1,619 @@
+// The CPU engine's oneDNN kernels against the reference engine, in the style of
+// ggml's test-backend-ops: for every "onednn" kernel of cpu_kernels(), seeded
+// random one-node problems (odd sizes, batch 1 and > 1, strides / pads /
+// dilations / groups, broadcasting, zero-sized dims) run on both engines and
+// must agree; an observer checks which implementation ran each node, so a
+// kernel that silently declines (falls back to the reference) fails the test.
+//
+// Tolerance: |cpu - ref| <= 1e-5 + 1e-4 * |ref|. The reference accumulates in
+// double and rounds once; oneDNN accumulates float32 in a blocked order and uses
+// polynomial exp/tanh/logistic, so results differ by a few ulps of the larger
+// partial sums (~1e-6 absolute for the O(1) data and sums of <= ~300 products
+// used here), well inside that bound, while a wrong index or a missed tap
+// moves outputs by O(0.1).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+#include <set>
+
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/reference.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+constexpr double kRtol = 1e-4, kAtol = 1e-5;
+constexpr int kCasesPerKernel = 16;
+
+using Rng = std::mt19937;
+
+int64_t pick(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+template <typename T>
+T choose(Rng& rng, const std::vector<T>& v) { return v[static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(v.size()) - 1))]; }
+
+std::vector<float> random_floats(Rng& rng, uint64_t n, float lo = -1.f, float hi = 1.f) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+uint64_t count(const Shape& s) {
+  uint64_t n = 1;
+  for (int64_t d : s) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+std::vector<DimSpec> dims(const Shape& s) { return std::vector<DimSpec>(s.begin(), s.end()); }
+
+// One random problem: the model for the CPU engine, the model the reference
+// runs (the unfused equivalent for the fused ops), the inputs, and whether the
+// oneDNN kernel is expected to take it.
+struct Case {
+  std::string what;
+  ModelBuilder cpu{17};
+  ModelBuilder ref{17};
+  NamedValues inputs;
+  bool expect_onednn = true;
+};
+
+// Adds a float tensor to both models, as a graph input or an initializer.
+struct Builder {
+  Case& c;
+  Rng& rng;
+  void input(const std::string& name, const Shape& s, float lo = -1.f, float hi = 1.f) {
+    Tensor t = Tensor::zeros(DataType::Float, s);
+    auto v = random_floats(rng, count(s), lo, hi);
+    std::copy(v.begin(), v.end(), t.mutable_data<float>());
+    c.cpu.input(name, DataType::Float, dims(s));
+    c.ref.input(name, DataType::Float, dims(s));
+    c.inputs.emplace_back(name, Value(std::move(t)));
+  }
+  void constant(const std::string& name, const Shape& s, float lo = -1.f, float hi = 1.f) {
+    auto v = random_floats(rng, count(s), lo, hi);
+    c.cpu.initializer(make_float_tensor(name, s, v));
+    c.ref.initializer(make_float_tensor(name, s, v));
+  }
+  void weight(const std::string& name, const Shape& s) {
+    if (pick(rng, 0, 1)) constant(name, s);
+    else input(name, s);
+  }
+  void output(const std::string& name) {
+    c.cpu.output_untyped(name);
+    c.ref.output_untyped(name);
+  }
+};
+
+void set_opset(Case& c, int64_t v) {
+  c.cpu = ModelBuilder(v);
+  c.ref = ModelBuilder(v);
+}
+
+// --- activation of the fused ops ------------------------------------------------
+
+struct Act {
+  std::string op;
+  std::vector<float> params;
+};
+
+Act random_activation(Rng& rng) {
+  switch (pick(rng, 0, 6)) {
+    case 0: return {"", {}};
+    case 1: return {"Relu", {}};
+    case 2: return {"LeakyRelu", {0.1f + static_cast<float>(pick(rng, 0, 5)) * 0.1f}};
+    case 3: return {"Sigmoid", {}};
+    case 4: return {"Tanh", {}};
+    case 5: return {"Clip", {-0.5f, 0.25f + static_cast<float>(pick(rng, 0, 3)) * 0.25f}};
+    default: return {"HardSigmoid", {0.2f, 0.5f}};
+  }
+}
+
+// Sets the activation attributes on the fused node and appends the unfused
+// activation after `from` in the reference model; returns the final name.
+void apply_activation(Case& c, onnx::NodeProto& fused, const Act& a, const std::string& from, const std::string& out) {
+  attr_string(fused, "activation", a.op);
+  if (!a.params.empty()) attr_floats(fused, "activation_params", a.params);
+  if (a.op.empty()) {
+    c.ref.node("Identity", {from}, {out});
+    return;
+  }
+  auto& n = c.ref.node(a.op, {from}, {out});
+  if (a.op == "LeakyRelu") attr_float(n, "alpha", a.params[0]);
+  if (a.op == "HardSigmoid") {
+    attr_float(n, "alpha", a.params[0]);
+    attr_float(n, "beta", a.params[1]);
+  }
+  if (a.op == "Clip") {
+    // Opset 11+: min and max are inputs.
+    c.ref.initializer(make_float_tensor(out + "_min", {}, {a.params[0]}));
+    c.ref.initializer(make_float_tensor(out + "_max", {}, {a.params[1]}));
+    n.add_input(out + "_min");
+    n.add_input(out + "_max");
+  }
+}
+
+// --- generators ----------------------------------------------------------------
+
+// Conv / FusedConv: 1-3 spatial dims, groups (depthwise too), strides, pads or
+// auto_pad, dilations, optional bias.
+Case conv_case(Rng& rng, int idx, bool fused) {
+  Case c;
+  c.cpu.opset("onnxscope.cpu", 1);
+  Builder b{c, rng};
+  const int64_t k = idx % 3 == 2 ? 3 : pick(rng, 1, 2);
+  const int64_t N = choose<int64_t>(rng, {1, 1, 2, 3});
+  const bool depthwise = pick(rng, 0, 3) == 0;  // group == C
+  int64_t group = choose<int64_t>(rng, {1, 1, 2, 3});
+  int64_t Cg = pick(rng, 1, k == 3 ? 3 : 5), Mg = pick(rng, 1, 4);
+  if (depthwise) {
+    group = pick(rng, 2, 6);
+    Cg = 1;
+    Mg = pick(rng, 1, 2);
+  }
+  const int64_t C = group * Cg, M = group * Mg;
+  const std::string auto_pad = choose<std::string>(rng, {"NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+  Shape x{N, C}, w{M, Cg};
+  std::vector<int64_t> strides, dil, pads(2 * k);
+  for (int64_t d = 0; d < k; ++d) {
+    const int64_t ks = pick(rng, 1, 3), dl = pick(rng, 1, 2), st = pick(rng, 1, 3);
+    const int64_t span = (ks - 1) * dl + 1;
+    x.push_back(span + pick(rng, 0, k == 3 ? 4 : 9));
+    w.push_back(ks);
+    strides.push_back(st);
+    dil.push_back(dl);
+    pads[d] = pick(rng, 0, 2);
+    pads[k + d] = pick(rng, 0, 2);
+  }
+  const bool bias = pick(rng, 0, 1);
+  if (idx == kCasesPerKernel - 1) {  // zero-sized batch: the reference handles it
+    x[0] = 0;
+    c.expect_onednn = false;
+  }
+  b.input("x", x);
+  b.weight("w", w);
+  std::vector<std::string> in{"x", "w"};
+  if (bias) {
+    b.weight("b", {w[0]});
+    in.push_back("b");
+  }
+  auto set = [&](onnx::NodeProto& n) {
+    attr_int(n, "group", group);
+    attr_ints(n, "strides", strides);
+    attr_ints(n, "dilations", dil);
+    attr_ints(n, "kernel_shape", Shape(w.begin() + 2, w.end()));
+    if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
+    else attr_string(n, "auto_pad", auto_pad);
+  };
+  if (fused) {
+    Act a = random_activation(rng);
+    auto& n = c.cpu.node("FusedConv", in, {"y"}, "fused", "onnxscope.cpu");
+    set(n);
+    set(c.ref.node("Conv", in, {"t"}));
+    apply_activation(c, n, a, "t", "y");
+    c.what = "FusedConv " + a.op;
+  } else {
+    set(c.cpu.node("Conv", in, {"y"}));
+    set(c.ref.node("Conv", in, {"y"}));
+    c.what = "Conv";
+  }
+  c.what += " x" + shape_to_string(x) + " w" + shape_to_string(w) + " g" + std::to_string(group) +
+            " s" + shape_to_string(strides) + " d" + shape_to_string(dil) + " " + auto_pad + " p" + shape_to_string(pads);
+  b.output("y");
+  return c;
+}
+
+// ConvTranspose: groups, strides, dilations, pads, output_padding, SAME and output_shape.
+Case deconv_case(Rng& rng, int idx) {
+  Case c;
+  Builder b{c, rng};
+  const int64_t k = idx % 3 == 2 ? 3 : pick(rng, 1, 2);
+  const int64_t N = choose<int64_t>(rng, {1, 1, 2, 3});
+  const int64_t group = choose<int64_t>(rng, {1, 1, 2, 3});
+  const int64_t Cg = pick(rng, 1, k == 3 ? 3 : 5), Mg = pick(rng, 1, 4);
+  const int mode = static_cast<int>(pick(rng, 0, 5));  // 0-3 pads, 4 SAME_UPPER, 5 output_shape
+  Shape x{N, group * Cg}, w{group * Cg, Mg};
+  std::vector<int64_t> strides, dil, pads(2 * k), out_pad(k, 0), out_shape;
+  for (int64_t d = 0; d < k; ++d) {
+    const int64_t ks = pick(rng, 1, 3), dl = pick(rng, 1, 2);
+    const int64_t span = (ks - 1) * dl + 1;
+    const int64_t st = mode == 4 ? pick(rng, 1, span) : pick(rng, 1, 3);
+    x.push_back(pick(rng, 1, k == 3 ? 4 : 8));
+    w.push_back(ks);
+    strides.push_back(st);
+    dil.push_back(dl);
+    if (mode < 4) {
+      out_pad[d] = pick(rng, 0, std::max(st, dl) - 1);
+      pads[d] = pick(rng, 0, span - 1);
+      pads[k + d] = std::min(span - 1, out_pad[d] + pick(rng, 0, 1));  // oneDNN needs pad_end >= output_padding
+      if (pads[k + d] < out_pad[d]) out_pad[d] = pads[k + d];
+    }
+    out_shape.push_back(st * (x.back() - 1) + span - (mode == 5 ? pick(rng, 0, span - 1) : 0));
+  }
+  b.input("x", x);
+  b.weight("w", w);
+  std::vector<std::string> in{"x", "w"};
+  if (pick(rng, 0, 1)) {
+    b.weight("b", {group * Mg});
+    in.push_back("b");
+  }
+  for (auto* m : {&c.cpu, &c.ref}) {
+    auto& n = m->node("ConvTranspose", in, {"y"});
+    attr_int(n, "group", group);
+    attr_ints(n, "strides", strides);
+    attr_ints(n, "dilations", dil);
+    if (mode < 4) {
+      attr_ints(n, "pads", pads);
+      attr_ints(n, "output_padding", out_pad);
+    } else if (mode == 4) {
+      attr_string(n, "auto_pad", "SAME_UPPER");
+    } else {
+      attr_ints(n, "output_shape", out_shape);
+    }
+  }
+  c.what = "ConvTranspose x" + shape_to_string(x) + " w" + shape_to_string(w) + " g" + std::to_string(group) + " s" +
+           shape_to_string(strides) + " d" + shape_to_string(dil) + " mode " + std::to_string(mode) + " p" +
+           shape_to_string(pads) + " op" + shape_to_string(out_pad) + " os" + shape_to_string(out_shape);
+  b.output("y");
+  return c;
+}
+
+// Random MatMul operand shapes with broadcasting batch dims and 1-D operands.
+void matmul_shapes(Rng& rng, int idx, Shape& a, Shape& bs) {
+  const int64_t M = pick(rng, 1, 17), K = pick(rng, 1, 33), N = pick(rng, 1, 19);
+  const int64_t ra = idx < 3 ? idx + 1 : pick(rng, 1, 4), rb = idx < 3 ? 2 : pick(rng, 1, 4);
+  a = ra == 1 ? Shape{K} : Shape{M, K};
+  bs = rb == 1 ? Shape{K} : Shape{K, N};
+  const int64_t batch = std::max<int64_t>(ra, rb) - 2;
+  for (int64_t i = 0; i < batch; ++i) {
+    const int64_t d = pick(rng, 2, 3);
+    const int mode = static_cast<int>(pick(rng, 0, 3));  // both, a only (b 1), b only (a 1), both 1
+    if (static_cast<int64_t>(a.size()) < ra) a.insert(a.begin(), mode == 0 || mode == 1 ? d : 1);
+    if (static_cast<int64_t>(bs.size()) < rb) bs.insert(bs.begin(), mode == 0 || mode == 2 ? d : 1);
+  }
+}
+
+Case matmul_case(Rng& rng, int idx, bool fused) {
+  Case c;
+  c.cpu.opset("onnxscope.cpu", 1);
+  Builder b{c, rng};
+  Shape a, bs;
+  matmul_shapes(rng, idx, a, bs);
+  if (fused && bs.size() == 1) bs = {bs[0], pick(rng, 1, 9)};  // FusedMatMul's bias needs an N
+  if (idx == kCasesPerKernel - 1) {  // zero-sized: K = 0 gives zeros, left to the reference
+    a.back() = 0;
+    bs[bs.size() == 1 ? 0 : bs.size() - 2] = 0;
+    c.expect_onednn = false;
+  }
+  b.input("a", a);
+  if (bs.size() == 2 && pick(rng, 0, 1)) b.constant("b", bs);
+  else b.input("b", bs);
+  if (fused) {
+    const int64_t N = bs.back();
+    const bool bias = pick(rng, 0, 2) > 0;
+    Act act = random_activation(rng);
+    std::vector<std::string> in{"a", "b"};
+    if (bias) {
+      b.weight("bias", {N});
+      in.push_back("bias");
+    }
+    auto& n = c.cpu.node("FusedMatMul", in, {"y"}, "fused", "onnxscope.cpu");
+    c.ref.node("MatMul", {"a", "b"}, {"t0"});
+    if (bias) c.ref.node("Add", {"t0", "bias"}, {"t1"});
+    apply_activation(c, n, act, bias ? "t1" : "t0", "y");
+    c.what = "FusedMatMul " + act.op + (bias ? " bias" : "");
+  } else {
+    c.cpu.node("MatMul", {"a", "b"}, {"y"});
+    c.ref.node("MatMul", {"a", "b"}, {"y"});
+    c.what = "MatMul";
+  }
+  c.what += " " + shape_to_string(a) + " @ " + shape_to_string(bs);
+  b.output("y");
+  return c;
+}
+
+// Gemm / FusedGemm: transA/transB, alpha/beta, every C broadcast.
+Case gemm_case(Rng& rng, int idx, bool fused) {
+  Case c;
+  set_opset(c, 13);
+  c.cpu.opset("onnxscope.cpu", 1);
+  Builder b{c, rng};
+  const int64_t M = pick(rng, 1, 21), K = pick(rng, 1, 40), N = pick(rng, 1, 23);
+  const bool ta = pick(rng, 0, 1), tb = pick(rng, 0, 1);
+  const float alpha = choose<float>(rng, {1.f, 1.f, 0.5f, -2.f}), beta = choose<float>(rng, {1.f, 1.f, 0.25f, -1.f, 0.f});
+  const int cmode = idx % 7;  // none, [N], [1,N], [M,1], [M,N], [1,1], []
+  const std::vector<Shape> cshapes{{}, {N}, {1, N}, {M, 1}, {M, N}, {1, 1}, {}};
+  Shape as = ta ? Shape{K, M} : Shape{M, K}, bs = tb ? Shape{N, K} : Shape{K, N};
+  b.input("a", as);
+  b.weight("b", bs);
+  std::vector<std::string> in{"a", "b"};
+  if (cmode != 0) {
+    b.weight("c", cshapes[static_cast<size_t>(cmode)]);
+    in.push_back("c");
+  }
+  auto set = [&](onnx::NodeProto& n) {
+    attr_int(n, "transA", ta);
+    attr_int(n, "transB", tb);
+    attr_float(n, "alpha", alpha);
+    attr_float(n, "beta", beta);
+  };
+  if (fused) {
+    Act act = random_activation(rng);
+    auto& n = c.cpu.node("FusedGemm", in, {"y"}, "fused", "onnxscope.cpu");
+    set(n);
+    set(c.ref.node("Gemm", in, {"t"}));
+    apply_activation(c, n, act, "t", "y");
+    c.what = "FusedGemm " + act.op;
+  } else {
+    set(c.cpu.node("Gemm", in, {"y"}));
+    set(c.ref.node("Gemm", in, {"y"}));
+    c.what = "Gemm";
+  }
+  c.what += " M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + (ta ? " tA" : "") +
+            (tb ? " tB" : "") + " alpha " + std::to_string(alpha) + " beta " + std::to_string(beta) + " C" +
+            (cmode ? shape_to_string(cshapes[static_cast<size_t>(cmode)]) : "-");
+  b.output("y");
+  return c;
+}
+
+// MaxPool / AveragePool: 1-3 spatial dims, pads within the window, strides,
+// dilations, ceil_mode, auto_pad, count_include_pad.
+Case pool_case(Rng& rng, int idx, const std::string& op) {
+  Case c;
+  set_opset(c, 19);
+  Builder b{c, rng};
+  const int64_t k = idx % 3 == 2 ? 3 : pick(rng, 1, 2);
+  Shape x{choose<int64_t>(rng, {1, 2, 3}), pick(rng, 1, 5)};
+  std::vector<int64_t> kernel, strides, dil, pads(2 * k);
+  for (int64_t d = 0; d < k; ++d) {
+    const int64_t ks = pick(rng, 1, 3), dl = pick(rng, 1, 2), st = pick(rng, 1, 3);
+    const int64_t span = (ks - 1) * dl + 1;
+    x.push_back(span + pick(rng, 0, k == 3 ? 4 : 9));
+    kernel.push_back(ks);
+    strides.push_back(st);
+    dil.push_back(dl);
+    pads[d] = pick(rng, 0, span - 1);
+    pads[k + d] = pick(rng, 0, span - 1);
+  }
+  const bool include_pad = op == "AveragePool" && pick(rng, 0, 1);
+  const bool ceil = !include_pad && pick(rng, 0, 1);  // include_pad + ceil may need uncounted padding: see onednn_pool.cpp
+  const std::string auto_pad = choose<std::string>(rng, {"NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"});
+  b.input("x", x);
+  for (auto* m : {&c.cpu, &c.ref}) {
+    auto& n = m->node(op, {"x"}, {"y"});
+    attr_ints(n, "kernel_shape", kernel);
+    attr_ints(n, "strides", strides);
+    attr_ints(n, "dilations", dil);
+    attr_int(n, "ceil_mode", ceil);
+    if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
+    else attr_string(n, "auto_pad", auto_pad);
+    if (op == "AveragePool") attr_int(n, "count_include_pad", include_pad);
+  }
+  c.what = op + " x" + shape_to_string(x) + " k" + shape_to_string(kernel) + " s" + shape_to_string(strides) + " d" +
+           shape_to_string(dil) + " " + auto_pad + " p" + shape_to_string(pads) + (ceil ? " ceil" : "") +
+           (include_pad ? " include_pad" : "");
+  b.output("y");
+  return c;
+}
+
+Case global_pool_case(Rng& rng, int idx, const std::string& op) {
+  Case c;
+  Builder b{c, rng};
+  Shape x{choose<int64_t>(rng, {1, 2, 3}), pick(rng, 1, 7)};
+  const int64_t k = pick(rng, 1, 3);
+  for (int64_t d = 0; d < k; ++d) x.push_back(pick(rng, 1, k == 3 ? 5 : 13));
+  if (idx == kCasesPerKernel - 1) {
+    x[1] = 0;  // zero channels: an empty output, left to the reference
+    c.expect_onednn = false;
+  }
+  b.input("x", x);
+  c.cpu.node(op, {"x"}, {"y"});
+  c.ref.node(op, {"x"}, {"y"});
+  c.what = op + " x" + shape_to_string(x);
+  b.output("y");
+  return c;
+}
+
+// Softmax / LogSoftmax: opset 13 any axis; opset 11 (2-D coercion) only the last axis goes to oneDNN.
+Case softmax_case(Rng& rng, int idx, const std::string& op) {
+  Case c;
+  const bool old = idx % 4 == 3;
+  set_opset(c, old ? 11 : 13);
+  Builder b{c, rng};
+  const int64_t r = pick(rng, 1, 4);
+  Shape x;
+  for (int64_t d = 0; d < r; ++d) x.push_back(pick(rng, 1, 11));
+  int64_t axis = pick(rng, -r, r - 1);
+  if (old) c.expect_onednn = axis == r - 1 || axis == -1;
+  if (idx == kCasesPerKernel - 1) {
+    x[0] = 0;
+    c.expect_onednn = false;
+  }
+  b.input("x", x, -4.f, 4.f);
+  for (auto* m : {&c.cpu, &c.ref}) attr_int(m->node(op, {"x"}, {"y"}), "axis", axis);
+  c.what = op + " opset " + std::to_string(old ? 11 : 13) + " x" + shape_to_string(x) + " axis " + std::to_string(axis);
+  b.output("y");
+  return c;
+}
+
+Case batchnorm_case(Rng& rng, int idx) {
+  Case c;
+  set_opset(c, 15);
+  Builder b{c, rng};
+  const int64_t r = pick(rng, 2, 5);
+  Shape x{choose<int64_t>(rng, {1, 2, 3}), pick(rng, 1, 9)};
+  for (int64_t d = 2; d < r; ++d) x.push_back(pick(rng, 1, 9));
+  b.input("x", x);
+  const int64_t C = x[1];
+  b.weight("scale", {C});
+  b.weight("bias", {C});
+  b.weight("mean", {C});
+  if (pick(rng, 0, 1)) b.constant("var", {C}, 0.1f, 2.f);
+  else b.input("var", {C}, 0.1f, 2.f);
+  const float eps = choose<float>(rng, {1e-5f, 1e-3f, 0.1f});
+  for (auto* m : {&c.cpu, &c.ref}) attr_float(m->node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}), "epsilon", eps);
+  c.what = "BatchNormalization x" + shape_to_string(x);
+  b.output("y");
+  return c;
+}
+
+Case lrn_case(Rng& rng, int idx) {
+  Case c;
+  Builder b{c, rng};
+  Shape x{choose<int64_t>(rng, {1, 2}), pick(rng, 1, 12), pick(rng, 1, 7), pick(rng, 1, 7)};
+  const int64_t size = idx % 5 == 4 ? 2 * pick(rng, 1, 2) : 2 * pick(rng, 0, 3) + 1;  // even sizes: reference
+  c.expect_onednn = size % 2 == 1;
+  const float alpha = choose<float>(rng, {1e-4f, 0.01f, 0.5f}), beta = choose<float>(rng, {0.75f, 0.5f, 1.f}),
+              bias = choose<float>(rng, {1.f, 2.f});
+  b.input("x", x, -2.f, 2.f);
+  for (auto* m : {&c.cpu, &c.ref}) {
+    auto& n = m->node("LRN", {"x"}, {"y"});
+    attr_int(n, "size", size);
+    attr_float(n, "alpha", alpha);
+    attr_float(n, "beta", beta);
+    attr_float(n, "bias", bias);
+  }
+  c.what = "LRN x" + shape_to_string(x) + " size " + std::to_string(size);
+  b.output("y");
+  return c;
+}
+
+// Sum: 1-4 same-shape inputs go to oneDNN; broadcasting ones to the reference.
+Case sum_case(Rng& rng, int idx) {
+  Case c;
+  set_opset(c, 13);
+  Builder b{c, rng};
+  Shape x;
+  for (int64_t d = pick(rng, 0, 4); d > 0; --d) x.push_back(pick(rng, 1, 13));
+  const int64_t n = pick(rng, 1, 4);
+  const bool broadcast = idx % 5 == 4 && n > 1 && !x.empty();
+  if (idx == kCasesPerKernel - 1) {
+    x.push_back(0);
+    c.expect_onednn = false;
+  }
+  std::vector<std::string> in;
+  for (int64_t i = 0; i < n; ++i) {
+    in.push_back("x" + std::to_string(i));
+    b.input(in.back(), broadcast && i == 1 ? Shape(x.begin() + 1, x.end()) : x);
+  }
+  if (broadcast) c.expect_onednn = false;
+  c.cpu.node("Sum", in, {"y"});
+  c.ref.node("Sum", in, {"y"});
+  c.what = "Sum of " + std::to_string(n) + " x" + shape_to_string(x) + (broadcast ? " broadcast" : "");
+  b.output("y");
+  return c;
+}
+
+using Generator = std::function<Case(Rng&, int)>;
+
+const std::map<std::string, Generator>& generators() {
+  static const std::map<std::string, Generator> g{
+      {"Conv", [](Rng& r, int i) { return conv_case(r, i, false); }},
+      {"FusedConv", [](Rng& r, int i) { return conv_case(r, i, true); }},
+      {"ConvTranspose", [](Rng& r, int i) { return deconv_case(r, i); }},
+      {"MatMul", [](Rng& r, int i) { return matmul_case(r, i, false); }},
+      {"FusedMatMul", [](Rng& r, int i) { return matmul_case(r, i, true); }},
+      {"Gemm", [](Rng& r, int i) { return gemm_case(r, i, false); }},
+      {"FusedGemm", [](Rng& r, int i) { return gemm_case(r, i, true); }},
+      {"MaxPool", [](Rng& r, int i) { return pool_case(r, i, "MaxPool"); }},
+      {"AveragePool", [](Rng& r, int i) { return pool_case(r, i, "AveragePool"); }},
+      {"GlobalMaxPool", [](Rng& r, int i) { return global_pool_case(r, i, "GlobalMaxPool"); }},
+      {"GlobalAveragePool", [](Rng& r, int i) { return global_pool_case(r, i, "GlobalAveragePool"); }},
+      {"Softmax", [](Rng& r, int i) { return softmax_case(r, i, "Softmax"); }},
+      {"LogSoftmax", [](Rng& r, int i) { return softmax_case(r, i, "LogSoftmax"); }},
+      {"BatchNormalization", [](Rng& r, int i) { return batchnorm_case(r, i); }},
+      {"LRN", [](Rng& r, int i) { return lrn_case(r, i); }},
+      {"Sum", [](Rng& r, int i) { return sum_case(r, i); }},
+  };
+  return g;
+}
+
+// --- running ---------------------------------------------------------------------
+
+struct KernelLog : Observer {
+  std::vector<std::pair<std::string, std::string>> ran;  // (op_type, kernel)
+  void on_node(const NodeEvent& e) override { ran.emplace_back(e.node->op_type, std::string(e.kernel)); }
+};
+
+std::shared_ptr<const Model> load(const ModelBuilder& b) {
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<const Model>(std::move(r.model));
+}
+
+// Runs one case on both engines; returns the number of mismatching elements.
+void check_case(Engine& cpu, Engine& ref, const std::string& op, Case& c) {
+  SCOPED_TRACE(c.what);
+  auto ref_model = load(c.ref), cpu_model = load(c.cpu);
+  ASSERT_TRUE(ref_model && cpu_model);
+  NamedValues want = ref.prepare(ref_model)->run(c.inputs);
+  KernelLog log;
+  RunOptions opts;
+  opts.observer = &log;
+  opts.capture_original = false;
+  NamedValues got = cpu.prepare(cpu_model)->run(c.inputs, opts);
+  std::string kernel = "(not run)";
+  for (const auto& [type, k] : log.ran)
+    if (type == op) kernel = k;
+  EXPECT_EQ(kernel == "onednn", c.expect_onednn) << op << " ran on " << kernel;
+  ASSERT_EQ(got.size(), 1u);
+  ASSERT_EQ(want.size(), 1u);
+  const Tensor& g = got[0].second.tensor();
+  const Tensor& w = want[0].second.tensor();
+  ASSERT_EQ(g.shape(), w.shape());
+  ASSERT_EQ(g.dtype(), DataType::Float);
+  int bad = 0;
+  for (uint64_t i = 0; i < g.element_count(); ++i) {
+    const double gv = g.data<float>()[i], wv = w.data<float>()[i];
+    if (!(std::abs(gv - wv) <= kAtol + kRtol * std::abs(wv)) && ++bad <= 3)
+      ADD_FAILURE() << "element " << i << " of " << shape_to_string(g.shape()) << ": cpu " << gv << " reference " << wv;
+  }
+  EXPECT_EQ(bad, 0);
+}
+
+void run_all(int threads) {
+  auto cpu = make_cpu_engine(CpuOptions{.threads = threads});
+  auto ref = make_reference_engine();
+  std::set<std::string> seen;
+  for (const KernelDef& k : cpu_kernels().all()) {
+    if (k.impl != "onednn") continue;  // other families have their own tests
+    seen.insert(k.op_type);
+    auto it = generators().find(k.op_type);
+    ASSERT_NE(it, generators().end()) << "no problem generator for oneDNN kernel " << k.op_type;
+    for (int i = 0; i < kCasesPerKernel; ++i) {
+      Rng rng(static_cast<uint32_t>(1000 * i + std::hash<std::string>{}(k.op_type) % 1000));
+      Case c = it->second(rng, i);
+      check_case(*cpu, *ref, k.op_type, c);
+      if (testing::Test::HasFatalFailure()) return;
+    }
+  }
+  // Every generator is exercised by a registered kernel (no stale cases).
+  for (const auto& [op, gen] : generators()) EXPECT_TRUE(seen.count(op)) << op << " has no oneDNN kernel";
+}
+
+}  // namespace
+
+TEST(CpuKernels, OneDnnMatchesReference) { run_all(0); }
+
+TEST(CpuKernels, OneDnnMatchesReferenceSingleThread) { run_all(1); }
+
+// oneDNN here runs on OpenMP: a oneDNN kernel must leave OpenMP's thread count
+// on the calling thread equal to the engine's --threads.
+TEST(CpuKernels, OneDnnHonoursThreadCount) {
+  auto omp_max = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+  ASSERT_NE(omp_max, nullptr) << "libdnnl is expected to bring libgomp";
+  auto ref = make_reference_engine();
+  for (int threads : {1, 2, 1}) {
+    auto cpu = make_cpu_engine(CpuOptions{.threads = threads});
+    Rng rng(7);
+    Case c = conv_case(rng, 0, false);
+    check_case(*cpu, *ref, "Conv", c);
+    EXPECT_EQ(omp_max(), threads);
+  }
+}

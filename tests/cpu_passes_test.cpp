@@ -1,0 +1,748 @@
+// The CPU engine's graph passes, one at a time: each test builds a model,
+// runs a single pass, checks the rewritten structure (which nodes remain,
+// their provenance) and that the CPU engine on the rewritten model agrees
+// with the reference engine on the original (seeded random inputs, 1e-5
+// relative). Negative tests pin down when a pass must not fire.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+
+#include "cpu/fused_ops.h"
+#include "cpu/kernels/kernels.h"
+#include "cpu/passes/passes.h"
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/inputs.h"
+#include "onnxscope/reference.h"
+#include "reference/interpreter.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+using onnxscope::cpu::PassContext;
+
+namespace {
+
+using PassFn = bool (*)(Model&, PassContext&);
+
+std::shared_ptr<Model> load(const ModelBuilder& b) {
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<Model>(std::move(r.model));
+}
+
+std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(gen);
+  return v;
+}
+
+int64_t product(const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (auto d : dims) p *= d;
+  return p;
+}
+
+onnx::TensorProto weights(const std::string& name, const std::vector<int64_t>& dims, uint32_t seed,
+                          float lo = -1, float hi = 1) {
+  return make_float_tensor(name, dims, random_floats(static_cast<size_t>(product(dims)), seed, lo, hi));
+}
+
+onnx::TensorProto scalar(const std::string& name, float v) { return make_float_tensor(name, {}, {v}); }
+
+std::vector<std::string> ops(const Model& m) {
+  std::vector<std::string> out;
+  for (const auto& n : m.graph.nodes) out.push_back(n.op_type);
+  return out;
+}
+
+void expect_unique_names(const Model& m) {
+  std::set<std::string> seen;
+  for (const auto& n : m.graph.nodes)
+    if (!n.name.empty()) {
+      EXPECT_TRUE(seen.insert(n.name).second) << "duplicate node name " << n.name;
+    }
+}
+
+// Runs one pass on a copy of `original` and returns the copy.
+std::shared_ptr<Model> apply(const Model& original, PassFn pass, bool expect_change, uint64_t max_fold = 64 << 20) {
+  auto m = std::make_shared<Model>(original);
+  Diagnostics log;
+  PassContext ctx{&log, max_fold};
+  EXPECT_EQ(pass(*m, ctx), expect_change);
+  expect_unique_names(*m);
+  return m;
+}
+
+bool close(double a, double b) { return std::abs(a - b) <= 1e-5 * std::max(std::abs(a), std::abs(b)) + 1e-6; }
+
+// Reference on the original vs the CPU engine (no further rewrites) on the rewritten model.
+void expect_same_results(const std::shared_ptr<Model>& original, const std::shared_ptr<Model>& rewritten,
+                         uint64_t seed = 7) {
+  InputSpec spec;
+  spec.seed = seed;
+  auto inputs = make_inputs(*original, spec);
+  auto want = make_reference_engine()->prepare(original)->run(inputs);
+  CpuOptions o;
+  o.opt_level = 0;
+  auto got = make_cpu_engine(o)->prepare(rewritten)->run(inputs);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    const Tensor& a = want[k].second.tensor();
+    const Tensor& b = got[k].second.tensor();
+    ASSERT_EQ(a.shape(), b.shape()) << want[k].first;
+    ASSERT_EQ(a.dtype(), b.dtype()) << want[k].first;
+    size_t bad = 0;
+    for (uint64_t i = 0; i < a.element_count(); ++i)
+      if (!close(a.element_as_double(i), b.element_as_double(i)) && bad++ < 5)
+        ADD_FAILURE() << want[k].first << "[" << i << "]: reference " << a.element_as_double(i) << ", cpu "
+                      << b.element_as_double(i);
+  }
+}
+
+std::vector<std::string> provenance(const Node& n) { return cpu::fused_from(n); }
+
+// --- constant-folding --------------------------------------------------------
+
+TEST(ConstantFolding, FoldsConstantChainsIntoInitializers) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}});
+  b.initializer(make_int64_tensor("shape", {2}, {2, 3}));
+  b.initializer(weights("w", {2, 3}, 1));
+  auto& c = b.node("Constant", {}, {"one"}, "one");
+  attr_tensor(c, "value", scalar("", 1.5f));
+  auto& cos = b.node("ConstantOfShape", {"shape"}, {"filled"}, "fill");
+  attr_tensor(cos, "value", make_float_tensor("", {1}, {0.25f}));
+  b.node("Mul", {"w", "one"}, {"w2"}, "scale");
+  b.node("Add", {"w2", "filled"}, {"w3"}, "shift");
+  b.node("Add", {"x", "w3"}, {"y"}, "use");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{3}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::constant_folding, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"Add"}));
+  const Initializer* w3 = m->graph.initializer("w3");
+  ASSERT_NE(w3, nullptr);
+  EXPECT_FLOAT_EQ(w3->value.data<float>()[0], random_floats(6, 1)[0] * 1.5f + 0.25f);
+  expect_same_results(original, m);
+}
+
+TEST(ConstantFolding, NeverAllocatesAboveTheLimit) {
+  // A hostile ConstantOfShape asking for 2^40 floats, and a modest one above a small limit.
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}});
+  b.initializer(make_int64_tensor("huge", {2}, {int64_t{1} << 20, int64_t{1} << 20}));
+  b.initializer(make_int64_tensor("small", {1}, {1000}));
+  b.node("ConstantOfShape", {"huge"}, {"h"}, "hostile");
+  b.node("ConstantOfShape", {"small"}, {"s"}, "above_limit");
+  b.node("Identity", {"x"}, {"y"}, "id");
+  b.output("y", DataType::Float, {int64_t{1}});
+  b.output("h", DataType::Float, {int64_t{1} << 20, int64_t{1} << 20});
+  b.output("s", DataType::Float, {int64_t{1000}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::constant_folding, false, /*max_fold=*/1024);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ConstantOfShape", "ConstantOfShape", "Identity"}));
+  auto m2 = apply(*original, cpu::constant_folding, true, /*max_fold=*/4000);
+  EXPECT_EQ(ops(*m2), (std::vector<std::string>{"ConstantOfShape", "Identity"}));  // 1000 floats fit in 4000 bytes
+}
+
+TEST(ConstantFolding, SkipsRandomOpsAndOverridableInitializers) {
+  ModelBuilder b(17, 8);
+  b.input("x", DataType::Float, {int64_t{3}});
+  b.input("bias", DataType::Float, {int64_t{3}});  // an initializer the caller may override
+  b.initializer(make_float_tensor("bias", {3}, {1, 2, 3}));
+  b.initializer(make_float_tensor("w", {3}, {1, 2, 3}));
+  auto& r = b.node("RandomUniformLike", {"w"}, {"noise"}, "noise");
+  attr_int(r, "dtype", 1);
+  b.node("Neg", {"bias"}, {"nb"}, "neg_bias");
+  b.node("Add", {"x", "nb"}, {"t"}, "add");
+  b.node("Add", {"t", "noise"}, {"y"}, "add_noise");
+  b.output("y", DataType::Float, {int64_t{3}});
+  auto original = load(b);
+  apply(*original, cpu::constant_folding, false);
+}
+
+// --- eliminate-identity --------------------------------------------------------
+
+TEST(EliminateIdentity, ReadersReadTheInputButOutputsKeepTheirNames) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{3}});
+  b.node("Identity", {"x"}, {"i1"}, "id1");
+  b.node("Relu", {"i1"}, {"r"}, "relu");
+  b.node("Identity", {"r"}, {"y"}, "id_out");  // y is a graph output: kept
+  b.output("y", DataType::Float, {int64_t{3}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::eliminate_identity, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"Relu", "Identity"}));
+  EXPECT_EQ(m->graph.nodes[0].inputs[0], "x");
+  expect_same_results(original, m);
+}
+
+// --- eliminate-dead-nodes ------------------------------------------------------
+
+TEST(EliminateDeadNodes, DropsUnreadNodesAndInitializers) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{3}});
+  b.initializer(make_float_tensor("unused", {3}, {1, 2, 3}));
+  b.node("Neg", {"x"}, {"dead"}, "dead");
+  b.node("Relu", {"x"}, {"y"}, "live");
+  b.output("y", DataType::Float, {int64_t{3}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::eliminate_dead_nodes, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"Relu"}));
+  EXPECT_EQ(m->graph.initializer("unused"), nullptr);
+  expect_same_results(original, m);
+}
+
+// --- common-subexpression-elimination ------------------------------------------
+
+TEST(CommonSubexpressionElimination, MergesIdenticalNodes) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{4}});
+  auto& l1 = b.node("LeakyRelu", {"x"}, {"a"}, "leaky_a");
+  attr_float(l1, "alpha", 0.2f);
+  auto& l2 = b.node("LeakyRelu", {"x"}, {"b"}, "leaky_b");
+  attr_float(l2, "alpha", 0.2f);
+  b.node("Exp", {"a"}, {"ea"}, "exp_a");
+  b.node("Exp", {"b"}, {"eb"}, "exp_b");  // identical once b reads as a
+  b.node("Sub", {"ea", "eb"}, {"y"}, "sub");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{4}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::common_subexpression_elimination, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"LeakyRelu", "Exp", "Sub"}));
+  EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"leaky_a", "leaky_b"}));
+  EXPECT_EQ(m->graph.nodes[2].inputs, (std::vector<std::string>{"ea", "ea"}));
+  expect_same_results(original, m);
+}
+
+TEST(CommonSubexpressionElimination, KeepsDifferentAttributesRandomOpsAndOutputs) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{4}});
+  auto& l1 = b.node("LeakyRelu", {"x"}, {"a"}, "leaky_a");
+  attr_float(l1, "alpha", 0.2f);
+  auto& l2 = b.node("LeakyRelu", {"x"}, {"b"}, "leaky_b");
+  attr_float(l2, "alpha", 0.3f);
+  b.node("RandomUniformLike", {"x"}, {"r1"}, "rand1");
+  b.node("RandomUniformLike", {"x"}, {"r2"}, "rand2");
+  b.node("Neg", {"x"}, {"n1"}, "neg1");
+  b.node("Neg", {"x"}, {"n2"}, "neg2");  // a graph output: its name must stay
+  b.node("Sum", {"a", "b", "r1", "r2", "n1"}, {"y"}, "sum");
+  b.output("y", DataType::Float, {int64_t{4}});
+  b.output("n2", DataType::Float, {int64_t{4}});
+  auto original = load(b);
+  apply(*original, cpu::common_subexpression_elimination, false);
+}
+
+// --- fold-conv-batchnorm ---------------------------------------------------------
+
+ModelBuilder conv_bn(bool weights_constant, bool conv_read_twice, bool with_bias = true) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{6}, int64_t{6}});
+  if (weights_constant) b.initializer(weights("W", {4, 3, 3, 3}, 11));
+  else b.input("W", DataType::Float, {int64_t{4}, int64_t{3}, int64_t{3}, int64_t{3}});
+  b.initializer(weights("B", {4}, 12));
+  b.initializer(weights("scale", {4}, 13, 0.5f, 2));
+  b.initializer(weights("beta", {4}, 14));
+  b.initializer(weights("mean", {4}, 15));
+  b.initializer(weights("var", {4}, 16, 0.1f, 2));
+  auto& c = b.node("Conv", with_bias ? std::vector<std::string>{"x", "W", "B"} : std::vector<std::string>{"x", "W"},
+                   {"c"}, "conv");
+  attr_ints(c, "pads", {1, 1, 1, 1});
+  attr_ints(c, "strides", {2, 2});
+  auto& bn = b.node("BatchNormalization", {"c", "scale", "beta", "mean", "var"}, {"y"}, "bn");
+  attr_float(bn, "epsilon", 1e-3f);
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{4}, int64_t{3}, int64_t{3}});
+  if (conv_read_twice) {
+    b.node("Relu", {"c"}, {"r"}, "other_reader");
+    b.output("r", DataType::Float, {int64_t{2}, int64_t{4}, int64_t{3}, int64_t{3}});
+  }
+  return b;
+}
+
+TEST(FoldConvBatchNorm, FoldsIntoConvWeights) {
+  for (bool with_bias : {true, false}) {
+    auto original = load(conv_bn(true, false, with_bias));
+    auto m = apply(*original, cpu::fold_conv_batchnorm, true);
+    ASSERT_EQ(ops(*m), (std::vector<std::string>{"Conv"}));
+    EXPECT_EQ(m->graph.nodes[0].name, "conv");
+    EXPECT_EQ(m->graph.nodes[0].outputs[0], "y");
+    EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"conv", "bn"}));
+    expect_same_results(original, m);
+  }
+}
+
+TEST(FoldConvBatchNorm, NeedsConstantWeightsAndAPrivateIntermediate) {
+  apply(*load(conv_bn(false, false)), cpu::fold_conv_batchnorm, false);
+  apply(*load(conv_bn(true, true)), cpu::fold_conv_batchnorm, false);
+}
+
+// --- matmul-add-to-gemm -------------------------------------------------------------
+
+ModelBuilder matmul_add(std::vector<DimSpec> a_dims, std::vector<int64_t> bias_dims, bool product_is_output = false) {
+  ModelBuilder b(17);
+  b.input("a", DataType::Float, a_dims);
+  b.initializer(weights("w", {8, 5}, 21));
+  b.initializer(weights("bias", bias_dims, 22));
+  b.node("MatMul", {"a", "w"}, {"p"}, "mm");
+  b.node("Add", {"bias", "p"}, {"y"}, "add");
+  std::vector<DimSpec> out(a_dims.begin(), a_dims.end() - 1);
+  out.push_back(int64_t{5});
+  b.output("y", DataType::Float, out);
+  if (product_is_output) b.output("p", DataType::Float, out);
+  return b;
+}
+
+TEST(MatMulAddToGemm, TwoDimensionalMatMulWithBiasBecomesGemm) {
+  for (auto bias : {std::vector<int64_t>{5}, std::vector<int64_t>{1, 5}}) {
+    auto original = load(matmul_add({int64_t{4}, int64_t{8}}, bias));
+    auto m = apply(*original, cpu::matmul_add_to_gemm, true);
+    ASSERT_EQ(ops(*m), (std::vector<std::string>{"Gemm"}));
+    EXPECT_EQ(m->graph.nodes[0].inputs, (std::vector<std::string>{"a", "w", "bias"}));
+    EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"mm", "add"}));
+    expect_same_results(original, m);
+  }
+}
+
+TEST(MatMulAddToGemm, LeavesOtherShapesAndSharedProducts) {
+  apply(*load(matmul_add({int64_t{2}, int64_t{4}, int64_t{8}}, {5})), cpu::matmul_add_to_gemm, false);
+  apply(*load(matmul_add({int64_t{4}, int64_t{8}}, {4, 5})), cpu::matmul_add_to_gemm, false);
+  apply(*load(matmul_add({int64_t{4}, int64_t{8}}, {5}, true)), cpu::matmul_add_to_gemm, false);
+}
+
+// --- fuse-conv-activation / fuse-gemm-activation ----------------------------------
+
+void add_activation(ModelBuilder& b, const std::string& op, const std::string& in, const std::string& out) {
+  if (op == "Clip") {
+    b.initializer(scalar("clip_lo", -0.3f));
+    b.initializer(scalar("clip_hi", 0.4f));
+    b.node("Clip", {in, "clip_lo", "clip_hi"}, {out}, "act");
+    return;
+  }
+  auto& n = b.node(op, {in}, {out}, "act");
+  if (op == "LeakyRelu") attr_float(n, "alpha", 0.3f);
+  if (op == "HardSigmoid") {
+    attr_float(n, "alpha", 0.4f);
+    attr_float(n, "beta", 0.6f);
+  }
+}
+
+ModelBuilder conv_act(const std::string& act, bool intermediate_is_output = false) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
+  b.initializer(weights("W", {4, 1, 3, 3}, 31));
+  b.initializer(weights("B", {4}, 32));
+  auto& c = b.node("Conv", {"x", "W", "B"}, {"c"}, "conv");
+  attr_int(c, "group", 2);
+  attr_ints(c, "pads", {1, 1, 1, 1});
+  add_activation(b, act, "c", "y");
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{5}, int64_t{5}});
+  if (intermediate_is_output) b.output("c", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{5}, int64_t{5}});
+  return b;
+}
+
+TEST(FuseConvActivation, EveryFusableActivation) {
+  for (const auto& a : cpu::kFusableActivations) {
+    SCOPED_TRACE(a.op);
+    auto original = load(conv_act(a.op));
+    auto m = apply(*original, cpu::fuse_conv_activation, true);
+    ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedConv"}));
+    const Node& f = m->graph.nodes[0];
+    EXPECT_EQ(f.domain, cpu::kCpuDomain);
+    EXPECT_EQ(m->opset_version(cpu::kCpuDomain), 1);
+    EXPECT_EQ(provenance(f), (std::vector<std::string>{"conv", "act"}));
+    ASSERT_NE(f.attribute("activation"), nullptr);
+    EXPECT_EQ(f.attribute("activation")->s, a.op);
+    EXPECT_EQ(f.attribute("group")->i, 2);
+    expect_same_results(original, m);
+  }
+}
+
+TEST(FuseConvActivation, NotWhenTheConvOutputIsAGraphOutput) {
+  apply(*load(conv_act("Relu", true)), cpu::fuse_conv_activation, false);
+  ModelBuilder b = conv_act("Relu");
+  b.node("Neg", {"c"}, {"n"}, "second_reader");
+  b.output("n", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{5}, int64_t{5}});
+  apply(*load(b), cpu::fuse_conv_activation, false);
+}
+
+ModelBuilder gemm_act(const std::string& act, bool read_twice = false) {
+  ModelBuilder b(17);
+  b.input("a", DataType::Float, {int64_t{3}, int64_t{6}});
+  b.initializer(weights("w", {4, 6}, 41));
+  b.initializer(weights("c", {4}, 42));
+  auto& g = b.node("Gemm", {"a", "w", "c"}, {"g"}, "gemm");
+  attr_int(g, "transB", 1);
+  attr_float(g, "alpha", 0.5f);
+  attr_float(g, "beta", 2.0f);
+  add_activation(b, act, "g", "y");
+  b.output("y", DataType::Float, {int64_t{3}, int64_t{4}});
+  if (read_twice) {
+    b.node("Neg", {"g"}, {"n"}, "second_reader");
+    b.output("n", DataType::Float, {int64_t{3}, int64_t{4}});
+  }
+  return b;
+}
+
+TEST(FuseGemmActivation, GemmWithAttributesAndActivation) {
+  // (HardSigmoid after a Gemm with alpha != 1 is checked against the fused
+  // reference kernels below: the oneDNN FusedGemm gets it wrong for now.)
+  for (const char* act : {"Relu", "Clip", "LeakyRelu"}) {
+    SCOPED_TRACE(act);
+    auto original = load(gemm_act(act));
+    auto m = apply(*original, cpu::fuse_gemm_activation, true);
+    ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedGemm"}));
+    EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"gemm", "act"}));
+    EXPECT_EQ(m->graph.nodes[0].attribute("transB")->i, 1);
+    expect_same_results(original, m);
+  }
+}
+
+TEST(FuseGemmActivation, NotWhenTheProductHasAnotherReader) {
+  apply(*load(gemm_act("Relu", true)), cpu::fuse_gemm_activation, false);
+}
+
+// --- fuse-matmul-bias-activation ---------------------------------------------------
+
+ModelBuilder matmul_bias_act(bool bias, const std::string& act, std::vector<int64_t> bias_dims = {5}) {
+  ModelBuilder b(17);
+  b.input("a", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{8}});
+  b.initializer(weights("w", {8, 5}, 51));
+  b.node("MatMul", {"a", "w"}, {"p"}, "mm");
+  std::string v = "p";
+  if (bias) {
+    b.initializer(weights("bias", bias_dims, 52));
+    b.node("Add", {"p", "bias"}, {"pb"}, "add");
+    v = "pb";
+  }
+  if (!act.empty()) add_activation(b, act, v, "y");
+  else b.node("Identity", {v}, {"y"}, "id");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}});
+  return b;
+}
+
+TEST(FuseMatMulBiasActivation, BiasAndActivation) {
+  auto original = load(matmul_bias_act(true, "Tanh"));
+  auto m = apply(*original, cpu::fuse_matmul_bias_activation, true);
+  ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul"}));
+  EXPECT_EQ(m->graph.nodes[0].inputs, (std::vector<std::string>{"a", "w", "bias"}));
+  EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"mm", "add", "act"}));
+  EXPECT_EQ(m->graph.nodes[0].attribute("activation")->s, "Tanh");
+  expect_same_results(original, m);
+}
+
+TEST(FuseMatMulBiasActivation, ActivationOnlyOrBiasOnly) {
+  auto original = load(matmul_bias_act(false, "LeakyRelu"));
+  auto m = apply(*original, cpu::fuse_matmul_bias_activation, true);
+  ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul"}));
+  EXPECT_EQ(m->graph.nodes[0].inputs.size(), 2u);
+  expect_same_results(original, m);
+  auto original2 = load(matmul_bias_act(true, ""));
+  auto m2 = apply(*original2, cpu::fuse_matmul_bias_activation, true);
+  ASSERT_EQ(ops(*m2), (std::vector<std::string>{"FusedMatMul", "Identity"}));
+  EXPECT_EQ(m2->graph.nodes[0].attribute("activation")->s, "");
+  expect_same_results(original2, m2);
+}
+
+TEST(FuseMatMulBiasActivation, NotForNonVectorBiasOrPlainMatMul) {
+  // A [3, 5] bias is not FusedMatMul's 1-D Bias; nothing else to fuse.
+  apply(*load(matmul_bias_act(true, "", {3, 5})), cpu::fuse_matmul_bias_activation, false);
+  apply(*load(matmul_bias_act(false, "")), cpu::fuse_matmul_bias_activation, false);
+  // The biased sum is a graph output: MatMul + bias fuse, the activation stays.
+  ModelBuilder b = matmul_bias_act(true, "Relu");
+  b.output("pb", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}});
+  auto m = apply(*load(b), cpu::fuse_matmul_bias_activation, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul", "Relu"}));  // MatMul + bias only
+}
+
+// --- cancel-transpose-reshape -------------------------------------------------------
+
+TEST(CancelTransposeReshape, TransposesThatCancelAreRemoved) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
+  auto& t1 = b.node("Transpose", {"x"}, {"t"}, "t1");
+  attr_ints(t1, "perm", {1, 2, 0});
+  auto& t2 = b.node("Transpose", {"t"}, {"u"}, "t2");
+  attr_ints(t2, "perm", {2, 0, 1});
+  b.node("Relu", {"u"}, {"y"}, "relu");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::cancel_transpose_reshape, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"Relu"}));
+  EXPECT_EQ(m->graph.nodes[0].inputs[0], "x");
+  expect_same_results(original, m);
+}
+
+TEST(CancelTransposeReshape, TransposesThatDoNotCancelBecomeOne) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
+  auto& t1 = b.node("Transpose", {"x"}, {"t"}, "t1");
+  attr_ints(t1, "perm", {1, 0, 2});
+  auto& t2 = b.node("Transpose", {"t"}, {"y"}, "t2");
+  attr_ints(t2, "perm", {0, 2, 1});
+  b.output("y", DataType::Float, {int64_t{3}, int64_t{4}, int64_t{2}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::cancel_transpose_reshape, true);
+  ASSERT_EQ(ops(*m), (std::vector<std::string>{"Transpose"}));
+  EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"t1", "t2"}));
+  expect_same_results(original, m);
+}
+
+TEST(CancelTransposeReshape, ReshapeChainsMergeAndNoOpReshapesGo) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
+  b.initializer(make_int64_tensor("s1", {2}, {6, 4}));
+  b.initializer(make_int64_tensor("s2", {2}, {4, -1}));
+  b.initializer(make_int64_tensor("same", {2}, {0, 6}));
+  b.node("Reshape", {"x", "s1"}, {"r1"}, "r1");
+  b.node("Reshape", {"r1", "s2"}, {"r2"}, "r2");
+  b.node("Reshape", {"r2", "same"}, {"r3"}, "noop");
+  b.node("Neg", {"r3"}, {"y"}, "neg");
+  b.output("y", DataType::Float, {int64_t{4}, int64_t{6}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::cancel_transpose_reshape, true);
+  ASSERT_EQ(ops(*m), (std::vector<std::string>{"Reshape", "Neg"}));
+  EXPECT_EQ(m->graph.nodes[0].inputs, (std::vector<std::string>{"x", "s2"}));
+  EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"r1", "r2"}));
+  expect_same_results(original, m);
+}
+
+TEST(CancelTransposeReshape, NotWhenShapesDependOnTheMiddleOrItIsShared) {
+  // s2 copies a dim of the intermediate (0), and a graph output sits in the middle.
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
+  b.initializer(make_int64_tensor("s1", {2}, {6, 4}));
+  b.initializer(make_int64_tensor("s2", {3}, {0, 2, 2}));
+  b.node("Reshape", {"x", "s1"}, {"r1"}, "r1");
+  b.node("Reshape", {"r1", "s2"}, {"y"}, "r2");
+  b.output("y", DataType::Float, {int64_t{6}, int64_t{2}, int64_t{2}});
+  apply(*load(b), cpu::cancel_transpose_reshape, false);
+
+  ModelBuilder c(17);
+  c.input("x", DataType::Float, {int64_t{2}, int64_t{3}});
+  auto& t1 = c.node("Transpose", {"x"}, {"t"}, "t1");
+  attr_ints(t1, "perm", {1, 0});
+  auto& t2 = c.node("Transpose", {"t"}, {"y"}, "t2");
+  attr_ints(t2, "perm", {1, 0});
+  c.output("y", DataType::Float, {int64_t{2}, int64_t{3}});  // cancels, but y names the interface
+  c.output("t", DataType::Float, {int64_t{3}, int64_t{2}});
+  apply(*load(c), cpu::cancel_transpose_reshape, false);
+}
+
+// --- fuse-layernorm ------------------------------------------------------------------
+
+ModelBuilder decomposed_layernorm(int64_t opset, bool extra_reader = false) {
+  ModelBuilder b(opset);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{5}, int64_t{16}});
+  b.initializer(weights("gamma", {16}, 61, 0.5f, 1.5f));
+  b.initializer(weights("beta", {16}, 62));
+  b.initializer(scalar("two", 2.0f));
+  b.initializer(scalar("eps", 1e-5f));
+  const bool axes_input = opset >= 18;
+  if (axes_input) b.initializer(make_int64_tensor("axes", {1}, {-1}));
+  auto mean = [&](const std::string& in, const std::string& out, const std::string& name) {
+    auto& n = b.node("ReduceMean", axes_input ? std::vector<std::string>{in, "axes"} : std::vector<std::string>{in},
+                     {out}, name);
+    if (!axes_input) attr_ints(n, "axes", {-1});
+  };
+  mean("x", "m", "mean");
+  b.node("Sub", {"x", "m"}, {"d"}, "sub");
+  b.node("Pow", {"d", "two"}, {"p"}, "pow");
+  mean("p", "v", "var");
+  b.node("Add", {"v", "eps"}, {"ve"}, "add_eps");
+  b.node("Sqrt", {"ve"}, {"s"}, "sqrt");
+  b.node("Div", {"d", "s"}, {"n"}, "div");
+  b.node("Mul", {"n", "gamma"}, {"g"}, "mul");
+  b.node("Add", {"g", "beta"}, {"y"}, "add");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{5}, int64_t{16}});
+  if (extra_reader) {
+    b.node("Abs", {"d"}, {"ad"}, "extra");
+    b.output("ad", DataType::Float, {int64_t{2}, int64_t{5}, int64_t{16}});
+  }
+  return b;
+}
+
+TEST(FuseLayerNorm, DecomposedFormBecomesLayerNormalization) {
+  for (int64_t opset : {17, 18}) {
+    SCOPED_TRACE(opset);
+    auto original = load(decomposed_layernorm(opset));
+    auto m = apply(*original, cpu::fuse_layernorm, true);
+    ASSERT_EQ(ops(*m), (std::vector<std::string>{"LayerNormalization"}));
+    const Node& ln = m->graph.nodes[0];
+    EXPECT_EQ(ln.inputs, (std::vector<std::string>{"x", "gamma", "beta"}));
+    EXPECT_EQ(ln.attribute("axis")->i, -1);
+    EXPECT_FLOAT_EQ(ln.attribute("epsilon")->f, 1e-5f);
+    EXPECT_EQ(provenance(ln).size(), 9u);
+    expect_same_results(original, m);
+  }
+}
+
+TEST(FuseLayerNorm, NotBeforeOpset17NorWithSharedIntermediates) {
+  apply(*load(decomposed_layernorm(16)), cpu::fuse_layernorm, false);
+  apply(*load(decomposed_layernorm(17, true)), cpu::fuse_layernorm, false);
+}
+
+// --- fuse-gelu -------------------------------------------------------------------------
+
+ModelBuilder decomposed_gelu(int64_t opset, int form) {
+  ModelBuilder b(opset);
+  b.input("x", DataType::Float, {int64_t{3}, int64_t{7}});
+  b.initializer(scalar("sqrt2", 1.4142135f));
+  b.initializer(scalar("inv_sqrt2", 0.70710677f));
+  b.initializer(scalar("one", 1.0f));
+  b.initializer(scalar("half", 0.5f));
+  if (form == 0) b.node("Div", {"x", "sqrt2"}, {"a"}, "scale");
+  else b.node("Mul", {"inv_sqrt2", "x"}, {"a"}, "scale");
+  b.node("Erf", {"a"}, {"e"}, "erf");
+  b.node("Add", {"e", "one"}, {"c"}, "plus_one");
+  if (form == 0) {  // (x * c) * 0.5
+    b.node("Mul", {"x", "c"}, {"xc"}, "mul_x");
+    b.node("Mul", {"xc", "half"}, {"y"}, "mul_half");
+  } else {  // (x * 0.5) * c
+    b.node("Mul", {"x", "half"}, {"xh"}, "mul_half");
+    b.node("Mul", {"xh", "c"}, {"y"}, "mul_x");
+  }
+  b.output("y", DataType::Float, {int64_t{3}, int64_t{7}});
+  return b;
+}
+
+TEST(FuseGelu, DecomposedFormsBecomeGelu) {
+  for (int form : {0, 1}) {
+    SCOPED_TRACE(form);
+    auto original = load(decomposed_gelu(20, form));
+    auto m = apply(*original, cpu::fuse_gelu, true);
+    ASSERT_EQ(ops(*m), (std::vector<std::string>{"Gelu"}));
+    EXPECT_EQ(m->graph.nodes[0].inputs, (std::vector<std::string>{"x"}));
+    EXPECT_EQ(provenance(m->graph.nodes[0]).size(), 5u);
+    expect_same_results(original, m);
+  }
+}
+
+TEST(FuseGelu, NotBeforeOpset20NorWithOtherConstants) {
+  apply(*load(decomposed_gelu(19, 0)), cpu::fuse_gelu, false);
+  ModelBuilder b = decomposed_gelu(20, 0);
+  b.initializer(scalar("sqrt2", 1.5f));  // replaces the divisor: not GELU any more
+  auto& g = *b.graph().mutable_initializer();
+  for (int i = 0; i < g.size(); ++i)
+    if (g[i].name() == "sqrt2") {
+      g.erase(g.begin() + i);
+      break;
+    }
+  apply(*load(b), cpu::fuse_gelu, false);
+}
+
+// --- fused reference kernels ------------------------------------------------------------
+
+// The fused kernels of kernels/fused_reference.cpp alone (not oneDNN's), against
+// the reference engine on the unfused graph: the same numbers, exactly.
+TEST(FusedReferenceKernels, MatchTheUnfusedReferenceExactly) {
+  KernelRegistry registry;
+  cpu::register_fused_reference_kernels(registry);
+  registry.add_all(reference_kernels());
+  std::vector<std::pair<ModelBuilder, PassFn>> cases = {
+      {conv_act("HardSigmoid"), cpu::fuse_conv_activation},
+      {conv_act("Clip"), cpu::fuse_conv_activation},
+      {gemm_act("LeakyRelu"), cpu::fuse_gemm_activation},
+      {gemm_act("HardSigmoid"), cpu::fuse_gemm_activation},
+      {matmul_bias_act(true, "Sigmoid"), cpu::fuse_matmul_bias_activation},
+      {matmul_bias_act(true, ""), cpu::fuse_matmul_bias_activation},  // bias, no activation
+  };
+  for (auto& [builder, pass] : cases) {
+    auto original = load(builder);
+    auto m = apply(*original, pass, true);
+    InputSpec spec;
+    spec.seed = 3;
+    auto inputs = make_inputs(*original, spec);
+    auto want = make_reference_engine()->prepare(original)->run(inputs);
+    ref::Interpreter interp(m, registry, uint64_t{1} << 30);
+    auto got = interp.run(inputs, {});
+    const Tensor& a = want[0].second.tensor();
+    const Tensor& b = got[0].second.tensor();
+    ASSERT_EQ(a.shape(), b.shape());
+    for (uint64_t i = 0; i < a.element_count(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
+  }
+}
+
+TEST(FusedReferenceKernels, BadActivationFailsCleanly) {
+  KernelRegistry registry;
+  cpu::register_fused_reference_kernels(registry);
+  registry.add_all(reference_kernels());
+  auto m = apply(*load(conv_act("LeakyRelu")), cpu::fuse_conv_activation, true);
+  for (auto& a : m->graph.nodes[0].attributes)
+    if (a.name == "activation_params") a.floats.clear();  // LeakyRelu needs its alpha
+  InputSpec spec;
+  ref::Interpreter interp(m, registry, uint64_t{1} << 30);
+  EXPECT_THROW(interp.run(make_inputs(*m, spec), {}), Error);
+  for (auto& a : m->graph.nodes[0].attributes)
+    if (a.name == "activation") a.s = "Softsign";
+  EXPECT_THROW(interp.run(make_inputs(*m, spec), {}), Error);
+}
+
+// --- the whole optimizer ------------------------------------------------------------------
+
+TEST(Optimizer, EveryPassTogetherKeepsResultsAndNames) {
+  ModelBuilder b = conv_bn(true, false);
+  auto original = load(b);
+  auto m = std::make_shared<Model>(*original);
+  Diagnostics log;
+  auto r = cpu::optimize(*m, CpuOptions{}, false, log);
+  EXPECT_FALSE(r.applied.empty());
+  expect_unique_names(*m);
+  expect_same_results(original, m);
+  // Capture mode keeps every original node.
+  auto c = std::make_shared<Model>(*original);
+  cpu::optimize(*c, CpuOptions{}, true, log);
+  EXPECT_EQ(ops(*c), ops(*original));
+}
+
+}  // namespace
+
+// --- fuse-sdpa -------------------------------------------------------------------------
+
+namespace {
+
+ModelBuilder decomposed_attention(int64_t opset, const std::string& scale_op, bool logits_read_twice = false) {
+  ModelBuilder b(opset, 10);
+  const std::vector<DimSpec> qd = {int64_t{2}, int64_t{3}, int64_t{5}, int64_t{8}};
+  const std::vector<DimSpec> kd = {int64_t{2}, int64_t{3}, int64_t{7}, int64_t{8}};
+  const std::vector<DimSpec> vd = {int64_t{2}, int64_t{3}, int64_t{7}, int64_t{4}};
+  b.input("q", DataType::Float, qd);
+  b.input("k", DataType::Float, kd);
+  b.input("v", DataType::Float, vd);
+  auto& t = b.node("Transpose", {"k"}, {"kt"}, "kt");
+  attr_ints(t, "perm", {0, 1, 3, 2});
+  b.node("MatMul", {"q", "kt"}, {"s"}, "qk");
+  std::string logits = "s";
+  if (!scale_op.empty()) {
+    b.initializer(scalar("c", scale_op == "Div" ? std::sqrt(8.0f) : 0.3f));
+    b.node(scale_op, {"s", "c"}, {"s2"}, "scale");
+    logits = "s2";
+  }
+  b.node("Softmax", {logits}, {"p"}, "softmax");
+  b.node("MatMul", {"p", "v"}, {"y"}, "pv");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}, int64_t{4}});
+  if (logits_read_twice) b.output(logits, DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}, int64_t{7}});
+  return b;
+}
+
+}  // namespace
+
+TEST(FuseSdpa, DecomposedAttentionBecomesAttention) {
+  for (const char* scale_op : {"Mul", "Div", ""}) {
+    SCOPED_TRACE(scale_op);
+    auto original = load(decomposed_attention(23, scale_op));
+    auto m = apply(*original, cpu::fuse_sdpa, true);
+    ASSERT_EQ(ops(*m), (std::vector<std::string>{"Attention"}));
+    const Node& a = m->graph.nodes[0];
+    EXPECT_EQ(a.inputs, (std::vector<std::string>{"q", "k", "v"}));
+    const float want = std::string(scale_op) == "Div" ? 1 / std::sqrt(8.0f) : std::string(scale_op) == "Mul" ? 0.3f : 1;
+    EXPECT_NEAR(a.attribute("scale")->f, want, 1e-7);
+    EXPECT_EQ(provenance(a).size(), std::string(scale_op).empty() ? 4u : 5u);
+    expect_same_results(original, m);
+  }
+}
+
+TEST(FuseSdpa, NotBeforeOpset23NorWithSharedLogits) {
+  apply(*load(decomposed_attention(22, "Mul")), cpu::fuse_sdpa, false);
+  apply(*load(decomposed_attention(23, "Mul", true)), cpu::fuse_sdpa, false);
+}
