@@ -19,7 +19,10 @@ inline constexpr const char* kCpuDomain = "onnxscope.cpu";
 
 struct PassContext {
   Diagnostics* log = nullptr;  // info lines: what each pass did
-  uint64_t max_fold_bytes = uint64_t{64} << 20;  // constant folding never makes tensors larger than this
+  // Constant folding never makes a tensor larger than this: big enough for the
+  // largest real weight (VGG-19 fc6, 411 MB), bounded so a hostile
+  // ConstantOfShape cannot make prepare allocate without limit.
+  uint64_t max_fold_bytes = uint64_t{512} << 20;
 };
 
 using PassFn = bool (*)(Model& model, PassContext& ctx);
