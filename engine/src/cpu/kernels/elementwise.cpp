@@ -5,6 +5,7 @@
 // broadcasts are left to the reference kernel.
 #include <Eigen/Core>
 #include <cmath>
+#include <optional>
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/thread_pool.h"
@@ -56,31 +57,45 @@ void Sigmoid(KernelContext& c) {
 
 enum class BinOp { Add, Sub, Mul, Div };
 
-// True if `small` broadcasts to `big` by repeating over leading dims only:
-// small's shape equals a suffix of big's (after dropping leading 1s).
-bool is_suffix_broadcast(const Shape& big, const Shape& small) {
-  size_t s = 0;
-  while (s < small.size() && small[s] == 1) ++s;
-  const size_t rest = small.size() - s;
-  if (rest > big.size()) return false;
-  return std::equal(small.begin() + static_cast<long>(s), small.end(), big.end() - static_cast<long>(rest));
+// How b repeats over a when b's non-unit dims are one contiguous block equal
+// to a's dims there: b[(i / inner) % period] pairs with a[i]. Covers the same
+// shape, a scalar, a bias over the last dims (inner = 1) and a per-channel
+// [C,1,1] operand (inner = H*W). Anything else goes to the reference kernel.
+struct BlockBroadcast {
+  int64_t period = 1, inner = 1;
+};
+
+std::optional<BlockBroadcast> block_broadcast(const Shape& a, const Shape& b) {
+  if (b.size() > a.size()) return std::nullopt;
+  Shape bb(a.size() - b.size(), 1);
+  bb.insert(bb.end(), b.begin(), b.end());
+  size_t lo = bb.size(), hi = 0;
+  for (size_t d = 0; d < bb.size(); ++d)
+    if (bb[d] != 1) {
+      lo = std::min(lo, d);
+      hi = d + 1;
+    }
+  BlockBroadcast r;
+  if (lo >= hi) return r;  // every dim is 1: a scalar
+  for (size_t d = lo; d < hi; ++d)
+    if (bb[d] != a[d]) return std::nullopt;
+  for (size_t d = lo; d < hi; ++d) r.period *= a[d];
+  for (size_t d = hi; d < a.size(); ++d) r.inner *= a[d];
+  return r;
 }
 
 bool binary_fast_path(const KernelContext& ctx) {
   if (!all_float(ctx) || ctx.input_count() != 2) return false;
-  const Shape& a = ctx.input_value(0)->tensor().shape();
-  const Shape& b = ctx.input_value(1)->tensor().shape();
-  if (a.size() < b.size()) return false;
-  return is_suffix_broadcast(a, b);
+  return block_broadcast(ctx.input_value(0)->tensor().shape(), ctx.input_value(1)->tensor().shape()).has_value();
 }
 
 template <BinOp Op>
 void binary(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
+  const BlockBroadcast bb = *block_broadcast(a.shape(), b.shape());
   Tensor& y = ctx.allocate_output(0, DataType::Float, a.shape());
   const int64_t n = static_cast<int64_t>(a.element_count());
-  const int64_t period = static_cast<int64_t>(b.element_count());  // b repeats every `period` elements
   if (n == 0) return;
   const float* pa = a.data<float>();
   const float* pb = b.data<float>();
@@ -91,18 +106,27 @@ void binary(KernelContext& ctx) {
     else if constexpr (Op == BinOp::Mul) return x * z;
     else return x / z;
   };
-  if (period == 1) {
+  if (bb.period == 1) {
     const float s = pb[0];
     parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
       Map(py + lo, hi - lo) = apply(CMap(pa + lo, hi - lo), s);
     });
     return;
   }
-  // Rows of `period` elements, each combined with b.
-  const int64_t rows = n / period;
-  parallel_for(rows, std::max<int64_t>(1, kGrain / period), [&](int64_t r0, int64_t r1) {
-    CMap bb(pb, period);
-    for (int64_t r = r0; r < r1; ++r) Map(py + r * period, period) = apply(CMap(pa + r * period, period), bb);
+  if (bb.inner == 1) {
+    // Rows of `period` elements, each combined with all of b.
+    const int64_t period = bb.period, rows = n / period;
+    parallel_for(rows, std::max<int64_t>(1, kGrain / period), [&](int64_t r0, int64_t r1) {
+      CMap bv(pb, period);
+      for (int64_t r = r0; r < r1; ++r) Map(py + r * period, period) = apply(CMap(pa + r * period, period), bv);
+    });
+    return;
+  }
+  // Rows of `inner` elements, each combined with one element of b.
+  const int64_t inner = bb.inner, rows = n / inner;
+  parallel_for(rows, std::max<int64_t>(1, kGrain / inner), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r)
+      Map(py + r * inner, inner) = apply(CMap(pa + r * inner, inner), pb[r % bb.period]);
   });
 }
 

@@ -1,0 +1,70 @@
+// The CPU engine's Eigen binary kernels against the reference on the
+// broadcast patterns they take (same shape, scalar, trailing bias,
+// per-channel), and the ones they must leave to the reference.
+#include <gtest/gtest.h>
+
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/inputs.h"
+#include "onnxscope/reference.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+struct KernelOf : Observer {
+  std::string kernel;
+  void on_node(const NodeEvent& e) override { kernel = std::string(e.kernel); }
+};
+
+std::vector<DimSpec> dims(const Shape& s) {
+  std::vector<DimSpec> d;
+  for (int64_t v : s) d.emplace_back(v);
+  return d;
+}
+
+void check(const std::string& op, const Shape& a, const Shape& b, bool fast) {
+  ModelBuilder mb(17, 8);
+  mb.input("a", DataType::Float, dims(a));
+  mb.input("b", DataType::Float, dims(b));
+  mb.node(op, {"a", "b"}, {"y"}, "n");
+  mb.output_untyped("y");
+  auto r = mb.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m = std::move(r.model);
+  InputSpec spec;
+  spec.seed = 11;
+  NamedValues in = make_inputs(*m, spec);
+  auto ref = make_reference_engine()->prepare(m)->run(in);
+  KernelOf k;
+  RunOptions ro;
+  ro.observer = &k;
+  CpuOptions co;
+  co.opt_level = 0;
+  auto cpu = make_cpu_engine(co)->prepare(m)->run(in, ro);
+  EXPECT_EQ(k.kernel, fast ? "cpu-eigen" : "reference") << op << shape_to_string(a) << shape_to_string(b);
+  const Tensor& x = ref[0].second.tensor();
+  const Tensor& y = cpu[0].second.tensor();
+  ASSERT_EQ(x.shape(), y.shape());
+  for (uint64_t i = 0; i < x.element_count(); ++i)
+    ASSERT_NEAR(x.data<float>()[i], y.data<float>()[i], 1e-6 * (1 + std::abs(x.data<float>()[i])))
+        << op << shape_to_string(a) << shape_to_string(b) << " at " << i;
+}
+
+}  // namespace
+
+TEST(CpuElementwise, BroadcastPatternsMatchTheReference) {
+  for (const char* op : {"Add", "Sub", "Mul", "Div"}) {
+    check(op, {2, 3, 5, 7}, {2, 3, 5, 7}, true);  // same shape
+    check(op, {2, 3, 5, 7}, {}, true);            // scalar
+    check(op, {2, 3, 5, 7}, {7}, true);           // trailing bias
+    check(op, {2, 3, 5, 7}, {5, 7}, true);
+    check(op, {2, 3, 5, 7}, {3, 1, 1}, true);     // per channel
+    check(op, {2, 3, 5, 7}, {1, 3, 1, 1}, true);
+    check(op, {2, 3, 5, 7}, {2, 3, 1, 1}, true);  // per (batch, channel)
+    check(op, {4, 0, 3}, {3}, true);              // zero-sized
+    check(op, {2, 3, 5, 7}, {3, 1, 7}, false);    // not one block: the reference takes it
+    check(op, {5, 7}, {2, 5, 7}, false);          // b larger than a
+  }
+}
