@@ -116,13 +116,8 @@ Runner add_bench_command(CLI::App& app) {
                   "Write the last run's tensor outputs to DIR/output_K.pb (TensorProto), to compare with other runtimes");
   return [=]() -> int {
     const auto t_load = std::chrono::steady_clock::now();
-    LoadResult r = load_model_file(a->model);
-    if (!r.ok()) {
-      for (const auto& d : r.diagnostics.items())
-        if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";
-      return kExitBadInput;
-    }
-    std::shared_ptr<const Model> m = std::move(r.model);
+    std::shared_ptr<const Model> m = load_valid_model(a->model);
+    if (!m) return kExitBadInput;
     const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
     auto engine = make_engine(eng->engine, eng->settings());
     if (!engine) {

@@ -123,13 +123,8 @@ Runner add_diff_command(CLI::App& app) {
       std::cerr << "onnxscope: unknown engine in '" << a->engines << "' (available: reference, cpu)\n";
       return kExitUsage;
     }
-    LoadResult r = load_model_file(a->model);
-    if (!r.ok()) {
-      for (const auto& d : r.diagnostics.items())
-        if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";
-      return kExitBadInput;
-    }
-    std::shared_ptr<const Model> m = std::move(r.model);
+    std::shared_ptr<const Model> m = load_valid_model(a->model);
+    if (!m) return kExitBadInput;
     DiffTolerance tol{a->rtol, a->atol, a->ulp};
     try {
       NamedValues inputs = make_inputs(*m, a->in.spec());
@@ -173,13 +168,8 @@ Runner add_reduce_command(CLI::App& app) {
       std::cerr << "onnxscope: --engines needs two known engines, e.g. reference,cpu\n";
       return kExitUsage;
     }
-    LoadResult r = load_model_file(a->model);
-    if (!r.ok()) {
-      for (const auto& d : r.diagnostics.items())
-        if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";
-      return kExitBadInput;
-    }
-    std::shared_ptr<const Model> m = std::move(r.model);
+    std::shared_ptr<const Model> m = load_valid_model(a->model);
+    if (!m) return kExitBadInput;
     DiffTolerance tol{a->rtol, a->atol, a->ulp};
     try {
       NamedValues inputs = make_inputs(*m, a->in.spec());

@@ -68,13 +68,8 @@ Runner add_dump_command(CLI::App& app) {
   add_engine_options(cmd, a->eng);
   add_input_options(cmd, a->in);
   return [a]() -> int {
-    LoadResult r = load_model_file(a->model);
-    if (!r.ok()) {
-      for (const auto& d : r.diagnostics.items())
-        if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";
-      return kExitBadInput;
-    }
-    std::shared_ptr<const Model> m = std::move(r.model);
+    std::shared_ptr<const Model> m = load_valid_model(a->model);
+    if (!m) return kExitBadInput;
     auto engine = make_engine(a->eng.engine, a->eng.settings());
     if (!engine) {
       std::cerr << "onnxscope: unknown engine '" << a->eng.engine << "'\n";

@@ -53,13 +53,8 @@ Runner add_run_command(CLI::App& app) {
   cmd->add_flag("--explain", *explain, "List every node as the engine ran it, with the kernel that ran it");
   cmd->add_option("--out", *out_path, "Also write the inputs and outputs to this HDF5 file (dump format)");
   return [=]() -> int {
-    LoadResult r = load_model_file(*model);
-    if (!r.ok()) {
-      for (const auto& d : r.diagnostics.items())
-        if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";
-      return kExitBadInput;
-    }
-    std::shared_ptr<const Model> m = std::move(r.model);
+    std::shared_ptr<const Model> m = load_valid_model(*model);
+    if (!m) return kExitBadInput;
     auto engine = make_engine(eng->engine, eng->settings());
     if (!engine) {
       std::cerr << "onnxscope: unknown engine '" << eng->engine << "'\n";

@@ -2,6 +2,9 @@
 
 #include "onnxscope/cpu.h"
 #include "onnxscope/dump.h"
+#include "onnxscope/loader.h"
+
+#include <iostream>
 
 namespace onnxscope::cli {
 
@@ -17,6 +20,16 @@ void add_engine_options(CLI::App* cmd, EngineArgs& a) {
           if (p.name == v) return {};
         return "unknown pass '" + v + "'";
       });
+}
+
+std::shared_ptr<const Model> load_valid_model(const std::string& path) {
+  LoadResult r = load_model_file(path);
+  if (!r.ok()) {
+    for (const auto& d : r.diagnostics.items())
+      if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";
+    return nullptr;
+  }
+  return std::move(r.model);
 }
 
 void add_input_options(CLI::App* cmd, InputArgs& a) {

@@ -8,6 +8,9 @@
 
 #include "onnxscope/engines.h"
 #include "onnxscope/inputs.h"
+#include "onnxscope/ir.h"
+
+#include <memory>
 
 namespace onnxscope::cli {
 
@@ -34,6 +37,10 @@ struct InputArgs {
 };
 
 void add_engine_options(CLI::App* cmd, EngineArgs& a);
+
+// Loads a model for a command that runs it: nullptr (after printing every
+// error to stderr) unless it loads without errors.
+std::shared_ptr<const Model> load_valid_model(const std::string& path);
 void add_input_options(CLI::App* cmd, InputArgs& a);
 
 }  // namespace onnxscope::cli
