@@ -272,12 +272,12 @@ def main() -> int:
                 rows.append([
                     name, str(batch), engine,
                     fmt(res.get("prepare_ms"), ".1f"), fmt(med), fmt(res.get("latency_ms", {}).get("p90")),
-                    fmt(ort_med), fmt(med / ort_med if med and ort_med else None),
+                    fmt(ort_med), fmt(ort_med / med if med and ort_med else None),
                     fmt(rss, ".0f"), fmt(ort_net, ".0f"), fmt(rss / ort_net if rss and ort_net else None),
                     fmt(diff, ".1e"),
                     res.get("error") or ort_res.get("error") or "",
                 ])
-    head = ["model", "batch", "engine", "prepare ms", "median ms", "p90 ms", "ORT median ms", "ratio",
+    head = ["model", "batch", "engine", "prepare ms", "median ms", "p90 ms", "ORT median ms", "ORT/onnxscope",
             "RSS MiB", "ORT RSS MiB", "RSS ratio", "max abs diff", "error"]
     failed = any(r[-1] for r in rows)
     if not failed:
@@ -288,7 +288,8 @@ def main() -> int:
           f"onnxruntime {onnxruntime.__version__}; load average (1 min) {load_before[0]:.2f} before, "
           f"{load_after[0]:.2f} after")
     print(f"threads {a.threads}, warm-up {a.warmup}, {a.iterations} timed runs; "
-          f"ratio = onnxscope / onnxruntime (below 1: onnxscope is faster / smaller)")
+          f"ORT/onnxscope = onnxruntime latency / onnxscope latency (above 1: onnxscope is faster); "
+          f"RSS ratio = onnxscope / onnxruntime (below 1: onnxscope uses less)")
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
     for r in rows:
