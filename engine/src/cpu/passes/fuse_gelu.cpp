@@ -28,13 +28,7 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
   Graph& g = model.graph;
   GraphIndex idx(g);
   std::vector<bool> remove(g.nodes.size(), false);
-  // The only node reading `value`, if it is `op` (binary ops: one operand slot).
-  auto sole = [&](const std::string& value, const char* op) -> const Node* {
-    auto it = idx.readers.find(value);
-    if (it == idx.readers.end() || it->second.size() != 1 || !idx.only_read_by(value, it->second[0])) return nullptr;
-    const Node& n = g.nodes[it->second[0]];
-    return is_op(n, op) && n.outputs.size() == 1 ? &n : nullptr;
-  };
+  auto sole = [&](const std::string& value, const char* op) { return idx.sole_reader(g, value, op); };
   size_t fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& erf = g.nodes[i];

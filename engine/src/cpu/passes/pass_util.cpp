@@ -92,6 +92,13 @@ size_t GraphIndex::reader_count(const std::string& value) const {
   return (it == readers.end() ? 0 : it->second.size()) + graph_outputs.count(value) + subgraph_reads.count(value);
 }
 
+const Node* GraphIndex::sole_reader(const Graph& g, const std::string& value, const char* op) const {
+  auto it = readers.find(value);
+  if (it == readers.end() || it->second.size() != 1 || !only_read_by(value, it->second[0])) return nullptr;
+  const Node& n = g.nodes[it->second[0]];
+  return is_op(n, op) && n.outputs.size() == 1 ? &n : nullptr;
+}
+
 bool GraphIndex::only_read_by(const std::string& value, size_t reader) const {
   if (graph_outputs.count(value) || subgraph_reads.count(value)) return false;
   auto it = readers.find(value);

@@ -47,6 +47,9 @@ struct GraphIndex {
   // nothing else (no other node, no graph output, no subgraph): fusing it away is safe.
   bool only_read_by(const std::string& value, size_t reader) const;
   size_t reader_count(const std::string& value) const;
+  // The one node reading `value` (and nothing else reads it), if it is a
+  // single-output `op` of the default domain; else nullptr.
+  const Node* sole_reader(const Graph& g, const std::string& value, const char* op) const;
 };
 
 // A value whose content is fixed at prepare time: an initializer the caller
