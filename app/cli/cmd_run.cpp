@@ -1,6 +1,8 @@
 // onnxscope run MODEL: run a model on an engine and print its outputs;
 // --explain lists which kernel ran every node.
+#include <algorithm>
 #include <chrono>
+#include <map>
 #include <iomanip>
 #include <iostream>
 
@@ -14,6 +16,27 @@
 namespace onnxscope::cli {
 
 namespace {
+
+// Time per (operator, kernel) over a run, for --profile.
+struct Profile : Observer {
+  std::map<std::pair<std::string, std::string>, std::pair<double, int>> by_op;  // -> (seconds, count)
+  double total = 0;
+  void on_node(const NodeEvent& e) override {
+    auto& slot = by_op[{e.node->op_type, std::string(e.kernel)}];
+    slot.first += e.seconds;
+    ++slot.second;
+    total += e.seconds;
+  }
+  void print() const {
+    std::vector<std::pair<std::pair<std::string, std::string>, std::pair<double, int>>> rows(by_op.begin(), by_op.end());
+    std::sort(rows.begin(), rows.end(), [](const auto& a, const auto& b) { return a.second.first > b.second.first; });
+    std::cout << "time by operator and kernel (" << std::fixed << std::setprecision(2) << total * 1e3 << " ms in nodes):\n";
+    for (const auto& [key, v] : rows)
+      std::cout << "  " << std::setw(9) << v.first * 1e3 << " ms " << std::setw(5) << std::setprecision(1)
+                << (total > 0 ? 100 * v.first / total : 0) << "%  " << std::setw(4) << v.second << " x " << key.first
+                << " [" << key.second << "]\n" << std::setprecision(2);
+  }
+};
 
 struct Explain : Observer {
   std::vector<std::string> lines;
@@ -47,11 +70,13 @@ Runner add_run_command(CLI::App& app) {
   auto inputs = std::make_shared<InputArgs>();
   auto explain = std::make_shared<bool>(false);
   auto out_path = std::make_shared<std::string>();
+  auto profile = std::make_shared<bool>(false);
   cmd->add_option("MODEL", *model, "ONNX model file")->required();
   add_engine_options(cmd, *eng);
   add_input_options(cmd, *inputs);
   cmd->add_flag("--explain", *explain, "List every node as the engine ran it, with the kernel that ran it");
   cmd->add_option("--out", *out_path, "Also write the inputs and outputs to this HDF5 file (dump format)");
+  cmd->add_flag("--profile", *profile, "Run twice (the first warms caches) and print time by operator and kernel");
   return [=]() -> int {
     std::shared_ptr<const Model> m = load_valid_model(*model);
     if (!m) return kExitBadInput;
@@ -64,14 +89,20 @@ Runner add_run_command(CLI::App& app) {
       NamedValues in = make_inputs(*m, inputs->spec());
       auto t0 = std::chrono::steady_clock::now();
       auto prepared = engine->prepare(m);
-      auto t1 = std::chrono::steady_clock::now();
+      auto t1 = std::chrono::steady_clock::now();  // reset after a --profile warm-up
       Explain ex;
       RunOptions ro;
       ro.seed = inputs->seed;
-      if (*explain) {
-        ro.observer = &ex;
-        ro.capture_original = false;
+      Profile prof;
+      if (*explain || *profile) {
+        ro.capture_original = false;  // report nodes as the engine runs them (fused)
         ro.observe_subgraphs = false;
+      }
+      if (*explain) ro.observer = &ex;
+      if (*profile) {
+        prepared->run(in, ro);  // warm-up: primitive creation, first allocations
+        ro.observer = &prof;
+        t1 = std::chrono::steady_clock::now();
       }
       NamedValues out = prepared->run(in, ro);
       auto t2 = std::chrono::steady_clock::now();
@@ -94,6 +125,7 @@ Runner add_run_command(CLI::App& app) {
       std::cout << std::fixed << std::setprecision(2) << "engine " << eng->engine << ": prepare "
                 << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms, run "
                 << std::chrono::duration<double, std::milli>(t2 - t1).count() << " ms\n";
+      if (*profile) prof.print();
       if (*explain) {
         std::cout << "nodes as run (" << ex.lines.size() << "):\n";
         for (const auto& l : ex.lines) std::cout << "  " << l << "\n";

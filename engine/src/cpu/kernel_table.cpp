@@ -11,6 +11,7 @@ const KernelRegistry& cpu_kernels() {
     KernelRegistry r;
     cpu::register_onednn_kernels(r);
     cpu::register_elementwise_kernels(r);
+    cpu::register_data_movement_kernels(r);
     cpu::register_fused_reference_kernels(r);
     return r;
   }();

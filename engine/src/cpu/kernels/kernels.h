@@ -8,5 +8,6 @@ namespace onnxscope::cpu {
 void register_elementwise_kernels(KernelRegistry& r);  // kernels/elementwise.cpp: float32 unary/binary, threaded
 void register_onednn_kernels(KernelRegistry& r);       // kernels/onednn_*.cpp: Conv, MatMul, Gemm, pooling, softmax, normalization (and the fused ops)
 void register_fused_reference_kernels(KernelRegistry& r);  // kernels/fused_reference.cpp: plain kernels of the fused ops (fused_ops.h)
+void register_data_movement_kernels(KernelRegistry& r);    // kernels/data_movement.cpp: Concat as block copies
 
 }  // namespace onnxscope::cpu
