@@ -1,6 +1,8 @@
 // `onnxscope bench` as a user runs it: what it reports (never how fast: no
 // timing thresholds here), --batch sizing, saved outputs, exit codes.
 #include <gtest/gtest.h>
+
+#include "cli_runner.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -14,30 +16,11 @@
 #include "onnxscope/proto_io.h"
 
 namespace fs = std::filesystem;
+using onnxscope::test::CliRun;
+using onnxscope::test::run_cli;
 
 namespace {
 
-struct CliRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-CliRun run_cli(const std::string& args) {
-  fs::path err_file = fs::temp_directory_path() / ("onnxscope-bench-err-" + std::to_string(getpid()));
-  std::string cmd = std::string(ONNXSCOPE_CLI) + " " + args + " 2>" + err_file.string();
-  CliRun r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(p);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
-  fs::remove(err_file);
-  return r;
-}
 
 const std::string kSample = ONNXSCOPE_SOURCE_DIR "/resources/models/sample_cnn.onnx";
 

@@ -112,17 +112,8 @@ Runner add_diff_command(CLI::App& app) {
   cmd->add_option("--threads", a->eng.threads, "cpu: intra-op threads (0: every core)");
   add_input_options(cmd, a->in);
   return [a]() -> int {
-    auto comma = a->engines.find(',');
-    if (comma == std::string::npos) {
-      std::cerr << "onnxscope: --engines needs two names, e.g. reference,cpu\n";
-      return kExitUsage;
-    }
-    auto ea = make_engine(a->engines.substr(0, comma), a->eng.settings());
-    auto eb = make_engine(a->engines.substr(comma + 1), a->eng.settings());
-    if (!ea || !eb) {
-      std::cerr << "onnxscope: unknown engine in '" << a->engines << "' (available: reference, cpu)\n";
-      return kExitUsage;
-    }
+    std::unique_ptr<Engine> ea, eb;
+    if (!make_engine_pair(a->engines, a->eng.settings(), ea, eb)) return kExitUsage;
     std::shared_ptr<const Model> m = load_valid_model(a->model);
     if (!m) return kExitBadInput;
     DiffTolerance tol{a->rtol, a->atol, a->ulp};
@@ -161,13 +152,8 @@ Runner add_reduce_command(CLI::App& app) {
   cmd->add_option("--ulp", a->ulp, "Compare by ULP distance instead");
   add_input_options(cmd, a->in);
   return [a]() -> int {
-    auto comma = a->engines.find(',');
-    auto ea = comma == std::string::npos ? nullptr : make_engine(a->engines.substr(0, comma), a->eng.settings());
-    auto eb = comma == std::string::npos ? nullptr : make_engine(a->engines.substr(comma + 1), a->eng.settings());
-    if (!ea || !eb) {
-      std::cerr << "onnxscope: --engines needs two known engines, e.g. reference,cpu\n";
-      return kExitUsage;
-    }
+    std::unique_ptr<Engine> ea, eb;
+    if (!make_engine_pair(a->engines, a->eng.settings(), ea, eb)) return kExitUsage;
     std::shared_ptr<const Model> m = load_valid_model(a->model);
     if (!m) return kExitBadInput;
     DiffTolerance tol{a->rtol, a->atol, a->ulp};

@@ -22,6 +22,18 @@ void add_engine_options(CLI::App* cmd, EngineArgs& a) {
       });
 }
 
+bool make_engine_pair(const std::string& spec, const EngineSettings& settings, std::unique_ptr<Engine>& a,
+                      std::unique_ptr<Engine>& b) {
+  const auto comma = spec.find(',');
+  if (comma != std::string::npos) {
+    a = make_engine(spec.substr(0, comma), settings);
+    b = make_engine(spec.substr(comma + 1), settings);
+  }
+  if (a && b) return true;
+  std::cerr << "onnxscope: --engines needs two known engines, e.g. reference,cpu (got '" << spec << "')\n";
+  return false;
+}
+
 std::shared_ptr<const Model> load_valid_model(const std::string& path) {
   LoadResult r = load_model_file(path);
   if (!r.ok()) {

@@ -38,6 +38,11 @@ struct InputArgs {
 
 void add_engine_options(CLI::App* cmd, EngineArgs& a);
 
+// "A,B" -> two engines (diff, reduce). False, after printing why, for a
+// malformed or unknown pair.
+bool make_engine_pair(const std::string& spec, const EngineSettings& settings, std::unique_ptr<Engine>& a,
+                      std::unique_ptr<Engine>& b);
+
 // Loads a model for a command that runs it: nullptr (after printing every
 // error to stderr) unless it loads without errors.
 std::shared_ptr<const Model> load_valid_model(const std::string& path);
