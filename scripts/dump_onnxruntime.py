@@ -17,58 +17,16 @@ usage: dump_onnxruntime.py MODEL --out ort.h5 [--inputs-from onnxscope.h5] [--di
 from __future__ import annotations
 
 import argparse
-import datetime
-import hashlib
-import json
+import os
 import sys
 
-import h5py
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import shape_inference
 
-NP_TO_ONNX = {
-    np.dtype("float32"): "float", np.dtype("float64"): "double", np.dtype("float16"): "float16",
-    np.dtype("int8"): "int8", np.dtype("int16"): "int16", np.dtype("int32"): "int32", np.dtype("int64"): "int64",
-    np.dtype("uint8"): "uint8", np.dtype("uint16"): "uint16", np.dtype("uint32"): "uint32",
-    np.dtype("uint64"): "uint64", np.dtype("bool"): "bool",
-    np.dtype("complex64"): "complex64", np.dtype("complex128"): "complex128",
-}
-
-
-def escape(name: str) -> str:
-    if name == ".":
-        return "%2E"
-    return name.replace("%", "%25").replace("/", "%2F") or "%00"
-
-
-def write(group, name: str, value: np.ndarray, node: str, op_type: str, topo: int) -> None:
-    if value.dtype.kind in ("U", "S", "O"):
-        data = np.array([str(v) for v in value.ravel()], dtype=h5py.string_dtype("utf-8")).reshape(value.shape)
-        dtype = "string"
-    else:
-        data = value.astype(np.uint8) if value.dtype == np.bool_ else value
-        dtype = NP_TO_ONNX.get(value.dtype)
-        if dtype is None:
-            raise SystemExit(f"{name}: numpy dtype {value.dtype} has no ONNX name")
-    ds = group.create_dataset(escape(name), data=data)
-    ds.attrs["name"] = name
-    ds.attrs["dtype"] = dtype
-    ds.attrs["node"] = node
-    ds.attrs["op_type"] = op_type
-    ds.attrs["topo_index"] = np.int64(topo)
-    ds.attrs["shape"] = np.array(value.shape, dtype=np.int64)
-    if dtype != "string" and value.size:
-        v = value.astype(np.float64).real if value.dtype.kind == "c" else value.astype(np.float64)
-        finite = v[np.isfinite(v)]
-        notnan = v[~np.isnan(v)]
-        ds.attrs["min"] = float(notnan.min()) if notnan.size else float("nan")
-        ds.attrs["max"] = float(notnan.max()) if notnan.size else float("nan")
-        ds.attrs["mean"] = float(finite.mean()) if finite.size else 0.0
-        ds.attrs["std"] = float(finite.std()) if finite.size else 0.0
-        ds.attrs["nan_count"] = np.int64(np.isnan(v).sum())
-        ds.attrs["inf_count"] = np.int64(np.isinf(v).sum())
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from onnxscope_dump_writer import DumpWriter, read_inputs  # noqa: E402
 
 
 def main() -> int:
@@ -101,13 +59,7 @@ def main() -> int:
     dims = dict(d.split("=", 1) for d in args.dim)
     feeds = {}
     if args.inputs_from:
-        with h5py.File(args.inputs_from, "r") as src:
-            for key in src["inputs"]:
-                ds = src["inputs"][key]
-                arr = ds[()]
-                if ds.attrs["dtype"] == "bool":
-                    arr = arr.astype(np.bool_)
-                feeds[ds.attrs["name"]] = np.asarray(arr)
+        feeds = read_inputs(args.inputs_from)
     else:
         initializers = {i.name for i in model.graph.initializer}
         for inp in sess.get_inputs():
@@ -121,29 +73,16 @@ def main() -> int:
 
     names = [o.name for o in sess.get_outputs()]
     values = sess.run(names, feeds)
-    with open(args.model, "rb") as f:
-        sha = hashlib.sha256(f.read()).hexdigest()
-    with h5py.File(args.out, "w") as out:
-        a = out.attrs
-        a["format"] = "onnxscope-dump"
-        a["format_version"] = np.int64(1)
-        a["producer"] = "onnxruntime"
-        a["tool_version"] = ort.__version__
-        a["model_path"] = args.model
-        a["model_sha256"] = sha
-        a["engine"] = "onnxruntime-cpu"
-        a["engine_settings"] = json.dumps({"graph_optimization_level": "ORT_DISABLE_ALL", "threads": args.threads})
-        a["opset_imports"] = json.dumps({(o.domain or "ai.onnx"): o.version for o in model.opset_import})
-        a["created"] = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-        a["stats_only"] = np.int64(0)
-        a["graph_outputs"] = "\n".join(o.name for o in onnx.load(args.model).graph.output)
-        gi = out.create_group("inputs")
+    with DumpWriter(args.out, producer="onnxruntime", tool_version=ort.__version__, model_path=args.model,
+                    engine="onnxruntime-cpu",
+                    engine_settings={"graph_optimization_level": "ORT_DISABLE_ALL", "threads": args.threads},
+                    opset_imports={(o.domain or "ai.onnx"): o.version for o in model.opset_import}) as out:
+        out.graph_outputs = [o.name for o in onnx.load(args.model).graph.output]
         for name, value in feeds.items():
-            write(gi, name, np.asarray(value), "", "", -1)
-        gt = out.create_group("tensors")
+            out.write_input(name, np.asarray(value))
         for name, value in zip(names, values):
             node, op, idx = producers.get(name, ("", "", -1))
-            write(gt, name, np.asarray(value), node, op, idx)
+            out.write_tensor(name, np.asarray(value), node=node, op_type=op, topo_index=idx)
     print(f"wrote {len(names)} tensors to {args.out}")
     return 0
 

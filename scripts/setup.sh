@@ -6,6 +6,7 @@
 # Environment:
 #   ONNXSCOPE_BUILD_DIR   build folder (default: build)
 #   ONNXSCOPE_DATA_DIR    where the upstream test data goes (default: ~/.cache/onnxscope)
+#   ONNXSCOPE_VENV        the Python venv .venv links to (default: in the data dir)
 #   ONNXSCOPE_NO_GUI=1    build without Qt
 set -euo pipefail
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -41,13 +42,23 @@ if ((${#missing[@]})); then
 fi
 
 # --- Python venv (set-up and test helpers only; the tool never needs it) ------
+# The venv lives in the cache, keyed by its pinned requirements, and .venv is a
+# link to it: a fresh clone reuses it instead of reinstalling torch (3 GB).
 PY=${ONNXSCOPE_PYTHON:-python3}
 REQ="onnx==$ONNX_VERSION onnxruntime==$ONNXRUNTIME_VERSION numpy==$NUMPY_VERSION h5py==$H5PY_VERSION"
-if [ ! -x .venv/bin/python ] || [ "$(cat .venv/.onnxscope-req 2>/dev/null)" != "$REQ" ]; then
-  log "creating .venv with $REQ"
-  [ -x .venv/bin/python ] || "$PY" -m venv .venv
-  .venv/bin/pip install -q --disable-pip-version-check $REQ
-  echo "$REQ" > .venv/.onnxscope-req
+REQ+=" torch==$TORCH_VERSION torchvision==$TORCHVISION_VERSION transformers==$TRANSFORMERS_VERSION"
+REQ+=" onnxscript==$ONNXSCRIPT_VERSION"
+VENV=${ONNXSCOPE_VENV:-$DATA_ROOT/venv-$(printf '%s' "$REQ" | sha256sum | cut -c1-12)}
+if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.onnxscope-req" 2>/dev/null)" != "$REQ" ]; then
+  log "creating $VENV with $REQ"
+  mkdir -p "$(dirname "$VENV")"
+  [ -x "$VENV/bin/python" ] || "$PY" -m venv "$VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check $REQ
+  echo "$REQ" > "$VENV/.onnxscope-req"
+fi
+if [ "$(readlink .venv 2>/dev/null)" != "$VENV" ]; then
+  [ -L .venv ] || [ ! -e .venv ] || mv .venv ".venv.replaced.$$"  # an older in-tree venv
+  ln -sfn "$VENV" .venv
 fi
 
 # --- Upstream backend test data ----------------------------------------------

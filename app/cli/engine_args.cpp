@@ -48,7 +48,18 @@ void add_input_options(CLI::App* cmd, InputArgs& a) {
   cmd->add_option("--seed", a.seed, "Seed of random inputs and random operators")->capture_default_str();
   cmd->add_option("--dim", a.dims, "Value of a symbolic dimension: NAME=VALUE (repeatable)");
   cmd->add_option("--input", a.inputs, "An input from a .pb (TensorProto, SequenceProto...) or .npy file: NAME=FILE (repeatable)");
+  cmd->add_option("--inputs", a.archives, "An .npz archive (numpy.savez) whose arrays feed the inputs of the same names (repeatable)");
   cmd->add_option("--inputs-from", a.inputs_from, "Reuse the inputs stored in an HDF5 dump (same inputs as that run)");
+}
+
+std::string InputArgs::describe() const {
+  std::string s;
+  for (const auto& i : inputs) s += (s.empty() ? "" : ", ") + i;
+  for (const auto& f : archives) s += (s.empty() ? "" : ", ") + f;
+  if (!inputs_from.empty()) s += (s.empty() ? "" : ", ") + std::string("the inputs of ") + inputs_from;
+  const std::string random = "seeded random (seed " + std::to_string(seed) + ")";
+  if (s.empty()) return random;
+  return s + "; any other input " + random;
 }
 
 InputSpec InputArgs::spec() const {
@@ -69,6 +80,7 @@ InputSpec InputArgs::spec() const {
     if (eq == std::string::npos) throw CLI::ValidationError("--input", "expected NAME=FILE, got '" + in + "'");
     s.files[in.substr(0, eq)] = in.substr(eq + 1);
   }
+  for (const auto& f : archives) s.archives.emplace_back(f);
   if (!inputs_from.empty()) {
     DumpFile d = read_dump(inputs_from);  // errors name the file
     for (auto& e : d.inputs)

@@ -32,8 +32,11 @@ struct InputArgs {
   uint64_t seed = 0;
   std::vector<std::string> dims;    // name=value
   std::vector<std::string> inputs;  // name=file.pb or name=file.npy
+  std::vector<std::string> archives;  // .npz files, arrays by input name
   std::string inputs_from;          // an HDF5 dump whose /inputs to reuse
   InputSpec spec() const;           // throws CLI::ValidationError on a malformed pair
+  bool given() const { return !inputs.empty() || !archives.empty() || !inputs_from.empty(); }
+  std::string describe() const;     // for reports: "seeded random (seed 0)", the files...
 };
 
 void add_engine_options(CLI::App* cmd, EngineArgs& a);

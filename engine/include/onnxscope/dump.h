@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "onnxscope/diagnostics.h"
+#include "onnxscope/diff.h"
 #include "onnxscope/engine.h"
 
 namespace onnxscope {
@@ -101,6 +102,12 @@ struct DumpReadOptions {
 
 // Throws onnxscope::Error naming the file, the dataset and the problem.
 DumpFile read_dump(const std::filesystem::path& path, DumpReadOptions options = {});
+
+// A dump as one side of a diff: its inputs and tensors by name (stats-only
+// entries have no values and are left out), plus `model`'s initializers when
+// given (dumps do not store weights; blame needs them to re-run a node).
+// `source` names it in reports (default: "dump:<producer>").
+Capture capture_from_dump(const DumpFile& dump, const Model* model = nullptr, std::string source = {});
 
 // SHA-256 of a file, hex.
 std::string file_sha256(const std::filesystem::path& path);

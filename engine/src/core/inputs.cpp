@@ -90,25 +90,63 @@ Tensor random_tensor(const Model& m, const ValueInfo& v, const InputSpec& spec, 
   return out;
 }
 
+// A given value must be what the model declares: same element type, rank and
+// fixed dims (symbolic and unknown dims accept any size).
+void check_declared(const Model& model, const ValueInfo& v, const Value& given, const std::string& from) {
+  if (v.type.kind != TypeInfo::Kind::Tensor || !given.is_tensor()) return;
+  const Tensor& t = given.tensor();
+  if (v.type.elem != DataType::Undefined && t.dtype() != v.type.elem)
+    fail(model, v.name, "input '" + v.name + "' from " + from + " is " + std::string(dtype_name(t.dtype())) +
+                            " but the model declares " + std::string(dtype_name(v.type.elem)));
+  if (!v.type.shape) return;
+  const auto& dims = *v.type.shape;
+  bool ok = dims.size() == t.shape().size();
+  for (size_t i = 0; ok && i < dims.size(); ++i)
+    if (dims[i].is_known() && dims[i].value != t.shape()[i]) ok = false;
+  if (!ok)
+    fail(model, v.name, "input '" + v.name + "' from " + from + " has shape " + shape_to_string(t.shape()) +
+                            " but the model declares " + v.type.to_string());
+}
+
 }  // namespace
 
 NamedValues make_inputs(const Model& model, const InputSpec& spec) {
   std::set<std::string> inits;
   for (const auto& i : model.graph.initializers) inits.insert(i.name);
   std::set<std::string> names;
-  for (const auto& v : model.graph.inputs) names.insert(v.name);
+  std::string listing;
+  for (const auto& v : model.graph.inputs) {
+    names.insert(v.name);
+    if (!inits.count(v.name)) listing += (listing.empty() ? "" : ", ") + v.name;
+  }
   for (const auto& [name, path] : spec.files)
-    if (!names.count(name)) fail(model, name, "the model has no input named '" + name + "'");
+    if (!names.count(name)) fail(model, name, "the model has no input named '" + name + "' (inputs: " + listing + ")");
+  // Arrays from .npz archives, by name; a name that is not an input is an
+  // error (a typo would otherwise silently fall back to random values).
+  std::map<std::string, std::pair<Tensor, std::string>> archived;
+  for (const auto& path : spec.archives)
+    for (auto& [name, t] : read_npz(path, spec.max_bytes)) {
+      if (!names.count(name))
+        fail(model, name, path.string() + " holds an array '" + name + "' but the model has no input of that name (inputs: " + listing + ")");
+      archived.insert_or_assign(name, std::make_pair(std::move(t), path.string()));
+    }
   std::mt19937_64 rng(spec.seed);
   NamedValues out;
   for (const auto& v : model.graph.inputs) {
     if (auto f = spec.files.find(v.name); f != spec.files.end()) {
       if (f->second.extension() == ".npy") out.emplace_back(v.name, read_npy(f->second));
       else out.emplace_back(v.name, read_value_file(f->second, v.type));
+      check_declared(model, v, out.back().second, f->second.string());
+      continue;
+    }
+    if (auto a = archived.find(v.name); a != archived.end()) {
+      out.emplace_back(v.name, std::move(a->second.first));
+      check_declared(model, v, out.back().second, a->second.second);
       continue;
     }
     if (auto d = spec.from_dump.find(v.name); d != spec.from_dump.end()) {
       out.emplace_back(v.name, d->second);
+      check_declared(model, v, out.back().second, "the dump's inputs");
       continue;
     }
     if (inits.count(v.name)) continue;  // an initializer provides the default

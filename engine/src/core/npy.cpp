@@ -1,6 +1,7 @@
-// NumPy .npy files as inputs (format version 1.0/2.0/3.0): little-endian
+// NumPy .npy arrays as inputs (format version 1.0/2.0/3.0): little-endian
 // numeric and bool arrays in C order. The header is parsed strictly and the
 // data size checked against the file before anything is allocated.
+#include <cstring>
 #include <fstream>
 #include <regex>
 
@@ -8,6 +9,14 @@
 
 namespace onnxscope {
 namespace {
+
+constexpr uint32_t kMaxNpyHeader = 1 << 20;
+
+struct NpyHeader {
+  DataType type{};
+  Shape shape;
+  uint64_t data_offset = 0, data_bytes = 0;
+};
 
 [[noreturn]] void fail(const std::filesystem::path& p, const std::string& what) {
   throw Error(Diagnostic{Severity::Error, "bad-npy", Location{p.string()}, what, {}});
@@ -26,50 +35,71 @@ DataType dtype_of_descr(const std::filesystem::path& p, const std::string& d) {
 
 }  // namespace
 
+static NpyHeader parse_npy_header(std::string_view bytes, const std::filesystem::path& path) {
+  if (bytes.size() < 10 || bytes.substr(0, 6) != "\x93NUMPY") fail(path, "not a .npy array (bad magic)");
+  const int major = static_cast<unsigned char>(bytes[6]);
+  auto byte = [&](size_t i) { return static_cast<uint32_t>(static_cast<unsigned char>(bytes[i])); };
+  uint32_t header_len = 0;
+  size_t prefix = 0;
+  if (major == 1) {
+    header_len = byte(8) | (byte(9) << 8);
+    prefix = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) fail(path, "truncated header");
+    header_len = byte(8) | (byte(9) << 8) | (byte(10) << 16) | (byte(11) << 24);
+    prefix = 12;
+  } else {
+    fail(path, "unsupported .npy version " + std::to_string(major));
+  }
+  if (header_len > kMaxNpyHeader) fail(path, "header length " + std::to_string(header_len) + " is not plausible");
+  if (bytes.size() < prefix + header_len) fail(path, "truncated header");
+  const std::string header(bytes.substr(prefix, header_len));
+  NpyHeader h;
+  h.data_offset = prefix + header_len;
+  std::smatch m;
+  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']+)')"))) fail(path, "header has no 'descr'");
+  h.type = dtype_of_descr(path, m[1]);
+  if (std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*True)"))) fail(path, "Fortran-order arrays are not supported");
+  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))"))) fail(path, "header has no 'shape'");
+  const std::string dims = m[1];
+  std::regex num(R"(\d+)");
+  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it) {
+    if (it->str().size() > 18) fail(path, "dimension too large");
+    h.shape.push_back(std::stoll(it->str()));
+  }
+  if (h.shape.size() > 64) fail(path, "rank " + std::to_string(h.shape.size()) + " is not plausible");
+  auto count = checked_element_count(h.shape);
+  auto nbytes = count ? storage_bytes(h.type, *count) : std::nullopt;
+  if (!nbytes) fail(path, "shape " + shape_to_string(h.shape) + " overflows");
+  h.data_bytes = *nbytes;
+  return h;
+}
+
 Tensor read_npy(const std::filesystem::path& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(path, "cannot open");
   in.seekg(0, std::ios::end);
   const auto file_size = static_cast<uint64_t>(in.tellg());
   in.seekg(0);
-  char magic[8];
-  if (!in.read(magic, 8) || std::string(magic, 6) != "\x93NUMPY") fail(path, "not a .npy file (bad magic)");
-  const int major = static_cast<unsigned char>(magic[6]);
-  uint32_t header_len = 0;
-  if (major == 1) {
-    unsigned char b[2];
-    if (!in.read(reinterpret_cast<char*>(b), 2)) fail(path, "truncated header");
-    header_len = b[0] | (b[1] << 8);
-  } else if (major == 2 || major == 3) {
-    unsigned char b[4];
-    if (!in.read(reinterpret_cast<char*>(b), 4)) fail(path, "truncated header");
-    header_len = b[0] | (b[1] << 8) | (b[2] << 16) | (uint32_t(b[3]) << 24);
-  } else {
-    fail(path, "unsupported .npy version " + std::to_string(major));
-  }
-  if (header_len > 1 << 20 || header_len > file_size) fail(path, "header length " + std::to_string(header_len) + " is not plausible");
-  std::string header(header_len, '\0');
-  if (!in.read(header.data(), header_len)) fail(path, "truncated header");
-  std::smatch m;
-  if (!std::regex_search(header, m, std::regex(R"('descr'\s*:\s*'([^']+)')"))) fail(path, "header has no 'descr'");
-  const DataType type = dtype_of_descr(path, m[1]);
-  if (std::regex_search(header, m, std::regex(R"('fortran_order'\s*:\s*True)"))) fail(path, "Fortran-order arrays are not supported");
-  if (!std::regex_search(header, m, std::regex(R"('shape'\s*:\s*\(([^)]*)\))"))) fail(path, "header has no 'shape'");
-  Shape shape;
-  const std::string dims = m[1];
-  std::regex num(R"(\d+)");
-  for (auto it = std::sregex_iterator(dims.begin(), dims.end(), num); it != std::sregex_iterator(); ++it) {
-    if (it->str().size() > 18) fail(path, "dimension too large");
-    shape.push_back(std::stoll(it->str()));
-  }
-  auto count = checked_element_count(shape);
-  auto bytes = count ? storage_bytes(type, *count) : std::nullopt;
-  const uint64_t data_start = (major == 1 ? 10 : 12) + header_len;
-  if (!bytes || *bytes > file_size - std::min(file_size, data_start))
-    fail(path, "shape " + shape_to_string(shape) + " needs more bytes than the file holds");
-  Tensor t = Tensor::zeros(type, shape);
-  if (*bytes && !in.read(reinterpret_cast<char*>(t.mutable_raw()), static_cast<std::streamsize>(*bytes)))
+  std::string prefix(static_cast<size_t>(std::min<uint64_t>(file_size, 12 + kMaxNpyHeader)), '\0');
+  if (!in.read(prefix.data(), static_cast<std::streamsize>(prefix.size()))) fail(path, "cannot read");
+  const NpyHeader h = parse_npy_header(prefix, path);
+  if (h.data_bytes > file_size - std::min<uint64_t>(file_size, h.data_offset))
+    fail(path, "shape " + shape_to_string(h.shape) + " needs more bytes than the file holds");
+  Tensor t = Tensor::zeros(h.type, h.shape);
+  in.clear();
+  in.seekg(static_cast<std::streamoff>(h.data_offset));
+  if (h.data_bytes && !in.read(reinterpret_cast<char*>(t.mutable_raw()), static_cast<std::streamsize>(h.data_bytes)))
     fail(path, "truncated data");
+  return t;
+}
+
+Tensor parse_npy(std::string_view bytes, const std::filesystem::path& where) {
+  const NpyHeader h = parse_npy_header(bytes, where);
+  if (h.data_bytes > bytes.size() - std::min<uint64_t>(bytes.size(), h.data_offset))
+    fail(where, "shape " + shape_to_string(h.shape) + " needs more bytes than the array holds");
+  Tensor t = Tensor::zeros(h.type, h.shape);
+  if (h.data_bytes) std::memcpy(t.mutable_raw(), bytes.data() + h.data_offset, h.data_bytes);
   return t;
 }
 

@@ -256,9 +256,11 @@ void blame_nodes(const Model& model, const Capture& a, Engine& engine_b, const D
     try {
       NamedValues outs = engine_b.prepare(single)->run(feeds);
       TensorDiff worst;
+      bool compared = false;
       for (const auto& [name, v] : outs) {
         auto ia = a.values.find(name);
         if (ia == a.values.end()) continue;
+        compared = true;
         TensorDiff d = diff_values(ia->second, v, tol);
         const double score = d.comparable ? d.max_abs : INFINITY;
         if (score >= nd.introduced_score) {
@@ -266,7 +268,7 @@ void blame_nodes(const Model& model, const Capture& a, Engine& engine_b, const D
           worst = d;
         }
       }
-      nd.introduced = worst;
+      if (compared) nd.introduced = worst;  // else: no output of A to compare with
     } catch (const std::exception&) {
       // The node cannot run alone (it needs context); it gets no blame score.
     }
