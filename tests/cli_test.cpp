@@ -122,7 +122,14 @@ TEST(Cli, DiffAgainstADumpAndItsErrors) {
   std::string text((std::istreambuf_iterator<char>(in)), {});
   EXPECT_NE(text.find("| nodes compared | 13 of 13 |"), std::string::npos) << text;
   EXPECT_NE(text.find("## Every node"), std::string::npos) << text;
-  // Two dumps: that is `compare`'s job (usage error); a missing dump is bad input naming it.
+  // Three sources: each compared with the first.
+  CliRun three = run_cli("diff " + kSample + " --engines reference,cpu,dump:" + dump + " --json --no-blame");
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  auto pairs = nlohmann::json::parse(three.out)["pairs"];
+  ASSERT_EQ(pairs.size(), 2u);
+  EXPECT_EQ(pairs[0]["b"], "cpu");
+  EXPECT_EQ(pairs[1]["b"], "dump:" + dump);
+  // Only dumps: that is `compare`'s job (usage error); a missing dump is bad input naming it.
   CliRun two = run_cli("diff " + kSample + " --engines " + dump + "," + dump);
   EXPECT_EQ(two.exit_code, 2);
   EXPECT_NE(two.err.find("onnxscope compare"), std::string::npos) << two.err;

@@ -1,11 +1,13 @@
-// onnxscope diff MODEL --engines A,B: run two engines (or an engine and a
-// dump) on the same inputs,
+// onnxscope diff MODEL --engines A,B[,C...]: run engines (or read dumps) on
+// the same inputs, and against the baseline A:
 // compare every node's outputs, name the first divergence and blame the
 // nodes that introduce error (re-run alone in B on A's inputs).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <optional>
+#include <vector>
 #include <sstream>
 
 #include "commands.h"
@@ -40,27 +42,40 @@ struct Side {
   std::optional<DumpFile> dump;
 };
 
-// "A,B" where each is an engine name or a dump (dump:FILE or FILE.h5).
-bool parse_sides(const std::string& spec, const EngineSettings& settings, Side& a, Side& b) {
-  const auto comma = spec.find(',');
-  if (comma == std::string::npos || spec.find(',', comma + 1) != std::string::npos) {
-    std::cerr << "onnxscope: --engines needs two sources, A,B (an engine name or dump:FILE.h5), got '" << spec << "'\n";
+// "A,B[,C...]" where each is an engine name or a dump (dump:FILE or FILE.h5).
+// A is the baseline every other source is compared with.
+bool parse_sides(const std::string& spec, const EngineSettings& settings, std::vector<Side>& sides) {
+  std::vector<std::string> tokens;
+  for (size_t start = 0;;) {
+    const size_t comma = spec.find(',', start);
+    tokens.push_back(spec.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (tokens.size() < 2) {
+    std::cerr << "onnxscope: --engines needs two or more sources, A,B[,C...] (engine names or dump:FILE.h5), got '"
+              << spec << "'\n";
     return false;
   }
-  for (auto [side, tok] : {std::pair{&a, spec.substr(0, comma)}, std::pair{&b, spec.substr(comma + 1)}}) {
-    side->token = tok;
-    if (is_dump_token(tok)) {
-      side->dump_path = tok.rfind("dump:", 0) == 0 ? tok.substr(5) : tok;
+  sides.resize(tokens.size());
+  bool any_engine = false;
+  for (size_t i = 0; i < tokens.size(); ++i) {
+    Side& side = sides[i];
+    side.token = tokens[i];
+    if (is_dump_token(side.token)) {
+      side.dump_path = side.token.rfind("dump:", 0) == 0 ? side.token.substr(5) : side.token;
       continue;
     }
-    side->engine = make_engine(tok, settings);
-    if (!side->engine) {
-      std::cerr << "onnxscope: unknown engine '" << tok << "' in --engines (engines: reference, cpu; or dump:FILE.h5)\n";
+    side.engine = make_engine(side.token, settings);
+    if (!side.engine) {
+      std::cerr << "onnxscope: unknown engine '" << side.token
+                << "' in --engines (engines: reference, cpu; or dump:FILE.h5)\n";
       return false;
     }
+    any_engine = true;
   }
-  if (!a.engine && !b.engine) {
-    std::cerr << "onnxscope: both sides are dumps; use `onnxscope compare A.h5 B.h5 --model MODEL`\n";
+  if (!any_engine) {
+    std::cerr << "onnxscope: every source is a dump; use `onnxscope compare A.h5 B.h5 --model MODEL`\n";
     return false;
   }
   return true;
@@ -69,7 +84,7 @@ bool parse_sides(const std::string& spec, const EngineSettings& settings, Side& 
 }  // namespace
 
 Runner add_diff_command(CLI::App& app) {
-  auto* cmd = app.add_subcommand("diff", "Run two engines (or an engine and a dump) side by side; first divergence and per-node blame");
+  auto* cmd = app.add_subcommand("diff", "Run engines (and dumps) side by side; first divergence and per-node blame against the first");
   struct Args {
     std::string model, engines = "reference,cpu", report;
     double rtol = 1e-4, atol = 1e-5;
@@ -82,7 +97,7 @@ Runner add_diff_command(CLI::App& app) {
   auto a = std::make_shared<Args>();
   cmd->add_option("MODEL", a->model, "ONNX model file")->required();
   cmd->add_option("--engines", a->engines,
-                  "A (baseline) and B: engine names or dumps, e.g. reference,cpu or cpu,dump:torch.h5")
+                  "A (baseline), B[, C...]: engine names or dumps, e.g. reference,cpu or reference,cpu,dump:torch.h5")
       ->capture_default_str();
   cmd->add_option("--rtol", a->rtol, "Relative tolerance")->capture_default_str();
   cmd->add_option("--atol", a->atol, "Absolute tolerance")->capture_default_str();
@@ -94,8 +109,8 @@ Runner add_diff_command(CLI::App& app) {
   cmd->add_option("--threads", a->eng.threads, "cpu: intra-op threads (0: every core)");
   add_input_options(cmd, a->in);
   return [a]() -> int {
-    Side sa, sb;
-    if (!parse_sides(a->engines, a->eng.settings(), sa, sb)) return kExitUsage;
+    std::vector<Side> sides;
+    if (!parse_sides(a->engines, a->eng.settings(), sides)) return kExitUsage;
     std::shared_ptr<const Model> m = load_valid_model(a->model);
     if (!m) return kExitBadInput;
     DiffReportContext ctx;
@@ -103,44 +118,55 @@ Runner add_diff_command(CLI::App& app) {
     ctx.tolerance = DiffTolerance{a->rtol, a->atol, a->ulp};
     ctx.top = a->top;
     try {
-      for (Side* s : {&sa, &sb})
-        if (!s->dump_path.empty()) {
-          s->dump = read_dump(s->dump_path);
-          if (!s->dump->header.model_sha256.empty() && s->dump->header.model_sha256 != file_sha256(a->model))
-            std::cerr << "onnxscope: note: " << s->dump_path << " was made from a different file than " << a->model
+      const Side* dump_side = nullptr;
+      for (Side& s : sides)
+        if (!s.dump_path.empty()) {
+          s.dump = read_dump(s.dump_path);
+          if (!dump_side) dump_side = &s;
+          if (!s.dump->header.model_sha256.empty() && s.dump->header.model_sha256 != file_sha256(a->model))
+            std::cerr << "onnxscope: note: " << s.dump_path << " was made from a different file than " << a->model
                       << " (SHA-256 differs); tensors are matched by name\n";
         }
       InputSpec spec = a->in.spec();
       ctx.inputs = a->in.describe();
-      // With a dump on one side and no inputs given, feed the dump's own inputs.
-      const Side* dump_side = sa.dump ? &sa : (sb.dump ? &sb : nullptr);
-      if (dump_side && a->in.given() == false) {
+      // With a dump among the sources and no inputs given, feed the (first) dump's inputs.
+      if (dump_side && !a->in.given()) {
         for (const auto& e : dump_side->dump->inputs)
           if (e.data) spec.from_dump[e.name] = *e.data;
         ctx.inputs = "the inputs stored in " + dump_side->dump_path;
       }
       NamedValues inputs = make_inputs(*m, spec);
-      auto capture = [&](Side& s) {
-        return s.engine ? capture_run(*s.engine, m, inputs) : capture_from_dump(*s.dump, m.get(), "dump:" + s.dump_path);
-      };
-      Capture ca = capture(sa);
-      Capture cb = capture(sb);
-      DiffReport report = diff_captures(*m, ca, cb, ctx.tolerance);
-      if (a->no_blame) {
-        ctx.blame_note = "blame: skipped (--no-blame)";
-      } else if (sb.engine) {
-        blame_nodes(*m, ca, *sb.engine, ctx.tolerance, report);
-        ctx.blame_note = "blame: each node re-run alone in B (" + report.b + ") on A's inputs, compared with A's outputs";
-      } else {
-        // B is a dump and cannot run: re-run each node in A on the dump's inputs.
-        blame_nodes(*m, cb, *sa.engine, ctx.tolerance, report);
-        ctx.blame_note = "blame: B is a dump, so each node is re-run alone in A (" + report.a +
-                         ") on B's inputs and compared with B's outputs";
+      std::vector<Capture> captures;
+      for (Side& s : sides)
+        captures.push_back(s.engine ? capture_run(*s.engine, m, inputs)
+                                    : capture_from_dump(*s.dump, m.get(), "dump:" + s.dump_path));
+      std::string text, markdown;
+      nlohmann::json pairs = nlohmann::json::array();
+      for (size_t k = 1; k < sides.size(); ++k) {
+        const Side &sa = sides[0], &sb = sides[k];
+        DiffReport report = diff_captures(*m, captures[0], captures[k], ctx.tolerance);
+        if (a->no_blame) {
+          ctx.blame_note = "blame: skipped (--no-blame)";
+        } else if (sb.engine) {
+          blame_nodes(*m, captures[0], *sb.engine, ctx.tolerance, report);
+          ctx.blame_note = "blame: each node re-run alone in B (" + report.b + ") on A's inputs, compared with A's outputs";
+        } else if (sa.engine) {
+          // B is a dump and cannot run: re-run each node in A on the dump's inputs.
+          blame_nodes(*m, captures[k], *sa.engine, ctx.tolerance, report);
+          ctx.blame_note = "blame: B is a dump, so each node is re-run alone in A (" + report.a +
+                           ") on B's inputs and compared with B's outputs";
+        } else {
+          ctx.blame_note = "blame: none (A and B are both dumps; nothing can re-run a node)";
+        }
+        text += (k > 1 ? "\n" : "") + diff_report_text(report, ctx);
+        markdown += (k > 1 ? "\n" : "") + diff_report_markdown(report, ctx);
+        pairs.push_back(nlohmann::json::parse(diff_report_json(report, ctx)));
       }
-      std::cout << (a->json ? diff_report_json(report, ctx) : diff_report_text(report, ctx));
+      if (a->json) std::cout << (pairs.size() == 1 ? pairs[0] : nlohmann::json{{"pairs", pairs}}).dump(2) << "\n";
+      else std::cout << text;
       if (!a->report.empty()) {
         std::ofstream out(a->report);
-        out << diff_report_markdown(report, ctx);
+        out << markdown;
         if (!out) {
           std::cerr << "onnxscope: cannot write " << a->report << "\n";
           return kExitBadInput;
