@@ -1,22 +1,130 @@
 // onnxscope-gui [MODEL]: the Qt desktop client.
+// onnxscope-gui --screenshot out.png [--select NODE] [--size WxH] MODEL:
+// opens the model, waits for load and layout, applies the actions, writes the
+// main window to a PNG and exits (0 ok, 1 bad model or node, 2 usage).
 #include <QApplication>
 #include <QCommandLineParser>
+#include <QElapsedTimer>
+#include <QEventLoop>
+#include <QImage>
+#include <QRegularExpression>
+#include <QTimer>
+#include <cstdio>
+#include <optional>
 
+#include "onnxscope/viewer/graph_view.h"
 #include "onnxscope/viewer/main_window.h"
+
+using onnxscope::viewer::GraphView;
+using onnxscope::viewer::MainWindow;
+
+namespace {
+
+struct GuiOptions {
+  QString model;
+  QString screenshot;
+  QString select;
+  QSize size{1400, 900};
+  bool timings = false;
+};
+
+[[noreturn]] void usage_error(const QString& message) {
+  std::fprintf(stderr, "onnxscope-gui: %s\n", qPrintable(message));
+  std::exit(2);
+}
+
+GuiOptions parse_options(QCommandLineParser& parser, const QApplication& app) {
+  parser.setApplicationDescription("onnxscope: step through, inspect and diff ONNX models");
+  parser.addHelpOption();
+  parser.addVersionOption();
+  parser.addPositionalArgument("model", "ONNX model to open", "[MODEL]");
+  parser.addOption({"screenshot", "Render the main window to FILE (PNG) once loaded, then exit.", "FILE"});
+  parser.addOption({"select", "With --screenshot: select the node named NODE first.", "NODE"});
+  parser.addOption({"size", "With --screenshot: window size (default 1400x900).", "WxH"});
+  parser.addOption({"timings", "With --screenshot: print load and layout times."});
+  parser.process(app);
+
+  GuiOptions o;
+  const QStringList pos = parser.positionalArguments();
+  if (pos.size() > 1) usage_error("one model at a time");
+  if (!pos.isEmpty()) o.model = pos.front();
+  o.screenshot = parser.value("screenshot");
+  o.select = parser.value("select");
+  o.timings = parser.isSet("timings");
+  if (parser.isSet("size")) {
+    const auto m = QRegularExpression("^(\\d+)x(\\d+)$").match(parser.value("size"));
+    if (!m.hasMatch()) usage_error("--size wants WxH, e.g. 1600x1000");
+    o.size = QSize(m.captured(1).toInt(), m.captured(2).toInt());
+    if (o.size.width() < 200 || o.size.height() < 150 || o.size.width() > 8000 || o.size.height() > 8000)
+      usage_error("--size between 200x150 and 8000x8000");
+  }
+  if (!o.screenshot.isEmpty() && o.model.isEmpty()) usage_error("--screenshot needs a MODEL");
+  if (o.screenshot.isEmpty() && (!o.select.isEmpty() || parser.isSet("size") || o.timings))
+    usage_error("--select, --size and --timings go with --screenshot");
+  return o;
+}
+
+// Runs the event loop until `signal` fires or `ms` pass; false on timeout.
+template <typename Sender, typename Signal>
+bool wait_for(const Sender* sender, Signal signal, int ms) {
+  QEventLoop loop;
+  QTimer::singleShot(ms, &loop, [&] { loop.exit(1); });
+  auto c = QObject::connect(sender, signal, &loop, [&] { loop.exit(0); });
+  const int rc = loop.exec();
+  QObject::disconnect(c);
+  return rc == 0;
+}
+
+bool wait_for_layout(GraphView* view) {
+  return !view->is_laying_out() || wait_for(view, &GraphView::layout_finished, 600000);
+}
+
+int fail(const QString& message) {
+  std::fprintf(stderr, "onnxscope-gui: %s\n", qPrintable(message));
+  return 1;
+}
+
+int take_screenshot(MainWindow& window, const GuiOptions& o) {
+  window.resize(o.size);
+  window.show();
+  QElapsedTimer timer;
+  timer.start();
+  bool ok = false;
+  auto c = QObject::connect(&window, &MainWindow::model_loaded, [&ok](bool v) { ok = v; });
+  window.open_model(o.model);
+  if (!wait_for(&window, &MainWindow::model_loaded, 600000)) return fail(o.model + ": loading timed out");
+  QObject::disconnect(c);
+  const double load_s = timer.nsecsElapsed() / 1e9;
+  if (!ok || !window.model()) {
+    QString why = window.load_errors().isEmpty() ? QString("not a readable ONNX model") : window.load_errors().front();
+    return fail(o.model + ": " + why);
+  }
+  if (!wait_for_layout(window.graph_view())) return fail(o.model + ": layout timed out");
+  const double layout_s = timer.nsecsElapsed() / 1e9 - load_s;
+  if (!o.select.isEmpty()) {
+    if (!window.select_node_named(o.select)) return fail(o.model + ": no node named '" + o.select + "'");
+    if (!wait_for_layout(window.graph_view())) return fail(o.model + ": layout timed out");
+  }
+  QApplication::processEvents();
+  const QImage image = window.grab().toImage();
+  if (!image.save(o.screenshot, "PNG")) return fail("cannot write " + o.screenshot);
+  if (o.timings)
+    std::printf("load %.3f s, layout %.3f s, total %.3f s\n", load_s, layout_s, timer.nsecsElapsed() / 1e9);
+  return 0;
+}
+
+}  // namespace
 
 int main(int argc, char** argv) {
   QApplication app(argc, argv);
   QApplication::setApplicationName("onnxscope");
   QApplication::setApplicationVersion(ONNXSCOPE_VERSION);
   QCommandLineParser parser;
-  parser.setApplicationDescription("onnxscope: step through, inspect and diff ONNX models");
-  parser.addHelpOption();
-  parser.addVersionOption();
-  parser.addPositionalArgument("model", "ONNX model to open", "[MODEL]");
-  parser.process(app);
+  const GuiOptions options = parse_options(parser, app);
 
-  onnxscope::viewer::MainWindow window;
+  MainWindow window;
+  if (!options.screenshot.isEmpty()) return take_screenshot(window, options);
   window.show();
-  if (!parser.positionalArguments().isEmpty()) window.open_model(parser.positionalArguments().front());
+  if (!options.model.isEmpty()) window.open_model(options.model);
   return app.exec();
 }

@@ -1,6 +1,7 @@
 // The onnxscope-gui main window: open a model (File > Open, recent files,
-// drag and drop, command line), load and validate it off the UI thread, show
-// its overview and findings.
+// drag and drop, command line), load and validate it off the UI thread; the
+// graph view in the centre, the overview and findings and the inspector in
+// docks.
 #pragma once
 
 #include <QFutureWatcher>
@@ -8,19 +9,25 @@
 #include <memory>
 
 #include "onnxscope/inspect.h"
+#include "onnxscope/ir.h"
 
 class QTreeView;
 class QProgressBar;
 class QPushButton;
 class QLabel;
 class QMenu;
+class QDockWidget;
 
 namespace onnxscope::viewer {
 
 class ModelOverview;
+class GraphPanel;
+class GraphView;
+class Inspector;
 
 struct LoadedModel {
   ModelSummary summary;
+  std::shared_ptr<const Model> model;  // null when the file could not be read as a model
   bool ok = false;
 };
 
@@ -34,6 +41,15 @@ class MainWindow : public QMainWindow {
   void open_model(const QString& path);
   const ModelOverview* overview() const { return overview_; }
   bool is_loading() const;
+  std::shared_ptr<const Model> model() const { return model_; }
+  GraphPanel* graph_panel() const { return graph_panel_; }
+  GraphView* graph_view() const;
+  Inspector* inspector() const { return inspector_; }
+  // Selects the node with this name (any graph; opens its group or body).
+  // False when no node has that name.
+  bool select_node_named(const QString& name);
+  // Error findings of the last load, one line each ("file: graph main, node ...").
+  const QStringList& load_errors() const { return load_errors_; }
 
  signals:
   void model_loaded(bool ok);
@@ -48,7 +64,16 @@ class MainWindow : public QMainWindow {
   void choose_file();
   void add_recent(const QString& path);
   void rebuild_recent_menu();
+  void build_docks();
+  void show_busy(bool on);
 
+  std::shared_ptr<const Model> model_;
+  GraphPanel* graph_panel_;
+  Inspector* inspector_;
+  QDockWidget* overview_dock_;
+  QDockWidget* inspector_dock_;
+  QMenu* view_menu_;
+  QStringList load_errors_;
   ModelOverview* overview_;
   QTreeView* tree_;
   QProgressBar* progress_;
@@ -58,6 +83,7 @@ class MainWindow : public QMainWindow {
   QFutureWatcher<LoadedModel> watcher_;
   QString loading_path_;
   bool cancelled_ = false;
+  bool loading_ = false;
 };
 
 }  // namespace onnxscope::viewer
