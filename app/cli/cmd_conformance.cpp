@@ -6,6 +6,7 @@
 #include <regex>
 
 #include "commands.h"
+#include "plugin_args.h"
 #include "onnxscope/conformance/expectations.h"
 #include "onnxscope/conformance/report.h"
 #include "onnxscope/conformance/runner.h"
@@ -35,7 +36,7 @@ std::string suite_onnx_version(const std::filesystem::path& suite) {
 
 conformance::EngineFactory engine_factory(const std::string& name) {
   if (!make_engine(name)) return nullptr;
-  return [name] { return make_engine(name); };
+  return [name] { return make_engine(name, with_plugins({}, name)); };
 }
 }  // namespace
 
@@ -97,6 +98,7 @@ Runner add_conformance_command(CLI::App& app) {
     conformance::SuiteOptions opts;
     opts.jobs = a->jobs;
     opts.timeout_seconds = a->timeout;
+    if (!plugins().empty()) opts.plugins = &plugins();
     for (const auto& [key, e] : exp.tests) {
       if (e.tolerance) opts.tolerances[key] = *e.tolerance;
       if (e.status == conformance::Status::Skip) opts.skips[key] = e.reason;

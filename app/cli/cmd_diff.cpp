@@ -66,7 +66,7 @@ bool parse_sides(const std::string& spec, const EngineSettings& settings, std::v
       side.dump_path = side.token.rfind("dump:", 0) == 0 ? side.token.substr(5) : side.token;
       continue;
     }
-    side.engine = make_engine(side.token, settings);
+    side.engine = make_engine(side.token, with_plugins(settings, side.token));
     if (!side.engine) {
       std::cerr << "onnxscope: unknown engine '" << side.token
                 << "' in --engines (engines: reference, cpu; or dump:FILE.h5)\n";

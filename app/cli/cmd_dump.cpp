@@ -138,7 +138,7 @@ Runner add_compare_command(CLI::App& app) {
     std::vector<std::string> order;
     std::map<std::string, std::string> producer;
     if (!a->model.empty()) {
-      LoadResult r = load_model_file(a->model);
+      LoadResult r = load_model_file(a->model, plugin_load_options());
       if (!r.model) {
         std::cerr << "onnxscope: cannot load " << a->model << "\n";
         return kExitBadInput;

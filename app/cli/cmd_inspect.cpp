@@ -1,11 +1,42 @@
 // onnxscope inspect MODEL [--json]: what a model is, and what is wrong with it.
+#include <functional>
 #include <iostream>
+#include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "plugin_args.h"
 #include "onnxscope/inspect.h"
 #include "onnxscope/loader.h"
 
 namespace onnxscope::cli {
+
+namespace {
+
+// Nodes (main graph and subgraphs) a loaded plugin supplies the kernel for.
+struct PluginNode {
+  std::string graph, node, op;
+  const PluginKernelInfo* kernel;
+};
+
+std::vector<PluginNode> plugin_nodes(const Model& m) {
+  std::vector<PluginNode> out;
+  std::function<void(const Graph&, const std::string&)> walk = [&](const Graph& g, const std::string& path) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (const PluginKernelInfo* k = plugins().supplier(n.domain, n.op_type, m.opset_version(n.domain)))
+        out.push_back({path, n.label(i), std::string(domain_display_name(n.domain)) + "::" + n.op_type, k});
+      for (const auto& a : n.attributes) {
+        if (a.g) walk(*a.g, path + "/" + n.label(i) + ":" + a.name);
+        for (size_t k = 0; k < a.graphs.size(); ++k)
+          if (a.graphs[k]) walk(*a.graphs[k], path + "/" + n.label(i) + ":" + a.name + "[" + std::to_string(k) + "]");
+      }
+    }
+  };
+  walk(m.graph, "main");
+  return out;
+}
+
+}  // namespace
 
 Runner add_inspect_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("inspect", "Print a model's structure, parameters and validation findings");
@@ -18,12 +49,37 @@ Runner add_inspect_command(CLI::App& app) {
   return [=]() {
     LoadOptions opts;
     opts.sort_nodes = !*no_sort;
+    opts.plugins = plugin_load_options().plugins;
     LoadResult r = load_model_file(*model, opts);
     ModelSummary s = summarize(r.model.get(), r.diagnostics, *model);
+    const auto supplied = r.model ? plugin_nodes(*r.model) : std::vector<PluginNode>{};
     if (*json) {
-      std::cout << summary_json(s);
+      if (plugins().empty()) {
+        std::cout << summary_json(s);
+      } else {
+        auto j = nlohmann::json::parse(summary_json(s));
+        j["plugins"] = nlohmann::json::array();
+        for (const auto& p : plugins().plugins())
+          j["plugins"].push_back({{"name", p.name}, {"version", p.version}, {"path", p.path}, {"kernels", p.kernels.size()}});
+        j["plugin_nodes"] = nlohmann::json::array();
+        for (const auto& pn : supplied)
+          j["plugin_nodes"].push_back({{"graph", pn.graph}, {"node", pn.node}, {"op", pn.op}, {"plugin", pn.kernel->plugin},
+                                       {"path", pn.kernel->path}, {"description", pn.kernel->description}});
+        std::cout << j.dump(2) << "\n";
+      }
     } else {
       std::cout << summary_text(s);
+      if (!plugins().empty()) {
+        std::cout << "plugins:\n";
+        for (const auto& p : plugins().plugins())
+          std::cout << "  " << p.name << (p.version.empty() ? "" : " " + p.version) << " (" << p.path << "): "
+                    << p.kernels.size() << " kernel(s)\n";
+        std::cout << "nodes run by plugin kernels (" << supplied.size() << "):\n";
+        for (const auto& pn : supplied)
+          std::cout << "  " << pn.graph << "  " << pn.node << "  " << pn.op << "  <- plugin '" << pn.kernel->plugin
+                    << "' (" << pn.kernel->path << ")" << (pn.kernel->description.empty() ? "" : ": " + pn.kernel->description)
+                    << "\n";
+      }
       // Errors go to stderr too, so a pipeline that only shows stderr still says why it failed.
       for (const auto& d : r.diagnostics.items())
         if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";

@@ -129,6 +129,11 @@ Runner add_run_command(CLI::App& app) {
       if (*explain) {
         std::cout << "nodes as run (" << ex.lines.size() << "):\n";
         for (const auto& l : ex.lines) std::cout << "  " << l << "\n";
+        // Where the [plugin:NAME] kernels above come from.
+        for (const auto& p : plugins().plugins())
+          for (const auto& k : p.kernels)
+            std::cout << "plugin:" << p.name << " = " << p.path << ": " << domain_display_name(k.domain) << "::"
+                      << k.op_type << (k.description.empty() ? "" : " (" + k.description + ")") << "\n";
       }
     } catch (const Error& e) {
       std::cerr << "onnxscope: " << e.what() << "\n";

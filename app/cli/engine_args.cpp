@@ -26,8 +26,8 @@ bool make_engine_pair(const std::string& spec, const EngineSettings& settings, s
                       std::unique_ptr<Engine>& b) {
   const auto comma = spec.find(',');
   if (comma != std::string::npos) {
-    a = make_engine(spec.substr(0, comma), settings);
-    b = make_engine(spec.substr(comma + 1), settings);
+    a = make_engine(spec.substr(0, comma), with_plugins(settings, spec.substr(0, comma)));
+    b = make_engine(spec.substr(comma + 1), with_plugins(settings, spec.substr(comma + 1)));
   }
   if (a && b) return true;
   std::cerr << "onnxscope: --engines needs two known engines, e.g. reference,cpu (got '" << spec << "')\n";
@@ -35,7 +35,7 @@ bool make_engine_pair(const std::string& spec, const EngineSettings& settings, s
 }
 
 std::shared_ptr<const Model> load_valid_model(const std::string& path) {
-  LoadResult r = load_model_file(path);
+  LoadResult r = load_model_file(path, plugin_load_options());
   if (!r.ok()) {
     for (const auto& d : r.diagnostics.items())
       if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";

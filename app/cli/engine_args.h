@@ -9,6 +9,7 @@
 #include "onnxscope/engines.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/ir.h"
+#include "plugin_args.h"
 
 #include <memory>
 
@@ -24,7 +25,7 @@ struct EngineArgs {
     s.threads = threads;
     s.opt_level = opt_level;
     s.disabled_passes = {disabled.begin(), disabled.end()};
-    return s;
+    return with_plugins(s, engine);
   }
 };
 

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "commands.h"
+#include "plugin_args.h"
 
 int main(int argc, char** argv) {
   using namespace onnxscope::cli;
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   add(add_compare_command(app));
   add(add_reduce_command(app));
   add(add_bench_command(app));
+  for (CLI::App* sub : app.get_subcommands({})) add_plugin_options(sub, plugin_args());
 
   try {
     app.parse(argc, argv);
@@ -29,6 +31,7 @@ int main(int argc, char** argv) {
     int rc = app.exit(e);
     return rc == 0 ? kExitOk : kExitUsage;
   }
+  if (!load_plugins(plugin_args())) return kExitBadInput;
   try {
     for (const auto* sub : app.get_subcommands())
       if (auto it = runners.find(sub); it != runners.end()) return it->second();

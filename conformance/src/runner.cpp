@@ -62,7 +62,7 @@ std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
 
 }  // namespace
 
-CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol) {
+CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol, const PluginSet* plugins) {
   CaseResult r;
   r.key = case_key(c);
   auto start = std::chrono::steady_clock::now();
@@ -72,7 +72,9 @@ CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol) {
     r.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     return r;
   };
-  LoadResult loaded = load_model_file(c.model);
+  LoadOptions load_options;
+  load_options.plugins = plugins;
+  LoadResult loaded = load_model_file(c.model, load_options);
   if (loaded.model)
     for (const auto& n : loaded.model->graph.nodes) r.ops.push_back(n.domain.empty() ? n.op_type : n.domain + "::" + n.op_type);
   if (!loaded.ok()) {
@@ -214,7 +216,7 @@ std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const Engi
         CaseResult r;
         try {
           auto engine = make_engine();
-          r = run_case(cases[i], *engine, tol);
+          r = run_case(cases[i], *engine, tol, options.plugins);
         } catch (const std::exception& e) {
           r = CaseResult{case_key(cases[i]), Status::Error, e.what(), 0, {}};
         }

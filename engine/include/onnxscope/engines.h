@@ -10,10 +10,13 @@
 
 namespace onnxscope {
 
+class KernelRegistry;
+
 struct EngineSettings {
   int threads = 0;        // cpu: 0 = every core
   int opt_level = 3;      // cpu
   std::set<std::string> disabled_passes;  // cpu
+  const KernelRegistry* extra_kernels = nullptr;  // plugins: tried before the built-in kernels
 };
 
 // "reference", "cpu"; nullptr for an unknown name.

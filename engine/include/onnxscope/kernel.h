@@ -28,6 +28,9 @@ struct KernelDef {
   std::string impl = "reference";
   KernelFn fn = nullptr;
   AcceptsFn accepts = nullptr;  // nullptr: accepts every problem
+  // Per-kernel data for kernels that share one fn (plugins); the kernel reads
+  // it through KernelContext::kernel_def().
+  const void* data = nullptr;
 };
 
 class KernelRegistry {
@@ -100,6 +103,14 @@ class KernelContext {
 
   // Throws onnxscope::Error (code "kernel") located at this node.
   [[noreturn]] void fail(const std::string& message) const;
+
+  // The registry entry being tried or run (set by the engine before it calls
+  // accepts/fn); nullptr when a kernel is called directly.
+  const KernelDef* kernel_def() const { return kernel_def_; }
+  void set_kernel_def(const KernelDef* def) { kernel_def_ = def; }
+
+ private:
+  const KernelDef* kernel_def_ = nullptr;
 };
 
 }  // namespace onnxscope

@@ -13,6 +13,8 @@
 
 namespace onnxscope {
 
+class PluginSet;
+
 struct LoadOptions {
   // Folder external-data locations are relative to. Set from the path for
   // files; empty for bytes, which then may not reference external data.
@@ -21,6 +23,9 @@ struct LoadOptions {
   // Nodes out of topological order are sorted (with a warning) or reported as errors.
   bool sort_nodes = true;
   bool infer_shapes = true;
+  // Operators plugins supply: validated and shape-inferred through the plugins
+  // instead of being reported as unknown custom-domain operators.
+  const PluginSet* plugins = nullptr;
   int max_subgraph_depth = 32;       // nested If/Loop/Scan bodies
   int max_function_call_depth = 100; // chains of model-local function calls
   // Protobuf cannot represent more; larger models must use external data.

@@ -10,9 +10,13 @@
 
 namespace onnxscope {
 
+class PluginSet;
+
 // Adds a value_info entry for every node output of the main graph and of every
 // subgraph whose type it can infer and that has no declared type yet.
 // Conflicts between a declared and an inferred type become warnings.
-void infer_shapes(Model& model, Diagnostics& diags);
+// Operators a plugin supplies get their types from the plugin's shape function;
+// a shape function that rejects its inputs is an error.
+void infer_shapes(Model& model, Diagnostics& diags, const PluginSet* plugins = nullptr);
 
 }  // namespace onnxscope

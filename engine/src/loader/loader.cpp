@@ -85,7 +85,7 @@ LoadResult parse_and_convert(std::span<const std::byte> bytes, const LoadOptions
     return result;
   }
   validate_model(*model, options, result.diagnostics);
-  if (options.infer_shapes && !result.diagnostics.has_errors()) infer_shapes(*model, result.diagnostics);
+  if (options.infer_shapes && !result.diagnostics.has_errors()) infer_shapes(*model, result.diagnostics, options.plugins);
   result.model = std::move(model);
   return result;
 }

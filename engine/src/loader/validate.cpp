@@ -12,6 +12,7 @@
 #include "core/graph_util.h"
 #include "onnxscope/loader.h"
 #include "onnxscope/op_schema.h"
+#include "onnxscope/plugin.h"
 
 namespace onnxscope {
 namespace {
@@ -356,6 +357,11 @@ class Validator {
       return;
     }
     if (m_.function(domain, n.op_type, n.overload)) return;  // model-local function: its body is checked on its own
+    if (const PluginKernelInfo* k = opt_.plugins ? opt_.plugins->supplier(domain, n.op_type, version) : nullptr;
+        k && !is_standard_domain(domain)) {
+      check_plugin_arity(n, where, *k);
+      return;
+    }
     if (!is_standard_domain(domain)) {
       unknown_ops_.insert({domain, n.op_type});
       return;
@@ -405,6 +411,19 @@ class Validator {
     for (const auto& spec : s->attributes)
       if (spec.required && !attr_names.count(spec.name))
         d_.error("missing-attribute", where, op + " requires attribute '" + std::string(spec.name) + "'");
+  }
+
+  // A custom-domain node a plugin supplies: the plugin's counts replace a schema.
+  void check_plugin_arity(const Node& n, const Location& where, const PluginKernelInfo& k) {
+    auto range = [](int lo, int hi) {
+      return lo == hi ? std::to_string(lo) : std::to_string(lo) + ".." + (hi == INT_MAX ? "any" : std::to_string(hi));
+    };
+    const auto n_in = static_cast<int>(n.inputs.size()), n_out = static_cast<int>(n.outputs.size());
+    const std::string op = k.domain + "::" + k.op_type + " of " + k.origin();
+    if (n_in < k.min_inputs || n_in > k.max_inputs)
+      d_.error("input-count", where, op + " got " + std::to_string(n_in) + " inputs", range(k.min_inputs, k.max_inputs));
+    if (n_out < k.min_outputs || n_out > k.max_outputs)
+      d_.error("output-count", where, op + " has " + std::to_string(n_out) + " outputs", range(k.min_outputs, k.max_outputs));
   }
 
   void report_domains() {

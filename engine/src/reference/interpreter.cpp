@@ -250,11 +250,14 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
   auto candidates = kernels_.candidates(node.domain, node.op_type, version);
   NodeContext ctx(*this, frame, g, node, version, where, inputs, outputs, opsets, path, iteration);
   const KernelDef* chosen = nullptr;
-  for (const KernelDef* k : candidates)
+  for (const KernelDef* k : candidates) {
+    ctx.set_kernel_def(k);
     if (!k->accepts || k->accepts(ctx)) {
       chosen = k;
       break;
     }
+  }
+  ctx.set_kernel_def(chosen);
   try {
     if (chosen) {
       impl = chosen->impl;

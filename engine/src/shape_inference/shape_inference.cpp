@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "onnxscope/op_schema.h"
+#include "onnxscope/plugin.h"
 #include "shape_inference/shape_rules.h"
 
 namespace onnxscope {
@@ -245,7 +246,7 @@ bool is_foldable_type(const TypeInfo& t) {
 
 class Inferencer {
  public:
-  Inferencer(Model& m, Diagnostics& d) : m_(m), d_(d) {}
+  Inferencer(Model& m, Diagnostics& d, const PluginSet* plugins) : m_(m), d_(d), plugins_(plugins) {}
 
   void run() {
     Scope root;
@@ -255,6 +256,7 @@ class Inferencer {
  private:
   Model& m_;
   Diagnostics& d_;
+  const PluginSet* plugins_;
 
   Location at(const std::string& path, size_t i, const Node& n, const std::string& value) const {
     return Location{m_.source, path, static_cast<int64_t>(i), n.label(i), n.op_type, value};
@@ -440,16 +442,33 @@ class Inferencer {
 
     auto bodies = infer_subgraphs(n, i, path, scope, ins);
 
-    // Model-local functions and ops without a schema stay unknown.
-    if (m_.function(n.domain, n.op_type, n.overload)) return;
     const bool std_domain = is_default_domain(n.domain);
     const int64_t opset = m_.opset_version(n.domain);
     std::vector<TypeInfo> types(n.outputs.size());
+    // Custom-domain ops a plugin supplies: the plugin's shape function (it runs
+    // them even when the model also defines a function of that name).
+    std::optional<PluginShapeResult> from_plugin;
+    if (plugins_ && !is_standard_domain(n.domain)) {
+      std::vector<const TypeInfo*> in_types;
+      for (const ValueState* s : ins) in_types.push_back(s ? &s->type : nullptr);
+      from_plugin = plugins_->infer(n, opset, in_types);
+    }
+    if (from_plugin && !from_plugin->ok) {
+      const PluginKernelInfo* k = plugins_->supplier(n.domain, n.op_type, opset);
+      d_.error("plugin-shape", at(path, i, n, {}),
+               "the shape function of " + n.domain + "::" + n.op_type + " (" + (k ? k->origin() : "plugin") +
+                   ") rejected the inputs: " + from_plugin->error);
+      return;
+    }
+    // Model-local functions and ops without a schema stay unknown.
+    if (!from_plugin && m_.function(n.domain, n.op_type, n.overload)) return;
     RuleIO io(n, m_.opset_version(""));
     io.out.resize(n.outputs.size());
     io.out_value.resize(n.outputs.size());
 
-    if (std_domain && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan" || n.op_type == "SequenceMap")) {
+    if (from_plugin) {
+      types = std::move(from_plugin->outputs);
+    } else if (std_domain && (n.op_type == "If" || n.op_type == "Loop" || n.op_type == "Scan" || n.op_type == "SequenceMap")) {
       types = control_flow_types(n, ins, bodies);
     } else {
       const OpSchema* schema = find_schema(n.domain, n.op_type, opset);
@@ -519,9 +538,9 @@ class Inferencer {
 
 }  // namespace
 
-void infer_shapes(Model& model, Diagnostics& diags) {
+void infer_shapes(Model& model, Diagnostics& diags, const PluginSet* plugins) {
   try {
-    Inferencer(model, diags).run();
+    Inferencer(model, diags, plugins).run();
   } catch (const std::exception& e) {
     diags.info("shape-inference", Location{model.source, "main", -1, {}, {}, {}},
                std::string("shape inference stopped: ") + e.what());

@@ -11,6 +11,7 @@
 #include "onnxscope/conformance/compare.h"
 #include "onnxscope/conformance/suite.h"
 #include "onnxscope/engine.h"
+#include "onnxscope/plugin.h"
 
 namespace onnxscope::conformance {
 
@@ -28,8 +29,9 @@ struct CaseResult {
 
 using EngineFactory = std::function<std::unique_ptr<Engine>()>;
 
-// Runs one case in this process (no isolation).
-CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol);
+// Runs one case in this process (no isolation). With plugins, their
+// operators validate and infer shapes when the model loads.
+CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol, const PluginSet* plugins = nullptr);
 
 struct SuiteOptions {
   int jobs = 2;
@@ -39,6 +41,8 @@ struct SuiteOptions {
   std::map<std::string, Tolerance> tolerances;
   std::map<std::string, std::string> skips;  // key -> reason: not run at all
   std::function<void(const CaseResult&, size_t done, size_t total)> progress;
+  // Plugins loaded in this process (the forked children inherit them).
+  const PluginSet* plugins = nullptr;
 };
 
 // Runs every case isolated in a child process; results in the order of `cases`.
