@@ -154,7 +154,12 @@ TEST(GraphLayout, GroupsScopesOfLargeGraphs) {
   EXPECT_EQ(grp.kind, Box::Kind::Group);
   EXPECT_EQ(grp.members.size(), 10u);
   EXPECT_EQ(grp.cluster, "/encoder/layer.7");
-  EXPECT_EQ(hiding_group(gs, "/encoder/layer.7/attention/Op_3"), "/encoder/layer.7/attention");
+  auto node_named = [&](const std::string& name) -> const Node& {
+    for (const Node& n : m->graph.nodes)
+      if (n.name == name) return n;
+    throw std::runtime_error("no node " + name);
+  };
+  EXPECT_EQ(hiding_group(gs, node_named("/encoder/layer.7/attention/Op_3")), "/encoder/layer.7/attention");
   // Groups chain into each other (one edge in, one edge out).
   int into = 0;
   for (const Edge& e : vg.edges)
@@ -163,10 +168,27 @@ TEST(GraphLayout, GroupsScopesOfLargeGraphs) {
 
   expand_scope(m->graph, gs, "/encoder/layer.7/attention");
   VisibleGraph vg2 = build_visible_graph(*m, m->graph, gs);
-  EXPECT_EQ(hiding_group(gs, "/encoder/layer.7/attention/Op_3"), "");
+  EXPECT_EQ(hiding_group(gs, node_named("/encoder/layer.7/attention/Op_3")), "");
   EXPECT_EQ(vg2.boxes.size(), vg.boxes.size() + 9);
   collapse_scope(gs, "/encoder/layer.7");
-  EXPECT_EQ(hiding_group(gs, "/encoder/layer.7/mlp/Op_15"), "/encoder/layer.7");
+  EXPECT_EQ(hiding_group(gs, node_named("/encoder/layer.7/mlp/Op_15")), "/encoder/layer.7");
+}
+
+TEST(GraphLayout, ScopesFromPyTorchMetadataWhenNamesHaveNone) {
+  test::ModelBuilder b;
+  b.input("x", DataType::Float, {1, 4});
+  auto& n = b.node("Relu", {"x"}, {"y"}, "node_relu_3");
+  auto* kv = n.add_metadata_props();
+  kv->set_key("pkg.torch.onnx.name_scopes");
+  kv->set_value("['', 'inner', 'inner.encoder', 'inner.encoder.layer.0', 'relu_3']");
+  auto& plain = b.node("Neg", {"y"}, {"z"}, "node_neg");
+  auto* hook = plain.add_metadata_props();
+  hook->set_key("pkg.torch.onnx.name_scopes");
+  hook->set_value("['_empty_nn_module_stack_from_metadata_hook', 'neg']");
+  b.output("z", DataType::Float, {1, 4});
+  auto m = load(b);
+  EXPECT_EQ(node_scope(m->graph.nodes[0]), "/inner/encoder/layer.0");
+  EXPECT_EQ(node_scope(m->graph.nodes[1]), "");
 }
 
 TEST(GraphView, EveryNodeHasAnItemAndSelectionFillsTheInspector) {

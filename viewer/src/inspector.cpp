@@ -5,6 +5,7 @@
 #include <QVBoxLayout>
 
 #include "graph/graph_paths.h"
+#include "graph/visible_graph.h"
 #include "onnxscope/engines.h"
 #include "onnxscope/ir.h"
 
@@ -193,8 +194,10 @@ void Inspector::show_group(QString graph_path, QString scope, int node_count) {
   if (ref) {
     std::map<std::string, int> ops;
     const QString prefix = scope + "/";
-    for (const Node& n : ref->graph->nodes)
-      if (QString::fromStdString(n.name).startsWith(prefix)) ++ops[n.op_type];
+    for (const Node& n : ref->graph->nodes) {
+      const QString ns = graph::node_scope(n);
+      if (ns == scope || ns.startsWith(prefix)) ++ops[n.op_type];
+    }
     h += "<h4>Operators</h4><table>";
     for (const auto& [op, count] : ops)
       h += "<tr><td>" + esc(op) + "</td><td>" + QString::number(count) + "</td></tr>";

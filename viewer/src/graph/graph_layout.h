@@ -37,6 +37,8 @@ class GraphLayout {
   // Edge labels are placed by Graphviz below this many edges, at the spline's
   // middle above it (label nodes double dot's work on big graphs).
   static constexpr size_t kGraphvizLabelEdges = 600;
+  // Above this many boxes dot's iteration limits are lowered for speed.
+  static constexpr size_t kQuickAbove = 250;
 
   // Blocks while another layout runs. `cancel` is polled before the costly
   // steps; a cancelled layout returns ok=false with error "cancelled".

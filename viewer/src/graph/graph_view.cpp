@@ -32,6 +32,7 @@ struct ViewState {
   std::shared_ptr<const Model> model;
   std::optional<GraphRef> current;
   QHash<QString, GroupingState> grouping;  // per graph path
+  int grouping_threshold = 300;
   GraphScene* scene = nullptr;
   QGraphicsScene* placeholder = nullptr;
   QFutureWatcher<Prepared> watcher;
@@ -118,6 +119,13 @@ GraphView::GraphView(QWidget* parent) : QGraphicsView(parent), d_(std::make_uniq
 GraphView::~GraphView() {
   if (d_->cancel) d_->cancel->store(true);
   for (auto& f : d_->inflight) f.waitForFinished();
+  // Deleting selected items emits selectionChanged: not into a half-destroyed view.
+  setScene(nullptr);
+  minimap_->setScene(nullptr);
+  if (d_->scene) {
+    d_->scene->disconnect(this);
+    delete d_->scene;
+  }
 }
 
 GraphScene* GraphView::graph_scene() const { return d_->scene; }
@@ -134,6 +142,8 @@ QStringList GraphView::collapsed_groups() const {
   return out;
 }
 
+void GraphView::set_grouping_threshold(int nodes) { d_->grouping_threshold = std::max(0, nodes); }
+
 void GraphView::set_graph(std::shared_ptr<const Model> model) {
   cancel_layout();
   d_->model = std::move(model);
@@ -149,7 +159,10 @@ void GraphView::set_graph(std::shared_ptr<const Model> model) {
   setScene(d_->placeholder);
   minimap_->setScene(nullptr);
   minimap_->hide();
-  if (d_->scene) d_->scene->deleteLater();
+  if (d_->scene) {
+    d_->scene->disconnect(this);
+    d_->scene->deleteLater();
+  }
   d_->scene = nullptr;
   if (d_->model) open_graph("main");
 }
@@ -163,7 +176,7 @@ void GraphView::open_graph(QString graph_path) {
   }
   d_->current = std::move(*ref);
   if (!d_->grouping.contains(d_->current->path))
-    d_->grouping.insert(d_->current->path, default_grouping(*d_->current->graph));
+    d_->grouping.insert(d_->current->path, default_grouping(*d_->current->graph, d_->grouping_threshold));
   emit current_graph_changed(d_->current->path);
   start_layout(false);
 }
@@ -212,7 +225,10 @@ void GraphView::on_layout_done() {
   setScene(s);
   minimap_->setScene(s);
   minimap_->show();
-  if (d_->scene) d_->scene->deleteLater();
+  if (d_->scene) {
+    d_->scene->disconnect(this);
+    d_->scene->deleteLater();
+  }
   d_->scene = s;
   apply_overlays();
   if (d_->keep_view) {
@@ -280,7 +296,7 @@ void GraphView::on_selection() {
 void GraphView::reveal(int node_index) {
   const Graph& g = *d_->current->graph;
   GroupingState& gs = d_->grouping[d_->current->path];
-  for (QString grp; !(grp = hiding_group(gs, g.nodes[node_index].name)).isEmpty();) expand_scope(g, gs, grp);
+  for (QString grp; !(grp = hiding_group(gs, g.nodes[node_index])).isEmpty();) expand_scope(g, gs, grp);
 }
 
 void GraphView::select_node(QString graph_path, int node_index) {
@@ -292,7 +308,7 @@ void GraphView::select_node(QString graph_path, int node_index) {
   }
   const Graph& g = *d_->current->graph;
   if (node_index < 0 || node_index >= static_cast<int>(g.nodes.size())) return;
-  if (!hiding_group(d_->grouping.value(graph_path), g.nodes[node_index].name).isEmpty()) {
+  if (!hiding_group(d_->grouping.value(graph_path), g.nodes[node_index]).isEmpty()) {
     reveal(node_index);
     d_->pending_select = {graph_path, node_index};
     start_layout(true);
@@ -339,7 +355,7 @@ void GraphView::select_tensor(QString tensor_name) {
   }
   const int node = producer >= 0 ? producer : consumer;
   if (node < 0) return;
-  if (!hiding_group(d_->grouping.value(d_->current->path), g.nodes[node].name).isEmpty()) {
+  if (!hiding_group(d_->grouping.value(d_->current->path), g.nodes[node]).isEmpty()) {
     reveal(node);
     d_->pending_tensor = tensor_name;
     start_layout(true);
@@ -392,7 +408,7 @@ void GraphView::expand_group(QString scope) {
   if (!gs.collapsed.contains(scope)) return;
   const Graph& g = *d_->current->graph;
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (hiding_group(gs, g.nodes[i].name) == scope) {
+    if (hiding_group(gs, g.nodes[i]) == scope) {
       d_->pending_center_node = static_cast<int>(i);
       break;
     }

@@ -2,6 +2,7 @@
 
 #include <QFont>
 #include <QFontMetricsF>
+#include <QRegularExpression>
 #include <algorithm>
 #include <map>
 #include <set>
@@ -58,7 +59,7 @@ ScopeStats scope_stats(const Graph& g) {
   ScopeStats st;
   QHash<std::string_view, bool> seen;
   for (const Node& n : g.nodes) {
-    const QStringList chain = scope_chain(node_scope(n.name));
+    const QStringList chain = scope_chain(node_scope(n));
     for (int k = 0; k < chain.size(); ++k) {
       st.subtree[chain[k]] += 1;
       if (k > 0) st.parent[chain[k]] = chain[k - 1];
@@ -73,6 +74,28 @@ QString node_scope(const std::string& name) {
   const auto k = name.rfind('/');
   if (k == std::string::npos || k == 0) return {};
   return QString::fromStdString(name.substr(0, k));
+}
+
+QString node_scope(const Node& n) {
+  if (n.name.find('/') != std::string::npos) return node_scope(n.name);
+  for (const StringPair& kv : n.metadata) {
+    if (kv.key != "pkg.torch.onnx.name_scopes") continue;
+    // "['', 'inner', 'inner.encoder', 'inner.encoder.layer.0', 'linear_4']": module
+    // paths nest by prefix; the last entry is the traced op, not a module.
+    static const QRegularExpression quoted("'([^']*)'");
+    QStringList list;
+    for (const auto& m : quoted.globalMatch(QString::fromStdString(kv.value))) list << m.captured(1);
+    if (list.size() < 2 || !list[0].isEmpty()) return {};
+    QString scope, prev;
+    for (int i = 1; i + 1 < list.size(); ++i) {
+      const QString& e = list[i];
+      if (i > 1 && !e.startsWith(prev + ".")) break;
+      scope += "/" + (i == 1 ? e : e.mid(prev.size() + 1));
+      prev = e;
+    }
+    return scope;
+  }
+  return {};
 }
 
 QStringList scope_chain(const QString& scope) {
@@ -96,7 +119,7 @@ GroupingState default_grouping(const Graph& g, int threshold) {
   chains.reserve(g.nodes.size());
   int max_depth = 0;
   for (const Node& n : g.nodes) {
-    chains.push_back(scope_chain(node_scope(n.name)));
+    chains.push_back(scope_chain(node_scope(n)));
     max_depth = std::max(max_depth, static_cast<int>(chains.back().size()));
   }
   if (max_depth == 0) return s;
@@ -132,9 +155,9 @@ void collapse_scope(GroupingState& s, const QString& scope) {
   s.collapsed.insert(scope);
 }
 
-QString hiding_group(const GroupingState& s, const std::string& node_name) {
+QString hiding_group(const GroupingState& s, const Node& n) {
   if (!s.enabled || s.collapsed.isEmpty()) return {};
-  for (const QString& sc : scope_chain(node_scope(node_name)))
+  for (const QString& sc : scope_chain(node_scope(n)))
     if (s.collapsed.contains(sc)) return sc;
   return {};
 }
@@ -175,7 +198,7 @@ VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingS
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (folded_node[i]) continue;
     const Node& n = g.nodes[i];
-    const QString scope = s.enabled ? node_scope(n.name) : QString();
+    const QString scope = s.enabled ? node_scope(n) : QString();
     const QStringList chain = scope_chain(scope);
     int group_depth = -1;
     for (int k = 0; k < chain.size(); ++k)
@@ -206,7 +229,7 @@ VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingS
       Box b;
       b.kind = Box::Kind::Node;
       b.node_index = static_cast<int>(i);
-      b.scope = node_scope(n.name);
+      b.scope = node_scope(n);
       b.title = QString::fromStdString(n.op_type);
       b.subtitle = n.name.empty() ? QString::fromStdString(n.label(i)) : short_name(QString::fromStdString(n.name));
       b.category = op_category(n.op_type);

@@ -19,6 +19,9 @@ namespace onnxscope::viewer::graph {
 // The scope exporters encode in node names: "/encoder/layer.3/attention/MatMul"
 // -> "/encoder/layer.3/attention"; "" for unscoped names.
 QString node_scope(const std::string& name);
+// The name's scope, else the module path the PyTorch dynamo exporter records
+// in metadata ("pkg.torch.onnx.name_scopes" -> "/inner/encoder/layer.0/attention").
+QString node_scope(const Node& n);
 // "/a/b/c" -> {"/a", "/a/b", "/a/b/c"}
 QStringList scope_chain(const QString& scope);
 
@@ -72,7 +75,7 @@ GroupingState default_grouping(const Graph& g, int threshold = 300);
 void expand_scope(const Graph& g, GroupingState& s, const QString& scope);
 void collapse_scope(GroupingState& s, const QString& scope);
 // The collapsed group hiding a node, "" when the node is drawn itself.
-QString hiding_group(const GroupingState& s, const std::string& node_name);
+QString hiding_group(const GroupingState& s, const Node& n);
 
 VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingState& s);
 // Fills Box::width/height for the view's fonts (usable off the UI thread).

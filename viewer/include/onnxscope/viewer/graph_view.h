@@ -47,6 +47,10 @@ class GraphView : public QGraphicsView {
   // the graph it sits in).
   QStringList breadcrumb_paths() const;
 
+  // Graphs with more nodes than this open with their scope groups collapsed
+  // (default 300); applies to graphs opened after the call.
+  void set_grouping_threshold(int nodes);
+
   // Scope groups ("/encoder/layer.3/attention") collapsed right now.
   QStringList collapsed_groups() const;
 
