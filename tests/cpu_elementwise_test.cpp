@@ -1,6 +1,6 @@
-// The CPU engine's Eigen binary kernels against the reference on the
-// broadcast patterns they take (same shape, scalar, trailing bias,
-// per-channel), and the ones they must leave to the reference.
+// The CPU engine's Eigen binary kernels against the reference on every kind
+// of broadcast: the block fast path (same shape, scalar, trailing bias,
+// per-channel) and broadcast rows for the rest.
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
@@ -66,8 +66,12 @@ TEST(CpuElementwise, BroadcastPatternsMatchTheReference) {
     check(op, {2, 3, 5, 7}, {1, 3, 1, 1}, true);
     check(op, {2, 3, 5, 7}, {2, 3, 1, 1}, true);  // per (batch, channel)
     check(op, {4, 0, 3}, {3}, true);              // zero-sized
-    check(op, {2, 3, 5, 7}, {3, 1, 7}, false);    // not one block: the reference takes it
-    check(op, {5, 7}, {2, 5, 7}, false);          // b larger than a
+    check(op, {2, 3, 5, 7}, {3, 1, 7}, true);     // not one block: broadcast rows
+    check(op, {5, 7}, {2, 5, 7}, true);           // b larger than a
+    check(op, {}, {2, 3, 5}, true);               // a scalar first
+    check(op, {5, 1}, {1, 7}, true);              // outer product
+    check(op, {2, 1, 5, 1}, {3, 1, 7}, true);
+    check(op, {0, 3}, {1, 3}, true);
   }
 }
 

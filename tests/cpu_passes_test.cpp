@@ -618,8 +618,16 @@ TEST(FuseGelu, DecomposedFormsBecomeGelu) {
   }
 }
 
-TEST(FuseGelu, NotBeforeOpset20NorWithOtherConstants) {
-  apply(*load(decomposed_gelu(19, 0)), cpu::fuse_gelu, false);
+TEST(FuseGelu, BeforeOpset20TheEnginesOwnGelu) {
+  auto original = load(decomposed_gelu(18, 1));
+  auto m = apply(*original, cpu::fuse_gelu, true);
+  ASSERT_EQ(ops(*m), (std::vector<std::string>{"Gelu"}));
+  EXPECT_EQ(m->graph.nodes[0].domain, "onnxscope.cpu");
+  EXPECT_EQ(m->opset_version("onnxscope.cpu"), 1);
+  expect_same_results(original, m);
+}
+
+TEST(FuseGelu, NotWithOtherConstants) {
   ModelBuilder b = decomposed_gelu(20, 0);
   b.initializer(scalar("sqrt2", 1.5f));  // replaces the divisor: not GELU any more
   auto& g = *b.graph().mutable_initializer();

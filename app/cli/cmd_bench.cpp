@@ -87,8 +87,14 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-// Peak resident set of this process so far (Linux reports KiB).
+// Peak resident set of this process so far: VmHWM of /proc/self/status.
+// Not getrusage's ru_maxrss: Linux carries that across exec from the forked
+// parent, so a bench started by a big process would report the parent's peak.
 double peak_rss_mib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line))
+    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;  // kB
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
   return static_cast<double>(ru.ru_maxrss) / 1024.0;

@@ -15,6 +15,10 @@
 //     activation / activation_params; Bias is 1-D of size N (last dim of the product)
 //     Y = activation(MatMul(A, B) + Bias)
 //
+//  Gelu(X) -> Y
+//     approximate: "none" (default) or "tanh"; exactly ai.onnx Gelu-20, for
+//     models below opset 20 (fuse-gelu emits ai.onnx Gelu from opset 20 on)
+//
 // Each fused node names the original nodes it replaces in its metadata
 // (optimizer.h: kFusedFrom). Reference-quality kernels for all three live in
 // kernels/fused_reference.cpp so a fused graph always runs; faster ones
@@ -29,6 +33,7 @@ namespace onnxscope::cpu {
 inline constexpr const char* kFusedConv = "FusedConv";
 inline constexpr const char* kFusedGemm = "FusedGemm";
 inline constexpr const char* kFusedMatMul = "FusedMatMul";
+inline constexpr const char* kGelu = "Gelu";
 
 // Activations a fusion may absorb, with their parameter count.
 struct FusableActivation {

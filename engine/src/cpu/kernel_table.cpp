@@ -12,6 +12,9 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_onednn_kernels(r);
     cpu::register_elementwise_kernels(r);
     cpu::register_data_movement_kernels(r);
+    cpu::register_transpose_kernels(r);
+    cpu::register_layer_norm_kernels(r);
+    cpu::register_where_kernels(r);
     cpu::register_fused_reference_kernels(r);
     return r;
   }();

@@ -20,7 +20,7 @@ const std::vector<Pass>& pass_table() {
       {{"fold-conv-batchnorm", 2, true, "fold an inference BatchNormalization into the Conv before it"},
        fold_conv_batchnorm},
       {{"fuse-layernorm", 3, true, "decomposed layer normalization -> LayerNormalization (opset >= 17)"}, fuse_layernorm},
-      {{"fuse-gelu", 3, true, "decomposed exact GELU -> Gelu (opset >= 20)"}, fuse_gelu},
+      {{"fuse-gelu", 3, true, "decomposed exact GELU -> Gelu (onnxscope.cpu::Gelu below opset 20)"}, fuse_gelu},
       {{"fuse-sdpa", 3, true, "MatMul(Q, K^T) * scale -> Softmax -> MatMul(V) -> Attention (opset >= 23)"}, fuse_sdpa},
       {{"matmul-add-to-gemm", 2, true, "2-D MatMul + bias Add -> Gemm"}, matmul_add_to_gemm},
       {{"fuse-conv-activation", 2, true, "Conv + activation -> FusedConv"}, fuse_conv_activation},

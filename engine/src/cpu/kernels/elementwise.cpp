@@ -4,8 +4,13 @@
 // leading dimensions (same shape, scalar, bias over the last dims); other
 // broadcasts are left to the reference kernel.
 #include <Eigen/Core>
+#include <unsupported/Eigen/SpecialFunctions>
 #include <cmath>
 #include <optional>
+
+#include "cpu/fused_ops.h"
+#include "cpu/optimizer.h"
+#include "cpu/kernels/broadcast.h"
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/thread_pool.h"
@@ -49,6 +54,29 @@ void Tanh(KernelContext& c) { unary(c, [](const CMap& a) { return a.tanh(); }); 
 void Sqrt(KernelContext& c) { unary(c, [](const CMap& a) { return a.sqrt(); }); }
 void Neg(KernelContext& c) { unary(c, [](const CMap& a) { return -a; }); }
 void Abs(KernelContext& c) { unary(c, [](const CMap& a) { return a.abs(); }); }
+void Erf(KernelContext& c) { unary(c, [](const CMap& a) { return a.erf(); }); }
+// Gelu (opset 20, and the CPU engine's own onnxscope.cpu::Gelu from fuse-gelu).
+void Gelu(KernelContext& c) {
+  if (c.attr_string("approximate", "none") == "tanh") {
+    // sqrt(2 / pi) = 0.7978845608...
+    unary(c, [](const CMap& a) { return 0.5f * a * (1.0f + (0.7978845608028654f * (a + 0.044715f * a.cube())).tanh()); });
+  } else {
+    unary(c, [](const CMap& a) { return 0.5f * a * (1.0f + (a * 0.7071067811865476f).erf()); });
+  }
+}
+bool gelu_accepts(const KernelContext& c) {
+  const std::string approx = c.attr_string("approximate", "none");
+  return all_float(c) && (approx == "none" || approx == "tanh");
+}
+void IsNaN(KernelContext& c) {
+  const Tensor& x = c.input(0);
+  Tensor& y = c.allocate_output(0, DataType::Bool, x.shape());
+  const float* in = x.data<float>();
+  auto* out = reinterpret_cast<uint8_t*>(y.mutable_raw());
+  parallel_for(static_cast<int64_t>(x.element_count()), kGrain, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) out[i] = std::isnan(in[i]) ? 1 : 0;
+  });
+}
 void Sigmoid(KernelContext& c) {
   unary(c, [](const CMap& a) { return (a >= 0).select((1 + (-a).exp()).inverse(), a.exp() / (1 + a.exp())); });
 }
@@ -87,6 +115,12 @@ std::optional<BlockBroadcast> block_broadcast(const Shape& a, const Shape& b) {
 bool binary_fast_path(const KernelContext& ctx) {
   if (!all_float(ctx) || ctx.input_count() != 2) return false;
   return block_broadcast(ctx.input_value(0)->tensor().shape(), ctx.input_value(1)->tensor().shape()).has_value();
+}
+
+// Any other numpy broadcast (a scalar or row vector first, [S,1] with [1,D], ...).
+bool binary_broadcast(const KernelContext& ctx) {
+  if (!all_float(ctx) || ctx.input_count() != 2) return false;
+  return broadcast_rows({&ctx.input_value(0)->tensor().shape(), &ctx.input_value(1)->tensor().shape()}).has_value();
 }
 
 template <BinOp Op>
@@ -130,6 +164,35 @@ void binary(KernelContext& ctx) {
   });
 }
 
+template <BinOp Op>
+void binary_rows(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  const BroadcastRows br = *broadcast_rows({&a.shape(), &b.shape()});
+  Tensor& y = ctx.allocate_output(0, DataType::Float, br.out);
+  if (y.element_count() == 0) return;
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  float* py = y.mutable_data<float>();
+  auto apply = [](auto x, auto z) {
+    if constexpr (Op == BinOp::Add) return x + z;
+    else if constexpr (Op == BinOp::Sub) return x - z;
+    else if constexpr (Op == BinOp::Mul) return x * z;
+    else return x / z;
+  };
+  const int64_t n = br.inner;
+  parallel_for(br.rows, std::max<int64_t>(1, kGrain / n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const auto off = br.row_offsets(r);
+      Map o(py + r * n, n);
+      if (br.step[0] && br.step[1]) o = apply(CMap(pa + off[0], n), CMap(pb + off[1], n));
+      else if (br.step[0]) o = apply(CMap(pa + off[0], n), pb[off[1]]);
+      else if (br.step[1]) o = apply(pa[off[0]], CMap(pb + off[1], n));
+      else o.setConstant(apply(pa[off[0]], pb[off[1]]));
+    }
+  });
+}
+
 void add_def(KernelRegistry& r, const char* op, int since, KernelFn fn, AcceptsFn accepts) {
   r.add(KernelDef{"", op, since, INT_MAX, "cpu-eigen", fn, accepts});
 }
@@ -149,6 +212,14 @@ void register_elementwise_kernels(KernelRegistry& r) {
   add_def(r, "Sub", 7, binary<BinOp::Sub>, binary_fast_path);
   add_def(r, "Mul", 7, binary<BinOp::Mul>, binary_fast_path);
   add_def(r, "Div", 7, binary<BinOp::Div>, binary_fast_path);
+  add_def(r, "Add", 7, binary_rows<BinOp::Add>, binary_broadcast);
+  add_def(r, "Sub", 7, binary_rows<BinOp::Sub>, binary_broadcast);
+  add_def(r, "Mul", 7, binary_rows<BinOp::Mul>, binary_broadcast);
+  add_def(r, "Div", 7, binary_rows<BinOp::Div>, binary_broadcast);
+  add_def(r, "Erf", 9, Erf, all_float);
+  add_def(r, "IsNaN", 9, IsNaN, all_float);
+  add_def(r, "Gelu", 20, Gelu, gelu_accepts);
+  r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "cpu-eigen", Gelu, gelu_accepts});
 }
 
 }  // namespace onnxscope::cpu

@@ -159,12 +159,20 @@ void FusedMatMul(KernelContext& ctx) {
   activate_and_store(ctx, std::move(product));
 }
 
+// onnxscope.cpu::Gelu (fuse-gelu below opset 20) is exactly ai.onnx Gelu-20.
+void CpuGelu(KernelContext& ctx) {
+  Forward gelu(ctx, base_node(ctx, "Gelu"), 20, inputs_of(ctx), 1);
+  run_reference(ctx, gelu, "Gelu", 20);
+  ctx.set_output(0, gelu.take(0));
+}
+
 }  // namespace
 
 void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kFusedConv, 1, INT_MAX, "fused-reference", FusedConv, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedGemm, 1, INT_MAX, "fused-reference", FusedGemm, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedMatMul, 1, INT_MAX, "fused-reference", FusedMatMul, nullptr});
+  r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "fused-reference", CpuGelu, nullptr});
 }
 
 }  // namespace onnxscope::cpu

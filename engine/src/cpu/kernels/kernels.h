@@ -9,5 +9,8 @@ void register_elementwise_kernels(KernelRegistry& r);  // kernels/elementwise.cp
 void register_onednn_kernels(KernelRegistry& r);       // kernels/onednn_*.cpp: Conv, MatMul, Gemm, pooling, softmax, normalization (and the fused ops)
 void register_fused_reference_kernels(KernelRegistry& r);  // kernels/fused_reference.cpp: plain kernels of the fused ops (fused_ops.h)
 void register_data_movement_kernels(KernelRegistry& r);    // kernels/data_movement.cpp: Concat as block copies
+void register_transpose_kernels(KernelRegistry& r);        // kernels/transpose.cpp: merged axes, run copies or tiles
+void register_layer_norm_kernels(KernelRegistry& r);       // kernels/layer_norm.cpp: float32 rows with Eigen
+void register_where_kernels(KernelRegistry& r);            // kernels/where.cpp: Where with any broadcast
 
 }  // namespace onnxscope::cpu

@@ -1,8 +1,9 @@
 // The exact GELU PyTorch exporters emit before opset 20,
 //   y = x * 0.5 * (1 + Erf(x / sqrt(2)))   (x / sqrt(2) may be x * (1/sqrt(2)),
 //   and the three factors may be multiplied in any grouping or order)
-// -> Gelu(x) when the default-domain opset is >= 20 and x is float32. Every
-// intermediate must be private to the pattern.
+// -> Gelu(x) when x is float32: ai.onnx Gelu when the default-domain opset is
+// >= 20, else the CPU engine's onnxscope.cpu::Gelu (same semantics, fused_ops.h).
+// Every intermediate must be private to the pattern.
 #include <algorithm>
 #include <cmath>
 
@@ -24,7 +25,7 @@ std::string other(const Node& n, const std::string& value) {
 }  // namespace
 
 bool fuse_gelu(Model& model, PassContext& ctx) {
-  if (model.opset_version("") < 20) return false;
+  const bool onnx_gelu = model.opset_version("") >= 20;
   Graph& g = model.graph;
   GraphIndex idx(g);
   std::vector<bool> remove(g.nodes.size(), false);
@@ -83,6 +84,7 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
     Node gelu;
     gelu.name = unique_node_name(g, erf.name.empty() ? "Gelu" : erf.name + "_Gelu");
     gelu.op_type = "Gelu";
+    if (!onnx_gelu) gelu.domain = kCpuDomain;
     gelu.inputs = {x};
     gelu.outputs = {y};
     set_fused_from(gelu, chain);
@@ -92,6 +94,7 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
     ++fused;
   }
   erase_nodes(g, remove);
+  if (fused && !onnx_gelu) add_cpu_opset(model);
   if (fused) log_pass(ctx, model, "fuse-gelu: " + std::to_string(fused) + " Gelu");
   return fused > 0;
 }

@@ -1,0 +1,70 @@
+// Where(condition, X, Y) with any numpy broadcast, for every fixed-width
+// element type (selected by element size): rows from broadcast.h, rows
+// split across the thread pool.
+#include <cstring>
+
+#include "cpu/kernels/broadcast.h"
+#include "cpu/kernels/kernels.h"
+#include "cpu/thread_pool.h"
+#include "reference/kernel_util.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+bool accepts(const KernelContext& ctx) {
+  if (ctx.input_count() != 3) return false;
+  std::vector<const Shape*> shapes;
+  for (size_t i = 0; i < 3; ++i) {
+    const Value* v = ctx.input_value(i);
+    if (!v || !v->is_tensor()) return false;
+    shapes.push_back(&v->tensor().shape());
+  }
+  const Tensor& x = ctx.input_value(1)->tensor();
+  if (ctx.input_value(0)->tensor().dtype() != DataType::Bool || x.is_string() || is_packed_dtype(x.dtype()) ||
+      ctx.input_value(2)->tensor().dtype() != x.dtype())
+    return false;
+  return broadcast_rows(shapes).has_value();
+}
+
+template <typename T>
+void select(const BroadcastRows& b, const uint8_t* c, const T* x, const T* y, T* out) {
+  parallel_for(b.rows, std::max<int64_t>(1, 16384 / b.inner), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const auto off = b.row_offsets(r);
+      const uint8_t* cr = c + off[0];
+      const T* xr = x + off[1];
+      const T* yr = y + off[2];
+      T* o = out + r * b.inner;
+      const int64_t sc = b.step[0], sx = b.step[1], sy = b.step[2];
+      for (int64_t i = 0; i < b.inner; ++i) o[i] = cr[i * sc] ? xr[i * sx] : yr[i * sy];
+    }
+  });
+}
+
+void Where(KernelContext& ctx) {
+  const Tensor& c = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  const Tensor& y = ctx.input(2);
+  const BroadcastRows b = *broadcast_rows({&c.shape(), &x.shape(), &y.shape()});
+  Tensor& out = ctx.allocate_output(0, x.dtype(), b.out);
+  if (out.element_count() == 0) return;
+  const auto* pc = reinterpret_cast<const uint8_t*>(c.raw());
+  switch (*storage_bytes(x.dtype(), 1)) {
+    case 1: select(b, pc, reinterpret_cast<const uint8_t*>(x.raw()), reinterpret_cast<const uint8_t*>(y.raw()), reinterpret_cast<uint8_t*>(out.mutable_raw())); break;
+    case 2: select(b, pc, reinterpret_cast<const uint16_t*>(x.raw()), reinterpret_cast<const uint16_t*>(y.raw()), reinterpret_cast<uint16_t*>(out.mutable_raw())); break;
+    case 4: select(b, pc, reinterpret_cast<const uint32_t*>(x.raw()), reinterpret_cast<const uint32_t*>(y.raw()), reinterpret_cast<uint32_t*>(out.mutable_raw())); break;
+    case 8: select(b, pc, reinterpret_cast<const uint64_t*>(x.raw()), reinterpret_cast<const uint64_t*>(y.raw()), reinterpret_cast<uint64_t*>(out.mutable_raw())); break;
+    default: {
+      struct Pair { uint64_t a, b; };
+      select(b, pc, reinterpret_cast<const Pair*>(x.raw()), reinterpret_cast<const Pair*>(y.raw()), reinterpret_cast<Pair*>(out.mutable_raw()));
+    }
+  }
+}
+
+}  // namespace
+
+void register_where_kernels(KernelRegistry& r) {
+  r.add(KernelDef{"", "Where", 9, INT_MAX, "cpu-copy", Where, accepts});
+}
+
+}  // namespace onnxscope::cpu
