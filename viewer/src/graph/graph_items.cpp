@@ -189,7 +189,7 @@ bool ClusterItem::in_title(const QPointF& scene_pos) const {
 void ClusterItem::paint(QPainter* p, const QStyleOptionGraphicsItem* o, QWidget*) {
   const double lod = o->levelOfDetailFromTransform(p->worldTransform());
   p->setPen(QPen(QColor(0x9a, 0xa8, 0xc0), 1, Qt::DashLine));
-  p->setBrush(QColor(0x5d, 0x6d, 0x8a, 18));
+  p->setBrush(QColor(0x5d, 0x6d, 0x8a, 12));  // nested frames add up
   p->drawRoundedRect(rect_, 6, 6);
   if (lod < kTextLod * 0.6) return;
   p->setPen(QColor(0x4a, 0x58, 0x70));

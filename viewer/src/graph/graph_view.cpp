@@ -7,6 +7,7 @@
 #include <QScrollBar>
 #include <QWheelEvent>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <optional>
@@ -260,7 +261,13 @@ void GraphView::initial_view() {
     setTransform(QTransform::fromScale(0.9, 0.9));
     const QRectF r = scene()->sceneRect();
     const QRectF vis = mapToScene(viewport()->rect()).boundingRect();
-    centerOn(r.center().x(), r.top() + vis.height() / 2);
+    double x = r.center().x();  // the top box's column: where reading starts
+    if (d_->scene && !d_->scene->box_items().empty()) {
+      const auto* top = *std::min_element(d_->scene->box_items().begin(), d_->scene->box_items().end(),
+                                          [](auto* a, auto* b) { return a->pos().y() < b->pos().y(); });
+      x = top->pos().x();
+    }
+    centerOn(x, r.top() + vis.height() / 2);
   }
 }
 
