@@ -275,3 +275,19 @@ TEST(Plugin, EnvironmentPathIsSplitOnColons) {
   unsetenv("ONNXSCOPE_PLUGIN_PATH");
   EXPECT_TRUE(plugin_paths_from_env().empty());
 }
+
+TEST(Plugin, DefaultPluginKernelsReachEveryEngineMadeByName) {
+  PluginSet set;
+  set.load(kRmsNorm);
+  LoadOptions o;
+  o.plugins = &set;
+  LoadResult r = load_model_file(kRmsModel, o);
+  ASSERT_TRUE(r.ok()) << test::dump(r);
+  auto detail = [&](const std::string& engine) { return make_engine(engine)->supports(*r.model)[1].detail; };
+  EXPECT_NE(detail("reference"), "plugin:example_rms_norm");
+  set_default_plugin_kernels(&set.kernels());
+  EXPECT_EQ(detail("reference"), "plugin:example_rms_norm");
+  EXPECT_EQ(detail("cpu"), "plugin:example_rms_norm");
+  set_default_plugin_kernels(nullptr);
+  EXPECT_NE(detail("cpu"), "plugin:example_rms_norm");
+}

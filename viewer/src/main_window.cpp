@@ -21,6 +21,7 @@
 #include "inspector.h"
 #include "onnxscope/viewer/graph_view.h"
 #include "onnxscope/viewer/model_overview.h"
+#include "onnxscope/viewer/plugins_menu.h"
 
 namespace onnxscope::viewer {
 
@@ -29,7 +30,9 @@ constexpr int kMaxRecent = 10;
 
 LoadedModel load_in_background(const QString& path) {
   LoadedModel out;
-  LoadResult r = load_model_file(path.toStdString());
+  LoadOptions options;
+  if (!gui_plugins().empty()) options.plugins = &gui_plugins();  // plugin ops validate and get shapes
+  LoadResult r = load_model_file(path.toStdString(), options);
   out.ok = r.ok();
   out.summary = summarize(r.model.get(), r.diagnostics, path.toStdString());
   out.model = std::move(r.model);
@@ -63,6 +66,11 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   quit->setShortcut(QKeySequence::Quit);
   rebuild_recent_menu();
   build_docks();
+  auto* plugins = new PluginsMenu(this, [this] { return is_loading(); });
+  menuBar()->addMenu(plugins);
+  connect(plugins, &PluginsMenu::plugins_changed, this, [this] {
+    if (model_) open_model(loading_path_);  // reload: its plugin nodes now validate and run
+  });
 
   status_ = new QLabel("Open a model (File > Open, or drop an .onnx file here)", this);
   progress_ = new QProgressBar(this);

@@ -77,4 +77,12 @@ class PluginSet {
 // The entries of ONNXSCOPE_PLUGIN_PATH (colon-separated; empty ones skipped).
 std::vector<std::string> plugin_paths_from_env();
 
+// Kernels make_engine() (engines.h) adds when its EngineSettings name none:
+// a process with one plugin set for every engine it makes (the GUI: debugger,
+// inspector, conformance browser) sets its plugins' kernels here once. The
+// CLI passes them explicitly instead (--plugin-engines can leave an engine
+// out). nullptr: none. Engines copy the kernels when they are made.
+void set_default_plugin_kernels(const KernelRegistry* kernels);
+const KernelRegistry* default_plugin_kernels();
+
 }  // namespace onnxscope

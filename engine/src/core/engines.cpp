@@ -1,11 +1,23 @@
 #include "onnxscope/engines.h"
 
+#include <atomic>
+
 #include "onnxscope/cpu.h"
+#include "onnxscope/plugin.h"
 #include "onnxscope/reference.h"
 
 namespace onnxscope {
 
-std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSettings& s) {
+namespace {
+std::atomic<const KernelRegistry*> g_default_plugin_kernels{nullptr};
+}  // namespace
+
+void set_default_plugin_kernels(const KernelRegistry* kernels) { g_default_plugin_kernels = kernels; }
+const KernelRegistry* default_plugin_kernels() { return g_default_plugin_kernels; }
+
+std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSettings& settings) {
+  EngineSettings s = settings;
+  if (!s.extra_kernels) s.extra_kernels = default_plugin_kernels();
   if (name == "reference") {
     ReferenceOptions o;
     o.extra_kernels = s.extra_kernels;
