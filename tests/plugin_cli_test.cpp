@@ -142,6 +142,14 @@ TEST(PluginCli, ConformanceRunsATestFolderWithPlugins) {
   EXPECT_TRUE(has(without.out, "conformance: 0 passed, 1 failed")) << without.out;
 }
 
+TEST(PluginCli, UsageErrorsExitTwo) {
+  CliRun bad_engine = run_cli("run " + kRmsModel + " --plugin " + kRmsNorm + " --plugin-engines gpu");
+  EXPECT_EQ(bad_engine.exit_code, 2) << bad_engine.err;
+  EXPECT_TRUE(has(bad_engine.err, "unknown engine 'gpu'")) << bad_engine.err;
+  CliRun no_path = run_cli("inspect " + kRmsModel + " --plugin");
+  EXPECT_EQ(no_path.exit_code, 2) << no_path.err;
+}
+
 TEST(PluginCli, MissingPluginFile) {
   expect_refused(run_cli("run " + kRmsModel + " --plugin /nonexistent/libx.so"), {"/nonexistent/libx.so", "not found"});
 }
