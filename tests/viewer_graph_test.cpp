@@ -129,7 +129,9 @@ TEST(GraphLayout, FoldsInitializersAndConstantsIntoTheirConsumer) {
   }
   // The edge mm -> add carries the inferred type.
   for (const Edge& e : vg.edges) {
-    if (e.tensor == "h") EXPECT_EQ(e.label, "float[2,3]");
+    if (e.tensor == "h") {
+      EXPECT_EQ(e.label, "float[2,3]");
+    }
   }
 }
 
@@ -318,13 +320,19 @@ TEST(GraphView, ControlFlowBodiesOpenAsNestedViews) {
   EXPECT_EQ(v.breadcrumb(), (QStringList{"main", "node /choose/If", "then_branch"}));
   const Graph& then_graph = *m->graph.nodes[if_node].attribute("then_branch")->g;
   for (size_t i = 0; i < then_graph.nodes.size(); ++i)
-    if (then_graph.nodes[i].op_type != "Constant") EXPECT_NE(v.graph_scene()->item_for_node(static_cast<int>(i)), nullptr);
+    if (then_graph.nodes[i].op_type != "Constant") {
+      EXPECT_NE(v.graph_scene()->item_for_node(static_cast<int>(i)), nullptr);
+    }
 
   // The Loop body and the model-local function open the same way.
   const int loop = node_with_op(m->graph, "Loop");
   v.open_graph("main/" + QString::fromStdString(m->graph.nodes[loop].label(loop)) + ":body");
   ASSERT_TRUE(wait_layout(v));
   EXPECT_EQ(v.breadcrumb().last(), "body");
+  // The body reads x from the main graph: a box typed from there.
+  BoxItem* outer_x = v.graph_scene()->item_for_io("x");
+  ASSERT_NE(outer_x, nullptr);
+  EXPECT_EQ(outer_x->data().subtitle, "float[4] outer scope");
   const int fn = node_with_op(m->graph, "SquarePlus");
   const QString fn_path = "main/" + QString::fromStdString(m->graph.nodes[fn].label(fn));
   v.open_graph(fn_path);

@@ -111,6 +111,7 @@ std::pair<double, double> frame_ms(GraphView* v) {
 }
 
 int take_screenshot(MainWindow& window, const GuiOptions& o) {
+  window.setMinimumSize(200, 150);  // the size asked for, even below the docks' preferred minimum
   window.resize(o.size);
   window.show();
   QElapsedTimer timer;

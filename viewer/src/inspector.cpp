@@ -56,12 +56,37 @@ const char* kStyle =
     "<style>h3{margin:2px 0 4px 0} h4{margin:8px 0 2px 0;color:#445} td{padding:1px 6px 1px 0}"
     " .k{color:#556} .mono{font-family:monospace} .err{color:#b00}</style>";
 
+// One input/output row: name (a link), dtype and shape, and a preview when
+// the value is an initializer or a Constant's output.
+QString tensor_row(const graph::GraphRef& ref, const std::string& name) {
+  const Graph& g = *ref.graph;
+  if (name.empty()) return "<tr><td class='k'>(omitted)</td><td></td></tr>";
+  const TypeInfo* t = graph::find_type(ref, name);
+  const Initializer* init = g.initializer(name);
+  QString type = t ? QString::fromStdString(t->to_string()) : "?";
+  if (type == "?" && init)
+    type = QString::fromStdString(std::string(dtype_name(init->value.dtype())) + shape_to_string(init->value.shape()));
+  QString row = "<tr><td><a href='tensor:" + QUrl::toPercentEncoding(QString::fromStdString(name)) + "'>" + esc(name) +
+                "</a></td><td class='mono'>" + esc(type) + "</td></tr>";
+  if (init)
+    row += "<tr><td></td><td class='mono'>initializer " + esc(tensor_preview(init->value)) + "</td></tr>";
+  else
+    for (const Node& n : g.nodes)
+      if (n.op_type == "Constant" && !n.outputs.empty() && n.outputs[0] == name) {
+        for (const Attribute& a : n.attributes)
+          if (a.type == AttrType::Tensor)
+            row += "<tr><td></td><td class='mono'>constant " + esc(tensor_preview(a.t)) + "</td></tr>";
+        break;
+      }
+  return row;
+}
+
 }  // namespace
 
 Inspector::Inspector(QWidget* parent) : QWidget(parent) {
   text_ = new QTextBrowser(this);
   text_->setOpenLinks(false);
-  text_->setMinimumWidth(260);
+  text_->setMinimumWidth(200);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(text_);
@@ -99,27 +124,6 @@ void Inspector::clear() {
 
 void Inspector::show_html(const QString& html) { text_->setHtml(kStyle + html); }
 
-QString Inspector::tensor_row(const Graph& g, const std::string& name) const {
-  if (name.empty()) return "<tr><td class='k'>(omitted)</td><td></td></tr>";
-  const TypeInfo* t = g.type_of(name);
-  const Initializer* init = g.initializer(name);
-  QString type = t && t->kind != TypeInfo::Kind::Unknown ? QString::fromStdString(t->to_string()) : "?";
-  if (type == "?" && init)
-    type = QString::fromStdString(std::string(dtype_name(init->value.dtype())) + shape_to_string(init->value.shape()));
-  QString row = "<tr><td><a href='tensor:" + QUrl::toPercentEncoding(QString::fromStdString(name)) + "'>" + esc(name) +
-                "</a></td><td class='mono'>" + esc(type) + "</td></tr>";
-  if (init)
-    row += "<tr><td></td><td class='mono'>initializer " + esc(tensor_preview(init->value)) + "</td></tr>";
-  else
-    for (const Node& n : g.nodes)
-      if (n.op_type == "Constant" && !n.outputs.empty() && n.outputs[0] == name) {
-        for (const Attribute& a : n.attributes)
-          if (a.type == AttrType::Tensor)
-            row += "<tr><td></td><td class='mono'>constant " + esc(tensor_preview(a.t)) + "</td></tr>";
-        break;
-      }
-  return row;
-}
 
 void Inspector::show_node(QString graph_path, int node_index) {
   if (!model_) return;
@@ -153,9 +157,9 @@ void Inspector::show_node(QString graph_path, int node_index) {
     h += "</table>";
   }
   h += "<h4>Inputs</h4><table>";
-  for (const auto& in : n.inputs) h += tensor_row(g, in);
+  for (const auto& in : n.inputs) h += tensor_row(*ref, in);
   h += "</table><h4>Outputs</h4><table>";
-  for (const auto& out : n.outputs) h += tensor_row(g, out);
+  for (const auto& out : n.outputs) h += tensor_row(*ref, out);
   h += "</table>";
   if (!n.doc.empty()) h += "<h4>Doc</h4><p>" + esc(n.doc) + "</p>";
   show_html(h);
@@ -167,7 +171,7 @@ void Inspector::show_tensor(QString tensor_name) {
   if (!ref) ref = graph::resolve_graph(*model_, "main");
   const Graph& g = *ref->graph;
   const std::string name = tensor_name.toStdString();
-  QString h = "<h3>Tensor</h3><table>" + tensor_row(g, name) + "</table>";
+  QString h = "<h3>Tensor</h3><table>" + tensor_row(*ref, name) + "</table>";
   QStringList producers, consumers;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& n = g.nodes[i];

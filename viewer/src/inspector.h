@@ -40,7 +40,6 @@ class Inspector : public QWidget {
 
  private:
   void show_html(const QString& html);
-  QString tensor_row(const onnxscope::Graph& g, const std::string& name) const;
 
   std::shared_ptr<const onnxscope::Model> model_;
   QString graph_path_ = "main";

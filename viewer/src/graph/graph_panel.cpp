@@ -22,7 +22,7 @@ GraphPanel::GraphPanel(QWidget* parent) : QWidget(parent) {
   search_ = new QLineEdit(this);
   search_->setPlaceholderText("Search node, tensor or op type (Enter: next)");
   search_->setClearButtonEnabled(true);
-  search_->setMinimumWidth(280);
+  search_->setMinimumWidth(180);
   completions_ = new QStringListModel(this);
   auto* completer = new QCompleter(completions_, this);
   completer->setCaseSensitivity(Qt::CaseInsensitive);

@@ -68,6 +68,7 @@ std::optional<GraphRef> resolve_graph(const Model& m, const QString& path) {
         if (const Function* f = m.function(n.domain, n.op_type, n.overload); f && !tail.contains(':')) {
           ref.owned = function_graph(*f, g, n);
           ref.graph = ref.owned.get();
+          ref.outer.clear();  // a function body sees only its own inputs
         } else {
           const QString attr = tail.mid(label.size() + 1);
           const int bracket = attr.indexOf('[');
@@ -80,6 +81,7 @@ std::optional<GraphRef> resolve_graph(const Model& m, const QString& path) {
             if (k < a->graphs.size()) sub = a->graphs[k].get();
           }
           if (!sub) return std::nullopt;
+          ref.outer.push_back(ref.graph);
           ref.graph = sub;  // shared with the model (also inside a copied function body)
         }
         ref.crumb_paths.push_back(ref.path);
@@ -95,6 +97,14 @@ std::optional<GraphRef> resolve_graph(const Model& m, const QString& path) {
     if (!found) return std::nullopt;
   }
   return ref;
+}
+
+const TypeInfo* find_type(const GraphRef& ref, std::string_view value) {
+  auto known = [](const TypeInfo* t) { return t && t->kind != TypeInfo::Kind::Unknown; };
+  if (const TypeInfo* t = ref.graph->type_of(value); known(t)) return t;
+  for (auto it = ref.outer.rbegin(); it != ref.outer.rend(); ++it)
+    if (const TypeInfo* t = (*it)->type_of(value); known(t)) return t;
+  return nullptr;
 }
 
 }  // namespace onnxscope::viewer::graph

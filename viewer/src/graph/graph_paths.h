@@ -18,6 +18,7 @@ struct GraphRef {
   QString path;
   const Graph* graph = nullptr;
   std::shared_ptr<const Graph> owned;  // a function body rebuilt as a Graph
+  std::vector<const Graph*> outer;     // enclosing graphs whose values a body may read, innermost last
   QStringList crumbs;                  // "main", "node If_3", "then_branch", ...
   QStringList crumb_paths;             // the graph each crumb opens
 };
@@ -31,5 +32,8 @@ struct NestedBody {
 std::vector<NestedBody> nested_bodies(const Model& m, const Graph& g, const QString& graph_path, size_t node_index);
 
 std::optional<GraphRef> resolve_graph(const Model& m, const QString& path);
+
+// A value's type in the graph or, for a body, in the graphs around it.
+const TypeInfo* find_type(const GraphRef& ref, std::string_view value);
 
 }  // namespace onnxscope::viewer::graph

@@ -61,7 +61,7 @@ Prepared prepare(std::shared_ptr<const Model> model, GraphRef ref, GroupingState
   Prepared out;
   out.path = ref.path;
   emit view->layout_progress(5, "grouping nodes");
-  out.vg = build_visible_graph(*model, *ref.graph, gs);
+  out.vg = build_visible_graph(*model, *ref.graph, gs, ref.outer);
   measure_boxes(out.vg);
   if (cancel->load()) {
     out.layout.error = "cancelled";

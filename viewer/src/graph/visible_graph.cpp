@@ -43,10 +43,11 @@ bool has_body(const Model& m, const Node& n) {
   return m.function(n.domain, n.op_type, n.overload) != nullptr;
 }
 
-QString type_label(const Graph& g, const std::string& value) {
+QString type_label(const Graph& g, const std::vector<const Graph*>& outer, const std::string& value) {
+  auto known = [](const TypeInfo* t) { return t && t->kind != TypeInfo::Kind::Unknown; };
   const TypeInfo* t = g.type_of(value);
-  if (!t || t->kind == TypeInfo::Kind::Unknown) return {};
-  return QString::fromStdString(t->to_string());
+  for (auto it = outer.rbegin(); !known(t) && it != outer.rend(); ++it) t = (*it)->type_of(value);
+  return known(t) ? QString::fromStdString(t->to_string()) : QString();
 }
 
 // Number of nodes under each scope (subtree), and the scopes' parents.
@@ -162,7 +163,8 @@ QString hiding_group(const GroupingState& s, const Node& n) {
   return {};
 }
 
-VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingState& s) {
+VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingState& s,
+                                 const std::vector<const Graph*>& outer) {
   VisibleGraph vg;
   vg.box_of_node.assign(g.nodes.size(), -1);
   for (const auto& init : g.initializers) vg.folded_values.insert(QString::fromStdString(init.name));
@@ -257,7 +259,7 @@ VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingS
     auto [it, fresh] = edge_at.try_emplace({from, to});
     if (fresh) {
       it->second.first = static_cast<int>(vg.edges.size());
-      vg.edges.push_back({from, to, QString::fromStdString(value), type_label(g, value), 1});
+      vg.edges.push_back({from, to, QString::fromStdString(value), type_label(g, outer, value), 1});
     }
     if (it->second.second.insert(value).second && it->second.second.size() > 1) {
       Edge& e = vg.edges[it->second.first];
@@ -278,7 +280,7 @@ VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingS
       }
       auto p = producer.find(in);
       if (p == producer.end())  // a value of the enclosing graph, seen from a body
-        p = producer.emplace(in, add_io(Box::Kind::Input, in, "outer scope")).first;
+        p = producer.emplace(in, add_io(Box::Kind::Input, in, (type_label(g, outer, in) + " outer scope").trimmed())).first;
       connect(p->second, box, in);
     }
     for (const auto& o : n.outputs)

@@ -77,7 +77,9 @@ void collapse_scope(GroupingState& s, const QString& scope);
 // The collapsed group hiding a node, "" when the node is drawn itself.
 QString hiding_group(const GroupingState& s, const Node& n);
 
-VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingState& s);
+// `outer`: the graphs around a body, innermost last (types of the values it reads from them).
+VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingState& s,
+                                 const std::vector<const Graph*>& outer = {});
 // Fills Box::width/height for the view's fonts (usable off the UI thread).
 void measure_boxes(VisibleGraph& vg);
 
