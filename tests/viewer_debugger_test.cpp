@@ -1,16 +1,22 @@
 // The stepping debugger's controller under QT_QPA_PLATFORM=offscreen: node by
 // node stepping in graph order, step back through the recorded history,
 // run-to, node and condition breakpoints (NaN, divergence against a planted
-// fault), kernel errors, cancel and destruction while the worker runs.
+// fault), kernel errors, cancel and destruction while the worker runs; the
+// divergence model; the debugging docks in the main window and the
+// --screenshot --engines/--step command line.
 #include <gtest/gtest.h>
 
 #include <QApplication>
 #include <QElapsedTimer>
+#include <QImage>
 #include <QSortFilterProxyModel>
 #include <QTemporaryDir>
 #include <QThread>
 #include <chrono>
 #include <filesystem>
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <thread>
 
 #include "model_builder.h"
@@ -19,11 +25,18 @@
 #include "onnxscope/loader.h"
 #include "onnxscope/reference.h"
 #include "onnxscope/viewer/debug_session.h"
+#include "onnxscope/viewer/debug_actions.h"
+#include "onnxscope/viewer/debugger_panel.h"
 #include "onnxscope/viewer/divergence_model.h"
+#include "onnxscope/viewer/divergence_panel.h"
+#include "onnxscope/viewer/main_window.h"
+#include "onnxscope/viewer/tensor_view.h"
 
 using namespace onnxscope;
 using namespace onnxscope::test;
+using onnxscope::viewer::apply_debug_actions;
 using onnxscope::viewer::DebugSession;
+using onnxscope::viewer::MainWindow;
 using onnxscope::viewer::SessionState;
 
 namespace {
@@ -440,6 +453,57 @@ TEST(DivergenceModel, RanksThePlantedNodeFirstAndGivesHeat) {
   proxy.setSortRole(M::SortRole);
   proxy.sort(M::Introduced, Qt::DescendingOrder);
   EXPECT_EQ(proxy.index(0, M::Node).data().toString(), "faulty");
+}
+
+TEST(MainWindowDebugging, DocksRunThePairAndStepFromTheWindow) {
+  MainWindow w;
+  w.resize(1400, 900);
+  w.show();
+  bool loaded = false;
+  QObject::connect(&w, &MainWindow::model_loaded, [&](bool ok) { loaded = ok; });
+  w.open_model(ONNXSCOPE_SOURCE_DIR "/resources/models/sample_cnn.onnx");
+  ASSERT_TRUE(wait_for([&] { return loaded; }));
+  ASSERT_TRUE(w.debugger_panel() && w.divergence_panel() && w.tensor_panel());
+  // The symbolic dim got a default, so a plain run works: reference against cpu.
+  EXPECT_EQ(apply_debug_actions(w, {{"reference", "cpu"}, -1}), "");
+  const auto* dm = w.divergence_panel()->model();
+  EXPECT_EQ(dm->rowCount(), static_cast<int>(w.model()->graph.nodes.size()));
+  EXPECT_TRUE(dm->report().has_value());
+  EXPECT_FALSE(w.tensor_panel()->current_name().isEmpty());
+  EXPECT_TRUE(w.tensor_panel()->view_b()->isVisibleTo(w.tensor_panel()));  // A, B and B-A
+  // Stepping: a fresh run stops after 3 nodes, the tensor dock shows node 2's output.
+  EXPECT_EQ(apply_debug_actions(w, {{"reference"}, 3}), "");
+  auto* s = w.debugger_panel()->session();
+  EXPECT_EQ(s->state(), SessionState::Paused);
+  ASSERT_TRUE(s->current());
+  EXPECT_EQ(s->current()->node_index, 2u);
+  EXPECT_EQ(w.tensor_panel()->current_name().toStdString(), s->current()->outputs.front().first);
+  EXPECT_NE(apply_debug_actions(w, {{"nope"}, -1}), "");
+  if (!qEnvironmentVariableIsEmpty("ONNXSCOPE_SCREENSHOT_DIR")) {
+    EXPECT_TRUE(w.grab().save(qEnvironmentVariable("ONNXSCOPE_SCREENSHOT_DIR") + "/debugger_step.png"));
+  }
+}
+
+TEST(MainWindowDebugging, ScreenshotCommandLineRunsTheDebugger) {
+  QTemporaryDir dir;
+  const std::string model = ONNXSCOPE_SOURCE_DIR "/resources/models/sample_cnn.onnx";
+  const std::string png = dir.filePath("diff.png").toStdString();
+  auto gui = [](const std::string& args) {
+    return std::system(("QT_QPA_PLATFORM=offscreen " ONNXSCOPE_GUI " " + args + " >/dev/null 2>&1").c_str());
+  };
+  int rc = gui("--screenshot " + png + " --engines reference,cpu " + model);
+  ASSERT_TRUE(WIFEXITED(rc));
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  QImage img(QString::fromStdString(png));
+  EXPECT_EQ(img.size(), QSize(1400, 900));
+  rc = gui("--screenshot " + png + " --step 2 " + model);
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  rc = gui("--screenshot " + png + " --engines reference,nope " + model);
+  EXPECT_EQ(WEXITSTATUS(rc), 1);  // bad input: unknown engine
+  rc = gui("--step 2 " + model);
+  EXPECT_EQ(WEXITSTATUS(rc), 2);  // usage: --step needs --screenshot
+  rc = gui("--screenshot " + png + " --step x " + model);
+  EXPECT_EQ(WEXITSTATUS(rc), 2);
 }
 
 int main(int argc, char** argv) {

@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "onnxscope/viewer/debug_actions.h"
 #include "onnxscope/viewer/graph_view.h"
 #include "onnxscope/viewer/main_window.h"
 
@@ -26,6 +27,8 @@ struct GuiOptions {
   QString screenshot;
   QString select;
   QSize size{1400, 900};
+  QStringList engines;  // --engines a,b: run them side by side before the screenshot
+  int step = -1;        // --step N: step N nodes instead
   int group_above = -1;  // -1: the view's default
   bool timings = false;
 };
@@ -44,6 +47,8 @@ GuiOptions parse_options(QCommandLineParser& parser, const QApplication& app) {
   parser.addOption({"select", "With --screenshot: select the node named NODE first.", "NODE"});
   parser.addOption({"size", "With --screenshot: window size (default 1400x900).", "WxH"});
   parser.addOption({"timings", "With --screenshot: print load and layout times."});
+  parser.addOption({"engines", "With --screenshot: run engines A,B (or one) in the debugger; with two the divergence overlay colours the graph.", "A,B"});
+  parser.addOption({"step", "With --screenshot: step N nodes in the debugger and show the current node.", "N"});
   parser.addOption({"group-above", "Collapse scope groups of graphs with more than N nodes (default 300).", "N"});
   parser.process(app);
 
@@ -66,6 +71,16 @@ GuiOptions parse_options(QCommandLineParser& parser, const QApplication& app) {
     o.group_above = parser.value("group-above").toInt(&ok);
     if (!ok || o.group_above < 0) usage_error("--group-above wants a node count");
   }
+  if (parser.isSet("engines")) o.engines = parser.value("engines").split(',', Qt::SkipEmptyParts);
+  if (parser.isSet("engines") && (o.engines.isEmpty() || o.engines.size() > 2))
+    usage_error("--engines wants one or two engine names, e.g. reference,cpu");
+  if (parser.isSet("step")) {
+    bool ok = false;
+    o.step = parser.value("step").toInt(&ok);
+    if (!ok || o.step < 0) usage_error("--step wants a node count");
+  }
+  if (o.screenshot.isEmpty() && (parser.isSet("engines") || parser.isSet("step")))
+    usage_error("--engines and --step go with --screenshot");
   if (!o.screenshot.isEmpty() && o.model.isEmpty()) usage_error("--screenshot needs a MODEL");
   if (o.screenshot.isEmpty() && (!o.select.isEmpty() || parser.isSet("size") || o.timings))
     usage_error("--select, --size and --timings go with --screenshot");
@@ -131,6 +146,10 @@ int take_screenshot(MainWindow& window, const GuiOptions& o) {
   if (!o.select.isEmpty()) {
     if (!window.select_node_named(o.select)) return fail(o.model + ": no node named '" + o.select + "'");
     if (!wait_for_layout(window.graph_view())) return fail(o.model + ": layout timed out");
+  }
+  if (!o.engines.isEmpty() || o.step >= 0) {
+    const QString why = onnxscope::viewer::apply_debug_actions(window, {o.engines, o.step});
+    if (!why.isEmpty()) return fail(o.model + ": " + why);
   }
   QApplication::processEvents();
   const QImage image = window.grab().toImage();

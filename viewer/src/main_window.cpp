@@ -66,6 +66,7 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   quit->setShortcut(QKeySequence::Quit);
   rebuild_recent_menu();
   build_docks();
+  build_debug_docks();
   auto* plugins = new PluginsMenu(this, [this] { return is_loading(); });
   menuBar()->addMenu(plugins);
   connect(plugins, &PluginsMenu::plugins_changed, this, [this] {

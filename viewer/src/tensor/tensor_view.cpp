@@ -7,6 +7,7 @@
 #include <QPainter>
 #include <QScrollArea>
 #include <QSpinBox>
+#include <QSplitter>
 #include <QTableView>
 #include <QVBoxLayout>
 #include <cmath>
@@ -21,7 +22,10 @@ QString num(double v) { return QString::number(v, 'g', 5); }
 
 // ---------------------------------------------------------------- histogram
 
-HistogramWidget::HistogramWidget(QWidget* parent) : QWidget(parent) { setMinimumHeight(70); }
+HistogramWidget::HistogramWidget(QWidget* parent) : QWidget(parent) {
+  setMinimumHeight(50);
+  setMaximumHeight(90);
+}
 
 void HistogramWidget::set_histogram(Histogram h) {
   h_ = std::move(h);
@@ -86,14 +90,20 @@ TensorView::TensorView(const QString& title, QWidget* parent) : QWidget(parent) 
   auto* scroll = new QScrollArea(this);
   scroll->setWidget(image_label_);
   scroll->setWidgetResizable(true);
-  scroll->setMinimumHeight(120);
+  scroll->setMinimumHeight(40);
+  table_->setMinimumHeight(40);
+  // Table and image share the height the dock has; the user drags the split.
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(table_);
+  split->addWidget(scroll);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 1);
   v->addWidget(title_);
   v->addWidget(info_);
   v->addWidget(stats_);
   v->addWidget(hist_);
   v->addLayout(controls);
-  v->addWidget(table_, 2);
-  v->addWidget(scroll, 1);
+  v->addWidget(split, 1);
   connect(row_axis_, &QComboBox::currentIndexChanged, this, &TensorView::on_controls_changed);
   connect(col_axis_, &QComboBox::currentIndexChanged, this, &TensorView::on_controls_changed);
 }

@@ -24,6 +24,10 @@ class ModelOverview;
 class GraphPanel;
 class GraphView;
 class Inspector;
+class DebuggerPanel;
+class DivergencePanel;
+class TensorPanel;
+class ConformanceBrowser;
 
 struct LoadedModel {
   ModelSummary summary;
@@ -50,6 +54,13 @@ class MainWindow : public QMainWindow {
   bool select_node_named(const QString& name);
   // Error findings of the last load, one line each ("file: graph main, node ...").
   const QStringList& load_errors() const { return load_errors_; }
+  // Debugging docks and the conformance window (debugger/debug_docks.cpp).
+  DebuggerPanel* debugger_panel() const { return debugger_panel_; }
+  DivergencePanel* divergence_panel() const { return divergence_panel_; }
+  TensorPanel* tensor_panel() const { return tensor_panel_; }
+  ConformanceBrowser* conformance_browser();  // created on first use
+  // The tensor of this name in the tensor dock (A, and B when the run has two sides).
+  void show_tensor(const QString& name);
 
  signals:
   void model_loaded(bool ok);
@@ -66,6 +77,7 @@ class MainWindow : public QMainWindow {
   void rebuild_recent_menu();
   void build_docks();
   void show_busy(bool on);
+  void build_debug_docks();
 
   std::shared_ptr<const Model> model_;
   GraphPanel* graph_panel_;
@@ -84,6 +96,11 @@ class MainWindow : public QMainWindow {
   QString loading_path_;
   bool cancelled_ = false;
   bool loading_ = false;
+  DebuggerPanel* debugger_panel_ = nullptr;
+  DivergencePanel* divergence_panel_ = nullptr;
+  TensorPanel* tensor_panel_ = nullptr;
+  ConformanceBrowser* conformance_ = nullptr;
+  QStringList pending_inputs_;  // input files of a conformance test being opened
 };
 
 }  // namespace onnxscope::viewer
