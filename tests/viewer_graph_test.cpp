@@ -396,6 +396,31 @@ TEST(GraphView, BadInputNeverCrashes) {
   EXPECT_EQ(v.graph_scene(), nullptr);
 }
 
+TEST(GraphView, EmptyAndInvalidGraphsStillLayOut) {
+  test::ModelBuilder empty;  // no nodes: the input is the output
+  empty.input("x", DataType::Float, {2});
+  empty.output("x", DataType::Float, {2});
+  auto m = load(empty);
+  VisibleGraph vg = build_visible_graph(*m, m->graph, {});
+  measure_boxes(vg);
+  EXPECT_TRUE(GraphLayout::run(vg).ok);
+
+  test::ModelBuilder bad;  // reads a value nothing defines: loads with an error
+  bad.input("x", DataType::Float, {2});
+  bad.node("Add", {"x", "ghost"}, {"y"}, "add");
+  bad.output("y", DataType::Float, {2});
+  LoadResult r = bad.load();
+  ASSERT_TRUE(r.model);
+  ASSERT_FALSE(r.ok());
+  std::shared_ptr<const Model> invalid(std::move(r.model));
+  GraphView v;
+  v.set_graph(invalid);
+  ASSERT_TRUE(wait_layout(v));
+  ASSERT_NE(v.graph_scene()->item_for_io("ghost"), nullptr);  // drawn as a value from nowhere
+  EXPECT_EQ(v.graph_scene()->item_for_io("ghost")->data().subtitle, "not defined");
+  EXPECT_NE(v.graph_scene()->item_for_node(0), nullptr);
+}
+
 namespace {
 
 struct GuiRun {

@@ -279,8 +279,10 @@ VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingS
         continue;
       }
       auto p = producer.find(in);
-      if (p == producer.end())  // a value of the enclosing graph, seen from a body
-        p = producer.emplace(in, add_io(Box::Kind::Input, in, (type_label(g, outer, in) + " outer scope").trimmed())).first;
+      if (p == producer.end()) {  // a value of the enclosing graph seen from a body, or an error
+        const QString where = outer.empty() ? "not defined" : "outer scope";
+        p = producer.emplace(in, add_io(Box::Kind::Input, in, (type_label(g, outer, in) + " " + where).trimmed())).first;
+      }
       connect(p->second, box, in);
     }
     for (const auto& o : n.outputs)
