@@ -14,6 +14,7 @@
 #include <QThread>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <sys/wait.h>
 
 #include <cstdlib>
@@ -21,6 +22,7 @@
 
 #include "model_builder.h"
 #include "onnxscope/diff.h"
+#include "onnxscope/dump.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/loader.h"
 #include "onnxscope/reference.h"
@@ -453,6 +455,99 @@ TEST(DivergenceModel, RanksThePlantedNodeFirstAndGivesHeat) {
   proxy.setSortRole(M::SortRole);
   proxy.sort(M::Introduced, Qt::DescendingOrder);
   EXPECT_EQ(proxy.index(0, M::Node).data().toString(), "faulty");
+}
+
+TEST(DebugSession, DumpAsSideBAndItsInputs) {
+  // Dump the faulty engine's run, then debug the good engine against that dump.
+  auto model = chain_model();
+  QTemporaryDir dir;
+  const std::filesystem::path h5 = std::filesystem::path(dir.path().toStdString()) / "faulty.h5";
+  NamedValues inputs = make_inputs(*model, InputSpec{11});
+  {
+    DumpWriter w(h5, DumpHeader{});
+    for (const auto& [n, v] : inputs) w.write_input(n, v);
+    DumpObserver obs(w);
+    RunOptions ro;
+    ro.observer = &obs;
+    faulty_engine()->prepare(model)->run(inputs, ro);
+    w.close({"y"});
+  }
+  DebugSession s;
+  s.set_model(model);
+  s.set_engines(make_reference_engine());
+  s.set_dump_b(h5);
+  // The dump's own inputs feed A, so only the planted fault differs.
+  InputSpec spec;
+  for (auto& e : read_dump(h5).inputs) spec.from_dump[e.name] = *e.data;
+  s.set_inputs(spec);
+  EXPECT_TRUE(s.has_b());
+  EXPECT_EQ(s.name_b(), "faulty.h5");
+  s.set_break_on_divergence(true);
+  s.run();
+  ASSERT_TRUE(wait_paused(s));
+  EXPECT_EQ(s.current()->node, "faulty");
+  s.set_break_on_divergence(false);
+  s.run();
+  ASSERT_TRUE(wait_finished(s));
+  auto rep = s.report();
+  ASSERT_TRUE(rep && rep->first_divergence);
+  EXPECT_EQ(rep->nodes[*rep->first_divergence].node, "faulty");
+  EXPECT_TRUE(rep->blame_order.empty());  // a dump cannot re-run nodes: no blame
+  QString err;
+  EXPECT_FALSE(s.export_repro(1, std::filesystem::path(dir.path().toStdString()) / "r", &err).reproduced);
+  EXPECT_FALSE(err.isEmpty());
+
+  // A dump that is not HDF5 ends the run with an error naming it.
+  std::ofstream(std::filesystem::path(dir.path().toStdString()) / "junk.h5") << "not hdf5";
+  DebugSession bad;
+  bad.set_model(model);
+  bad.set_engines(make_reference_engine());
+  bad.set_dump_b(std::filesystem::path(dir.path().toStdString()) / "junk.h5");
+  QString side, msg;
+  QObject::connect(&bad, &DebugSession::node_error, [&](const QString& sd, const QString&, int, const QString& m) {
+    side = sd;
+    msg = m;
+  });
+  bad.run();
+  ASSERT_TRUE(wait_finished(bad));
+  QCoreApplication::processEvents();
+  EXPECT_EQ(side, "B");
+  EXPECT_TRUE(msg.contains("junk.h5")) << msg.toStdString();
+}
+
+TEST(DivergencePanel, ColoursTheGraphAndExportsAReproFromTheSelectedNode) {
+  auto model = chain_model();
+  DebugSession s;
+  s.set_model(model);
+  s.set_engines(make_reference_engine(), faulty_engine());
+  onnxscope::viewer::DivergencePanel panel(&s);
+  QHash<int, double> heat;
+  QString metric;
+  QObject::connect(&panel, &onnxscope::viewer::DivergencePanel::heat_changed, [&](QHash<int, double> h, QString m) {
+    heat = h;
+    metric = m;
+  });
+  s.run();
+  ASSERT_TRUE(wait_finished(s));
+  ASSERT_TRUE(wait_for([&] { return !heat.isEmpty(); }));
+  EXPECT_EQ(metric, "max |A-B|");
+  EXPECT_EQ(heat.value(0), 0.0);
+  EXPECT_GT(heat.value(1), 0.2);
+  panel.set_metric(onnxscope::viewer::DivergenceModel::Metric::Introduced);
+  EXPECT_EQ(metric, "introduced error");
+  EXPECT_EQ(heat.value(2), 0.0);  // 'residual' inherits but introduces nothing
+  panel.select_node(1);
+  EXPECT_EQ(panel.selected_node(), 1);
+  QTemporaryDir dir;
+  bool done = false, ok = false;
+  QObject::connect(&panel, &onnxscope::viewer::DivergencePanel::export_done, [&](bool k, QString) {
+    done = true;
+    ok = k;
+  });
+  panel.export_repro(panel.selected_node(), dir.filePath("test_repro"));
+  ASSERT_TRUE(wait_for([&] { return done; }));
+  EXPECT_TRUE(ok);
+  EXPECT_TRUE(std::filesystem::exists(dir.filePath("test_repro/test_data_set_0/input_0.pb").toStdString()));
 }
 
 TEST(MainWindowDebugging, DocksRunThePairAndStepFromTheWindow) {
