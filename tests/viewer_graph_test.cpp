@@ -9,6 +9,7 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QTest>
 #include <QTemporaryDir>
 
 #include "graph/graph_layout.h"
@@ -296,6 +297,15 @@ TEST(GraphView, JumpToANodeInACollapsedGroupExpandsIt) {
   ASSERT_NE(item, nullptr);
   EXPECT_EQ(item->data().kind, Box::Kind::Node);
   EXPECT_TRUE(item->isSelected());
+  // Double-clicking a group box expands it, as a person would.
+  const int other = 9 * 20 + 2;  // /encoder/layer.9/attention/Op_2
+  BoxItem* group = v.graph_scene()->item_for_node(other);
+  ASSERT_EQ(group->data().kind, Box::Kind::Group);
+  v.centerOn(group);
+  QTest::mouseDClick(v.viewport(), Qt::LeftButton, {}, v.mapFromScene(group->scenePos()));
+  ASSERT_TRUE(wait_layout(v));
+  EXPECT_FALSE(v.collapsed_groups().contains("/encoder/layer.9/attention"));
+  EXPECT_EQ(v.graph_scene()->item_for_node(other)->data().kind, Box::Kind::Node);
   // Collapsing it again brings the group box back.
   v.collapse_group("/encoder/layer.5/mlp");
   ASSERT_TRUE(wait_layout(v));
@@ -324,10 +334,15 @@ TEST(GraphView, ControlFlowBodiesOpenAsNestedViews) {
       EXPECT_NE(v.graph_scene()->item_for_node(static_cast<int>(i)), nullptr);
     }
 
-  // The Loop body and the model-local function open the same way.
-  const int loop = node_with_op(m->graph, "Loop");
-  v.open_graph("main/" + QString::fromStdString(m->graph.nodes[loop].label(loop)) + ":body");
+  // The Loop body opens on a double-click of the Loop box; the function the same way.
+  v.open_graph("main");
   ASSERT_TRUE(wait_layout(v));
+  const int loop = node_with_op(m->graph, "Loop");
+  BoxItem* loop_box = v.graph_scene()->item_for_node(loop);
+  v.centerOn(loop_box);
+  QTest::mouseDClick(v.viewport(), Qt::LeftButton, {}, v.mapFromScene(loop_box->scenePos()));
+  ASSERT_TRUE(wait_layout(v));
+  EXPECT_EQ(v.current_graph_path(), "main/" + QString::fromStdString(m->graph.nodes[loop].label(loop)) + ":body");
   EXPECT_EQ(v.breadcrumb().last(), "body");
   // The body reads x from the main graph: a box typed from there.
   BoxItem* outer_x = v.graph_scene()->item_for_io("x");

@@ -382,8 +382,11 @@ void GraphView::select_tensor(QString tensor_name) {
 void GraphView::set_current_node(QString graph_path, int node_index) {
   d_->current_path = graph_path;
   d_->current_node = node_index;
-  if (d_->scene)
-    d_->scene->set_current_node(same_graph(d_->scene->graph_path(), graph_path) ? node_index : -1);
+  if (!d_->scene) return;
+  const bool here = same_graph(d_->scene->graph_path(), graph_path);
+  d_->scene->set_current_node(here ? node_index : -1);
+  // Follow the debugger: scroll the node (or its group) into view.
+  if (BoxItem* b = here ? d_->scene->item_for_node(node_index) : nullptr) ensureVisible(b, 60, 60);
 }
 
 void GraphView::set_node_heat(QHash<int, double> values, QString metric) {
