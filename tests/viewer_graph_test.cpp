@@ -10,6 +10,7 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTest>
+#include <QToolButton>
 #include <QTemporaryDir>
 
 #include "graph/graph_layout.h"
@@ -274,6 +275,28 @@ TEST(GraphView, SearchFindsNodesByNameOpAndTensor) {
   ASSERT_EQ(selected.count(), 2);
   EXPECT_NE(selected.at(0).at(1).toInt(), selected.at(1).at(1).toInt());
   EXPECT_FALSE(panel.search("definitely-not-there"));
+}
+
+TEST(GraphView, BreadcrumbGoesBackToTheNodeHoldingTheBody) {
+  auto m = load(kControlFlow);
+  GraphPanel panel;
+  panel.resize(900, 700);
+  panel.show();
+  panel.set_model(m);
+  ASSERT_TRUE(wait_layout(*panel.view()));
+  ASSERT_TRUE(panel.search("body/Add"));  // a node inside the Loop body
+  ASSERT_TRUE(wait_layout(*panel.view()));
+  ASSERT_EQ(panel.view()->breadcrumb(), (QStringList{"main", "node /accumulate/Loop", "body"}));
+  QToolButton* crumb = nullptr;
+  for (auto* b : panel.findChildren<QToolButton*>())
+    if (b->text() == "node /accumulate/Loop" && b->isVisible()) crumb = b;
+  ASSERT_NE(crumb, nullptr);
+  QSignalSpy selected(panel.view(), &GraphView::node_selected);
+  crumb->click();
+  ASSERT_TRUE(wait_layout(*panel.view()));
+  EXPECT_EQ(panel.view()->current_graph_path(), "main");
+  ASSERT_EQ(selected.count(), 1);
+  EXPECT_EQ(m->graph.nodes[selected.at(0).at(1).toInt()].op_type, "Loop");
 }
 
 TEST(GraphView, JumpToANodeInACollapsedGroupExpandsIt) {

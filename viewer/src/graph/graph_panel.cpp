@@ -102,7 +102,15 @@ void GraphPanel::rebuild_breadcrumb() {
     b->setAutoRaise(true);
     b->setEnabled(i + 1 < crumbs.size());
     const QString path = paths.value(i);
-    connect(b, &QToolButton::clicked, this, [this, path] { view_->open_graph(path); });
+    // "node If_3" goes back to the graph holding that node and selects it.
+    int node = -1;
+    if (crumbs[i].startsWith("node "))
+      for (const auto& hit : index_.find_node(crumbs[i].mid(5)))
+        if (hit.graph_path == path) node = hit.node_index;
+    connect(b, &QToolButton::clicked, this, [this, path, node] {
+      if (node >= 0) view_->select_node(path, node);
+      else view_->open_graph(path);
+    });
     crumbs_layout_->addWidget(b);
   }
   crumbs_layout_->addStretch(1);
