@@ -7,6 +7,8 @@
 // "main/NODE:ATTR" for a subgraph held by attribute ATTR of node NODE (label
 // as Node::label), "main/NODE" for the body of a model-local function called
 // by NODE. Node indices are positions in that graph's node list.
+// set_current_node also takes the interpreter's NodeEvent paths, which name a
+// body by its node only ("main/NODE").
 #pragma once
 
 #include <QGraphicsView>
