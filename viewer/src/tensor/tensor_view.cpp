@@ -93,7 +93,8 @@ TensorView::TensorView(const QString& title, QWidget* parent) : QWidget(parent) 
   scroll->setMinimumHeight(40);
   table_->setMinimumHeight(40);
   // Table and image share the height the dock has; the user drags the split.
-  auto* split = new QSplitter(Qt::Vertical, this);
+  split_ = new QSplitter(Qt::Vertical, this);
+  auto* split = split_;
   split->addWidget(table_);
   split->addWidget(scroll);
   split->setStretchFactor(0, 1);
@@ -158,6 +159,12 @@ void TensorView::set_slice(const TensorSlice& s) {
   updating_ = false;
   rebuild_slice_controls();
   refresh_image();
+}
+
+void TensorView::set_split(Qt::Orientation o) {
+  if (split_->orientation() == o) return;
+  split_->setOrientation(o);
+  split_->setSizes({1000, 1000});  // half and half
 }
 
 void TensorView::set_title(const QString& title) { title_->setText("<b>" + title.toHtmlEscaped() + "</b>"); }
@@ -264,6 +271,8 @@ void TensorPanel::show_values(const QString& name, const std::optional<Value>& a
   };
   show(a_, a);
   const bool pair = b.has_value();
+  // One tensor: table and image side by side; three: each stacks them.
+  a_->set_split(pair ? Qt::Vertical : Qt::Horizontal);
   b_->setVisible(pair);
   d_->setVisible(pair);
   if (!pair) return;

@@ -17,6 +17,7 @@ class QSpinBox;
 class QTableView;
 class QHBoxLayout;
 class QScrollArea;
+class QSplitter;
 
 namespace onnxscope::viewer {
 
@@ -43,6 +44,7 @@ class TensorView : public QWidget {
   explicit TensorView(const QString& title, QWidget* parent = nullptr);
   void set_tensor(const Tensor& t);
   void set_title(const QString& title);
+  void set_split(Qt::Orientation o);  // table and image: stacked or side by side
   // Shows a message instead of a tensor ("not computed yet", a sequence...).
   void set_message(const QString& text);
   void set_slice(const TensorSlice& s);  // keeps the table and image in step
@@ -65,6 +67,7 @@ class TensorView : public QWidget {
   QHBoxLayout* index_layout_;
   std::vector<QSpinBox*> index_spins_;
   QTableView* table_;
+  QSplitter* split_;
   TensorTableModel* model_;
   QImage image_;
   bool updating_ = false;
