@@ -150,6 +150,8 @@ int take_screenshot(MainWindow& window, const GuiOptions& o) {
   if (!o.engines.isEmpty() || o.step >= 0) {
     const QString why = onnxscope::viewer::apply_debug_actions(window, {o.engines, o.step});
     if (!why.isEmpty()) return fail(o.model + ": " + why);
+    // Selecting the focus node may expand its group: wait for that layout too.
+    if (!wait_for_layout(window.graph_view())) return fail(o.model + ": layout timed out");
   }
   QApplication::processEvents();
   const QImage image = window.grab().toImage();
