@@ -9,7 +9,9 @@
 #include <QApplication>
 #include <QElapsedTimer>
 #include <QImage>
+#include <QPushButton>
 #include <QSortFilterProxyModel>
+#include <QTest>
 #include <QTemporaryDir>
 #include <QThread>
 #include <chrono>
@@ -548,6 +550,47 @@ TEST(DivergencePanel, ColoursTheGraphAndExportsAReproFromTheSelectedNode) {
   ASSERT_TRUE(wait_for([&] { return done; }));
   EXPECT_TRUE(ok);
   EXPECT_TRUE(std::filesystem::exists(dir.filePath("test_repro/test_data_set_0/input_0.pb").toStdString()));
+}
+
+TEST(DebuggerPanel, ButtonsDriveTheSessionAsAPersonWould) {
+  auto model = sample_cnn();
+  onnxscope::viewer::DebuggerPanel p;
+  p.set_model(model, "sample_cnn.onnx");
+  p.show();
+  auto button = [&](const QString& text) {
+    for (auto* b : p.findChildren<QPushButton*>())
+      if (b->text() == text) return b;
+    ADD_FAILURE() << "no button " << text.toStdString();
+    return static_cast<QPushButton*>(nullptr);
+  };
+  DebugSession* s = p.session();
+  std::vector<int> current;
+  QObject::connect(&p, &onnxscope::viewer::DebuggerPanel::current_node_changed,
+                   [&](const QString&, int i) { current.push_back(i); });
+  std::vector<std::pair<int, bool>> marks;
+  QObject::connect(&p, &onnxscope::viewer::DebuggerPanel::breakpoint_changed,
+                   [&](int i, bool on) { marks.emplace_back(i, on); });
+  QTest::mouseClick(button("Step"), Qt::LeftButton);  // dims were defaulted to batch=1
+  ASSERT_TRUE(wait_paused(*s));
+  QTest::mouseClick(button("Step"), Qt::LeftButton);
+  ASSERT_TRUE(wait_for([&] { return s->history_size() == 2 && s->state() == SessionState::Paused; }));
+  EXPECT_EQ(s->cursor(), 1);
+  ASSERT_TRUE(button("Step back")->isEnabled());
+  QTest::mouseClick(button("Step back"), Qt::LeftButton);
+  QCoreApplication::processEvents();
+  EXPECT_EQ(s->cursor(), 0);
+  EXPECT_EQ(current, (std::vector<int>{0, 1, 0}));
+  p.on_node_selected("main", 5);
+  QTest::mouseClick(button("Toggle breakpoint"), Qt::LeftButton);
+  EXPECT_TRUE(s->has_breakpoint("main", 5));
+  ASSERT_EQ(marks.size(), 1u);
+  EXPECT_EQ(marks[0], std::make_pair(5, true));
+  QTest::mouseClick(button("Run"), Qt::LeftButton);
+  ASSERT_TRUE(wait_for([&] { return s->history_size() == 6 && s->state() == SessionState::Paused; }));
+  EXPECT_EQ(s->current()->node_index, 5u);
+  ASSERT_TRUE(button("Cancel")->isEnabled());
+  QTest::mouseClick(button("Cancel"), Qt::LeftButton);
+  ASSERT_TRUE(wait_finished(*s));
 }
 
 TEST(MainWindowDebugging, DocksRunThePairAndStepFromTheWindow) {
