@@ -98,8 +98,18 @@ bool wait_for(const Sender* sender, Signal signal, int ms) {
   return rc == 0;
 }
 
-bool wait_for_layout(GraphView* view) {
-  return !view->is_laying_out() || wait_for(view, &GraphView::layout_finished, 600000);
+// Waits for the layout in flight: "" once the graph is drawn, else why not.
+QString wait_for_layout(GraphView* view) {
+  if (!view->is_laying_out()) return view->graph_scene() ? QString() : QString("the graph was not laid out");
+  bool ok = false;
+  QString message = "layout timed out";
+  auto c = QObject::connect(view, &GraphView::layout_finished, [&](bool k, const QString& m) {
+    ok = k;
+    message = "layout failed: " + m;
+  });
+  const bool done = wait_for(view, &GraphView::layout_finished, 600000);
+  QObject::disconnect(c);
+  return done && ok ? QString() : message;
 }
 
 int fail(const QString& message) {
@@ -141,17 +151,20 @@ int take_screenshot(MainWindow& window, const GuiOptions& o) {
     QString why = window.load_errors().isEmpty() ? QString("not a readable ONNX model") : window.load_errors().front();
     return fail(o.model + ": " + why);
   }
-  if (!wait_for_layout(window.graph_view())) return fail(o.model + ": layout timed out");
+  if (const QString why = wait_for_layout(window.graph_view()); !why.isEmpty())
+    return fail(o.model + ": " + why);
   const double layout_s = timer.nsecsElapsed() / 1e9 - load_s;
   if (!o.select.isEmpty()) {
     if (!window.select_node_named(o.select)) return fail(o.model + ": no node named '" + o.select + "'");
-    if (!wait_for_layout(window.graph_view())) return fail(o.model + ": layout timed out");
+    if (const QString why = wait_for_layout(window.graph_view()); !why.isEmpty())
+      return fail(o.model + ": " + why);
   }
   if (!o.engines.isEmpty() || o.step >= 0) {
     const QString why = onnxscope::viewer::apply_debug_actions(window, {o.engines, o.step});
     if (!why.isEmpty()) return fail(o.model + ": " + why);
     // Selecting the focus node may expand its group: wait for that layout too.
-    if (!wait_for_layout(window.graph_view())) return fail(o.model + ": layout timed out");
+    if (const QString why = wait_for_layout(window.graph_view()); !why.isEmpty())
+      return fail(o.model + ": " + why);
   }
   QApplication::processEvents();
   const QImage image = window.grab().toImage();
