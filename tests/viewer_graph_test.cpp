@@ -417,6 +417,29 @@ TEST(GraphView, OverlaysHeatCurrentNodeAndBreakpoints) {
   EXPECT_FALSE(s->item_for_node(3)->has_breakpoint());
 }
 
+TEST(GraphView, HeatOfACollapsedGroupIsItsMembersMaximum) {
+  auto m = load(scoped_model(24, 20));
+  GraphView v;
+  v.set_graph(m);
+  ASSERT_TRUE(wait_layout(v));
+  GraphScene* s = v.graph_scene();
+  // Nodes 0..9: /encoder/layer.0/attention; 20..29: /encoder/layer.1/attention.
+  BoxItem* g0 = s->item_for_node(0);
+  BoxItem* g1 = s->item_for_node(20);
+  ASSERT_EQ(g0->data().kind, Box::Kind::Group);
+  ASSERT_EQ(s->item_for_node(9), g0);
+  v.set_node_heat({{0, 0.0}, {9, 10.0}, {20, 5.0}, {21, 0.0}}, "max abs error");
+  EXPECT_EQ(g0->fill_color(), heat_color(1.0));  // max 10 of its members: the top of the scale
+  EXPECT_EQ(g1->fill_color(), heat_color(0.5));  // max 5
+  // A box without a value is greyed, not coloured as zero.
+  BoxItem* g2 = s->item_for_node(40);
+  EXPECT_NE(g2->fill_color(), heat_color(0.0));
+  EXPECT_NE(g2->fill_color(), category_color(OpCategory::Group));
+  // The debugger's current node inside a group outlines the group.
+  v.set_current_node("main", 25);
+  EXPECT_TRUE(g1->is_current());
+}
+
 TEST(GraphView, BadInputNeverCrashes) {
   auto m = load(kSample);
   GraphView v;
