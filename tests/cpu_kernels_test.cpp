@@ -510,6 +510,54 @@ Case sum_case(Rng& rng, int idx) {
   return c;
 }
 
+// The blocked layout (cpu/nchwc.h): a 2-D convolution (group 1 or depthwise,
+// channel counts around the block size, plain or blocked input, with an
+// activation) as ToNchwc -> NchwcConv -> FromNchwc against Conv + activation.
+// The case for op ToNchwc / FromNchwc is the same chain: each kernel in it must run.
+Case nchwc_case(Rng& rng, int idx, bool blocked_input = false) {
+  Case c;
+  c.cpu.opset("onnxscope.cpu", 1);
+  Builder b{c, rng};
+  const int64_t block = choose<int64_t>(rng, {8, 16});
+  const bool depthwise = idx % 4 == 1;
+  const int64_t N = choose<int64_t>(rng, {1, 2});
+  const int64_t C = depthwise ? pick(rng, 2, 40) : choose<int64_t>(rng, {3, 8, 16, 17, 24, 33});
+  const int64_t M = depthwise ? C : pick(rng, 1, 40);
+  const bool plain_input = !depthwise && C < block && !blocked_input;
+  Shape x{N, C, pick(rng, 3, 12), pick(rng, 3, 12)};
+  Shape w{M, depthwise ? 1 : C, pick(rng, 1, 3), pick(rng, 1, 3)};
+  std::vector<int64_t> strides{pick(rng, 1, 2), pick(rng, 1, 2)}, pads{pick(rng, 0, 1), pick(rng, 0, 1), pick(rng, 0, 1), pick(rng, 0, 1)};
+  b.input("x", x);
+  b.constant("w", w, -0.5f, 0.5f);
+  std::vector<std::string> in{"x", "w"};
+  if (pick(rng, 0, 1)) {
+    b.constant("b", {M});
+    in.push_back("b");
+  }
+  Act a = random_activation(rng);
+  auto set = [&](onnx::NodeProto& n) {
+    if (depthwise) attr_int(n, "group", C);
+    attr_ints(n, "strides", strides);
+    attr_ints(n, "pads", pads);
+  };
+  std::vector<std::string> cin = in;
+  if (!plain_input) {
+    attr_int(c.cpu.node("ToNchwc", {"x"}, {"xb"}, "to", "onnxscope.cpu"), "block", block);
+    cin[0] = "xb";
+  }
+  auto& n = c.cpu.node("NchwcConv", cin, {"yb"}, "conv", "onnxscope.cpu");
+  set(n);
+  attr_int(n, "block", block);
+  attr_int(n, "plain_input", plain_input ? 1 : 0);
+  attr_int(c.cpu.node("FromNchwc", {"yb"}, {"y"}, "from", "onnxscope.cpu"), "channels", M);
+  set(c.ref.node("Conv", in, {"t"}));
+  apply_activation(c, n, a, "t", "y");
+  c.what = "NchwcConv block " + std::to_string(block) + (plain_input ? " plain input" : "") + " " + a.op + " x" +
+           shape_to_string(x) + " w" + shape_to_string(w) + (depthwise ? " depthwise" : "");
+  b.output("y");
+  return c;
+}
+
 using Generator = std::function<Case(Rng&, int)>;
 
 const std::map<std::string, Generator>& generators() {
@@ -530,6 +578,9 @@ const std::map<std::string, Generator>& generators() {
       {"BatchNormalization", [](Rng& r, int i) { return batchnorm_case(r, i); }},
       {"LRN", [](Rng& r, int i) { return lrn_case(r, i); }},
       {"Sum", [](Rng& r, int i) { return sum_case(r, i); }},
+      {"NchwcConv", [](Rng& r, int i) { return nchwc_case(r, i); }},
+      {"ToNchwc", [](Rng& r, int i) { return nchwc_case(r, i, true); }},  // never a plain input: ToNchwc runs
+      {"FromNchwc", [](Rng& r, int i) { return nchwc_case(r, i); }},
   };
   return g;
 }

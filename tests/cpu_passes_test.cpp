@@ -10,6 +10,7 @@
 
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/nchwc.h"
 #include "cpu/passes/passes.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
@@ -639,6 +640,68 @@ TEST(FuseGelu, NotWithOtherConstants) {
   apply(*load(b), cpu::fuse_gelu, false);
 }
 
+// --- nchwc-layout ---------------------------------------------------------------------
+
+// RGB stem conv -> Relu -> depthwise conv + residual Add -> Clip(0, 6) ->
+// 1x1 conv to 24 channels (not a multiple of 16) -> MaxPool (not blocked) ->
+// conv whose output is also a graph output.
+ModelBuilder small_cnn() {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{13}, int64_t{11}});
+  b.initializer(weights("w0", {32, 3, 3, 3}, 1, -0.3f, 0.3f));
+  b.initializer(weights("b0", {32}, 2));
+  b.initializer(weights("w1", {32, 1, 3, 3}, 3, -0.3f, 0.3f));
+  b.initializer(weights("w2", {24, 32, 1, 1}, 4, -0.3f, 0.3f));
+  b.initializer(weights("w3", {16, 24, 3, 3}, 5, -0.3f, 0.3f));
+  b.initializer(make_float_tensor("lo", {}, {0.f}));
+  b.initializer(make_float_tensor("hi", {}, {6.f}));
+  auto& c0 = b.node("Conv", {"x", "w0", "b0"}, {"c0"}, "stem");
+  attr_ints(c0, "pads", {1, 1, 1, 1});
+  attr_ints(c0, "strides", {2, 2});
+  b.node("Relu", {"c0"}, {"r0"}, "relu0");
+  auto& c1 = b.node("Conv", {"r0", "w1"}, {"c1"}, "dw");
+  attr_int(c1, "group", 32);
+  attr_ints(c1, "pads", {1, 1, 1, 1});
+  b.node("Add", {"c1", "r0"}, {"a1"}, "residual");
+  b.node("Clip", {"a1", "lo", "hi"}, {"k1"}, "relu6");
+  b.node("Conv", {"k1", "w2"}, {"c2"}, "project");
+  auto& mp = b.node("MaxPool", {"c2"}, {"p2"}, "pool");
+  attr_ints(mp, "kernel_shape", {2, 2});
+  auto& c3 = b.node("Conv", {"p2", "w3"}, {"c3"}, "head");
+  attr_ints(c3, "pads", {1, 1, 1, 1});
+  b.output("c3", DataType::Float, {int64_t{2}, int64_t{16}, int64_t{3}, int64_t{3}});
+  b.output("c2", DataType::Float, {int64_t{2}, int64_t{24}, int64_t{7}, int64_t{6}});
+  return b;
+}
+
+TEST(NchwcLayout, ConvolutionsAndElementwiseStayBlocked) {
+  if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
+  auto original = load(small_cnn());
+  auto m = apply(*original, cpu::nchwc_layout, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"NchwcConv", "Relu", "NchwcConv", "Add", "Clip", "NchwcConv",
+                                               "FromNchwc", "MaxPool", "ToNchwc", "NchwcConv", "FromNchwc"}));
+  for (const auto& n : m->graph.nodes)
+    if (n.op_type == "NchwcConv") {
+      EXPECT_EQ(n.domain, "onnxscope.cpu");
+      EXPECT_EQ(provenance(n).size(), 1u);
+    }
+  EXPECT_EQ(m->graph.nodes[0].attribute("plain_input")->i, 1);  // 3 input channels: read plain
+  EXPECT_EQ(m->graph.nodes[9].attribute("plain_input")->i, 0);
+  EXPECT_EQ(m->graph.nodes[6].outputs[0], "c2");  // the original names come back
+  EXPECT_EQ(m->graph.nodes[10].outputs[0], "c3");
+  expect_same_results(original, m);
+}
+
+TEST(NchwcLayout, LeavesOtherGraphsAlone) {
+  // No constant 4-D float weights: nothing to block.
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{16}, int64_t{5}, int64_t{5}});
+  b.input("w", DataType::Float, {int64_t{16}, int64_t{16}, int64_t{3}, int64_t{3}});
+  b.node("Conv", {"x", "w"}, {"y"}, "conv");
+  b.output_untyped("y");
+  apply(*load(b), cpu::nchwc_layout, false);
+}
+
 // --- fused reference kernels ------------------------------------------------------------
 
 // The fused kernels of kernels/fused_reference.cpp alone (not oneDNN's), against
@@ -655,6 +718,7 @@ TEST(FusedReferenceKernels, MatchTheUnfusedReferenceExactly) {
       {matmul_bias_act(true, "Sigmoid"), cpu::fuse_matmul_bias_activation},
       {matmul_bias_act(true, ""), cpu::fuse_matmul_bias_activation},  // bias, no activation
   };
+  if (cpu::nchwc_block() != 0) cases.push_back({small_cnn(), cpu::nchwc_layout});
   for (auto& [builder, pass] : cases) {
     auto original = load(builder);
     auto m = apply(*original, pass, true);
@@ -664,10 +728,13 @@ TEST(FusedReferenceKernels, MatchTheUnfusedReferenceExactly) {
     auto want = make_reference_engine()->prepare(original)->run(inputs);
     ref::Interpreter interp(m, registry, uint64_t{1} << 30);
     auto got = interp.run(inputs, {});
-    const Tensor& a = want[0].second.tensor();
-    const Tensor& b = got[0].second.tensor();
-    ASSERT_EQ(a.shape(), b.shape());
-    for (uint64_t i = 0; i < a.element_count(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
+    ASSERT_EQ(want.size(), got.size());
+    for (size_t k = 0; k < want.size(); ++k) {
+      const Tensor& a = want[k].second.tensor();
+      const Tensor& b = got[k].second.tensor();
+      ASSERT_EQ(a.shape(), b.shape());
+      for (uint64_t i = 0; i < a.element_count(); ++i) ASSERT_EQ(a.data<float>()[i], b.data<float>()[i]) << i;
+    }
   }
 }
 

@@ -44,7 +44,7 @@ OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, D
   for (int round = 0; round < 4; ++round) {
     bool changed = false;
     for (const Pass& p : pass_table()) {
-      if (p.info.level > options.opt_level || options.disabled_passes.count(p.info.name)) continue;
+      if (p.last || p.info.level > options.opt_level || options.disabled_passes.count(p.info.name)) continue;
       if (capture && p.info.fuses) continue;
       if (p.run(model, ctx)) {
         changed = true;
@@ -53,6 +53,11 @@ OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, D
       }
     }
     if (!changed) break;
+  }
+  for (const Pass& p : pass_table()) {
+    if (!p.last || p.info.level > options.opt_level || options.disabled_passes.count(p.info.name)) continue;
+    if (capture && p.info.fuses) continue;
+    if (p.run(model, ctx)) result.applied.push_back(p.info.name);
   }
   return result;
 }

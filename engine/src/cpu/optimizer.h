@@ -30,6 +30,7 @@ using PassFn = bool (*)(Model& model, PassContext& ctx);
 struct Pass {
   PassInfo info;
   PassFn run;
+  bool last = false;  // runs once, after the others reach their fixed point (layout)
 };
 
 // The pass table (engine/src/cpu/pass_table.cpp).

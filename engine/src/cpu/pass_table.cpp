@@ -27,6 +27,8 @@ const std::vector<Pass>& pass_table() {
       {{"fuse-gemm-activation", 2, true, "Gemm + activation -> FusedGemm"}, fuse_gemm_activation},
       {{"fuse-matmul-bias-activation", 2, true, "MatMul + bias Add and/or activation -> FusedMatMul"},
        fuse_matmul_bias_activation},
+      {{"nchwc-layout", 3, true, "blocked activations (nChw8c/16c) between convolutions, reorders only at the edges"},
+       nchwc_layout, /*last=*/true},
   };
   return table;
 }

@@ -8,6 +8,7 @@
 
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/nchwc.h"
 #include "cpu/optimizer.h"
 #include "onnxscope/reference.h"
 #include "reference/kernel_util.h"
@@ -159,6 +160,41 @@ void FusedMatMul(KernelContext& ctx) {
   activate_and_store(ctx, std::move(product));
 }
 
+// The blocked layout (cpu/nchwc.h) in plain loops: unblock, the FusedConv
+// above, block again.
+void ToNchwcRef(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t block = ctx.attr_int("block", 0);
+  if (x.dtype() != DataType::Float || x.rank() < 3 || (block != 8 && block != 16))
+    ctx.fail("ToNchwc takes a float tensor of rank >= 3 and block 8 or 16");
+  ctx.set_output(0, Value(to_nchwc(x, block)));
+}
+
+void FromNchwcRef(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t channels = ctx.attr_int("channels", 0);
+  if (x.dtype() != DataType::Float || x.rank() < 4 || channels < 1 ||
+      (channels + x.shape().back() - 1) / x.shape().back() != x.shape()[1])
+    ctx.fail("FromNchwc: input " + shape_to_string(x.shape()) + " does not hold " + std::to_string(channels) + " channels");
+  ctx.set_output(0, Value(from_nchwc(x, channels)));
+}
+
+void NchwcConvRef(KernelContext& ctx) {
+  const Tensor& w = ctx.input(1);
+  const int64_t block = ctx.attr_int("block", 0);
+  if (w.rank() < 3 || (block != 8 && block != 16)) ctx.fail("NchwcConv needs weights of rank >= 3 and block 8 or 16");
+  Value plain = ctx.attr_int("plain_input", 0) == 1 ? *ctx.input_value(0)
+                                                     : Value(from_nchwc(ctx.input(0), w.shape()[1] * ctx.attr_int("group", 1)));
+  std::vector<const Value*> in = inputs_of(ctx);
+  in[0] = &plain;
+  Node conv = base_node(ctx, "Conv");
+  std::erase_if(conv.attributes, [](const Attribute& a) { return a.name == "block" || a.name == "plain_input"; });
+  Forward f(ctx, std::move(conv), 22, in, 1);
+  run_reference(ctx, f, "Conv", 22);
+  activate_and_store(ctx, f.take(0));
+  ctx.set_output(0, Value(to_nchwc(ctx.output(0).tensor(), block)));
+}
+
 // onnxscope.cpu::Gelu (fuse-gelu below opset 20) is exactly ai.onnx Gelu-20.
 void CpuGelu(KernelContext& ctx) {
   Forward gelu(ctx, base_node(ctx, "Gelu"), 20, inputs_of(ctx), 1);
@@ -173,6 +209,9 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kFusedGemm, 1, INT_MAX, "fused-reference", FusedGemm, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedMatMul, 1, INT_MAX, "fused-reference", FusedMatMul, nullptr});
   r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "fused-reference", CpuGelu, nullptr});
+  r.add(KernelDef{kCpuDomain, kToNchwc, 1, INT_MAX, "fused-reference", ToNchwcRef, nullptr});
+  r.add(KernelDef{kCpuDomain, kFromNchwc, 1, INT_MAX, "fused-reference", FromNchwcRef, nullptr});
+  r.add(KernelDef{kCpuDomain, kNchwcConv, 1, INT_MAX, "fused-reference", NchwcConvRef, nullptr});
 }
 
 }  // namespace onnxscope::cpu

@@ -275,6 +275,7 @@ void register_onednn_kernels(KernelRegistry& r) {
   onednn::register_onednn_pool(r);
   onednn::register_onednn_norm(r);
   onednn::register_onednn_sum(r);
+  onednn::register_onednn_nchwc(r);
 }
 
 }  // namespace onnxscope::cpu

@@ -113,5 +113,6 @@ void register_onednn_matmul(KernelRegistry& r);
 void register_onednn_pool(KernelRegistry& r);
 void register_onednn_norm(KernelRegistry& r);
 void register_onednn_sum(KernelRegistry& r);
+void register_onednn_nchwc(KernelRegistry& r);  // kernels/onednn_nchwc.cpp
 
 }  // namespace onnxscope::cpu::onednn

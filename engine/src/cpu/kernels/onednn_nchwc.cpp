@@ -1,0 +1,208 @@
+// oneDNN kernels of the blocked layout (cpu/nchwc.h): the two reorders and
+// NchwcConv, a convolution (with its fused activation) that reads blocked
+// or plain NCHW and writes blocked nChw8c / nChw16c, so consecutive
+// convolutions run oneDNN's blocked kernels without reorders between them.
+// Outputs are zero-filled first: padded channels stay zero (or finite), so
+// a later convolution's zero weights for them never meet a NaN.
+#include <cstdlib>
+
+#include "cpu/kernels/onednn_parts.h"
+#include "cpu/nchwc.h"
+#include "reference/ops/nn_parts.h"
+
+namespace onnxscope::cpu {
+
+int64_t nchwc_block() {
+  static const int64_t block = [] {
+    if (const char* e = std::getenv("ONNXSCOPE_NCHWC_BLOCK"); e && *e) {  // for measurements: 0, 8 or 16
+      const int v = std::atoi(e);
+      return static_cast<int64_t>(v == 8 || v == 16 ? v : 0);
+    }
+    const auto isa = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+    auto has = [&](dnnl::cpu_isa want) { return (isa & static_cast<unsigned>(want)) == static_cast<unsigned>(want); };
+    if (has(dnnl::cpu_isa::avx512_core)) return int64_t{16};
+    if (has(dnnl::cpu_isa::avx2)) return int64_t{8};
+    return int64_t{0};
+  }();
+  return block;
+}
+
+namespace onednn {
+namespace {
+
+using md = dnnl::memory::desc;
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+tag blocked_tag(int64_t block) { return block == 16 ? tag::nChw16c : tag::nChw8c; }
+
+bool valid_block(int64_t b) { return b == 8 || b == 16; }
+
+// --- reorders --------------------------------------------------------------
+
+bool to_accepts(const KernelContext& ctx) {
+  const Value* x = ctx.input_value(0);
+  return is_float(x) && x->tensor().rank() == 4 && valid_block(ctx.attr_int("block", 0));
+}
+
+void ToNchwc(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    sync_threads();
+    const Tensor& x = ctx.input(0);
+    const int64_t block = ctx.attr_int("block", 0);
+    Tensor& y = ctx.allocate_output(0, DataType::Float, nchwc_shape(x.shape(), block));
+    if (x.element_count() == 0) return;
+    dnnl::memory src = user_mem(plain_md(x.shape()), x.raw());
+    dnnl::memory dst = user_mem(md(x.shape(), dt::f32, blocked_tag(block)), y.mutable_raw());
+    dnnl::reorder(src, dst).execute(stream(), src, dst);
+    stream().wait();
+  });
+}
+
+bool from_accepts(const KernelContext& ctx) {
+  const Value* x = ctx.input_value(0);
+  if (!is_float(x) || x->tensor().rank() != 5 || !valid_block(x->tensor().shape().back())) return false;
+  const int64_t c = ctx.attr_int("channels", 0), b = x->tensor().shape().back();
+  return c > 0 && (c + b - 1) / b == x->tensor().shape()[1];
+}
+
+void FromNchwc(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    sync_threads();
+    const Tensor& x = ctx.input(0);
+    const Shape& b = x.shape();
+    const Shape plain{b[0], ctx.attr_int("channels", 0), b[2], b[3]};
+    Tensor& y = new_output(ctx, plain);
+    if (y.element_count() == 0) return;
+    dnnl::memory src = user_mem(md(plain, dt::f32, blocked_tag(b.back())), x.raw());
+    dnnl::memory dst = user_mem(plain_md(plain), y.mutable_raw());
+    dnnl::reorder(src, dst).execute(stream(), src, dst);
+    stream().wait();
+  });
+}
+
+// --- convolution -------------------------------------------------------------
+
+struct Problem {
+  Shape x, w, y;  // logical NCHW input, OIHW weights, logical output
+  int64_t group = 1, block = 16;
+  bool bias = false, plain_input = false;
+  ref::nn::Window win;
+  std::string key;
+};
+
+bool problem(const KernelContext& ctx, Problem& p) {
+  if (!float_inputs(ctx) || ctx.input_count() < 2 || !ctx.input_value(0) || !ctx.input_value(1)) return false;
+  const Tensor& x = ctx.input_value(0)->tensor();
+  const Tensor& w = ctx.input_value(1)->tensor();
+  p.block = ctx.attr_int("block", 0);
+  p.plain_input = ctx.attr_int("plain_input", 0) == 1;
+  p.group = ctx.attr_int("group", 1);
+  if (!valid_block(p.block) || w.rank() != 4 || !nonempty(w) || p.group < 1) return false;
+  p.w = w.shape();
+  const int64_t C = p.w[1] * p.group, M = p.w[0];
+  if (M % p.group != 0) return false;
+  if (p.plain_input) {
+    if (x.rank() != 4 || x.shape()[1] != C) return false;
+    p.x = x.shape();
+  } else {
+    if (x.rank() != 5 || x.shape()[4] != p.block || x.shape()[1] != (C + p.block - 1) / p.block) return false;
+    p.x = {x.shape()[0], C, x.shape()[2], x.shape()[3]};
+  }
+  if (p.x[0] == 0 || p.x[2] == 0 || p.x[3] == 0) return false;  // zero-sized: the reference form
+  std::vector<int64_t> kernel(p.w.begin() + 2, p.w.end());
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel) return false;
+  if (const Value* b = ctx.input_count() > 2 ? ctx.input_value(2) : nullptr) {
+    if (b->tensor().rank() != 1 || b->tensor().shape()[0] != M) return false;
+    p.bias = true;
+  }
+  p.win = ref::nn::resolve_window(ctx, {p.x[2], p.x[3]}, kernel, false);
+  p.y = {p.x[0], M, p.win.out[0], p.win.out[1]};
+  p.key = "nchwc" + std::to_string(p.block) + (p.plain_input ? "p" : "b") + dims_key(p.x) + dims_key(p.w) +
+          (p.bias ? "b" : "") + "|g" + std::to_string(p.group) + dims_key(p.win.strides) + dims_key(p.win.dilations) +
+          dims_key(p.win.pad_begin) + dims_key(p.win.pad_end) + activation_key(ctx) + "|t" + std::to_string(sync_threads());
+  return true;
+}
+
+Shape weight_dims(const Problem& p) {
+  if (p.group == 1) return p.w;
+  return {p.group, p.w[0] / p.group, p.w[1], p.w[2], p.w[3]};
+}
+
+std::shared_ptr<const Prim> prim_of(const KernelContext& ctx, const Problem& p) {
+  return get_prim(p.key, [&] {
+    dnnl::post_ops po;
+    if (!append_activation(ctx, po)) return Prim{};
+    dnnl::primitive_attr attr = base_attr();
+    attr.set_post_ops(po);
+    dnnl::memory::dims dil(2);
+    for (size_t i = 0; i < 2; ++i) dil[i] = p.win.kernel[i] == 1 ? 0 : p.win.dilations[i] - 1;
+    using F = dnnl::convolution_forward;
+    // First the blocked layouts themselves; where oneDNN has no fast kernel for
+    // them (some shapes with padded channels), its own choice, with reorders
+    // around the call (NchwcConv still runs; only those calls pay for them).
+    for (bool exact : {true, false}) {
+      const md src = exact ? (p.plain_input ? plain_md(p.x) : md(p.x, dt::f32, blocked_tag(p.block))) : md(p.x, dt::f32, tag::any);
+      const md dst = exact ? md(p.y, dt::f32, blocked_tag(p.block)) : md(p.y, dt::f32, tag::any);
+      const md wei(weight_dims(p), dt::f32, tag::any);
+      const auto fwd = dnnl::prop_kind::forward_inference;
+      const auto alg = dnnl::algorithm::convolution_direct;
+      try {
+        F::desc d = p.bias ? F::desc(fwd, alg, src, wei, md({p.w[0]}, dt::f32, tag::x), dst, p.win.strides, dil,
+                                     p.win.pad_begin, p.win.pad_end)
+                           : F::desc(fwd, alg, src, wei, dst, p.win.strides, dil, p.win.pad_begin, p.win.pad_end);
+        F::primitive_desc pd(d, attr, engine());
+        Prim r = make_prim<F>(pd, true);
+        if (!r.ok) continue;
+        r.src = pd.src_desc();
+        r.weights = pd.weights_desc();
+        r.dst = pd.dst_desc();
+        return r;
+      } catch (const dnnl::error&) {
+        if (!exact) throw;
+      }
+    }
+    return Prim{};
+  });
+}
+
+bool conv_accepts(const KernelContext& ctx) {
+  return safely([&] {
+    Problem p;
+    return problem(ctx, p) && prim_of(ctx, p)->ok;
+  });
+}
+
+void NchwcConv(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    Problem p;
+    if (!problem(ctx, p)) ctx.fail("problem not supported by the blocked oneDNN convolution");
+    auto prim = prim_of(ctx, p);
+    if (!prim->ok) ctx.fail("oneDNN could not create this blocked convolution");
+    const Tensor& x = ctx.input(0);
+    Tensor& y = ctx.allocate_output(0, DataType::Float, nchwc_shape(p.y, p.block));
+    const md x_md = p.plain_input ? plain_md(p.x) : md(p.x, dt::f32, blocked_tag(p.block));
+    dnnl::memory src = to_layout(user_mem(x_md, x.raw()), prim->src, 0);
+    auto wei = weights_in(ctx, 1, plain_md(weight_dims(p)), prim->weights);
+    dnnl::memory out = user_mem(md(p.y, dt::f32, blocked_tag(p.block)), y.mutable_raw());
+    dnnl::memory dst = prim->dst == out.get_desc() ? out : slot_mem(prim->dst, 1);
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *wei}, {DNNL_ARG_DST, dst}};
+    if (p.bias) args.emplace(DNNL_ARG_BIAS, user_mem(plain_md({p.w[0]}), ctx.input(2).raw()));
+    execute(*prim, std::move(args));
+    if (dst != out) {
+      dnnl::reorder(dst, out).execute(stream(), dst, out);
+      stream().wait();
+    }
+  });
+}
+
+}  // namespace
+
+void register_onednn_nchwc(KernelRegistry& r) {
+  r.add(KernelDef{"onnxscope.cpu", kToNchwc, 1, INT_MAX, "onednn", ToNchwc, to_accepts});
+  r.add(KernelDef{"onnxscope.cpu", kFromNchwc, 1, INT_MAX, "onednn", FromNchwc, from_accepts});
+  r.add(KernelDef{"onnxscope.cpu", kNchwcConv, 1, INT_MAX, "onednn", NchwcConv, conv_accepts});
+}
+
+}  // namespace onednn
+}  // namespace onnxscope::cpu

@@ -1,0 +1,180 @@
+// Blocked activations between convolutions (layout in cpu/nchwc.h):
+//   Conv / FusedConv with constant float 4-D weights, group 1 or depthwise
+//     -> NchwcConv, reading the blocked form of its input (a ToNchwc is
+//        inserted once per plain value; an input with fewer channels than a
+//        block, like an RGB image, is read plain) and writing a blocked output;
+//   Add / Sub / Mul of two blocked values with the same channel count, and
+//   Relu / LeakyRelu / Clip (with min <= 0 <= max) of a blocked value
+//     -> the same op on the blocked values (elementwise, and zero stays zero
+//        in the padded channels);
+//   any other reader, a graph output or a subgraph capture of a blocked value
+//     -> a FromNchwc that restores the original value (name included), once,
+//        just before its first plain reader.
+// Runs once, after the fusion passes have reached their fixed point.
+#include "cpu/fused_ops.h"
+#include "cpu/nchwc.h"
+#include "cpu/passes/passes.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+bool is_conv(const Node& n) {
+  return (n.op_type == "Conv" && (n.domain.empty() || n.domain == "ai.onnx")) ||
+         (n.op_type == kFusedConv && n.domain == kCpuDomain);
+}
+
+// Channel counts of a convertible convolution, or nullopt.
+struct ConvShape {
+  int64_t in_channels = 0, out_channels = 0;
+  bool depthwise = false;
+};
+std::optional<ConvShape> convertible(const Model& m, const Node& n) {
+  if (!is_conv(n) || n.inputs.size() < 2 || n.outputs.size() != 1 || n.outputs[0].empty()) return std::nullopt;
+  const Tensor* w = constant_tensor(m, n.inputs[1]);
+  if (!w || w->dtype() != DataType::Float || w->shape().size() != 4) return std::nullopt;
+  // X has W's type in a valid model: float, whether or not its type is recorded.
+  if (n.inputs.size() > 2 && !n.inputs[2].empty() && !constant_tensor(m, n.inputs[2])) return std::nullopt;
+  int64_t group = 1;
+  if (const Attribute* a = n.attribute("group")) group = a->i;
+  ConvShape s;
+  s.out_channels = w->shape()[0];
+  s.in_channels = w->shape()[1] * group;
+  s.depthwise = group > 1 && group == s.out_channels && w->shape()[1] == 1;
+  if (group != 1 && !s.depthwise) return std::nullopt;
+  if (s.out_channels < 1 || s.in_channels < 1) return std::nullopt;
+  return s;
+}
+
+bool zero_preserving_unary(const Model& m, const Node& n) {
+  if (n.inputs.size() < 1 || n.outputs.size() != 1) return false;
+  if (is_op(n, "Relu") || is_op(n, "LeakyRelu")) return n.inputs.size() == 1;
+  if (!is_op(n, "Clip")) return false;
+  // Opset 11+: bounds as inputs; they must be constants around 0.
+  auto bound = [&](size_t i, double none) -> std::optional<double> {
+    if (i >= n.inputs.size() || n.inputs[i].empty()) return none;
+    return scalar_constant(m, n.inputs[i]);
+  };
+  if (const Attribute* a = n.attribute("min")) return a->f <= 0 && (!n.attribute("max") || n.attribute("max")->f >= 0);
+  auto lo = bound(1, -1), hi = bound(2, 1);
+  return lo && hi && *lo <= 0 && *hi >= 0;
+}
+
+bool binary_elementwise(const Node& n) {
+  return (is_op(n, "Add") || is_op(n, "Sub") || is_op(n, "Mul")) && n.inputs.size() == 2 && n.outputs.size() == 1;
+}
+
+}  // namespace
+
+bool nchwc_layout(Model& model, PassContext& ctx) {
+  const int64_t block = nchwc_block();
+  if (block == 0) return false;
+  Graph& g = model.graph;
+  bool any = false;
+  for (const Node& n : g.nodes)
+    if (convertible(model, n)) any = true;
+  if (!any) return false;
+
+  struct Blocked {
+    std::string name;  // the blocked value
+    int64_t channels = 0;
+  };
+  std::unordered_map<std::string, Blocked> blocked;  // plain name -> its blocked form
+  std::set<std::string> plain_missing;                // produced only blocked so far
+  std::vector<Node> out;
+  out.reserve(g.nodes.size() + 16);
+  size_t convs = 0, reorders = 0;
+
+  // Names are made up front: nodes move out of g.nodes as the new list grows.
+  std::set<std::string> used;
+  for (const auto& i : g.inputs) used.insert(i.name);
+  for (const auto& i : g.initializers) used.insert(i.name);
+  for (const auto& nd : g.nodes) {
+    used.insert(nd.name);
+    for (const auto& o : nd.outputs) used.insert(o);
+    for (const auto& i : nd.inputs) used.insert(i);
+  }
+  auto fresh = [&](const std::string& base) {
+    std::string s = base;
+    for (int k = 1; used.count(s); ++k) s = base + "_" + std::to_string(k);
+    used.insert(s);
+    return s;
+  };
+  auto blocked_name = [&](const std::string& plain) { return fresh(plain + "_nchwc"); };
+  auto materialize = [&](const std::string& plain) {  // FromNchwc before the first plain reader
+    if (!plain_missing.count(plain)) return;
+    Node f;
+    f.name = fresh(plain + "_FromNchwc");
+    f.domain = kCpuDomain;
+    f.op_type = kFromNchwc;
+    f.inputs = {blocked[plain].name};
+    f.outputs = {plain};
+    f.attributes.push_back(make_attr_int("channels", blocked[plain].channels));
+    out.push_back(std::move(f));
+    plain_missing.erase(plain);
+    ++reorders;
+  };
+
+  for (Node& n : g.nodes) {
+    if (auto cs = convertible(model, n)) {
+      const std::string& x = n.inputs[0];
+      std::string xin = x;
+      bool plain_input = false;
+      if (blocked.count(x)) {
+        xin = blocked[x].name;
+      } else if (cs->in_channels < block && !cs->depthwise) {
+        plain_input = true;  // e.g. the RGB input of a first layer: read plain, write blocked
+      } else {
+        Node t;
+        t.name = fresh(x + "_ToNchwc");
+        t.domain = kCpuDomain;
+        t.op_type = kToNchwc;
+        t.inputs = {x};
+        t.outputs = {blocked_name(x)};
+        t.attributes.push_back(make_attr_int("block", block));
+        blocked[x] = {t.outputs[0], cs->in_channels};
+        xin = t.outputs[0];
+        out.push_back(std::move(t));
+        ++reorders;
+      }
+      Node c = n;
+      c.domain = kCpuDomain;
+      c.op_type = kNchwcConv;
+      c.inputs[0] = xin;
+      const std::string y = n.outputs[0];
+      c.outputs[0] = blocked_name(y);
+      c.attributes.push_back(make_attr_int("block", block));
+      c.attributes.push_back(make_attr_int("plain_input", plain_input ? 1 : 0));
+      set_fused_from(c, {&n});
+      blocked[y] = {c.outputs[0], cs->out_channels};
+      plain_missing.insert(y);
+      out.push_back(std::move(c));
+      ++convs;
+      continue;
+    }
+    const bool unary = zero_preserving_unary(model, n) && blocked.count(n.inputs[0]) && plain_missing.count(n.inputs[0]);
+    const bool binary = binary_elementwise(n) && n.inputs[0] != n.inputs[1] && blocked.count(n.inputs[0]) &&
+                        blocked.count(n.inputs[1]) && blocked[n.inputs[0]].channels == blocked[n.inputs[1]].channels;
+    if ((unary || binary) && !n.outputs[0].empty()) {
+      Node e = n;
+      for (size_t i = 0; i < (binary ? 2u : 1u); ++i) e.inputs[i] = blocked[n.inputs[i]].name;
+      const std::string y = n.outputs[0];
+      e.outputs[0] = blocked_name(y);
+      set_fused_from(e, {&n});
+      blocked[y] = {e.outputs[0], blocked[n.inputs[0]].channels};
+      plain_missing.insert(y);
+      out.push_back(std::move(e));
+      continue;
+    }
+    for (const auto& in : n.inputs) materialize(in);
+    for (const auto& in : names_read_by_subgraphs(n)) materialize(in);
+    out.push_back(std::move(n));
+  }
+  for (const auto& o : g.outputs) materialize(o.name);
+  g.nodes = std::move(out);
+  add_cpu_opset(model);
+  log_pass(ctx, model, "nchwc-layout: " + std::to_string(convs) + " convolutions blocked by " + std::to_string(block) +
+                           ", " + std::to_string(reorders) + " reorders");
+  return true;
+}
+
+}  // namespace onnxscope::cpu
