@@ -392,6 +392,7 @@ TEST(DebugSession, CancelStopsARunningWorker) {
   s.run();
   ASSERT_TRUE(wait_for([&] { return s.history_size() >= 3; }));
   EXPECT_EQ(s.state(), SessionState::Running);
+  EXPECT_FALSE(s.set_engines(make_reference_engine()));  // not while the worker uses them
   QElapsedTimer t;
   t.start();
   s.cancel();

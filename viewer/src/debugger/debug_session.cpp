@@ -132,7 +132,14 @@ DebugSession::~DebugSession() {
   delete worker_;
 }
 
-void DebugSession::set_model(std::shared_ptr<const Model> model) { model_ = std::move(model); }
+bool DebugSession::busy() const {
+  const SessionState s = state();
+  return s == SessionState::Running || s == SessionState::Paused;
+}
+
+void DebugSession::set_model(std::shared_ptr<const Model> model) {
+  if (!busy()) model_ = std::move(model);
+}
 
 bool DebugSession::set_engines(const std::string& a_name, const std::string& b_name) {
   auto a = make_engine(a_name);
@@ -145,17 +152,24 @@ bool DebugSession::set_engines(const std::string& a_name, const std::string& b_n
     last_error_ = "unknown engine '" + qs(b_name) + "'";
     return false;
   }
-  set_engines(std::move(a), std::move(b));
+  return set_engines(std::move(a), std::move(b));
+}
+
+bool DebugSession::set_engines(std::unique_ptr<Engine> a, std::unique_ptr<Engine> b) {
+  if (busy()) {
+    last_error_ = "a run is in progress: cancel it first";
+    return false;
+  }
+  std::lock_guard lock(mu_);  // export_repro snapshots engine_b_ under the lock
+  engine_a_ = std::move(a);
+  engine_b_ = std::move(b);
+  dump_b_.reset();
   return true;
 }
 
-void DebugSession::set_engines(std::unique_ptr<Engine> a, std::unique_ptr<Engine> b) {
-  engine_a_ = std::move(a);
-  engine_b_ = std::move(b);
-  if (engine_b_) dump_b_.reset();
-}
-
 void DebugSession::set_dump_b(const std::filesystem::path& dump) {
+  if (busy()) return;
+  std::lock_guard lock(mu_);
   dump_b_ = dump;
   engine_b_.reset();
 }
@@ -525,10 +539,23 @@ void DebugSession::worker_main() {
 }
 
 ReduceResult DebugSession::export_repro(size_t node_index, const std::filesystem::path& out_dir, QString* error) {
-  std::optional<DiffReport> rep = report();
-  if (!engine_b_ || !rep || state() == SessionState::Running) {
-    if (error) *error = "export needs a finished run of two engines";
-    return {};
+  // A snapshot of the finished run (values are shared, not copied).
+  std::shared_ptr<Engine> engine_b;
+  std::shared_ptr<const Model> model;
+  std::optional<DiffReport> rep;
+  Capture a;
+  DiffTolerance tol;
+  {
+    std::lock_guard lock(mu_);
+    if (state_ != SessionState::Finished || !report_ || !engine_b_) {
+      if (error) *error = "export needs a finished run of two engines";
+      return {};
+    }
+    engine_b = engine_b_;
+    model = model_;
+    rep = report_;
+    a = cap_a_;
+    tol = tol_;
   }
   if (node_index >= rep->nodes.size()) {
     if (error) *error = "no node #" + QString::number(node_index);
@@ -540,7 +567,7 @@ ReduceResult DebugSession::export_repro(size_t node_index, const std::filesystem
   rep->blame_order.insert(rep->blame_order.begin(), node_index);
   rep->first_divergence = node_index;
   try {
-    ReduceResult r = reduce_divergence(*model_, cap_a_, *engine_b_, tol_, *rep, out_dir);
+    ReduceResult r = reduce_divergence(*model, a, *engine_b, tol, *rep, out_dir);
     if (!r.reproduced && error) *error = "the divergence at this node did not reproduce in any piece tried";
     return r;
   } catch (const std::exception& e) {

@@ -49,20 +49,26 @@ class DebugSession : public QObject {
   explicit DebugSession(QObject* parent = nullptr);
   ~DebugSession() override;  // cancels a running worker and waits for it
 
-  // ---- configuration (only while not running) ----
+  // ---- configuration: ignored while a run is in progress (running or paused) ----
   void set_model(std::shared_ptr<const Model> model);
   const std::shared_ptr<const Model>& model() const { return model_; }
   // Engines by name ("reference", "cpu"); b_name empty: one engine.
-  // False (with last_error()) for an unknown name.
+  // False (with last_error()) for an unknown name or while a run is in progress.
   bool set_engines(const std::string& a_name, const std::string& b_name = {});
   // Engines built by the caller (tests plant faults this way).
-  void set_engines(std::unique_ptr<Engine> a, std::unique_ptr<Engine> b = nullptr);
+  bool set_engines(std::unique_ptr<Engine> a, std::unique_ptr<Engine> b = nullptr);
   // Side B read from an HDF5 dump instead of a second engine.
   void set_dump_b(const std::filesystem::path& dump);
-  void set_inputs(InputSpec spec) { inputs_ = std::move(spec); }
-  void set_tolerance(DiffTolerance tol) { tol_ = tol; }
+  void set_inputs(InputSpec spec) {
+    if (!busy()) inputs_ = std::move(spec);
+  }
+  void set_tolerance(DiffTolerance tol) {
+    if (!busy()) tol_ = tol;
+  }
   const DiffTolerance& tolerance() const { return tol_; }
-  void set_step_into_subgraphs(bool on) { into_subgraphs_ = on; }
+  void set_step_into_subgraphs(bool on) {
+    if (!busy()) into_subgraphs_ = on;
+  }
 
   // ---- breakpoints (any time) ----
   void set_breakpoint(const QString& graph_path, int node_index, bool on);
@@ -88,6 +94,7 @@ class DebugSession : public QObject {
 
   // ---- state and results (UI thread) ----
   SessionState state() const;
+  bool busy() const;  // running or paused
   QString last_error() const { return last_error_; }
   bool has_b() const;
   QString name_a() const;
@@ -104,7 +111,8 @@ class DebugSession : public QObject {
   // After a finished two-sided run: per-node diff with blame (when B is an engine).
   std::optional<DiffReport> report() const;
   // Cuts the model down around `node_index` (main graph) into a backend-style
-  // test folder with the library's reduce. Needs B to be an engine.
+  // test folder with the library's reduce. Needs B to be an engine. Works on
+  // a snapshot of the finished run, so a new run may start meanwhile.
   ReduceResult export_repro(size_t node_index, const std::filesystem::path& out_dir, QString* error);
 
  signals:
@@ -131,7 +139,8 @@ class DebugSession : public QObject {
   void wait_while_paused(std::unique_lock<std::mutex>& lock);
 
   std::shared_ptr<const Model> model_;
-  std::unique_ptr<Engine> engine_a_, engine_b_;
+  // Shared so an export on another thread keeps the engine it uses alive.
+  std::shared_ptr<Engine> engine_a_, engine_b_;
   std::optional<std::filesystem::path> dump_b_;
   InputSpec inputs_;
   DiffTolerance tol_;
