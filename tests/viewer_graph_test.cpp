@@ -9,7 +9,10 @@
 #include <QLineEdit>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QContextMenuEvent>
+#include <QMenu>
 #include <QTest>
+#include <QTimer>
 #include <QToolButton>
 #include <QTemporaryDir>
 
@@ -438,6 +441,43 @@ TEST(GraphView, HeatOfACollapsedGroupIsItsMembersMaximum) {
   // The debugger's current node inside a group outlines the group.
   v.set_current_node("main", 25);
   EXPECT_TRUE(g1->is_current());
+}
+
+// The texts of the context menu the view pops up at a scene item.
+QStringList context_menu_at(GraphView& v, QGraphicsItem* item) {
+  v.centerOn(item);
+  QStringList texts;
+  QTimer::singleShot(200, [&texts] {
+    if (auto* menu = qobject_cast<QMenu*>(QApplication::activePopupWidget())) {
+      for (QAction* a : menu->actions())
+        if (!a->isSeparator()) texts << a->text();
+      menu->close();
+    }
+  });
+  const QPoint at = v.mapFromScene(item->scenePos());
+  QContextMenuEvent e(QContextMenuEvent::Mouse, at, v.viewport()->mapToGlobal(at));
+  QApplication::sendEvent(v.viewport(), &e);
+  return texts;
+}
+
+TEST(GraphView, ContextMenuOffersTheDoubleClickActions) {
+  auto m = load(scoped_model(24, 20));
+  GraphView v;
+  v.resize(900, 700);
+  v.show();
+  v.set_graph(m);
+  ASSERT_TRUE(wait_layout(v));
+  QStringList texts = context_menu_at(v, v.graph_scene()->item_for_node(0));
+  EXPECT_TRUE(texts.contains("Expand group /encoder/layer.0/attention")) << texts.join(" | ").toStdString();
+  EXPECT_TRUE(texts.contains("Collapse group /encoder/layer.0")) << texts.join(" | ").toStdString();
+
+  auto cf = load(kControlFlow);
+  v.set_graph(cf);
+  ASSERT_TRUE(wait_layout(v));
+  texts = context_menu_at(v, v.graph_scene()->item_for_node(node_with_op(cf->graph, "If")));
+  EXPECT_TRUE(texts.contains("Open then_branch")) << texts.join(" | ").toStdString();
+  EXPECT_TRUE(texts.contains("Open else_branch")) << texts.join(" | ").toStdString();
+  EXPECT_TRUE(texts.contains("Copy node name")) << texts.join(" | ").toStdString();
 }
 
 TEST(GraphView, BadInputNeverCrashes) {

@@ -1,5 +1,8 @@
 #include "onnxscope/viewer/graph_view.h"
 
+#include <QApplication>
+#include <QClipboard>
+#include <QContextMenuEvent>
 #include <QFutureWatcher>
 #include <QGraphicsSimpleTextItem>
 #include <QKeyEvent>
@@ -491,6 +494,42 @@ void GraphView::mouseDoubleClickEvent(QMouseEvent* e) {
       return collapse_group(static_cast<ClusterItem*>(it)->scope());
   }
   QGraphicsView::mouseDoubleClickEvent(e);
+}
+
+// The same actions as double-clicks, findable: open a body, expand this
+// group, collapse the scope around a node, copy a name; fit.
+void GraphView::contextMenuEvent(QContextMenuEvent* e) {
+  GraphScene* s = d_->scene;
+  if (!s || !d_->current) return QGraphicsView::contextMenuEvent(e);
+  QMenu menu(this);
+  for (QGraphicsItem* it : items(e->pos())) {
+    if (it->type() == kEdgeItem) {
+      const QString tensor = static_cast<EdgeItem*>(it)->tensor();
+      menu.addAction("Copy tensor name", this, [tensor] { QApplication::clipboard()->setText(tensor); });
+      break;
+    }
+    if (it->type() != kBoxItem) continue;
+    const graph::Box& b = static_cast<BoxItem*>(it)->data();
+    if (b.kind == graph::Box::Kind::Group) {
+      menu.addAction("Expand group " + b.scope, this, [this, sc = b.scope] { expand_group(sc); });
+    } else if (b.kind == graph::Box::Kind::Node) {
+      for (const auto& body : nested_bodies(*d_->model, *d_->current->graph, d_->current->path, b.node_index))
+        menu.addAction("Open " + body.label, this, [this, p = body.path] { open_graph(p); });
+      const QString name = QString::fromStdString(d_->current->graph->nodes[b.node_index].label(b.node_index));
+      menu.addAction("Copy node name", this, [name] { QApplication::clipboard()->setText(name); });
+    } else {
+      menu.addAction("Copy tensor name", this, [t = b.tensor] { QApplication::clipboard()->setText(t); });
+    }
+    if (!b.cluster.isEmpty())
+      menu.addAction("Collapse group " + b.cluster, this, [this, sc = b.cluster] { collapse_group(sc); });
+    break;
+  }
+  if (!menu.isEmpty()) menu.addSeparator();
+  menu.addAction("Fit graph (F)", this, &GraphView::fit);
+  if (breadcrumb_paths().size() >= 3)
+    menu.addAction("Up to " + breadcrumb_paths()[breadcrumb_paths().size() - 3] + " (Backspace)", this,
+                   [this] { open_graph(breadcrumb_paths()[breadcrumb_paths().size() - 3]); });
+  menu.exec(e->globalPos());
 }
 
 void GraphView::place_minimap() {
