@@ -16,6 +16,7 @@
 #include <QThread>
 #include <chrono>
 #include <filesystem>
+#include <set>
 #include <fstream>
 #include <sys/wait.h>
 
@@ -380,6 +381,65 @@ TEST(DebugSession, BadInputsEndTheRunWithTheReason) {
   EXPECT_EQ(s.history_size(), 0u);
   EXPECT_FALSE(s.set_engines("no-such-engine"));
   EXPECT_TRUE(s.last_error().contains("no-such-engine"));
+}
+
+TEST(DebugSession, StepsIntoLoopBodiesWhenAsked) {
+  LoadResult r = load_model_file(ONNXSCOPE_SOURCE_DIR "/resources/models/control_flow.onnx");
+  ASSERT_TRUE(r.ok());
+  auto model = load_shared(std::move(r));
+  InputSpec spec;
+  spec.seed = 3;
+  // Three loop iterations: random int64 trip counts could be anything.
+  Tensor trip = Tensor::zeros(DataType::Int64, {});
+  trip.mutable_data<int64_t>()[0] = 3;
+  spec.from_dump["trip"] = trip;
+  for (bool into : {false, true}) {
+    DebugSession s;
+    s.set_model(model);
+    s.set_engines(make_reference_engine());
+    s.set_inputs(spec);
+    s.set_step_into_subgraphs(into);
+    s.run();
+    ASSERT_TRUE(wait_finished(s));
+    size_t body = 0, main = 0;
+    std::set<int64_t> iterations;
+    for (size_t i = 0; i < s.history_size(); ++i) {
+      auto rec = s.record(i);
+      if (rec->graph_path == "main") {
+        ++main;
+      } else {
+        ++body;
+        // The interpreter names a body by its node: "main//accumulate/Loop".
+        if (rec->graph_path.ends_with("/accumulate/Loop")) iterations.insert(rec->iteration);
+      }
+    }
+    EXPECT_EQ(main, model->graph.nodes.size());
+    if (into) {
+      // A breakpoint in the body, named the graph view's way, stops at iteration 0.
+      DebugSession b;
+      b.set_model(model);
+      b.set_engines(make_reference_engine());
+      b.set_inputs(spec);
+      b.set_step_into_subgraphs(true);
+      b.set_breakpoint("main//accumulate/Loop:body", 1, true);
+      b.run();
+      ASSERT_TRUE(wait_paused(b));
+      EXPECT_TRUE(b.current()->graph_path.ends_with("/accumulate/Loop"));
+      EXPECT_EQ(b.current()->node_index, 1u);
+      EXPECT_EQ(b.current()->iteration, 0);
+      b.run();  // the next iteration stops there again
+      ASSERT_TRUE(wait_paused(b));
+      EXPECT_EQ(b.current()->iteration, 1);
+      b.cancel();
+      ASSERT_TRUE(wait_finished(b));
+    }
+    if (!into) {
+      EXPECT_EQ(body, 0u);
+    } else {
+      EXPECT_GT(body, 0u);
+      EXPECT_EQ(iterations, (std::set<int64_t>{0, 1, 2})) << "one record per body node and iteration";
+    }
+  }
 }
 
 TEST(DebugSession, CancelStopsARunningWorker) {

@@ -28,6 +28,14 @@ std::string first_non_finite(const StepRecord& r) {
   return {};
 }
 
+// Graph paths name a body "main/NODE:ATTR" in the loader and the graph view,
+// and "main/NODE" in the interpreter's events: compare them without ":ATTR".
+std::string body_key(std::string path) {
+  const size_t colon = path.rfind(':'), slash = path.rfind('/');
+  if (colon != std::string::npos && (slash == std::string::npos || colon > slash)) path.erase(colon);
+  return path;
+}
+
 std::string short_num(double v) {
   char b[32];
   std::snprintf(b, sizeof b, "%.3g", v);
@@ -176,14 +184,14 @@ void DebugSession::set_dump_b(const std::filesystem::path& dump) {
 
 void DebugSession::set_breakpoint(const QString& graph_path, int node_index, bool on) {
   std::lock_guard lock(mu_);
-  auto key = std::make_pair(graph_path.toStdString(), static_cast<size_t>(node_index));
+  auto key = std::make_pair(body_key(graph_path.toStdString()), static_cast<size_t>(node_index));
   if (on) breakpoints_.insert(key);
   else breakpoints_.erase(key);
 }
 
 bool DebugSession::has_breakpoint(const QString& graph_path, int node_index) const {
   std::lock_guard lock(mu_);
-  return breakpoints_.count({graph_path.toStdString(), static_cast<size_t>(node_index)}) > 0;
+  return breakpoints_.count({body_key(graph_path.toStdString()), static_cast<size_t>(node_index)}) > 0;
 }
 
 void DebugSession::set_break_on_nan(bool on) {
@@ -198,7 +206,7 @@ void DebugSession::set_break_on_divergence(bool on) {
 
 std::string DebugSession::check_stop(const StepRecord& r) {
   if (cancel_) return {};
-  if (breakpoints_.count({r.graph_path, r.node_index})) return "breakpoint at '" + r.node + "'";
+  if (breakpoints_.count({body_key(r.graph_path), r.node_index})) return "breakpoint at '" + r.node + "'";
   if (break_nan_)
     if (std::string why = first_non_finite(r); !why.empty()) return why;
   if (break_divergence_)
@@ -210,7 +218,7 @@ std::string DebugSession::check_stop(const StepRecord& r) {
                                    short_num(d.max_abs)
                              : d.problem);
       }
-  if (run_to_ && mode_ == Mode::RunTo && run_to_->first == r.graph_path && run_to_->second == r.node_index) {
+  if (run_to_ && mode_ == Mode::RunTo && run_to_->first == body_key(r.graph_path) && run_to_->second == r.node_index) {
     run_to_.reset();
     return "reached '" + r.node + "'";
   }
@@ -367,7 +375,7 @@ bool DebugSession::step_back() {
 }
 
 void DebugSession::run_to(const QString& graph_path, int node_index) {
-  const std::string g = graph_path.toStdString();
+  const std::string g = body_key(graph_path.toStdString());
   std::optional<StepRecord> replay;
   int at = -1;
   SessionState s;
@@ -377,7 +385,7 @@ void DebugSession::run_to(const QString& graph_path, int node_index) {
     // Already recorded ahead of the cursor: move there without running.
     if (s != SessionState::Running)
       for (size_t i = static_cast<size_t>(cursor_ + 1); i < history_.size(); ++i)
-        if (history_[i].graph_path == g && history_[i].node_index == static_cast<size_t>(node_index)) {
+        if (body_key(history_[i].graph_path) == g && history_[i].node_index == static_cast<size_t>(node_index)) {
           at = cursor_ = static_cast<int>(i);
           replay = history_[i];
           break;

@@ -96,8 +96,10 @@ DebuggerPanel::DebuggerPanel(QWidget* parent) : QWidget(parent), session_(new De
   v->addLayout(buttons);
   break_nan_ = new QCheckBox("Break when a NaN/Inf appears", this);
   break_div_ = new QCheckBox("Break when A and B diverge beyond the tolerance", this);
+  into_bodies_ = new QCheckBox("Step into If/Loop/Scan bodies and functions", this);
   v->addWidget(break_nan_);
   v->addWidget(break_div_);
+  v->addWidget(into_bodies_);
   progress_ = new QProgressBar(this);
   progress_->setRange(0, 1);
   progress_->setValue(0);
@@ -260,6 +262,7 @@ bool DebuggerPanel::configure() {
   }
   session_->set_inputs(std::move(spec));
   session_->set_tolerance(DiffTolerance{rtol_->value(), atol_->value(), -1});
+  session_->set_step_into_subgraphs(into_bodies_->isChecked());
   return true;
 }
 

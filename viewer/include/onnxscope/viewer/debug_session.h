@@ -71,6 +71,8 @@ class DebugSession : public QObject {
   }
 
   // ---- breakpoints (any time) ----
+  // A body's graph path may be given as the loader writes it ("main/NODE:ATTR")
+  // or as the interpreter reports it ("main/NODE").
   void set_breakpoint(const QString& graph_path, int node_index, bool on);
   bool has_breakpoint(const QString& graph_path, int node_index) const;
   void set_break_on_nan(bool on);

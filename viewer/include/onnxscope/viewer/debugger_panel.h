@@ -77,7 +77,7 @@ class DebuggerPanel : public QWidget {
   QSpinBox* seed_;
   QLineEdit *input_files_, *dims_;
   QLabel *inputs_dump_label_, *state_, *node_;
-  QCheckBox *break_nan_, *break_div_;
+  QCheckBox *break_nan_, *break_div_, *into_bodies_;
   QDoubleSpinBox *rtol_, *atol_;
   QPushButton *run_, *pause_, *step_, *back_, *run_to_, *cancel_, *bp_;
   QProgressBar* progress_;
