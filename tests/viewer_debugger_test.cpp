@@ -30,6 +30,7 @@
 #include "onnxscope/loader.h"
 #include "onnxscope/reference.h"
 #include "onnxscope/viewer/debug_session.h"
+#include "onnxscope/viewer/conformance_browser.h"
 #include "onnxscope/viewer/debug_actions.h"
 #include "onnxscope/viewer/debugger_panel.h"
 #include "onnxscope/viewer/divergence_model.h"
@@ -681,6 +682,18 @@ TEST(MainWindowDebugging, DocksRunThePairAndStepFromTheWindow) {
   if (!qEnvironmentVariableIsEmpty("ONNXSCOPE_SCREENSHOT_DIR")) {
     EXPECT_TRUE(w.grab().save(qEnvironmentVariable("ONNXSCOPE_SCREENSHOT_DIR") + "/debugger_step.png"));
   }
+}
+
+TEST(MainWindowDebugging, AConformanceTestOpensWithItsInputFiles) {
+  MainWindow w;
+  w.show();
+  bool loaded = false;
+  QObject::connect(&w, &MainWindow::model_loaded, [&](bool ok) { loaded = ok; });
+  // What the browser asks for when a test is opened: its model and input_K.pb files.
+  emit w.conformance_browser()->open_model_requested(ONNXSCOPE_SOURCE_DIR "/resources/models/sample_cnn.onnx",
+                                                     {"/suite/test_x/test_data_set_0/input_0.pb"});
+  ASSERT_TRUE(wait_for([&] { return loaded; }));
+  EXPECT_EQ(w.debugger_panel()->input_files(), "image=/suite/test_x/test_data_set_0/input_0.pb");
 }
 
 TEST(MainWindowDebugging, ScreenshotCommandLineRunsTheDebugger) {

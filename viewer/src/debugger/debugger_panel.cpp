@@ -208,6 +208,7 @@ void DebuggerPanel::choose_dump_b(const QString& path) {
 void DebuggerPanel::set_seed(int seed) { seed_->setValue(seed); }
 void DebuggerPanel::set_dims(const QString& spec) { dims_->setText(spec); }
 void DebuggerPanel::set_input_files(const QString& spec) { input_files_->setText(spec); }
+QString DebuggerPanel::input_files() const { return input_files_->text(); }
 
 void DebuggerPanel::set_inputs_from_dump(const QString& path) {
   inputs_dump_ = path;

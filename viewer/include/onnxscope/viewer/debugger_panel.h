@@ -42,6 +42,7 @@ class DebuggerPanel : public QWidget {
   void set_dims(const QString& spec);
   // "NAME=FILE.pb|.npy" entries, comma separated.
   void set_input_files(const QString& spec);
+  QString input_files() const;
   void set_inputs_from_dump(const QString& path);
 
  public slots:
