@@ -161,12 +161,12 @@ TEST(GraphLayout, GroupsScopesOfLargeGraphs) {
   EXPECT_EQ(grp.kind, Box::Kind::Group);
   EXPECT_EQ(grp.members.size(), 10u);
   EXPECT_EQ(grp.cluster, "/encoder/layer.7");
-  auto node_named = [&](const std::string& name) -> const Node& {
-    for (const Node& n : m->graph.nodes)
-      if (n.name == name) return n;
+  auto node_named = [&](const std::string& name) -> size_t {
+    for (size_t i = 0; i < m->graph.nodes.size(); ++i)
+      if (m->graph.nodes[i].name == name) return i;
     throw std::runtime_error("no node " + name);
   };
-  EXPECT_EQ(hiding_group(gs, node_named("/encoder/layer.7/attention/Op_3")), "/encoder/layer.7/attention");
+  EXPECT_EQ(hiding_group(gs, m->graph, node_named("/encoder/layer.7/attention/Op_3")), "/encoder/layer.7/attention");
   // Groups chain into each other (one edge in, one edge out).
   int into = 0;
   for (const Edge& e : vg.edges)
@@ -175,10 +175,43 @@ TEST(GraphLayout, GroupsScopesOfLargeGraphs) {
 
   expand_scope(m->graph, gs, "/encoder/layer.7/attention");
   VisibleGraph vg2 = build_visible_graph(*m, m->graph, gs);
-  EXPECT_EQ(hiding_group(gs, node_named("/encoder/layer.7/attention/Op_3")), "");
+  EXPECT_EQ(hiding_group(gs, m->graph, node_named("/encoder/layer.7/attention/Op_3")), "");
   EXPECT_EQ(vg2.boxes.size(), vg.boxes.size() + 9);
   collapse_scope(gs, "/encoder/layer.7");
-  EXPECT_EQ(hiding_group(gs, node_named("/encoder/layer.7/mlp/Op_15")), "/encoder/layer.7");
+  EXPECT_EQ(hiding_group(gs, m->graph, node_named("/encoder/layer.7/mlp/Op_15")), "/encoder/layer.7");
+}
+
+TEST(GraphLayout, ManyUnscopedNodesAreGroupedInRuns) {
+  test::ModelBuilder b;  // 1000 nodes named like old exporters: no scopes at all
+  b.input("x", DataType::Float, {4});
+  std::string prev = "x";
+  for (int i = 0; i < 1000; ++i) {
+    const std::string out = "t" + std::to_string(i);
+    b.node(i % 2 ? "Relu" : "Neg", {prev}, {out}, "node_" + std::to_string(i));
+    prev = out;
+  }
+  b.output(prev, DataType::Float, {4});
+  auto m = load(b);
+  GroupingState gs = default_grouping(m->graph);
+  ASSERT_TRUE(gs.enabled);
+  EXPECT_EQ(group_scope(gs, m->graph, 0), "/nodes 0-99");
+  EXPECT_EQ(group_scope(gs, m->graph, 999), "/nodes 900-999");
+  VisibleGraph vg = build_visible_graph(*m, m->graph, gs);
+  EXPECT_EQ(vg.boxes.size(), 12u);  // 10 runs, input, output
+  // Jumping to a node opens its run only.
+  GraphView v;
+  v.set_graph(m);
+  ASSERT_TRUE(wait_layout(v));
+  v.select_node("main", 512);
+  ASSERT_TRUE(wait_layout(v));
+  EXPECT_EQ(v.graph_scene()->item_for_node(512)->data().kind, Box::Kind::Node);
+  EXPECT_EQ(v.graph_scene()->item_for_node(100)->data().kind, Box::Kind::Group);
+  EXPECT_EQ(v.graph_scene()->box_items().size(), 12u - 1 + 100);
+  // The inspector counts a run's operators.
+  Inspector insp;
+  insp.set_model(m);
+  insp.show_group("main", "/nodes 100-199", 100);
+  EXPECT_TRUE(insp.text().contains("Neg\t50") || insp.text().contains("Neg\n50")) << insp.text().toStdString();
 }
 
 TEST(GraphLayout, ScopesFromPyTorchMetadataWhenNamesHaveNone) {

@@ -1,5 +1,6 @@
 #include "inspector.h"
 
+#include <QRegularExpression>
 #include <QTextBrowser>
 #include <QUrl>
 #include <QVBoxLayout>
@@ -198,9 +199,15 @@ void Inspector::show_group(QString graph_path, QString scope, int node_count) {
   if (ref) {
     std::map<std::string, int> ops;
     const QString prefix = scope + "/";
-    for (const Node& n : ref->graph->nodes) {
-      const QString ns = graph::node_scope(n);
-      if (ns == scope || ns.startsWith(prefix)) ++ops[n.op_type];
+    // A run of unscoped nodes ("/nodes 0-99") is named by its index range.
+    static const QRegularExpression run("^/nodes (\\d+)-(\\d+)$");
+    const auto range = run.match(scope);
+    const Graph& g = *ref->graph;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const QString ns = graph::node_scope(g.nodes[i]);
+      const bool in_run = range.hasMatch() && ns.isEmpty() && i >= range.captured(1).toULongLong() &&
+                          i <= range.captured(2).toULongLong();
+      if (in_run || (!ns.isEmpty() && (ns == scope || ns.startsWith(prefix)))) ++ops[g.nodes[i].op_type];
     }
     h += "<h4>Operators</h4><table>";
     for (const auto& [op, count] : ops)

@@ -306,7 +306,7 @@ void GraphView::on_selection() {
 void GraphView::reveal(int node_index) {
   const Graph& g = *d_->current->graph;
   GroupingState& gs = d_->grouping[d_->current->path];
-  for (QString grp; !(grp = hiding_group(gs, g.nodes[node_index])).isEmpty();) expand_scope(g, gs, grp);
+  for (QString grp; !(grp = hiding_group(gs, g, node_index)).isEmpty();) expand_scope(g, gs, grp);
 }
 
 void GraphView::select_node(QString graph_path, int node_index) {
@@ -318,7 +318,7 @@ void GraphView::select_node(QString graph_path, int node_index) {
   }
   const Graph& g = *d_->current->graph;
   if (node_index < 0 || node_index >= static_cast<int>(g.nodes.size())) return;
-  if (!hiding_group(d_->grouping.value(graph_path), g.nodes[node_index]).isEmpty()) {
+  if (!hiding_group(d_->grouping.value(graph_path), g, node_index).isEmpty()) {
     reveal(node_index);
     d_->pending_select = {graph_path, node_index};
     start_layout(true);
@@ -365,7 +365,7 @@ void GraphView::select_tensor(QString tensor_name) {
   }
   const int node = producer >= 0 ? producer : consumer;
   if (node < 0) return;
-  if (!hiding_group(d_->grouping.value(d_->current->path), g.nodes[node]).isEmpty()) {
+  if (!hiding_group(d_->grouping.value(d_->current->path), g, node).isEmpty()) {
     reveal(node);
     d_->pending_tensor = tensor_name;
     start_layout(true);
@@ -421,7 +421,7 @@ void GraphView::expand_group(QString scope) {
   if (!gs.collapsed.contains(scope)) return;
   const Graph& g = *d_->current->graph;
   for (size_t i = 0; i < g.nodes.size(); ++i)
-    if (hiding_group(gs, g.nodes[i]) == scope) {
+    if (hiding_group(gs, g, i) == scope) {
       d_->pending_center_node = static_cast<int>(i);
       break;
     }

@@ -12,6 +12,7 @@ namespace onnxscope::viewer::graph {
 namespace {
 
 constexpr int kExpandWholeBelow = 120;  // an expanded group this small opens fully
+constexpr int kRunLength = 100;         // unscoped nodes per run group
 
 bool is_folded_constant(const Node& n, const Graph& g) {
   if (n.op_type != "Constant" || !is_default_domain(n.domain)) return false;
@@ -56,11 +57,10 @@ struct ScopeStats {
   QHash<QString, QString> parent;
 };
 
-ScopeStats scope_stats(const Graph& g) {
+ScopeStats scope_stats(const Graph& g, const GroupingState& s) {
   ScopeStats st;
-  QHash<std::string_view, bool> seen;
-  for (const Node& n : g.nodes) {
-    const QStringList chain = scope_chain(node_scope(n));
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const QStringList chain = scope_chain(group_scope(s, g, i));
     for (int k = 0; k < chain.size(); ++k) {
       st.subtree[chain[k]] += 1;
       if (k > 0) st.parent[chain[k]] = chain[k - 1];
@@ -113,14 +113,30 @@ QStringList scope_chain(const QString& scope) {
   return out;
 }
 
+QString group_scope(const GroupingState& s, const Graph& g, size_t i) {
+  if (i < s.run_of_node.size() && !s.run_of_node[i].isEmpty()) return s.run_of_node[i];
+  return node_scope(g.nodes[i]);
+}
+
 GroupingState default_grouping(const Graph& g, int threshold) {
   GroupingState s;
   if (static_cast<int>(g.nodes.size()) <= threshold) return s;
+  std::vector<size_t> unscoped;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    if (node_scope(g.nodes[i]).isEmpty()) unscoped.push_back(i);
+  if (static_cast<int>(unscoped.size()) > threshold / 2) {
+    s.run_of_node.assign(g.nodes.size(), QString());
+    for (size_t r = 0; r < unscoped.size(); r += kRunLength) {
+      const size_t last = std::min(unscoped.size(), r + kRunLength) - 1;
+      const QString name = QString("/nodes %1-%2").arg(unscoped[r]).arg(unscoped[last]);
+      for (size_t k = r; k <= last; ++k) s.run_of_node[unscoped[k]] = name;
+    }
+  }
   std::vector<QStringList> chains;
   chains.reserve(g.nodes.size());
   int max_depth = 0;
-  for (const Node& n : g.nodes) {
-    chains.push_back(scope_chain(node_scope(n)));
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    chains.push_back(scope_chain(group_scope(s, g, i)));
     max_depth = std::max(max_depth, static_cast<int>(chains.back().size()));
   }
   if (max_depth == 0) return s;
@@ -143,7 +159,7 @@ GroupingState default_grouping(const Graph& g, int threshold) {
 
 void expand_scope(const Graph& g, GroupingState& s, const QString& scope) {
   s.collapsed.remove(scope);
-  const ScopeStats st = scope_stats(g);
+  const ScopeStats st = scope_stats(g, s);
   if (st.subtree.value(scope) <= kExpandWholeBelow) return;
   for (auto it = st.parent.begin(); it != st.parent.end(); ++it)
     if (it.value() == scope) s.collapsed.insert(it.key());
@@ -156,9 +172,9 @@ void collapse_scope(GroupingState& s, const QString& scope) {
   s.collapsed.insert(scope);
 }
 
-QString hiding_group(const GroupingState& s, const Node& n) {
+QString hiding_group(const GroupingState& s, const Graph& g, size_t node_index) {
   if (!s.enabled || s.collapsed.isEmpty()) return {};
-  for (const QString& sc : scope_chain(node_scope(n)))
+  for (const QString& sc : scope_chain(group_scope(s, g, node_index)))
     if (s.collapsed.contains(sc)) return sc;
   return {};
 }
@@ -200,7 +216,7 @@ VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingS
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (folded_node[i]) continue;
     const Node& n = g.nodes[i];
-    const QString scope = s.enabled ? node_scope(n) : QString();
+    const QString scope = s.enabled ? group_scope(s, g, i) : QString();
     const QStringList chain = scope_chain(scope);
     int group_depth = -1;
     for (int k = 0; k < chain.size(); ++k)
@@ -231,7 +247,7 @@ VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingS
       Box b;
       b.kind = Box::Kind::Node;
       b.node_index = static_cast<int>(i);
-      b.scope = node_scope(n);
+      b.scope = group_scope(s, g, i);
       b.title = QString::fromStdString(n.op_type);
       b.subtitle = n.name.empty() ? QString::fromStdString(n.label(i)) : short_name(QString::fromStdString(n.name));
       b.category = op_category(n.op_type);

@@ -65,17 +65,24 @@ struct VisibleGraph {
 struct GroupingState {
   bool enabled = false;       // scope grouping is on (large graphs)
   QSet<QString> collapsed;    // scopes drawn as one box
+  // Many nodes without a scope are grouped in runs, in graph order:
+  // per node the run's name ("/nodes 0-99"), empty for scoped nodes.
+  std::vector<QString> run_of_node;
 };
 
+// The scope a node is grouped by: its own (node_scope), or its run.
+QString group_scope(const GroupingState& s, const Graph& g, size_t node_index);
+
 // Grouping for a graph first shown: on above `threshold` nodes, collapsing
-// the deepest scope level that keeps the number of boxes under it.
+// the deepest scope level that keeps the number of boxes under it. When more
+// than threshold/2 nodes have no scope, they are grouped in runs of 100.
 GroupingState default_grouping(const Graph& g, int threshold = 300);
 // Expanding a group collapses its child scopes (so a 20,000-node layer opens
 // one level at a time); collapsing one removes its descendants.
 void expand_scope(const Graph& g, GroupingState& s, const QString& scope);
 void collapse_scope(GroupingState& s, const QString& scope);
 // The collapsed group hiding a node, "" when the node is drawn itself.
-QString hiding_group(const GroupingState& s, const Node& n);
+QString hiding_group(const GroupingState& s, const Graph& g, size_t node_index);
 
 // `outer`: the graphs around a body, innermost last (types of the values it reads from them).
 VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingState& s,
