@@ -30,6 +30,33 @@ std::pair<double, double> finite_range(uint64_t count, F value_at) {
   return {lo, hi};
 }
 
+// Element i as double, with direct reads for float32 (most activations) and
+// float64 (differences): element_as_double dispatches on the dtype per element.
+struct Reader {
+  const Tensor& t;
+  const float* f32 = t.dtype() == DataType::Float ? t.data<float>() : nullptr;
+  const double* f64 = t.dtype() == DataType::Double ? t.data<double>() : nullptr;
+  double operator()(uint64_t i) const {
+    return f32 ? static_cast<double>(f32[i]) : f64 ? f64[i] : t.element_as_double(i);
+  }
+};
+
+// Flat index of slice cell (r, c) = base + r * row_stride + c * col_stride.
+struct SliceIndex {
+  uint64_t base = 0, row_stride = 0, col_stride = 0;
+  SliceIndex(const Tensor& t, const TensorSlice& s) {
+    const auto st = strides(t.shape());
+    for (size_t a = 0; a < st.size(); ++a) {
+      if (static_cast<int>(a) == s.row_axis) row_stride = st[a];
+      else if (static_cast<int>(a) == s.col_axis) col_stride = st[a];
+      else base += static_cast<uint64_t>(s.index[a]) * st[a];
+    }
+  }
+  uint64_t at(int64_t r, int64_t c) const {
+    return base + static_cast<uint64_t>(r) * row_stride + static_cast<uint64_t>(c) * col_stride;
+  }
+};
+
 QRgb mix(QRgb a, QRgb b, double f) {
   auto ch = [f](int x, int y) { return static_cast<int>(std::lround(x + (y - x) * f)); };
   return qRgb(ch(qRed(a), qRed(b)), ch(qGreen(a), qGreen(b)), ch(qBlue(a), qBlue(b)));
@@ -82,12 +109,13 @@ Histogram histogram(const Tensor& t, int bins) {
   bins = std::max(1, bins);
   h.counts.assign(static_cast<size_t>(bins), 0);
   if (t.is_string() || t.element_count() == 0) return h;
-  auto [lo, hi] = finite_range(t.element_count(), [&](uint64_t i) { return t.element_as_double(i); });
+  const Reader read{t};
+  auto [lo, hi] = finite_range(t.element_count(), read);
   h.lo = lo;
   h.hi = hi;
   const double width = (hi - lo) / bins;
   for (uint64_t i = 0; i < t.element_count(); ++i) {
-    const double v = t.element_as_double(i);
+    const double v = read(i);
     if (!std::isfinite(v)) {
       ++h.non_finite;
       continue;
@@ -112,7 +140,8 @@ std::optional<Tensor> difference(const Tensor& a, const Tensor& b, QString* why)
                                               QString::fromStdString(shape_to_string(b.shape()))));
   Tensor d = Tensor::zeros(DataType::Double, a.shape());
   double* out = d.mutable_data<double>();
-  for (uint64_t i = 0; i < a.element_count(); ++i) out[i] = b.element_as_double(i) - a.element_as_double(i);
+  const Reader ra{a}, rb{b};
+  for (uint64_t i = 0; i < a.element_count(); ++i) out[i] = rb(i) - ra(i);
   return d;
 }
 
@@ -150,15 +179,15 @@ QImage heatmap(const Tensor& t, const TensorSlice& s0) {
   TensorSlice s = clamp_slice(t, s0);
   const int64_t rows = slice_rows(t, s), cols = slice_cols(t, s);
   if (rows > 16384 || cols > 16384) return {};
-  auto at = [&](uint64_t k) {
-    return t.element_as_double(slice_flat_index(t, s, static_cast<int64_t>(k) / cols, static_cast<int64_t>(k) % cols));
-  };
+  const Reader read{t};
+  const SliceIndex idx(t, s);
+  auto at = [&](uint64_t k) { return read(idx.at(static_cast<int64_t>(k) / cols, static_cast<int64_t>(k) % cols)); };
   auto [lo, hi] = finite_range(static_cast<uint64_t>(rows * cols), at);
   QImage img(static_cast<int>(cols), static_cast<int>(rows), QImage::Format_RGB32);
   for (int64_t r = 0; r < rows; ++r) {
     auto* line = reinterpret_cast<QRgb*>(img.scanLine(static_cast<int>(r)));
     for (int64_t c = 0; c < cols; ++c) {
-      double v = t.element_as_double(slice_flat_index(t, s, r, c));
+      double v = read(idx.at(r, c));
       if (std::isinf(v)) v = v > 0 ? hi : lo;
       line[c] = heat_colour(v, lo, hi);
     }
