@@ -105,8 +105,19 @@ TEST(GraphLayout, SampleCnnBoxesDoNotOverlap) {
   const int conv = vg.box_of_node[node_with_op(m->graph, "Conv")];
   const int bn = vg.box_of_node[node_with_op(m->graph, "BatchNormalization")];
   EXPECT_LT(r.centers[conv].y(), r.centers[bn].y());
-  // Every edge has a path and its dtype[shape] label.
-  for (size_t k = 0; k < vg.edges.size(); ++k) EXPECT_FALSE(r.edges[k].path.isEmpty());
+  // Every edge has a path and its dtype[shape] label; labels (drawn at their
+  // measured width) overlap neither boxes nor each other.
+  std::vector<QRectF> labels;
+  for (size_t k = 0; k < vg.edges.size(); ++k) {
+    EXPECT_FALSE(r.edges[k].path.isEmpty());
+    ASSERT_TRUE(r.edges[k].has_label) << vg.edges[k].tensor.toStdString();
+    labels.emplace_back(r.edges[k].label_pos - QPointF(vg.edges[k].label_width / 2, 5), QSizeF(vg.edges[k].label_width, 10));
+  }
+  for (size_t k = 0; k < labels.size(); ++k) {
+    for (const QRectF& box : rects) EXPECT_FALSE(labels[k].intersects(box)) << vg.edges[k].label.toStdString();
+    for (size_t j = k + 1; j < labels.size(); ++j)
+      EXPECT_FALSE(labels[k].intersects(labels[j])) << vg.edges[k].label.toStdString() << " / " << vg.edges[j].label.toStdString();
+  }
 }
 
 TEST(GraphLayout, FoldsInitializersAndConstantsIntoTheirConsumer) {

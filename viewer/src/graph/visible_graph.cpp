@@ -328,6 +328,10 @@ void measure_boxes(VisibleGraph& vg) {
     b.height = b.subtitle.isEmpty() ? tm.height() + 12 : tm.height() + sm.height() + 12;
     if (b.kind == Box::Kind::Group) b.height += 6;  // room for the stacked look
   }
+  QFont label_font;
+  label_font.setPointSizeF(7.5);  // as EdgeItem draws it
+  const QFontMetricsF lm(label_font);
+  for (Edge& e : vg.edges) e.label_width = e.label.isEmpty() ? 0 : lm.horizontalAdvance(e.label) + 4;
 }
 
 }  // namespace onnxscope::viewer::graph

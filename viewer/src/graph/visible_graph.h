@@ -45,6 +45,7 @@ struct Edge {
   QString tensor;        // the value (first one when several are merged)
   QString label;         // "float[1,3,224,224]", or "3 tensors"
   int count = 1;
+  double label_width = 0;  // points, filled by measure_boxes
 };
 
 struct Cluster {
@@ -87,7 +88,8 @@ QString hiding_group(const GroupingState& s, const Graph& g, size_t node_index);
 // `outer`: the graphs around a body, innermost last (types of the values it reads from them).
 VisibleGraph build_visible_graph(const Model& m, const Graph& g, const GroupingState& s,
                                  const std::vector<const Graph*>& outer = {});
-// Fills Box::width/height for the view's fonts (usable off the UI thread).
+// Fills Box::width/height and Edge::label_width for the view's fonts (usable
+// off the UI thread).
 void measure_boxes(VisibleGraph& vg);
 
 }  // namespace onnxscope::viewer::graph
