@@ -281,6 +281,13 @@ TEST(GraphView, EveryNodeHasAnItemAndSelectionFillsTheInspector) {
   EXPECT_TRUE(text.contains("cpu")) << text.toStdString();
   EXPECT_TRUE(text.contains("float[batch,8,32,32]")) << text.toStdString();  // output dtype and shape
 
+  // Arrow keys walk the graph: Down to the consumer, Up back to the producer.
+  v->setFocus();
+  QTest::keyClick(v, Qt::Key_Down);
+  EXPECT_EQ(selected.last().at(1).toInt(), node_with_op(g, "BatchNormalization"));
+  QTest::keyClick(v, Qt::Key_Up);
+  EXPECT_EQ(selected.last().at(1).toInt(), conv);
+
   // A clicked edge reports its tensor.
   QSignalSpy tensor(v, &GraphView::tensor_selected);
   auto edges = s->items_for_tensor("/features/features.0/Conv_output_0");

@@ -470,8 +470,43 @@ void GraphView::keyPressEvent(QKeyEvent* e) {
       if (paths.size() >= 3) open_graph(paths[paths.size() - 3]);  // up past the node crumb
       return;
     }
+    case Qt::Key_Up:
+    case Qt::Key_Down:
+      if (step_selection(e->key() == Qt::Key_Up)) return;
+      [[fallthrough]];
     default: QGraphicsView::keyPressEvent(e);
   }
+}
+
+// Up: the node producing the selected node's first drawn input; Down: the
+// first node reading its outputs. False when nothing is selected or there.
+bool GraphView::step_selection(bool up) {
+  GraphScene* s = d_->scene;
+  if (!s || !d_->current || s->selectedItems().size() != 1 || s->selectedItems().front()->type() != kBoxItem) return false;
+  const graph::Box& b = static_cast<BoxItem*>(s->selectedItems().front())->data();
+  if (b.kind != graph::Box::Kind::Node) return false;
+  const Graph& g = *d_->current->graph;
+  const Node& n = g.nodes[b.node_index];
+  if (up) {
+    for (const auto& in : n.inputs) {
+      if (in.empty() || s->visible().folded_values.contains(QString::fromStdString(in))) continue;
+      for (int i = b.node_index - 1; i >= 0; --i)
+        for (const auto& o : g.nodes[i].outputs)
+          if (o == in) {
+            select_node(d_->current->path, i);
+            return true;
+          }
+    }
+    return false;
+  }
+  for (size_t i = b.node_index + 1; i < g.nodes.size(); ++i)
+    for (const auto& in : g.nodes[i].inputs)
+      for (const auto& o : n.outputs)
+        if (!o.empty() && in == o) {
+          select_node(d_->current->path, static_cast<int>(i));
+          return true;
+        }
+  return false;
 }
 
 void GraphView::mouseDoubleClickEvent(QMouseEvent* e) {

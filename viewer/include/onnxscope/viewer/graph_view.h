@@ -108,6 +108,7 @@ class GraphView : public QGraphicsView {
   void on_layout_done();
   void apply_overlays();
   void on_selection();
+  bool step_selection(bool up);
   void initial_view();
   void reveal(int node_index);
 
