@@ -531,6 +531,26 @@ TEST(GraphView, ContextMenuOffersTheDoubleClickActions) {
   EXPECT_TRUE(texts.contains("Copy node name")) << texts.join(" | ").toStdString();
 }
 
+TEST(GraphView, CancelledLayoutIsDroppedAndTheViewStaysUsable) {
+  auto big = load(scoped_model(24, 20));
+  GraphView v;
+  QSignalSpy done(&v, &GraphView::layout_finished);
+  v.set_graph(big);
+  ASSERT_TRUE(v.is_laying_out());
+  v.cancel_layout();
+  EXPECT_FALSE(v.is_laying_out());
+  ASSERT_EQ(done.count(), 1);
+  EXPECT_FALSE(done.at(0).at(0).toBool());
+  EXPECT_EQ(done.at(0).at(1).toString(), "cancelled");
+  QTest::qWait(300);  // the dropped result arrives and is ignored
+  EXPECT_EQ(v.graph_scene(), nullptr);
+  EXPECT_EQ(done.count(), 1);
+  // A new graph right after lays out normally.
+  v.set_graph(load(kSample));
+  ASSERT_TRUE(wait_layout(v));
+  EXPECT_EQ(v.graph_scene()->box_items().size(), 16u);  // 13 nodes, image, logits, probabilities
+}
+
 TEST(GraphView, BadInputNeverCrashes) {
   auto m = load(kSample);
   GraphView v;
