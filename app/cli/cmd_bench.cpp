@@ -136,6 +136,7 @@ Runner add_bench_command(CLI::App& app) {
 
     std::vector<double> times_ms;
     double prepare_ms = 0, first_run_ms = 0;
+    RunStats stats;
     NamedValues in, out;
     try {
       in = make_inputs(view, spec);
@@ -157,6 +158,7 @@ Runner add_bench_command(CLI::App& app) {
         if (i == 0) first_run_ms = ms;
         if (i >= a->warmup) times_ms.push_back(ms);
       }
+      stats = prepared->last_run_stats();
     } catch (const Error& e) {
       std::cerr << "onnxscope: " << e.what() << "\n";
       return kExitBadInput;
@@ -212,6 +214,7 @@ Runner add_bench_command(CLI::App& app) {
                          {"max", *std::max_element(times_ms.begin(), times_ms.end())}};
       j["throughput_per_s"] = throughput;
       j["peak_rss_mib"] = rss;
+      j["peak_activation_mib"] = static_cast<double>(stats.peak_live_bytes) / (1 << 20);
       nlohmann::json ins = nlohmann::json::object();
       for (const auto& [name, v] : in) ins[name] = shape_of(v);
       j["inputs"] = ins;
@@ -234,6 +237,8 @@ Runner add_bench_command(CLI::App& app) {
               << a->warmup << " warm-up)\n";
     std::cout << "throughput  " << throughput << " inferences/s (batch " << per_run << ")\n";
     std::cout << "peak RSS    " << rss << " MiB\n";
+    std::cout << "activations " << static_cast<double>(stats.peak_live_bytes) / (1 << 20)
+              << " MiB at most alive at once (node outputs)\n";
     for (const auto& s : saved) std::cout << "saved       " << s["name"].get<std::string>() << " -> " << s["file"].get<std::string>() << "\n";
     return kExitOk;
   };

@@ -124,7 +124,9 @@ Runner add_run_command(CLI::App& app) {
       }
       std::cout << std::fixed << std::setprecision(2) << "engine " << eng->engine << ": prepare "
                 << std::chrono::duration<double, std::milli>(t1 - t0).count() << " ms, run "
-                << std::chrono::duration<double, std::milli>(t2 - t1).count() << " ms\n";
+                << std::chrono::duration<double, std::milli>(t2 - t1).count() << " ms, activations "
+                << static_cast<double>(prepared->last_run_stats().peak_live_bytes) / (1 << 20)
+                << " MiB at most alive at once\n";
       if (*profile) prof.print();
       if (*explain) {
         std::cout << "nodes as run (" << ex.lines.size() << "):\n";

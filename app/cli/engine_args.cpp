@@ -8,7 +8,19 @@
 
 namespace onnxscope::cli {
 
+void add_limit_options(CLI::App* cmd, RunLimits& l) {
+  cmd->add_option("--max-tensor-bytes", l.max_tensor_bytes,
+                  "Largest tensor a run may make, e.g. 512MB or 2GB (default: half the machine's memory)")
+      ->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--max-live-bytes", l.max_live_bytes,
+                  "Largest total of node outputs alive at once (default: three quarters of the machine's memory)")
+      ->transform(CLI::AsSizeValue(false));
+  cmd->add_option("--timeout", l.timeout_seconds, "Wall-time limit of one run, in seconds (default: none)")
+      ->check(CLI::NonNegativeNumber);
+}
+
 void add_engine_options(CLI::App* cmd, EngineArgs& a) {
+  add_limit_options(cmd, a.limits);
   cmd->add_option("--engine", a.engine, "reference or cpu")->capture_default_str();
   cmd->add_option("--threads", a.threads, "cpu: intra-op threads (0: every core)")->capture_default_str();
   cmd->add_option("--opt-level", a.opt_level, "cpu: 0 no graph rewrites ... 3 all")->check(CLI::Range(0, 3))->capture_default_str();

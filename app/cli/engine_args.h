@@ -20,8 +20,10 @@ struct EngineArgs {
   int threads = 0;
   int opt_level = 3;
   std::vector<std::string> disabled;
+  RunLimits limits;
   EngineSettings settings() const {
     EngineSettings s;
+    s.limits = limits;
     s.threads = threads;
     s.opt_level = opt_level;
     s.disabled_passes = {disabled.begin(), disabled.end()};
@@ -41,6 +43,8 @@ struct InputArgs {
 };
 
 void add_engine_options(CLI::App* cmd, EngineArgs& a);
+// --max-tensor-bytes, --max-live-bytes, --timeout (add_engine_options includes them).
+void add_limit_options(CLI::App* cmd, RunLimits& limits);
 
 // "A,B" -> two engines (diff, reduce). False, after printing why, for a
 // malformed or unknown pair.

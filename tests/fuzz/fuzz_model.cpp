@@ -29,15 +29,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
     return 0;
   }
-  const uint64_t limit = uint64_t{64} << 20;  // per tensor
+  const uint64_t limit = uint64_t{64} << 20;  // per tensor; runs also stop after 10 s
   try {
-    make_reference_engine(ReferenceOptions{limit, nullptr})->prepare(model)->run(inputs);
+    ReferenceOptions ro;
+    ro.max_tensor_bytes = limit;
+    ro.timeout_seconds = 10;
+    make_reference_engine(ro)->prepare(model)->run(inputs);
   } catch (const Error&) {
   }
   try {
     CpuOptions o;
     o.threads = 1;
     o.max_tensor_bytes = limit;
+    o.timeout_seconds = 10;
     make_cpu_engine(o)->prepare(model)->run(inputs);
   } catch (const Error&) {
   }

@@ -18,6 +18,8 @@ struct CpuOptions {
   std::set<std::string> disabled_passes;
   int threads = 0;                      // 0: every core
   uint64_t max_tensor_bytes = 0;        // 0: half the machine's memory
+  uint64_t max_live_bytes = 0;          // 0: three quarters of the machine's memory
+  double timeout_seconds = 0;           // wall time of one run; 0: none
   const KernelRegistry* extra_kernels = nullptr;  // plugins: tried first
 };
 

@@ -55,9 +55,25 @@ struct NodeSupport {
   std::string detail;  // implementation name, or why not
 };
 
+// What the last run of a prepared model measured.
+struct RunStats {
+  // Largest total size of node outputs alive at one time (activations; the
+  // model's weights and the inputs are not counted).
+  uint64_t peak_live_bytes = 0;
+};
+
+// Limits of one run, enforced between nodes and by every allocation; each is
+// an error naming the node, the limit and the option that raises it.
+struct RunLimits {
+  uint64_t max_tensor_bytes = 0;  // one tensor; 0: half the machine's memory
+  uint64_t max_live_bytes = 0;    // all node outputs alive at once; 0: three quarters of the machine's memory
+  double timeout_seconds = 0;     // wall time of one run; 0: none
+};
+
 class PreparedModel {
  public:
   virtual ~PreparedModel() = default;
+  virtual RunStats last_run_stats() const { return {}; }
   // Inputs by graph input name; returns the graph outputs in order.
   // Throws onnxscope::Error (located at the failing node) on failure.
   virtual NamedValues run(const NamedValues& inputs, const RunOptions& options = {}) = 0;

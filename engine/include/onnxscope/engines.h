@@ -17,6 +17,7 @@ struct EngineSettings {
   int opt_level = 3;      // cpu
   std::set<std::string> disabled_passes;  // cpu
   const KernelRegistry* extra_kernels = nullptr;  // plugins: tried before the built-in kernels
+  RunLimits limits;                               // every engine
 };
 
 // "reference", "cpu"; nullptr for an unknown name.

@@ -14,6 +14,8 @@ const KernelRegistry& reference_kernels();
 
 struct ReferenceOptions {
   uint64_t max_tensor_bytes = 0;  // 0: half the machine's memory
+  uint64_t max_live_bytes = 0;    // 0: three quarters of the machine's memory
+  double timeout_seconds = 0;     // wall time of one run; 0: none
   // Kernels tried before the built-in ones (plugins, tests).
   const KernelRegistry* extra_kernels = nullptr;
 };

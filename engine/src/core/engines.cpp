@@ -21,11 +21,17 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
   if (name == "reference") {
     ReferenceOptions o;
     o.extra_kernels = s.extra_kernels;
+    o.max_tensor_bytes = s.limits.max_tensor_bytes;
+    o.max_live_bytes = s.limits.max_live_bytes;
+    o.timeout_seconds = s.limits.timeout_seconds;
     return make_reference_engine(o);
   }
   if (name == "cpu") {
     CpuOptions o;
     o.extra_kernels = s.extra_kernels;
+    o.max_tensor_bytes = s.limits.max_tensor_bytes;
+    o.max_live_bytes = s.limits.max_live_bytes;
+    o.timeout_seconds = s.limits.timeout_seconds;
     o.threads = s.threads;
     o.opt_level = s.opt_level;
     o.disabled_passes = s.disabled_passes;

@@ -28,10 +28,13 @@ class CpuPrepared final : public PreparedModel {
     // (no fusion, no folding) instead of materialising fused intermediates.
     if (options.observer && options.capture_original) {
       std::call_once(capture_once_, [&] { capture_ = build(true); });
+      last_ = capture_.interp.get();
       return capture_.interp->run(inputs, options);
     }
+    last_ = fast_.interp.get();
     return fast_.interp->run(inputs, options);
   }
+  RunStats last_run_stats() const override { return last_ ? last_->last_run_stats() : RunStats{}; }
 
   const Plan& fast_plan() const { return fast_; }
 
@@ -41,7 +44,8 @@ class CpuPrepared final : public PreparedModel {
     p.model = std::make_shared<Model>(*original_);
     Diagnostics log;
     p.passes = cpu::optimize(*p.model, options_, capture, log);
-    p.interp = std::make_unique<ref::Interpreter>(p.model, *kernels_, options_.max_tensor_bytes);
+    p.interp = std::make_unique<ref::Interpreter>(
+        p.model, *kernels_, RunLimits{options_.max_tensor_bytes, options_.max_live_bytes, options_.timeout_seconds});
     return p;
   }
 
@@ -51,6 +55,7 @@ class CpuPrepared final : public PreparedModel {
   Plan fast_;
   Plan capture_;
   std::once_flag capture_once_;
+  const ref::Interpreter* last_ = nullptr;  // the plan that ran last
 };
 
 class CpuEngine final : public Engine {

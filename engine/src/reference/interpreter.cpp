@@ -105,6 +105,19 @@ uint64_t default_max_tensor_bytes() {
   return static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) / 2;
 }
 
+uint64_t default_max_live_bytes() { return default_max_tensor_bytes() / 2 * 3; }
+
+uint64_t value_bytes(const Value& v) {
+  if (v.is_tensor()) return v.tensor().byte_size();
+  if (v.is_sequence()) {
+    uint64_t n = 0;
+    for (const auto& item : v.items()) n += value_bytes(item);
+    return n;
+  }
+  if (v.is_map()) return v.map_keys().byte_size() + v.map_values().byte_size();
+  return 0;
+}
+
 const Value* Interpreter::Frame::find(const std::string& name) const {
   for (const Frame* f = this; f; f = f->parent)
     if (auto it = f->values.find(name); it != f->values.end()) return &it->second;
@@ -112,7 +125,30 @@ const Value* Interpreter::Frame::find(const std::string& name) const {
 }
 
 Interpreter::Interpreter(std::shared_ptr<const Model> model, const KernelRegistry& kernels, uint64_t max_tensor_bytes)
-    : model_(std::move(model)), kernels_(kernels), max_tensor_bytes_(max_tensor_bytes) {}
+    : Interpreter(std::move(model), kernels, RunLimits{max_tensor_bytes, 0, 0}) {}
+
+Interpreter::Interpreter(std::shared_ptr<const Model> model, const KernelRegistry& kernels, const RunLimits& limits)
+    : model_(std::move(model)), kernels_(kernels), limits_(limits) {
+  if (!limits_.max_tensor_bytes) limits_.max_tensor_bytes = default_max_tensor_bytes();
+  if (!limits_.max_live_bytes) limits_.max_live_bytes = default_max_live_bytes();
+  max_tensor_bytes_ = limits_.max_tensor_bytes;
+}
+
+void Interpreter::count_live(int64_t delta, const Location& where) {
+  live_bytes_ = delta < 0 && static_cast<uint64_t>(-delta) > live_bytes_ ? 0 : live_bytes_ + static_cast<uint64_t>(delta);
+  stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, live_bytes_);
+  if (delta > 0 && live_bytes_ > limits_.max_live_bytes)
+    fail_at(where, "live-bytes-limit",
+            "the values alive after this node take " + std::to_string(live_bytes_) + " bytes, more than the limit of " +
+                std::to_string(limits_.max_live_bytes) + " bytes (raise it with --max-live-bytes)");
+}
+
+void Interpreter::check_deadline(const Location& where) const {
+  if (limits_.timeout_seconds > 0 && std::chrono::steady_clock::now() > deadline_)
+    fail_at(where, "timeout",
+            "the run took longer than the limit of " + std::to_string(limits_.timeout_seconds) +
+                " s (raise it with --timeout)");
+}
 
 std::vector<NodeSupport> Interpreter::supports() const {
   std::vector<NodeSupport> out;
@@ -149,6 +185,11 @@ void Interpreter::load_initializers(const Graph& g, Frame& frame) const {
 
 NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& options) {
   options_ = options;
+  stats_ = {};
+  live_bytes_ = 0;
+  if (limits_.timeout_seconds > 0)
+    deadline_ = std::chrono::steady_clock::now() +
+                std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limits_.timeout_seconds));
   Frame frame;
   load_initializers(model_->graph, frame);
   std::set<std::string> declared;
@@ -198,13 +239,39 @@ const std::vector<std::vector<std::string>>& Interpreter::dead_after(const Graph
 std::vector<Value> Interpreter::exec_graph(const Graph& g, Frame& frame, const std::string& path,
                                            const std::vector<OpsetImport>& opsets, int64_t iteration) {
   const auto& dead = dead_after(g);
+  // Node outputs of this graph still held in `frame`, for live-bytes accounting.
+  std::unordered_map<std::string, uint64_t> produced;
+  struct Release {  // whatever is left when the graph ends (or fails) stops counting
+    Interpreter& in;
+    std::unordered_map<std::string, uint64_t>& p;
+    ~Release() {
+      uint64_t n = 0;
+      for (const auto& [name, bytes] : p) n += bytes;
+      in.live_bytes_ = n > in.live_bytes_ ? 0 : in.live_bytes_ - n;
+    }
+  } release{*this, produced};
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    if (options_.observer && options_.observer->should_stop())
-      fail_at(Location{model_->source, path, static_cast<int64_t>(i), g.nodes[i].label(i), g.nodes[i].op_type, {}},
-              "cancelled", "run cancelled");
+    const Location where{model_->source, path, static_cast<int64_t>(i), g.nodes[i].label(i), g.nodes[i].op_type, {}};
+    if (options_.observer && options_.observer->should_stop()) fail_at(where, "cancelled", "run cancelled");
+    check_deadline(where);
     exec_node(g, i, frame, path, opsets, iteration);
+    uint64_t added = 0;
+    for (const auto& o : g.nodes[i].outputs) {
+      if (o.empty() || produced.count(o)) continue;
+      auto it = frame.values.find(o);
+      if (it == frame.values.end()) continue;
+      produced[o] = value_bytes(it->second);
+      added += produced[o];
+    }
+    count_live(static_cast<int64_t>(added), where);
     // Free what no later node reads, so peak memory follows liveness.
-    for (const auto& name : dead[i]) frame.values.erase(name);
+    for (const auto& name : dead[i]) {
+      if (auto p = produced.find(name); p != produced.end()) {
+        count_live(-static_cast<int64_t>(p->second), where);
+        produced.erase(p);
+      }
+      frame.values.erase(name);
+    }
   }
   std::vector<Value> outs;
   outs.reserve(g.outputs.size());

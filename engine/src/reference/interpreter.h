@@ -3,6 +3,7 @@
 // scopes for subgraphs, model-local functions, value lifetimes, observers.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -17,6 +18,8 @@ namespace onnxscope::ref {
 class Interpreter {
  public:
   Interpreter(std::shared_ptr<const Model> model, const KernelRegistry& kernels, uint64_t max_tensor_bytes);
+  // Limits with 0 fields resolved to the defaults.
+  Interpreter(std::shared_ptr<const Model> model, const KernelRegistry& kernels, const RunLimits& limits);
 
   NamedValues run(const NamedValues& inputs, const RunOptions& options);
   std::vector<NodeSupport> supports() const;
@@ -39,6 +42,7 @@ class Interpreter {
   const Model& model() const { return *model_; }
   uint64_t max_tensor_bytes() const { return max_tensor_bytes_; }
   const RunOptions& options() const { return options_; }
+  const RunStats& last_run_stats() const { return stats_; }
 
  private:
   void exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
@@ -52,11 +56,18 @@ class Interpreter {
   // The function body with the call's attributes substituted (cached per call node).
   const Graph& expanded_body(const Function& f, const Node& call);
   void load_initializers(const Graph& g, Frame& frame) const;
+  // Live-bytes accounting and the deadline (limits_).
+  void count_live(int64_t delta, const Location& where);
+  void check_deadline(const Location& where) const;
 
   std::shared_ptr<const Model> model_;
   const KernelRegistry& kernels_;
   uint64_t max_tensor_bytes_;
+  RunLimits limits_;
   RunOptions options_;
+  RunStats stats_;
+  uint64_t live_bytes_ = 0;
+  std::chrono::steady_clock::time_point deadline_{};
   detail::FreeNames free_names_;
   std::unordered_map<const Graph*, std::vector<std::vector<std::string>>> dead_after_;
   std::unordered_map<const Node*, std::unique_ptr<Graph>> function_bodies_;
@@ -66,5 +77,9 @@ class Interpreter {
 
 // Largest tensor a kernel may allocate by default: half the machine's memory.
 uint64_t default_max_tensor_bytes();
+// Largest total of live node outputs by default: three quarters of it.
+uint64_t default_max_live_bytes();
+// Bytes a value holds (tensor data; a sequence's or map's tensors).
+uint64_t value_bytes(const Value& v);
 
 }  // namespace onnxscope::ref

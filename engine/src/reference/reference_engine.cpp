@@ -6,11 +6,12 @@ namespace {
 
 class ReferencePrepared final : public PreparedModel {
  public:
-  ReferencePrepared(std::shared_ptr<const Model> m, std::shared_ptr<KernelRegistry> k, uint64_t limit)
-      : kernels_(std::move(k)), interp_(std::move(m), *kernels_, limit) {}
+  ReferencePrepared(std::shared_ptr<const Model> m, std::shared_ptr<KernelRegistry> k, const RunLimits& limits)
+      : kernels_(std::move(k)), interp_(std::move(m), *kernels_, limits) {}
   NamedValues run(const NamedValues& inputs, const RunOptions& options) override {
     return interp_.run(inputs, options);
   }
+  RunStats last_run_stats() const override { return interp_.last_run_stats(); }
 
  private:
   std::shared_ptr<KernelRegistry> kernels_;
@@ -31,7 +32,8 @@ class ReferenceEngine final : public Engine {
     return ref::Interpreter(view, *kernels_, options_.max_tensor_bytes).supports();
   }
   std::unique_ptr<PreparedModel> prepare(std::shared_ptr<const Model> model) override {
-    return std::make_unique<ReferencePrepared>(std::move(model), kernels_, options_.max_tensor_bytes);
+    return std::make_unique<ReferencePrepared>(
+        std::move(model), kernels_, RunLimits{options_.max_tensor_bytes, options_.max_live_bytes, options_.timeout_seconds});
   }
 
  private:
