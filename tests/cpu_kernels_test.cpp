@@ -514,7 +514,7 @@ Case sum_case(Rng& rng, int idx) {
 // channel counts around the block size, plain or blocked input, with an
 // activation) as ToNchwc -> NchwcConv -> FromNchwc against Conv + activation.
 // The case for op ToNchwc / FromNchwc is the same chain: each kernel in it must run.
-Case nchwc_case(Rng& rng, int idx, bool blocked_input = false) {
+Case nchwc_case(Rng& rng, int idx, bool blocked_input = false, bool testing_conv = true) {
   Case c;
   c.cpu.opset("onnxscope.cpu", 1);
   Builder b{c, rng};
@@ -545,14 +545,27 @@ Case nchwc_case(Rng& rng, int idx, bool blocked_input = false) {
     attr_int(c.cpu.node("ToNchwc", {"x"}, {"xb"}, "to", "onnxscope.cpu"), "block", block);
     cin[0] = "xb";
   }
+  // Every third case adds a residual R through the sum input: Y = act(Conv(X) + R).
+  const bool sum = idx % 3 == 0;
+  if (sum) {
+    Shape y{N, M};
+    for (size_t d = 0; d < 2; ++d) y.push_back((x[2 + d] + pads[d] + pads[2 + d] - w[2 + d]) / strides[d] + 1);
+    b.input("r", y);
+    attr_int(c.cpu.node("ToNchwc", {"r"}, {"rb"}, "to_r", "onnxscope.cpu"), "block", block);
+    if (cin.size() == 2) cin.push_back("");
+    cin.push_back("rb");
+    // oneDNN's sum post-op is wrong for strided convolutions: the kernel declines them.
+    if (testing_conv) c.expect_onednn = strides[0] == 1 && strides[1] == 1;
+  }
   auto& n = c.cpu.node("NchwcConv", cin, {"yb"}, "conv", "onnxscope.cpu");
   set(n);
   attr_int(n, "block", block);
   attr_int(n, "plain_input", plain_input ? 1 : 0);
   attr_int(c.cpu.node("FromNchwc", {"yb"}, {"y"}, "from", "onnxscope.cpu"), "channels", M);
   set(c.ref.node("Conv", in, {"t"}));
-  apply_activation(c, n, a, "t", "y");
-  c.what = "NchwcConv block " + std::to_string(block) + (plain_input ? " plain input" : "") + " " + a.op + " x" +
+  if (sum) c.ref.node("Add", {"t", "r"}, {"t_sum"});
+  apply_activation(c, n, a, sum ? "t_sum" : "t", "y");
+  c.what = std::string(sum ? "sum " : "") + "NchwcConv block " + std::to_string(block) + (plain_input ? " plain input" : "") + " " + a.op + " x" +
            shape_to_string(x) + " w" + shape_to_string(w) + (depthwise ? " depthwise" : "");
   b.output("y");
   return c;
@@ -579,8 +592,8 @@ const std::map<std::string, Generator>& generators() {
       {"LRN", [](Rng& r, int i) { return lrn_case(r, i); }},
       {"Sum", [](Rng& r, int i) { return sum_case(r, i); }},
       {"NchwcConv", [](Rng& r, int i) { return nchwc_case(r, i); }},
-      {"ToNchwc", [](Rng& r, int i) { return nchwc_case(r, i, true); }},  // never a plain input: ToNchwc runs
-      {"FromNchwc", [](Rng& r, int i) { return nchwc_case(r, i); }},
+      {"ToNchwc", [](Rng& r, int i) { return nchwc_case(r, i, true, false); }},  // never a plain input: ToNchwc runs
+      {"FromNchwc", [](Rng& r, int i) { return nchwc_case(r, i, false, false); }},
   };
   return g;
 }

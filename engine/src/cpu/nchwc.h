@@ -8,8 +8,10 @@
 // Operators, in domain "onnxscope.cpu":
 //   ToNchwc(X) -> Xb               block: int (8 or 16)
 //   FromNchwc(Xb) -> X             channels: int (C, the logical channel count)
-//   NchwcConv(X|Xb, W, [B]) -> Yb  every Conv attribute, activation / activation_params
-//                                  (fused_ops.h), block, plain_input (1: X is plain NCHW)
+//   NchwcConv(X|Xb, W, [B], [Rb]) -> Yb
+//                                  every Conv attribute, activation / activation_params
+//                                  (fused_ops.h), block, plain_input (1: X is plain NCHW);
+//                                  Yb = activation(Conv(X) + R) with the residual Rb
 #pragma once
 
 #include <cstdint>

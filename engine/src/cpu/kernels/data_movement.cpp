@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
 
@@ -36,7 +37,7 @@ void Concat(KernelContext& ctx) {
   Shape out_shape = t0.shape();
   out_shape[axis] = 0;
   for (size_t k = 0; k < ctx.input_count(); ++k) out_shape[axis] += ctx.input(k).shape()[axis];
-  Tensor& y = ctx.allocate_output(0, t0.dtype(), out_shape);
+  Tensor& y = uninitialized_output(ctx, 0, t0.dtype(), out_shape);
   const size_t elem = *storage_bytes(t0.dtype(), 1);
   int64_t outer = 1, inner = 1;
   for (size_t d = 0; d < axis; ++d) outer *= out_shape[d];

@@ -11,6 +11,7 @@
 #include "cpu/fused_ops.h"
 #include "cpu/optimizer.h"
 #include "cpu/kernels/broadcast.h"
+#include "cpu/kernels/output.h"
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/thread_pool.h"
@@ -38,7 +39,7 @@ bool all_float(const KernelContext& ctx) {
 template <typename F>
 void unary(KernelContext& ctx, F f) {
   const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.allocate_output(0, DataType::Float, x.shape());
+  Tensor& y = uninitialized_output(ctx, 0, DataType::Float, x.shape());
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
   parallel_for(static_cast<int64_t>(x.element_count()), kGrain, [&](int64_t b, int64_t e) {
@@ -70,7 +71,7 @@ bool gelu_accepts(const KernelContext& c) {
 }
 void IsNaN(KernelContext& c) {
   const Tensor& x = c.input(0);
-  Tensor& y = c.allocate_output(0, DataType::Bool, x.shape());
+  Tensor& y = uninitialized_output(c, 0, DataType::Bool, x.shape());
   const float* in = x.data<float>();
   auto* out = reinterpret_cast<uint8_t*>(y.mutable_raw());
   parallel_for(static_cast<int64_t>(x.element_count()), kGrain, [&](int64_t b, int64_t e) {
@@ -128,7 +129,7 @@ void binary(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   const BlockBroadcast bb = *block_broadcast(a.shape(), b.shape());
-  Tensor& y = ctx.allocate_output(0, DataType::Float, a.shape());
+  Tensor& y = uninitialized_output(ctx, 0, DataType::Float, a.shape());
   const int64_t n = static_cast<int64_t>(a.element_count());
   if (n == 0) return;
   const float* pa = a.data<float>();
@@ -169,7 +170,7 @@ void binary_rows(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   const BroadcastRows br = *broadcast_rows({&a.shape(), &b.shape()});
-  Tensor& y = ctx.allocate_output(0, DataType::Float, br.out);
+  Tensor& y = uninitialized_output(ctx, 0, DataType::Float, br.out);
   if (y.element_count() == 0) return;
   const float* pa = a.data<float>();
   const float* pb = b.data<float>();

@@ -187,11 +187,21 @@ void NchwcConvRef(KernelContext& ctx) {
                                                      : Value(from_nchwc(ctx.input(0), w.shape()[1] * ctx.attr_int("group", 1)));
   std::vector<const Value*> in = inputs_of(ctx);
   in[0] = &plain;
+  const Value* residual = in.size() > 3 ? in[3] : nullptr;
+  in.resize(std::min<size_t>(in.size(), 3));
+  if (in.size() == 3 && !in[2]) in.resize(2);
   Node conv = base_node(ctx, "Conv");
   std::erase_if(conv.attributes, [](const Attribute& a) { return a.name == "block" || a.name == "plain_input"; });
   Forward f(ctx, std::move(conv), 22, in, 1);
   run_reference(ctx, f, "Conv", 22);
-  activate_and_store(ctx, f.take(0));
+  Value y = f.take(0);
+  if (residual) {  // the sum input: Y = activation(Conv(X) + R)
+    const Value r(from_nchwc(residual->tensor(), w.shape()[0]));
+    Forward add(ctx, base_node(ctx, "Add"), 14, {&y, &r}, 1);
+    run_reference(ctx, add, "Add", 14);
+    y = add.take(0);
+  }
+  activate_and_store(ctx, std::move(y));
   ctx.set_output(0, Value(to_nchwc(ctx.output(0).tensor(), block)));
 }
 

@@ -7,6 +7,7 @@
 #include <cmath>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
 
@@ -50,7 +51,7 @@ void LayerNormalization(KernelContext& ctx) {
   const int64_t n = row_size(ctx);
   const float eps = ctx.attr_float("epsilon", 1e-5f);
   const Tensor* bias = ctx.optional_input(2);
-  Tensor& y = ctx.allocate_output(0, DataType::Float, x.shape());
+  Tensor& y = uninitialized_output(ctx, 0, DataType::Float, x.shape());
   const int64_t rows = static_cast<int64_t>(x.element_count()) / n;
   const float* in = x.data<float>();
   const float* scale = ctx.input(1).data<float>();

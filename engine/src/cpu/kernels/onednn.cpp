@@ -8,6 +8,7 @@
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
+#include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
@@ -39,19 +40,6 @@ OmpSetNumThreads omp_setter() {
   static OmpSetNumThreads fn = reinterpret_cast<OmpSetNumThreads>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
   return fn;
 }
-
-// Heap storage left uninitialised (for outputs a primitive overwrites whole).
-class RawBuffer final : public Buffer {
- public:
-  explicit RawBuffer(size_t n) : p_(new std::byte[n]), n_(n) {}
-  const std::byte* data() const override { return p_.get(); }
-  std::size_t size() const override { return n_; }
-  std::byte* mutable_data() override { return p_.get(); }
-
- private:
-  std::unique_ptr<std::byte[]> p_;
-  size_t n_;
-};
 
 std::vector<int64_t> row_major_strides(const std::vector<int64_t>& dims) {
   std::vector<int64_t> s(dims.size(), 1);
@@ -141,12 +129,7 @@ dnnl::memory to_layout(const dnnl::memory& from, const dnnl::memory::desc& want,
 }
 
 Tensor& new_output(KernelContext& ctx, const Shape& shape) {
-  auto count = checked_element_count(shape);
-  if (!count || *count > ctx.max_tensor_bytes() / sizeof(float))
-    ctx.fail("output of shape " + shape_to_string(shape) + " is larger than the limit of " +
-             std::to_string(ctx.max_tensor_bytes()) + " bytes");
-  ctx.set_output(0, Value(Tensor::from_buffer(DataType::Float, shape, std::make_shared<RawBuffer>(*count * sizeof(float)))));
-  return ctx.output(0).tensor();
+  return uninitialized_output(ctx, 0, DataType::Float, shape);
 }
 
 bool is_initializer(const KernelContext& ctx, size_t i) {

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
 
@@ -85,7 +86,7 @@ void Transpose(KernelContext& ctx) {
   const auto perm = permutation(ctx, rank);
   Shape out_shape(rank);
   for (size_t i = 0; i < rank; ++i) out_shape[i] = x.shape()[static_cast<size_t>(perm[i])];
-  Tensor& y = ctx.allocate_output(0, x.dtype(), out_shape);
+  Tensor& y = uninitialized_output(ctx, 0, x.dtype(), out_shape);
   if (x.element_count() == 0) return;
   if (rank == 0) {
     std::memcpy(y.mutable_raw(), x.raw(), *storage_bytes(x.dtype(), 1));

@@ -5,6 +5,7 @@
 
 #include "cpu/kernels/broadcast.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
 
@@ -46,7 +47,7 @@ void Where(KernelContext& ctx) {
   const Tensor& x = ctx.input(1);
   const Tensor& y = ctx.input(2);
   const BroadcastRows b = *broadcast_rows({&c.shape(), &x.shape(), &y.shape()});
-  Tensor& out = ctx.allocate_output(0, x.dtype(), b.out);
+  Tensor& out = uninitialized_output(ctx, 0, x.dtype(), b.out);
   if (out.element_count() == 0) return;
   const auto* pc = reinterpret_cast<const uint8_t*>(c.raw());
   switch (*storage_bytes(x.dtype(), 1)) {

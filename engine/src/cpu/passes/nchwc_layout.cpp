@@ -7,10 +7,17 @@
 //   Relu / LeakyRelu / Clip (with min <= 0 <= max) of a blocked value
 //     -> the same op on the blocked values (elementwise, and zero stays zero
 //        in the padded channels);
+//   an Add of an NchwcConv's output (read by nothing else, the convolution
+//   without an activation) and another blocked value computed before it
+//     -> that NchwcConv with the other value as its `sum` input (oneDNN's sum
+//        post-op: the residual connection), and a Relu/LeakyRelu/Clip right
+//        after it (only reader) -> that NchwcConv's activation;
 //   any other reader, a graph output or a subgraph capture of a blocked value
 //     -> a FromNchwc that restores the original value (name included), once,
 //        just before its first plain reader.
 // Runs once, after the fusion passes have reached their fixed point.
+#include <algorithm>
+
 #include "cpu/fused_ops.h"
 #include "cpu/nchwc.h"
 #include "cpu/passes/passes.h"
@@ -82,6 +89,12 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
   std::set<std::string> plain_missing;                // produced only blocked so far
   std::vector<Node> out;
   out.reserve(g.nodes.size() + 16);
+  const GraphIndex idx(g);  // readers of the original values
+  auto private_value = [&](const std::string& v) {
+    return idx.reader_count(v) == 1 && !idx.graph_outputs.count(v) && !idx.subgraph_reads.count(v);
+  };
+  std::unordered_map<std::string, size_t> made_at;  // blocked value -> index in `out` of its producer
+  std::set<size_t> with_sum;                         // NchwcConv nodes (in `out`) that took a residual
   size_t convs = 0, reorders = 0;
 
   // Names are made up front: nodes move out of g.nodes as the new list grows.
@@ -114,6 +127,55 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     ++reorders;
   };
 
+  auto conv_without_activation = [&](const Node& c) {
+    const Attribute* a = c.attribute("activation");
+    return c.op_type == kNchwcConv && (!a || a->s.empty());
+  };
+  // Add(conv_out, r) -> the convolution adds r itself (sum post-op).
+  auto fold_residual = [&](const Node& add) {
+    for (int k = 0; k < 2; ++k) {
+      const std::string& y = add.inputs[static_cast<size_t>(k)];
+      const std::string& r = add.inputs[static_cast<size_t>(1 - k)];
+      auto at = made_at.find(blocked[y].name);
+      if (at == made_at.end() || !private_value(y) || !plain_missing.count(y)) continue;
+      Node& c = out[at->second];
+      if (!conv_without_activation(c) || with_sum.count(at->second)) continue;
+      if (const Attribute* s = c.attribute("strides"))  // the oneDNN kernel adds a residual only at stride 1
+        if (std::any_of(s->ints.begin(), s->ints.end(), [](int64_t v) { return v != 1; })) continue;
+      auto r_at = made_at.find(blocked[r].name);
+      if (r_at == made_at.end() || r_at->second >= at->second) continue;  // r must exist when the convolution runs
+      if (c.inputs.size() < 3) c.inputs.resize(3);
+      c.inputs.push_back(blocked[r].name);
+      set_fused_from(c, {&c, &add});
+      with_sum.insert(at->second);
+      plain_missing.erase(y);
+      blocked.erase(y);
+      blocked[add.outputs[0]] = {c.outputs[0], blocked[r].channels};
+      plain_missing.insert(add.outputs[0]);
+      return true;
+    }
+    return false;
+  };
+  // Relu(conv_with_sum) -> the convolution's activation (applied after the sum).
+  auto fold_activation = [&](const Node& act) {
+    const std::string& y = act.inputs[0];
+    auto at = made_at.find(blocked[y].name);
+    if (at == made_at.end() || !with_sum.count(at->second) || !private_value(y) || !plain_missing.count(y)) return false;
+    Node& c = out[at->second];
+    if (!conv_without_activation(c) || !(is_op(act, "Relu") || is_op(act, "LeakyRelu"))) return false;
+    c.attributes.push_back(make_attr_string("activation", act.op_type));
+    if (is_op(act, "LeakyRelu")) {
+      const Attribute* alpha = act.attribute("alpha");
+      c.attributes.push_back(make_attr_floats("activation_params", {alpha ? alpha->f : 0.01f}));
+    }
+    set_fused_from(c, {&c, &act});
+    plain_missing.erase(y);
+    blocked[act.outputs[0]] = blocked[y];
+    blocked.erase(y);
+    plain_missing.insert(act.outputs[0]);
+    return true;
+  };
+
   for (Node& n : g.nodes) {
     if (auto cs = convertible(model, n)) {
       const std::string& x = n.inputs[0];
@@ -133,6 +195,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
         t.attributes.push_back(make_attr_int("block", block));
         blocked[x] = {t.outputs[0], cs->in_channels};
         xin = t.outputs[0];
+        made_at[t.outputs[0]] = out.size();
         out.push_back(std::move(t));
         ++reorders;
       }
@@ -147,6 +210,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       set_fused_from(c, {&n});
       blocked[y] = {c.outputs[0], cs->out_channels};
       plain_missing.insert(y);
+      made_at[c.outputs[0]] = out.size();
       out.push_back(std::move(c));
       ++convs;
       continue;
@@ -154,6 +218,8 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     const bool unary = zero_preserving_unary(model, n) && blocked.count(n.inputs[0]) && plain_missing.count(n.inputs[0]);
     const bool binary = binary_elementwise(n) && n.inputs[0] != n.inputs[1] && blocked.count(n.inputs[0]) &&
                         blocked.count(n.inputs[1]) && blocked[n.inputs[0]].channels == blocked[n.inputs[1]].channels;
+    if (binary && is_op(n, "Add") && !n.outputs[0].empty() && fold_residual(n)) continue;
+    if (unary && !n.outputs[0].empty() && fold_activation(n)) continue;
     if ((unary || binary) && !n.outputs[0].empty()) {
       Node e = n;
       for (size_t i = 0; i < (binary ? 2u : 1u); ++i) e.inputs[i] = blocked[n.inputs[i]].name;
@@ -162,6 +228,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       set_fused_from(e, {&n});
       blocked[y] = {e.outputs[0], blocked[n.inputs[0]].channels};
       plain_missing.insert(y);
+      made_at[e.outputs[0]] = out.size();
       out.push_back(std::move(e));
       continue;
     }

@@ -1,0 +1,13 @@
+// Output tensors of the CPU kernels that write every element: allocated
+// without the zero fill of KernelContext::allocate_output (that extra pass
+// over the memory costs as much as a cheap elementwise kernel itself), with
+// the same size checks. Fixed-width element types only.
+#pragma once
+
+#include "onnxscope/kernel.h"
+
+namespace onnxscope::cpu {
+
+Tensor& uninitialized_output(KernelContext& ctx, size_t i, DataType type, const Shape& shape);
+
+}  // namespace onnxscope::cpu
