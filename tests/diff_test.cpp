@@ -102,7 +102,14 @@ TEST(Diff, PlantedFaultIsFirstDivergenceAndTopBlame) {
   EXPECT_FALSE(report.nodes[0].diverges);  // 'scale' before the fault is clean
   EXPECT_TRUE(report.nodes[2].diverges);   // 'residual' carries the error...
 
-  blame_nodes(*model, a, *bad, tol, report);
+  // A stop request after two nodes: those two are blamed, the rest are not.
+  DiffReport partial = report;
+  int polls = 0;
+  EXPECT_FALSE(blame_nodes(*model, a, *bad, tol, partial, [&] { return ++polls > 2; }));
+  EXPECT_TRUE(partial.nodes[1].introduced.has_value());
+  EXPECT_FALSE(partial.nodes[2].introduced.has_value());
+
+  EXPECT_TRUE(blame_nodes(*model, a, *bad, tol, report));
   ASSERT_FALSE(report.blame_order.empty());
   EXPECT_EQ(report.nodes[report.blame_order.front()].node, "faulty");
   EXPECT_NEAR(report.nodes[1].introduced_score, 0.25, 1e-6);

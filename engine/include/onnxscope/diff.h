@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -73,6 +74,9 @@ DiffReport diff_captures(const Model& model, const Capture& a, const Capture& b,
 
 // Fills `introduced` for each node: its inputs taken from capture `a`, the
 // node re-run alone in `engine_b`, its outputs compared with `a`'s.
-void blame_nodes(const Model& model, const Capture& a, Engine& engine_b, const DiffTolerance& tol, DiffReport& report);
+// `should_stop` (polled between nodes) ends it early: nodes not reached get no
+// blame, and the function returns false.
+bool blame_nodes(const Model& model, const Capture& a, Engine& engine_b, const DiffTolerance& tol, DiffReport& report,
+                 const std::function<bool()>& should_stop = {});
 
 }  // namespace onnxscope

@@ -213,9 +213,15 @@ DiffReport diff_captures(const Model& model, const Capture& a, const Capture& b,
   return r;
 }
 
-void blame_nodes(const Model& model, const Capture& a, Engine& engine_b, const DiffTolerance& tol, DiffReport& report) {
+bool blame_nodes(const Model& model, const Capture& a, Engine& engine_b, const DiffTolerance& tol, DiffReport& report,
+                 const std::function<bool()>& should_stop) {
   detail::FreeNames free;
+  bool complete_run = true;
   for (NodeDiff& nd : report.nodes) {
+    if (should_stop && should_stop()) {
+      complete_run = false;
+      break;
+    }
     const Node& n = model.graph.nodes[nd.node_index];
     // A one-node model fed with A's values: whatever differs now is this node's own doing.
     auto single = std::make_shared<Model>();
@@ -278,6 +284,7 @@ void blame_nodes(const Model& model, const Capture& a, Engine& engine_b, const D
   std::stable_sort(report.blame_order.begin(), report.blame_order.end(), [&](size_t x, size_t y) {
     return report.nodes[x].introduced_score > report.nodes[y].introduced_score;
   });
+  return complete_run;
 }
 
 }  // namespace onnxscope

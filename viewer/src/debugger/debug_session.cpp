@@ -534,7 +534,14 @@ void DebugSession::worker_main() {
   if (have_b_) {
     try {
       DiffReport rep = diff_captures(*model_, cap_a_, cap_b_, tol_);
-      if (engine_b_) blame_nodes(*model_, cap_a_, *engine_b_, tol_, rep);
+      // Blame re-runs every node alone: on a big model that takes a while, so a cancel stops it too.
+      if (engine_b_ && !blame_nodes(*model_, cap_a_, *engine_b_, tol_, rep, [this] {
+            std::lock_guard lock(mu_);
+            return cancel_;
+          })) {
+        finish(false, "cancelled");
+        return;
+      }
       std::lock_guard lock(mu_);
       report_ = std::move(rep);
     } catch (const std::exception& e) {
