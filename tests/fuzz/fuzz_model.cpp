@@ -29,11 +29,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   } catch (const Error&) {
     return 0;
   }
-  const uint64_t limit = uint64_t{64} << 20;  // per tensor; runs also stop after 10 s
+  const uint64_t limit = uint64_t{64} << 20;  // per tensor; each run stops after 1 s
   try {
     ReferenceOptions ro;
     ro.max_tensor_bytes = limit;
-    ro.timeout_seconds = 10;
+    ro.timeout_seconds = 1;
     make_reference_engine(ro)->prepare(model)->run(inputs);
   } catch (const Error&) {
   }
@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     CpuOptions o;
     o.threads = 1;
     o.max_tensor_bytes = limit;
-    o.timeout_seconds = 10;
+    o.timeout_seconds = 1;
     make_cpu_engine(o)->prepare(model)->run(inputs);
   } catch (const Error&) {
   }

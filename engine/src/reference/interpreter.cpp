@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <set>
@@ -143,10 +144,18 @@ void Interpreter::count_live(int64_t delta, const Location& where) {
                 std::to_string(limits_.max_live_bytes) + " bytes (raise it with --max-live-bytes)");
 }
 
+namespace {
+std::string seconds_text(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%g", s);
+  return b;
+}
+}  // namespace
+
 void Interpreter::check_deadline(const Location& where) const {
   if (limits_.timeout_seconds > 0 && std::chrono::steady_clock::now() > deadline_)
     fail_at(where, "timeout",
-            "the run took longer than the limit of " + std::to_string(limits_.timeout_seconds) +
+            "the run took longer than the limit of " + seconds_text(limits_.timeout_seconds) +
                 " s (raise it with --timeout)");
 }
 

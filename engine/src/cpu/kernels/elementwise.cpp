@@ -124,6 +124,15 @@ bool binary_broadcast(const KernelContext& ctx) {
   return broadcast_rows({&ctx.input_value(0)->tensor().shape(), &ctx.input_value(1)->tensor().shape()}).has_value();
 }
 
+// x op z for arrays, array and scalar, or scalars.
+template <BinOp Op, class X, class Z>
+auto combine(const X& x, const Z& z) {
+  if constexpr (Op == BinOp::Add) return x + z;
+  else if constexpr (Op == BinOp::Sub) return x - z;
+  else if constexpr (Op == BinOp::Mul) return x * z;
+  else return x / z;
+}
+
 template <BinOp Op>
 void binary(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
@@ -135,12 +144,7 @@ void binary(KernelContext& ctx) {
   const float* pa = a.data<float>();
   const float* pb = b.data<float>();
   float* py = y.mutable_data<float>();
-  auto apply = [](auto x, auto z) {
-    if constexpr (Op == BinOp::Add) return x + z;
-    else if constexpr (Op == BinOp::Sub) return x - z;
-    else if constexpr (Op == BinOp::Mul) return x * z;
-    else return x / z;
-  };
+  auto apply = [](auto x, auto z) { return combine<Op>(x, z); };
   if (bb.period == 1) {
     const float s = pb[0];
     parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
@@ -175,12 +179,7 @@ void binary_rows(KernelContext& ctx) {
   const float* pa = a.data<float>();
   const float* pb = b.data<float>();
   float* py = y.mutable_data<float>();
-  auto apply = [](auto x, auto z) {
-    if constexpr (Op == BinOp::Add) return x + z;
-    else if constexpr (Op == BinOp::Sub) return x - z;
-    else if constexpr (Op == BinOp::Mul) return x * z;
-    else return x / z;
-  };
+  auto apply = [](auto x, auto z) { return combine<Op>(x, z); };
   const int64_t n = br.inner;
   parallel_for(br.rows, std::max<int64_t>(1, kGrain / n), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
