@@ -38,8 +38,8 @@ void HistogramWidget::paintEvent(QPaintEvent*) {
   const QRect area = rect().adjusted(4, 4, -4, -16);
   uint64_t top = 0;
   for (uint64_t c : h_.counts) top = std::max(top, c);
-  if (top == 0 || h_.counts.empty()) {
-    p.drawText(rect(), Qt::AlignCenter, "no finite values");
+  if (h_.counts.empty() || top == 0) {  // nothing shown yet, or a tensor of NaN/Inf (or no elements)
+    p.drawText(rect(), Qt::AlignCenter, h_.counts.empty() ? "no tensor selected" : "no finite values");
     return;
   }
   const double bw = static_cast<double>(area.width()) / static_cast<double>(h_.counts.size());
