@@ -98,6 +98,11 @@ struct DumpFile {
 struct DumpReadOptions {
   bool load_data = true;
   uint64_t max_tensor_bytes = uint64_t{4} << 30;  // refuse a dataset claiming more
+  // Read the file once in a child process first: libhdf5 itself can crash on
+  // a malformed file (the fuzzer found one in its global-heap reader), and a
+  // crash there must become an error, not take the caller (the GUI) down.
+  bool isolate = true;
+  double isolate_timeout_seconds = 120;
 };
 
 // Throws onnxscope::Error naming the file, the dataset and the problem.

@@ -1,8 +1,15 @@
 // Reading dumps defensively: libhdf5 has a history of bugs on malformed files,
 // so every attribute and dataset is checked (class, size, rank, element count,
 // byte size against a limit) before anything is allocated or read.
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "dump/h5_types.h"
 #include "onnxscope/dump.h"
@@ -196,7 +203,55 @@ struct Reader {
 
 }  // namespace
 
+namespace {
+
+// Reads the file in a forked child; returns normally when the child read it
+// (or failed with a clean error, which the caller's own read then repeats),
+// throws when the child died or hung.
+void probe_in_child(const std::filesystem::path& path, const DumpReadOptions& options) {
+  const pid_t pid = fork();
+  if (pid < 0) return;  // cannot isolate: read in-process as before
+  if (pid == 0) {
+    int code = 0;
+    try {
+      DumpReadOptions o = options;
+      o.isolate = false;
+      read_dump(path, o);
+    } catch (...) {
+      code = 1;
+    }
+    _exit(code);
+  }
+  const auto deadline = std::chrono::steady_clock::now() +
+                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                            std::chrono::duration<double>(options.isolate_timeout_seconds));
+  int status = 0;
+  for (;;) {
+    const pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) return;
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      throw Error(Diagnostic{Severity::Error, "bad-dump", Location{path.string()},
+                             "reading this file did not finish within " +
+                                 std::to_string(static_cast<int>(options.isolate_timeout_seconds)) +
+                                 " s (a malformed HDF5 file?)",
+                             {}});
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  if (WIFSIGNALED(status))
+    throw Error(Diagnostic{Severity::Error, "bad-dump", Location{path.string()},
+                           "the HDF5 library crashed reading this file (signal " + std::to_string(WTERMSIG(status)) +
+                               "): it is malformed",
+                           {}});
+}
+
+}  // namespace
+
 DumpFile read_dump(const std::filesystem::path& path, DumpReadOptions options) {
+  if (options.isolate) probe_in_child(path, options);
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   Reader r{path.string(), options};
   std::error_code ec;

@@ -8,6 +8,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -24,7 +25,48 @@ namespace {
 // a thread's stack.
 constexpr int kProtobufRecursionLimit = 400;
 
-LoadResult parse_and_convert(std::span<const std::byte> bytes, const LoadOptions& options, const std::string& name) {
+// Reads a memory-mapped file in 4 MiB chunks and gives each chunk's pages
+// back to the kernel once the parser has moved two chunks past it. The parser
+// copies every field it keeps, so without this a model's weights would be
+// resident twice at the peak (the mapping and the parsed copy). Pages given
+// back fault in again from the file if read later (the wire scan of a
+// corrupt file). BackUp only ever concerns the last chunk, which is kept.
+class ReleasingMappedStream final : public google::protobuf::io::ZeroCopyInputStream {
+ public:
+  ReleasingMappedStream(const std::byte* data, uint64_t size) : data_(data), size_(size) {}
+  bool Next(const void** data, int* size) override {
+    if (pos_ >= size_) return false;
+    release_before(pos_ >= 2 * kChunk ? pos_ - 2 * kChunk : 0);
+    const uint64_t n = std::min<uint64_t>(kChunk, size_ - pos_);
+    *data = data_ + pos_;
+    *size = static_cast<int>(n);
+    pos_ += n;
+    return true;
+  }
+  void BackUp(int count) override { pos_ -= static_cast<uint64_t>(count); }
+  bool Skip(int count) override {
+    const uint64_t n = std::min<uint64_t>(static_cast<uint64_t>(count), size_ - pos_);
+    pos_ += n;
+    return n == static_cast<uint64_t>(count);
+  }
+  int64_t ByteCount() const override { return static_cast<int64_t>(pos_); }
+
+ private:
+  static constexpr uint64_t kChunk = uint64_t{4} << 20;
+  void release_before(uint64_t end) {
+    const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+    end -= end % page;
+    if (end > released_) {
+      madvise(const_cast<std::byte*>(data_) + released_, end - released_, MADV_DONTNEED);
+      released_ = end;
+    }
+  }
+  const std::byte* data_;
+  uint64_t size_, pos_ = 0, released_ = 0;
+};
+
+LoadResult parse_and_convert(std::span<const std::byte> bytes, const LoadOptions& options, const std::string& name,
+                             bool mapped_file = false) {
   LoadResult result;
   Location file_loc{name};
   if (bytes.size() > options.max_model_bytes) {
@@ -39,8 +81,11 @@ LoadResult parse_and_convert(std::span<const std::byte> bytes, const LoadOptions
   }
 
   onnx::ModelProto proto;
-  google::protobuf::io::ArrayInputStream stream(bytes.data(), static_cast<int>(bytes.size()));
-  google::protobuf::io::CodedInputStream coded(&stream);
+  google::protobuf::io::ArrayInputStream array_stream(bytes.data(), static_cast<int>(bytes.size()));
+  ReleasingMappedStream mapped_stream(bytes.data(), bytes.size());
+  google::protobuf::io::ZeroCopyInputStream* stream = &array_stream;
+  if (mapped_file) stream = &mapped_stream;  // only for a private file mapping: its pages can be given back
+  google::protobuf::io::CodedInputStream coded(stream);
   coded.SetRecursionLimit(kProtobufRecursionLimit);
   coded.SetTotalBytesLimit(static_cast<int>(std::min<uint64_t>(options.max_model_bytes, INT32_MAX)));
   if (!proto.ParseFromCodedStream(&coded) || !coded.ConsumedEntireMessage()) {
@@ -127,7 +172,7 @@ LoadResult load_model_file(const std::filesystem::path& path, LoadOptions option
     fail.diagnostics.error("cannot-read", Location{name}, std::string("cannot map model: ") + std::strerror(map_errno));
     return fail;
   }
-  LoadResult r = parse_and_convert({static_cast<const std::byte*>(p), size}, options, name);
+  LoadResult r = parse_and_convert({static_cast<const std::byte*>(p), size}, options, name, /*mapped_file=*/true);
   if (p) munmap(p, size);
   return r;
 }
