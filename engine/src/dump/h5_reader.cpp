@@ -207,18 +207,23 @@ namespace {
 
 // Reads the file in a forked child; returns normally when the child read it
 // (or failed with a clean error, which the caller's own read then repeats),
-// throws when the child died or hung.
+// throws when the child died, hung, or exited any other way (a sanitizer's
+// report exits with 1, so success and a clean error have codes of their own).
+constexpr int kChildRead = 0, kChildCleanError = 42;
+
 void probe_in_child(const std::filesystem::path& path, const DumpReadOptions& options) {
   const pid_t pid = fork();
   if (pid < 0) return;  // cannot isolate: read in-process as before
   if (pid == 0) {
-    int code = 0;
+    int code = kChildRead;
     try {
       DumpReadOptions o = options;
       o.isolate = false;
       read_dump(path, o);
+    } catch (const Error&) {
+      code = kChildCleanError;
     } catch (...) {
-      code = 1;
+      code = kChildCleanError + 1;  // anything else is not a clean answer either
     }
     _exit(code);
   }
@@ -241,11 +246,11 @@ void probe_in_child(const std::filesystem::path& path, const DumpReadOptions& op
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
-  if (WIFSIGNALED(status))
-    throw Error(Diagnostic{Severity::Error, "bad-dump", Location{path.string()},
-                           "the HDF5 library crashed reading this file (signal " + std::to_string(WTERMSIG(status)) +
-                               "): it is malformed",
-                           {}});
+  if (WIFEXITED(status) && (WEXITSTATUS(status) == kChildRead || WEXITSTATUS(status) == kChildCleanError)) return;
+  const std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
+                                              : "exit status " + std::to_string(WEXITSTATUS(status));
+  throw Error(Diagnostic{Severity::Error, "bad-dump", Location{path.string()},
+                         "the HDF5 library crashed reading this file (" + how + "): it is malformed", {}});
 }
 
 }  // namespace
