@@ -4,6 +4,7 @@
 // the same for float16); float32 math is done in float, like numpy.
 #include <cmath>
 #include <limits>
+#include <type_traits>
 
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
@@ -43,14 +44,21 @@ template <typename T> T sigmoid(T x) {
 // numpy.round: half to even.
 template <typename T> T round_half_even(T x) { return std::nearbyint(x); }
 
+// The most negative integer has no positive counterpart: it stays itself
+// (numpy and ONNX Runtime wrap); computed in uint64_t to avoid the overflow.
+template <typename T>
+T negate(T v) {
+  if constexpr (std::is_integral_v<T>) return static_cast<T>(uint64_t{0} - static_cast<uint64_t>(v));
+  else return -v;
+}
 void Abs(KernelContext& c) {
   unary<kNumeric>(c, [](auto v) {
     if constexpr (std::is_unsigned_v<decltype(v)>) return v;
-    else return v < 0 ? decltype(v)(-v) : v;
+    else return v < 0 ? negate(v) : v;
   });
 }
 void Neg(KernelContext& c) {
-  unary<kFloats | kSignedInts>(c, [](auto v) { return decltype(v)(-v); });
+  unary<kFloats | kSignedInts>(c, [](auto v) { return negate(v); });
 }
 void Sign(KernelContext& c) {
   unary<kNumeric>(c, [](auto v) {
@@ -203,9 +211,28 @@ void compare(KernelContext& ctx, F f) {
   binary<Types>(ctx, [&](auto x, auto y) -> bool { return f(x, y); }, DataType::Bool);
 }
 
-void Add(KernelContext& c) { binary<kNumeric>(c, [](auto x, auto y) { return decltype(x)(x + y); }); }
-void Sub(KernelContext& c) { binary<kNumeric>(c, [](auto x, auto y) { return decltype(x)(x - y); }); }
-void Mul(KernelContext& c) { binary<kNumeric>(c, [](auto x, auto y) { return decltype(x)(x * y); }); }
+// Signed integers wrap on overflow, like numpy (and ONNX Runtime); in C++ a
+// signed overflow is undefined, so the arithmetic runs on the unsigned type.
+// (Through uint64_t: a narrower unsigned type would be promoted to int and
+// could overflow again; the result modulo 2^bits is the same.)
+template <typename T, typename F>
+T wrapping(T x, T y, F op) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return static_cast<T>(op(static_cast<uint64_t>(x), static_cast<uint64_t>(y)));
+  } else {
+    return static_cast<T>(op(x, y));
+  }
+}
+
+void Add(KernelContext& c) {
+  binary<kNumeric>(c, [](auto x, auto y) { return wrapping(x, decltype(x)(y), [](auto a, auto b) { return a + b; }); });
+}
+void Sub(KernelContext& c) {
+  binary<kNumeric>(c, [](auto x, auto y) { return wrapping(x, decltype(x)(y), [](auto a, auto b) { return a - b; }); });
+}
+void Mul(KernelContext& c) {
+  binary<kNumeric>(c, [](auto x, auto y) { return wrapping(x, decltype(x)(y), [](auto a, auto b) { return a * b; }); });
+}
 void Div(KernelContext& c) {
   binary<kNumeric>(c, [&](auto x, auto y) {
     using T = decltype(x);
