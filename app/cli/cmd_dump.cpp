@@ -116,9 +116,13 @@ Runner add_compare_command(CLI::App& app) {
     double rtol = 1e-4, atol = 1e-5;
     int64_t ulp = -1;
     bool json = false;
+    double timeout = 60;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("A", a->a, "Baseline dump")->required();
+  cmd->add_option("--timeout", a->timeout, "Seconds allowed to read each dump (it is read in a child process first)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   cmd->add_option("B", a->b, "Dump to compare")->required();
   cmd->add_option("--model", a->model, "Order by this model's topology");
   cmd->add_option("--rtol", a->rtol, "Relative tolerance")->capture_default_str();
@@ -128,8 +132,10 @@ Runner add_compare_command(CLI::App& app) {
   return [a]() -> int {
     DumpFile da, db;
     try {
-      da = read_dump(a->a);
-      db = read_dump(a->b);
+      DumpReadOptions ro;
+      ro.isolate_timeout_seconds = a->timeout;
+      da = read_dump(a->a, ro);
+      db = read_dump(a->b, ro);
     } catch (const Error& e) {
       std::cerr << "onnxscope: " << e.what() << "\n";
       return kExitBadInput;

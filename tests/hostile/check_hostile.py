@@ -55,7 +55,8 @@ seed = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fuzz", "s
 for f in sorted(os.listdir(dumps)):
     if not f.startswith(("crash-", "timeout-", "oom-")):
         continue
-    p = subprocess.run([cli, "compare", os.path.join(dumps, f), seed], capture_output=True, text=True, timeout=LIMIT_S)
+    p = subprocess.run([cli, "compare", os.path.join(dumps, f), seed, "--timeout", "5"], capture_output=True, text=True,
+                       timeout=LIMIT_S)
     if p.returncode != 1 or "error[bad-dump]" not in p.stderr:
         failures.append(f"dump {f}: compare exited {p.returncode}: {p.stderr.strip()[:300]}")
     print(f"dump {f[:20]:24s} compare        exit {p.returncode}")

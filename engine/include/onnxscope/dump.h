@@ -102,7 +102,7 @@ struct DumpReadOptions {
   // a malformed file (the fuzzer found one in its global-heap reader), and a
   // crash there must become an error, not take the caller (the GUI) down.
   bool isolate = true;
-  double isolate_timeout_seconds = 120;
+  double isolate_timeout_seconds = 60;
 };
 
 // Throws onnxscope::Error naming the file, the dataset and the problem.

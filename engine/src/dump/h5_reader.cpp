@@ -2,6 +2,7 @@
 // so every attribute and dataset is checked (class, size, rank, element count,
 // byte size against a limit) before anything is allocated or read.
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -215,6 +216,11 @@ void probe_in_child(const std::filesystem::path& path, const DumpReadOptions& op
   const pid_t pid = fork();
   if (pid < 0) return;  // cannot isolate: read in-process as before
   if (pid == 0) {
+    // Never outlive the caller, nor loop forever in libhdf5 (it can, on a
+    // malformed file) if the caller stopped waiting.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() == 1) _exit(kChildCleanError + 1);
+    alarm(static_cast<unsigned>(options.isolate_timeout_seconds) + 5);
     int code = kChildRead;
     try {
       DumpReadOptions o = options;
