@@ -14,6 +14,18 @@
 #include "onnxscope/loader.h"
 #include "onnxscope/proto_io.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ONNXSCOPE_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ONNXSCOPE_ASAN 1
+#endif
+#endif
+#ifndef ONNXSCOPE_ASAN
+#define ONNXSCOPE_ASAN 0
+#endif
+inline constexpr bool kAddressSanitizer = ONNXSCOPE_ASAN;
+
 namespace onnxscope::conformance {
 namespace fs = std::filesystem;
 
@@ -209,8 +221,12 @@ std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const Engi
       if (pid == 0) {
         // Child: bounded memory, run the case, report, exit without cleanup.
         close(fds[0]);
-        rlimit lim{options.memory_limit_bytes, options.memory_limit_bytes};
-        setrlimit(RLIMIT_AS, &lim);
+        // An address-space limit cannot work under AddressSanitizer (its shadow
+        // memory reserves terabytes of addresses): sanitizer builds run without it.
+        if (!kAddressSanitizer) {
+          rlimit lim{options.memory_limit_bytes, options.memory_limit_bytes};
+          setrlimit(RLIMIT_AS, &lim);
+        }
         Tolerance tol;
         if (auto t = options.tolerances.find(case_key(cases[i])); t != options.tolerances.end()) tol = t->second;
         CaseResult r;

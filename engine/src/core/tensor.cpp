@@ -81,7 +81,7 @@ std::byte* Tensor::mutable_raw() {
   if (std::byte* p = buffer_->mutable_data()) return p;
   // Read-only storage (a mapped file): copy on first write.
   auto copy = make_owned_buffer(buffer_->size());
-  std::memcpy(copy->mutable_data(), buffer_->data(), buffer_->size());
+  if (buffer_->size()) std::memcpy(copy->mutable_data(), buffer_->data(), buffer_->size());  // no null pointers to memcpy
   buffer_ = std::move(copy);
   return buffer_->mutable_data();
 }
