@@ -49,31 +49,6 @@ std::optional<Status> status_from_name(std::string_view s) {
 
 std::string case_key(const TestCase& c) { return c.group.empty() ? c.name : c.group + "/" + c.name; }
 
-namespace {
-
-// Upstream feeds light models arange(n)/n in float32 with unknown dims as 1.
-Value light_input(const ValueInfo& in) {
-  Shape shape;
-  if (in.type.shape)
-    for (const Dim& d : *in.type.shape) shape.push_back(d.is_known() ? d.value : 1);
-  Tensor t = Tensor::zeros(DataType::Float, shape);
-  const uint64_t n = t.element_count();
-  for (uint64_t i = 0; i < n; ++i) t.mutable_data<float>()[i] = static_cast<float>(static_cast<double>(i) / static_cast<double>(n));
-  return t;
-}
-
-std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> files;
-  for (int k = 0;; ++k) {
-    fs::path p = dir / (prefix + std::to_string(k) + ".pb");
-    if (!fs::exists(p)) break;
-    files.push_back(p);
-  }
-  return files;
-}
-
-}  // namespace
-
 CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol, const PluginSet* plugins) {
   CaseResult r;
   r.key = case_key(c);
@@ -110,7 +85,7 @@ CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol, con
     std::vector<std::pair<NamedValues, std::vector<Value>>> sets;
     if (!c.loose_outputs.empty()) {
       NamedValues in;
-      for (const ValueInfo* v : feeds) in.emplace_back(v->name, light_input(*v));
+      for (const ValueInfo* v : feeds) in.emplace_back(v->name, light_model_input(*v));
       std::vector<Value> expected;
       for (size_t k = 0; k < c.loose_outputs.size() && k < model->graph.outputs.size(); ++k)
         expected.push_back(read_value_file(c.loose_outputs[k], model->graph.outputs[k].type));
@@ -118,7 +93,7 @@ CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol, con
     }
     for (const auto& ds : c.data_sets) {
       NamedValues in;
-      auto in_files = numbered(ds, "input_");
+      auto in_files = numbered_files(ds, "input_");
       // input_K.pb binds to the K-th graph input (upstream orders them so).
       for (size_t k = 0; k < in_files.size(); ++k) {
         if (k >= model->graph.inputs.size()) return finish(Status::Error, "more input files than graph inputs");
@@ -126,7 +101,7 @@ CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol, con
         in.emplace_back(v.name, read_value_file(in_files[k], v.type));
       }
       std::vector<Value> expected;
-      auto out_files = numbered(ds, "output_");
+      auto out_files = numbered_files(ds, "output_");
       for (size_t k = 0; k < out_files.size(); ++k) {
         if (k >= model->graph.outputs.size()) return finish(Status::Error, "more output files than graph outputs");
         expected.push_back(read_value_file(out_files[k], model->graph.outputs[k].type));
@@ -290,6 +265,26 @@ std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const Engi
     }
   }
   return results;
+}
+
+Value light_model_input(const ValueInfo& in) {
+  Shape shape;
+  if (in.type.shape)
+    for (const Dim& d : *in.type.shape) shape.push_back(d.is_known() ? d.value : 1);
+  Tensor t = Tensor::zeros(DataType::Float, shape);
+  const uint64_t n = t.element_count();
+  for (uint64_t i = 0; i < n; ++i) t.mutable_data<float>()[i] = static_cast<float>(static_cast<double>(i) / static_cast<double>(n));
+  return t;
+}
+
+std::vector<fs::path> numbered_files(const fs::path& dir, const std::string& prefix) {
+  std::vector<fs::path> files;
+  for (int k = 0;; ++k) {
+    fs::path p = dir / (prefix + std::to_string(k) + ".pb");
+    if (!fs::exists(p)) break;
+    files.push_back(p);
+  }
+  return files;
 }
 
 }  // namespace onnxscope::conformance

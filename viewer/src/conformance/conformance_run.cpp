@@ -88,31 +88,6 @@ bool ConformanceRun::start(const SuiteRunRequest& req, QString* error) {
   return true;
 }
 
-namespace {
-
-std::vector<fs::path> numbered(const fs::path& dir, const std::string& prefix) {
-  std::vector<fs::path> files;
-  for (int k = 0;; ++k) {
-    fs::path p = dir / (prefix + std::to_string(k) + ".pb");
-    if (!fs::exists(p)) break;
-    files.push_back(p);
-  }
-  return files;
-}
-
-// Upstream's light models are fed arange(n)/n in float32, unknown dims as 1.
-Value light_input(const ValueInfo& in) {
-  Shape shape;
-  if (in.type.shape)
-    for (const Dim& d : *in.type.shape) shape.push_back(d.is_known() ? d.value : 1);
-  Tensor t = Tensor::zeros(DataType::Float, shape);
-  const uint64_t n = t.element_count();
-  for (uint64_t i = 0; i < n; ++i) t.mutable_data<float>()[i] = static_cast<float>(static_cast<double>(i) / static_cast<double>(n));
-  return t;
-}
-
-}  // namespace
-
 CaseOutputs run_case_outputs(const conformance::TestCase& c, const std::string& engine_name,
                              const conformance::Tolerance& tol) {
   CaseOutputs out;
@@ -133,17 +108,17 @@ CaseOutputs run_case_outputs(const conformance::TestCase& c, const std::string& 
   std::vector<fs::path> expected_files;
   try {
     if (!c.data_sets.empty()) {
-      auto in_files = numbered(c.data_sets.front(), "input_");
+      auto in_files = conformance::numbered_files(c.data_sets.front(), "input_");
       for (size_t k = 0; k < in_files.size() && k < g.inputs.size(); ++k) {
         inputs.emplace_back(g.inputs[k].name, read_value_file(in_files[k], g.inputs[k].type));
         out.input_files.push_back(in_files[k].string());
       }
-      expected_files = numbered(c.data_sets.front(), "output_");
+      expected_files = conformance::numbered_files(c.data_sets.front(), "output_");
     } else {
       std::set<std::string> inits;
       for (const auto& i : g.initializers) inits.insert(i.name);
       for (const auto& v : g.inputs)
-        if (!inits.count(v.name)) inputs.emplace_back(v.name, light_input(v));
+        if (!inits.count(v.name)) inputs.emplace_back(v.name, conformance::light_model_input(v));
       expected_files = c.loose_outputs;
     }
     for (size_t k = 0; k < expected_files.size() && k < g.outputs.size(); ++k)

@@ -2,6 +2,7 @@
 // process with a time limit, so a crash or a hang in one never stops the run.
 #pragma once
 
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <map>
@@ -50,5 +51,11 @@ std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const Engi
                                   const SuiteOptions& options);
 
 std::string case_key(const TestCase& c);
+
+// DIR/PREFIX0.pb, DIR/PREFIX1.pb, ... in order, up to the first missing number.
+std::vector<std::filesystem::path> numbered_files(const std::filesystem::path& dir, const std::string& prefix);
+// What upstream's runner feeds a light model's float input: arange(n)/n in
+// float32, unknown dims as 1.
+Value light_model_input(const ValueInfo& in);
 
 }  // namespace onnxscope::conformance
