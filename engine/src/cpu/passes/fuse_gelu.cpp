@@ -73,25 +73,13 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
       }
     }
     if (y.empty()) continue;
-    bool taken = false;
-    size_t last = 0;
-    for (const Node* n : chain) {
-      const auto at = static_cast<size_t>(n - g.nodes.data());
-      taken = taken || remove[at];
-      last = std::max(last, at);
-    }
-    if (taken) continue;
     Node gelu;
     gelu.name = unique_node_name(g, erf.name.empty() ? "Gelu" : erf.name + "_Gelu");
     gelu.op_type = "Gelu";
     if (!onnx_gelu) gelu.domain = kCpuDomain;
     gelu.inputs = {x};
     gelu.outputs = {y};
-    set_fused_from(gelu, chain);
-    for (const Node* n : chain) remove[static_cast<size_t>(n - g.nodes.data())] = true;
-    remove[last] = false;
-    g.nodes[last] = std::move(gelu);
-    ++fused;
+    if (replace_chain(g, remove, chain, std::move(gelu))) ++fused;
   }
   erase_nodes(g, remove);
   if (fused && !onnx_gelu) add_cpu_opset(model);

@@ -128,9 +128,6 @@ bool fuse_layernorm(Model& model, PassContext& ctx) {
         chain.push_back(add);
       }
     }
-    bool taken = false;
-    for (const Node* n : chain) taken = taken || remove[static_cast<size_t>(n - g.nodes.data())];
-    if (taken) continue;
     Node ln;
     ln.name = unique_node_name(g, (r1.name.empty() ? "LayerNormalization" : r1.name + "_LayerNormalization"));
     ln.op_type = "LayerNormalization";
@@ -138,16 +135,7 @@ bool fuse_layernorm(Model& model, PassContext& ctx) {
     if (!beta.empty()) ln.inputs.push_back(beta);
     ln.outputs = {y};
     ln.attributes = {make_attr_int("axis", -k), make_attr_float("epsilon", static_cast<float>(*eps))};
-    set_fused_from(ln, chain);
-    size_t last = 0;
-    for (const Node* n : chain) {
-      const auto at = static_cast<size_t>(n - g.nodes.data());
-      remove[at] = true;
-      last = std::max(last, at);
-    }
-    remove[last] = false;
-    g.nodes[last] = std::move(ln);
-    ++fused;
+    if (replace_chain(g, remove, chain, std::move(ln))) ++fused;
   }
   erase_nodes(g, remove);
   if (fused) log_pass(ctx, model, "fuse-layernorm: " + std::to_string(fused) + " LayerNormalization");

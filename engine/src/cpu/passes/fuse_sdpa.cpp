@@ -75,25 +75,13 @@ bool fuse_sdpa(Model& model, PassContext& ctx) {
     chain.push_back(pv);
     if (!float_rank4(g, q) || !float_rank4(g, k) || !float_rank4(g, v)) continue;
     if (!same_leading_dims(g, q, k, 2) || !same_leading_dims(g, q, v, 2)) continue;
-    bool taken = false;
-    size_t last = 0;
-    for (const Node* n : chain) {
-      const auto at = static_cast<size_t>(n - g.nodes.data());
-      taken = taken || remove[at];
-      last = std::max(last, at);
-    }
-    if (taken) continue;
     Node att;
     att.name = unique_node_name(g, qk.name.empty() ? "Attention" : qk.name + "_Attention");
     att.op_type = "Attention";
     att.inputs = {q, k, v};
     att.outputs = {pv->outputs[0]};
     att.attributes = {make_attr_float("scale", static_cast<float>(scale))};
-    set_fused_from(att, chain);
-    for (const Node* n : chain) remove[static_cast<size_t>(n - g.nodes.data())] = true;
-    remove[last] = false;
-    g.nodes[last] = std::move(att);
-    ++fused;
+    if (replace_chain(g, remove, chain, std::move(att))) ++fused;
   }
   erase_nodes(g, remove);
   if (fused) log_pass(ctx, model, "fuse-sdpa: " + std::to_string(fused) + " Attention");

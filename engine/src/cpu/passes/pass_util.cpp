@@ -209,6 +209,20 @@ void add_cpu_opset(Model& m) {
   m.opset_imports.push_back({kCpuDomain, 1});
 }
 
+bool replace_chain(Graph& g, std::vector<bool>& remove, const std::vector<const Node*>& chain, Node fused) {
+  size_t last = 0;
+  for (const Node* n : chain) {
+    const auto at = static_cast<size_t>(n - g.nodes.data());
+    if (remove[at]) return false;
+    last = std::max(last, at);
+  }
+  set_fused_from(fused, chain);
+  for (const Node* n : chain) remove[static_cast<size_t>(n - g.nodes.data())] = true;
+  remove[last] = false;
+  g.nodes[last] = std::move(fused);
+  return true;
+}
+
 size_t erase_nodes(Graph& g, const std::vector<bool>& remove) {
   std::vector<Node> kept;
   kept.reserve(g.nodes.size());

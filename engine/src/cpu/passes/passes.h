@@ -76,6 +76,11 @@ std::string unique_node_name(const Graph& g, const std::string& base);
 std::string unique_value_name(const Graph& g, const std::string& base);
 // Declares domain "onnxscope.cpu" version 1 in the model's opset imports.
 void add_cpu_opset(Model& m);
+// Replaces the nodes of `chain` (pointers into g.nodes) by `fused`, which takes
+// the place of the last of them and records them as its provenance; the others
+// are flagged in `remove`. False, and nothing changes, when one of them is
+// already flagged (taken by an earlier replacement in the same scan).
+bool replace_chain(Graph& g, std::vector<bool>& remove, const std::vector<const Node*>& chain, Node fused);
 // Removes the nodes flagged in `remove` (same size as g.nodes), keeping order.
 size_t erase_nodes(Graph& g, const std::vector<bool>& remove);
 // Attribute helpers for building nodes.
