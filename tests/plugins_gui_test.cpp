@@ -7,14 +7,24 @@
 #include <QApplication>
 #include <QMenuBar>
 #include <QSignalSpy>
+#include <QStatusBar>
+#include <QTemporaryDir>
+#include <fstream>
+
+#include "model_builder.h"
 
 #include "onnxscope/engines.h"
 #include "onnxscope/plugin_abi.h"
+#include "onnxscope/viewer/debug_session.h"
+#include "onnxscope/viewer/debugger_panel.h"
+#include "onnxscope/viewer/graph_view.h"
+#include "onnxscope/viewer/gui_engines.h"
 #include "onnxscope/viewer/main_window.h"
 #include "onnxscope/viewer/plugins_menu.h"
 
 using namespace onnxscope;
 using namespace onnxscope::viewer;
+using namespace onnxscope::test;
 
 namespace {
 
@@ -74,6 +84,51 @@ TEST(PluginsGui, MainWindowLoadsAPluginModelWithItsShapes) {
     EXPECT_TRUE(support[1].supported) << engine;
     EXPECT_EQ(support[1].detail, "plugin:example_rms_norm") << engine;
   }
+}
+
+TEST(PluginsGui, ACrashingPluginKernelCostsOneRunNotTheWindow) {
+  set_engine_worker(ONNXSCOPE_WORKER);
+  QTemporaryDir dir;
+  ModelBuilder b(17);
+  b.opset("com.test", 1);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{8}});
+  b.node("Relu", {"x"}, {"a"}, "r");
+  b.node("Crash", {"a"}, {"c"}, "bad", "com.test");
+  b.node("Neg", {"c"}, {"y"}, "n");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{8}});
+  const QString path = dir.filePath("crash.onnx");
+  std::ofstream(path.toStdString(), std::ios::binary) << b.bytes();
+
+  MainWindow w;
+  ASSERT_TRUE(plugins_menu_of(w)->load(ONNXSCOPE_PLUGIN_CRASH, true)) << plugins_menu_of(w)->last_error().toStdString();
+  QSignalSpy loaded(&w, &MainWindow::model_loaded);
+  w.open_model(path);
+  ASSERT_TRUE(loaded.wait(30000));
+  ASSERT_TRUE(loaded.takeFirst().at(0).toBool()) << w.load_errors().join("\n").toStdString();
+  QSignalSpy selected(w.graph_view(), &GraphView::node_selected);
+  DebuggerPanel* panel = w.debugger_panel();
+  ASSERT_TRUE(panel->choose_engines("cpu", ""));
+  QSignalSpy finished(panel->session(), &DebugSession::finished);
+  for (int attempt = 0; attempt < 2; ++attempt) {  // the second run gets a fresh worker
+    panel->run();
+    ASSERT_TRUE(finished.wait(60000));
+    const QList<QVariant> f = finished.takeFirst();
+    EXPECT_FALSE(f.at(0).toBool());
+    EXPECT_TRUE(f.at(1).toString().contains("worker process")) << f.at(1).toString().toStdString();
+    EXPECT_TRUE(f.at(1).toString().contains("'bad'")) << f.at(1).toString().toStdString();
+    QCoreApplication::processEvents();
+    ASSERT_FALSE(selected.isEmpty());  // the failing node is shown
+    EXPECT_EQ(selected.last().at(1).toInt(), 1);
+    EXPECT_TRUE(w.statusBar()->currentMessage().contains("failed")) << w.statusBar()->currentMessage().toStdString();
+  }
+  // The window goes on: another model runs to the end.
+  w.open_model(ONNXSCOPE_SOURCE_DIR "/resources/models/sample_cnn.onnx");
+  ASSERT_TRUE(loaded.wait(30000));
+  ASSERT_TRUE(panel->choose_engines("cpu", ""));
+  panel->run();
+  ASSERT_TRUE(finished.wait(60000));
+  EXPECT_TRUE(finished.takeFirst().at(0).toBool());
+  set_engine_worker({});
 }
 
 int main(int argc, char** argv) {

@@ -15,6 +15,7 @@
 
 #include "onnxscope/viewer/debug_actions.h"
 #include "onnxscope/viewer/graph_view.h"
+#include "onnxscope/viewer/gui_engines.h"
 #include "onnxscope/viewer/main_window.h"
 
 using onnxscope::viewer::GraphView;
@@ -31,6 +32,7 @@ struct GuiOptions {
   int step = -1;        // --step N: step N nodes instead
   int group_above = -1;  // -1: the view's default
   bool timings = false;
+  bool in_process = false;
 };
 
 [[noreturn]] void usage_error(const QString& message) {
@@ -49,6 +51,8 @@ GuiOptions parse_options(QCommandLineParser& parser, const QApplication& app) {
   parser.addOption({"timings", "With --screenshot: print load and layout times."});
   parser.addOption({"engines", "With --screenshot: run engines A,B (or one) in the debugger; with two the divergence overlay colours the graph.", "A,B"});
   parser.addOption({"step", "With --screenshot: step N nodes in the debugger and show the current node.", "N"});
+  parser.addOption({"in-process", "Run engines inside the GUI process instead of an onnxscope-worker process each "
+                                  "(a crashing kernel then takes the GUI down)."});
   parser.addOption({"group-above", "Collapse scope groups of graphs with more than N nodes (default 300).", "N"});
   parser.process(app);
 
@@ -59,6 +63,7 @@ GuiOptions parse_options(QCommandLineParser& parser, const QApplication& app) {
   o.screenshot = parser.value("screenshot");
   o.select = parser.value("select");
   o.timings = parser.isSet("timings");
+  o.in_process = parser.isSet("in-process");
   if (parser.isSet("size")) {
     const auto m = QRegularExpression("^(\\d+)x(\\d+)$").match(parser.value("size"));
     if (!m.hasMatch()) usage_error("--size wants WxH, e.g. 1600x1000");
@@ -187,6 +192,12 @@ int main(int argc, char** argv) {
   QCommandLineParser parser;
   const GuiOptions options = parse_options(parser, app);
 
+  if (options.in_process) {
+    onnxscope::viewer::set_engine_worker({});
+  } else if (onnxscope::viewer::engine_worker().empty()) {
+    std::fprintf(stderr, "onnxscope-gui: onnxscope-worker was not found beside this program (or in $ONNXSCOPE_WORKER): "
+                         "engines run inside the GUI process, where a crashing kernel takes the GUI down\n");
+  }
   MainWindow window;
   if (options.group_above >= 0) window.graph_view()->set_grouping_threshold(options.group_above);
   if (!options.screenshot.isEmpty()) return take_screenshot(window, options);

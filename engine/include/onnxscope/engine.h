@@ -34,6 +34,11 @@ class Observer {
  public:
   virtual ~Observer() = default;
   virtual void on_node(const NodeEvent& e) = 0;
+  // Called just before a node runs, in every graph (bodies included): where a
+  // run was when it died (the isolated engine's worker records it).
+  virtual void on_node_start(std::string_view graph_path, size_t node_index, const Node& node) {
+    (void)graph_path, (void)node_index, (void)node;
+  }
   // Polled between nodes: true stops the run with a "cancelled" error.
   virtual bool should_stop() { return false; }
 };

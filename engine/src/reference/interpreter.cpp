@@ -263,6 +263,7 @@ std::vector<Value> Interpreter::exec_graph(const Graph& g, Frame& frame, const s
     const Location where{model_->source, path, static_cast<int64_t>(i), g.nodes[i].label(i), g.nodes[i].op_type, {}};
     if (options_.observer && options_.observer->should_stop()) fail_at(where, "cancelled", "run cancelled");
     check_deadline(where);
+    if (options_.observer) options_.observer->on_node_start(path, i, g.nodes[i]);
     exec_node(g, i, frame, path, opsets, iteration);
     uint64_t added = 0;
     for (const auto& o : g.nodes[i].outputs) {

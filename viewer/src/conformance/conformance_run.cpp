@@ -10,6 +10,7 @@
 #include "onnxscope/engines.h"
 #include "onnxscope/loader.h"
 #include "onnxscope/proto_io.h"
+#include "onnxscope/viewer/gui_engines.h"
 
 namespace onnxscope::viewer {
 
@@ -127,7 +128,7 @@ CaseOutputs run_case_outputs(const conformance::TestCase& c, const std::string& 
     out.error = e.what();
     return out;
   }
-  auto engine = make_engine(engine_name);
+  auto engine = make_gui_engine(engine_name);  // a test that crashes its engine must not take the browser down
   if (!engine) {
     out.error = "unknown engine '" + engine_name + "'";
     return out;

@@ -69,6 +69,15 @@ void MainWindow::build_debug_docks() {
   connect(divergence_panel_, &DivergencePanel::export_done, this,
           [this](bool, const QString& msg) { statusBar()->showMessage(msg, 10000); });
   connect(debugger_panel_->session(), &DebugSession::report_ready, this, [div] { div->raise(); });
+  // A node that failed (a kernel error, or its engine's worker process dying
+  // under it) is shown and outlined; the window and the loaded model stay.
+  connect(debugger_panel_->session(), &DebugSession::node_error, this,
+          [this, gv](const QString& side, const QString& graph, int node, const QString& message) {
+            statusBar()->showMessage("Engine " + side + " failed: " + message, 30000);
+            if (node < 0 || graph != "main") return;
+            gv->select_node(graph, node);
+            gv->set_current_node(graph, node);
+          });
   connect(this, &MainWindow::model_loaded, this, [this] {
     debugger_panel_->set_model(model(), loading_path_);
     divergence_panel_->model()->clear();

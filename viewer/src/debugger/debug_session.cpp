@@ -7,6 +7,7 @@
 #include "onnxscope/diagnostics.h"
 #include "onnxscope/dump.h"
 #include "onnxscope/engines.h"
+#include "onnxscope/viewer/gui_engines.h"
 
 namespace onnxscope::viewer {
 
@@ -150,13 +151,13 @@ void DebugSession::set_model(std::shared_ptr<const Model> model) {
 }
 
 bool DebugSession::set_engines(const std::string& a_name, const std::string& b_name) {
-  auto a = make_engine(a_name);
+  auto a = make_gui_engine(a_name);
   if (!a) {
     last_error_ = "unknown engine '" + qs(a_name) + "'";
     return false;
   }
   std::unique_ptr<Engine> b;
-  if (!b_name.empty() && !(b = make_engine(b_name))) {
+  if (!b_name.empty() && !(b = make_gui_engine(b_name))) {
     last_error_ = "unknown engine '" + qs(b_name) + "'";
     return false;
   }
