@@ -215,6 +215,7 @@ Runner add_bench_command(CLI::App& app) {
       j["throughput_per_s"] = throughput;
       j["peak_rss_mib"] = rss;
       j["peak_activation_mib"] = static_cast<double>(stats.peak_live_bytes) / (1 << 20);
+      j["activation_arena_mib"] = static_cast<double>(stats.arena_bytes) / (1 << 20);
       nlohmann::json ins = nlohmann::json::object();
       for (const auto& [name, v] : in) ins[name] = shape_of(v);
       j["inputs"] = ins;
@@ -238,7 +239,10 @@ Runner add_bench_command(CLI::App& app) {
     std::cout << "throughput  " << throughput << " inferences/s (batch " << per_run << ")\n";
     std::cout << "peak RSS    " << rss << " MiB\n";
     std::cout << "activations " << static_cast<double>(stats.peak_live_bytes) / (1 << 20)
-              << " MiB at most alive at once (node outputs)\n";
+              << " MiB at most alive at once (node outputs)";
+    if (stats.arena_bytes)
+      std::cout << ", planned into a " << static_cast<double>(stats.arena_bytes) / (1 << 20) << " MiB arena";
+    std::cout << "\n";
     for (const auto& s : saved) std::cout << "saved       " << s["name"].get<std::string>() << " -> " << s["file"].get<std::string>() << "\n";
     return kExitOk;
   };

@@ -65,6 +65,9 @@ struct RunStats {
   // Largest total size of node outputs alive at one time (activations; the
   // model's weights and the inputs are not counted).
   uint64_t peak_live_bytes = 0;
+  // Bytes of the activation arena the run took its node outputs from (CPU
+  // engine, runs after the first); 0 when they came from the heap.
+  uint64_t arena_bytes = 0;
 };
 
 // Limits of one run, enforced between nodes and by every allocation; each is

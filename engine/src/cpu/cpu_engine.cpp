@@ -1,5 +1,6 @@
 #include <mutex>
 
+#include "cpu/arena.h"
 #include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
 #include "onnxscope/cpu.h"
@@ -32,9 +33,22 @@ class CpuPrepared final : public PreparedModel {
       return capture_.interp->run(inputs, options);
     }
     last_ = fast_.interp.get();
-    return fast_.interp->run(inputs, options);
+    arena_used_ = false;
+    if (options.observer) return fast_.interp->run(inputs, options);  // observed values may be kept: no arena
+    const uint64_t before = arena_.planned_runs();
+    NamedValues out;
+    {
+      cpu::ArenaRun arena_run(arena_);
+      out = fast_.interp->run(inputs, options);
+    }
+    arena_used_ = arena_.planned_runs() > before;
+    return out;
   }
-  RunStats last_run_stats() const override { return last_ ? last_->last_run_stats() : RunStats{}; }
+  RunStats last_run_stats() const override {
+    RunStats s = last_ ? last_->last_run_stats() : RunStats{};
+    s.arena_bytes = arena_used_ ? arena_.arena_bytes() : 0;
+    return s;
+  }
 
   const Plan& fast_plan() const { return fast_; }
 
@@ -56,6 +70,8 @@ class CpuPrepared final : public PreparedModel {
   Plan capture_;
   std::once_flag capture_once_;
   const ref::Interpreter* last_ = nullptr;  // the plan that ran last
+  cpu::ActivationArena arena_;               // node outputs of the fast plan's runs
+  bool arena_used_ = false;                  // the last run was served from the arena
 };
 
 class CpuEngine final : public Engine {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "cpu/kernels/onednn_parts.h"
+#include "cpu/kernels/output.h"
 #include "cpu/nchwc.h"
 #include "reference/ops/nn_parts.h"
 
@@ -51,7 +52,7 @@ void ToNchwc(KernelContext& ctx) {
     sync_threads();
     const Tensor& x = ctx.input(0);
     const int64_t block = ctx.attr_int("block", 0);
-    Tensor& y = ctx.allocate_output(0, DataType::Float, nchwc_shape(x.shape(), block));
+    Tensor& y = uninitialized_output(ctx, 0, DataType::Float, nchwc_shape(x.shape(), block));  // the reorder writes the padding too
     if (x.element_count() == 0) return;
     dnnl::memory src = user_mem(plain_md(x.shape()), x.raw());
     dnnl::memory dst = user_mem(md(x.shape(), dt::f32, blocked_tag(block)), y.mutable_raw());
@@ -190,7 +191,8 @@ void NchwcConv(KernelContext& ctx) {
     auto prim = prim_of(ctx, p);
     if (!prim->ok) ctx.fail("oneDNN could not create this blocked convolution");
     const Tensor& x = ctx.input(0);
-    Tensor& y = ctx.allocate_output(0, DataType::Float, nchwc_shape(p.y, p.block));
+    // oneDNN writes every element of a blocked output, padding channels included.
+    Tensor& y = uninitialized_output(ctx, 0, DataType::Float, nchwc_shape(p.y, p.block));
     const md x_md = p.plain_input ? plain_md(p.x) : md(p.x, dt::f32, blocked_tag(p.block));
     dnnl::memory src = to_layout(user_mem(x_md, x.raw()), prim->src, 0);
     auto wei = weights_in(ctx, 1, plain_md(weight_dims(p)), prim->weights);
