@@ -329,7 +329,7 @@ void add_activation(ModelBuilder& b, const std::string& op, const std::string& i
 }
 
 ModelBuilder conv_act(const std::string& act, bool intermediate_is_output = false) {
-  ModelBuilder b(17);
+  ModelBuilder b(act == "Gelu" ? 20 : 17);  // ai.onnx Gelu is new in opset 20
   b.input("x", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
   b.initializer(weights("W", {4, 1, 3, 3}, 31));
   b.initializer(weights("B", {4}, 32));
@@ -405,8 +405,9 @@ TEST(FuseGemmActivation, NotWhenTheProductHasAnotherReader) {
 
 // --- fuse-matmul-bias-activation ---------------------------------------------------
 
-ModelBuilder matmul_bias_act(bool bias, const std::string& act, std::vector<int64_t> bias_dims = {5}) {
-  ModelBuilder b(17);
+ModelBuilder matmul_bias_act(bool bias, const std::string& act, std::vector<int64_t> bias_dims = {5},
+                             int64_t opset = 17) {
+  ModelBuilder b(opset);
   b.input("a", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{8}});
   b.initializer(weights("w", {8, 5}, 51));
   b.node("MatMul", {"a", "w"}, {"p"}, "mm");
@@ -454,6 +455,47 @@ TEST(FuseMatMulBiasActivation, NotForNonVectorBiasOrPlainMatMul) {
   b.output("pb", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}});
   auto m = apply(*load(b), cpu::fuse_matmul_bias_activation, true);
   EXPECT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul", "Relu"}));  // MatMul + bias only
+}
+
+// Gelu as FusedMatMul's activation: ai.onnx Gelu (opset 20, exact and tanh),
+// and the engine's own Gelu that fuse-gelu makes from the decomposed form below opset 20.
+TEST(FuseMatMulBiasActivation, GeluBecomesThePostOp) {
+  for (const char* approx : {"none", "tanh"}) {
+    SCOPED_TRACE(approx);
+    ModelBuilder b(20);
+    b.input("a", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{8}});
+    b.initializer(weights("w", {8, 5}, 51));
+    b.initializer(weights("bias", {5}, 52));
+    b.node("MatMul", {"a", "w"}, {"p"}, "mm");
+    b.node("Add", {"p", "bias"}, {"pb"}, "add");
+    attr_string(b.node("Gelu", {"pb"}, {"y"}, "act"), "approximate", approx);
+    b.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}});
+    auto original = load(b);
+    auto m = apply(*original, cpu::fuse_matmul_bias_activation, true);
+    ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul"}));
+    EXPECT_EQ(m->graph.nodes[0].attribute("activation")->s, "Gelu");
+    EXPECT_EQ(m->graph.nodes[0].attribute("activation_params")->floats,
+              std::vector<float>{std::string(approx) == "tanh" ? 1.f : 0.f});
+    expect_same_results(original, m);
+  }
+  ModelBuilder b(17);
+  b.input("a", DataType::Float, {int64_t{3}, int64_t{8}});
+  b.initializer(weights("w", {8, 7}, 53));
+  b.initializer(scalar("sqrt2", 1.4142135f));
+  b.initializer(scalar("one", 1.0f));
+  b.initializer(scalar("half", 0.5f));
+  b.node("MatMul", {"a", "w"}, {"x"}, "mm");
+  b.node("Div", {"x", "sqrt2"}, {"d"}, "scale");
+  b.node("Erf", {"d"}, {"e"}, "erf");
+  b.node("Add", {"e", "one"}, {"e1"}, "plus_one");
+  b.node("Mul", {"x", "e1"}, {"xe"}, "mul_x");
+  b.node("Mul", {"xe", "half"}, {"y"}, "mul_half");
+  b.output("y", DataType::Float, {int64_t{3}, int64_t{7}});
+  auto original = load(b);
+  auto m = apply(*apply(*original, cpu::fuse_gelu, true), cpu::fuse_matmul_bias_activation, true);
+  ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul"}));
+  EXPECT_EQ(m->graph.nodes[0].attribute("activation")->s, "Gelu");
+  expect_same_results(original, m);
 }
 
 // --- cancel-transpose-reshape -------------------------------------------------------
@@ -721,6 +763,7 @@ TEST(FusedReferenceKernels, MatchTheUnfusedReferenceExactly) {
       {gemm_act("HardSigmoid"), cpu::fuse_gemm_activation},
       {matmul_bias_act(true, "Sigmoid"), cpu::fuse_matmul_bias_activation},
       {matmul_bias_act(true, ""), cpu::fuse_matmul_bias_activation},  // bias, no activation
+      {matmul_bias_act(true, "Gelu", {5}, 20), cpu::fuse_matmul_bias_activation},
   };
   if (cpu::nchwc_block() != 0) cases.push_back({small_cnn(), cpu::nchwc_layout});
   for (auto& [builder, pass] : cases) {

@@ -3,8 +3,9 @@
 //
 //  FusedConv(X, W, [B]) -> Y
 //     every Conv attribute (auto_pad, dilations, group, kernel_shape, pads, strides), plus
-//     activation: string, "" (none), "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid"
-//     activation_params: floats, LeakyRelu [alpha]; Clip [min, max]; HardSigmoid [alpha, beta]
+//     activation: string, "" (none), "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid", "Gelu"
+//     activation_params: floats, LeakyRelu [alpha]; Clip [min, max]; HardSigmoid [alpha, beta];
+//                        Gelu [0: exact (erf), 1: tanh approximation]
 //     Y = activation(Conv(X, W, B))
 //
 //  FusedGemm(A, B, [C]) -> Y
@@ -41,6 +42,6 @@ struct FusableActivation {
   int params;
 };
 inline constexpr FusableActivation kFusableActivations[] = {
-    {"Relu", 0}, {"LeakyRelu", 1}, {"Sigmoid", 0}, {"Tanh", 0}, {"Clip", 2}, {"HardSigmoid", 2}};
+    {"Relu", 0}, {"LeakyRelu", 1}, {"Sigmoid", 0}, {"Tanh", 0}, {"Clip", 2}, {"HardSigmoid", 2}, {"Gelu", 1}};
 
 }  // namespace onnxscope::cpu

@@ -126,6 +126,13 @@ void activate_and_store(KernelContext& ctx, Value v) {
     n.attributes.push_back(float_attr("alpha", params[0]));
     n.attributes.push_back(float_attr("beta", params[1]));
   }
+  if (act == "Gelu") {
+    Attribute a;
+    a.name = "approximate";
+    a.type = AttrType::String;
+    a.s = params[0] != 0.f ? "tanh" : "none";
+    n.attributes.push_back(std::move(a));
+  }
   const Value* in[] = {&v};
   Forward f(ctx, std::move(n), 22, {in[0]}, 1);
   run_reference(ctx, f, act.c_str(), 22);

@@ -186,6 +186,8 @@ bool append_activation(const KernelContext& ctx, dnnl::post_ops& po) {
     // max(0, min(1, alpha * x + beta)): this oneDNN has no hardsigmoid, so linear then clip.
     po.append_eltwise(1.f, A::eltwise_linear, p[0], p[1]);
     po.append_eltwise(1.f, A::eltwise_clip, 0.f, 1.f);
+  } else if (act == "Gelu") {
+    po.append_eltwise(1.f, p[0] != 0.f ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf, 0.f, 0.f);
   } else {
     return false;
   }

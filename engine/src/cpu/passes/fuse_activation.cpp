@@ -1,5 +1,5 @@
 // Conv / Gemm / MatMul (+ bias Add) followed by one activation of
-// fused_ops.h's kFusableActivations -> FusedConv / FusedGemm / FusedMatMul in
+// fused_ops.h's kFusableActivations (Gelu: ai.onnx or onnxscope.cpu) -> FusedConv / FusedGemm / FusedMatMul in
 // domain "onnxscope.cpu" (contract in fused_ops.h). Only float32, and only
 // when each absorbed intermediate has no other reader and is not a graph
 // output. The fused node takes the position of the last node it replaces, so
@@ -26,8 +26,16 @@ float attr_or(const Node& n, const char* name, float fallback) {
 
 // The activation `n` computes, with its parameters, if it is fusable.
 std::optional<Activation> activation_of(const Model& m, const Node& n) {
-  if (!is_default_domain(n.domain) || n.inputs.empty() || n.outputs.size() != 1 || n.outputs[0].empty())
-    return std::nullopt;
+  if (n.inputs.empty() || n.outputs.size() != 1 || n.outputs[0].empty()) return std::nullopt;
+  // Gelu: ai.onnx Gelu (opset >= 20) or the one fuse-gelu makes below that.
+  if (n.op_type == kGelu && n.inputs.size() == 1 &&
+      (n.domain == kCpuDomain || (is_default_domain(n.domain) && m.opset_version("") >= 20))) {
+    const Attribute* a = n.attribute("approximate");
+    const std::string approx = a && a->type == AttrType::String ? a->s : "none";
+    if (approx != "none" && approx != "tanh") return std::nullopt;
+    return Activation{n.op_type, {approx == "tanh" ? 1.f : 0.f}};
+  }
+  if (!is_default_domain(n.domain)) return std::nullopt;
   bool listed = false;
   for (const auto& a : kFusableActivations) listed = listed || n.op_type == a.op;
   if (!listed) return std::nullopt;
