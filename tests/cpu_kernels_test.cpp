@@ -571,6 +571,43 @@ Case nchwc_case(Rng& rng, int idx, bool blocked_input = false, bool testing_conv
   return c;
 }
 
+// NchwcPool: ToNchwc -> NchwcPool -> FromNchwc against the plain pooling,
+// channel counts with and without a padded last block.
+Case nchwc_pool_case(Rng& rng, int idx) {
+  Case c;
+  c.cpu.opset("onnxscope.cpu", 1);
+  Builder b{c, rng};
+  const int64_t block = choose<int64_t>(rng, {8, 16});
+  const std::string op = std::vector<std::string>{"MaxPool", "AveragePool", "GlobalMaxPool", "GlobalAveragePool"}[idx % 4];
+  const int64_t C = choose<int64_t>(rng, {3, 8, 16, 17, 24, 33});
+  Shape x{choose<int64_t>(rng, {1, 2}), C, pick(rng, 3, 12), pick(rng, 3, 12)};
+  b.input("x", x);
+  attr_int(c.cpu.node("ToNchwc", {"x"}, {"xb"}, "to", "onnxscope.cpu"), "block", block);
+  auto& p = c.cpu.node("NchwcPool", {"xb"}, {"yb"}, "pool", "onnxscope.cpu");
+  auto& r = c.ref.node(op, {"x"}, {"y"});
+  attr_string(p, "op", op);
+  attr_int(p, "channels", C);
+  attr_int(p, "block", block);
+  std::string what = op;
+  if (op == "MaxPool" || op == "AveragePool") {
+    const std::vector<int64_t> k{pick(rng, 1, 3), pick(rng, 1, 3)};
+    const std::vector<int64_t> s{pick(rng, 1, 2), pick(rng, 1, 2)};
+    const std::vector<int64_t> pads{pick(rng, 0, k[0] - 1), pick(rng, 0, k[1] - 1), pick(rng, 0, k[0] - 1),
+                                    pick(rng, 0, k[1] - 1)};
+    for (auto* n : {&p, &r}) {
+      attr_ints(*n, "kernel_shape", k);
+      attr_ints(*n, "strides", s);
+      attr_ints(*n, "pads", pads);
+      if (op == "AveragePool" && idx % 8 == 1) attr_int(*n, "count_include_pad", 1);
+    }
+    what += " k" + shape_to_string(k) + " s" + shape_to_string(s) + " p" + shape_to_string(pads);
+  }
+  attr_int(c.cpu.node("FromNchwc", {"yb"}, {"y"}, "from", "onnxscope.cpu"), "channels", C);
+  c.what = what + " block " + std::to_string(block) + " x" + shape_to_string(x);
+  b.output("y");
+  return c;
+}
+
 using Generator = std::function<Case(Rng&, int)>;
 
 const std::map<std::string, Generator>& generators() {
@@ -594,6 +631,7 @@ const std::map<std::string, Generator>& generators() {
       {"NchwcConv", [](Rng& r, int i) { return nchwc_case(r, i); }},
       {"ToNchwc", [](Rng& r, int i) { return nchwc_case(r, i, true, false); }},  // never a plain input: ToNchwc runs
       {"FromNchwc", [](Rng& r, int i) { return nchwc_case(r, i, false, false); }},
+      {"NchwcPool", [](Rng& r, int i) { return nchwc_pool_case(r, i); }},
   };
   return g;
 }

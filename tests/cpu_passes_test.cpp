@@ -711,8 +711,10 @@ ModelBuilder small_cnn() {
   attr_ints(mp, "kernel_shape", {2, 2});
   auto& c3 = b.node("Conv", {"p2", "w3"}, {"c3"}, "head");
   attr_ints(c3, "pads", {1, 1, 1, 1});
+  attr_ints(b.node("ReduceMean", {"c3"}, {"m"}, "gap"), "axes", {-1, -2});
   b.output("c3", DataType::Float, {int64_t{2}, int64_t{16}, int64_t{3}, int64_t{3}});
   b.output("c2", DataType::Float, {int64_t{2}, int64_t{24}, int64_t{7}, int64_t{6}});
+  b.output("m", DataType::Float, {int64_t{2}, int64_t{16}, int64_t{1}, int64_t{1}});
   return b;
 }
 
@@ -720,9 +722,12 @@ TEST(NchwcLayout, ConvolutionsAndElementwiseStayBlocked) {
   if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
   auto original = load(small_cnn());
   auto m = apply(*original, cpu::nchwc_layout, true);
-  // The residual Add becomes the depthwise convolution's sum input.
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"NchwcConv", "Relu", "NchwcConv", "Clip", "NchwcConv", "FromNchwc",
-                                               "MaxPool", "ToNchwc", "NchwcConv", "FromNchwc"}));
+  // The residual Add becomes the depthwise convolution's sum input; MaxPool
+  // (on 24 channels: a padded block) and the spatial ReduceMean stay blocked.
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"NchwcConv", "Relu", "NchwcConv", "Clip", "NchwcConv", "NchwcPool",
+                                               "NchwcConv", "NchwcPool", "FromNchwc", "FromNchwc", "FromNchwc"}));
+  EXPECT_EQ(m->graph.nodes[5].attribute("op")->s, "MaxPool");
+  EXPECT_EQ(m->graph.nodes[7].attribute("op")->s, "GlobalAveragePool");
   EXPECT_EQ(m->graph.nodes[2].inputs.size(), 4u);
   EXPECT_EQ(m->graph.nodes[2].inputs[3], m->graph.nodes[1].outputs[0]);
   EXPECT_EQ(provenance(m->graph.nodes[2]).size(), 2u);
@@ -732,9 +737,10 @@ TEST(NchwcLayout, ConvolutionsAndElementwiseStayBlocked) {
       EXPECT_GE(provenance(n).size(), 1u);
     }
   EXPECT_EQ(m->graph.nodes[0].attribute("plain_input")->i, 1);  // 3 input channels: read plain
-  EXPECT_EQ(m->graph.nodes[8].attribute("plain_input")->i, 0);
-  EXPECT_EQ(m->graph.nodes[5].outputs[0], "c2");  // the original names come back
-  EXPECT_EQ(m->graph.nodes[9].outputs[0], "c3");
+  EXPECT_EQ(m->graph.nodes[6].attribute("plain_input")->i, 0);
+  EXPECT_EQ(m->graph.nodes[8].outputs[0], "c3");  // the original names come back
+  EXPECT_EQ(m->graph.nodes[9].outputs[0], "c2");
+  EXPECT_EQ(m->graph.nodes[10].outputs[0], "m");
   expect_same_results(original, m);
 }
 

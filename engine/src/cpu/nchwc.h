@@ -12,6 +12,10 @@
 //                                  every Conv attribute, activation / activation_params
 //                                  (fused_ops.h), block, plain_input (1: X is plain NCHW);
 //                                  Yb = activation(Conv(X) + R) with the residual Rb
+//   NchwcPool(Xb) -> Yb            op: string (MaxPool, AveragePool, GlobalMaxPool,
+//                                  GlobalAveragePool), channels, block, and that
+//                                  operator's own attributes; 2-D pooling of a blocked
+//                                  value (zero padding channels stay zero)
 #pragma once
 
 #include <cstdint>
@@ -24,6 +28,7 @@ namespace onnxscope::cpu {
 inline constexpr const char* kToNchwc = "ToNchwc";
 inline constexpr const char* kFromNchwc = "FromNchwc";
 inline constexpr const char* kNchwcConv = "NchwcConv";
+inline constexpr const char* kNchwcPool = "NchwcPool";
 
 // Blocked size of [N, C, H, W...]: [N, ceil(C/b), H, W..., b].
 inline Shape nchwc_shape(const Shape& plain, int64_t block) {

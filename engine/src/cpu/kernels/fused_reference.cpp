@@ -212,6 +212,24 @@ void NchwcConvRef(KernelContext& ctx) {
   ctx.set_output(0, Value(to_nchwc(ctx.output(0).tensor(), block)));
 }
 
+void NchwcPoolRef(KernelContext& ctx) {
+  const std::string op = ctx.attr_string("op", "");
+  const int64_t block = ctx.attr_int("block", 0), channels = ctx.attr_int("channels", 0);
+  const Tensor& xb = ctx.input(0);
+  if (op != "MaxPool" && op != "AveragePool" && op != "GlobalMaxPool" && op != "GlobalAveragePool")
+    ctx.fail("NchwcPool: unknown pooling '" + op + "'");
+  if ((block != 8 && block != 16) || xb.rank() < 4 || xb.shape().back() != block || channels <= 0 ||
+      (channels + block - 1) / block != xb.shape()[1])
+    ctx.fail("NchwcPool: input " + shape_to_string(xb.shape()) + " does not hold " + std::to_string(channels) +
+             " channels in blocks of " + std::to_string(block));
+  const Value plain(from_nchwc(xb, channels));
+  Node pool = base_node(ctx, op.c_str());
+  std::erase_if(pool.attributes, [](const Attribute& a) { return a.name == "op" || a.name == "block" || a.name == "channels"; });
+  Forward f(ctx, std::move(pool), 22, {&plain}, 1);
+  run_reference(ctx, f, op.c_str(), 22);
+  ctx.set_output(0, Value(to_nchwc(f.take(0).tensor(), block)));
+}
+
 // onnxscope.cpu::Gelu (fuse-gelu below opset 20) is exactly ai.onnx Gelu-20.
 void CpuGelu(KernelContext& ctx) {
   Forward gelu(ctx, base_node(ctx, "Gelu"), 20, inputs_of(ctx), 1);
@@ -229,6 +247,7 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kToNchwc, 1, INT_MAX, "fused-reference", ToNchwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kFromNchwc, 1, INT_MAX, "fused-reference", FromNchwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNchwcConv, 1, INT_MAX, "fused-reference", NchwcConvRef, nullptr});
+  r.add(KernelDef{kCpuDomain, kNchwcPool, 1, INT_MAX, "fused-reference", NchwcPoolRef, nullptr});
 }
 
 }  // namespace onnxscope::cpu

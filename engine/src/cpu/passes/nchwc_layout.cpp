@@ -12,6 +12,9 @@
 //     -> that NchwcConv with the other value as its `sum` input (oneDNN's sum
 //        post-op: the residual connection), and a Relu/LeakyRelu/Clip right
 //        after it (only reader) -> that NchwcConv's activation;
+//   MaxPool (without Indices) / AveragePool / GlobalMaxPool / GlobalAveragePool
+//   of a blocked value, and ReduceMean over its two spatial axes with keepdims
+//   -> NchwcPool (the mean as GlobalAveragePool);
 //   any other reader, a graph output or a subgraph capture of a blocked value
 //     -> a FromNchwc that restores the original value (name included), once,
 //        just before its first plain reader.
@@ -64,6 +67,29 @@ bool zero_preserving_unary(const Model& m, const Node& n) {
   if (const Attribute* a = n.attribute("min")) return a->f <= 0 && (!n.attribute("max") || n.attribute("max")->f >= 0);
   auto lo = bound(1, -1), hi = bound(2, 1);
   return lo && hi && *lo <= 0 && *hi >= 0;
+}
+
+// The pooling NchwcPool would compute for `n`, or "" (input: a blocked 4-D value).
+std::string pooling_of(const Model& m, const Node& n) {
+  if (n.inputs.size() != 1 && !is_op(n, "ReduceMean")) return {};
+  if (n.inputs.empty() || n.outputs.empty() || n.outputs[0].empty()) return {};
+  for (const char* op : {"AveragePool", "GlobalMaxPool", "GlobalAveragePool"})
+    if (is_op(n, op) && n.outputs.size() == 1) return op;
+  if (is_op(n, "MaxPool") && (n.outputs.size() == 1 || n.outputs[1].empty())) return "MaxPool";
+  if (!is_op(n, "ReduceMean") || n.outputs.size() != 1) return {};
+  if (const Attribute* k = n.attribute("keepdims"); k && k->i == 0) return {};
+  std::vector<int64_t> axes;
+  if (const Attribute* a = n.attribute("axes")) {
+    axes = a->ints;
+  } else {
+    if (n.inputs.size() != 2) return {};
+    const Tensor* t = constant_tensor(m, n.inputs[1]);
+    if (!t || t->dtype() != DataType::Int64) return {};
+    axes.assign(t->data<int64_t>(), t->data<int64_t>() + t->element_count());
+  }
+  for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes.begin(), axes.end());
+  return axes == std::vector<int64_t>{2, 3} ? "GlobalAveragePool" : "";
 }
 
 bool binary_elementwise(const Node& n) {
@@ -214,6 +240,27 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       out.push_back(std::move(c));
       ++convs;
       continue;
+    }
+    if (!n.inputs.empty() && blocked.count(n.inputs[0])) {
+      if (const std::string pool = pooling_of(model, n); !pool.empty()) {
+        Node q;
+        q.name = n.name;
+        q.domain = kCpuDomain;
+        q.op_type = kNchwcPool;
+        q.inputs = {blocked[n.inputs[0]].name};
+        const std::string y = n.outputs[0];
+        q.outputs = {blocked_name(y)};
+        if (!is_op(n, "ReduceMean")) q.attributes = n.attributes;
+        q.attributes.push_back(make_attr_string("op", pool));
+        q.attributes.push_back(make_attr_int("channels", blocked[n.inputs[0]].channels));
+        q.attributes.push_back(make_attr_int("block", block));
+        set_fused_from(q, {&n});
+        blocked[y] = {q.outputs[0], blocked[n.inputs[0]].channels};
+        plain_missing.insert(y);
+        made_at[q.outputs[0]] = out.size();
+        out.push_back(std::move(q));
+        continue;
+      }
     }
     const bool unary = zero_preserving_unary(model, n) && blocked.count(n.inputs[0]) && plain_missing.count(n.inputs[0]);
     const bool binary = binary_elementwise(n) && n.inputs[0] != n.inputs[1] && blocked.count(n.inputs[0]) &&
