@@ -295,7 +295,9 @@ def main() -> int:
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {cpu_model()}, {os.cpu_count()} cores, "
           f"onnxruntime {onnxruntime.__version__}; load average (1 min) {load_before[0]:.2f} before, "
           f"{load_after[0]:.2f} after")
-    print(f"threads {a.threads}, warm-up {a.warmup}, {a.iterations} timed runs; "
+    waits = sorted({r["onnxscope"].get("openmp_wait") for r in records if r["onnxscope"].get("openmp_wait")})
+    print(f"threads {a.threads}, warm-up {a.warmup}, {a.iterations} timed runs; onnxscope OpenMP wait: "
+          f"{', '.join(waits) or 'unknown'}; "
           f"ORT/onnxscope = onnxruntime latency / onnxscope latency (above 1: onnxscope is faster); "
           f"RSS ratio = onnxscope / onnxruntime (below 1: onnxscope uses less)")
     print("| " + " | ".join(head) + " |")

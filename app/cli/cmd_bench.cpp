@@ -24,6 +24,14 @@ namespace onnxscope::cli {
 
 namespace {
 
+// How oneDNN's OpenMP threads wait between primitives in this process, as
+// app/omp_defaults.cpp (or the user's environment) set it before start.
+std::string openmp_wait() {
+  if (const char* n = std::getenv("GOMP_SPINCOUNT")) return std::string("spin, GOMP_SPINCOUNT=") + n;
+  if (const char* p = std::getenv("OMP_WAIT_POLICY")) return std::string("OMP_WAIT_POLICY=") + p;
+  return "libgomp default";
+}
+
 struct BenchArgs {
   std::string model;
   int64_t batch = 0;  // 0: leave first dimensions as --dim / the model say
@@ -214,6 +222,7 @@ Runner add_bench_command(CLI::App& app) {
                          {"max", *std::max_element(times_ms.begin(), times_ms.end())}};
       j["throughput_per_s"] = throughput;
       j["peak_rss_mib"] = rss;
+      j["openmp_wait"] = openmp_wait();
       j["peak_activation_mib"] = static_cast<double>(stats.peak_live_bytes) / (1 << 20);
       j["activation_arena_mib"] = static_cast<double>(stats.arena_bytes) / (1 << 20);
       nlohmann::json ins = nlohmann::json::object();
@@ -238,6 +247,7 @@ Runner add_bench_command(CLI::App& app) {
               << a->warmup << " warm-up)\n";
     std::cout << "throughput  " << throughput << " inferences/s (batch " << per_run << ")\n";
     std::cout << "peak RSS    " << rss << " MiB\n";
+    std::cout << "openmp wait " << openmp_wait() << "\n";
     std::cout << "activations " << static_cast<double>(stats.peak_live_bytes) / (1 << 20)
               << " MiB at most alive at once (node outputs)";
     if (stats.arena_bytes)

@@ -5,9 +5,11 @@
 #include <map>
 
 #include "commands.h"
+#include "omp_defaults.h"
 #include "plugin_args.h"
 
 int main(int argc, char** argv) {
+  onnxscope::app::apply_openmp_defaults(argv, /*spin_when_idle=*/true);
   using namespace onnxscope::cli;
   CLI::App app{"onnxscope: conformance, debugging and graph inspection for ONNX models"};
   app.set_version_flag("--version", std::string("onnxscope ") + ONNXSCOPE_VERSION);

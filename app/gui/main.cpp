@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <optional>
 
+#include "omp_defaults.h"
 #include "onnxscope/viewer/debug_actions.h"
 #include "onnxscope/viewer/graph_view.h"
 #include "onnxscope/viewer/gui_engines.h"
@@ -186,6 +187,7 @@ int take_screenshot(MainWindow& window, const GuiOptions& o) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  onnxscope::app::apply_openmp_defaults(argv, /*spin_when_idle=*/false);
   QApplication app(argc, argv);
   QApplication::setApplicationName("onnxscope");
   QApplication::setApplicationVersion(ONNXSCOPE_VERSION);
