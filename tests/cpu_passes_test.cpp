@@ -744,6 +744,37 @@ TEST(NchwcLayout, ConvolutionsAndElementwiseStayBlocked) {
   expect_same_results(original, m);
 }
 
+// A downsampling block as torchvision exports it: the main path's last
+// convolution (stride 1) comes before the strided shortcut convolution, and
+// their Add after both. The pass runs the main convolution after the
+// shortcut so the shortcut becomes its sum input.
+TEST(NchwcLayout, AShortcutMadeLaterStillBecomesTheSumInput) {
+  if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{16}, int64_t{8}, int64_t{8}});
+  b.initializer(weights("wa", {32, 16, 3, 3}, 61, -0.3f, 0.3f));
+  b.initializer(weights("wb", {32, 32, 1, 1}, 62, -0.3f, 0.3f));
+  b.initializer(weights("ws", {32, 16, 1, 1}, 63, -0.3f, 0.3f));
+  auto& a = b.node("Conv", {"x", "wa"}, {"a"}, "main_a");
+  attr_ints(a, "pads", {1, 1, 1, 1});
+  attr_ints(a, "strides", {2, 2});
+  b.node("Relu", {"a"}, {"ar"}, "relu_a");
+  b.node("Conv", {"ar", "wb"}, {"m"}, "main_b");
+  attr_ints(b.node("Conv", {"x", "ws"}, {"s"}, "shortcut"), "strides", {2, 2});
+  b.node("Add", {"m", "s"}, {"sum"}, "add");
+  b.node("Relu", {"sum"}, {"y"}, "relu_out");
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{32}, int64_t{4}, int64_t{4}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::nchwc_layout, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcConv", "NchwcConv", "FromNchwc"}));
+  const Node& main_b = m->graph.nodes[4];  // now after the shortcut
+  EXPECT_EQ(provenance(main_b), (std::vector<std::string>{"main_b", "add", "relu_out"}));
+  ASSERT_EQ(main_b.inputs.size(), 4u);
+  EXPECT_EQ(main_b.inputs[3], m->graph.nodes[3].outputs[0]);  // the shortcut's blocked output
+  EXPECT_EQ(main_b.attribute("activation")->s, "Relu");
+  expect_same_results(original, m);
+}
+
 TEST(NchwcLayout, LeavesOtherGraphsAlone) {
   // No constant 4-D float weights: nothing to block.
   ModelBuilder b(17);

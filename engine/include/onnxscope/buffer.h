@@ -17,6 +17,9 @@ class Buffer {
   virtual std::size_t size() const = 0;
   // Writable pointer, or nullptr for read-only storage (mapped files).
   virtual std::byte* mutable_data() { return nullptr; }
+  // True when the bytes belong to this buffer alone (not a view into another
+  // buffer, not a mapping): with no other owner, a kernel may write them.
+  virtual bool owns_bytes() const { return false; }
 };
 
 // Zero-initialised heap storage. Throws std::bad_alloc like any allocation:

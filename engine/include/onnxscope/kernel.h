@@ -76,6 +76,14 @@ class KernelContext {
   // The graph this node belongs to, for operators that refer to other nodes
   // by name (ai.onnx.preview.training Gradient).
   virtual const Graph& graph() const = 0;
+  // The storage of input i when this node is its last reader and nothing else
+  // holds it (no other value, observer or caller): an output may then be
+  // written into it in place (the input reads as that output from then on).
+  // nullptr otherwise, and in contexts that cannot tell.
+  virtual std::shared_ptr<Buffer> reusable_input_buffer(size_t i) {
+    (void)i;
+    return nullptr;
+  }
 
   // --- helpers on top of the above ---------------------------------------
   bool has_input(size_t i) const;

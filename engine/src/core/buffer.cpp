@@ -11,6 +11,7 @@ class OwnedBuffer final : public Buffer {
   const std::byte* data() const override { return bytes_.data(); }
   std::size_t size() const override { return bytes_.size(); }
   std::byte* mutable_data() override { return bytes_.data(); }
+  bool owns_bytes() const override { return true; }
 
  private:
   std::vector<std::byte> bytes_;
@@ -22,6 +23,7 @@ class StringBuffer final : public Buffer {
   const std::byte* data() const override { return reinterpret_cast<const std::byte*>(s_.data()); }
   std::size_t size() const override { return s_.size(); }
   std::byte* mutable_data() override { return reinterpret_cast<std::byte*>(s_.data()); }
+  bool owns_bytes() const override { return true; }
 
  private:
   std::string s_;

@@ -23,6 +23,7 @@ class HeapBuffer : public Buffer {
   const std::byte* data() const override { return p_.get(); }
   std::size_t size() const override { return n_; }
   std::byte* mutable_data() override { return p_.get(); }
+  bool owns_bytes() const override { return true; }
 
  private:
   std::unique_ptr<std::byte[]> p_;
@@ -92,6 +93,7 @@ class ArenaBuffer final : public Buffer {
   const std::byte* data() const override { return p_; }
   std::size_t size() const override { return n_; }
   std::byte* mutable_data() override { return p_; }
+  bool owns_bytes() const override { return true; }  // its planned bytes are its own while it lives
 
  private:
   std::byte* p_;

@@ -3,6 +3,7 @@
 #include "loader/function_body.h"
 #include "onnxscope/op_schema.h"
 
+#include <algorithm>
 #include <unistd.h>
 
 #include <chrono>
@@ -31,7 +32,8 @@ class NodeContext final : public KernelContext {
   NodeContext(Interpreter& in, Interpreter::Frame& frame, const Graph& graph, const Node& node, int64_t version, Location where,
               const std::vector<const Value*>& inputs, std::vector<Value>& outputs,
               const std::vector<OpsetImport>& opsets, std::string path, int64_t iteration)
-      : in_(in), frame_(frame), graph_(graph), node_(node), version_(version), where_(std::move(where)), inputs_(inputs),
+      : in_(in), frame_(frame), graph_(graph), node_(node), index_(static_cast<size_t>(where.node_index)),
+        version_(version), where_(std::move(where)), inputs_(inputs),
         outputs_(outputs), opsets_(opsets), path_(std::move(path)), iteration_(iteration) {}
 
   const Node& node() const override { return node_; }
@@ -56,12 +58,26 @@ class NodeContext final : public KernelContext {
   uint64_t max_tensor_bytes() const override { return in_.max_tensor_bytes(); }
   Location location() const override { return where_; }
   const Graph& graph() const override { return graph_; }
+  std::shared_ptr<Buffer> reusable_input_buffer(size_t i) override {
+    if (i >= inputs_.size() || !inputs_[i] || !inputs_[i]->is_tensor() || index_ >= graph_.nodes.size()) return nullptr;
+    const std::string& name = node_.inputs[i];
+    for (size_t k = 0; k < node_.inputs.size(); ++k)
+      if (k != i && node_.inputs[k] == name) return nullptr;  // read twice by this node
+    const auto& dead = in_.dead_after(graph_)[index_];
+    if (std::find(dead.begin(), dead.end(), name) == dead.end()) return nullptr;  // read later
+    auto it = frame_.values.find(name);  // this graph's own value, not an outer scope's
+    if (it == frame_.values.end() || &it->second != inputs_[i]) return nullptr;
+    const std::shared_ptr<Buffer>& b = inputs_[i]->tensor().buffer();
+    if (!b || b.use_count() != 1 || !b->owns_bytes()) return nullptr;
+    return b;
+  }
 
  private:
   Interpreter& in_;
   Interpreter::Frame& frame_;
   const Graph& graph_;
   const Node& node_;
+  size_t index_;  // in graph_.nodes
   int64_t version_;
   Location where_;
   const std::vector<const Value*>& inputs_;

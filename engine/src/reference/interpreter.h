@@ -43,6 +43,8 @@ class Interpreter {
   uint64_t max_tensor_bytes() const { return max_tensor_bytes_; }
   const RunOptions& options() const { return options_; }
   const RunStats& last_run_stats() const { return stats_; }
+  // For each node of g, the values whose last reader it is.
+  const std::vector<std::vector<std::string>>& dead_after(const Graph& g);
 
  private:
   void exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
@@ -51,8 +53,6 @@ class Interpreter {
                      std::vector<Value>& outputs, const std::string& path);
   // The spec's function body for this node's operator, if it has one.
   const Function* schema_function(const Node& node, int64_t version, const std::vector<OpsetImport>& opsets);
-  // For each node of g, the values whose last reader it is.
-  const std::vector<std::vector<std::string>>& dead_after(const Graph& g);
   // The function body with the call's attributes substituted (cached per call node).
   const Graph& expanded_body(const Function& f, const Node& call);
   void load_initializers(const Graph& g, Frame& frame) const;

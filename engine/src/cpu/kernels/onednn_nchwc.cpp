@@ -192,14 +192,20 @@ void NchwcConv(KernelContext& ctx) {
     if (!prim->ok) ctx.fail("oneDNN could not create this blocked convolution");
     const Tensor& x = ctx.input(0);
     // oneDNN writes every element of a blocked output, padding channels included.
-    Tensor& y = uninitialized_output(ctx, 0, DataType::Float, nchwc_shape(p.y, p.block));
+    // With a residual that dies here, the convolution adds into its storage
+    // (the sum post-op reads dst) instead of a copy of it.
+    const Shape yb = nchwc_shape(p.y, p.block);
+    std::shared_ptr<Buffer> in_place = p.sum ? ctx.reusable_input_buffer(3) : nullptr;
+    if (in_place && (ctx.input(3).shape() != yb || in_place->size() < ctx.input(3).byte_size())) in_place.reset();
+    if (in_place) ctx.output(0) = Value(Tensor::from_buffer(DataType::Float, yb, in_place));
+    Tensor& y = in_place ? ctx.output(0).tensor() : uninitialized_output(ctx, 0, DataType::Float, yb);
     const md x_md = p.plain_input ? plain_md(p.x) : md(p.x, dt::f32, blocked_tag(p.block));
     dnnl::memory src = to_layout(user_mem(x_md, x.raw()), prim->src, 0);
     auto wei = weights_in(ctx, 1, plain_md(weight_dims(p)), prim->weights);
     dnnl::memory out = user_mem(md(p.y, dt::f32, blocked_tag(p.block)), y.mutable_raw());
     dnnl::memory dst = prim->dst == out.get_desc() ? out : slot_mem(prim->dst, 1);
     if (p.sum) {
-      std::memcpy(y.mutable_raw(), ctx.input(3).raw(), y.byte_size());
+      if (!in_place) std::memcpy(y.mutable_raw(), ctx.input(3).raw(), y.byte_size());
       if (dst != out) {
         dnnl::reorder(out, dst).execute(stream(), out, dst);
         stream().wait();

@@ -164,16 +164,33 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       const std::string& r = add.inputs[static_cast<size_t>(1 - k)];
       auto at = made_at.find(blocked[y].name);
       if (at == made_at.end() || !private_value(y) || !plain_missing.count(y)) continue;
-      Node& c = out[at->second];
-      if (!conv_without_activation(c) || with_sum.count(at->second)) continue;
-      if (const Attribute* s = c.attribute("strides"))  // the oneDNN kernel adds a residual only at stride 1
+      size_t ci = at->second;
+      if (!conv_without_activation(out[ci]) || with_sum.count(ci)) continue;
+      if (const Attribute* s = out[ci].attribute("strides"))  // the oneDNN kernel adds a residual only at stride 1
         if (std::any_of(s->ints.begin(), s->ints.end(), [](int64_t v) { return v != 1; })) continue;
       auto r_at = made_at.find(blocked[r].name);
-      if (r_at == made_at.end() || r_at->second >= at->second) continue;  // r must exist when the convolution runs
+      if (r_at == made_at.end() || r_at->second == ci) continue;
+      if (r_at->second > ci) {
+        // r is made after the convolution (a downsampling shortcut computed
+        // second): run the convolution right after r instead. Its only
+        // reader is this Add, which comes later still.
+        const size_t from = ci, to = r_at->second;
+        Node moved = std::move(out[from]);
+        out.erase(out.begin() + static_cast<std::ptrdiff_t>(from));
+        out.insert(out.begin() + static_cast<std::ptrdiff_t>(to), std::move(moved));
+        for (auto& [name, index] : made_at)
+          if (index > from && index <= to) --index;
+        std::set<size_t> shifted;
+        for (size_t w : with_sum) shifted.insert(w > from && w <= to ? w - 1 : w);
+        with_sum = std::move(shifted);
+        made_at[out[to].outputs[0]] = to;
+        ci = to;
+      }
+      Node& c = out[ci];
       if (c.inputs.size() < 3) c.inputs.resize(3);
       c.inputs.push_back(blocked[r].name);
       set_fused_from(c, {&c, &add});
-      with_sum.insert(at->second);
+      with_sum.insert(ci);
       plain_missing.erase(y);
       blocked.erase(y);
       blocked[add.outputs[0]] = {c.outputs[0], blocked[r].channels};
