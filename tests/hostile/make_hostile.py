@@ -111,7 +111,23 @@ model("scatter_elements_oob", [helper.make_node("ScatterElements", ["x", "i", "u
       [const_i64("i", [4]), numpy_helper.from_array(np.array([1], np.float32), "u")])
 model("onehot_huge_depth", [helper.make_node("OneHot", ["i", "d", "v"], ["y"])], [], [y],
       [const_i64("i", [1, 2]), const_i64("d", [1 << 40]), numpy_helper.from_array(np.array([0, 1], np.float32), "v")])
+# ai.onnx.ml ArrayFeatureExtractor with a column past the end.
+m = model("array_feature_extractor_oob", [helper.make_node("ArrayFeatureExtractor", ["x", "i"], ["y"], domain="ai.onnx.ml")],
+          [vi("x", F, [2, 3])], [y], [const_i64("i", [1, 7])])
+m.opset_import.append(helper.make_opsetid("ai.onnx.ml", 3))
+open(os.path.join(out, "array_feature_extractor_oob.onnx"), "wb").write(m.SerializeToString())
+# Shapes that cannot broadcast (only known once the inputs arrive: the declared dims are symbolic).
+model("add_not_broadcastable", [helper.make_node("Add", ["a", "b"], ["y"])], [vi("a", F, ["n"]), vi("b", F, ["m"])], [y],
+      [numpy_helper.from_array(np.ones(3, np.float32), "a"), numpy_helper.from_array(np.ones(4, np.float32), "b")])
+# Sub-byte packing: an int4 tensor of 5 elements needs 3 bytes of raw_data, not 7.
+w4 = TensorProto()
+w4.name, w4.data_type = "w", TensorProto.INT4
+w4.dims.extend([5])
+w4.raw_data = bytes(7)
+model("int4_raw_data_size", [helper.make_node("Cast", ["w"], ["y"], to=F)], [], [y], [w4], opset=21)
 # Attributes that disagree with tensors.
+model("conv_strides_wrong_length", [helper.make_node("Conv", ["x", "w"], ["y"], strides=[1, 1, 1])],
+      [vi("x", F, [1, 1, 4, 4])], [y], [numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")])
 model("conv_kernel_shape_mismatch", [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[5, 5])],
       [vi("x", F, [1, 1, 4, 4])], [y], [numpy_helper.from_array(np.ones((1, 1, 3, 3), np.float32), "w")])
 model("conv_pads_wrong_length", [helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 1, 1])],

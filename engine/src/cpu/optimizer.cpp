@@ -40,6 +40,12 @@ std::vector<std::string> fused_from(const Node& node) {
 OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, Diagnostics& log) {
   OptimizeResult result;
   PassContext ctx{&log};
+  // Unnamed nodes are known by their label in the original graph ("Conv#3");
+  // name them so: a rewritten node keeps that name (and lists it in its
+  // provenance), so errors, --explain and --profile name the user's node,
+  // not a position in the rewritten graph.
+  for (size_t i = 0; i < model.graph.nodes.size(); ++i)
+    if (model.graph.nodes[i].name.empty()) model.graph.nodes[i].name = model.graph.nodes[i].label(i);
   // A few rounds let one rewrite expose another (folding after fusion...).
   for (int round = 0; round < 4; ++round) {
     bool changed = false;
