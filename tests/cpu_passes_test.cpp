@@ -775,6 +775,43 @@ TEST(NchwcLayout, AShortcutMadeLaterStillBecomesTheSumInput) {
   expect_same_results(original, m);
 }
 
+// Inception/SqueezeNet-style branches: a channel Concat of blocked values
+// stays blocked when every input but the last fills whole blocks.
+TEST(NchwcLayout, ChannelConcatOfWholeBlocksStaysBlocked) {
+  const int64_t block = cpu::nchwc_block();
+  if (block == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
+  for (int64_t last : {int64_t{16}, int64_t{5}}) {  // the last input may be padded
+    SCOPED_TRACE(last);
+    ModelBuilder b(17);
+    b.input("x", DataType::Float, {int64_t{2}, int64_t{16}, int64_t{6}, int64_t{6}});
+    b.initializer(weights("wa", {32, 16, 1, 1}, 71, -0.3f, 0.3f));
+    b.initializer(weights("wb", {last, 16, 3, 3}, 72, -0.3f, 0.3f));
+    b.initializer(weights("wc", {8, 32 + last, 1, 1}, 73, -0.3f, 0.3f));
+    b.node("Conv", {"x", "wa"}, {"a"}, "branch_a");
+    attr_ints(b.node("Conv", {"x", "wb"}, {"b"}, "branch_b"), "pads", {1, 1, 1, 1});
+    attr_int(b.node("Concat", {"a", "b"}, {"cat"}, "cat"), "axis", 1);
+    b.node("Conv", {"cat", "wc"}, {"y"}, "head");
+    b.output("y", DataType::Float, {int64_t{2}, int64_t{8}, int64_t{6}, int64_t{6}});
+    auto original = load(b);
+    auto m = apply(*original, cpu::nchwc_layout, true);
+    EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "Concat", "NchwcConv", "FromNchwc"}));
+    expect_same_results(original, m);
+  }
+  // A padded input before the last: the Concat runs plain.
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{16}, int64_t{4}, int64_t{4}});
+  b.initializer(weights("wa", {5, 16, 1, 1}, 74, -0.3f, 0.3f));
+  b.initializer(weights("wb", {16, 16, 1, 1}, 75, -0.3f, 0.3f));
+  b.node("Conv", {"x", "wa"}, {"a"}, "branch_a");
+  b.node("Conv", {"x", "wb"}, {"b"}, "branch_b");
+  attr_int(b.node("Concat", {"a", "b"}, {"y"}, "cat"), "axis", 1);
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{21}, int64_t{4}, int64_t{4}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::nchwc_layout, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "FromNchwc", "FromNchwc", "Concat"}));
+  expect_same_results(original, m);
+}
+
 TEST(NchwcLayout, LeavesOtherGraphsAlone) {
   // No constant 4-D float weights: nothing to block.
   ModelBuilder b(17);

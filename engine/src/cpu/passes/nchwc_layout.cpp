@@ -15,6 +15,9 @@
 //   MaxPool (without Indices) / AveragePool / GlobalMaxPool / GlobalAveragePool
 //   of a blocked value, and ReduceMean over its two spatial axes with keepdims
 //   -> NchwcPool (the mean as GlobalAveragePool);
+//   Concat along channels of blocked values, all but the last a whole number
+//   of blocks -> Concat of the blocked tensors along their block axis (the
+//   blocks line up; the last input's padding ends the result's);
 //   any other reader, a graph output or a subgraph capture of a blocked value
 //     -> a FromNchwc that restores the original value (name included), once,
 //        just before its first plain reader.
@@ -257,6 +260,31 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       out.push_back(std::move(c));
       ++convs;
       continue;
+    }
+    if (is_op(n, "Concat") && n.outputs.size() == 1 && !n.outputs[0].empty() && !n.inputs.empty()) {
+      const Attribute* ax = n.attribute("axis");
+      const int64_t axis = ax ? ax->i : 1;
+      bool ok = axis == 1 || axis == -3;
+      int64_t channels = 0;
+      for (size_t k = 0; ok && k < n.inputs.size(); ++k) {
+        auto it = n.inputs[k].empty() ? blocked.end() : blocked.find(n.inputs[k]);
+        ok = it != blocked.end() && (k + 1 == n.inputs.size() || it->second.channels % block == 0);
+        if (ok) channels += it->second.channels;
+      }
+      if (ok) {
+        Node c = n;
+        for (size_t k = 0; k < n.inputs.size(); ++k) c.inputs[k] = blocked[n.inputs[k]].name;
+        std::erase_if(c.attributes, [](const Attribute& a) { return a.name == "axis"; });
+        c.attributes.push_back(make_attr_int("axis", 1));
+        const std::string y = n.outputs[0];
+        c.outputs[0] = blocked_name(y);
+        set_fused_from(c, {&n});
+        blocked[y] = {c.outputs[0], channels};
+        plain_missing.insert(y);
+        made_at[c.outputs[0]] = out.size();
+        out.push_back(std::move(c));
+        continue;
+      }
     }
     if (!n.inputs.empty() && blocked.count(n.inputs[0])) {
       if (const std::string pool = pooling_of(model, n); !pool.empty()) {
