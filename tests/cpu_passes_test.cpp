@@ -278,6 +278,54 @@ TEST(FoldConvBatchNorm, NeedsConstantWeightsAndAPrivateIntermediate) {
   apply(*load(conv_bn(true, true)), cpu::fold_conv_batchnorm, false);
 }
 
+// --- fold-conv-mul-add ---------------------------------------------------------------
+
+// Conv [+ bias] -> Mul(s) -> Add(d) -> Sub(e), the constants shaped `shape`
+// (per channel unless told otherwise); Mul's operands swapped when asked.
+ModelBuilder conv_mul_add(std::vector<int64_t> shape, bool with_bias, bool swap = false) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{6}, int64_t{6}});
+  b.initializer(weights("W", {4, 3, 3, 3}, 81));
+  b.initializer(weights("B", {4}, 82));
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  b.initializer(weights("s", shape, 83, 0.5f, 2));
+  b.initializer(weights("d", shape, 84));
+  b.initializer(weights("e", shape, 85));
+  auto& c = b.node("Conv", with_bias ? std::vector<std::string>{"x", "W", "B"} : std::vector<std::string>{"x", "W"},
+                   {"c"}, "conv");
+  attr_ints(c, "pads", {1, 1, 1, 1});
+  b.node("Mul", swap ? std::vector<std::string>{"s", "c"} : std::vector<std::string>{"c", "s"}, {"m"}, "mul");
+  b.node("Add", {"d", "m"}, {"a"}, "add");
+  b.node("Sub", {"a", "e"}, {"y"}, "sub");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{4}, int64_t{6}, int64_t{6}});
+  return b;
+}
+
+TEST(FoldConvMulAdd, PerChannelConstantsFoldIntoTheConv) {
+  for (auto shape : {std::vector<int64_t>{4, 1, 1}, std::vector<int64_t>{1, 4, 1, 1}, std::vector<int64_t>{1},
+                     std::vector<int64_t>{}}) {
+    for (bool with_bias : {true, false}) {
+      SCOPED_TRACE(shape_to_string(shape) + (with_bias ? " bias" : " no bias"));
+      auto original = load(conv_mul_add(shape, with_bias, !with_bias));
+      auto m = apply(*original, cpu::fold_conv_mul_add, true);
+      for (int round = 0; round < 2; ++round) m = apply(*m, cpu::fold_conv_mul_add, true);  // one per round
+      ASSERT_EQ(ops(*m), (std::vector<std::string>{"Conv"}));
+      EXPECT_EQ(m->graph.nodes[0].outputs[0], "y");
+      EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"conv", "mul", "add", "sub"}));
+      expect_same_results(original, m);
+    }
+  }
+}
+
+TEST(FoldConvMulAdd, NotAcrossChannelsOrSpaceOrForSharedOutputs) {
+  apply(*load(conv_mul_add({4, 6, 1}, true)), cpu::fold_conv_mul_add, false);  // varies along H
+  apply(*load(conv_mul_add({3, 1, 1}, true)), cpu::fold_conv_mul_add, false);  // not the channel count
+  ModelBuilder b = conv_mul_add({4, 1, 1}, true);
+  b.output("c", DataType::Float, {int64_t{2}, int64_t{4}, int64_t{6}, int64_t{6}});  // the Conv output is read outside
+  apply(*load(b), cpu::fold_conv_mul_add, false);
+}
+
 // --- matmul-add-to-gemm -------------------------------------------------------------
 
 ModelBuilder matmul_add(std::vector<DimSpec> a_dims, std::vector<int64_t> bias_dims, bool product_is_output = false) {

@@ -19,6 +19,8 @@ const std::vector<Pass>& pass_table() {
        cancel_transpose_reshape},
       {{"fold-conv-batchnorm", 2, true, "fold an inference BatchNormalization into the Conv before it"},
        fold_conv_batchnorm},
+      {{"fold-conv-mul-add", 2, true, "fold a per-channel constant Mul or Add/Sub into the Conv before it"},
+       fold_conv_mul_add},
       {{"fuse-layernorm", 3, true, "decomposed layer normalization -> LayerNormalization (opset >= 17)"}, fuse_layernorm},
       {{"fuse-gelu", 3, true, "decomposed exact GELU -> Gelu (onnxscope.cpu::Gelu below opset 20)"}, fuse_gelu},
       {{"fuse-sdpa", 3, true, "MatMul(Q, K^T) * scale -> Softmax -> MatMul(V) -> Attention (opset >= 23)"}, fuse_sdpa},

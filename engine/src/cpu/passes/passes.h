@@ -17,6 +17,7 @@ bool constant_folding(Model& model, PassContext& ctx);      // passes/constant_f
 bool common_subexpression_elimination(Model& model, PassContext& ctx);  // passes/common_subexpression_elimination.cpp
 bool cancel_transpose_reshape(Model& model, PassContext& ctx);          // passes/cancel_transpose_reshape.cpp
 bool fold_conv_batchnorm(Model& model, PassContext& ctx);   // passes/fold_conv_batchnorm.cpp
+bool fold_conv_mul_add(Model& model, PassContext& ctx);     // passes/fold_conv_mul_add.cpp
 bool matmul_add_to_gemm(Model& model, PassContext& ctx);    // passes/matmul_add_to_gemm.cpp
 bool fuse_conv_activation(Model& model, PassContext& ctx);  // passes/fuse_activation.cpp
 bool fuse_gemm_activation(Model& model, PassContext& ctx);  // passes/fuse_activation.cpp
