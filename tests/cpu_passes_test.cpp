@@ -860,6 +860,37 @@ TEST(NchwcLayout, ChannelConcatOfWholeBlocksStaysBlocked) {
   expect_same_results(original, m);
 }
 
+// DenseNet's pre-activation batch norm, and a per-channel Mul/Add after it:
+// one NchwcScaleShift (the three merged) between blocked convolutions; the
+// padded channels (20 of a 16- or 8-block) stay zero for the next one.
+TEST(NchwcLayout, BatchNormAndPerChannelAffineStayBlocked) {
+  if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{16}, int64_t{5}, int64_t{5}});
+  b.initializer(weights("w0", {20, 16, 1, 1}, 91, -0.3f, 0.3f));
+  b.initializer(weights("w1", {8, 20, 3, 3}, 92, -0.3f, 0.3f));
+  b.initializer(weights("scale", {20}, 93, 0.5f, 2));
+  b.initializer(weights("beta", {20}, 94));
+  b.initializer(weights("mean", {20}, 95));
+  b.initializer(weights("var", {20}, 96, 0.1f, 2));
+  b.initializer(weights("m", {20, 1, 1}, 97, 0.5f, 1.5f));
+  b.initializer(weights("a", {1, 20, 1, 1}, 98));
+  b.node("Conv", {"x", "w0"}, {"c0"}, "conv0");
+  b.node("Relu", {"c0"}, {"r0"}, "relu0");  // keeps the batch norm from folding into conv0
+  b.node("BatchNormalization", {"r0", "scale", "beta", "mean", "var"}, {"bn"}, "bn");
+  b.node("Mul", {"bn", "m"}, {"bm"}, "mul");
+  b.node("Add", {"a", "bm"}, {"ba"}, "add");
+  b.node("Relu", {"ba"}, {"r1"}, "relu1");
+  attr_ints(b.node("Conv", {"r1", "w1"}, {"y"}, "conv1"), "pads", {1, 1, 1, 1});
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{8}, int64_t{5}, int64_t{5}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::nchwc_layout, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcScaleShift", "Relu", "NchwcConv",
+                                               "FromNchwc"}));
+  EXPECT_EQ(provenance(m->graph.nodes[3]), (std::vector<std::string>{"bn", "mul", "add"}));
+  expect_same_results(original, m);
+}
+
 TEST(NchwcLayout, LeavesOtherGraphsAlone) {
   // No constant 4-D float weights: nothing to block.
   ModelBuilder b(17);

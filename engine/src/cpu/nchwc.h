@@ -16,6 +16,9 @@
 //                                  GlobalAveragePool), channels, block, and that
 //                                  operator's own attributes; 2-D pooling of a blocked
 //                                  value (zero padding channels stay zero)
+//   NchwcScaleShift(Xb, S, T) -> Yb  Yb = Xb * S[c] + T[c], S and T float of ceil(C/b)*b
+//                                  values, zero for padding channels (an inference
+//                                  BatchNormalization of a blocked value)
 #pragma once
 
 #include <cstdint>
@@ -29,6 +32,7 @@ inline constexpr const char* kToNchwc = "ToNchwc";
 inline constexpr const char* kFromNchwc = "FromNchwc";
 inline constexpr const char* kNchwcConv = "NchwcConv";
 inline constexpr const char* kNchwcPool = "NchwcPool";
+inline constexpr const char* kNchwcScaleShift = "NchwcScaleShift";
 
 // Blocked size of [N, C, H, W...]: [N, ceil(C/b), H, W..., b].
 inline Shape nchwc_shape(const Shape& plain, int64_t block) {

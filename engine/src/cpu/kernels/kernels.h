@@ -12,5 +12,6 @@ void register_data_movement_kernels(KernelRegistry& r);    // kernels/data_movem
 void register_transpose_kernels(KernelRegistry& r);        // kernels/transpose.cpp: merged axes, run copies or tiles
 void register_layer_norm_kernels(KernelRegistry& r);       // kernels/layer_norm.cpp: float32 rows with Eigen
 void register_where_kernels(KernelRegistry& r);            // kernels/where.cpp: Where with any broadcast
+void register_nchwc_scale_shift_kernel(KernelRegistry& r);  // kernels/nchwc_scale_shift.cpp: per-channel affine, blocked
 
 }  // namespace onnxscope::cpu

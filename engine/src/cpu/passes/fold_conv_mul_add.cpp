@@ -13,24 +13,6 @@
 namespace onnxscope::cpu {
 namespace {
 
-// The per-channel values of `t` broadcast against a Conv output of `rank`
-// with `channels` channels, or nullopt when `t` varies along another axis.
-std::optional<std::vector<float>> per_channel(const Tensor* t, size_t rank, int64_t channels) {
-  if (!t || t->dtype() != DataType::Float || t->rank() > static_cast<int64_t>(rank)) return std::nullopt;
-  const Shape& s = t->shape();
-  const size_t lead = rank - s.size();  // t's dims align with the output's last dims
-  int64_t along_c = 1;
-  for (size_t d = 0; d < s.size(); ++d) {
-    const size_t axis = lead + d;
-    if (axis == 1) along_c = s[d];
-    else if (s[d] != 1) return std::nullopt;
-  }
-  if (along_c != 1 && along_c != channels) return std::nullopt;
-  std::vector<float> v(static_cast<size_t>(channels));
-  for (int64_t c = 0; c < channels; ++c) v[static_cast<size_t>(c)] = t->data<float>()[along_c == 1 ? 0 : c];
-  return v;
-}
-
 Tensor float_tensor(Shape shape) { return Tensor::zeros(DataType::Float, std::move(shape)); }
 
 }  // namespace

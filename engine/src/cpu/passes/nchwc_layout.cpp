@@ -15,6 +15,9 @@
 //   MaxPool (without Indices) / AveragePool / GlobalMaxPool / GlobalAveragePool
 //   of a blocked value, and ReduceMean over its two spatial axes with keepdims
 //   -> NchwcPool (the mean as GlobalAveragePool);
+//   an inference BatchNormalization of a blocked value with constant float
+//   parameters -> NchwcScaleShift (per-channel x * s + t, s and t padded with
+//   zeros);
 //   Concat along channels of blocked values, all but the last a whole number
 //   of blocks -> Concat of the blocked tensors along their block axis (the
 //   blocks line up; the last input's padding ends the result's);
@@ -23,6 +26,8 @@
 //        just before its first plain reader.
 // Runs once, after the fusion passes have reached their fixed point.
 #include <algorithm>
+#include <cmath>
+#include <functional>
 
 #include "cpu/fused_ops.h"
 #include "cpu/nchwc.h"
@@ -93,6 +98,55 @@ std::string pooling_of(const Model& m, const Node& n) {
   for (int64_t& a : axes) a = a < 0 ? a + 4 : a;
   std::sort(axes.begin(), axes.end());
   return axes == std::vector<int64_t>{2, 3} ? "GlobalAveragePool" : "";
+}
+
+// An inference BatchNormalization as per-channel scale and shift; nullopt
+// when it is not one (training mode, running statistics wanted, non-constant
+// or non-float parameters).
+std::optional<std::pair<std::vector<float>, std::vector<float>>> bn_scale_shift(const Model& m, const Node& bn,
+                                                                               int64_t channels) {
+  if (bn.inputs.size() != 5 || bn.outputs.empty() || bn.outputs[0].empty()) return std::nullopt;
+  for (size_t k = 1; k < bn.outputs.size(); ++k)
+    if (!bn.outputs[k].empty()) return std::nullopt;
+  if (const Attribute* a = bn.attribute("training_mode"); a && a->i != 0) return std::nullopt;
+  if (m.opset_version("") < 9)
+    if (const Attribute* a = bn.attribute("spatial"); a && a->i == 0) return std::nullopt;
+  const Tensor* p[4];
+  for (size_t k = 0; k < 4; ++k) {
+    p[k] = constant_tensor(m, bn.inputs[k + 1]);
+    if (!p[k] || p[k]->dtype() != DataType::Float || p[k]->element_count() != static_cast<uint64_t>(channels))
+      return std::nullopt;
+  }
+  const Attribute* eps_attr = bn.attribute("epsilon");
+  const double eps = eps_attr ? eps_attr->f : 1e-5f;
+  std::vector<float> s(static_cast<size_t>(channels)), t(static_cast<size_t>(channels));
+  for (size_t c = 0; c < s.size(); ++c) {
+    const double k = p[0]->data<float>()[c] / std::sqrt(static_cast<double>(p[3]->data<float>()[c]) + eps);
+    s[c] = static_cast<float>(k);
+    t[c] = static_cast<float>(p[1]->data<float>()[c] - p[2]->data<float>()[c] * k);
+  }
+  return std::make_pair(std::move(s), std::move(t));
+}
+
+// A Mul / Add / Sub of a value and a per-channel float constant, as scale and
+// shift of that value (its name first); nullopt otherwise.
+std::optional<std::pair<std::string, std::pair<std::vector<float>, std::vector<float>>>> affine_of(
+    const Model& m, const Node& n, const std::function<int64_t(const std::string&)>& channels_of) {
+  const bool mul = is_op(n, "Mul"), add = is_op(n, "Add"), sub = is_op(n, "Sub");
+  if (!(mul || add || sub) || n.inputs.size() != 2 || n.outputs.size() != 1 || n.outputs[0].empty()) return std::nullopt;
+  for (size_t k = 0; k < 2; ++k) {
+    if (sub && k == 1) break;  // c - x is not x * s + t with s = 1
+    const int64_t channels = channels_of(n.inputs[k]);
+    if (channels <= 0 || n.inputs[0] == n.inputs[1]) continue;
+    auto c = per_channel(constant_tensor(m, n.inputs[1 - k]), 4, channels);
+    if (!c) continue;
+    std::vector<float> s(c->size(), 1.f), t(c->size(), 0.f);
+    if (mul) s = *c;
+    else
+      for (size_t i = 0; i < c->size(); ++i) t[i] = sub ? -(*c)[i] : (*c)[i];
+    return std::make_pair(n.inputs[k], std::make_pair(std::move(s), std::move(t)));
+  }
+  return std::nullopt;
 }
 
 bool binary_elementwise(const Node& n) {
@@ -222,6 +276,56 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     return true;
   };
 
+  // y = x * s + t per channel on x's blocked form (s, t unpadded here).
+  auto scale_shift = [&](const Node& n, const std::string& x, std::vector<float> s, std::vector<float> t) {
+    const int64_t channels = blocked[x].channels;
+    const size_t padded = static_cast<size_t>((channels + block - 1) / block * block);
+    auto at = made_at.find(blocked[x].name);
+    if (at != made_at.end() && out[at->second].op_type == kNchwcScaleShift && private_value(x) && plain_missing.count(x)) {
+      // s2 * (s1 * x + t1) + t2
+      Node& prev = out[at->second];
+      Tensor* s1 = nullptr;
+      Tensor* t1 = nullptr;
+      for (auto& init : g.initializers) {
+        if (init.name == prev.inputs[1]) s1 = &init.value;
+        if (init.name == prev.inputs[2]) t1 = &init.value;
+      }
+      if (s1 && t1) {
+        for (size_t c = 0; c < s.size(); ++c) {
+          s1->mutable_data<float>()[c] *= s[c];
+          t1->mutable_data<float>()[c] = t1->data<float>()[c] * s[c] + t[c];
+        }
+        set_fused_from(prev, {&prev, &n});
+        blocked[n.outputs[0]] = blocked[x];
+        blocked.erase(x);
+        plain_missing.erase(x);
+        plain_missing.insert(n.outputs[0]);
+        return true;
+      }
+    }
+    Tensor st = Tensor::zeros(DataType::Float, {static_cast<int64_t>(padded)});
+    Tensor tt = Tensor::zeros(DataType::Float, {static_cast<int64_t>(padded)});
+    std::copy(s.begin(), s.end(), st.mutable_data<float>());
+    std::copy(t.begin(), t.end(), tt.mutable_data<float>());
+    const std::string base = n.name.empty() ? n.outputs[0] : n.name;
+    const std::string s_name = fresh(base + "_scale"), t_name = fresh(base + "_shift");
+    g.initializers.push_back({s_name, std::move(st), {}});
+    g.initializers.push_back({t_name, std::move(tt), {}});
+    Node q;
+    q.name = n.name;
+    q.domain = kCpuDomain;
+    q.op_type = kNchwcScaleShift;
+    q.inputs = {blocked[x].name, s_name, t_name};
+    const std::string y = n.outputs[0];
+    q.outputs = {blocked_name(y)};
+    set_fused_from(q, {&n});
+    blocked[y] = {q.outputs[0], channels};
+    plain_missing.insert(y);
+    made_at[q.outputs[0]] = out.size();
+    out.push_back(std::move(q));
+    return true;
+  };
+
   for (Node& n : g.nodes) {
     if (auto cs = convertible(model, n)) {
       const std::string& x = n.inputs[0];
@@ -260,6 +364,24 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       out.push_back(std::move(c));
       ++convs;
       continue;
+    }
+    {
+      // Per-channel affine maps of a blocked value: a batch norm, or a Mul /
+      // Add / Sub by a per-channel constant -> NchwcScaleShift, merged into
+      // the one before it when that one's output is read only here.
+      std::string x;
+      std::optional<std::pair<std::vector<float>, std::vector<float>>> st;
+      if (is_op(n, "BatchNormalization") && !n.inputs.empty() && blocked.count(n.inputs[0])) {
+        x = n.inputs[0];
+        st = bn_scale_shift(model, n, blocked[x].channels);
+      } else if (auto a = affine_of(model, n, [&](const std::string& v) {
+                   auto it = blocked.find(v);
+                   return it == blocked.end() ? int64_t{0} : it->second.channels;
+                 })) {
+        x = a->first;
+        st = std::move(a->second);
+      }
+      if (st && scale_shift(n, x, std::move(st->first), std::move(st->second))) continue;
     }
     if (is_op(n, "Concat") && n.outputs.size() == 1 && !n.outputs[0].empty() && !n.inputs.empty()) {
       const Attribute* ax = n.attribute("axis");

@@ -57,6 +57,10 @@ struct GraphIndex {
 // A value whose content is fixed at prepare time: an initializer the caller
 // cannot override (not a graph input, or IR < 4), or a Constant node's 'value'.
 const Tensor* constant_tensor(const Model& m, const std::string& name);
+// The per-channel values of a float constant `t` broadcast against an
+// [N, C, ...] value of `rank` with `channels` channels ([C,1,1], [1,C,1,1],
+// [1], a scalar...), or nullopt when `t` varies along another axis.
+std::optional<std::vector<float>> per_channel(const Tensor* t, size_t rank, int64_t channels);
 // The one element of a numeric constant (any rank with one element).
 std::optional<double> scalar_constant(const Model& m, const std::string& name);
 // Integer values of a 1-D (or scalar) constant.

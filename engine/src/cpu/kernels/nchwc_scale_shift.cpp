@@ -1,0 +1,55 @@
+// NchwcScaleShift (cpu/nchwc.h): y = x * scale[c] + shift[c] on a blocked
+// float tensor, the form the nchwc-layout pass gives an inference
+// BatchNormalization between blocked layers (DenseNet's pre-activation
+// batch norms). Scale and shift cover the padded channels too (zeros there,
+// so padding stays zero). Plain loops the compiler vectorises over the block,
+// split across the thread pool.
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
+#include "cpu/nchwc.h"
+#include "cpu/thread_pool.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+void NchwcScaleShift(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& scale = ctx.input(1);
+  const Tensor& shift = ctx.input(2);
+  if (x.dtype() != DataType::Float || x.rank() < 3 || scale.dtype() != DataType::Float ||
+      shift.dtype() != DataType::Float)
+    ctx.fail("NchwcScaleShift takes a blocked float tensor and float scale and shift");
+  const Shape& s = x.shape();
+  const int64_t block = s.back(), cb = s[1];
+  const uint64_t channels = static_cast<uint64_t>(cb * block);
+  if (scale.element_count() != channels || shift.element_count() != channels)
+    ctx.fail("NchwcScaleShift: scale and shift hold " + std::to_string(scale.element_count()) + " and " +
+             std::to_string(shift.element_count()) + " values, the input has " + std::to_string(channels) +
+             " (padded) channels");
+  int64_t spatial = 1;
+  for (size_t d = 2; d + 1 < s.size(); ++d) spatial *= s[d];
+  Tensor& y = uninitialized_output(ctx, 0, DataType::Float, s);
+  const float* in = x.data<float>();
+  const float* a = scale.data<float>();
+  const float* b = shift.data<float>();
+  float* out = y.mutable_data<float>();
+  const int64_t planes = s[0] * cb;  // (n, channel block) pairs
+  parallel_for(planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, spatial * block)), [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) {
+      const float* sa = a + (p % cb) * block;
+      const float* sb = b + (p % cb) * block;
+      const float* src = in + p * spatial * block;
+      float* dst = out + p * spatial * block;
+      for (int64_t i = 0; i < spatial; ++i)
+        for (int64_t l = 0; l < block; ++l) dst[i * block + l] = src[i * block + l] * sa[l] + sb[l];
+    }
+  });
+}
+
+}  // namespace
+
+void register_nchwc_scale_shift_kernel(KernelRegistry& r) {
+  r.add(KernelDef{"onnxscope.cpu", kNchwcScaleShift, 1, INT_MAX, "cpu-loop", NchwcScaleShift, nullptr});
+}
+
+}  // namespace onnxscope::cpu
