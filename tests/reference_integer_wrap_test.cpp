@@ -67,3 +67,19 @@ TEST(ReferenceIntegers, OverflowWrapsLikeNumpy) {
             std::numeric_limits<int32_t>::min());
   EXPECT_EQ(run_unary<int32_t>("Neg", DataType::Int32, 5), -5);
 }
+
+// Pow of integers (the fuzzer found 10^huge converting inf to int64 under
+// UBSan): whole exponents multiply and wrap like numpy; others go through
+// double, and a result outside the type becomes its lowest value.
+TEST(ReferenceIntegers, PowWrapsOrSaturatesWithoutUndefinedBehaviour) {
+  EXPECT_EQ(run_binary<int64_t>("Pow", DataType::Int64, 3, 4), 81);
+  EXPECT_EQ(run_binary<int64_t>("Pow", DataType::Int64, 2, 62), int64_t{1} << 62);
+  EXPECT_EQ(run_binary<int64_t>("Pow", DataType::Int64, 2, 64), 0);  // wraps to zero, as numpy
+  // 3^41 mod 2^64, as a signed value (numpy: np.int64(3) ** 41).
+  uint64_t want = 1;
+  for (int i = 0; i < 41; ++i) want *= 3;
+  EXPECT_EQ(run_binary<int64_t>("Pow", DataType::Int64, 3, 41), static_cast<int64_t>(want));
+  EXPECT_EQ(run_binary<int64_t>("Pow", DataType::Int64, 2, -1), 0);  // 0.5 truncates
+  EXPECT_EQ(run_binary<int32_t>("Pow", DataType::Int32, -2, 31), std::numeric_limits<int32_t>::min());
+  EXPECT_EQ(run_binary<int32_t>("Pow", DataType::Int32, 7, 20), static_cast<int32_t>(static_cast<uint32_t>(79792266297612001ull)));
+}

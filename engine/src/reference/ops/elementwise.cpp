@@ -246,6 +246,28 @@ void Div(KernelContext& c) {
     }
   });
 }
+// An integer to a power, as numpy computes it: to a non-negative whole
+// exponent by repeated multiplication, wrapping on overflow; otherwise through
+// double, where a result outside the type (or NaN) becomes the type's lowest
+// value, as numpy's astype gives on x86 (never the undefined float-to-int
+// conversion).
+template <typename I>
+I integer_pow(I base, double e) {
+  if (e >= 0 && e == std::floor(e) && e < 1.8e19) {
+    uint64_t r = 1, b = static_cast<uint64_t>(base);  // modulo 2^64, then the low bits
+    for (uint64_t n = static_cast<uint64_t>(e); n; n >>= 1) {
+      if (n & 1) r *= b;
+      b *= b;
+    }
+    return static_cast<I>(r);
+  }
+  const double p = std::pow(static_cast<double>(base), e);
+  const double hi = std::ldexp(1.0, std::numeric_limits<I>::digits);
+  const double lo = std::is_signed_v<I> ? -hi : 0.0;
+  if (!(p >= lo && p < hi)) return std::numeric_limits<I>::lowest();
+  return static_cast<I>(p);
+}
+
 void Pow(KernelContext& c) {
   // The exponent may have another type than the base (opset 12+).
   const Tensor& a = c.input(0);
@@ -257,10 +279,10 @@ void Pow(KernelContext& c) {
     using S = typename decltype(tag)::type;
     BroadcastIndex bi(shape, shapes);
     for (uint64_t i = 0; i < z.element_count(); ++i, bi.next()) {
-      const double base = static_cast<double>(get<S>(a, bi.offsets()[0]));
+      const auto base = get<S>(a, bi.offsets()[0]);
       const double e = b.element_as_double(bi.offsets()[1]);
       if constexpr (std::is_integral_v<compute_t<S>>)
-        put<S>(z, i, static_cast<compute_t<S>>(static_cast<int64_t>(std::pow(base, e))));
+        put<S>(z, i, integer_pow<compute_t<S>>(static_cast<compute_t<S>>(base), e));
       else
         put<S>(z, i, static_cast<compute_t<S>>(std::pow(static_cast<compute_t<S>>(base), static_cast<compute_t<S>>(e))));
     }
