@@ -276,6 +276,15 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     return true;
   };
 
+  // Appends `node`, which replaces `original` and whose output 0 is the
+  // blocked form of original's value y (made plain again only if read so).
+  auto emit_blocked = [&](Node node, const Node& original, const std::string& y, int64_t channels) {
+    set_fused_from(node, {&original});
+    blocked[y] = {node.outputs[0], channels};
+    plain_missing.insert(y);
+    made_at[node.outputs[0]] = out.size();
+    out.push_back(std::move(node));
+  };
   // y = x * s + t per channel on x's blocked form (s, t unpadded here).
   auto scale_shift = [&](const Node& n, const std::string& x, std::vector<float> s, std::vector<float> t) {
     const int64_t channels = blocked[x].channels;
@@ -318,11 +327,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     q.inputs = {blocked[x].name, s_name, t_name};
     const std::string y = n.outputs[0];
     q.outputs = {blocked_name(y)};
-    set_fused_from(q, {&n});
-    blocked[y] = {q.outputs[0], channels};
-    plain_missing.insert(y);
-    made_at[q.outputs[0]] = out.size();
-    out.push_back(std::move(q));
+    emit_blocked(std::move(q), n, y, channels);
     return true;
   };
 
@@ -357,11 +362,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       c.outputs[0] = blocked_name(y);
       c.attributes.push_back(make_attr_int("block", block));
       c.attributes.push_back(make_attr_int("plain_input", plain_input ? 1 : 0));
-      set_fused_from(c, {&n});
-      blocked[y] = {c.outputs[0], cs->out_channels};
-      plain_missing.insert(y);
-      made_at[c.outputs[0]] = out.size();
-      out.push_back(std::move(c));
+      emit_blocked(std::move(c), n, y, cs->out_channels);
       ++convs;
       continue;
     }
@@ -400,11 +401,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
         c.attributes.push_back(make_attr_int("axis", 1));
         const std::string y = n.outputs[0];
         c.outputs[0] = blocked_name(y);
-        set_fused_from(c, {&n});
-        blocked[y] = {c.outputs[0], channels};
-        plain_missing.insert(y);
-        made_at[c.outputs[0]] = out.size();
-        out.push_back(std::move(c));
+        emit_blocked(std::move(c), n, y, channels);
         continue;
       }
     }
@@ -421,11 +418,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
         q.attributes.push_back(make_attr_string("op", pool));
         q.attributes.push_back(make_attr_int("channels", blocked[n.inputs[0]].channels));
         q.attributes.push_back(make_attr_int("block", block));
-        set_fused_from(q, {&n});
-        blocked[y] = {q.outputs[0], blocked[n.inputs[0]].channels};
-        plain_missing.insert(y);
-        made_at[q.outputs[0]] = out.size();
-        out.push_back(std::move(q));
+        emit_blocked(std::move(q), n, y, blocked[n.inputs[0]].channels);
         continue;
       }
     }
@@ -439,11 +432,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       for (size_t i = 0; i < (binary ? 2u : 1u); ++i) e.inputs[i] = blocked[n.inputs[i]].name;
       const std::string y = n.outputs[0];
       e.outputs[0] = blocked_name(y);
-      set_fused_from(e, {&n});
-      blocked[y] = {e.outputs[0], blocked[n.inputs[0]].channels};
-      plain_missing.insert(y);
-      made_at[e.outputs[0]] = out.size();
-      out.push_back(std::move(e));
+      emit_blocked(std::move(e), n, y, blocked[n.inputs[0]].channels);
       continue;
     }
     for (const auto& in : n.inputs) materialize(in);
