@@ -84,6 +84,12 @@ class KernelContext {
     (void)i;
     return nullptr;
   }
+  // A slot where the kernel being tried or run keeps what it worked out for
+  // this node (a created primitive, reordered weights) from one call to the
+  // next: one per node and kernel, for as long as the prepared model lives.
+  // The kernel checks that what it kept still fits the inputs it is given.
+  // nullptr where the engine keeps none.
+  virtual std::shared_ptr<void>* kernel_state() const { return nullptr; }
 
   // --- helpers on top of the above ---------------------------------------
   bool has_input(size_t i) const;

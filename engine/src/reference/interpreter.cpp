@@ -71,8 +71,16 @@ class NodeContext final : public KernelContext {
     if (!b || b.use_count() != 1 || !b->owns_bytes()) return nullptr;
     return b;
   }
+  std::shared_ptr<void>* kernel_state() const override {
+    if (!kernels_ || !kernel_def()) return nullptr;
+    for (size_t k = 0; k < kernels_->candidates.size(); ++k)
+      if (kernels_->candidates[k] == kernel_def()) return &kernels_->states[k];
+    return nullptr;
+  }
+  void set_node_kernels(Interpreter::NodeKernels* k) { kernels_ = k; }
 
  private:
+  Interpreter::NodeKernels* kernels_ = nullptr;
   Interpreter& in_;
   Interpreter::Frame& frame_;
   const Graph& graph_;
@@ -340,10 +348,11 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
 
   std::string impl;
   auto start = std::chrono::steady_clock::now();
-  auto candidates = kernels_.candidates(node.domain, node.op_type, version);
+  NodeKernels& nk = node_kernels(node, version);
   NodeContext ctx(*this, frame, g, node, version, where, inputs, outputs, opsets, path, iteration);
+  ctx.set_node_kernels(&nk);
   const KernelDef* chosen = nullptr;
-  for (const KernelDef* k : candidates) {
+  for (const KernelDef* k : nk.candidates) {
     ctx.set_kernel_def(k);
     if (!k->accepts || k->accepts(ctx)) {
       chosen = k;
@@ -392,6 +401,16 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
   }
   for (size_t k = 0; k < outputs.size(); ++k)
     if (!node.outputs[k].empty()) frame.values[node.outputs[k]] = std::move(outputs[k]);
+}
+
+Interpreter::NodeKernels& Interpreter::node_kernels(const Node& node, int64_t version) {
+  NodeKernels& nk = node_kernels_[&node];
+  if (nk.version != version) {  // first call (a node's opset version does not change)
+    nk.version = version;
+    nk.candidates = kernels_.candidates(node.domain, node.op_type, version);
+    nk.states.assign(nk.candidates.size(), nullptr);
+  }
+  return nk;
 }
 
 const Function* Interpreter::schema_function(const Node& node, int64_t version, const std::vector<OpsetImport>& opsets) {

@@ -46,6 +46,14 @@ class Interpreter {
   // For each node of g, the values whose last reader it is.
   const std::vector<std::vector<std::string>>& dead_after(const Graph& g);
 
+  // Per node: its kernels in dispatch order (looked up once) and the state
+  // each keeps between runs (KernelContext::kernel_state).
+  struct NodeKernels {
+    int64_t version = -1;
+    std::vector<const KernelDef*> candidates;
+    std::vector<std::shared_ptr<void>> states;  // parallel to candidates
+  };
+
  private:
   void exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
                  const std::vector<OpsetImport>& opsets, int64_t iteration);
@@ -71,6 +79,8 @@ class Interpreter {
   detail::FreeNames free_names_;
   std::unordered_map<const Graph*, std::vector<std::vector<std::string>>> dead_after_;
   std::unordered_map<const Node*, std::unique_ptr<Graph>> function_bodies_;
+  NodeKernels& node_kernels(const Node& node, int64_t version);
+  std::unordered_map<const Node*, NodeKernels> node_kernels_;
   // Operator function bodies from the schemas, parsed on first use.
   std::unordered_map<const void*, std::shared_ptr<const Function>> schema_functions_;
 };

@@ -87,16 +87,22 @@ std::shared_ptr<const Prim> get_prim(const std::string& key, const std::function
   return g_prims.emplace(key, std::move(p)).first->second;
 }
 
-void execute(const Prim& p, std::unordered_map<int, dnnl::memory> args) {
+void execute_kept(const Prim& p, std::unordered_map<int, dnnl::memory>& args) {
   const dnnl::memory::desc& sd = p.scratchpad;
   thread_local std::vector<char> scratch;
-  if (sd.get_size() > 0) {
-    if (scratch.size() < sd.get_size()) scratch.resize(sd.get_size());
-    args.emplace(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, engine(), scratch.data()));
+  if (const size_t bytes = sd.get_size(); bytes > 0) {
+    if (scratch.size() < bytes) scratch.resize(bytes);
+    auto it = args.find(DNNL_ARG_SCRATCHPAD);
+    if (it == args.end() || it->second.get_desc() != sd)
+      args.insert_or_assign(DNNL_ARG_SCRATCHPAD, dnnl::memory(sd, engine(), scratch.data()));
+    else if (it->second.get_data_handle() != scratch.data())
+      it->second.set_data_handle(scratch.data());
   }
   p.prim.execute(stream(), args);
   stream().wait();
 }
+
+void execute(const Prim& p, std::unordered_map<int, dnnl::memory> args) { execute_kept(p, args); }
 
 dnnl::primitive_attr base_attr() {
   dnnl::primitive_attr a;
@@ -111,6 +117,14 @@ dnnl::memory::desc plain_md(const std::vector<int64_t>& dims) {
 
 dnnl::memory user_mem(const dnnl::memory::desc& md, const void* data) {
   return dnnl::memory(md, engine(), const_cast<void*>(data));
+}
+
+const dnnl::memory& point(dnnl::memory& m, const dnnl::memory::desc& md, const void* data) {
+  if (!m)
+    m = dnnl::memory(md, engine(), const_cast<void*>(data));
+  else if (m.get_data_handle() != data)
+    m.set_data_handle(const_cast<void*>(data));
+  return m;
 }
 
 dnnl::memory slot_mem(const dnnl::memory::desc& md, int slot) {

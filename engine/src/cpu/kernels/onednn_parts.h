@@ -51,6 +51,17 @@ Prim make_prim(const typename P::primitive_desc& pd, bool no_ref = false) {
   return r;
 }
 
+// The state this kernel keeps for its node (KernelContext::kernel_state) as
+// an S, made empty on first use; nullptr where the engine keeps none.
+// One kernel function always keeps the same S.
+template <class S>
+S* node_state(const KernelContext& ctx) {
+  std::shared_ptr<void>* slot = ctx.kernel_state();
+  if (!slot) return nullptr;
+  if (!*slot) *slot = std::make_shared<S>();
+  return static_cast<S*>(slot->get());
+}
+
 // Thread-safe get-or-create of a primitive by a string describing the problem.
 // `make` returns the primitive or throws dnnl::error (recorded as not ok).
 std::shared_ptr<const Prim> get_prim(const std::string& key, const std::function<Prim()>& make);
@@ -59,6 +70,9 @@ std::shared_ptr<const Prim> get_prim(const std::string& key, const std::function
 // (primitives are built with scratchpad_mode::user so concurrent runs of the
 // same primitive do not share one).
 void execute(const Prim& p, std::unordered_map<int, dnnl::memory> args);
+// The same with arguments a kernel keeps between calls (the scratchpad entry
+// is set in them).
+void execute_kept(const Prim& p, std::unordered_map<int, dnnl::memory>& args);
 
 // An attribute with the user scratchpad mode set.
 dnnl::primitive_attr base_attr();
@@ -66,6 +80,9 @@ dnnl::primitive_attr base_attr();
 // Memory over a plain (row-major) buffer.
 dnnl::memory::desc plain_md(const std::vector<int64_t>& dims);
 dnnl::memory user_mem(const dnnl::memory::desc& md, const void* data);
+// `m` made over `data` with layout `md` on first use, else re-pointed at
+// `data` (cheaper than a memory object per call); returns it.
+const dnnl::memory& point(dnnl::memory& m, const dnnl::memory::desc& md, const void* data);
 
 // Data of `t` in the layout `want`. Same layout: t's own buffer. Otherwise a
 // reorder, cached (keyed by buffer pointer, shape and `want`) when the tensor

@@ -1,0 +1,114 @@
+// Kernel state kept between runs (KernelContext::kernel_state): the CPU
+// engine's blocked convolution keeps its primitive, reordered weights and
+// memory objects per node. One prepared model is run again and again while
+// what the kept state was made for changes underneath it: the batch, the
+// spatial size, the values of weights that are a graph input (not an
+// initializer, so never cached), with and without a residual. Every run must
+// equal a fresh reference run, and the blocked kernel must be the one that ran.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/inputs.h"
+#include "onnxscope/reference.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+struct KernelLog : Observer {
+  std::vector<std::string> conv_kernels;
+  int blocked = 0;
+  void on_node(const NodeEvent& e) override {
+    if (e.node->op_type == "NchwcConv" || e.node->op_type == "Conv") conv_kernels.emplace_back(e.kernel);
+    blocked += e.node->op_type == "NchwcConv";
+  }
+};
+
+std::vector<float> floats(size_t n, float scale, int salt) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(std::sin(0.37 * static_cast<double>(i) + salt));
+  return v;
+}
+
+// x[batch,16,h,w] -> Conv(w1, pad 1) -> Relu -> Conv(w3) -> + x (the residual,
+// folded into the blocked convolution) -> Relu -> Conv(w1) -> Conv(w2, a graph
+// input: its weights change from run to run) -> y
+std::shared_ptr<const Model> model() {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {"batch", int64_t{16}, "h", "w"});
+  b.input("w2", DataType::Float, {int64_t{16}, int64_t{16}, int64_t{1}, int64_t{1}});
+  b.initializer(make_float_tensor("w1", {16, 16, 3, 3}, floats(16 * 16 * 9, 0.2f, 1)));
+  b.initializer(make_float_tensor("w3", {16, 16, 1, 1}, floats(16 * 16, 0.4f, 5)));
+  auto& c1 = b.node("Conv", {"x", "w1"}, {"c1"}, "c1");
+  attr_ints(c1, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"r1"}, "r1");
+  b.node("Conv", {"r1", "w3"}, {"c2"}, "c2");
+  b.node("Add", {"c2", "x"}, {"s"}, "add");
+  b.node("Relu", {"s"}, {"r2"}, "r2");
+  auto& c3 = b.node("Conv", {"r2", "w1"}, {"c3"}, "c3");
+  attr_ints(c3, "pads", {1, 1, 1, 1});
+  b.node("Conv", {"c3", "w2"}, {"y"}, "c4");
+  b.output("y", DataType::Float, {"batch", int64_t{16}, "h", "w"});
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<const Model>(std::move(r.model));
+}
+
+NamedValues inputs(const Model& m, int64_t batch, int64_t h, int64_t w, int w2_salt) {
+  InputSpec spec;
+  spec.seed = static_cast<uint64_t>(batch * 100 + h * 10 + w);
+  spec.dims = {{"batch", batch}, {"h", h}, {"w", w}};
+  NamedValues in = make_inputs(m, spec);
+  for (auto& [name, v] : in)
+    if (name == "w2") {
+      Tensor t = Tensor::zeros(DataType::Float, {16, 16, 1, 1});
+      const auto vals = floats(16 * 16, 0.5f, w2_salt);
+      std::copy(vals.begin(), vals.end(), t.mutable_data<float>());
+      v = Value(std::move(t));
+    }
+  return in;
+}
+
+}  // namespace
+
+TEST(CpuKernelState, KeptConvolutionPlansFollowShapesAndWeightValues) {
+  auto m = model();
+  ASSERT_TRUE(m);
+  auto cpu = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m);
+  auto ref = make_reference_engine()->prepare(m);
+  struct Step {
+    int64_t batch, h, w;
+    int w2_salt;
+  };
+  // Same shapes twice (the kept plan), then each thing that must make it redo
+  // its plan, and back.
+  const Step steps[] = {{1, 8, 8, 1}, {1, 8, 8, 1}, {1, 8, 8, 2}, {2, 8, 8, 2},
+                        {2, 5, 7, 2}, {1, 8, 8, 3}, {1, 8, 8, 1}, {3, 1, 1, 4}};
+  for (const Step& s : steps) {
+    SCOPED_TRACE("batch " + std::to_string(s.batch) + ", " + std::to_string(s.h) + "x" + std::to_string(s.w) +
+                 ", w2 values " + std::to_string(s.w2_salt));
+    const NamedValues in = inputs(*m, s.batch, s.h, s.w, s.w2_salt);
+    KernelLog log;
+    RunOptions opts;
+    opts.observer = &log;
+    opts.capture_original = false;
+    const NamedValues got = cpu->run(in, opts);
+    const NamedValues want = ref->run(in);
+    ASSERT_EQ(log.conv_kernels, (std::vector<std::string>(4, "onednn")));
+    EXPECT_EQ(log.blocked, 3);
+    const Tensor& g = got.at(0).second.tensor();
+    const Tensor& w = want.at(0).second.tensor();
+    ASSERT_EQ(g.shape(), w.shape());
+    int bad = 0;
+    for (uint64_t i = 0; i < g.element_count(); ++i) {
+      const double gv = g.data<float>()[i], wv = w.data<float>()[i];
+      if (!(std::abs(gv - wv) <= 1e-4 + 1e-4 * std::abs(wv)) && ++bad <= 3)
+        ADD_FAILURE() << "element " << i << ": cpu " << gv << ", reference " << wv;
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
