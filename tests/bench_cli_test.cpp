@@ -46,6 +46,8 @@ TEST(BenchCli, JsonReportsEveryFieldForBothEngines) {
     EXPECT_NEAR(j["throughput_per_s"].get<double>(), 4000.0 / lat["median"].get<double>(),
                 1e-6 * j["throughput_per_s"].get<double>());
     EXPECT_GT(j["peak_rss_mib"].get<double>(), 1.0);
+    EXPECT_GT(j["baseline_rss_mib"].get<double>(), 1.0);
+    EXPECT_LT(j["baseline_rss_mib"].get<double>(), j["peak_rss_mib"].get<double>());
     EXPECT_GE(j["prepare_ms"].get<double>(), 0);
   }
 }
