@@ -135,9 +135,9 @@ bool problem(const KernelContext& ctx, Problem& p) {
 }
 
 // oneDNN's Winograd convolutions (F(2x2,3x3) and F(4x4,3x3) on AVX-512) do
-// a 3x3 stride-1 convolution with about half the multiplications; on this
-// machine's ResNet-50 layers they take 0.55x (batch 1) to 0.45x (batch 8) of
-// the direct kernel's time. Their rounding differs from a direct sum by a few
+// a 3x3 stride-1 convolution with about half the multiplications; timed alone
+// on this machine, ResNet-50's 3x3 layers take 0.55-0.8x (batch 1) and
+// 0.4-0.55x (batch 8) of the direct kernel's time. Their rounding differs from a direct sum by a few
 // float32 ulps of the partial sums (cpu_kernels_test's tolerance holds).
 // ONNXSCOPE_WINOGRAD=0 keeps every convolution direct, for a comparison that
 // must not see that difference.
