@@ -823,6 +823,29 @@ TEST(NchwcLayout, AShortcutMadeLaterStillBecomesTheSumInput) {
   expect_same_results(original, m);
 }
 
+// The same block with the residual written as a two-input Sum (opset-8 era
+// exporters, the model zoo's ResNet-50): it folds like an Add.
+TEST(NchwcLayout, ATwoInputSumIsAResidualToo) {
+  if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
+  ModelBuilder b(8);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{16}, int64_t{8}, int64_t{8}});
+  b.initializer(weights("wa", {16, 16, 3, 3}, 71, -0.3f, 0.3f));
+  b.initializer(weights("wb", {16, 16, 1, 1}, 72, -0.3f, 0.3f));
+  auto& a = b.node("Conv", {"x", "wa"}, {"a"}, "conv_a");
+  attr_ints(a, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"a"}, {"ar"}, "relu_a");
+  b.node("Conv", {"ar", "wb"}, {"m"}, "conv_b");
+  b.node("Sum", {"m", "ar"}, {"sum"}, "sum");
+  b.node("Relu", {"sum"}, {"r"}, "relu_sum");
+  b.node("Sum", {"r", "ar"}, {"y"}, "plain_sum");  // not after a convolution: an elementwise Sum of blocked values
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{16}, int64_t{8}, int64_t{8}});
+  auto original = load(b);
+  auto m = apply(*original, cpu::nchwc_layout, true);
+  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcConv", "Sum", "FromNchwc"}));
+  EXPECT_EQ(provenance(m->graph.nodes[3]), (std::vector<std::string>{"conv_b", "sum", "relu_sum"}));
+  expect_same_results(original, m);
+}
+
 // Inception/SqueezeNet-style branches: a channel Concat of blocked values
 // stays blocked when every input but the last fills whole blocks.
 TEST(NchwcLayout, ChannelConcatOfWholeBlocksStaysBlocked) {
