@@ -1,5 +1,7 @@
 #include "cpu/arena.h"
 
+#include "core/memory_plan.h"
+
 #include <algorithm>
 #include <cstdlib>
 #include <exception>
@@ -14,7 +16,7 @@ constexpr size_t kAlign = 64;           // cache line, and enough for any SIMD l
 constexpr size_t kMaxAllocations = 4096;  // more outputs per run: the O(n^2) planner is not worth it
 constexpr uint64_t kAlive = UINT64_MAX;
 
-size_t round_up(size_t n) { return (std::max<size_t>(n, 1) + kAlign - 1) / kAlign * kAlign; }
+size_t round_up(size_t n) { return planned_size(n, kAlign); }
 
 // Heap bytes left uninitialised (the kernel writes all of them).
 class HeapBuffer : public Buffer {
@@ -108,33 +110,20 @@ class ArenaBuffer final : public Buffer {
 
 void ActivationArena::State::build_plan() {
   plan.assign(records.size(), Slot{});
-  std::vector<size_t> order;
+  std::vector<size_t> index;  // records freed within the run: they may share memory
+  std::vector<PlanBlock> blocks;
   for (size_t i = 0; i < records.size(); ++i) {
     plan[i].size = records[i].size;
-    if (records[i].free_t != kAlive) order.push_back(i);  // freed within the run: may share memory
+    if (records[i].free_t == kAlive) continue;
+    index.push_back(i);
+    blocks.push_back({records[i].size, records[i].alloc_t, records[i].free_t});
   }
-  // Largest first; each at the lowest offset clear of every placed block
-  // whose lifetime overlaps its own.
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return records[a].size > records[b].size; });
-  std::vector<size_t> placed, conflicts;
-  size_t total = 0;
-  for (size_t i : order) {
-    const Record& r = records[i];
-    const size_t size = round_up(r.size);
-    conflicts.clear();
-    for (size_t p : placed)
-      if (records[p].alloc_t < r.free_t && r.alloc_t < records[p].free_t) conflicts.push_back(p);
-    std::sort(conflicts.begin(), conflicts.end(), [&](size_t a, size_t b) { return plan[a].offset < plan[b].offset; });
-    size_t offset = 0;
-    for (size_t c : conflicts) {
-      if (offset + size <= plan[c].offset) break;
-      offset = std::max(offset, plan[c].offset + round_up(plan[c].size));
-    }
-    plan[i].offset = offset;
-    plan[i].heap = false;
-    placed.push_back(i);
-    total = std::max(total, offset + size);
+  const MemoryPlan placed = plan_memory(blocks, kAlign);
+  for (size_t k = 0; k < index.size(); ++k) {
+    plan[index[k]].offset = placed.offsets[k];
+    plan[index[k]].heap = false;
   }
+  const size_t total = placed.total;
   // Which earlier blocks must be gone before each one is handed out.
   for (size_t j = 0; j < plan.size(); ++j) {
     if (plan[j].heap) continue;
