@@ -48,6 +48,7 @@ std::shared_ptr<Model> segment_model(const Model& m, size_t begin, size_t end, c
       }
     });
     s->graph.nodes.push_back(n);
+    if (n.name.empty()) s->graph.nodes.back().name = n.label(i);  // the same label as in the whole model
     for (const auto& o : n.outputs)
       if (!o.empty()) made.insert(o);
   }

@@ -16,7 +16,8 @@ namespace onnxscope {
 // initializers, typed as m declares or inferred them; initializers they read
 // stay initializers (sharing their storage); its outputs are the values they
 // make that are in `outputs`, in node order. Opset imports, local functions
-// and the value_info of the values inside come along.
+// and the value_info of the values inside come along; an unnamed node is
+// named by its label in m ("Relu#7"), so messages name it as m would.
 std::shared_ptr<Model> segment_model(const Model& m, size_t begin, size_t end, const std::set<std::string>& outputs);
 
 // The values nodes [begin, end) make that a later node reads (subgraph

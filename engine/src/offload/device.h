@@ -1,0 +1,49 @@
+// What an accelerator gives the offload engine (offload/offload_engine.h):
+// which nodes it runs (as placement rules), memory of its own, copies both
+// ways, and one call per node. The CUDA engine implements it with CUDA,
+// cuBLAS and cuDNN; tests implement it over host memory, so the engine's
+// planning, copies, fallback and observation run in CI without a GPU.
+#pragma once
+
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "core/partition.h"
+#include "onnxscope/ir.h"
+#include "onnxscope/tensor.h"
+
+namespace onnxscope::offload {
+
+// A tensor in the device's memory.
+struct DeviceTensor {
+  DataType dtype = DataType::Undefined;
+  Shape shape;
+  void* data = nullptr;            // device address (nullptr for zero elements)
+  std::shared_ptr<void> storage;   // freed on the device when the last holder goes
+};
+
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual std::string name() const = 0;  // "cuda:0 NVIDIA H100 80GB HBM3"
+  // What the device runs; PlacementRules::reads_on_host names the inputs its
+  // kernels read from host memory (shape arguments).
+  virtual PlacementRules rules() const = 0;
+  virtual DeviceTensor upload(const Tensor& t) = 0;
+  virtual Tensor download(const DeviceTensor& t) = 0;
+  // Runs node `n` (opset `opset` of its domain). inputs[k] is the device
+  // tensor of input k, or nullptr when it is omitted or read on the host;
+  // host_args[k] is the host tensor of an input read on the host, else
+  // nullptr. Sets one DeviceTensor per node output (omitted ones may stay
+  // empty). Throws std::exception with a message on failure.
+  virtual void run(const Node& n, int64_t opset, std::span<const DeviceTensor* const> inputs,
+                   std::span<const Tensor* const> host_args, std::vector<DeviceTensor>& outputs) = 0;
+  // The implementation that runs `n`, for observers and --explain ("cublas", "cuda").
+  virtual std::string kernel_name(const Node& n) const = 0;
+  // Waits until everything queued has finished (before timing, before a download is used).
+  virtual void synchronize() = 0;
+};
+
+}  // namespace onnxscope::offload
