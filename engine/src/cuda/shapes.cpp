@@ -1,0 +1,147 @@
+#include "cuda/shapes.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+namespace onnxscope::cuda {
+
+namespace {
+
+int64_t product(const Shape& s, size_t from = 0, size_t to = SIZE_MAX) {
+  int64_t p = 1;
+  for (size_t i = from; i < std::min(to, s.size()); ++i) p *= s[i];
+  return p;
+}
+
+int64_t axis_in(int64_t a, int64_t rank, const char* what) {
+  if (a < -rank || a >= rank)
+    throw std::invalid_argument(std::string(what) + " axis " + std::to_string(a) + " is outside [" +
+                                std::to_string(-rank) + ", " + std::to_string(rank - 1) + "]");
+  return a < 0 ? a + rank : a;
+}
+
+}  // namespace
+
+std::optional<Broadcast> broadcast(const Shape& a, const Shape& b) {
+  const size_t rank = std::max(a.size(), b.size());
+  if (rank > static_cast<size_t>(kMaxRank)) return std::nullopt;
+  Broadcast r;
+  r.rank = static_cast<int>(rank);
+  int64_t sa = 1, sb = 1;
+  for (size_t i = rank; i-- > 0;) {
+    const size_t from_end = rank - 1 - i;
+    const int64_t da = from_end < a.size() ? a[a.size() - 1 - from_end] : 1;
+    const int64_t db = from_end < b.size() ? b[b.size() - 1 - from_end] : 1;
+    if (da != db && da != 1 && db != 1) return std::nullopt;
+    r.out[i] = da == 1 ? db : da;
+    r.a_stride[i] = da == 1 ? 0 : sa;
+    r.b_stride[i] = db == 1 ? 0 : sb;
+    sa *= da;
+    sb *= db;
+  }
+  r.count = 1;
+  for (size_t i = 0; i < rank; ++i) r.count *= r.out[i];
+  return r;
+}
+
+Shape broadcast_shape(const Broadcast& b) { return Shape(b.out.begin(), b.out.begin() + b.rank); }
+
+Shape reshape_shape(const Shape& in, std::span<const int64_t> target, bool allowzero) {
+  Shape out(target.begin(), target.end());
+  int infer = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i] == -1) {
+      if (infer >= 0) throw std::invalid_argument("Reshape: more than one -1 in the target shape");
+      infer = static_cast<int>(i);
+    } else if (out[i] == 0 && !allowzero) {
+      if (i >= in.size()) throw std::invalid_argument("Reshape: a 0 at position " + std::to_string(i) + " has no input dim to copy");
+      out[i] = in[i];
+    } else if (out[i] < 0) {
+      throw std::invalid_argument("Reshape: negative target dim " + std::to_string(out[i]));
+    }
+  }
+  const int64_t total = product(in);
+  if (infer >= 0) {
+    int64_t known = 1;
+    for (size_t i = 0; i < out.size(); ++i)
+      if (static_cast<int>(i) != infer) known *= out[i];
+    if (known == 0 || total % known != 0)
+      throw std::invalid_argument("Reshape: cannot infer the -1 dim of " + shape_to_string(out) + " from " + shape_to_string(in));
+    out[static_cast<size_t>(infer)] = total / known;
+  }
+  if (product(out) != total)
+    throw std::invalid_argument("Reshape: " + shape_to_string(in) + " has " + std::to_string(total) + " elements, target " +
+                                shape_to_string(out) + " has " + std::to_string(product(out)));
+  return out;
+}
+
+Shape squeeze_shape(const Shape& in, std::span<const int64_t> axes) {
+  const auto rank = static_cast<int64_t>(in.size());
+  std::vector<bool> drop(in.size(), false);
+  if (axes.empty()) {
+    for (size_t i = 0; i < in.size(); ++i) drop[i] = in[i] == 1;
+  } else {
+    for (int64_t a : axes) {
+      const int64_t i = axis_in(a, rank, "Squeeze");
+      if (in[static_cast<size_t>(i)] != 1)
+        throw std::invalid_argument("Squeeze: dim " + std::to_string(i) + " of " + shape_to_string(in) + " is not 1");
+      drop[static_cast<size_t>(i)] = true;
+    }
+  }
+  Shape out;
+  for (size_t i = 0; i < in.size(); ++i)
+    if (!drop[i]) out.push_back(in[i]);
+  return out;
+}
+
+Shape unsqueeze_shape(const Shape& in, std::span<const int64_t> axes) {
+  const auto rank = static_cast<int64_t>(in.size() + axes.size());
+  std::vector<bool> added(static_cast<size_t>(rank), false);
+  for (int64_t a : axes) {
+    const int64_t i = axis_in(a, rank, "Unsqueeze");
+    if (added[static_cast<size_t>(i)]) throw std::invalid_argument("Unsqueeze: axis " + std::to_string(a) + " given twice");
+    added[static_cast<size_t>(i)] = true;
+  }
+  Shape out;
+  size_t next = 0;
+  for (size_t i = 0; i < added.size(); ++i) out.push_back(added[i] ? 1 : in[next++]);
+  return out;
+}
+
+Shape flatten_shape(const Shape& in, int64_t axis) {
+  const auto rank = static_cast<int64_t>(in.size());
+  if (axis < -rank || axis > rank)
+    throw std::invalid_argument("Flatten: axis " + std::to_string(axis) + " is outside [" + std::to_string(-rank) + ", " +
+                                std::to_string(rank) + "]");
+  const size_t a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  return {product(in, 0, a), product(in, a)};
+}
+
+std::optional<MatMulPlan> matmul_plan(const Shape& a, const Shape& b) {
+  if (a.size() < 2 || b.size() < 2) return std::nullopt;
+  MatMulPlan p;
+  p.m = a[a.size() - 2];
+  p.k = a.back();
+  p.n = b.back();
+  if (b[b.size() - 2] != p.k) return std::nullopt;
+  const Shape a_batch(a.begin(), a.end() - 2), b_batch(b.begin(), b.end() - 2);
+  if (b_batch.empty() || product(b_batch) == 1) {
+    p.batch = product(a_batch);
+    p.a_stride = p.m * p.k;
+    p.b_stride = 0;
+    p.out = a_batch;
+  } else if (a_batch == b_batch) {
+    p.batch = product(a_batch);
+    p.a_stride = p.m * p.k;
+    p.b_stride = p.k * p.n;
+    p.out = a_batch;
+  } else {
+    return std::nullopt;
+  }
+  if (b_batch.size() > a_batch.size()) return std::nullopt;  // B's extra leading 1s would add output dims
+  p.out.push_back(p.m);
+  p.out.push_back(p.n);
+  return p;
+}
+
+}  // namespace onnxscope::cuda
