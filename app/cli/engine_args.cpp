@@ -21,7 +21,10 @@ void add_limit_options(CLI::App* cmd, RunLimits& l) {
 
 void add_engine_options(CLI::App* cmd, EngineArgs& a) {
   add_limit_options(cmd, a.limits);
-  cmd->add_option("--engine", a.engine, "reference or cpu")->capture_default_str();
+  cmd->add_option("--engine", a.engine, "reference, cpu or cuda (an NVIDIA GPU, the rest on the cpu engine)")->capture_default_str();
+  cmd->add_option("--precision", a.precision, "cuda: fp32 (float32 math, no TF32) or tf32 (TF32 tensor cores for MatMul)")
+      ->check(CLI::IsMember({"fp32", "tf32"}))
+      ->capture_default_str();
   cmd->add_option("--threads", a.threads, "cpu: intra-op threads (0: every core)")->capture_default_str();
   cmd->add_option("--opt-level", a.opt_level, "cpu: 0 no graph rewrites ... 3 all")->check(CLI::Range(0, 3))->capture_default_str();
   std::string passes;

@@ -20,9 +20,11 @@ struct EngineArgs {
   int threads = 0;
   int opt_level = 3;
   std::vector<std::string> disabled;
+  std::string precision = "fp32";
   RunLimits limits;
   EngineSettings settings() const {
     EngineSettings s;
+    s.precision = precision;
     s.limits = limits;
     s.threads = threads;
     s.opt_level = opt_level;

@@ -18,10 +18,14 @@ struct EngineSettings {
   std::set<std::string> disabled_passes;  // cpu
   const KernelRegistry* extra_kernels = nullptr;  // plugins: tried before the built-in kernels
   RunLimits limits;                               // every engine
+  std::string precision = "fp32";                 // cuda: fp32 or tf32
+  int device = 0;                                 // cuda: GPU index
 };
 
-// "reference", "cpu"; nullptr for an unknown name.
+// "reference", "cpu", "cuda"; nullptr for an unknown name. "cuda" throws
+// onnxscope::Error (no-device) where there is no GPU to run on.
 std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSettings& settings = {});
+// The engines this machine can run ("cuda" only with a GPU).
 std::vector<std::string> engine_names();
 
 }  // namespace onnxscope

@@ -3,6 +3,7 @@
 #include <atomic>
 
 #include "onnxscope/cpu.h"
+#include "onnxscope/cuda.h"
 #include "onnxscope/plugin.h"
 #include "onnxscope/reference.h"
 
@@ -37,9 +38,26 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.disabled_passes = s.disabled_passes;
     return make_cpu_engine(o);
   }
+  if (name == "cuda") {
+    CudaOptions o;
+    o.device = s.device;
+    o.precision = s.precision;
+    o.host.extra_kernels = s.extra_kernels;
+    o.host.max_tensor_bytes = s.limits.max_tensor_bytes;
+    o.host.max_live_bytes = s.limits.max_live_bytes;
+    o.host.timeout_seconds = s.limits.timeout_seconds;
+    o.host.threads = s.threads;
+    o.host.opt_level = s.opt_level;
+    o.host.disabled_passes = s.disabled_passes;
+    return make_cuda_engine(o);
+  }
   return nullptr;
 }
 
-std::vector<std::string> engine_names() { return {"reference", "cpu"}; }
+std::vector<std::string> engine_names() {
+  static const bool gpu = !cuda_status().devices.empty();
+  if (gpu) return {"reference", "cpu", "cuda"};
+  return {"reference", "cpu"};
+}
 
 }  // namespace onnxscope

@@ -7,11 +7,13 @@ namespace onnxscope::cuda {
 
 namespace {
 
-int64_t product(const Shape& s, size_t from = 0, size_t to = SIZE_MAX) {
+int64_t product(const Shape& s, size_t from, size_t to) {
   int64_t p = 1;
-  for (size_t i = from; i < std::min(to, s.size()); ++i) p *= s[i];
+  for (size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
   return p;
 }
+
+int64_t product(const Shape& s) { return product(s, 0, s.size()); }
 
 int64_t axis_in(int64_t a, int64_t rank, const char* what) {
   if (a < -rank || a >= rank)
@@ -114,7 +116,7 @@ Shape flatten_shape(const Shape& in, int64_t axis) {
     throw std::invalid_argument("Flatten: axis " + std::to_string(axis) + " is outside [" + std::to_string(-rank) + ", " +
                                 std::to_string(rank) + "]");
   const size_t a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
-  return {product(in, 0, a), product(in, a)};
+  return {product(in, 0, a), product(in, a, in.size())};
 }
 
 std::optional<MatMulPlan> matmul_plan(const Shape& a, const Shape& b) {

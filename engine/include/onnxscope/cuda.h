@@ -1,0 +1,44 @@
+// The CUDA engine: runs on an NVIDIA GPU what it has kernels for and hands
+// the rest to the CPU engine, node runs at a time (docs/cuda-engine.md).
+// Built when the CUDA toolkit (nvcc, cuBLAS, cuDNN) is found at configure
+// time; every build has these functions, and says why it cannot run.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "onnxscope/cpu.h"
+#include "onnxscope/engine.h"
+
+namespace onnxscope {
+
+struct CudaDeviceInfo {
+  int index = 0;
+  std::string name;
+  int major = 0, minor = 0;  // compute capability
+  uint64_t memory_bytes = 0;
+};
+
+struct CudaStatus {
+  bool built = false;                 // this build has the CUDA engine
+  std::vector<CudaDeviceInfo> devices;
+  std::string reason;                 // why there is none, when devices is empty
+};
+
+CudaStatus cuda_status();
+
+struct CudaOptions {
+  int device = 0;
+  // "fp32": float32 math throughout (no TF32); "tf32": cuBLAS may use TF32
+  // tensor cores for MatMul/Gemm.
+  std::string precision = "fp32";
+  CpuOptions host;  // the CPU engine that runs what the GPU does not
+};
+
+// Throws onnxscope::Error ("no-device") when there is no usable GPU, or
+// ("bad-option") for an unknown precision.
+std::unique_ptr<Engine> make_cuda_engine(const CudaOptions& options = {});
+
+}  // namespace onnxscope

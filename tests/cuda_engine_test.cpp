@@ -1,0 +1,114 @@
+// The CUDA engine. Without a GPU (CI, this project's development machine)
+// only its refusal is checked and the device tests skip, saying why; on a
+// GPU machine the kernels run against the reference engine.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <map>
+
+#include "model_builder.h"
+#include "onnxscope/cuda.h"
+#include "onnxscope/engines.h"
+#include "onnxscope/inputs.h"
+#include "onnxscope/reference.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+std::string no_gpu_reason() {
+  const CudaStatus s = cuda_status();
+  return s.devices.empty() ? (s.reason.empty() ? std::string("no CUDA device") : s.reason) : std::string();
+}
+
+struct Kernels : Observer {
+  std::map<std::string, std::string> of;  // node name -> kernel
+  void on_node(const NodeEvent& e) override { of[e.node->name] = std::string(e.kernel); }
+};
+
+// Every kernel family once: unary, broadcast binary, MatMul (B a matrix and
+// batched), the view ops, and a TopK that falls back to the CPU engine.
+std::shared_ptr<const Model> model() {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{8}});
+  b.input("y", DataType::Float, {int64_t{8}});
+  b.input("q", DataType::Float, {int64_t{2}, int64_t{8}, int64_t{5}});
+  std::vector<float> w(8 * 6);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(static_cast<int>(i % 9) - 4);
+  b.initializer(make_float_tensor("w", {8, 6}, w));
+  b.initializer(make_int64_tensor("flat", {2}, {0, -1}));
+  b.initializer(make_int64_tensor("axes", {1}, {1}));
+  b.initializer(make_int64_tensor("k", {1}, {2}));
+  const char* unary[] = {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf"};
+  std::string v = "x";
+  for (const char* op : unary) {
+    b.node(op, {v}, {std::string("u_") + op}, op);
+    v = std::string("u_") + op;
+  }
+  b.node("Add", {v, "y"}, {"add"}, "add");
+  b.node("Mul", {"add", "x"}, {"mul"}, "mul");
+  b.node("Div", {"mul", "y"}, {"div"}, "div");
+  b.node("Sub", {"div", "x"}, {"sub"}, "sub");
+  b.node("MatMul", {"sub", "w"}, {"mm"}, "matmul");
+  b.node("MatMul", {"sub", "q"}, {"bmm"}, "batched_matmul");
+  b.node("Reshape", {"mm", "flat"}, {"r"}, "reshape");
+  b.node("Unsqueeze", {"r", "axes"}, {"un"}, "unsqueeze");
+  b.node("Squeeze", {"un", "axes"}, {"sq"}, "squeeze");
+  b.node("TopK", {"sq", "k"}, {"top", "idx"}, "topk");
+  b.output("top", DataType::Float, {int64_t{2}, int64_t{2}});
+  b.output("bmm", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}});
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<const Model>(std::move(r.model));
+}
+
+}  // namespace
+
+TEST(CudaEngine, WithoutAGpuItSaysWhy) {
+  const std::string reason = no_gpu_reason();
+  if (reason.empty()) GTEST_SKIP() << "this machine has a GPU: " << cuda_status().devices[0].name;
+  try {
+    make_engine("cuda");
+    FAIL() << "make_engine(\"cuda\") should throw without a GPU";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostic().code, "no-device");
+    EXPECT_NE(e.diagnostic().message.find(reason), std::string::npos) << e.diagnostic().message;
+  }
+  const auto names = engine_names();
+  EXPECT_EQ(std::count(names.begin(), names.end(), "cuda"), 0);
+}
+
+TEST(CudaEngine, KernelsMatchTheReference) {
+  if (const std::string reason = no_gpu_reason(); !reason.empty()) GTEST_SKIP() << "no GPU to run on: " << reason;
+  auto m = model();
+  ASSERT_TRUE(m);
+  InputSpec spec;
+  spec.seed = 12;
+  const NamedValues in = make_inputs(*m, spec);
+  const NamedValues want = make_reference_engine()->prepare(m)->run(in);
+  for (const char* precision : {"fp32", "tf32"}) {
+    SCOPED_TRACE(precision);
+    CudaOptions o;
+    o.precision = precision;
+    auto prepared = make_cuda_engine(o)->prepare(m);
+    Kernels k;
+    RunOptions ro;
+    ro.observer = &k;
+    const NamedValues got = prepared->run(in, ro);
+    EXPECT_EQ(k.of["add"], "cuda");
+    EXPECT_EQ(k.of["matmul"], std::string(precision) == "tf32" ? "cublas-tf32" : "cublas");
+    EXPECT_EQ(k.of["reshape"], "cuda-view");
+    EXPECT_EQ(k.of["topk"].rfind("cpu/", 0), 0u) << k.of["topk"];
+    // TF32 keeps 10 mantissa bits: its tolerance is that of half precision's.
+    const double rtol = std::string(precision) == "tf32" ? 5e-3 : 1e-5;
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      const Tensor& g = got[i].second.tensor();
+      const Tensor& w = want[i].second.tensor();
+      ASSERT_EQ(g.shape(), w.shape()) << want[i].first;
+      for (uint64_t e = 0; e < g.element_count(); ++e)
+        EXPECT_NEAR(g.data<float>()[e], w.data<float>()[e], 1e-5 + rtol * std::abs(w.data<float>()[e])) << want[i].first << "[" << e << "]";
+    }
+  }
+}
