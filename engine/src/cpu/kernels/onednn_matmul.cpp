@@ -2,9 +2,16 @@
 // batch dims), Gemm (transA/transB, alpha/beta, C broadcast) and the fused
 // FusedMatMul / FusedGemm (bias + activation post-ops). Float32 only.
 //
-// A MatMul whose B is 2-D runs as one [batch*M, K] x [K, N] product; when B
-// is an initializer oneDNN picks its weight layout and the reordered weights
-// are cached.
+// A MatMul whose B is 2-D runs as one [batch*M, K] x [K, N] product. When B
+// is an initializer (weights), the product is oneDNN's sgemm on the model's
+// own copy of B, the bias is the output's starting value and the activation
+// an in-place eltwise pass after it: on BERT's shapes at 2 threads as fast as
+// the matmul primitive on a packed copy of B (within 5%, 9% slower on one
+// shape), without that copy (340 MB for a BERT-base encoder). Otherwise the
+// oneDNN matmul primitive runs, with bias and activation as post-ops.
+#include <algorithm>
+#include <stdexcept>
+
 #include "cpu/kernels/onednn_parts.h"
 
 namespace onnxscope::cpu::onednn {
@@ -81,6 +88,49 @@ md bias_md(const Shape& y, const Shape& c) {  // c right-aligned to y, rank of y
   return plain_md(d);
 }
 
+// The node's activation as in-place oneDNN eltwise passes over `count`
+// floats (the post-ops append_activation makes, one primitive each).
+std::vector<std::shared_ptr<const Prim>> activation_prims(const KernelContext& ctx, int64_t count) {
+  std::vector<std::shared_ptr<const Prim>> out;
+  dnnl::post_ops po;
+  if (!append_activation(ctx, po)) return {nullptr};
+  for (int i = 0; i < po.len(); ++i) {
+    float scale = 1, alpha = 0, beta = 0;
+    dnnl::algorithm alg{};
+    po.get_params_eltwise(i, scale, alg, alpha, beta);
+    const std::string key = "act" + std::to_string(static_cast<int>(alg)) + float_key(alpha) + "," + float_key(beta) + "|" +
+                            std::to_string(count) + "|t" + std::to_string(sync_threads());
+    out.push_back(get_prim(key, [&] {
+      const md m = plain_md({count});
+      dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, m, alpha, beta);
+      return make_prim<dnnl::eltwise_forward>(dnnl::eltwise_forward::primitive_desc(d, base_attr(), engine()));
+    }));
+  }
+  return out;
+}
+
+bool activation_ok(const KernelContext& ctx) {
+  dnnl::post_ops po;
+  return append_activation(ctx, po);
+}
+
+void apply_activation(const KernelContext& ctx, float* y, int64_t count) {
+  if (count == 0) return;
+  for (const auto& prim : activation_prims(ctx, count)) {
+    if (!prim || !prim->ok) ctx.fail("oneDNN could not create the fused activation");
+    dnnl::memory m = user_mem(plain_md({count}), y);
+    execute(*prim, {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
+  }
+}
+
+// Row-major C[M,N] = alpha * op(A) op(B) + beta * C on the plain buffers.
+void sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, const float* B, float beta,
+           float* C) {
+  sync_threads();
+  const dnnl::status st = dnnl::sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, ta ? M : K, B, tb ? K : N, beta, C, N);
+  if (st != dnnl::status::success) throw std::runtime_error("oneDNN sgemm failed (status " + std::to_string(static_cast<int>(st)) + ")");
+}
+
 std::shared_ptr<const Prim> matmul_prim(const KernelContext& ctx, const MatMulProblem& p, bool fused) {
   return get_prim(p.key, [&] {
     dnnl::post_ops po;
@@ -102,7 +152,9 @@ template <bool Fused>
 bool accepts_matmul(const KernelContext& ctx) {
   return safely([&] {
     MatMulProblem p;
-    return matmul_problem(ctx, p, Fused) && matmul_prim(ctx, p, Fused)->ok;
+    if (!matmul_problem(ctx, p, Fused)) return false;
+    if (p.constant_b) return !Fused || activation_ok(ctx);
+    return matmul_prim(ctx, p, Fused)->ok;
   });
 }
 
@@ -111,6 +163,18 @@ void MatMul(KernelContext& ctx) {
   guarded(ctx, [&] {
     MatMulProblem p;
     if (!matmul_problem(ctx, p, Fused)) ctx.fail("problem not supported by the oneDNN matmul");
+    if (p.constant_b) {
+      Tensor& y = new_output(ctx, p.out);
+      float* out = y.mutable_data<float>();
+      const int64_t rows = p.y[0], N = p.y[1];
+      if (p.bias) {  // the bias row is where the product starts
+        const float* b = ctx.input(2).data<float>();
+        for (int64_t i = 0; i < rows; ++i) std::copy(b, b + N, out + i * N);
+      }
+      sgemm(false, false, rows, N, p.a[1], 1.f, ctx.input(0).data<float>(), ctx.input(1).data<float>(), p.bias ? 1.f : 0.f, out);
+      if (Fused) apply_activation(ctx, out, rows * N);
+      return;
+    }
     auto prim = matmul_prim(ctx, p, Fused);
     if (!prim->ok) ctx.fail("oneDNN could not create this matmul");
     Tensor& y = new_output(ctx, p.out);
@@ -204,7 +268,9 @@ template <bool Fused>
 bool accepts_gemm(const KernelContext& ctx) {
   return safely([&] {
     GemmProblem p;
-    return gemm_problem(ctx, p, Fused) && gemm_prim(ctx, p, Fused)->ok;
+    if (!gemm_problem(ctx, p, Fused)) return false;
+    if (p.constant_b) return !Fused || activation_ok(ctx);
+    return gemm_prim(ctx, p, Fused)->ok;
   });
 }
 
@@ -213,6 +279,20 @@ void Gemm(KernelContext& ctx) {
   guarded(ctx, [&] {
     GemmProblem p;
     if (!gemm_problem(ctx, p, Fused)) ctx.fail("problem not supported by the oneDNN gemm");
+    if (p.constant_b) {
+      Tensor& y = new_output(ctx, Shape{p.M, p.N});
+      float* out = y.mutable_data<float>();
+      if (!p.c.empty()) {  // Y = beta * C broadcast, then the product is added to it
+        const float* c = ctx.input(2).data<float>();
+        const int64_t rs = p.c[0] == 1 ? 0 : p.c[1], cs = p.c[1] == 1 ? 0 : 1;
+        for (int64_t i = 0; i < p.M; ++i)
+          for (int64_t j = 0; j < p.N; ++j) out[i * p.N + j] = p.beta * c[i * rs + j * cs];
+      }
+      sgemm(p.ta, p.tb, p.M, p.N, p.K, p.alpha, ctx.input(0).data<float>(), ctx.input(1).data<float>(),
+            p.c.empty() ? 0.f : 1.f, out);
+      if (Fused) apply_activation(ctx, out, p.M * p.N);
+      return;
+    }
     auto prim = gemm_prim(ctx, p, Fused);
     if (!prim->ok) ctx.fail("oneDNN could not create this gemm");
     Tensor& y = new_output(ctx, Shape{p.M, p.N});
