@@ -6,23 +6,7 @@
 
 namespace onnxscope {
 
-namespace {
-
-// Every value node n reads: its inputs, then what its subgraphs capture.
-template <class Fn>
-void for_each_read(const Node& n, detail::FreeNames& free, Fn fn) {
-  for (const auto& in : n.inputs)
-    if (!in.empty()) fn(in);
-  for (const auto& a : n.attributes) {
-    if (a.g)
-      for (const auto& v : free.of(*a.g)) fn(v);
-    for (const auto& g : a.graphs)
-      if (g)
-        for (const auto& v : free.of(*g)) fn(v);
-  }
-}
-
-}  // namespace
+using detail::for_each_read;
 
 std::shared_ptr<Model> segment_model(const Model& m, size_t begin, size_t end, const std::set<std::string>& outputs) {
   auto s = std::make_shared<Model>();

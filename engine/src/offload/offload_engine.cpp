@@ -54,17 +54,8 @@ class OffloadPrepared final : public PreparedModel {
     // The last node that reads each value (subgraph captures included);
     // graph outputs are kept to the end.
     detail::FreeNames free;
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      for (const auto& in : g.nodes[i].inputs)
-        if (!in.empty()) last_read_[in] = i;
-      for (const auto& a : g.nodes[i].attributes) {
-        if (a.g)
-          for (const auto& v : free.of(*a.g)) last_read_[v] = i;
-        for (const auto& sg : a.graphs)
-          if (sg)
-            for (const auto& v : free.of(*sg)) last_read_[v] = i;
-      }
-    }
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      detail::for_each_read(g.nodes[i], free, [&](const std::string& v) { last_read_[v] = i; });
     for (const auto& o : g.outputs) last_read_[o.name] = g.nodes.size();
     for (const Segment& s : plan_.segments) {
       if (s.side == Side::Device) {

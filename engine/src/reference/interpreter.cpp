@@ -246,17 +246,8 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
 const std::vector<std::vector<std::string>>& Interpreter::dead_after(const Graph& g) {
   if (auto it = dead_after_.find(&g); it != dead_after_.end()) return it->second;
   std::unordered_map<std::string, size_t> last;
-  for (size_t i = 0; i < g.nodes.size(); ++i) {
-    for (const auto& in : g.nodes[i].inputs)
-      if (!in.empty()) last[in] = i;
-    for (const auto& a : g.nodes[i].attributes) {
-      if (a.g)
-        for (const auto& n : free_names_.of(*a.g)) last[n] = i;
-      for (const auto& sg : a.graphs)
-        if (sg)
-          for (const auto& n : free_names_.of(*sg)) last[n] = i;
-    }
-  }
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    detail::for_each_read(g.nodes[i], free_names_, [&](const std::string& v) { last[v] = i; });
   // Gradient recomputes part of its graph from values it names in attributes:
   // keep everything produced before it alive until it has run.
   for (size_t i = 0; i < g.nodes.size(); ++i)
