@@ -59,18 +59,22 @@ class HostMemoryDevice final : public Device {
   void run(const Node& n, int64_t, std::span<const DeviceTensor* const> inputs, std::span<const Tensor* const> host_args,
            std::vector<DeviceTensor>& outputs) override {
     if (fail_on.count(n.name)) throw std::runtime_error("the kernel failed on purpose");
-    // The node alone, as a model, on the reference engine.
-    size_t index = 0;
-    while (&m_->graph.nodes[index] != &n && m_->graph.nodes[index].name != n.name) ++index;
-    auto one = segment_model(*m_, index, index + 1, {n.outputs.begin(), n.outputs.end()});
+    // The node alone, as a model, on the reference engine (the node it is
+    // given: after the engine's graph passes it may not be in the model).
+    auto one = std::make_shared<Model>();
+    one->ir_version = m_->ir_version;
+    one->opset_imports = m_->opset_imports;
+    one->source = m_->source;
+    one->graph.nodes = {n};
     NamedValues feeds;
-    for (const auto& in : one->graph.inputs)
-      for (size_t k = 0; k < n.inputs.size(); ++k)
-        if (n.inputs[k] == in.name) {
-          const Tensor& t = inputs[k] ? *static_cast<const Tensor*>(inputs[k]->storage.get()) : *host_args[k];
-          feeds.emplace_back(in.name, Value(deep_copy(t)));
-          break;
-        }
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (n.inputs[k].empty() || (!inputs[k] && !host_args[k])) continue;
+      const Tensor& t = inputs[k] ? *static_cast<const Tensor*>(inputs[k]->storage.get()) : *host_args[k];
+      one->graph.inputs.push_back({n.inputs[k], {}, {}});
+      feeds.emplace_back(n.inputs[k], Value(deep_copy(t)));
+    }
+    for (const auto& o : n.outputs)
+      if (!o.empty()) one->graph.outputs.push_back({o, {}, {}});
     NamedValues outs = make_reference_engine()->prepare(one)->run(feeds);
     for (size_t k = 0; k < n.outputs.size(); ++k)
       for (auto& [name, v] : outs)
@@ -265,4 +269,41 @@ TEST(OffloadEngine, ShapeAndSizeOfADeviceTensorNeedNoCopy) {
   EXPECT_EQ(tail.data<int64_t>()[0], 3);
   EXPECT_EQ(tail.data<int64_t>()[1], 4);
   EXPECT_EQ(got[1].second.tensor().data<int64_t>()[0], 24);
+}
+
+// Weights made at run time (ConstantOfShape, as upstream's light models make
+// theirs) are folded when the model is prepared and uploaded once; a capture
+// run (observer wanting original nodes) runs the model as written and reports
+// every node, ConstantOfShape included.
+TEST(OffloadEngine, ConstantsAreFoldedOnceAndCaptureSeesTheModelAsWritten) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{3}, int64_t{4}});
+  b.initializer(make_int64_tensor("wshape", {2}, {4, 5}));
+  auto& c = b.node("ConstantOfShape", {"wshape"}, {"w"}, "make_weights");
+  attr_tensor(c, "value", make_float_tensor("", {1}, {0.25f}));
+  b.node("MatMul", {"x", "w"}, {"h"}, "matmul");
+  b.node("Relu", {"h"}, {"y"}, "relu");
+  b.output("y", DataType::Float, {int64_t{3}, int64_t{5}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto device = std::make_shared<HostMemoryDevice>(m);
+  auto prepared = make_offload_engine("test-device", device)->prepare(m);
+  EXPECT_EQ(device->uploads, 1);  // the folded weights
+  const NamedValues in = inputs(*m);
+  const NamedValues want = make_reference_engine()->prepare(m)->run(in);
+  device->uploads = device->downloads = 0;
+  expect_close(prepared->run(in)[0].second, want[0].second, "y");
+  EXPECT_EQ(device->uploads, 1);    // x only
+  EXPECT_EQ(device->downloads, 1);  // y
+  Log log;
+  RunOptions o;
+  o.observer = &log;
+  expect_close(prepared->run(in, o)[0].second, want[0].second, "y (capture)");
+  ASSERT_EQ(log.ran.size(), 3u);
+  EXPECT_EQ(log.ran[0].second.substr(0, 4), "cpu/");  // ConstantOfShape has no device kernel here
+  EXPECT_EQ(log.ran[1].second, "host-memory");
+  Tensor quarter = Tensor::zeros(DataType::Float, {4, 5});
+  for (uint64_t e = 0; e < quarter.element_count(); ++e) quarter.mutable_data<float>()[e] = 0.25f;
+  expect_close(log.values.at("w"), Value(std::move(quarter)), "w");
 }

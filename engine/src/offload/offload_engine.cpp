@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 #include <unordered_map>
 
 #include "core/graph_util.h"
 #include "core/segment_model.h"
+#include "cpu/optimizer.h"
 #include "onnxscope/diagnostics.h"
 
 namespace onnxscope::offload {
@@ -45,59 +47,47 @@ class SegmentObserver final : public Observer {
   size_t offset_;
 };
 
+// The graph passes that leave every node to be placed as it is: no fused
+// operator of the CPU engine's own domain (the device has no kernel for
+// those), so the device still runs what it can.
+const std::set<std::string>& neutral_passes() {
+  static const std::set<std::string> p{"eliminate-identity", "constant-folding", "eliminate-dead-nodes",
+                                       "common-subexpression-elimination", "cancel-transpose-reshape"};
+  return p;
+}
+
 class OffloadPrepared final : public PreparedModel {
  public:
   OffloadPrepared(std::shared_ptr<const Model> model, std::shared_ptr<Device> device, const OffloadOptions& options)
-      : m_(std::move(model)), device_(std::move(device)), options_(options), cpu_(make_cpu_engine(options.host)) {
-    const Graph& g = m_->graph;
-    plan_ = partition(g, device_->rules());
-    // The last node that reads each value (subgraph captures included);
-    // graph outputs are kept to the end.
-    detail::FreeNames free;
-    for (size_t i = 0; i < g.nodes.size(); ++i)
-      detail::for_each_read(g.nodes[i], free, [&](const std::string& v) { last_read_[v] = i; });
-    for (const auto& o : g.outputs) last_read_[o.name] = g.nodes.size();
-    for (const Segment& s : plan_.segments) {
-      if (s.side == Side::Device) {
-        parts_.push_back(Part{s, false, nullptr, nullptr});
-        continue;
-      }
-      // Shape and Size run here, from the shape alone (their input may be a
-      // device tensor that never comes down); the rest of a host segment
-      // runs on the CPU engine.
-      size_t from = s.begin;
-      auto flush = [&](size_t to) {
-        if (from == to) return;
-        Part part{{Side::Host, from, to}, false, nullptr, nullptr};
-        part.model = segment_model(*m_, from, to, values_read_after(*m_, from, to));
-        part.prepared = cpu_->prepare(part.model);
-        parts_.push_back(std::move(part));
-      };
-      for (size_t i = s.begin; i < s.end; ++i)
-        if (reads_shape_only(g.nodes[i], 0)) {
-          flush(i);
-          parts_.push_back(Part{{Side::Host, i, i + 1}, true, nullptr, nullptr});
-          from = i + 1;
-        }
-      flush(s.end);
-    }
-    for (const Copy& c : plan_.copies)
-      if (c.at_prepare) uploaded_[c.value] = device_->upload(g.initializer(c.value)->value);
+      : original_(std::move(model)), device_(std::move(device)), options_(options), cpu_(make_cpu_engine(options.host)) {
+    // Runs without an observer wanting original nodes: the model after the
+    // engine-neutral passes (constants folded once, so weights made at run
+    // time are uploaded once too). Capture runs: the model as written.
+    auto fast = std::make_shared<Model>(*original_);
+    CpuOptions o = options_.host;
+    for (const auto& p : cpu_passes())
+      if (!neutral_passes().count(p.name)) o.disabled_passes.insert(p.name);
+    Diagnostics log;
+    cpu::optimize(*fast, o, false, log);
+    fast_ = build(std::move(fast));
   }
 
   NamedValues run(const NamedValues& inputs, const RunOptions& options) override {
-    const Graph& g = m_->graph;
-    Run r{std::unordered_map<std::string, Value>(inputs.begin(), inputs.end()), uploaded_, 0, {}};
+    const bool capture = options.observer && options.capture_original;
+    if (capture && !capture_) capture_ = build(original_);
+    const Plan& plan = capture ? *capture_ : *fast_;
+    const Graph& g = plan.m->graph;
+    Run r{&plan, std::unordered_map<std::string, Value>(inputs.begin(), inputs.end()), plan.uploaded, 0, {}};
     for (const auto& init : g.initializers) r.host.emplace(init.name, Value(init.value));
     for (const auto& in : g.inputs)
       if (!r.host.count(in.name))
-        fail_at(Location{m_->source, "main", -1, {}, {}, in.name}, "missing-input",
+        fail_at(Location{plan.m->source, "main", -1, {}, {}, in.name}, "missing-input",
                 "input '" + in.name + "' (" + in.type.to_string() + ") was not given");
-    while (r.next_copy < plan_.copies.size() && plan_.copies[r.next_copy].at_prepare) ++r.next_copy;
+    while (r.next_copy < plan.partition.copies.size() && plan.partition.copies[r.next_copy].at_prepare) ++r.next_copy;
     if (options_.host.timeout_seconds > 0)
       r.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(options_.host.timeout_seconds));
-    for (const Part& p : parts_) {
+    for (const Part& p : plan.parts) {
       if (p.segment.side == Side::Device)
         for (size_t i = p.segment.begin; i < p.segment.end; ++i) run_device_node(r, i, options);
       else if (p.shape_op)
@@ -111,14 +101,12 @@ class OffloadPrepared final : public PreparedModel {
     for (const auto& o : g.outputs) {
       auto it = r.host.find(o.name);
       if (it == r.host.end())
-        fail_at(Location{m_->source, "main", -1, {}, {}, o.name}, "missing-output",
+        fail_at(Location{plan.m->source, "main", -1, {}, {}, o.name}, "missing-output",
                 "graph output '" + o.name + "' was never produced");
       out.emplace_back(o.name, it->second);
     }
     return out;
   }
-
-  const PartitionPlan& plan() const { return plan_; }
 
  private:
   struct Part {
@@ -127,7 +115,59 @@ class OffloadPrepared final : public PreparedModel {
     std::shared_ptr<Model> model;              // host segments
     std::unique_ptr<PreparedModel> prepared;   // host segments
   };
+  // One way of running the model: its graph, where each node runs, the host
+  // segments prepared, the initializers uploaded.
+  struct Plan {
+    std::shared_ptr<const Model> m;
+    PartitionPlan partition;
+    std::vector<Part> parts;
+    std::unordered_map<std::string, size_t> last_read;
+    std::unordered_map<std::string, DeviceTensor> uploaded;
+  };
+
+  std::unique_ptr<Plan> build(std::shared_ptr<const Model> model) {
+    auto plan = std::make_unique<Plan>();
+    plan->m = std::move(model);
+    const Model& m = *plan->m;
+    const Graph& g = m.graph;
+    plan->partition = partition(g, device_->rules());
+    // The last node that reads each value (subgraph captures included);
+    // graph outputs are kept to the end.
+    detail::FreeNames free;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      detail::for_each_read(g.nodes[i], free, [&](const std::string& v) { plan->last_read[v] = i; });
+    for (const auto& o : g.outputs) plan->last_read[o.name] = g.nodes.size();
+    for (const Segment& s : plan->partition.segments) {
+      if (s.side == Side::Device) {
+        plan->parts.push_back(Part{s, false, nullptr, nullptr});
+        continue;
+      }
+      // Shape and Size run here, from the shape alone (their input may be a
+      // device tensor that never comes down); the rest of a host segment
+      // runs on the CPU engine.
+      size_t from = s.begin;
+      auto flush = [&](size_t to) {
+        if (from == to) return;
+        Part part{{Side::Host, from, to}, false, nullptr, nullptr};
+        part.model = segment_model(m, from, to, values_read_after(m, from, to));
+        part.prepared = cpu_->prepare(part.model);
+        plan->parts.push_back(std::move(part));
+      };
+      for (size_t i = s.begin; i < s.end; ++i)
+        if (reads_shape_only(g.nodes[i], 0)) {
+          flush(i);
+          plan->parts.push_back(Part{{Side::Host, i, i + 1}, true, nullptr, nullptr});
+          from = i + 1;
+        }
+      flush(s.end);
+    }
+    for (const Copy& c : plan->partition.copies)
+      if (c.at_prepare) plan->uploaded[c.value] = device_->upload(g.initializer(c.value)->value);
+    return plan;
+  }
+
   struct Run {
+    const Plan* plan;
     std::unordered_map<std::string, Value> host;
     std::unordered_map<std::string, DeviceTensor> device;
     size_t next_copy;
@@ -136,9 +176,9 @@ class OffloadPrepared final : public PreparedModel {
 
   // Every copy the plan makes before node `before` (exclusive bound).
   void copies_before(Run& r, size_t before) {
-    for (; r.next_copy < plan_.copies.size() && plan_.copies[r.next_copy].before < before; ++r.next_copy) {
-      const Copy& c = plan_.copies[r.next_copy];
-      const Location at = c.before < m_->graph.nodes.size() ? where(*m_, c.before) : Location{m_->source, "main", -1, {}, {}, c.value};
+    for (; r.next_copy < r.plan->partition.copies.size() && r.plan->partition.copies[r.next_copy].before < before; ++r.next_copy) {
+      const Copy& c = r.plan->partition.copies[r.next_copy];
+      const Location at = c.before < r.plan->m->graph.nodes.size() ? where(*r.plan->m, c.before) : Location{r.plan->m->source, "main", -1, {}, {}, c.value};
       if (c.to == Side::Device) {
         auto it = r.host.find(c.value);
         if (it == r.host.end() || !it->second.is_tensor())
@@ -153,26 +193,26 @@ class OffloadPrepared final : public PreparedModel {
   }
 
   void between_nodes(Run& r, size_t i, const RunOptions& options) {
-    if (options.observer && options.observer->should_stop()) fail_at(where(*m_, i), "cancelled", "run cancelled");
+    if (options.observer && options.observer->should_stop()) fail_at(where(*r.plan->m, i), "cancelled", "run cancelled");
     if (options_.host.timeout_seconds > 0 && Clock::now() > r.deadline)
-      fail_at(where(*m_, i), "timeout",
+      fail_at(where(*r.plan->m, i), "timeout",
               "the run took longer than the time limit of " + std::to_string(options_.host.timeout_seconds) +
                   " s (raise it with --timeout)");
   }
 
   void free_dead(Run& r, size_t from, size_t to) {
     for (size_t i = from; i < to; ++i)
-      for (const auto& in : m_->graph.nodes[i].inputs) {
-        auto it = last_read_.find(in);
-        if (it != last_read_.end() && it->second < to) {
+      for (const auto& in : r.plan->m->graph.nodes[i].inputs) {
+        auto it = r.plan->last_read.find(in);
+        if (it != r.plan->last_read.end() && it->second < to) {
           r.device.erase(in);
-          if (!m_->graph.initializer(in)) r.host.erase(in);
+          if (!r.plan->m->graph.initializer(in)) r.host.erase(in);
         }
       }
   }
 
   void run_device_node(Run& r, size_t i, const RunOptions& options) {
-    const Node& n = m_->graph.nodes[i];
+    const Node& n = r.plan->m->graph.nodes[i];
     between_nodes(r, i, options);
     if (options.observer) options.observer->on_node_start("main", i, n);
     copies_before(r, i + 1);
@@ -185,22 +225,22 @@ class OffloadPrepared final : public PreparedModel {
       const bool on_host = reads_shape_only(n, k) || (rules.reads_on_host && rules.reads_on_host(n, k));
       if (on_host) {
         auto it = r.host.find(v);
-        if (it == r.host.end() || !it->second.is_tensor()) fail_at(where(*m_, i), "missing-value", "input '" + v + "' is not on the host");
+        if (it == r.host.end() || !it->second.is_tensor()) fail_at(where(*r.plan->m, i), "missing-value", "input '" + v + "' is not on the host");
         host_args[k] = &it->second.tensor();
       } else {
         auto it = r.device.find(v);
-        if (it == r.device.end()) fail_at(where(*m_, i), "missing-value", "input '" + v + "' is not on the device");
+        if (it == r.device.end()) fail_at(where(*r.plan->m, i), "missing-value", "input '" + v + "' is not on the device");
         in[k] = &it->second;
       }
     }
     std::vector<DeviceTensor> out(n.outputs.size());
     const auto start = Clock::now();
     try {
-      device_->run(n, m_->opset_version(n.domain), in, host_args, out);
+      device_->run(n, r.plan->m->opset_version(n.domain), in, host_args, out);
     } catch (const Error&) {
       throw;
     } catch (const std::exception& e) {
-      fail_at(where(*m_, i), "kernel", device_->name() + ": " + e.what());
+      fail_at(where(*r.plan->m, i), "kernel", device_->name() + ": " + e.what());
     }
     for (size_t k = 0; k < n.outputs.size(); ++k)
       if (!n.outputs[k].empty()) r.device[n.outputs[k]] = std::move(out[k]);
@@ -237,7 +277,7 @@ class OffloadPrepared final : public PreparedModel {
   // Shape (opset 15's start/end included) and Size, from the input's shape,
   // wherever the input lives.
   void run_shape_node(Run& r, size_t i, const RunOptions& options) {
-    const Node& n = m_->graph.nodes[i];
+    const Node& n = r.plan->m->graph.nodes[i];
     between_nodes(r, i, options);
     if (options.observer) options.observer->on_node_start("main", i, n);
     copies_before(r, i + 1);
@@ -251,7 +291,7 @@ class OffloadPrepared final : public PreparedModel {
     } else if (auto d = r.device.find(v); d != r.device.end()) {
       shape = d->second.shape;
     } else {
-      fail_at(where(*m_, i), "missing-value", "input '" + v + "' has no value");
+      fail_at(where(*r.plan->m, i), "missing-value", "input '" + v + "' has no value");
     }
     Tensor out;
     const auto rank = static_cast<int64_t>(shape.size());
@@ -296,7 +336,7 @@ class OffloadPrepared final : public PreparedModel {
     NamedValues feeds;
     for (const auto& in : p.model->graph.inputs) {
       auto it = r.host.find(in.name);
-      if (it == r.host.end()) fail_at(where(*m_, p.segment.begin), "missing-value", "value '" + in.name + "' is not on the host");
+      if (it == r.host.end()) fail_at(where(*r.plan->m, p.segment.begin), "missing-value", "value '" + in.name + "' is not on the host");
       feeds.emplace_back(in.name, it->second);
     }
     RunOptions o = options;
@@ -326,14 +366,11 @@ class OffloadPrepared final : public PreparedModel {
     void on_node(const NodeEvent&) override {}
   };
 
-  std::shared_ptr<const Model> m_;
+  std::shared_ptr<const Model> original_;
   std::shared_ptr<Device> device_;
   OffloadOptions options_;
   std::unique_ptr<Engine> cpu_;
-  PartitionPlan plan_;
-  std::vector<Part> parts_;
-  std::unordered_map<std::string, size_t> last_read_;
-  std::unordered_map<std::string, DeviceTensor> uploaded_;
+  std::unique_ptr<Plan> fast_, capture_;
   PlacementRules rules_;
   bool rules_ready_ = false;
   NullObserver null_observer_;

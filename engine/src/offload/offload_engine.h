@@ -3,8 +3,11 @@
 // (core/partition.h, core/segment_model.h): the CUDA engine's executor,
 // device-neutral.
 //
-// Prepare: partition the main graph, upload the initializers device nodes
-// read, prepare one CPU-engine model per host segment. Run: copy values
+// Prepare: run the engine-neutral graph passes (constant folding and the
+// like, no fusion), partition the main graph, upload the initializers device
+// nodes read, prepare one CPU-engine model per host segment. Capture runs
+// (an observer wanting original nodes) use a second plan of the model as
+// written, made on first use. Run: copy values
 // across as the plan says, run device nodes one by one and host segments
 // whole, free each value after its last reader, download the graph outputs.
 // With an observer, device nodes report their outputs (downloaded for it) and
