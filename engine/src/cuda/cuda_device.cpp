@@ -170,8 +170,7 @@ class CudaDevice final : public offload::Device {
       }
       if (view_ops().count(op)) {
         if (n.inputs.empty() || !is_tensor(g, n.inputs[0])) return "the CUDA " + op + " takes tensors of a known type";
-        if ((op == "Squeeze" || op == "Unsqueeze") && n.inputs.size() < 2 && !n.attribute("axes") && op == "Unsqueeze")
-          return std::string("Unsqueeze without axes");
+        if (op == "Unsqueeze" && n.inputs.size() < 2 && !n.attribute("axes")) return std::string("Unsqueeze without axes");
         return std::nullopt;
       }
       return "no CUDA kernel for " + op;

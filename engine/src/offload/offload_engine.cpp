@@ -25,6 +25,20 @@ Location where(const Model& m, size_t i) {
   throw Error(Diagnostic{Severity::Error, std::move(code), std::move(at), std::move(message), {}});
 }
 
+// One main-graph node's outputs to the observer.
+void report(Observer& to, size_t i, const Node& n, std::string_view kernel, std::span<const Value* const> ins,
+            std::span<const Value> outs, double seconds) {
+  NodeEvent e;
+  e.graph_path = "main";
+  e.node_index = i;
+  e.node = &n;
+  e.kernel = kernel;
+  e.inputs = ins;
+  e.outputs = outs;
+  e.seconds = seconds;
+  to.on_node(e);
+}
+
 // A host segment's events under the whole model's node indices, its kernels
 // marked as the CPU engine's.
 class SegmentObserver final : public Observer {
@@ -59,7 +73,8 @@ const std::set<std::string>& neutral_passes() {
 class OffloadPrepared final : public PreparedModel {
  public:
   OffloadPrepared(std::shared_ptr<const Model> model, std::shared_ptr<Device> device, const OffloadOptions& options)
-      : original_(std::move(model)), device_(std::move(device)), options_(options), cpu_(make_cpu_engine(options.host)) {
+      : original_(std::move(model)), device_(std::move(device)), rules_(device_->rules()), options_(options),
+        cpu_(make_cpu_engine(options.host)) {
     // Runs without an observer wanting original nodes: the model after the
     // engine-neutral passes (constants folded once, so weights made at run
     // time are uploaded once too). Capture runs: the model as written.
@@ -130,7 +145,7 @@ class OffloadPrepared final : public PreparedModel {
     plan->m = std::move(model);
     const Model& m = *plan->m;
     const Graph& g = m.graph;
-    plan->partition = partition(g, device_->rules());
+    plan->partition = partition(g, rules_);
     // The last node that reads each value (subgraph captures included);
     // graph outputs are kept to the end.
     detail::FreeNames free;
@@ -216,7 +231,7 @@ class OffloadPrepared final : public PreparedModel {
     between_nodes(r, i, options);
     if (options.observer) options.observer->on_node_start("main", i, n);
     copies_before(r, i + 1);
-    const PlacementRules rules = device_rules();
+    const PlacementRules& rules = rules_;
     std::vector<const DeviceTensor*> in(n.inputs.size(), nullptr);
     std::vector<const Tensor*> host_args(n.inputs.size(), nullptr);
     for (size_t k = 0; k < n.inputs.size(); ++k) {
@@ -260,16 +275,7 @@ class OffloadPrepared final : public PreparedModel {
       }
       for (size_t k = 0; k < n.outputs.size(); ++k)
         if (!n.outputs[k].empty()) outs[k] = Value(device_->download(r.device[n.outputs[k]]));
-      const std::string kernel = device_->kernel_name(n);
-      NodeEvent e;
-      e.graph_path = "main";
-      e.node_index = i;
-      e.node = &n;
-      e.kernel = kernel;
-      e.inputs = ins;
-      e.outputs = outs;
-      e.seconds = seconds;
-      options.observer->on_node(e);
+      report(*options.observer, i, n, device_->kernel_name(n), ins, outs, seconds);
     }
     free_dead(r, i, i + 1);
   }
@@ -317,15 +323,7 @@ class OffloadPrepared final : public PreparedModel {
       }
       const Value* ins[] = {host_in};
       const Value outs[] = {Value(out)};
-      NodeEvent e;
-      e.graph_path = "main";
-      e.node_index = i;
-      e.node = &n;
-      e.kernel = "shape";
-      e.inputs = ins;
-      e.outputs = outs;
-      e.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      options.observer->on_node(e);
+      report(*options.observer, i, n, "shape", ins, outs, std::chrono::duration<double>(Clock::now() - start).count());
     }
     free_dead(r, i, i + 1);
   }
@@ -354,13 +352,6 @@ class OffloadPrepared final : public PreparedModel {
     free_dead(r, p.segment.begin, p.segment.end);
   }
 
-  PlacementRules device_rules() {
-    if (!rules_ready_) {
-      rules_ = device_->rules();
-      rules_ready_ = true;
-    }
-    return rules_;
-  }
 
   struct NullObserver final : Observer {
     void on_node(const NodeEvent&) override {}
@@ -368,11 +359,10 @@ class OffloadPrepared final : public PreparedModel {
 
   std::shared_ptr<const Model> original_;
   std::shared_ptr<Device> device_;
+  const PlacementRules rules_;  // what the device runs, asked once
   OffloadOptions options_;
   std::unique_ptr<Engine> cpu_;
   std::unique_ptr<Plan> fast_, capture_;
-  PlacementRules rules_;
-  bool rules_ready_ = false;
   NullObserver null_observer_;
 };
 
