@@ -112,3 +112,19 @@ TEST(CudaEngine, KernelsMatchTheReference) {
     }
   }
 }
+
+// What `onnxscope run --explain` prints under "placement, fallbacks and
+// copies": checked on cuda-sim, which places nodes by the same table.
+TEST(CudaEngine, PlacementNamesFallbacksAndCopies) {
+  auto m = model();
+  ASSERT_TRUE(m);
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  const std::string p = prepared->placement();
+  EXPECT_NE(p.find("16 of 17 nodes on the device, 1 on the host (CPU engine); 5 copies per run, 1 uploads at prepare"), std::string::npos) << p;
+  EXPECT_NE(p.find("host    topk (TopK): no CUDA kernel for TopK"), std::string::npos) << p;
+  EXPECT_NE(p.find("copy    'sq' to the host"), std::string::npos) << p;
+  EXPECT_NE(p.find("upload  'w' once, when the model is prepared"), std::string::npos) << p;
+  EXPECT_NE(p.find("device  matmul (MatMul)"), std::string::npos) << p;
+  // An engine that runs everything itself has nothing to say here.
+  EXPECT_EQ(make_reference_engine()->prepare(m)->placement(), "");
+}

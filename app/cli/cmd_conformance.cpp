@@ -44,7 +44,7 @@ Runner add_conformance_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("conformance", "Run the ONNX backend test suite on an engine and report drift");
   auto a = std::make_shared<ConformanceArgs>();
   cmd->add_option("--suite", a->suite, "Suite folder (e.g. ~/.cache/onnxscope/onnx-1.23.2 or one of its subfolders)")->required();
-  cmd->add_option("--engine", a->engine, "Engine to test: reference, cpu")->capture_default_str();
+  cmd->add_option("--engine", a->engine, "Engine to test: reference, cpu, cuda (NVIDIA GPU), cuda-sim (the cuda engine's kernels on the host)")->capture_default_str();
   cmd->add_option("--expectations", a->expectations, "Expectations TOML file of this engine");
   cmd->add_option("--report", a->report, "Write a Markdown report (drift, per-operator table, totals)");
   cmd->add_option("--junit", a->junit, "Write JUnit XML");
@@ -57,7 +57,7 @@ Runner add_conformance_command(CLI::App& app) {
   return [a]() -> int {
     auto factory = engine_factory(a->engine);
     if (!factory) {
-      std::cerr << "onnxscope: unknown engine '" << a->engine << "' (available: reference, cpu)\n";
+      std::cerr << "onnxscope: unknown engine '" << a->engine << "' (available: reference, cpu, cuda, cuda-sim)\n";
       return kExitUsage;
     }
     std::vector<conformance::TestCase> cases;

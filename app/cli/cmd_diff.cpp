@@ -69,7 +69,7 @@ bool parse_sides(const std::string& spec, const EngineSettings& settings, std::v
     side.engine = make_engine(side.token, with_plugins(settings, side.token));
     if (!side.engine) {
       std::cerr << "onnxscope: unknown engine '" << side.token
-                << "' in --engines (engines: reference, cpu; or dump:FILE.h5)\n";
+                << "' in --engines (engines: reference, cpu, cuda, cuda-sim; or dump:FILE.h5)\n";
       return false;
     }
     any_engine = true;

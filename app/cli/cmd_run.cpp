@@ -5,6 +5,7 @@
 #include <map>
 #include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "commands.h"
 #include "engine_args.h"
@@ -131,6 +132,13 @@ Runner add_run_command(CLI::App& app) {
       if (*explain) {
         std::cout << "nodes as run (" << ex.lines.size() << "):\n";
         for (const auto& l : ex.lines) std::cout << "  " << l << "\n";
+        if (const std::string where = prepared->placement(); !where.empty()) {
+          std::istringstream lines(where);
+          std::string line;
+          std::getline(lines, line);
+          std::cout << "placement, fallbacks and copies (" << line << "):\n";
+          while (std::getline(lines, line)) std::cout << "  " << line << "\n";
+        }
         // Where the [plugin:NAME] kernels above come from.
         for (const auto& p : plugins().plugins())
           for (const auto& k : p.kernels)

@@ -41,4 +41,10 @@ struct CudaOptions {
 // ("bad-option") for an unknown precision.
 std::unique_ptr<Engine> make_cuda_engine(const CudaOptions& options = {});
 
+// "cuda-sim": the cuda engine's operators and kernels run on the host, one
+// thread, with GEMM and convolution as plain loops; every build has it. It
+// checks the CUDA engine's logic (placement, kernel arguments, kernels)
+// without a GPU; it says nothing of the GPU's speed or of cuBLAS/cuDNN.
+std::unique_ptr<Engine> make_cuda_sim_engine(const CudaOptions& options = {});
+
 }  // namespace onnxscope

@@ -82,6 +82,10 @@ class PreparedModel {
  public:
   virtual ~PreparedModel() = default;
   virtual RunStats last_run_stats() const { return {}; }
+  // Where an engine that splits a model across devices runs each node (and
+  // why a node falls back to the host), and every copy between them, in
+  // words, for --explain; empty for an engine that runs everything itself.
+  virtual std::string placement() const { return {}; }
   // Inputs by graph input name; returns the graph outputs in order.
   // Throws onnxscope::Error (located at the failing node) on failure.
   virtual NamedValues run(const NamedValues& inputs, const RunOptions& options = {}) = 0;

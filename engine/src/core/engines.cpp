@@ -38,7 +38,7 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.disabled_passes = s.disabled_passes;
     return make_cpu_engine(o);
   }
-  if (name == "cuda") {
+  if (name == "cuda" || name == "cuda-sim") {
     CudaOptions o;
     o.device = s.device;
     o.precision = s.precision;
@@ -49,7 +49,7 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.host.threads = s.threads;
     o.host.opt_level = s.opt_level;
     o.host.disabled_passes = s.disabled_passes;
-    return make_cuda_engine(o);
+    return name == "cuda" ? make_cuda_engine(o) : make_cuda_sim_engine(o);
   }
   return nullptr;
 }

@@ -40,11 +40,16 @@ PartitionPlan partition(const Graph& g, const PlacementRules& rules) {
   plan.nodes.resize(count);
   detail::FreeNames free_names;
 
-  // 1. What the device can run.
+  // 1. What the device can run. A Gradient node differentiates the graph
+  // around it, which only the whole model on one engine has.
+  bool gradient = false;
+  for (const Node& n : g.nodes) gradient = gradient || (n.op_type == "Gradient" && n.domain == "ai.onnx.preview.training");
   for (size_t i = 0; i < count; ++i) {
     const Node& n = g.nodes[i];
     NodePlace& p = plan.nodes[i];
-    if (has_subgraph(n)) {
+    if (gradient) {
+      p = {Side::Host, "the model has a Gradient node, which needs the whole graph on the CPU engine"};
+    } else if (has_subgraph(n)) {
       p = {Side::Host, "it has a subgraph (control flow runs on the CPU engine)"};
     } else if (n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size")) {
       p = {Side::Host, "its result comes from a shape, which the host knows"};

@@ -147,3 +147,55 @@ std::optional<MatMulPlan> matmul_plan(const Shape& a, const Shape& b) {
 }
 
 }  // namespace onnxscope::cuda
+
+namespace onnxscope::cuda {
+
+std::optional<BroadcastPlan> broadcast_plan(std::span<const Shape> inputs) {
+  if (inputs.empty() || inputs.size() > 3) return std::nullopt;
+  size_t rank = 0;
+  for (const Shape& s : inputs) rank = std::max(rank, s.size());
+  BroadcastPlan p;
+  p.out.assign(rank, 1);
+  // Right-aligned dims of each input.
+  std::vector<std::vector<int64_t>> dims(inputs.size(), std::vector<int64_t>(rank, 1));
+  for (size_t k = 0; k < inputs.size(); ++k)
+    for (size_t i = 0; i < inputs[k].size(); ++i) dims[k][rank - inputs[k].size() + i] = inputs[k][i];
+  for (size_t d = 0; d < rank; ++d) {
+    int64_t o = 1;
+    for (size_t k = 0; k < inputs.size(); ++k) {
+      const int64_t v = dims[k][d];
+      if (v == 1) continue;
+      if (o != 1 && o != v) return std::nullopt;
+      o = v;
+    }
+    p.out[d] = o;
+  }
+  // Merge: keep dims of the output other than 1, fusing a dim into the
+  // previous kept one when each input is full in both or repeats in both.
+  std::vector<int64_t> merged;
+  std::vector<std::vector<bool>> full(inputs.size());
+  for (size_t d = 0; d < rank; ++d) {
+    if (p.out[d] == 1) continue;
+    bool same = !merged.empty();
+    for (size_t k = 0; k < inputs.size() && same; ++k) same = full[k].back() == (dims[k][d] != 1);
+    if (same) {
+      merged.back() *= p.out[d];
+    } else {
+      merged.push_back(p.out[d]);
+      for (size_t k = 0; k < inputs.size(); ++k) full[k].push_back(dims[k][d] != 1);
+    }
+  }
+  if (merged.size() > static_cast<size_t>(kMaxRank)) return std::nullopt;
+  p.rank = static_cast<int>(merged.size());
+  for (size_t d = 0; d < merged.size(); ++d) p.dims[d] = merged[d];
+  for (size_t k = 0; k < inputs.size(); ++k) {
+    int64_t s = 1;
+    for (size_t d = merged.size(); d-- > 0;) {
+      p.strides[k][d] = full[k][d] ? s : 0;
+      if (full[k][d]) s *= merged[d];
+    }
+  }
+  return p;
+}
+
+}  // namespace onnxscope::cuda

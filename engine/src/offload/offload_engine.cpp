@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <set>
+#include <sstream>
 #include <unordered_map>
 
 #include "core/graph_util.h"
@@ -85,6 +86,20 @@ class OffloadPrepared final : public PreparedModel {
     Diagnostics log;
     cpu::optimize(*fast, o, false, log);
     fast_ = build(std::move(fast));
+  }
+
+  // The plan that runs without capture (the model after the engine-neutral
+  // passes: its node names are those the observer reports then).
+  std::string placement() const override {
+    const Graph& g = fast_->m->graph;
+    size_t device = 0, host = 0, copies = 0, uploads = 0;
+    for (const NodePlace& p : fast_->partition.nodes) (p.side == Side::Device ? device : host) += 1;
+    for (const Copy& c : fast_->partition.copies) (c.at_prepare ? uploads : copies) += 1;
+    std::ostringstream out;
+    out << device_->name() << ": " << device << " of " << g.nodes.size() << " nodes on the device, " << host
+        << " on the host (CPU engine); " << copies << " copies per run, " << uploads << " uploads at prepare\n"
+        << describe(g, fast_->partition);
+    return out.str();
   }
 
   NamedValues run(const NamedValues& inputs, const RunOptions& options) override {

@@ -1,0 +1,283 @@
+// The CUDA engine's runtime on a GPU (cuda/runtime.h): stream-ordered
+// memory and copies on one stream, kernels from kernels/launch.cu, GEMM on
+// cuBLAS, convolution on cuDNN. cuBLAS and cuDNN are opened at run time
+// (dlopen): linked in, their libraries would cost every onnxscope process
+// hundreds of MiB of resident memory at start, GPU or not.
+#include "cuda/cuda_runtime.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime_api.h>
+#include <cudnn.h>
+#include <dlfcn.h>
+
+#include <climits>
+#include <map>
+#include <mutex>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "cuda/kernels/launch.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+void* open_library(const char* name) {
+  void* lib = dlopen(name, RTLD_NOW | RTLD_LOCAL);
+  if (!lib) throw std::runtime_error(std::string("cannot open ") + name + ": " + dlerror());
+  return lib;
+}
+
+template <class F>
+F symbol(void* lib, const char* library, const char* name) {
+  void* p = dlsym(lib, name);
+  if (!p) throw std::runtime_error(std::string(library) + " has no " + name);
+  return reinterpret_cast<F>(p);
+}
+
+struct Blas {
+  decltype(&cublasCreate_v2) create;
+  decltype(&cublasDestroy_v2) destroy;
+  decltype(&cublasSetStream_v2) set_stream;
+  // Named by its type: cuBLAS 13's header overloads it for 64-bit sizes.
+  using Gemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                  const void*, cudaDataType, int, long long, const void*, cudaDataType, int, long long,
+                                  const void*, void*, cudaDataType, int, long long, int, cublasComputeType_t,
+                                  cublasGemmAlgo_t);
+  Gemm gemm;
+};
+
+const Blas& blas() {
+  static const Blas b = [] {
+    void* lib = open_library("libcublas.so.13");
+    const char* n = "cuBLAS";
+    return Blas{symbol<decltype(&cublasCreate_v2)>(lib, n, "cublasCreate_v2"),
+                symbol<decltype(&cublasDestroy_v2)>(lib, n, "cublasDestroy_v2"),
+                symbol<decltype(&cublasSetStream_v2)>(lib, n, "cublasSetStream_v2"),
+                symbol<Blas::Gemm>(lib, n, "cublasGemmStridedBatchedEx")};
+  }();
+  return b;
+}
+
+#define ONNXSCOPE_CUDNN_FUNCTIONS(X) \
+  X(Create) X(Destroy) X(SetStream) X(GetErrorString) X(CreateTensorDescriptor) X(DestroyTensorDescriptor) \
+  X(SetTensorNdDescriptor) X(CreateFilterDescriptor) X(DestroyFilterDescriptor) X(SetFilterNdDescriptor) \
+  X(CreateConvolutionDescriptor) X(DestroyConvolutionDescriptor) X(SetConvolutionNdDescriptor) X(SetConvolutionGroupCount) \
+  X(SetConvolutionMathType) X(FindConvolutionForwardAlgorithm) X(ConvolutionForward)
+
+struct Dnn {
+#define X(f) decltype(&cudnn##f) f;
+  ONNXSCOPE_CUDNN_FUNCTIONS(X)
+#undef X
+};
+
+const Dnn& dnn() {
+  static const Dnn d = [] {
+    void* lib = open_library("libcudnn.so.9");
+    Dnn r{};
+#define X(f) r.f = symbol<decltype(&cudnn##f)>(lib, "cuDNN", "cudnn" #f);
+    ONNXSCOPE_CUDNN_FUNCTIONS(X)
+#undef X
+    return r;
+  }();
+  return d;
+}
+
+void check(cublasStatus_t e, const char* what) {
+  if (e != CUBLAS_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": cuBLAS status " + std::to_string(static_cast<int>(e)));
+}
+
+void check(cudnnStatus_t e, const char* what) {
+  if (e != CUDNN_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + dnn().GetErrorString(e));
+}
+
+int as_int(int64_t v, const char* what) {
+  if (v < 0 || v > INT_MAX) throw std::runtime_error(std::string(what) + " " + std::to_string(v) + " is beyond cuBLAS/cuDNN's int");
+  return static_cast<int>(v);
+}
+
+// One convolution problem, as cuDNN sees it (rank 1 is made rank 2 with a height of 1).
+struct ConvKey {
+  std::vector<int> x, w, pad, stride, dilation;
+  int groups;
+  bool tf32;
+  auto tie() const { return std::tie(x, w, pad, stride, dilation, groups, tf32); }
+  bool operator<(const ConvKey& o) const { return tie() < o.tie(); }
+};
+
+struct ConvPlan {
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algo{};
+  size_t workspace = 0;
+  ~ConvPlan() {
+    if (x) dnn().DestroyTensorDescriptor(x);
+    if (y) dnn().DestroyTensorDescriptor(y);
+    if (w) dnn().DestroyFilterDescriptor(w);
+    if (conv) dnn().DestroyConvolutionDescriptor(conv);
+  }
+};
+
+std::vector<int> packed_strides(const std::vector<int>& dims) {
+  std::vector<int> s(dims.size(), 1);
+  for (size_t i = dims.size() - 1; i-- > 0;) s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+class GpuRuntime final : public Runtime {
+ public:
+  explicit GpuRuntime(int device) : device_(device) {
+    check(cudaSetDevice(device), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(blas().create(&blas_), "cublasCreate");
+    check(blas().set_stream(blas_, stream_), "cublasSetStream");
+  }
+  ~GpuRuntime() override {
+    if (stream_) cudaStreamSynchronize(stream_);
+    conv_plans_.clear();
+    if (dnn_) dnn().Destroy(dnn_);
+    if (blas_) blas().destroy(blas_);
+    if (stream_) cudaStreamDestroy(stream_);
+  }
+
+  std::string name() const override { return "cuda:" + std::to_string(device_); }
+
+  void* allocate(uint64_t bytes) override {
+    void* p = nullptr;
+    if (bytes == 0) return nullptr;
+    const cudaError_t e = cudaMallocAsync(&p, bytes, stream_);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw std::runtime_error("cannot allocate " + std::to_string(bytes) + " bytes on the GPU: " + cudaGetErrorString(e));
+    }
+    return p;
+  }
+  void release(void* p) override {
+    if (p) cudaFreeAsync(p, stream_);
+  }
+  void copy_in(void* device, const void* host, uint64_t bytes) override {
+    if (!bytes) return;
+    check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync to the GPU");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");  // the host buffer may go now
+  }
+  void copy_out(void* host, const void* device, uint64_t bytes) override {
+    if (!bytes) return;
+    check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync to the host");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  void copy(void* to, const void* from, uint64_t bytes) override {
+    if (bytes) check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync on the GPU");
+  }
+  void zero(void* p, uint64_t bytes) override {
+    if (bytes) check(cudaMemsetAsync(p, 0, bytes, stream_), "cudaMemsetAsync");
+  }
+  void launch_kernel(int kernel, const void* args, int64_t n) override {
+    check(static_cast<cudaError_t>(launch_on_gpu(kernel, args, n, stream_)), "kernel launch");
+  }
+  void synchronize() override { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  std::string gemm_name() const override { return "cublas"; }
+  std::string conv_name() const override { return "cudnn"; }
+
+  void gemm(const GemmArgs& g, MathMode mode) override {
+    if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+    check(blas().gemm(blas_, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                      as_int(g.m, "GEMM m"), as_int(g.n, "GEMM n"), as_int(g.k, "GEMM k"), &g.alpha, g.a, CUDA_R_32F,
+                      as_int(g.lda, "GEMM lda"), g.stride_a, g.b, CUDA_R_32F, as_int(g.ldb, "GEMM ldb"), g.stride_b,
+                      &g.beta, g.c, CUDA_R_32F, as_int(g.ldc, "GEMM ldc"), g.stride_c, as_int(g.batch, "GEMM batch"),
+                      mode == MathMode::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmStridedBatchedEx");
+  }
+
+  void conv(const ConvArgs& c, MathMode mode) override {
+    const ConvPlan& p = plan(c, mode);
+    void* workspace = p.workspace ? allocate(p.workspace) : nullptr;
+    const float one = 1.f, zero = 0.f;
+    const cudnnStatus_t s = dnn().ConvolutionForward(dnn_, &one, p.x, c.x, p.w, c.w, p.conv, p.algo, workspace,
+                                                          p.workspace, &zero, p.y, c.y);
+    release(workspace);
+    check(s, "cudnnConvolutionForward");
+  }
+
+ private:
+  const ConvPlan& plan(const ConvArgs& c, MathMode mode) {
+    ConvKey key;
+    key.x = {as_int(c.n, "conv batch"), as_int(c.c, "conv channels")};
+    key.w = {as_int(c.k, "conv filters"), as_int(c.c / c.groups, "conv group channels")};
+    std::vector<int> y = {key.x[0], key.w[0]};
+    if (c.rank == 1) {  // cuDNN wants 2 spatial dims at least
+      key.x.push_back(1);
+      key.w.push_back(1);
+      y.push_back(1);
+      key.pad.push_back(0);
+      key.stride.push_back(1);
+      key.dilation.push_back(1);
+    }
+    for (int d = 0; d < c.rank; ++d) {
+      key.x.push_back(as_int(c.in[d], "conv input size"));
+      key.w.push_back(as_int(c.kernel[d], "conv kernel size"));
+      y.push_back(as_int(c.out[d], "conv output size"));
+      key.pad.push_back(as_int(c.pad[d], "conv pad"));
+      key.stride.push_back(as_int(c.stride[d], "conv stride"));
+      key.dilation.push_back(as_int(c.dilation[d], "conv dilation"));
+    }
+    key.groups = as_int(c.groups, "conv groups");
+    key.tf32 = mode == MathMode::Tf32;
+    if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
+
+    if (!dnn_) {
+      check(dnn().Create(&dnn_), "cudnnCreate");
+      check(dnn().SetStream(dnn_, stream_), "cudnnSetStream");
+    }
+    auto p = std::make_unique<ConvPlan>();
+    const int nd = static_cast<int>(key.x.size());
+    check(dnn().CreateTensorDescriptor(&p->x), "cudnnCreateTensorDescriptor");
+    check(dnn().SetTensorNdDescriptor(p->x, CUDNN_DATA_FLOAT, nd, key.x.data(), packed_strides(key.x).data()), "cudnnSetTensorNdDescriptor");
+    check(dnn().CreateTensorDescriptor(&p->y), "cudnnCreateTensorDescriptor");
+    check(dnn().SetTensorNdDescriptor(p->y, CUDNN_DATA_FLOAT, nd, y.data(), packed_strides(y).data()), "cudnnSetTensorNdDescriptor");
+    check(dnn().CreateFilterDescriptor(&p->w), "cudnnCreateFilterDescriptor");
+    check(dnn().SetFilterNdDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, nd, key.w.data()), "cudnnSetFilterNdDescriptor");
+    check(dnn().CreateConvolutionDescriptor(&p->conv), "cudnnCreateConvolutionDescriptor");
+    check(dnn().SetConvolutionNdDescriptor(p->conv, nd - 2, key.pad.data(), key.stride.data(), key.dilation.data(),
+                                                CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+          "cudnnSetConvolutionNdDescriptor");
+    check(dnn().SetConvolutionGroupCount(p->conv, key.groups), "cudnnSetConvolutionGroupCount");
+    // FMA math keeps float32 exact-as-float32; default math lets Ampere and later use TF32.
+    check(dnn().SetConvolutionMathType(p->conv, key.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+    // Timed once per problem (cuDNN runs the candidates), fastest first.
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    int found = 0;
+    synchronize();
+    check(dnn().FindConvolutionForwardAlgorithm(dnn_, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+          "cudnnFindConvolutionForwardAlgorithm");
+    bool chosen = false;
+    for (int i = 0; i < found && !chosen; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      if (!key.tf32 && (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+        continue;
+      check(dnn().SetConvolutionMathType(p->conv, perf[i].mathType), "cudnnSetConvolutionMathType");
+      p->algo = perf[i].algo;
+      p->workspace = perf[i].memory;
+      chosen = true;
+    }
+    if (!chosen) throw std::runtime_error("cuDNN has no algorithm for this convolution");
+    return *conv_plans_.emplace(key, std::move(p)).first->second;
+  }
+
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  cudnnHandle_t dnn_ = nullptr;
+  std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
+};
+
+}  // namespace
+
+std::shared_ptr<Runtime> make_gpu_runtime(int device) { return std::make_shared<GpuRuntime>(device); }
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,127 @@
+// The CUDA engine's runtime over host memory (cuda/runtime.h): kernels run
+// as loops (kernels/launch_host.cpp), GEMM and convolution as plain loops
+// with cuBLAS's and cuDNN's argument meanings, so the operators above are
+// exercised, argument plumbing included, in every CI run.
+#include <cstdlib>
+#include <cstring>
+#include <algorithm>
+#include <stdexcept>
+#include <vector>
+
+#include "cuda/kernels/launch.h"
+#include "cuda/runtime.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+// TF32 keeps 10 of float32's 23 mantissa bits (round to nearest).
+float to_tf32(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7f800000u) == 0x7f800000u) return f;
+  u = (u + 0xfffu + ((u >> 13) & 1u)) & ~0x1fffu;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+class HostRuntime final : public Runtime {
+ public:
+  std::string name() const override { return "host"; }
+
+  void* allocate(uint64_t bytes) override {
+    void* p = std::malloc(bytes ? bytes : 1);
+    if (!p) throw std::runtime_error("out of host memory for " + std::to_string(bytes) + " bytes");
+    std::memset(p, 0xff, bytes);  // float NaN, int -1: unwritten memory shows
+    return p;
+  }
+  void release(void* p) override { std::free(p); }
+  void copy_in(void* device, const void* host, uint64_t bytes) override { std::memcpy(device, host, bytes); }
+  void copy_out(void* host, const void* device, uint64_t bytes) override { std::memcpy(host, device, bytes); }
+  void copy(void* to, const void* from, uint64_t bytes) override { std::memmove(to, from, bytes); }
+  void zero(void* p, uint64_t bytes) override { std::memset(p, 0, bytes); }
+  void launch_kernel(int kernel, const void* args, int64_t n) override { launch_on_host(kernel, args, n); }
+  void synchronize() override {}
+  std::string gemm_name() const override { return "host-gemm"; }
+  std::string conv_name() const override { return "host-conv"; }
+
+  void gemm(const GemmArgs& g, MathMode mode) override {
+    auto round = [&](float v) { return mode == MathMode::Tf32 ? to_tf32(v) : v; };
+    for (int64_t b = 0; b < g.batch; ++b) {
+      const float* a = g.a + b * g.stride_a;
+      const float* bm = g.b + b * g.stride_b;
+      float* c = g.c + b * g.stride_c;
+      for (int64_t j = 0; j < g.n; ++j)
+        for (int64_t i = 0; i < g.m; ++i) {
+          double acc = 0;
+          for (int64_t p = 0; p < g.k; ++p) {
+            const float av = g.trans_a ? a[p + i * g.lda] : a[i + p * g.lda];
+            const float bv = g.trans_b ? bm[j + p * g.ldb] : bm[p + j * g.ldb];
+            acc += static_cast<double>(round(av)) * round(bv);
+          }
+          float& out = c[i + j * g.ldc];
+          // beta 0: C is not read (it may hold anything), as in cuBLAS
+          out = static_cast<float>(g.alpha * acc + (g.beta == 0.f ? 0.0 : static_cast<double>(g.beta) * out));
+        }
+    }
+  }
+
+  // Through a column matrix per image and group (col[ci * window + w][o]:
+  // the input under kernel position w for output o), so the inner loop runs
+  // over contiguous outputs; the light models' convolutions take seconds.
+  void conv(const ConvArgs& c, MathMode mode) override {
+    auto round = [&](float v) { return mode == MathMode::Tf32 ? to_tf32(v) : v; };
+    const int64_t cg = c.c / c.groups, kg = c.k / c.groups;
+    int64_t in_size = 1, out_size = 1, window = 1;
+    for (int d = 0; d < c.rank; ++d) {
+      in_size *= c.in[d];
+      out_size *= c.out[d];
+      window *= c.kernel[d];
+    }
+    std::vector<float> col(static_cast<size_t>(cg * window * out_size));
+    std::vector<int64_t> oc(static_cast<size_t>(out_size) * 3);
+    for (int64_t o = 0; o < out_size; ++o)
+      for (int64_t d = c.rank - 1, r = o; d >= 0; --d) {
+        oc[static_cast<size_t>(o * 3 + d)] = r % c.out[d];
+        r /= c.out[d];
+      }
+    std::vector<float> acc(static_cast<size_t>(out_size));
+    for (int64_t n = 0; n < c.n; ++n)
+      for (int64_t g = 0; g < c.groups; ++g) {
+        for (int64_t ci = 0; ci < cg; ++ci) {
+          const float* plane = c.x + (n * c.c + g * cg + ci) * in_size;
+          for (int64_t w = 0; w < window; ++w) {
+            float* row = col.data() + (ci * window + w) * out_size;
+            for (int64_t o = 0; o < out_size; ++o) {
+              int64_t off = 0;
+              bool inside = true;
+              for (int64_t d = c.rank - 1, r = w, step = 1; d >= 0; --d) {
+                const int64_t p = oc[static_cast<size_t>(o * 3 + d)] * c.stride[d] + (r % c.kernel[d]) * c.dilation[d] - c.pad[d];
+                r /= c.kernel[d];
+                inside = inside && p >= 0 && p < c.in[d];
+                off += p * step;
+                step *= c.in[d];
+              }
+              row[o] = inside ? round(plane[off]) : 0.f;
+            }
+          }
+        }
+        for (int64_t k = g * kg; k < (g + 1) * kg; ++k) {
+          std::fill(acc.begin(), acc.end(), 0.f);
+          const float* wk = c.w + k * cg * window;
+          for (int64_t r = 0; r < cg * window; ++r) {
+            const float wv = round(wk[r]);
+            const float* row = col.data() + r * out_size;
+            for (int64_t o = 0; o < out_size; ++o) acc[static_cast<size_t>(o)] += wv * row[o];
+          }
+          std::copy(acc.begin(), acc.end(), c.y + (n * c.k + k) * out_size);
+        }
+      }
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<Runtime> make_host_runtime() { return std::make_shared<HostRuntime>(); }
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,113 @@
+// The operator table as an offload device: placement asks each node's
+// entry, run() calls it with an OpContext, kernel_name() says which
+// implementation ran. Also the cuda-sim engine: the same device over the
+// host runtime, in every build.
+#include "cuda/kernel_device.h"
+
+#include <stdexcept>
+
+#include "cuda/ops/op_table.h"
+#include "offload/offload_engine.h"
+#include "onnxscope/cuda.h"
+#include "onnxscope/diagnostics.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+class KernelDevice final : public offload::Device {
+ public:
+  KernelDevice(std::shared_ptr<Runtime> rt, MathMode mode, std::string name)
+      : rt_(std::move(rt)), mode_(mode), name_(std::move(name)) {}
+
+  std::string name() const override { return name_; }
+
+  PlacementRules rules() const override {
+    PlacementRules r;
+    r.refuse = [](const Graph& g, const Node& n) -> std::optional<std::string> {
+      if (!n.domain.empty() && n.domain != "ai.onnx") return "no CUDA kernel for domain " + n.domain;
+      const OpDef* d = find_op(n.op_type);
+      if (!d) return "no CUDA kernel for " + n.op_type;
+      return d->refuse(g, n);
+    };
+    r.reads_on_host = [](const Node& n, size_t i) {
+      const OpDef* d = find_op(n.op_type);
+      return d && d->reads_on_host && d->reads_on_host(n, i);
+    };
+    return r;
+  }
+
+  offload::DeviceTensor upload(const Tensor& t) override {
+    offload::DeviceTensor d;
+    d.dtype = t.dtype();
+    d.shape = t.shape();
+    const uint64_t bytes = t.byte_size();
+    if (bytes == 0) return d;
+    void* p = rt_->allocate(bytes);
+    std::shared_ptr<Runtime> rt = rt_;
+    d.storage = std::shared_ptr<void>(p, [rt](void* q) { rt->release(q); });
+    d.data = p;
+    rt_->copy_in(p, t.raw(), bytes);
+    return d;
+  }
+
+  Tensor download(const offload::DeviceTensor& d) override {
+    Tensor t = Tensor::zeros(d.dtype, d.shape);
+    if (t.byte_size()) rt_->copy_out(t.mutable_raw(), d.data, t.byte_size());
+    return t;
+  }
+
+  void run(const Node& n, int64_t opset, std::span<const offload::DeviceTensor* const> in,
+           std::span<const Tensor* const> host_args, std::vector<offload::DeviceTensor>& out) override {
+    const OpDef* d = find_op(n.op_type);
+    if (!d) throw std::runtime_error("no CUDA kernel for " + n.op_type);
+    OpContext ctx(rt_, n, opset, mode_, in, host_args, out);
+    d->run(ctx);
+  }
+
+  std::string kernel_name(const Node& n) const override {
+    const OpDef* d = find_op(n.op_type);
+    const std::string tf32 = mode_ == MathMode::Tf32 ? "-tf32" : "";
+    switch (d ? d->backend : OpBackend::Kernel) {
+      case OpBackend::View: return "cuda-view";
+      case OpBackend::Gemm: return rt_->gemm_name() + tf32;
+      case OpBackend::Conv: return rt_->conv_name() + tf32;
+      case OpBackend::Kernel: break;
+    }
+    return rt_->name() == "host" ? "host-kernel" : "cuda";
+  }
+
+  void synchronize() override { rt_->synchronize(); }
+
+ private:
+  std::shared_ptr<Runtime> rt_;
+  MathMode mode_;
+  std::string name_;
+};
+
+}  // namespace
+
+std::shared_ptr<offload::Device> make_kernel_device(std::shared_ptr<Runtime> rt, MathMode mode, std::string name) {
+  return std::make_shared<KernelDevice>(std::move(rt), mode, std::move(name));
+}
+
+MathMode math_mode(const std::string& precision) {
+  if (precision == "fp32") return MathMode::Fp32;
+  if (precision == "tf32") return MathMode::Tf32;
+  throw Error(Diagnostic{Severity::Error, "bad-option", {},
+                         "unknown CUDA precision '" + precision + "' (fp32 or tf32; fp16 is not implemented yet)", {}});
+}
+
+}  // namespace onnxscope::cuda
+
+namespace onnxscope {
+
+std::unique_ptr<Engine> make_cuda_sim_engine(const CudaOptions& options) {
+  const cuda::MathMode mode = cuda::math_mode(options.precision);
+  auto device = cuda::make_kernel_device(cuda::make_host_runtime(), mode, "cuda-sim (the CUDA engine's kernels on the host)");
+  offload::OffloadOptions o;
+  o.host = options.host;
+  return offload::make_offload_engine("cuda-sim", std::move(device), std::move(o));
+}
+
+}  // namespace onnxscope

@@ -1,0 +1,344 @@
+// Elementwise kernels: unary and binary math with numpy broadcasting,
+// comparisons and logic, Where, Clip, Cast between every fixed-width dtype.
+// A broadcast input is read through per-output-dim strides (0 where it
+// repeats); see kernels/portable.h for how a kernel runs.
+#pragma once
+
+#include <cmath>
+#include <type_traits>
+
+#include "cuda/kernels/portable.h"
+
+namespace onnxscope::cuda {
+
+// Output dims and, per input, the element stride of each output dim.
+struct BroadcastIndex {
+  int rank = 0;
+  int64_t out[kKernelRank] = {};
+  int64_t stride[3][kKernelRank] = {};
+  OS_HD void offsets(int64_t i, int inputs, int64_t* off) const {
+    for (int k = 0; k < inputs; ++k) off[k] = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t c = i % out[d];
+      i /= out[d];
+      for (int k = 0; k < inputs; ++k) off[k] += c * stride[k][d];
+    }
+  }
+};
+
+enum class UnaryOp : int {
+  Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil, Round, Sin, Cos, Sign,
+  Softplus, Softsign, IsNaN, IsInf, Not, LeakyRelu, Elu, Selu, HardSigmoid, HardSwish, Gelu, GeluTanh,
+  Celu, ThresholdedRelu, Mish
+};
+
+// alpha/beta/gamma: the op's attributes (LeakyRelu's alpha, ...).
+OS_HD float unary_math(UnaryOp op, float x, float alpha, float beta, float gamma) {
+  switch (op) {
+    case UnaryOp::Relu: return x < 0.f ? 0.f : x;  // NaN stays NaN, like max(x, 0) in the reference
+    case UnaryOp::Sigmoid: return x >= 0.f ? 1.f / (1.f + expf(-x)) : expf(x) / (1.f + expf(x));
+    case UnaryOp::Tanh: return tanhf(x);
+    case UnaryOp::Exp: return expf(x);
+    case UnaryOp::Log: return logf(x);
+    case UnaryOp::Sqrt: return sqrtf(x);
+    case UnaryOp::Neg: return -x;
+    case UnaryOp::Abs: return fabsf(x);
+    case UnaryOp::Erf: return erff(x);
+    case UnaryOp::Reciprocal: return 1.f / x;
+    case UnaryOp::Floor: return floorf(x);
+    case UnaryOp::Ceil: return ceilf(x);
+    case UnaryOp::Round: return rintf(x);  // halves to even, as the spec says
+    case UnaryOp::Sin: return sinf(x);
+    case UnaryOp::Cos: return cosf(x);
+    case UnaryOp::Sign: return x > 0.f ? 1.f : x < 0.f ? -1.f : x;  // 0 and NaN kept
+    case UnaryOp::Softplus: return x > 20.f ? x : log1pf(expf(x));
+    case UnaryOp::Softsign: return x / (1.f + fabsf(x));
+    case UnaryOp::LeakyRelu: return x < 0.f ? alpha * x : x;
+    case UnaryOp::Elu: return x < 0.f ? alpha * (expf(x) - 1.f) : x;
+    case UnaryOp::Selu: return x <= 0.f ? gamma * (alpha * expf(x) - alpha) : gamma * x;
+    case UnaryOp::HardSigmoid: return fmaxf(0.f, fminf(1.f, alpha * x + beta));
+    case UnaryOp::HardSwish: return x * fmaxf(0.f, fminf(1.f, x / 6.f + 0.5f));
+    case UnaryOp::Gelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
+    case UnaryOp::GeluTanh:
+      return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case UnaryOp::Celu: return fmaxf(0.f, x) + fminf(0.f, alpha * (expf(x / alpha) - 1.f));
+    case UnaryOp::ThresholdedRelu: return x > alpha ? x : 0.f;
+    case UnaryOp::Mish: return x * tanhf(x > 20.f ? x : log1pf(expf(x)));
+    case UnaryOp::IsNaN: case UnaryOp::IsInf: case UnaryOp::Not: break;  // bool results: UnaryPredicate
+  }
+  return x;
+}
+
+struct UnaryKernel {
+  UnaryOp op;
+  float alpha, beta, gamma;
+  const float* x;
+  float* y;
+  OS_HD void operator()(int64_t i) const { y[i] = unary_math(op, x[i], alpha, beta, gamma); }
+};
+
+// IsNaN, IsInf (detect_negative / detect_positive in alpha / beta), Not.
+struct UnaryPredicateKernel {
+  UnaryOp op;
+  bool negative, positive;
+  const void* x;  // float, or bool for Not
+  bool* y;
+  OS_HD void operator()(int64_t i) const {
+    if (op == UnaryOp::Not) {
+      y[i] = !static_cast<const bool*>(x)[i];
+      return;
+    }
+    const float v = static_cast<const float*>(x)[i];
+    y[i] = op == UnaryOp::IsNaN ? v != v : ((v == INFINITY && positive) || (v == -INFINITY && negative));
+  }
+};
+
+enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min, Mod, FMod, PRelu,
+                            Equal, Less, Greater, LessOrEqual, GreaterOrEqual, And, Or, Xor };
+
+OS_HD bool is_comparison(BinaryOp op) { return op >= BinaryOp::Equal; }
+
+template <class T>
+OS_HD T binary_math(BinaryOp op, T a, T b) {
+  switch (op) {
+    case BinaryOp::Add: return a + b;
+    case BinaryOp::Sub: return a - b;
+    case BinaryOp::Mul: return a * b;
+    case BinaryOp::Div: return a / b;  // integer division by zero is refused on the host side
+    case BinaryOp::Max: return a != a ? a : (b != b ? b : (a < b ? b : a));  // NaN propagates
+    case BinaryOp::Min: return a != a ? a : (b != b ? b : (b < a ? b : a));
+    case BinaryOp::PRelu: return a < T(0) ? a * b : a;
+    default: break;
+  }
+  return a;
+}
+
+OS_HD float binary_float(BinaryOp op, float a, float b) {
+  switch (op) {
+    case BinaryOp::Pow: return powf(a, b);
+    case BinaryOp::FMod: return fmodf(a, b);
+    case BinaryOp::Mod: {  // Python's %, the sign of the divisor (fmod = 0)
+      const float r = fmodf(a, b);
+      return (r != 0.f && ((r < 0.f) != (b < 0.f))) ? r + b : r;
+    }
+    default: return binary_math<float>(op, a, b);
+  }
+}
+
+OS_HD bool compare(BinaryOp op, double a, double b) {
+  switch (op) {
+    case BinaryOp::Equal: return a == b;
+    case BinaryOp::Less: return a < b;
+    case BinaryOp::Greater: return a > b;
+    case BinaryOp::LessOrEqual: return a <= b;
+    case BinaryOp::GreaterOrEqual: return a >= b;
+    default: return false;
+  }
+}
+
+// Arithmetic on float32 (every op) and on int32/int64 (Add, Sub, Mul, Max,
+// Min, and Div/Mod with the divisor checked on the host: it is refused when
+// the divisor is not a host value).
+template <class T>
+struct BinaryKernel {
+  BinaryOp op;
+  BroadcastIndex bc;
+  const T* a;
+  const T* b;
+  T* y;
+  OS_HD void operator()(int64_t i) const {
+    int64_t off[2];
+    bc.offsets(i, 2, off);
+    if constexpr (std::is_floating_point_v<T>) {
+      y[i] = binary_float(op, a[off[0]], b[off[1]]);
+    } else {
+      const T x = a[off[0]], z = b[off[1]];
+      if (op == BinaryOp::Mod) {
+        const T r = x % z;
+        y[i] = (r != 0 && ((r < 0) != (z < 0))) ? r + z : r;
+      } else if (op == BinaryOp::FMod) {
+        y[i] = x % z;
+      } else if (op == BinaryOp::Div) {
+        y[i] = x / z;  // truncates, as C and the reference do
+      } else if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul) {
+        // Two's complement wrap, as the reference does (signed overflow is undefined in C++).
+        using U = std::make_unsigned_t<T>;
+        const U u = static_cast<U>(x), v = static_cast<U>(z);
+        y[i] = static_cast<T>(op == BinaryOp::Add ? u + v : op == BinaryOp::Sub ? u - v : static_cast<U>(u * v));
+      } else {
+        y[i] = binary_math<T>(op, x, z);
+      }
+    }
+  }
+};
+
+// Comparisons of float32/int32/int64 and logic on bool: bool results.
+template <class T>
+struct CompareKernel {
+  BinaryOp op;
+  BroadcastIndex bc;
+  const T* a;
+  const T* b;
+  bool* y;
+  OS_HD void operator()(int64_t i) const {
+    int64_t off[2];
+    bc.offsets(i, 2, off);
+    const T x = a[off[0]], z = b[off[1]];
+    if constexpr (sizeof(T) == 1) {
+      const bool p = x != 0, q = z != 0;
+      y[i] = op == BinaryOp::And ? (p && q) : op == BinaryOp::Or ? (p || q) : op == BinaryOp::Xor ? (p != q) : compare(op, p, q);
+    } else if constexpr (sizeof(T) == 8) {
+      // int64 compared exactly (a double would round above 2^53)
+      switch (op) {
+        case BinaryOp::Equal: y[i] = x == z; break;
+        case BinaryOp::Less: y[i] = x < z; break;
+        case BinaryOp::Greater: y[i] = x > z; break;
+        case BinaryOp::LessOrEqual: y[i] = x <= z; break;
+        default: y[i] = x >= z; break;
+      }
+    } else {
+      y[i] = compare(op, static_cast<double>(x), static_cast<double>(z));
+    }
+  }
+};
+
+// y = cond ? a : b with three-way broadcasting, on elements of any width.
+template <class T>
+struct WhereKernel {
+  BroadcastIndex bc;
+  const bool* cond;
+  const T* a;
+  const T* b;
+  T* y;
+  OS_HD void operator()(int64_t i) const {
+    int64_t off[3];
+    bc.offsets(i, 3, off);
+    y[i] = cond[off[0]] ? a[off[1]] : b[off[2]];
+  }
+};
+
+// Clip to [lo, hi] (float32); NaN stays NaN.
+struct ClipKernel {
+  float lo, hi;
+  const float* x;
+  float* y;
+  OS_HD void operator()(int64_t i) const {
+    const float v = x[i] < lo ? lo : x[i];  // max first, then min: lo > hi gives hi, as numpy.clip
+    y[i] = v > hi ? hi : v;
+  }
+};
+
+// Dtype codes of Cast (onnx TensorProto numbers of the fixed-width types).
+enum class ElemType : int { Float = 1, Uint8 = 2, Int8 = 3, Uint16 = 4, Int16 = 5, Int32 = 6, Int64 = 7,
+                            Bool = 9, Float16 = 10, Double = 11, Uint32 = 12, Uint64 = 13, BFloat16 = 16 };
+
+// A value on its way through Cast: floats as double, integers exactly.
+struct CastValue {
+  double f;
+  int64_t i;
+  uint64_t u;
+  int kind;  // 0 float, 1 signed, 2 unsigned
+};
+
+OS_HD CastValue cast_load(ElemType t, const void* p, int64_t i) {
+  switch (t) {
+    case ElemType::Float: return {static_cast<const float*>(p)[i], 0, 0, 0};
+    case ElemType::Double: return {static_cast<const double*>(p)[i], 0, 0, 0};
+    case ElemType::Float16: return {half_to_float(static_cast<const uint16_t*>(p)[i]), 0, 0, 0};
+    case ElemType::BFloat16: return {bfloat16_to_float(static_cast<const uint16_t*>(p)[i]), 0, 0, 0};
+    case ElemType::Int8: return {0, static_cast<const int8_t*>(p)[i], 0, 1};
+    case ElemType::Int16: return {0, static_cast<const int16_t*>(p)[i], 0, 1};
+    case ElemType::Int32: return {0, static_cast<const int32_t*>(p)[i], 0, 1};
+    case ElemType::Int64: return {0, static_cast<const int64_t*>(p)[i], 0, 1};
+    case ElemType::Uint8: return {0, 0, static_cast<const uint8_t*>(p)[i], 2};
+    case ElemType::Uint16: return {0, 0, static_cast<const uint16_t*>(p)[i], 2};
+    case ElemType::Uint32: return {0, 0, static_cast<const uint32_t*>(p)[i], 2};
+    case ElemType::Uint64: return {0, 0, static_cast<const uint64_t*>(p)[i], 2};
+    case ElemType::Bool: return {0, 0, static_cast<const uint8_t*>(p)[i] != 0 ? 1u : 0u, 2};
+  }
+  return {0, 0, 0, 0};
+}
+
+// A float to an integer type: truncated toward zero, NaN to 0, and out of
+// range saturated (C leaves both undefined; the reference's numpy gives
+// platform values there, which is why such tests are not compared).
+OS_HD int64_t float_to_int(double f, double lo, double hi) {
+  if (f != f) return 0;
+  if (f <= lo) return static_cast<int64_t>(lo);
+  if (f >= hi) return static_cast<int64_t>(hi);
+  return static_cast<int64_t>(f);
+}
+OS_HD uint64_t float_to_uint(double f, double hi) {
+  if (f != f || f <= 0) return 0;
+  if (f >= hi) return static_cast<uint64_t>(hi);
+  return static_cast<uint64_t>(f);
+}
+
+OS_HD void cast_store(ElemType t, void* p, int64_t i, CastValue v) {
+  const double f = v.kind == 0 ? v.f : v.kind == 1 ? static_cast<double>(v.i) : static_cast<double>(v.u);
+  // Integers wrap (two's complement) between integer types, as numpy's astype does.
+  const uint64_t bits = v.kind == 1 ? static_cast<uint64_t>(v.i) : v.u;
+  switch (t) {
+    case ElemType::Float: static_cast<float*>(p)[i] = v.kind == 1 ? static_cast<float>(v.i) : v.kind == 2 ? static_cast<float>(v.u) : static_cast<float>(v.f); return;
+    case ElemType::Double: static_cast<double*>(p)[i] = f; return;
+    case ElemType::Float16: static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(f)); return;
+    case ElemType::BFloat16: static_cast<uint16_t*>(p)[i] = float_to_bfloat16(static_cast<float>(f)); return;
+    case ElemType::Bool: static_cast<uint8_t*>(p)[i] = v.kind == 0 ? (v.f != 0 ? 1 : 0) : (bits != 0 ? 1 : 0); return;
+    default: break;
+  }
+  if (v.kind == 0) {
+    switch (t) {
+      case ElemType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(float_to_int(f, -128, 127)); return;
+      case ElemType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(float_to_int(f, -32768, 32767)); return;
+      case ElemType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(float_to_int(f, -2147483648.0, 2147483647.0)); return;
+      case ElemType::Int64: static_cast<int64_t*>(p)[i] = float_to_int(f, -9223372036854775808.0, 9223372036854774784.0); return;
+      case ElemType::Uint8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(float_to_uint(f, 255)); return;
+      case ElemType::Uint16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(float_to_uint(f, 65535)); return;
+      case ElemType::Uint32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(float_to_uint(f, 4294967295.0)); return;
+      case ElemType::Uint64: static_cast<uint64_t*>(p)[i] = float_to_uint(f, 18446744073709549568.0); return;
+      default: return;
+    }
+  }
+  switch (t) {
+    case ElemType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(bits); return;
+    case ElemType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(bits); return;
+    case ElemType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(bits); return;
+    case ElemType::Int64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(bits); return;
+    case ElemType::Uint8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(bits); return;
+    case ElemType::Uint16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(bits); return;
+    case ElemType::Uint32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(bits); return;
+    case ElemType::Uint64: static_cast<uint64_t*>(p)[i] = bits; return;
+    default: return;
+  }
+}
+
+struct CastKernel {
+  ElemType from, to;
+  const void* x;
+  void* y;
+  OS_HD void operator()(int64_t i) const { cast_store(to, y, i, cast_load(from, x, i)); }
+};
+
+// BatchNormalization in inference: y = (x - mean[c]) * scale[c] / sqrt(var[c] + eps) + bias[c],
+// with the per-channel factor and offset computed on the device first (BatchNormFold).
+struct BatchNormFoldKernel {
+  float epsilon;
+  const float *scale, *bias, *mean, *var;
+  float *factor, *offset;
+  OS_HD void operator()(int64_t c) const {
+    const float f = scale[c] / sqrtf(var[c] + epsilon);
+    factor[c] = f;
+    offset[c] = bias[c] - mean[c] * f;
+  }
+};
+struct ChannelAffineKernel {  // y = x * factor[c] + offset[c], c = (i / inner) % channels
+  int64_t inner, channels;
+  const float *x, *factor, *offset;
+  float* y;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t c = (i / inner) % channels;
+    y[i] = x[i] * factor[c] + offset[c];
+  }
+};
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,49 @@
+// Every kernel functor the CUDA engine launches, in one list: the GPU's
+// launch table (kernels/launch.cu) and the host's (kernels/launch_host.cpp)
+// are both made from it, and a kernel's number is its place here.
+#pragma once
+
+#include <type_traits>
+
+#include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/movement.h"
+#include "cuda/kernels/rows.h"
+
+namespace onnxscope::cuda {
+
+template <class... K>
+struct KernelList {
+  static constexpr int size = sizeof...(K);
+};
+
+using AllKernels = KernelList<
+    UnaryKernel, UnaryPredicateKernel, BinaryKernel<float>, BinaryKernel<int32_t>, BinaryKernel<int64_t>,
+    CompareKernel<float>, CompareKernel<int32_t>, CompareKernel<int64_t>, CompareKernel<uint8_t>,
+    WhereKernel<uint8_t>, WhereKernel<uint16_t>, WhereKernel<uint32_t>, WhereKernel<uint64_t>, ClipKernel,
+    CastKernel, BatchNormFoldKernel, ChannelAffineKernel, StridedCopyKernel<uint8_t>, StridedCopyKernel<uint16_t>,
+    StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, GatherKernel<uint8_t>, GatherKernel<uint16_t>,
+    GatherKernel<uint32_t>, GatherKernel<uint64_t>, SoftmaxKernel, LayerNormKernel, ReduceKernel, PoolKernel>;
+
+template <class F, class... K>
+constexpr int kernel_index(KernelList<K...>) {
+  int i = 0;
+  bool found = false;
+  ((found = found || std::is_same_v<F, K>, i += found ? 0 : 1), ...);
+  return found ? i : -1;
+}
+
+template <class F>
+constexpr int kernel_id = kernel_index<F>(AllKernels{});
+
+// nvcc compiles this as C++17: no concepts.
+template <class F, class = void>
+struct RowKernel : std::false_type {};
+template <class F>
+struct RowKernel<F, std::void_t<decltype(F::kRows)>> : std::bool_constant<F::kRows> {};
+
+template <class F>
+constexpr bool is_row_kernel() {
+  return RowKernel<F>::value;
+}
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,14 @@
+// Launching a kernel of kernels/kernel_list.h by its number, on the GPU
+// (launch.cu, CUDA builds) or on the host (launch_host.cpp, every build).
+#pragma once
+
+#include <cstdint>
+
+namespace onnxscope::cuda {
+
+// Runs kernel `kernel` over n items (rows for a row kernel); args points at its functor.
+void launch_on_host(int kernel, const void* args, int64_t n);
+// Queues it on `stream` (a cudaStream_t); returns the cudaError_t of the launch.
+int launch_on_gpu(int kernel, const void* args, int64_t n, void* stream);
+
+}  // namespace onnxscope::cuda

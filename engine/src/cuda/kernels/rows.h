@@ -1,0 +1,208 @@
+// Row kernels (kernels/portable.h): one warp per row on the GPU, lanes
+// striding the row and reducing across the warp. Softmax and LogSoftmax,
+// LayerNormalization, the Reduce* family and pooling live here.
+#pragma once
+
+#include <cmath>
+
+#include "cuda/kernels/portable.h"
+
+namespace onnxscope::cuda {
+
+// Row r of a tensor viewed as [outer, n, inner] along one axis: elements
+// base + j * inner for j < n, base = (r / inner) * n * inner + r % inner.
+OS_HD int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
+
+// Softmax (log: LogSoftmax) along the axis, max-subtracted.
+struct SoftmaxKernel {
+  static constexpr bool kRows = true;
+  int64_t n, inner;
+  bool log;
+  const float* x;
+  float* y;
+  template <class L>
+  OS_HD void operator()(int64_t r, const L& lanes) const {
+    const int64_t base = row_base(r, n, inner);
+    float m = -INFINITY;
+    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) m = fmaxf(m, x[base + j * inner]);
+    m = lanes.max(m);
+    float s = 0.f;
+    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) s += expf(x[base + j * inner] - m);
+    s = lanes.sum(s);
+    if (log) {
+      const float ls = logf(s);
+      for (int64_t j = lanes.lane(); j < n; j += lanes.count()) y[base + j * inner] = x[base + j * inner] - m - ls;
+    } else {
+      const float inv = 1.f / s;
+      for (int64_t j = lanes.lane(); j < n; j += lanes.count()) y[base + j * inner] = expf(x[base + j * inner] - m) * inv;
+    }
+  }
+};
+
+// LayerNormalization over the last n elements of each row (contiguous):
+// y = (x - mean) / sqrt(var + eps) * scale + bias, in float; mean and
+// inv_std_dev written per row when asked for (nullptr otherwise). scale and
+// bias hold n elements or 1 (scale_step / bias_step 0).
+struct LayerNormKernel {
+  static constexpr bool kRows = true;
+  int64_t n;
+  float epsilon;
+  int64_t scale_step, bias_step;
+  const float *x, *scale, *bias;
+  float *y, *mean, *inv_std_dev;
+  template <class L>
+  OS_HD void operator()(int64_t r, const L& lanes) const {
+    const float* xr = x + r * n;
+    float s = 0.f;
+    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) s += xr[j];
+    const float mu = lanes.sum(s) / static_cast<float>(n);
+    float v = 0.f;
+    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) {
+      const float d = xr[j] - mu;
+      v += d * d;
+    }
+    const float inv = 1.f / sqrtf(lanes.sum(v) / static_cast<float>(n) + epsilon);
+    float* yr = y + r * n;
+    for (int64_t j = lanes.lane(); j < n; j += lanes.count())
+      yr[j] = (xr[j] - mu) * inv * scale[j * scale_step] + (bias ? bias[j * bias_step] : 0.f);
+    if (lanes.lane() == 0) {
+      if (mean) mean[r] = mu;
+      if (inv_std_dev) inv_std_dev[r] = inv;
+    }
+  }
+};
+
+enum class ReduceOp : int { Sum, Mean, Max, Min, Prod, SumSquare, L1, L2, LogSum, LogSumExp };
+
+// One output element per row: the reduced elements are the coordinates of
+// `red` (dims and input strides), from the input offset of the kept
+// coordinates (`kept` dims and input strides, in output order).
+struct ReduceKernel {
+  static constexpr bool kRows = true;
+  ReduceOp op;
+  int kept_rank, red_rank;
+  int64_t kept[kKernelRank], kept_stride[kKernelRank];
+  int64_t red[kKernelRank], red_stride[kKernelRank];
+  int64_t red_count;
+  const float* x;
+  float* y;
+  OS_HD int64_t offset(int64_t i, int rank, const int64_t* dims, const int64_t* strides) const {
+    int64_t off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      off += (i % dims[d]) * strides[d];
+      i /= dims[d];
+    }
+    return off;
+  }
+  template <class L>
+  OS_HD void operator()(int64_t r, const L& lanes) const {
+    const int64_t base = offset(r, kept_rank, kept, kept_stride);
+    float acc;
+    if (op == ReduceOp::Max || op == ReduceOp::LogSumExp) {
+      acc = -INFINITY;
+      bool nan = false;
+      for (int64_t j = lanes.lane(); j < red_count; j += lanes.count()) {
+        const float v = x[base + offset(j, red_rank, red, red_stride)];
+        nan = nan || v != v;
+        acc = fmaxf(acc, v);
+      }
+      const bool any_nan = lanes.max(nan ? 1.f : 0.f) > 0.f;  // fmaxf drops NaN; the reference keeps it
+      acc = lanes.max(acc);
+      if (any_nan) acc = NAN;
+      if (op == ReduceOp::Max) {
+        if (lanes.lane() == 0) y[r] = red_count == 0 ? -INFINITY : acc;
+        return;
+      }
+      const float m = acc == -INFINITY || acc != acc ? 0.f : acc;  // LogSumExp, shifted by the max
+      float s = 0.f;
+      for (int64_t j = lanes.lane(); j < red_count; j += lanes.count()) s += expf(x[base + offset(j, red_rank, red, red_stride)] - m);
+      s = lanes.sum(s);
+      if (lanes.lane() == 0) y[r] = logf(s) + m;
+      return;
+    }
+    if (op == ReduceOp::Min) {
+      acc = INFINITY;
+      bool nan = false;
+      for (int64_t j = lanes.lane(); j < red_count; j += lanes.count()) {
+        const float v = x[base + offset(j, red_rank, red, red_stride)];
+        nan = nan || v != v;
+        acc = fminf(acc, v);
+      }
+      const bool any_nan = lanes.max(nan ? 1.f : 0.f) > 0.f;
+      acc = lanes.min(acc);
+      if (lanes.lane() == 0) y[r] = any_nan ? NAN : acc;
+      return;
+    }
+    if (op == ReduceOp::Prod) {
+      acc = 1.f;
+      for (int64_t j = lanes.lane(); j < red_count; j += lanes.count()) acc *= x[base + offset(j, red_rank, red, red_stride)];
+      acc = lanes.prod(acc);
+      if (lanes.lane() == 0) y[r] = acc;
+      return;
+    }
+    acc = 0.f;
+    for (int64_t j = lanes.lane(); j < red_count; j += lanes.count()) {
+      const float v = x[base + offset(j, red_rank, red, red_stride)];
+      acc += op == ReduceOp::SumSquare || op == ReduceOp::L2 ? v * v : op == ReduceOp::L1 ? fabsf(v) : v;
+    }
+    acc = lanes.sum(acc);
+    if (lanes.lane() != 0) return;
+    switch (op) {
+      case ReduceOp::Mean: y[r] = acc / static_cast<float>(red_count); break;
+      case ReduceOp::L2: y[r] = sqrtf(acc); break;
+      case ReduceOp::LogSum: y[r] = logf(acc); break;
+      default: y[r] = acc; break;
+    }
+  }
+};
+
+// MaxPool / AveragePool over up to 3 spatial dims, one output element per
+// item: x [N, C, *in], y [N, C, *out]; pads are the leading pads (trailing
+// ones only bound the window). count_include_pad counts padded positions in
+// an average (the window clipped to in + pads), else only real ones.
+struct PoolKernel {
+  bool max;
+  bool count_include_pad;
+  int rank;
+  int64_t in[3], out[3], kernel[3], stride[3], pad_begin[3], pad_end[3], dilation[3];
+  const float* x;
+  float* y;
+  OS_HD void operator()(int64_t i) const {
+    int64_t o[3] = {0, 0, 0};
+    int64_t rest = i, in_size = 1;
+    for (int d = rank - 1; d >= 0; --d) {
+      o[d] = rest % out[d];
+      rest /= out[d];
+      in_size *= in[d];
+    }
+    const float* plane = x + rest * in_size;  // rest = n * C + c
+    int64_t window = 1;
+    for (int d = 0; d < rank; ++d) window *= kernel[d];
+    float acc = max ? -INFINITY : 0.f;
+    int64_t counted = 0, padded = 0;
+    for (int64_t w = 0; w < window; ++w) {
+      int64_t k = w, off = 0;
+      bool inside = true, in_padded = true;
+      for (int d = rank - 1; d >= 0; --d) {
+        const int64_t kd = k % kernel[d];
+        k /= kernel[d];
+        const int64_t p = o[d] * stride[d] + kd * dilation[d] - pad_begin[d];
+        if (p < 0 || p >= in[d]) inside = false;
+        if (p < -pad_begin[d] || p >= in[d] + pad_end[d]) in_padded = false;
+        int64_t step = 1;
+        for (int e = d + 1; e < rank; ++e) step *= in[e];
+        off += p * step;
+      }
+      if (in_padded) ++padded;
+      if (!inside) continue;
+      const float v = plane[off];
+      if (max) acc = (v > acc || v != v) ? v : acc;
+      else acc += v;
+      ++counted;
+    }
+    if (max) y[i] = acc;
+    else y[i] = acc / static_cast<float>(count_include_pad ? padded : counted);
+  }
+};
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,84 @@
+// Conv on the runtime's convolution (cuDNN on the GPU), float32, 1 to 3
+// spatial dims; asymmetric pads are applied by copying into a zeroed,
+// padded input first; the bias is added by a broadcast kernel.
+#include "cuda/ops/op_table.h"
+#include "cuda/ops/window.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+std::optional<std::string> refuse_conv(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2) return std::string("Conv takes X and W");
+  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  const auto x = declared_shape(g, n.inputs[0]);
+  const TypeInfo* t = g.type_of(n.inputs[0]);
+  const size_t rank = x ? x->size() : (t && t->shape ? t->shape->size() : 0);
+  if (rank < 3 || rank > 5) return std::string("the CUDA Conv takes 1 to 3 spatial dims (or the rank is unknown)");
+  return std::nullopt;
+}
+
+void run_conv(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const DeviceTensor& w = c.input(1);
+  if (w.shape.size() != x.shape.size()) c.fail("W " + shape_to_string(w.shape) + " and X " + shape_to_string(x.shape) + " differ in rank");
+  const int64_t groups = c.attr_int("group", 1);
+  const int64_t n = x.shape[0], ch = x.shape[1], k = w.shape[0];
+  if (groups <= 0 || ch % groups || k % groups || w.shape[1] * groups != ch)
+    c.fail("X has " + std::to_string(ch) + " channels, W " + shape_to_string(w.shape) + ", group " + std::to_string(groups));
+  const Window win = window_of(c, x.shape, std::vector<int64_t>(w.shape.begin() + 2, w.shape.end()), false);
+  const std::vector<int64_t> ks = c.attr_ints("kernel_shape");
+  if (!ks.empty() && ks != win.kernel) c.fail("kernel_shape disagrees with W " + shape_to_string(w.shape));
+  Shape out = {n, k};
+  out.insert(out.end(), win.out.begin(), win.out.end());
+  c.output(0) = c.allocate(DataType::Float, out);
+  if (elements_of(out) == 0) return;
+
+  ConvArgs a;
+  a.rank = win.rank;
+  a.n = n;
+  a.c = ch;
+  a.k = k;
+  a.groups = groups;
+  bool symmetric = true;
+  for (int d = 0; d < win.rank; ++d) symmetric = symmetric && win.pad_begin[static_cast<size_t>(d)] == win.pad_end[static_cast<size_t>(d)];
+  DeviceTensor padded;
+  const void* xdata = x.data;
+  for (int d = 0; d < win.rank; ++d) {
+    const auto s = static_cast<size_t>(d);
+    a.in[d] = win.in[s];
+    a.kernel[d] = win.kernel[s];
+    a.out[d] = win.out[s];
+    a.stride[d] = win.stride[s];
+    a.dilation[d] = win.dilation[s];
+    a.pad[d] = symmetric ? win.pad_begin[s] : 0;
+  }
+  if (!symmetric) {
+    Shape ps = {n, ch};
+    for (int d = 0; d < win.rank; ++d) {
+      const auto s = static_cast<size_t>(d);
+      ps.push_back(win.in[s] + win.pad_begin[s] + win.pad_end[s]);
+      a.in[d] = ps.back();
+    }
+    padded = c.allocate(DataType::Float, ps);
+    c.rt().zero(padded.data, bytes_of(DataType::Float, ps));
+    StridedCopy p;
+    p.dims = x.shape;
+    p.in_stride = contiguous_strides(x.shape);
+    p.out_stride = contiguous_strides(ps);
+    for (int d = 0; d < win.rank; ++d) p.out_base += win.pad_begin[static_cast<size_t>(d)] * p.out_stride[static_cast<size_t>(d) + 2];
+    strided_copy(c, DataType::Float, p, x.data, padded.data);
+    xdata = padded.data;
+  }
+  a.x = static_cast<const float*>(xdata);
+  a.w = static_cast<const float*>(w.data);
+  a.y = static_cast<float*>(c.output(0).data);
+  c.rt().conv(a, c.mode());
+  if (c.has_input(2)) add_channel_bias(c, c.output(0), c.input(2));
+}
+
+}  // namespace
+
+void add_conv_ops(std::vector<OpDef>& t) { t.push_back({"Conv", refuse_conv, run_conv, OpBackend::Conv}); }
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,145 @@
+// MatMul and Gemm on the runtime's strided-batched GEMM (cuBLAS on the
+// GPU). Row-major C = A x B is computed as column-major C^T = B^T x A^T:
+// cuBLAS reads each row-major buffer as its transpose, so no data moves.
+#include "cuda/ops/op_table.h"
+#include "cuda/shapes.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+std::optional<std::string> refuse_matmul(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 2) return std::string("MatMul takes two inputs");
+  return require_types(g, n, {DataType::Float});
+}
+
+// One GEMM call: row-major c[m, n] = a[m, k] x b[k, n], `batch` of them at the given strides.
+void gemm_rows(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n, int64_t batch,
+               int64_t a_stride, int64_t b_stride) {
+  GemmArgs g;
+  g.m = n;
+  g.n = m;
+  g.k = k;
+  g.a = b;
+  g.lda = n;
+  g.stride_a = b_stride;
+  g.b = a;
+  g.ldb = k;
+  g.stride_b = a_stride;
+  g.c = out;
+  g.ldc = n;
+  g.stride_c = m * n;
+  g.batch = batch;
+  c.rt().gemm(g, c.mode());
+}
+
+// numpy's matmul: 1-D operands get a dim of 1 (dropped from the result),
+// batch dims broadcast. Batches one strided-batched GEMM can take go as
+// one call; other broadcasts as one call per output matrix.
+void run_matmul(OpContext& c) {
+  const DeviceTensor& a = c.input(0);
+  const DeviceTensor& b = c.input(1);
+  if (a.shape.empty() || b.shape.empty()) c.fail("MatMul does not take scalars");
+  Shape as = a.shape, bs = b.shape;
+  if (as.size() == 1) as.insert(as.begin(), 1);
+  if (bs.size() == 1) bs.push_back(1);
+  const int64_t m = as[as.size() - 2], k = as.back(), n = bs.back();
+  if (bs[bs.size() - 2] != k) c.fail("inner sizes differ: " + shape_to_string(a.shape) + " x " + shape_to_string(b.shape));
+  const Shape shapes[2] = {Shape(as.begin(), as.end() - 2), Shape(bs.begin(), bs.end() - 2)};
+  auto batch = broadcast_plan(shapes);
+  if (!batch) c.fail("batch dims of " + shape_to_string(a.shape) + " and " + shape_to_string(b.shape) + " do not broadcast");
+  Shape out = batch->out;
+  if (a.shape.size() > 1) out.push_back(m);
+  if (b.shape.size() > 1) out.push_back(n);
+  c.output(0) = c.allocate(DataType::Float, out);
+  const int64_t count = static_cast<int64_t>(elements_of(batch->out));
+  if (m == 0 || n == 0 || count == 0) return;
+  float* y = static_cast<float*>(c.output(0).data);
+  if (k == 0) {
+    c.rt().zero(y, bytes_of(DataType::Float, out));
+    return;
+  }
+  const auto* ad = static_cast<const float*>(a.data);
+  const auto* bd = static_cast<const float*>(b.data);
+  if (auto plan = matmul_plan(as, bs)) {
+    gemm_rows(c, ad, bd, y, m, k, n, plan->batch, plan->a_stride, plan->b_stride);
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) {  // strides in matrices, from the merged batch dims
+    int64_t rest = i, ao = 0, bo = 0;
+    for (int d = batch->rank - 1; d >= 0; --d) {
+      const int64_t coord = rest % batch->dims[static_cast<size_t>(d)];
+      rest /= batch->dims[static_cast<size_t>(d)];
+      ao += coord * batch->strides[0][static_cast<size_t>(d)];
+      bo += coord * batch->strides[1][static_cast<size_t>(d)];
+    }
+    gemm_rows(c, ad + ao * m * k, bd + bo * k * n, y + i * m * n, m, k, n, 1, 0, 0);
+  }
+}
+
+std::optional<std::string> refuse_gemm(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2) return std::string("Gemm takes A and B");
+  return require_types(g, n, {DataType::Float});
+}
+
+// Y = alpha * A' B' + beta * C, A' = transA ? A^T : A (row-major [M, K]),
+// B' likewise [K, N]; C broadcasts to [M, N] and is copied into Y first.
+void run_gemm(OpContext& c) {
+  const DeviceTensor& a = c.input(0);
+  const DeviceTensor& b = c.input(1);
+  if (a.shape.size() != 2 || b.shape.size() != 2) c.fail("A and B must be matrices, not " + shape_to_string(a.shape) + " and " + shape_to_string(b.shape));
+  const bool ta = c.attr_int("transA", 0) != 0, tb = c.attr_int("transB", 0) != 0;
+  const int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1];
+  const int64_t kb = tb ? b.shape[1] : b.shape[0], n = tb ? b.shape[0] : b.shape[1];
+  if (k != kb) c.fail("inner sizes differ: " + shape_to_string(a.shape) + (ta ? "^T" : "") + " x " + shape_to_string(b.shape) + (tb ? "^T" : ""));
+  const float alpha = c.attr_float("alpha", 1.f);
+  float beta = c.attr_float("beta", 1.f);
+  c.output(0) = c.allocate(DataType::Float, {m, n});
+  if (m == 0 || n == 0) return;
+  if (c.has_input(2) && beta != 0.f)
+    broadcast_into(c, c.input(2), {m, n}, c.output(0).data);
+  else
+    beta = 0.f;
+  if (k == 0) {  // Y = beta * C
+    if (beta == 0.f) c.rt().zero(c.output(0).data, bytes_of(DataType::Float, {m, n}));
+    else if (beta != 1.f) {
+      BinaryKernel<float> scale{};
+      scale.op = BinaryOp::Mul;
+      scale.bc.rank = 1;
+      scale.bc.out[0] = m * n;
+      scale.bc.stride[0][0] = 1;  // b: one element, stride 0
+      Tensor beta_t = Tensor::zeros(DataType::Float, {});
+      beta_t.mutable_data<float>()[0] = beta;
+      const DeviceTensor factor = c.upload(beta_t);
+      scale.a = static_cast<const float*>(c.output(0).data);
+      scale.b = static_cast<const float*>(factor.data);
+      scale.y = static_cast<float*>(c.output(0).data);
+      launch(c.rt(), scale, m * n);
+    }
+    return;
+  }
+  GemmArgs g;
+  g.trans_a = tb;
+  g.trans_b = ta;
+  g.m = n;
+  g.n = m;
+  g.k = k;
+  g.alpha = alpha;
+  g.beta = beta;
+  g.a = static_cast<const float*>(b.data);
+  g.lda = tb ? k : n;
+  g.b = static_cast<const float*>(a.data);
+  g.ldb = ta ? m : k;
+  g.c = static_cast<float*>(c.output(0).data);
+  g.ldc = n;
+  c.rt().gemm(g, c.mode());
+}
+
+}  // namespace
+
+void add_matmul_ops(std::vector<OpDef>& t) {
+  t.push_back({"MatMul", refuse_matmul, run_matmul, OpBackend::Gemm});
+  t.push_back({"Gemm", refuse_gemm, run_gemm, OpBackend::Gemm});
+}
+
+}  // namespace onnxscope::cuda

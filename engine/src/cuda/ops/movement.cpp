@@ -1,0 +1,423 @@
+// Data movement: the view ops (Reshape, Flatten, Squeeze, Unsqueeze,
+// Identity: a new shape over the same memory) and, by one strided-copy
+// kernel, Transpose, Slice, Concat, Split and Expand; Gather with its
+// indices checked on the host (kernels/movement.h). Any fixed-width type.
+#include <algorithm>
+#include <climits>
+#include <numeric>
+
+#include "cuda/ops/op_table.h"
+#include "cuda/shapes.h"
+
+namespace onnxscope::cuda {
+
+bool movable(DataType t) {
+  if (t == DataType::Undefined || t == DataType::String || is_packed_dtype(t)) return false;
+  const uint32_t bits = dtype_info(t).bits;
+  return bits == 8 || bits == 16 || bits == 32 || bits == 64;
+}
+
+namespace {
+
+std::optional<std::string> refuse_movable(const Graph& g, const Node& n) {
+  if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
+    return "the CUDA " + n.op_type + " takes tensors of a known fixed-width type";
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::vector<int64_t> host_ints(const OpContext& c, size_t k) {
+  const Tensor* t = c.host(k);
+  std::vector<int64_t> v;
+  if (!t) return v;
+  if (t->dtype() == DataType::Int64) {
+    v.assign(t->data<int64_t>(), t->data<int64_t>() + t->element_count());
+  } else if (t->dtype() == DataType::Int32) {
+    for (uint64_t i = 0; i < t->element_count(); ++i) v.push_back(t->data<int32_t>()[i]);
+  } else {
+    c.fail("input " + std::to_string(k) + " should be int64, not " + std::string(dtype_name(t->dtype())));
+  }
+  return v;
+}
+
+std::vector<int64_t> contiguous_strides(const Shape& s) {
+  std::vector<int64_t> r(s.size(), 1);
+  for (size_t i = s.size(); i-- > 1;) r[i - 1] = r[i] * s[i];
+  return r;
+}
+
+int64_t normalize_axis(const OpContext& c, int64_t axis, size_t rank) {
+  const auto r = static_cast<int64_t>(rank);
+  if (axis < -r || axis >= r) c.fail("axis " + std::to_string(axis) + " is outside [" + std::to_string(-r) + ", " + std::to_string(r - 1) + "]");
+  return axis < 0 ? axis + r : axis;
+}
+
+namespace {
+
+template <class T>
+void copy_as(OpContext& c, const StridedCopy& p, const void* x, void* y) {
+  StridedCopyKernel<T> k{};
+  k.rank = static_cast<int>(p.dims.size());
+  for (size_t d = 0; d < p.dims.size(); ++d) {
+    k.dims[d] = p.dims[d];
+    k.in_stride[d] = p.in_stride[d];
+    k.out_stride[d] = p.out_stride[d];
+  }
+  k.in_base = p.in_base;
+  k.out_base = p.out_base;
+  k.x = static_cast<const T*>(x);
+  k.y = static_cast<T*>(y);
+  int64_t n = 1;
+  for (int64_t d : p.dims) n *= d;
+  launch(c.rt(), k, n);
+}
+
+}  // namespace
+
+void strided_copy(OpContext& c, DataType dtype, const StridedCopy& p, const void* x, void* y) {
+  if (p.dims.size() > static_cast<size_t>(kKernelRank)) c.fail("more than 8 dims");
+  switch (dtype_info(dtype).bits) {
+    case 8: copy_as<uint8_t>(c, p, x, y); break;
+    case 16: copy_as<uint16_t>(c, p, x, y); break;
+    case 32: copy_as<uint32_t>(c, p, x, y); break;
+    default: copy_as<uint64_t>(c, p, x, y); break;
+  }
+}
+
+void broadcast_into(OpContext& c, const DeviceTensor& x, const Shape& out, void* y) {
+  const Shape shapes[2] = {x.shape, out};
+  auto plan = broadcast_plan(shapes);
+  if (!plan || plan->out != out) c.fail(shape_to_string(x.shape) + " does not broadcast to " + shape_to_string(out));
+  StridedCopy p;
+  for (int d = 0; d < plan->rank; ++d) {
+    p.dims.push_back(plan->dims[static_cast<size_t>(d)]);
+    p.in_stride.push_back(plan->strides[0][static_cast<size_t>(d)]);
+  }
+  p.out_stride = contiguous_strides(Shape(p.dims.begin(), p.dims.end()));
+  strided_copy(c, x.dtype, p, x.data, y);
+}
+
+void add_channel_bias(OpContext& c, DeviceTensor& y, const DeviceTensor& bias) {
+  if (y.shape.size() < 2 || elements_of(bias.shape) != static_cast<uint64_t>(y.shape[1]))
+    c.fail("the bias " + shape_to_string(bias.shape) + " does not match the channels of " + shape_to_string(y.shape));
+  Shape b(y.shape.size(), 1);
+  b[1] = y.shape[1];
+  const Shape shapes[2] = {y.shape, b};
+  auto plan = broadcast_plan(shapes);
+  BinaryKernel<float> k{};
+  k.op = BinaryOp::Add;
+  k.bc.rank = plan->rank;
+  for (int d = 0; d < plan->rank; ++d) {
+    k.bc.out[d] = plan->dims[static_cast<size_t>(d)];
+    for (int i = 0; i < 2; ++i) k.bc.stride[i][d] = plan->strides[static_cast<size_t>(i)][static_cast<size_t>(d)];
+  }
+  k.a = static_cast<const float*>(y.data);  // in place: element i reads only a[i]
+  k.b = static_cast<const float*>(bias.data);
+  k.y = static_cast<float*>(y.data);
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(y.shape)));
+}
+
+namespace {
+
+// --- views ---
+
+bool view_reads_on_host(const Node& n, size_t i) {
+  return i == 1 && (n.op_type == "Reshape" || n.op_type == "Squeeze" || n.op_type == "Unsqueeze");
+}
+
+std::optional<std::string> refuse_view(const Graph& g, const Node& n) {
+  if (n.inputs.empty() || declared_type(g, n.inputs[0]) == DataType::Undefined || declared_type(g, n.inputs[0]) == DataType::String)
+    return "the CUDA " + n.op_type + " takes tensors of a known type";
+  if (n.op_type == "Unsqueeze" && n.inputs.size() < 2 && !n.attribute("axes")) return std::string("Unsqueeze without axes");
+  return std::nullopt;
+}
+
+void run_view(OpContext& c) {
+  const std::string& op = c.node().op_type;
+  const DeviceTensor& x = c.input(0);
+  Shape shape;
+  try {
+    if (op == "Identity") {
+      shape = x.shape;
+    } else if (op == "Reshape") {
+      shape = reshape_shape(x.shape, host_ints(c, 1), c.attr_int("allowzero", 0) != 0);
+    } else if (op == "Flatten") {
+      shape = flatten_shape(x.shape, c.attr_int("axis", 1));
+    } else {
+      const std::vector<int64_t> axes = c.opset() >= 13 ? host_ints(c, 1) : c.attr_ints("axes");
+      shape = op == "Squeeze" ? squeeze_shape(x.shape, axes) : unsqueeze_shape(x.shape, axes);
+    }
+  } catch (const std::invalid_argument& e) {
+    c.fail(e.what());
+  }
+  c.output(0) = x;  // the same device memory under another shape
+  c.output(0).shape = std::move(shape);
+}
+
+// --- Transpose ---
+
+void run_transpose(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const size_t rank = x.shape.size();
+  std::vector<int64_t> perm = c.attr_ints("perm");
+  if (perm.empty()) {
+    perm.resize(rank);
+    for (size_t i = 0; i < rank; ++i) perm[i] = static_cast<int64_t>(rank - 1 - i);
+  }
+  if (perm.size() != rank) c.fail("perm has " + std::to_string(perm.size()) + " entries for rank " + std::to_string(rank));
+  std::vector<bool> seen(rank, false);
+  for (int64_t& p : perm) {
+    p = normalize_axis(c, p, rank);
+    if (seen[static_cast<size_t>(p)]) c.fail("perm repeats axis " + std::to_string(p));
+    seen[static_cast<size_t>(p)] = true;
+  }
+  const auto in_stride = contiguous_strides(x.shape);
+  StridedCopy p;
+  Shape out;
+  for (size_t d = 0; d < rank; ++d) {
+    out.push_back(x.shape[static_cast<size_t>(perm[d])]);
+    p.in_stride.push_back(in_stride[static_cast<size_t>(perm[d])]);
+  }
+  p.dims = out;
+  p.out_stride = contiguous_strides(out);
+  c.output(0) = c.allocate(x.dtype, out);
+  strided_copy(c, x.dtype, p, x.data, c.output(0).data);
+}
+
+// --- Slice ---
+
+bool slice_reads_on_host(const Node&, size_t i) { return i >= 1; }
+
+void run_slice(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const size_t rank = x.shape.size();
+  std::vector<int64_t> starts, ends, axes, steps;
+  if (c.opset() < 10) {
+    starts = c.attr_ints("starts");
+    ends = c.attr_ints("ends");
+    axes = c.attr_ints("axes");
+  } else {
+    starts = host_ints(c, 1);
+    ends = host_ints(c, 2);
+    axes = host_ints(c, 3);
+    steps = host_ints(c, 4);
+  }
+  if (axes.empty()) {
+    axes.resize(starts.size());
+    std::iota(axes.begin(), axes.end(), 0);
+  }
+  if (steps.empty()) steps.assign(starts.size(), 1);
+  if (ends.size() != starts.size() || axes.size() != starts.size() || steps.size() != starts.size())
+    c.fail("starts, ends, axes and steps differ in length");
+  std::vector<int64_t> begin(rank, 0), step(rank, 1);
+  Shape out = x.shape;
+  std::vector<bool> seen(rank, false);
+  for (size_t i = 0; i < starts.size(); ++i) {
+    const auto a = static_cast<size_t>(normalize_axis(c, axes[i], rank));
+    if (seen[a]) c.fail("axis " + std::to_string(a) + " is sliced twice");
+    seen[a] = true;
+    const int64_t dim = x.shape[a], st = steps[i];
+    if (st == 0) c.fail("a step is 0");
+    int64_t s = starts[i], e = ends[i];
+    // The spec's clamping: negative indices count from the end; then starts
+    // go into [0, dim] (stepping up) or [0, dim - 1] (down), ends into
+    // [0, dim] or [-1, dim - 1].
+    if (s < 0) s += dim;
+    if (e < 0) e = e < -dim ? -1 : e + dim;
+    int64_t count = 0;
+    if (dim == 0) {
+      s = 0;
+    } else if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      count = e > s ? (e - s - 1) / st + 1 : 0;
+    } else {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      count = s > e ? (s - e - 1) / (-st) + 1 : 0;
+    }
+    begin[a] = count ? s : 0;
+    step[a] = st;
+    out[a] = count;
+  }
+  const auto stride = contiguous_strides(x.shape);
+  StridedCopy p;
+  p.dims = out;
+  p.out_stride = contiguous_strides(out);
+  for (size_t d = 0; d < rank; ++d) {
+    p.in_stride.push_back(stride[d] * step[d]);
+    p.in_base += begin[d] * stride[d];
+  }
+  c.output(0) = c.allocate(x.dtype, out);
+  strided_copy(c, x.dtype, p, x.data, c.output(0).data);
+}
+
+// --- Concat / Split ---
+
+std::optional<std::string> refuse_concat(const Graph& g, const Node& n) {
+  if (auto r = refuse_movable(g, n)) return r;
+  const DataType t = declared_type(g, n.inputs[0]);
+  for (const auto& in : n.inputs)
+    if (declared_type(g, in) != t) return std::string("the inputs of Concat differ in type");
+  return std::nullopt;
+}
+
+void run_concat(OpContext& c) {
+  const DeviceTensor& first = c.input(0);
+  const size_t rank = first.shape.size();
+  if (rank == 0) c.fail("scalars cannot be concatenated");
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", 0), rank));
+  Shape out = first.shape;
+  out[axis] = 0;
+  for (size_t k = 0; k < c.input_count(); ++k) {
+    const Shape& s = c.input(k).shape;
+    if (s.size() != rank) c.fail("input " + std::to_string(k) + " has rank " + std::to_string(s.size()) + ", not " + std::to_string(rank));
+    for (size_t d = 0; d < rank; ++d)
+      if (d != axis && s[d] != first.shape[d]) c.fail("input " + std::to_string(k) + " is " + shape_to_string(s) + ", against " + shape_to_string(first.shape));
+    out[axis] += s[axis];
+  }
+  c.output(0) = c.allocate(first.dtype, out);
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= out[d];
+  for (size_t d = axis + 1; d < rank; ++d) inner *= out[d];
+  int64_t offset = 0;
+  for (size_t k = 0; k < c.input_count(); ++k) {
+    const DeviceTensor& in = c.input(k);
+    const int64_t block = in.shape[axis] * inner;
+    StridedCopy p;  // [outer, block] into [outer, total] at the input's offset
+    p.dims = {outer, block};
+    p.in_stride = {block, 1};
+    p.out_stride = {out[axis] * inner, 1};
+    p.out_base = offset * inner;
+    if (block) strided_copy(c, in.dtype, p, in.data, c.output(0).data);
+    offset += in.shape[axis];
+  }
+}
+
+bool split_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+void run_split(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const size_t rank = x.shape.size();
+  if (rank == 0) c.fail("a scalar cannot be split");
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", 0), rank));
+  const size_t outputs = c.node().outputs.size();
+  std::vector<int64_t> sizes = c.opset() >= 13 ? host_ints(c, 1) : c.attr_ints("split");
+  const int64_t dim = x.shape[axis];
+  if (sizes.empty()) {
+    const auto parts = static_cast<int64_t>(c.opset() >= 18 && c.node().attribute("num_outputs") ? c.attr_int("num_outputs", 1) : static_cast<int64_t>(outputs));
+    if (parts <= 0) c.fail("num_outputs is " + std::to_string(parts));
+    const int64_t each = (dim + parts - 1) / parts;
+    for (int64_t i = 0, left = dim; i < parts; ++i, left -= each) sizes.push_back(std::max<int64_t>(0, std::min(each, left)));
+    if (c.opset() < 18 && dim % parts) c.fail("dim " + std::to_string(dim) + " does not split into " + std::to_string(parts) + " equal parts");
+  }
+  if (sizes.size() != outputs) c.fail(std::to_string(sizes.size()) + " split sizes for " + std::to_string(outputs) + " outputs");
+  int64_t total = 0;
+  for (int64_t s : sizes) {
+    if (s < 0) c.fail("a split size is negative");
+    total += s;
+  }
+  if (total != dim) c.fail("split sizes add up to " + std::to_string(total) + ", not the dim " + std::to_string(dim));
+  int64_t outer = 1, inner = 1;
+  for (size_t d = 0; d < axis; ++d) outer *= x.shape[d];
+  for (size_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+  int64_t offset = 0;
+  for (size_t k = 0; k < outputs; ++k) {
+    Shape s = x.shape;
+    s[axis] = sizes[k];
+    if (c.wants_output(k)) {
+      c.output(k) = c.allocate(x.dtype, s);
+      StridedCopy p;
+      p.dims = {outer, sizes[k] * inner};
+      p.in_stride = {dim * inner, 1};
+      p.out_stride = {sizes[k] * inner, 1};
+      p.in_base = offset * inner;
+      strided_copy(c, x.dtype, p, x.data, c.output(k).data);
+    }
+    offset += sizes[k];
+  }
+}
+
+// --- Expand ---
+
+bool expand_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+void run_expand(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const std::vector<int64_t> target = host_ints(c, 1);
+  for (int64_t d : target)
+    if (d < 0) c.fail("the shape has a negative dim " + std::to_string(d));
+  const Shape shapes[2] = {x.shape, Shape(target.begin(), target.end())};
+  auto plan = broadcast_plan(shapes);  // both ways: a dim of 1 in the target keeps x's
+  if (!plan) c.fail(shape_to_string(x.shape) + " does not expand to " + shape_to_string(shapes[1]));
+  c.output(0) = c.allocate(x.dtype, plan->out);
+  broadcast_into(c, x, plan->out, c.output(0).data);
+}
+
+// --- Gather ---
+
+bool gather_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+std::optional<std::string> refuse_gather(const Graph& g, const Node& n) {
+  if (auto r = refuse_movable(g, n)) return r;
+  return require_types(g, n, {DataType::Int64, DataType::Int32}, 1, 1);
+}
+
+template <class T>
+void gather_as(OpContext& c, const GatherKernel<T>& proto, const void* x, const void* idx, void* y, int64_t n) {
+  GatherKernel<T> k = proto;
+  k.x = static_cast<const T*>(x);
+  k.indices = static_cast<const int64_t*>(idx);
+  k.y = static_cast<T*>(y);
+  launch(c.rt(), k, n);
+}
+
+void run_gather(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const Tensor* idx = c.host(1);
+  if (!idx) c.fail("the indices are missing");
+  const size_t rank = x.shape.size();
+  if (rank == 0) c.fail("a scalar cannot be gathered from");
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", 0), rank));
+  const int64_t dim = x.shape[axis];
+  const std::vector<int64_t> raw = host_ints(c, 1);
+  Tensor checked = Tensor::zeros(DataType::Int64, {static_cast<int64_t>(raw.size())});
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const int64_t v = raw[i];
+    if (v < -dim || v >= dim)
+      c.fail("index " + std::to_string(v) + " (at " + std::to_string(i) + ") is outside [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "]");
+    checked.mutable_data<int64_t>()[i] = v < 0 ? v + dim : v;
+  }
+  Shape out(x.shape.begin(), x.shape.begin() + static_cast<std::ptrdiff_t>(axis));
+  out.insert(out.end(), idx->shape().begin(), idx->shape().end());
+  out.insert(out.end(), x.shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.shape.end());
+  c.output(0) = c.allocate(x.dtype, out);
+  const int64_t n = static_cast<int64_t>(elements_of(out));
+  if (n == 0) return;
+  const DeviceTensor dev_idx = c.upload(checked);
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
+  GatherKernel<uint8_t> proto8{dim, static_cast<int64_t>(raw.size()), inner, nullptr, nullptr, nullptr};
+  switch (dtype_info(x.dtype).bits) {
+    case 8: gather_as(c, proto8, x.data, dev_idx.data, c.output(0).data, n); break;
+    case 16: gather_as(c, GatherKernel<uint16_t>{dim, proto8.count, inner, nullptr, nullptr, nullptr}, x.data, dev_idx.data, c.output(0).data, n); break;
+    case 32: gather_as(c, GatherKernel<uint32_t>{dim, proto8.count, inner, nullptr, nullptr, nullptr}, x.data, dev_idx.data, c.output(0).data, n); break;
+    default: gather_as(c, GatherKernel<uint64_t>{dim, proto8.count, inner, nullptr, nullptr, nullptr}, x.data, dev_idx.data, c.output(0).data, n); break;
+  }
+}
+
+}  // namespace
+
+void add_movement_ops(std::vector<OpDef>& t) {
+  for (const char* name : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
+    t.push_back({name, refuse_view, run_view, OpBackend::View, view_reads_on_host});
+  t.push_back({"Transpose", refuse_movable, run_transpose});
+  t.push_back({"Slice", refuse_movable, run_slice, OpBackend::Kernel, slice_reads_on_host});
+  t.push_back({"Concat", refuse_concat, run_concat});
+  t.push_back({"Split", refuse_movable, run_split, OpBackend::Kernel, split_reads_on_host});
+  t.push_back({"Expand", refuse_movable, run_expand, OpBackend::Kernel, expand_reads_on_host});
+  t.push_back({"Gather", refuse_gather, run_gather, OpBackend::Kernel, gather_reads_on_host});
+}
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,120 @@
+// BatchNormalization (inference), LayerNormalization, Softmax and
+// LogSoftmax (kernels/rows.h, kernels/elementwise.h), float32.
+#include "cuda/ops/op_table.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+std::optional<std::string> refuse_batchnorm(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 5) return std::string("BatchNormalization takes five inputs");
+  if (n.outputs.size() > 1) return std::string("the CUDA BatchNormalization runs inference only (one output)");
+  if (const Attribute* t = n.attribute("training_mode"); t && t->i != 0) return std::string("training_mode=1");
+  return require_types(g, n, {DataType::Float});
+}
+
+void run_batchnorm(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.size() < 2) c.fail("the input " + shape_to_string(x.shape) + " has no channel dim");
+  const int64_t channels = x.shape[1];
+  for (size_t i = 1; i < 5; ++i)
+    if (elements_of(c.input(i).shape) != static_cast<uint64_t>(channels))
+      c.fail("input " + std::to_string(i) + " " + shape_to_string(c.input(i).shape) + " does not have " + std::to_string(channels) + " channels");
+  DeviceTensor factor = c.allocate(DataType::Float, {channels});
+  DeviceTensor offset = c.allocate(DataType::Float, {channels});
+  BatchNormFoldKernel fold{c.attr_float("epsilon", 1e-5f),
+                           static_cast<const float*>(c.input(1).data),
+                           static_cast<const float*>(c.input(2).data),
+                           static_cast<const float*>(c.input(3).data),
+                           static_cast<const float*>(c.input(4).data),
+                           static_cast<float*>(factor.data),
+                           static_cast<float*>(offset.data)};
+  launch(c.rt(), fold, channels);
+  int64_t inner = 1;
+  for (size_t d = 2; d < x.shape.size(); ++d) inner *= x.shape[d];
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  ChannelAffineKernel k{inner, channels, static_cast<const float*>(x.data), static_cast<const float*>(factor.data),
+                        static_cast<const float*>(offset.data), static_cast<float*>(c.output(0).data)};
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+}
+
+std::optional<std::string> refuse_layernorm(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2) return std::string("LayerNormalization takes X and Scale");
+  if (const Attribute* s = n.attribute("stash_type"); s && s->i != 1) return std::string("stash_type other than float");
+  return require_types(g, n, {DataType::Float});
+}
+
+// Scale and bias hold the normalized dims (right-aligned), or one element.
+int64_t param_step(OpContext& c, size_t input, const Shape& x, size_t axis, int64_t n) {
+  const Shape& s = c.input(input).shape;
+  const uint64_t count = elements_of(s);
+  if (count == 1) return 0;
+  bool trailing = count == static_cast<uint64_t>(n) && s.size() <= x.size() - axis;
+  for (size_t i = 0; trailing && i < s.size(); ++i) trailing = s[s.size() - 1 - i] == x[x.size() - 1 - i];
+  if (!trailing) c.fail("input " + std::to_string(input) + " " + shape_to_string(s) + " does not match the normalized dims of " + shape_to_string(x));
+  return 1;
+}
+
+void run_layernorm(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.empty()) c.fail("a scalar has nothing to normalize");
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", -1), x.shape.size()));
+  int64_t rows = 1, n = 1;
+  for (size_t d = 0; d < x.shape.size(); ++d) (d < axis ? rows : n) *= x.shape[d];
+  LayerNormKernel k{};
+  k.n = n;
+  k.epsilon = c.attr_float("epsilon", 1e-5f);
+  k.scale_step = param_step(c, 1, x.shape, axis, n);
+  k.scale = static_cast<const float*>(c.input(1).data);
+  if (c.has_input(2)) {
+    k.bias_step = param_step(c, 2, x.shape, axis, n);
+    k.bias = static_cast<const float*>(c.input(2).data);
+  }
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  Shape stat = x.shape;
+  for (size_t d = axis; d < stat.size(); ++d) stat[d] = 1;
+  if (c.wants_output(1)) c.output(1) = c.allocate(DataType::Float, stat);
+  if (c.wants_output(2)) c.output(2) = c.allocate(DataType::Float, stat);
+  k.x = static_cast<const float*>(x.data);
+  k.y = static_cast<float*>(c.output(0).data);
+  k.mean = c.wants_output(1) ? static_cast<float*>(c.output(1).data) : nullptr;
+  k.inv_std_dev = c.wants_output(2) ? static_cast<float*>(c.output(2).data) : nullptr;
+  if (n == 0) return;
+  launch(c.rt(), k, rows);
+}
+
+std::optional<std::string> refuse_softmax(const Graph& g, const Node& n) { return require_types(g, n, {DataType::Float}); }
+
+// Since opset 13 along one axis; before, over the 2-D flattening at axis.
+void run_softmax(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  if (x.shape.empty()) {  // a scalar: softmax 1, log-softmax 0
+    Tensor one = Tensor::zeros(DataType::Float, {});
+    one.mutable_data<float>()[0] = c.node().op_type == "Softmax" ? 1.f : 0.f;
+    c.rt().copy_in(c.output(0).data, one.raw(), 4);
+    return;
+  }
+  const bool modern = c.opset() >= 13;
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", modern ? -1 : 1), x.shape.size()));
+  int64_t outer = 1, n = 1, inner = 1;
+  for (size_t d = 0; d < x.shape.size(); ++d) {
+    if (d < axis) outer *= x.shape[d];
+    else if (d == axis || !modern) n *= x.shape[d];
+    else inner *= x.shape[d];
+  }
+  if (outer * n * inner == 0) return;
+  SoftmaxKernel k{n, inner, c.node().op_type == "LogSoftmax", static_cast<const float*>(x.data), static_cast<float*>(c.output(0).data)};
+  launch(c.rt(), k, outer * inner);
+}
+
+}  // namespace
+
+void add_normalization_ops(std::vector<OpDef>& t) {
+  t.push_back({"BatchNormalization", refuse_batchnorm, run_batchnorm});
+  t.push_back({"LayerNormalization", refuse_layernorm, run_layernorm});
+  t.push_back({"Softmax", refuse_softmax, run_softmax});
+  t.push_back({"LogSoftmax", refuse_softmax, run_softmax});
+}
+
+}  // namespace onnxscope::cuda

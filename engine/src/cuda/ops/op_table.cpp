@@ -1,0 +1,142 @@
+// The operator table (ops/op_table.h): the families' entries in one map,
+// the context operators run in, and the rule helpers they share.
+#include "cuda/ops/op_table.h"
+
+#include <map>
+#include <stdexcept>
+
+namespace onnxscope::cuda {
+
+const DeviceTensor& OpContext::input(size_t k) const {
+  if (k >= in_.size() || !in_[k]) fail("input " + std::to_string(k) + " is not on the device");
+  return *in_[k];
+}
+
+DeviceTensor OpContext::allocate(DataType dtype, const Shape& shape) {
+  DeviceTensor d;
+  d.dtype = dtype;
+  d.shape = shape;
+  const uint64_t bytes = bytes_of(dtype, shape);
+  if (bytes == 0) return d;
+  void* p = rt_->allocate(bytes);
+  std::shared_ptr<Runtime> rt = rt_;
+  d.storage = std::shared_ptr<void>(p, [rt](void* q) { rt->release(q); });
+  d.data = p;
+  return d;
+}
+
+DeviceTensor OpContext::upload(const Tensor& t) {
+  DeviceTensor d = allocate(t.dtype(), t.shape());
+  if (t.byte_size()) rt_->copy_in(d.data, t.raw(), t.byte_size());
+  return d;
+}
+
+int64_t OpContext::attr_int(const char* name, int64_t dflt) const {
+  const Attribute* a = node_.attribute(name);
+  return a ? a->i : dflt;
+}
+
+float OpContext::attr_float(const char* name, float dflt) const {
+  const Attribute* a = node_.attribute(name);
+  return a ? a->f : dflt;
+}
+
+std::vector<int64_t> OpContext::attr_ints(const char* name) const {
+  const Attribute* a = node_.attribute(name);
+  return a ? a->ints : std::vector<int64_t>{};
+}
+
+std::string OpContext::attr_string(const char* name, const std::string& dflt) const {
+  const Attribute* a = node_.attribute(name);
+  return a ? a->s : dflt;
+}
+
+void OpContext::fail(const std::string& what) const { throw std::runtime_error(node_.op_type + ": " + what); }
+
+uint64_t elements_of(const Shape& s) {
+  auto n = checked_element_count(s);
+  if (!n) throw std::runtime_error("the shape " + shape_to_string(s) + " has too many elements");
+  return *n;
+}
+
+uint64_t bytes_of(DataType t, const Shape& s) {
+  auto b = storage_bytes(t, elements_of(s));
+  if (!b) throw std::runtime_error("the shape " + shape_to_string(s) + " is too large");
+  return *b;
+}
+
+// Initializers carry their type in the tensor (a graph need not declare them).
+DataType declared_type(const Graph& g, const std::string& value) {
+  if (value.empty()) return DataType::Undefined;
+  if (const Initializer* i = g.initializer(value)) return i->value.dtype();
+  const TypeInfo* t = g.type_of(value);
+  return t && t->is_tensor() ? t->elem : DataType::Undefined;
+}
+
+std::optional<Shape> declared_shape(const Graph& g, const std::string& value) {
+  if (value.empty()) return std::nullopt;
+  if (const Initializer* i = g.initializer(value)) return i->value.shape();
+  const TypeInfo* t = g.type_of(value);
+  if (!t || !t->is_tensor() || !t->shape) return std::nullopt;
+  Shape s;
+  for (const Dim& d : *t->shape) {
+    if (!d.is_known()) return std::nullopt;
+    s.push_back(d.value);
+  }
+  return s;
+}
+
+std::optional<std::string> require_types(const Graph& g, const Node& n, std::initializer_list<DataType> allowed,
+                                         size_t first, size_t count) {
+  for (size_t i = first; i < n.inputs.size() && i - first < count; ++i) {
+    if (n.inputs[i].empty()) continue;
+    const DataType t = declared_type(g, n.inputs[i]);
+    bool ok = false;
+    for (DataType a : allowed) ok = ok || a == t;
+    if (!ok) {
+      std::string names;
+      for (DataType a : allowed) {
+        if (!names.empty()) names += '/';
+        names += dtype_name(a);
+      }
+      return "the CUDA kernel for " + n.op_type + " takes " + names + " (input " + std::to_string(i) + " is " +
+             (t == DataType::Undefined ? std::string("of an unknown type") : std::string(dtype_name(t))) + ")";
+    }
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+const std::map<std::string, OpDef>& table() {
+  static const std::map<std::string, OpDef> t = [] {
+    std::vector<OpDef> defs;
+    add_elementwise_ops(defs);
+    add_movement_ops(defs);
+    add_matmul_ops(defs);
+    add_conv_ops(defs);
+    add_pool_ops(defs);
+    add_normalization_ops(defs);
+    add_reduce_ops(defs);
+    std::map<std::string, OpDef> m;
+    for (const OpDef& d : defs)
+      if (!m.emplace(d.op_type, d).second) throw std::logic_error(std::string("two CUDA entries for ") + d.op_type);
+    return m;
+  }();
+  return t;
+}
+
+}  // namespace
+
+const OpDef* find_op(const std::string& op_type) {
+  auto it = table().find(op_type);
+  return it == table().end() ? nullptr : &it->second;
+}
+
+std::vector<std::string> supported_ops() {
+  std::vector<std::string> r;
+  for (const auto& [k, v] : table()) r.push_back(k);
+  return r;
+}
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,114 @@
+// The CUDA engine's operator table (ggml's discipline: one table, each
+// operator a plain function): what each ONNX operator accepts (decided at
+// placement, from declared types and attributes), which inputs it reads on
+// the host, and how it runs over a Runtime (cuda/runtime.h). An operator
+// that refuses a node sends it to the CPU engine with the reason.
+#pragma once
+
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "cuda/runtime.h"
+#include "offload/device.h"
+#include "onnxscope/ir.h"
+#include "onnxscope/tensor.h"
+
+namespace onnxscope::cuda {
+
+using offload::DeviceTensor;
+
+// What an operator sees when it runs one node.
+class OpContext {
+ public:
+  OpContext(std::shared_ptr<Runtime> rt, const Node& node, int64_t opset, MathMode mode,
+            std::span<const DeviceTensor* const> in, std::span<const Tensor* const> host, std::vector<DeviceTensor>& out)
+      : rt_(std::move(rt)), node_(node), opset_(opset), mode_(mode), in_(in), host_(host), out_(out) {}
+
+  Runtime& rt() { return *rt_; }
+  const Node& node() const { return node_; }
+  int64_t opset() const { return opset_; }
+  MathMode mode() const { return mode_; }
+  size_t input_count() const { return in_.size(); }
+  // Input k on the device (throws when it is absent).
+  const DeviceTensor& input(size_t k) const;
+  bool has_input(size_t k) const { return k < in_.size() && in_[k]; }
+  // Input k read on the host (nullptr when omitted).
+  const Tensor* host(size_t k) const { return k < host_.size() ? host_[k] : nullptr; }
+  bool wants_output(size_t k) const { return k < node_.outputs.size() && !node_.outputs[k].empty(); }
+  DeviceTensor& output(size_t k) { return out_.at(k); }
+  // New device memory (not initialised), freed when the last holder goes.
+  DeviceTensor allocate(DataType dtype, const Shape& shape);
+  // A host tensor copied to new device memory.
+  DeviceTensor upload(const Tensor& t);
+  // Attribute helpers with the spec's defaults.
+  int64_t attr_int(const char* name, int64_t dflt) const;
+  float attr_float(const char* name, float dflt) const;
+  std::vector<int64_t> attr_ints(const char* name) const;
+  std::string attr_string(const char* name, const std::string& dflt) const;
+  // Throws std::runtime_error naming the operator.
+  [[noreturn]] void fail(const std::string& what) const;
+
+ private:
+  std::shared_ptr<Runtime> rt_;
+  const Node& node_;
+  int64_t opset_;
+  MathMode mode_;
+  std::span<const DeviceTensor* const> in_;
+  std::span<const Tensor* const> host_;
+  std::vector<DeviceTensor>& out_;
+};
+
+// Element counts and byte sizes, checked (throws std::runtime_error on overflow).
+uint64_t elements_of(const Shape& s);
+uint64_t bytes_of(DataType t, const Shape& s);
+
+enum class OpBackend { Kernel, View, Gemm, Conv };  // what --explain shows: cuda, cuda-view, cublas, cudnn
+
+struct OpDef {
+  const char* op_type;
+  // nullopt: the device runs it; else the reason it does not.
+  std::optional<std::string> (*refuse)(const Graph& g, const Node& n);
+  void (*run)(OpContext& ctx);
+  OpBackend backend = OpBackend::Kernel;
+  // Inputs read on the host (shape arguments); nullptr: none.
+  bool (*reads_on_host)(const Node& n, size_t input) = nullptr;
+};
+
+// Each family file adds its operators (ops/<family>.cpp).
+void add_elementwise_ops(std::vector<OpDef>& t);
+void add_movement_ops(std::vector<OpDef>& t);
+void add_matmul_ops(std::vector<OpDef>& t);
+void add_conv_ops(std::vector<OpDef>& t);
+void add_pool_ops(std::vector<OpDef>& t);
+void add_normalization_ops(std::vector<OpDef>& t);
+void add_reduce_ops(std::vector<OpDef>& t);
+
+// Shared by the families (defined in ops/movement.cpp).
+bool movable(DataType t);  // a fixed width of 1, 2, 4 or 8 bytes
+std::vector<int64_t> contiguous_strides(const Shape& s);
+// y[out_base + sum c*out_stride] = x[in_base + sum c*in_stride] over dims.
+struct StridedCopy {
+  std::vector<int64_t> dims, in_stride, out_stride;
+  int64_t in_base = 0, out_base = 0;
+};
+void strided_copy(OpContext& c, DataType dtype, const StridedCopy& p, const void* x, void* y);
+// x broadcast (numpy, one way) to `out`, written contiguously at y.
+void broadcast_into(OpContext& c, const DeviceTensor& x, const Shape& out, void* y);
+// Adds bias [channels] to y [n, channels, ...] in place (float32).
+void add_channel_bias(OpContext& c, DeviceTensor& y, const DeviceTensor& bias);
+int64_t normalize_axis(const OpContext& c, int64_t axis, size_t rank);
+std::vector<int64_t> host_ints(const OpContext& c, size_t input);  // int64/int32 input read on the host
+
+// The table, by op_type (ai.onnx only).
+const OpDef* find_op(const std::string& op_type);
+std::vector<std::string> supported_ops();
+
+// Helpers the rules share: the declared type of a value (Undefined when unknown).
+DataType declared_type(const Graph& g, const std::string& value);
+std::optional<Shape> declared_shape(const Graph& g, const std::string& value);  // nullopt when unknown or symbolic
+std::optional<std::string> require_types(const Graph& g, const Node& n, std::initializer_list<DataType> allowed,
+                                         size_t first = 0, size_t count = SIZE_MAX);
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,88 @@
+// Pooling: MaxPool and AveragePool by a window kernel (kernels/rows.h),
+// GlobalAveragePool and GlobalMaxPool as reductions over the spatial dims.
+#include "cuda/ops/op_table.h"
+#include "cuda/ops/window.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+std::optional<std::string> refuse_pool(const Graph& g, const Node& n) {
+  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
+    return std::string("the CUDA MaxPool does not write Indices");
+  const TypeInfo* t = g.type_of(n.inputs[0]);
+  const size_t rank = t && t->shape ? t->shape->size() : 0;
+  if (rank < 3 || rank > 5) return "the CUDA " + n.op_type + " takes 1 to 3 spatial dims (or the rank is unknown)";
+  return std::nullopt;
+}
+
+void run_pool(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const bool max = c.node().op_type == "MaxPool";
+  const Window w = window_of(c, x.shape, {}, c.attr_int("ceil_mode", 0) != 0);
+  Shape out = {x.shape[0], x.shape[1]};
+  out.insert(out.end(), w.out.begin(), w.out.end());
+  c.output(0) = c.allocate(DataType::Float, out);
+  PoolKernel k{};
+  k.max = max;
+  k.count_include_pad = c.attr_int("count_include_pad", 0) != 0;
+  k.rank = w.rank;
+  for (int d = 0; d < w.rank; ++d) {
+    const auto s = static_cast<size_t>(d);
+    k.in[d] = w.in[s];
+    k.out[d] = w.out[s];
+    k.kernel[d] = w.kernel[s];
+    k.stride[d] = w.stride[s];
+    k.pad_begin[d] = w.pad_begin[s];
+    k.pad_end[d] = w.pad_end[s];
+    k.dilation[d] = w.dilation[s];
+  }
+  k.x = static_cast<const float*>(x.data);
+  k.y = static_cast<float*>(c.output(0).data);
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(out)));
+}
+
+std::optional<std::string> refuse_global(const Graph& g, const Node& n) {
+  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  const TypeInfo* t = g.type_of(n.inputs[0]);
+  if (!t || !t->shape || t->shape->size() < 2 || t->shape->size() > static_cast<size_t>(kKernelRank))
+    return "the CUDA " + n.op_type + " takes ranks 2 to 8 (or the rank is unknown)";
+  return std::nullopt;
+}
+
+// One row per (n, c): the spatial block is contiguous.
+void run_global(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.size() < 2) c.fail("the input " + shape_to_string(x.shape) + " has no channel dim");
+  Shape out = {x.shape[0], x.shape[1]};
+  int64_t spatial = 1;
+  for (size_t d = 2; d < x.shape.size(); ++d) {
+    out.push_back(1);
+    spatial *= x.shape[d];
+  }
+  c.output(0) = c.allocate(DataType::Float, out);
+  ReduceKernel k{};
+  k.op = c.node().op_type == "GlobalMaxPool" ? ReduceOp::Max : ReduceOp::Mean;
+  k.kept_rank = 1;
+  k.kept[0] = x.shape[0] * x.shape[1];
+  k.kept_stride[0] = spatial;
+  k.red_rank = 1;
+  k.red[0] = spatial;
+  k.red_stride[0] = 1;
+  k.red_count = spatial;
+  k.x = static_cast<const float*>(x.data);
+  k.y = static_cast<float*>(c.output(0).data);
+  launch(c.rt(), k, k.kept[0]);
+}
+
+}  // namespace
+
+void add_pool_ops(std::vector<OpDef>& t) {
+  t.push_back({"MaxPool", refuse_pool, run_pool});
+  t.push_back({"AveragePool", refuse_pool, run_pool});
+  t.push_back({"GlobalAveragePool", refuse_global, run_global});
+  t.push_back({"GlobalMaxPool", refuse_global, run_global});
+}
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,81 @@
+// What the CUDA engine's operators (cuda/ops/) need from below: device
+// memory, copies, kernel launches, a strided-batched GEMM with cuBLAS's
+// meaning, and a convolution with cuDNN's. Two implementations: the GPU
+// (cuda_runtime.cpp: CUDA, cuBLAS, cuDNN) and the host (host_runtime.cpp:
+// plain loops over host memory), so everything above the runtime, the
+// operators included, runs in CI without a GPU (engine "cuda-sim").
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "cuda/kernels/kernel_list.h"
+
+namespace onnxscope::cuda {
+
+enum class MathMode { Fp32, Tf32 };  // Tf32: tensor cores may round float32 inputs to TF32
+
+// C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b] for b < batch, all
+// column-major float32 as cuBLAS reads them (m x n result, inner size k).
+struct GemmArgs {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.f, beta = 0.f;
+  const float* a = nullptr;
+  int64_t lda = 0, stride_a = 0;
+  const float* b = nullptr;
+  int64_t ldb = 0, stride_b = 0;
+  float* c = nullptr;
+  int64_t ldc = 0, stride_c = 0;
+  int64_t batch = 1;
+};
+
+// y = conv(x, w) with cuDNN's meaning, float32 NCHW: x [n, c, *in],
+// w [k, c / groups, *kernel], y [n, k, *out], 1 to 3 spatial dims,
+// symmetric zero padding (asymmetric pads are applied before, by a copy).
+struct ConvArgs {
+  int rank = 2;
+  int64_t n = 0, c = 0, k = 0, groups = 1;
+  int64_t in[3] = {}, kernel[3] = {}, out[3] = {};
+  int64_t pad[3] = {}, stride[3] = {1, 1, 1}, dilation[3] = {1, 1, 1};
+  const float* x = nullptr;
+  const float* w = nullptr;
+  float* y = nullptr;
+};
+
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  virtual std::string name() const = 0;
+  // Throws std::runtime_error when the memory is not there.
+  virtual void* allocate(uint64_t bytes) = 0;
+  virtual void release(void* p) = 0;
+  // The host buffer may be reused as soon as copy_in returns; copy_out has
+  // waited for everything queued before it.
+  virtual void copy_in(void* device, const void* host, uint64_t bytes) = 0;
+  virtual void copy_out(void* host, const void* device, uint64_t bytes) = 0;
+  virtual void copy(void* to, const void* from, uint64_t bytes) = 0;
+  virtual void zero(void* p, uint64_t bytes) = 0;
+  // Kernel `kernel` of kernels/kernel_list.h over n items; use launch() below.
+  virtual void launch_kernel(int kernel, const void* args, int64_t n) = 0;
+  virtual void gemm(const GemmArgs& g, MathMode mode) = 0;
+  virtual void conv(const ConvArgs& c, MathMode mode) = 0;
+  virtual void synchronize() = 0;
+  // "cublas" / "cudnn" on the GPU, "host-gemm" / "host-conv" on the host.
+  virtual std::string gemm_name() const = 0;
+  virtual std::string conv_name() const = 0;
+};
+
+template <class F>
+void launch(Runtime& rt, const F& f, int64_t n) {
+  static_assert(kernel_id<F> >= 0, "the kernel is not in kernels/kernel_list.h");
+  static_assert(std::is_trivially_copyable_v<F>, "a kernel is passed by value to the GPU");
+  if (n > 0) rt.launch_kernel(kernel_id<F>, &f, n);
+}
+
+// The host runtime (host_runtime.cpp); fills new memory with a NaN pattern
+// so that a kernel reading what nothing wrote shows in the results.
+std::shared_ptr<Runtime> make_host_runtime();
+
+}  // namespace onnxscope::cuda
