@@ -12,7 +12,8 @@
 // Tolerance: |got - ref| <= atol + rtol * |ref| with atol 1e-5, rtol 1e-4
 // (the reference accumulates in double; the kernels in float, in another
 // order). TF32 keeps 10 mantissa bits: rtol and atol 5e-3 there for GEMM and
-// convolution outputs.
+// convolution outputs; fp16 rounds their inputs and outputs to 11
+// significant bits and has a narrower range: 1e-2 there.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -548,8 +549,10 @@ void expect_close(const Tensor& got, const Tensor& want, double atol, double rto
   }
 }
 
-// Runs every op's cases on `engine`; `mode` names the run in failures.
-void check_engine(const std::function<std::unique_ptr<Engine>()>& make, bool tf32) {
+// Runs every op's cases on the engine `make` gives, in `precision`.
+void check_engine(const std::function<std::unique_ptr<Engine>(const CudaOptions&)>& make, const std::string& precision) {
+  CudaOptions options;
+  options.precision = precision;
   auto reference = make_reference_engine();
   for (const auto& [op, gen] : generators()) {
     Rng rng(static_cast<uint32_t>(std::hash<std::string>{}(op) & 0xffffffu));
@@ -571,7 +574,7 @@ void check_engine(const std::function<std::unique_ptr<Engine>()>& make, bool tf3
       ro.observer = &k;
       NamedValues got;
       try {
-        got = make()->prepare(m)->run(c.inputs, ro);
+        got = make(options)->prepare(m)->run(c.inputs, ro);
       } catch (const Error& e) {
         ADD_FAILURE() << where << ": " << e.what();
         continue;
@@ -579,7 +582,7 @@ void check_engine(const std::function<std::unique_ptr<Engine>()>& make, bool tf3
       ASSERT_EQ(k.ran.size(), 1u) << where;
       EXPECT_NE(k.ran[0].rfind("cpu/", 0), 0u) << where << ": ran on the host (" << k.ran[0] << ")";
       ASSERT_EQ(got.size(), want.size()) << where;
-      const double tol = tf32 && c.loose ? 5e-3 : 0;
+      const double tol = !c.loose ? 0 : precision == "tf32" ? 5e-3 : precision == "fp16" ? 1e-2 : 0;
       for (size_t o = 0; o < got.size(); ++o)
         expect_close(got[o].second.tensor(), want[o].second.tensor(), 1e-5 + tol, 1e-4 + tol, where + " output " + want[o].first);
     }
@@ -599,21 +602,37 @@ TEST(CudaKernels, EveryOperatorHasCases) {
 }
 
 TEST(CudaKernels, SimMatchesTheReference) {
-  check_engine([] { return make_cuda_sim_engine(); }, false);
+  for (const char* precision : {"fp32", "tf32", "fp16"}) {
+    SCOPED_TRACE(precision);
+    check_engine([](const CudaOptions& o) { return make_cuda_sim_engine(o); }, precision);
+  }
 }
 
-TEST(CudaKernels, SimTf32MatchesTheReferenceLoosely) {
+// fp16 really rounds: a product exact in float32 but not in float16 differs.
+TEST(CudaKernels, SimFp16RoundsGemmInputs) {
+  ModelBuilder b(17);
+  b.input("a", DataType::Float, {int64_t{1}, int64_t{1}});
+  b.initializer(make_float_tensor("b", {1, 1}, {1.f}));
+  b.node("MatMul", {"a", "b"}, {"y"}, "mm");
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{1}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  Tensor a = Tensor::zeros(DataType::Float, {1, 1});
+  a.mutable_data<float>()[0] = 1.f + 1.f / 4096;  // float16 keeps 10 fraction bits
+  const NamedValues in = {{"a", Value(a)}};
   CudaOptions o;
-  o.precision = "tf32";
-  check_engine([o] { return make_cuda_sim_engine(o); }, true);
+  EXPECT_EQ(make_cuda_sim_engine(o)->prepare(m)->run(in)[0].second.tensor().data<float>()[0], 1.f + 1.f / 4096);
+  o.precision = "fp16";
+  EXPECT_EQ(make_cuda_sim_engine(o)->prepare(m)->run(in)[0].second.tensor().data<float>()[0], 1.f);
+  o.precision = "fp64";
+  EXPECT_THROW(make_cuda_sim_engine(o), Error);
 }
 
 TEST(CudaKernels, GpuMatchesTheReference) {
   if (const std::string reason = no_gpu_reason(); !reason.empty()) GTEST_SKIP() << "no GPU to run on: " << reason;
-  for (const char* precision : {"fp32", "tf32"}) {
+  for (const char* precision : {"fp32", "tf32", "fp16"}) {
     SCOPED_TRACE(precision);
-    CudaOptions o;
-    o.precision = precision;
-    check_engine([o] { return make_cuda_engine(o); }, std::string(precision) == "tf32");
+    check_engine([](const CudaOptions& o) { return make_cuda_engine(o); }, precision);
   }
 }

@@ -22,7 +22,7 @@ void add_limit_options(CLI::App* cmd, RunLimits& l) {
 void add_engine_options(CLI::App* cmd, EngineArgs& a) {
   add_limit_options(cmd, a.limits);
   cmd->add_option("--engine", a.engine, "reference, cpu, cuda (an NVIDIA GPU, the rest on the cpu engine) or cuda-sim (the cuda engine's kernels run on the host, to check them without a GPU)")->capture_default_str();
-  cmd->add_option("--precision", a.precision, "cuda: fp32 (float32 math, no TF32) or tf32 (TF32 tensor cores for MatMul)")
+  cmd->add_option("--precision", a.precision, "cuda, cuda-sim: how MatMul/Gemm/Conv compute: fp32 (float32, no TF32), tf32 (TF32 tensor cores) or fp16 (float16 inputs and results, float32 accumulation, as torch.autocast)")
       ->check(CLI::IsMember({"fp32", "tf32"}))
       ->capture_default_str();
   cmd->add_option("--threads", a.threads, "cpu: intra-op threads (0: every core)")->capture_default_str();

@@ -31,8 +31,11 @@ CudaStatus cuda_status();
 
 struct CudaOptions {
   int device = 0;
-  // "fp32": float32 math throughout (no TF32); "tf32": cuBLAS may use TF32
-  // tensor cores for MatMul/Gemm.
+  // How MatMul, Gemm and Conv compute (the other operators compute in
+  // float32): "fp32" float32 throughout (no TF32); "tf32": tensor cores
+  // may round their float32 inputs to TF32; "fp16": inputs rounded to
+  // float16, float32 accumulation, results rounded to float16, as
+  // torch.autocast runs them.
   std::string precision = "fp32";
   CpuOptions host;  // the CPU engine that runs what the GPU does not
 };

@@ -10,6 +10,7 @@
 #include <cudnn.h>
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <climits>
 #include <map>
 #include <mutex>
@@ -105,8 +106,8 @@ int as_int(int64_t v, const char* what) {
 struct ConvKey {
   std::vector<int> x, w, pad, stride, dilation;
   int groups;
-  bool tf32;
-  auto tie() const { return std::tie(x, w, pad, stride, dilation, groups, tf32); }
+  MathMode mode;
+  auto tie() const { return std::tie(x, w, pad, stride, dilation, groups, mode); }
   bool operator<(const ConvKey& o) const { return tie() < o.tie(); }
 };
 
@@ -129,6 +130,30 @@ std::vector<int> packed_strides(const std::vector<int>& dims) {
   for (size_t i = dims.size() - 1; i-- > 0;) s[i] = s[i + 1] * dims[i + 1];
   return s;
 }
+
+// Device memory for one call, freed (stream-ordered) when it goes.
+class Scratch {
+ public:
+  explicit Scratch(Runtime& rt) : rt_(rt) {}
+  ~Scratch() { rt_.release(p_); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  void* get(uint64_t bytes) {
+    if (!p_ && bytes) p_ = rt_.allocate(bytes);
+    return p_;
+  }
+  // `count` floats converted to float16 here.
+  void* half_of(const float* x, int64_t count) {
+    void* h = get(static_cast<uint64_t>(count) * 2);
+    const CastKernel k{ElemType::Float, ElemType::Float16, x, h};
+    launch(rt_, k, count);
+    return h;
+  }
+
+ private:
+  Runtime& rt_;
+  void* p_ = nullptr;
+};
 
 class GpuRuntime final : public Runtime {
  public:
@@ -186,22 +211,58 @@ class GpuRuntime final : public Runtime {
 
   void gemm(const GemmArgs& g, MathMode mode) override {
     if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+    const void* a = g.a;
+    const void* b = g.b;
+    cudaDataType type = CUDA_R_32F;
+    Scratch a16(*this), b16(*this);
+    if (mode == MathMode::Fp16) {  // half operands, float accumulation and C
+      auto extent = [&](bool trans, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+        if (trans) std::swap(rows, cols);
+        return (g.batch - 1) * stride + (cols - 1) * ld + rows;
+      };
+      a = a16.half_of(g.a, extent(g.trans_a, g.m, g.k, g.lda, g.stride_a));
+      b = b16.half_of(g.b, extent(g.trans_b, g.k, g.n, g.ldb, g.stride_b));
+      type = CUDA_R_16F;
+    }
     check(blas().gemm(blas_, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                      as_int(g.m, "GEMM m"), as_int(g.n, "GEMM n"), as_int(g.k, "GEMM k"), &g.alpha, g.a, CUDA_R_32F,
-                      as_int(g.lda, "GEMM lda"), g.stride_a, g.b, CUDA_R_32F, as_int(g.ldb, "GEMM ldb"), g.stride_b,
+                      as_int(g.m, "GEMM m"), as_int(g.n, "GEMM n"), as_int(g.k, "GEMM k"), &g.alpha, a, type,
+                      as_int(g.lda, "GEMM lda"), g.stride_a, b, type, as_int(g.ldb, "GEMM ldb"), g.stride_b,
                       &g.beta, g.c, CUDA_R_32F, as_int(g.ldc, "GEMM ldc"), g.stride_c, as_int(g.batch, "GEMM batch"),
                       mode == MathMode::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx");
+    if (mode == MathMode::Fp16) {  // the result as a half tensor would hold it
+      const int64_t c_extent = (g.batch - 1) * g.stride_c + (g.n - 1) * g.ldc + g.m;
+      const RoundToHalfKernel round{g.c, g.c};
+      launch(*this, round, c_extent);
+    }
   }
 
   void conv(const ConvArgs& c, MathMode mode) override {
     const ConvPlan& p = plan(c, mode);
-    void* workspace = p.workspace ? allocate(p.workspace) : nullptr;
+    int64_t xs = c.n * c.c, ws = c.k * (c.c / c.groups), ys = c.n * c.k;
+    for (int d = 0; d < c.rank; ++d) {
+      xs *= c.in[d];
+      ws *= c.kernel[d];
+      ys *= c.out[d];
+    }
+    Scratch x16(*this), w16(*this), y16(*this);
+    const void* x = c.x;
+    const void* w = c.w;
+    void* y = c.y;
+    if (mode == MathMode::Fp16) {
+      x = x16.half_of(c.x, xs);
+      w = w16.half_of(c.w, ws);
+      y = y16.get(static_cast<uint64_t>(ys) * 2);
+    }
+    Scratch workspace(*this);
     const float one = 1.f, zero = 0.f;
-    const cudnnStatus_t s = dnn().ConvolutionForward(dnn_, &one, p.x, c.x, p.w, c.w, p.conv, p.algo, workspace,
-                                                          p.workspace, &zero, p.y, c.y);
-    release(workspace);
-    check(s, "cudnnConvolutionForward");
+    check(dnn().ConvolutionForward(dnn_, &one, p.x, x, p.w, w, p.conv, p.algo, workspace.get(p.workspace), p.workspace,
+                                   &zero, p.y, y),
+          "cudnnConvolutionForward");
+    if (mode == MathMode::Fp16) {
+      const CastKernel back{ElemType::Float16, ElemType::Float, y, c.y};
+      launch(*this, back, ys);
+    }
   }
 
  private:
@@ -227,7 +288,7 @@ class GpuRuntime final : public Runtime {
       key.dilation.push_back(as_int(c.dilation[d], "conv dilation"));
     }
     key.groups = as_int(c.groups, "conv groups");
-    key.tf32 = mode == MathMode::Tf32;
+    key.mode = mode;
     if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
 
     if (!dnn_) {
@@ -236,19 +297,23 @@ class GpuRuntime final : public Runtime {
     }
     auto p = std::make_unique<ConvPlan>();
     const int nd = static_cast<int>(key.x.size());
+    // fp16: half tensors, float accumulation (cuDNN's "pseudo half" configuration).
+    const cudnnDataType_t data = mode == MathMode::Fp16 ? CUDNN_DATA_HALF : CUDNN_DATA_FLOAT;
     check(dnn().CreateTensorDescriptor(&p->x), "cudnnCreateTensorDescriptor");
-    check(dnn().SetTensorNdDescriptor(p->x, CUDNN_DATA_FLOAT, nd, key.x.data(), packed_strides(key.x).data()), "cudnnSetTensorNdDescriptor");
+    check(dnn().SetTensorNdDescriptor(p->x, data, nd, key.x.data(), packed_strides(key.x).data()), "cudnnSetTensorNdDescriptor");
     check(dnn().CreateTensorDescriptor(&p->y), "cudnnCreateTensorDescriptor");
-    check(dnn().SetTensorNdDescriptor(p->y, CUDNN_DATA_FLOAT, nd, y.data(), packed_strides(y).data()), "cudnnSetTensorNdDescriptor");
+    check(dnn().SetTensorNdDescriptor(p->y, data, nd, y.data(), packed_strides(y).data()), "cudnnSetTensorNdDescriptor");
     check(dnn().CreateFilterDescriptor(&p->w), "cudnnCreateFilterDescriptor");
-    check(dnn().SetFilterNdDescriptor(p->w, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, nd, key.w.data()), "cudnnSetFilterNdDescriptor");
+    check(dnn().SetFilterNdDescriptor(p->w, data, CUDNN_TENSOR_NCHW, nd, key.w.data()), "cudnnSetFilterNdDescriptor");
     check(dnn().CreateConvolutionDescriptor(&p->conv), "cudnnCreateConvolutionDescriptor");
     check(dnn().SetConvolutionNdDescriptor(p->conv, nd - 2, key.pad.data(), key.stride.data(), key.dilation.data(),
                                                 CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
           "cudnnSetConvolutionNdDescriptor");
     check(dnn().SetConvolutionGroupCount(p->conv, key.groups), "cudnnSetConvolutionGroupCount");
-    // FMA math keeps float32 exact-as-float32; default math lets Ampere and later use TF32.
-    check(dnn().SetConvolutionMathType(p->conv, key.tf32 ? CUDNN_DEFAULT_MATH : CUDNN_FMA_MATH), "cudnnSetConvolutionMathType");
+    // FMA math keeps float32 exact-as-float32; default math lets Ampere and
+    // later use TF32; fp16 may use tensor cores.
+    check(dnn().SetConvolutionMathType(p->conv, mode == MathMode::Fp32 ? CUDNN_FMA_MATH : mode == MathMode::Tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH),
+          "cudnnSetConvolutionMathType");
     // Timed once per problem (cuDNN runs the candidates), fastest first.
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
@@ -258,7 +323,7 @@ class GpuRuntime final : public Runtime {
     bool chosen = false;
     for (int i = 0; i < found && !chosen; ++i) {
       if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      if (!key.tf32 && (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+      if (mode == MathMode::Fp32 && (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
         continue;
       check(dnn().SetConvolutionMathType(p->conv, perf[i].mathType), "cudnnSetConvolutionMathType");
       p->algo = perf[i].algo;

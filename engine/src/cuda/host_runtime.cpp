@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cuda/kernels/launch.h"
+#include "cuda/kernels/portable.h"
 #include "cuda/runtime.h"
 
 namespace onnxscope::cuda {
@@ -24,6 +25,14 @@ float to_tf32(float f) {
   std::memcpy(&f, &u, 4);
   return f;
 }
+
+// The rounding a mode applies to GEMM/convolution inputs (and, for fp16, outputs).
+float round_input(MathMode mode, float v) {
+  if (mode == MathMode::Tf32) return to_tf32(v);
+  if (mode == MathMode::Fp16) return half_to_float(float_to_half(v));
+  return v;
+}
+float round_output(MathMode mode, float v) { return mode == MathMode::Fp16 ? half_to_float(float_to_half(v)) : v; }
 
 class HostRuntime final : public Runtime {
  public:
@@ -46,7 +55,7 @@ class HostRuntime final : public Runtime {
   std::string conv_name() const override { return "host-conv"; }
 
   void gemm(const GemmArgs& g, MathMode mode) override {
-    auto round = [&](float v) { return mode == MathMode::Tf32 ? to_tf32(v) : v; };
+    auto round = [&](float v) { return round_input(mode, v); };
     for (int64_t b = 0; b < g.batch; ++b) {
       const float* a = g.a + b * g.stride_a;
       const float* bm = g.b + b * g.stride_b;
@@ -61,7 +70,7 @@ class HostRuntime final : public Runtime {
           }
           float& out = c[i + j * g.ldc];
           // beta 0: C is not read (it may hold anything), as in cuBLAS
-          out = static_cast<float>(g.alpha * acc + (g.beta == 0.f ? 0.0 : static_cast<double>(g.beta) * out));
+          out = round_output(mode, static_cast<float>(g.alpha * acc + (g.beta == 0.f ? 0.0 : static_cast<double>(g.beta) * out)));
         }
     }
   }
@@ -70,7 +79,7 @@ class HostRuntime final : public Runtime {
   // the input under kernel position w for output o), so the inner loop runs
   // over contiguous outputs; the light models' convolutions take seconds.
   void conv(const ConvArgs& c, MathMode mode) override {
-    auto round = [&](float v) { return mode == MathMode::Tf32 ? to_tf32(v) : v; };
+    auto round = [&](float v) { return round_input(mode, v); };
     const int64_t cg = c.c / c.groups, kg = c.k / c.groups;
     int64_t in_size = 1, out_size = 1, window = 1;
     for (int d = 0; d < c.rank; ++d) {
@@ -114,13 +123,23 @@ class HostRuntime final : public Runtime {
             const float* row = col.data() + r * out_size;
             for (int64_t o = 0; o < out_size; ++o) acc[static_cast<size_t>(o)] += wv * row[o];
           }
-          std::copy(acc.begin(), acc.end(), c.y + (n * c.k + k) * out_size);
+          float* y = c.y + (n * c.k + k) * out_size;
+          for (int64_t o = 0; o < out_size; ++o) y[o] = round_output(mode, acc[static_cast<size_t>(o)]);
         }
       }
   }
 };
 
 }  // namespace
+
+const char* math_mode_name(MathMode m) {
+  switch (m) {
+    case MathMode::Fp32: return "fp32";
+    case MathMode::Tf32: return "tf32";
+    case MathMode::Fp16: return "fp16";
+  }
+  return "?";
+}
 
 std::shared_ptr<Runtime> make_host_runtime() { return std::make_shared<HostRuntime>(); }
 

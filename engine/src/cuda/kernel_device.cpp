@@ -67,11 +67,12 @@ class KernelDevice final : public offload::Device {
 
   std::string kernel_name(const Node& n) const override {
     const OpDef* d = find_op(n.op_type);
-    const std::string tf32 = mode_ == MathMode::Tf32 ? "-tf32" : "";
+    // The precision shows where it applies: "cublas-tf32", "cudnn-fp16".
+    const std::string math = mode_ == MathMode::Fp32 ? "" : std::string("-") + math_mode_name(mode_);
     switch (d ? d->backend : OpBackend::Kernel) {
       case OpBackend::View: return "cuda-view";
-      case OpBackend::Gemm: return rt_->gemm_name() + tf32;
-      case OpBackend::Conv: return rt_->conv_name() + tf32;
+      case OpBackend::Gemm: return rt_->gemm_name() + math;
+      case OpBackend::Conv: return rt_->conv_name() + math;
       case OpBackend::Kernel: break;
     }
     return rt_->name() == "host" ? "host-kernel" : "cuda";
@@ -94,8 +95,8 @@ std::shared_ptr<offload::Device> make_kernel_device(std::shared_ptr<Runtime> rt,
 MathMode math_mode(const std::string& precision) {
   if (precision == "fp32") return MathMode::Fp32;
   if (precision == "tf32") return MathMode::Tf32;
-  throw Error(Diagnostic{Severity::Error, "bad-option", {},
-                         "unknown CUDA precision '" + precision + "' (fp32 or tf32; fp16 is not implemented yet)", {}});
+  if (precision == "fp16") return MathMode::Fp16;
+  throw Error(Diagnostic{Severity::Error, "bad-option", {}, "unknown CUDA precision '" + precision + "' (fp32, tf32 or fp16)", {}});
 }
 
 }  // namespace onnxscope::cuda

@@ -13,7 +13,7 @@ namespace onnxscope::cuda {
 // `name` is what the device reports ("cuda:0 NVIDIA H100", "cuda-sim (host)").
 std::shared_ptr<offload::Device> make_kernel_device(std::shared_ptr<Runtime> rt, MathMode mode, std::string name);
 
-// "fp32" or "tf32"; throws onnxscope::Error ("bad-option") for anything else.
+// "fp32", "tf32" or "fp16"; throws onnxscope::Error ("bad-option") for anything else.
 MathMode math_mode(const std::string& precision);
 
 }  // namespace onnxscope::cuda

@@ -14,10 +14,19 @@
 
 namespace onnxscope::cuda {
 
-enum class MathMode { Fp32, Tf32 };  // Tf32: tensor cores may round float32 inputs to TF32
+// How GEMM and convolution compute (every other kernel computes in float32):
+// Fp32: float32 throughout (no tensor cores); Tf32: tensor cores may round
+// the float32 inputs to TF32 (10 mantissa bits); Fp16: inputs rounded to
+// float16, products accumulated in float32, the result rounded to float16
+// (what torch.autocast does to these operators).
+enum class MathMode { Fp32, Tf32, Fp16 };
+const char* math_mode_name(MathMode m);  // "fp32", "tf32", "fp16"
 
 // C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b] for b < batch, all
 // column-major float32 as cuBLAS reads them (m x n result, inner size k).
+// Element extents (for a runtime that converts the operands first):
+// A spans (batch - 1) * stride_a + (cols - 1) * lda + rows elements, where
+// op(A) is m x k stored as rows x cols (k x m when trans_a); B likewise.
 struct GemmArgs {
   bool trans_a = false, trans_b = false;
   int64_t m = 0, n = 0, k = 0;

@@ -228,6 +228,13 @@ struct ClipKernel {
   }
 };
 
+// x rounded to the nearest float16 and back (fp16 mode's results).
+struct RoundToHalfKernel {
+  const float* x;
+  float* y;
+  OS_HD void operator()(int64_t i) const { y[i] = half_to_float(float_to_half(x[i])); }
+};
+
 // Dtype codes of Cast (onnx TensorProto numbers of the fixed-width types).
 enum class ElemType : int { Float = 1, Uint8 = 2, Int8 = 3, Uint16 = 4, Int16 = 5, Int32 = 6, Int64 = 7,
                             Bool = 9, Float16 = 10, Double = 11, Uint32 = 12, Uint64 = 13, BFloat16 = 16 };

@@ -62,7 +62,10 @@ void run_matmul(OpContext& c) {
   const auto* ad = static_cast<const float*>(a.data);
   const auto* bd = static_cast<const float*>(b.data);
   if (auto plan = matmul_plan(as, bs)) {
-    gemm_rows(c, ad, bd, y, m, k, n, plan->batch, plan->a_stride, plan->b_stride);
+    if (plan->b_stride == 0)  // one B for every batch: A's batches are rows of one taller GEMM
+      gemm_rows(c, ad, bd, y, m * plan->batch, k, n, 1, 0, 0);
+    else
+      gemm_rows(c, ad, bd, y, m, k, n, plan->batch, plan->a_stride, plan->b_stride);
     return;
   }
   for (int64_t i = 0; i < count; ++i) {  // strides in matrices, from the merged batch dims
