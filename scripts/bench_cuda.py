@@ -1,0 +1,210 @@
+#!/usr/bin/env python3
+"""Times onnxscope's cuda engine against PyTorch eager on CUDA and against
+onnxscope's cpu engine, on the same model weights and inputs, in one run.
+
+For each model (ResNet-50, MobileNetV2, the BERT-base encoder; definitions
+and seeds from make_bench_models.py) the script builds the PyTorch module,
+exports it to ONNX (opset 18, open batch dimension), and for each batch size:
+
+- PyTorch eager: module.cuda().eval() under torch.inference_mode(); one timed
+  run copies the inputs from host memory to the GPU, runs the module and
+  copies the output back, synchronised, as `onnxscope bench` does;
+- onnxscope bench --engine cuda (each --precisions entry) and --engine cpu,
+  with the same inputs (TensorProto files), --json, --save-outputs;
+- the largest absolute difference of each onnxscope output from PyTorch's.
+
+TF32 is off on the PyTorch side for the fp32 rows (torch.backends.cuda.
+matmul.allow_tf32 and cudnn.allow_tf32 False) and on for tf32 rows; fp16
+rows run PyTorch under torch.autocast(float16), which is what onnxscope's
+--precision fp16 mirrors. Needs python3 with torch, torchvision,
+transformers, onnx and onnxscript (a GPU machine's image has them).
+
+    python3 scripts/bench_cuda.py --onnxscope build/app/onnxscope
+    python3 scripts/bench_cuda.py --models resnet50 --batches 1 --precisions fp32,tf32 --cpu-iterations 2
+
+Prints a Markdown table; ratio = PyTorch median / onnxscope cuda median
+(above 1: onnxscope is faster). See docs/cuda-engine.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+
+def export(name: str, out: Path):
+    """The module (eval, seed 0 as make_bench_models.py) and its ONNX file."""
+    import torch
+    import make_bench_models as mbm
+
+    torch.manual_seed(0)
+    module, example = mbm.MODELS[name]()
+    module = module.eval()
+    if name == "bert_base":
+        module = mbm._Unwrap(module)
+    path = out / f"{name}.onnx"
+    batch = torch.export.Dim("batch", min=1, max=64)
+    dynamic = tuple({0: batch} for _ in example)
+    torch.onnx.export(module, tuple(example.values()), str(path), dynamo=True, opset_version=18,
+                      input_names=list(example), output_names=["output"], dynamic_shapes=dynamic,
+                      external_data=False, verbose=False)
+    return module, list(example), path
+
+
+def make_inputs(name: str, names: list[str], batch: int, seed: int) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    if name == "bert_base":
+        import make_bench_models as mbm
+        ids = rng.integers(0, 1000, size=(batch, mbm.SEQ)).astype(np.int64)
+        mask = np.ones((batch, mbm.SEQ), dtype=np.int64)
+        mask[:, mbm.SEQ - 16:] = rng.integers(0, 2, size=(batch, 16))  # some padding, so the mask matters
+        return dict(zip(names, [ids, mask]))
+    return {names[0]: rng.standard_normal((batch, 3, 224, 224)).astype(np.float32)}
+
+
+def time_torch(module, feeds: dict[str, np.ndarray], precision: str, warmup: int, iterations: int):
+    import torch
+
+    torch.backends.cuda.matmul.allow_tf32 = precision == "tf32"
+    torch.backends.cudnn.allow_tf32 = precision == "tf32"
+    dev = torch.device("cuda")
+    module = module.to(dev)
+    host = [torch.from_numpy(v) for v in feeds.values()]
+    times, out = [], None
+    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16, enabled=precision == "fp16"):
+        for i in range(warmup + iterations):
+            torch.cuda.synchronize()
+            s = time.perf_counter()
+            args = [h.to(dev) for h in host]
+            y = module(*args)
+            out = y.float().cpu()
+            torch.cuda.synchronize()
+            if i >= warmup:
+                times.append((time.perf_counter() - s) * 1000)
+    return float(np.median(times)), out.numpy()
+
+
+def run_onnxscope(cli: str, model: Path, engine: str, precision: str, batch: int, files: dict[str, Path],
+                  out_dir: Path, warmup: int, iterations: int, threads: int, timeout: float) -> dict:
+    cmd = [cli, "bench", str(model), "--engine", engine, "--warmup", str(warmup), "--iterations", str(iterations),
+           "--json", "--save-outputs", str(out_dir), "--batch", str(batch)]
+    if engine == "cuda":
+        cmd += ["--precision", precision]
+    if threads:
+        cmd += ["--threads", str(threads)]
+    for name, f in files.items():
+        cmd += ["--input", f"{name}={f}"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timeout after {timeout} s"}
+    if p.returncode != 0:
+        return {"error": (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]}
+    return json.loads(p.stdout)
+
+
+def output_of(res: dict) -> np.ndarray | None:
+    from onnx import TensorProto, numpy_helper
+
+    outs = res.get("outputs") or []
+    if not outs:
+        return None
+    t = TensorProto()
+    t.ParseFromString(Path(outs[0]["file"]).read_bytes())
+    return numpy_helper.to_array(t)
+
+
+def diff(a: np.ndarray | None, b: np.ndarray | None) -> str:
+    if a is None or b is None:
+        return "-"
+    if a.shape != b.shape:
+        return f"shape {a.shape} vs {b.shape}"
+    return f"{float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))):.1e}"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--models", default="resnet50,mobilenet_v2,bert_base")
+    ap.add_argument("--batches", default="1,32")
+    ap.add_argument("--precisions", default="fp32", help="cuda precisions, comma-separated: fp32, tf32, fp16")
+    ap.add_argument("--warmup", type=int, default=5)
+    ap.add_argument("--iterations", type=int, default=20)
+    ap.add_argument("--cpu-iterations", type=int, default=5, help="timed runs of the cpu engine (slower)")
+    ap.add_argument("--cpu-threads", type=int, default=0, help="cpu engine threads (0: every core)")
+    ap.add_argument("--no-cpu", action="store_true", help="leave the cpu engine out")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--onnxscope", default=os.environ.get("ONNXSCOPE", str(HERE.parent / "build" / "app" / "onnxscope")))
+    ap.add_argument("--json", help="also write every measurement here")
+    a = ap.parse_args()
+
+    import torch
+    from onnx import numpy_helper
+
+    if not torch.cuda.is_available():
+        print("bench_cuda: PyTorch sees no CUDA device", file=sys.stderr)
+        return 2
+    gpu = torch.cuda.get_device_name(0)
+    precisions = [p for p in a.precisions.split(",") if p]
+    rows, records = [], []
+    with tempfile.TemporaryDirectory(prefix="bench_cuda_") as tmp:
+        tmp = Path(tmp)
+        for name in [m for m in a.models.split(",") if m]:
+            print(f"{name}: export ...", file=sys.stderr, flush=True)
+            module, names, path = export(name, tmp)
+            for batch in [int(b) for b in a.batches.split(",") if b]:
+                feeds = make_inputs(name, names, batch, a.seed)
+                work = tmp / f"{name}_b{batch}"
+                work.mkdir()
+                files = {}
+                for k, (n, arr) in enumerate(feeds.items()):
+                    files[n] = work / f"input_{k}.pb"
+                    files[n].write_bytes(numpy_helper.from_array(arr, n).SerializeToString())
+                cpu_res, cpu_ms = None, None
+                if not a.no_cpu:
+                    print(f"{name} b{batch}: onnxscope cpu ...", file=sys.stderr, flush=True)
+                    cpu_res = run_onnxscope(a.onnxscope, path, "cpu", "fp32", batch, files, work / "out_cpu",
+                                            1, a.cpu_iterations, a.cpu_threads, a.timeout)
+                    cpu_ms = cpu_res.get("latency_ms", {}).get("median")
+                for precision in precisions:
+                    print(f"{name} b{batch} {precision}: PyTorch eager ...", file=sys.stderr, flush=True)
+                    torch_ms, torch_out = time_torch(module, feeds, precision, a.warmup, a.iterations)
+                    print(f"{name} b{batch} {precision}: onnxscope cuda ...", file=sys.stderr, flush=True)
+                    res = run_onnxscope(a.onnxscope, path, "cuda", precision, batch, files, work / f"out_cuda_{precision}",
+                                        a.warmup, a.iterations, 0, a.timeout)
+                    ms = res.get("latency_ms", {}).get("median")
+                    records.append({"model": name, "batch": batch, "precision": precision, "torch_ms": torch_ms,
+                                    "cuda": res, "cpu": cpu_res})
+                    rows.append([name, str(batch), precision, f"{torch_ms:.2f}", f"{ms:.2f}" if ms else "-",
+                                 f"{torch_ms / ms:.2f}" if ms else "-", f"{cpu_ms:.1f}" if cpu_ms else "-",
+                                 f"{cpu_ms / ms:.1f}" if ms and cpu_ms else "-",
+                                 diff(output_of(res), torch_out), diff(output_of(cpu_res) if cpu_res else None, torch_out),
+                                 res.get("error", "") or (cpu_res or {}).get("error", "")])
+            del module
+            torch.cuda.empty_cache()
+    print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {gpu}, torch {torch.__version__}, "
+          f"warm-up {a.warmup}, {a.iterations} timed runs (cpu engine: {a.cpu_iterations}); times are medians in ms, "
+          f"host inputs to host outputs; PyTorch/cuda above 1: onnxscope is faster")
+    head = ["model", "batch", "precision", "PyTorch eager ms", "onnxscope cuda ms", "PyTorch/cuda",
+            "onnxscope cpu ms", "cpu/cuda", "max abs diff cuda vs PyTorch", "max abs diff cpu vs PyTorch", "error"]
+    print("| " + " | ".join(head) + " |")
+    print("|" + "|".join("---" for _ in head) + "|")
+    for r in rows:
+        print("| " + " | ".join(r) + " |")
+    if a.json:
+        Path(a.json).write_text(json.dumps(records, indent=1))
+    return 1 if any(r[-1] for r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
