@@ -596,9 +596,145 @@ std::string no_gpu_reason() {
 
 }  // namespace
 
+// --- the CPU engine's fused operators, made by its passes from unfused patterns ---
+
+struct FusionCase {
+  std::string fused;  // "onnxscope.cpu::FusedConv"
+  std::function<Case(Rng&)> make;
+};
+
+std::string init(Case& c, const std::string& name, const Shape& s, Rng& rng, float lo = -1, float hi = 1) {
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(count(s));
+  for (auto& x : v) x = d(rng);
+  c.m.initializer(make_float_tensor(name, std::vector<int64_t>(s.begin(), s.end()), v));
+  return name;
+}
+
+const std::vector<FusionCase>& fusion_cases() {
+  static const std::vector<FusionCase> cases = {
+      {"onnxscope.cpu::FusedConv",
+       [](Rng& rng) {  // Conv + BatchNormalization + Clip(0, 6): MobileNetV2's block (BN folded first)
+         Case c(11);
+         c.floats("x", {2, 3, 9, 9}, rng);
+         init(c, "w", {4, 3, 3, 3}, rng);
+         init(c, "bias", {4}, rng);
+         init(c, "scale", {4}, rng);
+         init(c, "shift", {4}, rng);
+         init(c, "mean", {4}, rng);
+         init(c, "var", {4}, rng, 0.5f, 2.f);
+         c.m.node("Conv", {"x", "w", "bias"}, {"conv"}, "conv");
+         attr_ints(c.m.graph().mutable_node()->Mutable(0)[0], "pads", {1, 1, 1, 1});
+         c.m.node("BatchNormalization", {"conv", "scale", "shift", "mean", "var"}, {"bn"}, "bn");
+         c.m.node("Clip", {"bn", c.float_scalar("lo", 0.f), c.float_scalar("hi", 0.5f)}, {"y0"}, "clip");
+         c.m.output_untyped("y0");
+         return c;
+       }},
+      {"onnxscope.cpu::FusedGemm",
+       [](Rng& rng) {
+         Case c(13);
+         c.floats("a", {5, 7}, rng);
+         init(c, "b", {6, 7}, rng);
+         init(c, "cb", {6}, rng);
+         auto& g = c.m.node("Gemm", {"a", "b", "cb"}, {"g"}, "gemm");
+         attr_int(g, "transB", 1);
+         attr_float(c.m.node("LeakyRelu", {"g"}, {"y0"}, "act"), "alpha", 0.2f);
+         c.m.output_untyped("y0");
+         return c;
+       }},
+      {"onnxscope.cpu::FusedMatMul",
+       [](Rng& rng) {  // MatMul of a 3-D activation by a weight, + bias, + Relu
+         Case c(17);
+         c.floats("a", {2, 5, 8}, rng);
+         init(c, "w", {8, 6}, rng);
+         init(c, "bias", {6}, rng);
+         c.m.node("MatMul", {"a", "w"}, {"mm"}, "mm");
+         c.m.node("Add", {"mm", "bias"}, {"add"}, "add");
+         c.m.node("Relu", {"add"}, {"y0"}, "relu");
+         c.m.output_untyped("y0");
+         return c;
+       }},
+      {"onnxscope.cpu::Gelu",
+       [](Rng& rng) {  // x * 0.5 * (1 + erf(x / sqrt(2))), as exporters write it below opset 20
+         Case c(17);
+         c.floats("x", {3, 10}, rng, -3, 3);
+         c.m.node("Div", {"x", c.float_scalar("s2", 1.41421356f)}, {"d"}, "div");
+         c.m.node("Erf", {"d"}, {"e"}, "erf");
+         c.m.node("Add", {"e", c.float_scalar("one", 1.f)}, {"p"}, "add");
+         c.m.node("Mul", {"x", "p"}, {"xp"}, "mul");
+         c.m.node("Mul", {"xp", c.float_scalar("half", 0.5f)}, {"y0"}, "mul_half");
+         c.m.output_untyped("y0");
+         return c;
+       }},
+      {"LayerNormalization",
+       [](Rng& rng) {  // the decomposition exporters write below opset 17, in a model of opset 17
+         Case c(17);
+         c.floats("x", {2, 4, 16}, rng);
+         init(c, "gamma", {16}, rng);
+         init(c, "beta", {16}, rng);
+         attr_ints(c.m.node("ReduceMean", {"x"}, {"m"}, "mean"), "axes", {-1});
+         c.m.node("Sub", {"x", "m"}, {"d"}, "sub");
+         c.m.node("Pow", {"d", c.float_scalar("two", 2.f)}, {"sq"}, "pow");
+         attr_ints(c.m.node("ReduceMean", {"sq"}, {"v"}, "var"), "axes", {-1});
+         c.m.node("Add", {"v", c.float_scalar("eps", 1e-5f)}, {"ve"}, "add_eps");
+         c.m.node("Sqrt", {"ve"}, {"sd"}, "sqrt");
+         c.m.node("Div", {"d", "sd"}, {"n"}, "div");
+         c.m.node("Mul", {"n", "gamma"}, {"g"}, "mul");
+         c.m.node("Add", {"g", "beta"}, {"y0"}, "add");
+         c.m.output_untyped("y0");
+         return c;
+       }},
+  };
+  return cases;
+}
+
+struct AsRun : Observer {
+  std::vector<std::pair<std::string, std::string>> ran;  // op ("domain::op" outside ai.onnx), kernel
+  void on_node(const NodeEvent& e) override {
+    const std::string& d = e.node->domain;
+    ran.emplace_back((d.empty() || d == "ai.onnx" ? "" : d + "::") + e.node->op_type, std::string(e.kernel));
+  }
+};
+
+void check_fusions(const std::function<std::unique_ptr<Engine>()>& make) {
+  auto reference = make_reference_engine();
+  for (const FusionCase& fc : fusion_cases()) {
+    Rng rng(7);
+    Case c = fc.make(rng);
+    auto loaded = c.m.load();
+    ASSERT_TRUE(loaded.ok()) << fc.fused << "\n" << dump(loaded);
+    std::shared_ptr<const Model> m(std::move(loaded.model));
+    const NamedValues want = reference->prepare(m)->run(c.inputs);
+    auto prepared = make()->prepare(m);
+    AsRun as_run;
+    RunOptions ro;
+    ro.observer = &as_run;
+    ro.capture_original = false;  // the nodes as the engine runs them: fused
+    const NamedValues got = prepared->run(c.inputs, ro);
+    bool fused = false;
+    for (const auto& [op, kernel] : as_run.ran) {
+      EXPECT_NE(kernel.rfind("cpu/", 0), 0u) << fc.fused << ": " << op << " ran on the host";
+      fused = fused || op == fc.fused;
+    }
+    EXPECT_TRUE(fused) << fc.fused << " was not made; nodes as run: " << as_run.ran.size();
+    ASSERT_EQ(got.size(), want.size());
+    expect_close(got[0].second.tensor(), want[0].second.tensor(), 1e-5, 1e-4, fc.fused);
+    // A run without an observer (the same plan) agrees too.
+    const NamedValues plain = prepared->run(c.inputs);
+    expect_close(plain[0].second.tensor(), want[0].second.tensor(), 1e-5, 1e-4, fc.fused + " (no observer)");
+  }
+}
+
 TEST(CudaKernels, EveryOperatorHasCases) {
-  for (const std::string& op : cuda::supported_ops()) EXPECT_TRUE(generators().count(op)) << op << " has no case generator";
+  std::set<std::string> fusions;
+  for (const auto& f : fusion_cases()) fusions.insert(f.fused);
+  for (const std::string& op : cuda::supported_ops())
+    EXPECT_TRUE(generators().count(op) || fusions.count(op)) << op << " has no case generator";
   for (const auto& [op, gen] : generators()) EXPECT_TRUE(cuda::find_op(op)) << op << " is not in the CUDA table";
+}
+
+TEST(CudaKernels, SimRunsTheCpuEnginesFusions) {
+  check_fusions([] { return make_cuda_sim_engine(); });
 }
 
 TEST(CudaKernels, SimMatchesTheReference) {
@@ -635,4 +771,5 @@ TEST(CudaKernels, GpuMatchesTheReference) {
     SCOPED_TRACE(precision);
     check_engine([](const CudaOptions& o) { return make_cuda_engine(o); }, precision);
   }
+  check_fusions([] { return make_cuda_engine(); });
 }

@@ -4,6 +4,7 @@
 // host runtime, in every build.
 #include "cuda/kernel_device.h"
 
+#include <set>
 #include <stdexcept>
 
 #include "cuda/ops/op_table.h"
@@ -25,13 +26,12 @@ class KernelDevice final : public offload::Device {
   PlacementRules rules() const override {
     PlacementRules r;
     r.refuse = [](const Graph& g, const Node& n) -> std::optional<std::string> {
-      if (!n.domain.empty() && n.domain != "ai.onnx") return "no CUDA kernel for domain " + n.domain;
-      const OpDef* d = find_op(n.op_type);
-      if (!d) return "no CUDA kernel for " + n.op_type;
+      const OpDef* d = find_op(n.domain, n.op_type);
+      if (!d) return "no CUDA kernel for " + (n.domain.empty() || n.domain == "ai.onnx" ? "" : n.domain + "::") + n.op_type;
       return d->refuse(g, n);
     };
     r.reads_on_host = [](const Node& n, size_t i) {
-      const OpDef* d = find_op(n.op_type);
+      const OpDef* d = find_op(n.domain, n.op_type);
       return d && d->reads_on_host && d->reads_on_host(n, i);
     };
     return r;
@@ -59,14 +59,14 @@ class KernelDevice final : public offload::Device {
 
   void run(const Node& n, int64_t opset, std::span<const offload::DeviceTensor* const> in,
            std::span<const Tensor* const> host_args, std::vector<offload::DeviceTensor>& out) override {
-    const OpDef* d = find_op(n.op_type);
+    const OpDef* d = find_op(n.domain, n.op_type);
     if (!d) throw std::runtime_error("no CUDA kernel for " + n.op_type);
     OpContext ctx(rt_, n, opset, mode_, in, host_args, out);
     d->run(ctx);
   }
 
   std::string kernel_name(const Node& n) const override {
-    const OpDef* d = find_op(n.op_type);
+    const OpDef* d = find_op(n.domain, n.op_type);
     // The precision shows where it applies: "cublas-tf32", "cudnn-fp16".
     const std::string math = mode_ == MathMode::Fp32 ? "" : std::string("-") + math_mode_name(mode_);
     switch (d ? d->backend : OpBackend::Kernel) {
@@ -79,6 +79,16 @@ class KernelDevice final : public offload::Device {
   }
 
   void synchronize() override { rt_->synchronize(); }
+
+  // The CPU engine's passes whose results the table runs: BatchNormalization
+  // and per-channel Mul/Add folded into Conv, activations into FusedConv /
+  // FusedGemm / FusedMatMul epilogues, decomposed LayerNormalization and
+  // GELU made whole, MatMul + Add made Gemm. (Not fuse-sdpa: no Attention
+  // kernel yet; not nchwc-layout: a CPU layout.)
+  std::set<std::string> passes() const override {
+    return {"fold-conv-batchnorm", "fold-conv-mul-add", "fuse-layernorm", "fuse-gelu", "matmul-add-to-gemm",
+            "fuse-conv-activation", "fuse-gemm-activation", "fuse-matmul-bias-activation"};
+  }
 
  private:
   std::shared_ptr<Runtime> rt_;

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <vector>
@@ -44,6 +45,10 @@ class Device {
   virtual std::string kernel_name(const Node& n) const = 0;
   // Waits until everything queued has finished (before timing, before a download is used).
   virtual void synchronize() = 0;
+  // The CPU engine's graph passes (cpu/pass_table.cpp names) whose output
+  // operators this device runs, beyond the engine-neutral ones the offload
+  // engine always applies (runs without capture only).
+  virtual std::set<std::string> passes() const { return {}; }
 };
 
 }  // namespace onnxscope::offload

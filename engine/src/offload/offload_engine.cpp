@@ -78,11 +78,13 @@ class OffloadPrepared final : public PreparedModel {
         cpu_(make_cpu_engine(options.host)) {
     // Runs without an observer wanting original nodes: the model after the
     // engine-neutral passes (constants folded once, so weights made at run
-    // time are uploaded once too). Capture runs: the model as written.
+    // time are uploaded once too) and the fusions the device asks for
+    // (Device::passes). Capture runs: the model as written.
     auto fast = std::make_shared<Model>(*original_);
     CpuOptions o = options_.host;
+    const std::set<std::string> device_passes = device_->passes();
     for (const auto& p : cpu_passes())
-      if (!neutral_passes().count(p.name)) o.disabled_passes.insert(p.name);
+      if (!neutral_passes().count(p.name) && !device_passes.count(p.name)) o.disabled_passes.insert(p.name);
     Diagnostics log;
     cpu::optimize(*fast, o, false, log);
     fast_ = build(std::move(fast));

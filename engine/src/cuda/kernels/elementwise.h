@@ -29,7 +29,7 @@ struct BroadcastIndex {
 enum class UnaryOp : int {
   Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil, Round, Sin, Cos, Sign,
   Softplus, Softsign, IsNaN, IsInf, Not, LeakyRelu, Elu, Selu, HardSigmoid, HardSwish, Gelu, GeluTanh,
-  Celu, ThresholdedRelu, Mish
+  Celu, ThresholdedRelu, Mish, Clip, Identity
 };
 
 // alpha/beta/gamma: the op's attributes (LeakyRelu's alpha, ...).
@@ -64,6 +64,11 @@ OS_HD float unary_math(UnaryOp op, float x, float alpha, float beta, float gamma
     case UnaryOp::Celu: return fmaxf(0.f, x) + fminf(0.f, alpha * (expf(x / alpha) - 1.f));
     case UnaryOp::ThresholdedRelu: return x > alpha ? x : 0.f;
     case UnaryOp::Mish: return x * tanhf(x > 20.f ? x : log1pf(expf(x)));
+    case UnaryOp::Clip: {  // [alpha, beta]; NaN stays NaN
+      const float v = x < alpha ? alpha : x;
+      return v > beta ? beta : v;
+    }
+    case UnaryOp::Identity: return x;
     case UnaryOp::IsNaN: case UnaryOp::IsInf: case UnaryOp::Not: break;  // bool results: UnaryPredicate
   }
   return x;
@@ -225,6 +230,21 @@ struct ClipKernel {
   OS_HD void operator()(int64_t i) const {
     const float v = x[i] < lo ? lo : x[i];  // max first, then min: lo > hi gives hi, as numpy.clip
     y[i] = v > hi ? hi : v;
+  }
+};
+
+// The epilogue of a fused GEMM or convolution, in place: y = act(y + bias),
+// the bias indexed by (i / inner) % channels (a convolution's channel, or a
+// MatMul's last dim with inner 1); no bias when it is nullptr.
+struct EpilogueKernel {
+  UnaryOp act;
+  float alpha, beta;
+  const float* bias;
+  int64_t inner, channels;
+  float* y;
+  OS_HD void operator()(int64_t i) const {
+    const float v = y[i] + (bias ? bias[(i / inner) % channels] : 0.f);
+    y[i] = unary_math(act, v, alpha, beta, 0.f);
   }
 };
 

@@ -1,6 +1,6 @@
 // Conv on the runtime's convolution (cuDNN on the GPU), float32, 1 to 3
 // spatial dims; asymmetric pads are applied by copying into a zeroed,
-// padded input first; the bias is added by a broadcast kernel.
+// padded input first; the bias (and a fused activation) by one epilogue kernel.
 #include "cuda/ops/op_table.h"
 #include "cuda/ops/window.h"
 
@@ -18,7 +18,9 @@ std::optional<std::string> refuse_conv(const Graph& g, const Node& n) {
   return std::nullopt;
 }
 
-void run_conv(OpContext& c) {
+}  // namespace
+
+void conv_forward(OpContext& c, const Activation& act) {
   const DeviceTensor& x = c.input(0);
   const DeviceTensor& w = c.input(1);
   if (w.shape.size() != x.shape.size()) c.fail("W " + shape_to_string(w.shape) + " and X " + shape_to_string(x.shape) + " differ in rank");
@@ -74,8 +76,16 @@ void run_conv(OpContext& c) {
   a.w = static_cast<const float*>(w.data);
   a.y = static_cast<float*>(c.output(0).data);
   c.rt().conv(a, c.mode());
-  if (c.has_input(2)) add_channel_bias(c, c.output(0), c.input(2));
+  const DeviceTensor* bias = c.has_input(2) ? &c.input(2) : nullptr;
+  if (bias && elements_of(bias->shape) != static_cast<uint64_t>(k))
+    c.fail("the bias " + shape_to_string(bias->shape) + " does not have " + std::to_string(k) + " elements");
+  if (bias || act.op != UnaryOp::Identity)
+    apply_epilogue(c, c.output(0), bias, static_cast<int64_t>(elements_of(out) / static_cast<uint64_t>(n * k)), k, act);
 }
+
+namespace {
+
+void run_conv(OpContext& c) { conv_forward(c, {}); }
 
 }  // namespace
 

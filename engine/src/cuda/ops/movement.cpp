@@ -98,26 +98,6 @@ void broadcast_into(OpContext& c, const DeviceTensor& x, const Shape& out, void*
   strided_copy(c, x.dtype, p, x.data, y);
 }
 
-void add_channel_bias(OpContext& c, DeviceTensor& y, const DeviceTensor& bias) {
-  if (y.shape.size() < 2 || elements_of(bias.shape) != static_cast<uint64_t>(y.shape[1]))
-    c.fail("the bias " + shape_to_string(bias.shape) + " does not match the channels of " + shape_to_string(y.shape));
-  Shape b(y.shape.size(), 1);
-  b[1] = y.shape[1];
-  const Shape shapes[2] = {y.shape, b};
-  auto plan = broadcast_plan(shapes);
-  BinaryKernel<float> k{};
-  k.op = BinaryOp::Add;
-  k.bc.rank = plan->rank;
-  for (int d = 0; d < plan->rank; ++d) {
-    k.bc.out[d] = plan->dims[static_cast<size_t>(d)];
-    for (int i = 0; i < 2; ++i) k.bc.stride[i][d] = plan->strides[static_cast<size_t>(i)][static_cast<size_t>(d)];
-  }
-  k.a = static_cast<const float*>(y.data);  // in place: element i reads only a[i]
-  k.b = static_cast<const float*>(bias.data);
-  k.y = static_cast<float*>(y.data);
-  launch(c.rt(), k, static_cast<int64_t>(elements_of(y.shape)));
-}
-
 namespace {
 
 // --- views ---

@@ -118,9 +118,12 @@ const std::map<std::string, OpDef>& table() {
     add_pool_ops(defs);
     add_normalization_ops(defs);
     add_reduce_ops(defs);
+    add_fused_ops(defs);
     std::map<std::string, OpDef> m;
-    for (const OpDef& d : defs)
-      if (!m.emplace(d.op_type, d).second) throw std::logic_error(std::string("two CUDA entries for ") + d.op_type);
+    for (const OpDef& d : defs) {
+      const std::string key = *d.domain ? std::string(d.domain) + "::" + d.op_type : std::string(d.op_type);
+      if (!m.emplace(key, d).second) throw std::logic_error("two CUDA entries for " + key);
+    }
     return m;
   }();
   return t;
@@ -128,8 +131,10 @@ const std::map<std::string, OpDef>& table() {
 
 }  // namespace
 
-const OpDef* find_op(const std::string& op_type) {
-  auto it = table().find(op_type);
+const OpDef* find_op(const std::string& op_type) { return find_op("", op_type); }
+
+const OpDef* find_op(const std::string& domain, const std::string& op_type) {
+  auto it = table().find(domain.empty() || domain == "ai.onnx" ? op_type : domain + "::" + op_type);
   return it == table().end() ? nullptr : &it->second;
 }
 

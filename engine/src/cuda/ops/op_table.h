@@ -67,13 +67,14 @@ uint64_t bytes_of(DataType t, const Shape& s);
 enum class OpBackend { Kernel, View, Gemm, Conv };  // what --explain shows: cuda, cuda-view, cublas, cudnn
 
 struct OpDef {
-  const char* op_type;
+  const char* op_type;  // in domain ai.onnx, unless `domain` says otherwise
   // nullopt: the device runs it; else the reason it does not.
   std::optional<std::string> (*refuse)(const Graph& g, const Node& n);
   void (*run)(OpContext& ctx);
   OpBackend backend = OpBackend::Kernel;
   // Inputs read on the host (shape arguments); nullptr: none.
   bool (*reads_on_host)(const Node& n, size_t input) = nullptr;
+  const char* domain = "";  // "onnxscope.cpu" for the CPU engine's fused operators (cpu/fused_ops.h)
 };
 
 // Each family file adds its operators (ops/<family>.cpp).
@@ -84,6 +85,7 @@ void add_conv_ops(std::vector<OpDef>& t);
 void add_pool_ops(std::vector<OpDef>& t);
 void add_normalization_ops(std::vector<OpDef>& t);
 void add_reduce_ops(std::vector<OpDef>& t);
+void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
 // Shared by the families (defined in ops/movement.cpp).
 bool movable(DataType t);  // a fixed width of 1, 2, 4 or 8 bytes
@@ -96,14 +98,25 @@ struct StridedCopy {
 void strided_copy(OpContext& c, DataType dtype, const StridedCopy& p, const void* x, void* y);
 // x broadcast (numpy, one way) to `out`, written contiguously at y.
 void broadcast_into(OpContext& c, const DeviceTensor& x, const Shape& out, void* y);
-// Adds bias [channels] to y [n, channels, ...] in place (float32).
-void add_channel_bias(OpContext& c, DeviceTensor& y, const DeviceTensor& bias);
+// A fused node's activation (attributes activation, activation_params; cpu/fused_ops.h).
+struct Activation {
+  UnaryOp op = UnaryOp::Identity;
+  float alpha = 0, beta = 0;
+};
+Activation activation_of(const OpContext& c);
+// y = act(y + bias) in place, one kernel (float32); the bias (or nullptr)
+// indexed by (i / inner) % channels.
+void apply_epilogue(OpContext& c, DeviceTensor& y, const DeviceTensor* bias, int64_t inner, int64_t channels,
+                    const Activation& act);
+// Conv with its bias and `act` applied in one epilogue (ops/conv.cpp).
+void conv_forward(OpContext& c, const Activation& act);
 int64_t normalize_axis(const OpContext& c, int64_t axis, size_t rank);
 std::vector<int64_t> host_ints(const OpContext& c, size_t input);  // int64/int32 input read on the host
 
-// The table, by op_type (ai.onnx only).
+// The table, by domain ("" or "ai.onnx": the default) and op_type.
 const OpDef* find_op(const std::string& op_type);
-std::vector<std::string> supported_ops();
+const OpDef* find_op(const std::string& domain, const std::string& op_type);
+std::vector<std::string> supported_ops();  // "Conv", "onnxscope.cpu::FusedConv", ...
 
 // Helpers the rules share: the declared type of a value (Undefined when unknown).
 DataType declared_type(const Graph& g, const std::string& value);

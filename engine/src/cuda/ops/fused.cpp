@@ -1,0 +1,94 @@
+// The CPU engine's fused operators (cpu/fused_ops.h, domain onnxscope.cpu),
+// which its passes make when the offload engine lets them run for the
+// device: FusedConv, FusedGemm and FusedMatMul as the base operator and one
+// epilogue kernel (bias and activation), Gelu as ai.onnx Gelu. Also the
+// epilogue itself.
+#include <map>
+
+#include "cuda/ops/op_table.h"
+
+namespace onnxscope::cuda {
+
+Activation activation_of(const OpContext& c) {
+  static const std::map<std::string, std::pair<UnaryOp, size_t>> acts{
+      {"", {UnaryOp::Identity, 0}},     {"Relu", {UnaryOp::Relu, 0}},         {"LeakyRelu", {UnaryOp::LeakyRelu, 1}},
+      {"Sigmoid", {UnaryOp::Sigmoid, 0}}, {"Tanh", {UnaryOp::Tanh, 0}},       {"Clip", {UnaryOp::Clip, 2}},
+      {"HardSigmoid", {UnaryOp::HardSigmoid, 2}}, {"Gelu", {UnaryOp::Gelu, 1}}};
+  const std::string name = c.attr_string("activation", "");
+  const Attribute* p = c.node().attribute("activation_params");
+  const std::vector<float> params = p ? p->floats : std::vector<float>{};
+  auto it = acts.find(name);
+  if (it == acts.end()) c.fail("unknown activation '" + name + "'");
+  if (params.size() != it->second.second)
+    c.fail("activation " + name + " takes " + std::to_string(it->second.second) + " activation_params, got " + std::to_string(params.size()));
+  Activation a;
+  a.op = it->second.first;
+  if (a.op == UnaryOp::Gelu && params[0] != 0.f) a.op = UnaryOp::GeluTanh;
+  else if (a.op != UnaryOp::Gelu) {
+    if (!params.empty()) a.alpha = params[0];
+    if (params.size() > 1) a.beta = params[1];
+  }
+  return a;
+}
+
+void apply_epilogue(OpContext& c, DeviceTensor& y, const DeviceTensor* bias, int64_t inner, int64_t channels,
+                    const Activation& act) {
+  const int64_t n = static_cast<int64_t>(elements_of(y.shape));
+  if (n == 0) return;
+  if (inner <= 0 || channels <= 0) c.fail("bad epilogue geometry");
+  EpilogueKernel k{act.op, act.alpha, act.beta, bias ? static_cast<const float*>(bias->data) : nullptr, inner, channels,
+                   static_cast<float*>(y.data)};
+  launch(c.rt(), k, n);
+}
+
+namespace {
+
+std::optional<std::string> refuse_fused(const Graph& g, const Node& n) {
+  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  static const std::set<std::string> known{"", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid", "Gelu"};
+  const Attribute* a = n.attribute("activation");
+  if (a && !known.count(a->s)) return "no CUDA epilogue for activation " + a->s;
+  if (n.op_type == "FusedConv") {
+    const TypeInfo* t = g.type_of(n.inputs[0]);
+    const size_t rank = t && t->shape ? t->shape->size() : 0;
+    if (rank < 3 || rank > 5) return std::string("the CUDA Conv takes 1 to 3 spatial dims (or the rank is unknown)");
+  }
+  return std::nullopt;
+}
+
+void run_fused_conv(OpContext& c) { conv_forward(c, activation_of(c)); }
+
+void run_fused_gemm(OpContext& c) {
+  const Activation act = activation_of(c);
+  find_op("Gemm")->run(c);
+  if (act.op != UnaryOp::Identity) apply_epilogue(c, c.output(0), nullptr, 1, 1, act);
+}
+
+// Y = act(MatMul(A, B) + Bias), Bias 1-D over the last dim.
+void run_fused_matmul(OpContext& c) {
+  const Activation act = activation_of(c);
+  const DeviceTensor* bias = c.has_input(2) ? &c.input(2) : nullptr;
+  find_op("MatMul")->run(c);  // reads inputs 0 and 1 only
+  DeviceTensor& y = c.output(0);
+  const int64_t n = y.shape.empty() ? 1 : y.shape.back();
+  if (bias && elements_of(bias->shape) != static_cast<uint64_t>(n))
+    c.fail("the bias " + shape_to_string(bias->shape) + " does not match the last dim of " + shape_to_string(y.shape));
+  if (bias || act.op != UnaryOp::Identity) apply_epilogue(c, y, bias, 1, n, act);
+}
+
+}  // namespace
+
+void add_fused_ops(std::vector<OpDef>& t) {
+  const char* cpu = "onnxscope.cpu";
+  t.push_back({"FusedConv", refuse_fused, run_fused_conv, OpBackend::Conv, nullptr, cpu});
+  t.push_back({"FusedGemm", refuse_fused, run_fused_gemm, OpBackend::Gemm, nullptr, cpu});
+  t.push_back({"FusedMatMul", refuse_fused, run_fused_matmul, OpBackend::Gemm, nullptr, cpu});
+  for (const OpDef& d : std::vector<OpDef>(t))  // Gelu below opset 20: the ai.onnx kernel
+    if (std::string(d.op_type) == "Gelu" && !*d.domain) {
+      OpDef g = d;
+      g.domain = cpu;
+      t.push_back(g);
+    }
+}
+
+}  // namespace onnxscope::cuda
