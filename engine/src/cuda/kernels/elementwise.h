@@ -142,8 +142,7 @@ OS_HD bool compare(BinaryOp op, double a, double b) {
 }
 
 // Arithmetic on float32 (every op) and on int32/int64 (Add, Sub, Mul, Max,
-// Min, and Div/Mod with the divisor checked on the host: it is refused when
-// the divisor is not a host value).
+// Min: integer Div and Mod stay with the CPU engine, which checks the divisor).
 template <class T>
 struct BinaryKernel {
   BinaryOp op;
@@ -158,14 +157,7 @@ struct BinaryKernel {
       y[i] = binary_float(op, a[off[0]], b[off[1]]);
     } else {
       const T x = a[off[0]], z = b[off[1]];
-      if (op == BinaryOp::Mod) {
-        const T r = x % z;
-        y[i] = (r != 0 && ((r < 0) != (z < 0))) ? r + z : r;
-      } else if (op == BinaryOp::FMod) {
-        y[i] = x % z;
-      } else if (op == BinaryOp::Div) {
-        y[i] = x / z;  // truncates, as C and the reference do
-      } else if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul) {
+      if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul) {
         // Two's complement wrap, as the reference does (signed overflow is undefined in C++).
         using U = std::make_unsigned_t<T>;
         const U u = static_cast<U>(x), v = static_cast<U>(z);

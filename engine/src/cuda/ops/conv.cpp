@@ -11,11 +11,7 @@ namespace {
 std::optional<std::string> refuse_conv(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("Conv takes X and W");
   if (auto r = require_types(g, n, {DataType::Float})) return r;
-  const auto x = declared_shape(g, n.inputs[0]);
-  const TypeInfo* t = g.type_of(n.inputs[0]);
-  const size_t rank = x ? x->size() : (t && t->shape ? t->shape->size() : 0);
-  if (rank < 3 || rank > 5) return std::string("the CUDA Conv takes 1 to 3 spatial dims (or the rank is unknown)");
-  return std::nullopt;
+  return refuse_spatial_rank(g, n);
 }
 
 }  // namespace

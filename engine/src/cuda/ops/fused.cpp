@@ -4,8 +4,10 @@
 // epilogue kernel (bias and activation), Gelu as ai.onnx Gelu. Also the
 // epilogue itself.
 #include <map>
+#include <set>
 
 #include "cuda/ops/op_table.h"
+#include "cuda/ops/window.h"
 
 namespace onnxscope::cuda {
 
@@ -48,11 +50,7 @@ std::optional<std::string> refuse_fused(const Graph& g, const Node& n) {
   static const std::set<std::string> known{"", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid", "Gelu"};
   const Attribute* a = n.attribute("activation");
   if (a && !known.count(a->s)) return "no CUDA epilogue for activation " + a->s;
-  if (n.op_type == "FusedConv") {
-    const TypeInfo* t = g.type_of(n.inputs[0]);
-    const size_t rank = t && t->shape ? t->shape->size() : 0;
-    if (rank < 3 || rank > 5) return std::string("the CUDA Conv takes 1 to 3 spatial dims (or the rank is unknown)");
-  }
+  if (n.op_type == "FusedConv") return refuse_spatial_rank(g, n);
   return std::nullopt;
 }
 

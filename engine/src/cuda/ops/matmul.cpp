@@ -1,6 +1,5 @@
 // MatMul and Gemm on the runtime's strided-batched GEMM (cuBLAS on the
-// GPU). Row-major C = A x B is computed as column-major C^T = B^T x A^T:
-// cuBLAS reads each row-major buffer as its transpose, so no data moves.
+// GPU), through row_major_gemm: no data moves for the transposes.
 #include "cuda/ops/op_table.h"
 #include "cuda/shapes.h"
 
@@ -13,18 +12,26 @@ std::optional<std::string> refuse_matmul(const Graph& g, const Node& n) {
   return require_types(g, n, {DataType::Float});
 }
 
-// One GEMM call: row-major c[m, n] = a[m, k] x b[k, n], `batch` of them at the given strides.
-void gemm_rows(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n, int64_t batch,
-               int64_t a_stride, int64_t b_stride) {
+// Row-major out[m, n] = alpha * op(a)[m, k] x op(b)[k, n] + beta * out, `batch`
+// of them at the given element strides; op(a) = a^T when ta (a stored
+// [k, m]), op(b) likewise. cuBLAS is column-major: it computes out^T =
+// op(b)^T x op(a)^T, reading each row-major buffer as its transpose.
+void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n,
+                    bool ta = false, bool tb = false, float alpha = 1.f, float beta = 0.f, int64_t batch = 1,
+                    int64_t a_stride = 0, int64_t b_stride = 0) {
   GemmArgs g;
+  g.trans_a = tb;
+  g.trans_b = ta;
   g.m = n;
   g.n = m;
   g.k = k;
+  g.alpha = alpha;
+  g.beta = beta;
   g.a = b;
-  g.lda = n;
+  g.lda = tb ? k : n;
   g.stride_a = b_stride;
   g.b = a;
-  g.ldb = k;
+  g.ldb = ta ? m : k;
   g.stride_b = a_stride;
   g.c = out;
   g.ldc = n;
@@ -63,9 +70,9 @@ void run_matmul(OpContext& c) {
   const auto* bd = static_cast<const float*>(b.data);
   if (auto plan = matmul_plan(as, bs)) {
     if (plan->b_stride == 0)  // one B for every batch: A's batches are rows of one taller GEMM
-      gemm_rows(c, ad, bd, y, m * plan->batch, k, n, 1, 0, 0);
+      row_major_gemm(c, ad, bd, y, m * plan->batch, k, n);
     else
-      gemm_rows(c, ad, bd, y, m, k, n, plan->batch, plan->a_stride, plan->b_stride);
+      row_major_gemm(c, ad, bd, y, m, k, n, false, false, 1.f, 0.f, plan->batch, plan->a_stride, plan->b_stride);
     return;
   }
   for (int64_t i = 0; i < count; ++i) {  // strides in matrices, from the merged batch dims
@@ -76,7 +83,7 @@ void run_matmul(OpContext& c) {
       ao += coord * batch->strides[0][static_cast<size_t>(d)];
       bo += coord * batch->strides[1][static_cast<size_t>(d)];
     }
-    gemm_rows(c, ad + ao * m * k, bd + bo * k * n, y + i * m * n, m, k, n, 1, 0, 0);
+    row_major_gemm(c, ad + ao * m * k, bd + bo * k * n, y + i * m * n, m, k, n);
   }
 }
 
@@ -121,21 +128,8 @@ void run_gemm(OpContext& c) {
     }
     return;
   }
-  GemmArgs g;
-  g.trans_a = tb;
-  g.trans_b = ta;
-  g.m = n;
-  g.n = m;
-  g.k = k;
-  g.alpha = alpha;
-  g.beta = beta;
-  g.a = static_cast<const float*>(b.data);
-  g.lda = tb ? k : n;
-  g.b = static_cast<const float*>(a.data);
-  g.ldb = ta ? m : k;
-  g.c = static_cast<float*>(c.output(0).data);
-  g.ldc = n;
-  c.rt().gemm(g, c.mode());
+  row_major_gemm(c, static_cast<const float*>(a.data), static_cast<const float*>(b.data), static_cast<float*>(c.output(0).data),
+                 m, k, n, ta, tb, alpha, beta);
 }
 
 }  // namespace

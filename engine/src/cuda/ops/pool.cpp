@@ -11,10 +11,7 @@ std::optional<std::string> refuse_pool(const Graph& g, const Node& n) {
   if (auto r = require_types(g, n, {DataType::Float})) return r;
   if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
     return std::string("the CUDA MaxPool does not write Indices");
-  const TypeInfo* t = g.type_of(n.inputs[0]);
-  const size_t rank = t && t->shape ? t->shape->size() : 0;
-  if (rank < 3 || rank > 5) return "the CUDA " + n.op_type + " takes 1 to 3 spatial dims (or the rank is unknown)";
-  return std::nullopt;
+  return refuse_spatial_rank(g, n);
 }
 
 void run_pool(OpContext& c) {

@@ -50,4 +50,11 @@ Window window_of(const OpContext& c, const Shape& x_shape, std::vector<int64_t> 
   return w;
 }
 
+std::optional<std::string> refuse_spatial_rank(const Graph& g, const Node& n) {
+  const TypeInfo* t = n.inputs.empty() ? nullptr : g.type_of(n.inputs[0]);
+  const size_t rank = t && t->shape ? t->shape->size() : 0;
+  if (rank < 3 || rank > 5) return "the CUDA " + n.op_type + " takes 1 to 3 spatial dims (or the rank is unknown)";
+  return std::nullopt;
+}
+
 }  // namespace onnxscope::cuda

@@ -19,4 +19,7 @@ struct Window {
 // the context on a bad attribute or an empty output.
 Window window_of(const OpContext& c, const Shape& x_shape, std::vector<int64_t> kernel, bool ceil_mode);
 
+// The placement rule they share: input 0 of rank 3 to 5 (1 to 3 spatial dims).
+std::optional<std::string> refuse_spatial_rank(const Graph& g, const Node& n);
+
 }  // namespace onnxscope::cuda
