@@ -8,6 +8,7 @@
 
 #include "model_builder.h"
 #include "onnxscope/cuda.h"
+#include "onnxscope/diff.h"
 #include "onnxscope/engines.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/reference.h"
@@ -127,4 +128,37 @@ TEST(CudaEngine, PlacementNamesFallbacksAndCopies) {
   EXPECT_NE(p.find("device  matmul (MatMul)"), std::string::npos) << p;
   // An engine that runs everything itself has nothing to say here.
   EXPECT_EQ(make_reference_engine()->prepare(m)->placement(), "");
+}
+
+// The debugger's blame re-runs each node alone: with the cuda engines that
+// must place the node as the whole run did (here: on the device, in fp16),
+// or the error a half-precision Conv introduces is blamed on nothing.
+TEST(CudaEngine, BlameSeesTheErrorAnFp16ConvIntroduces) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{8}, int64_t{8}});
+  std::vector<float> w(8 * 4 * 3 * 3);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.37f * std::sin(static_cast<float>(i));
+  b.initializer(make_float_tensor("w", {8, 4, 3, 3}, w));
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Conv", {"r", "w"}, {"y"}, "conv");
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  InputSpec spec;
+  spec.seed = 3;
+  const NamedValues in = make_inputs(*m, spec);
+  auto ref = make_reference_engine();
+  CudaOptions o;
+  o.precision = "fp16";
+  auto sim = make_cuda_sim_engine(o);
+  const Capture a = capture_run(*ref, m, in);
+  const Capture c = capture_run(*sim, m, in);
+  DiffTolerance tol;
+  DiffReport report = diff_captures(*m, a, c, tol);
+  ASSERT_TRUE(blame_nodes(*m, a, *sim, tol, report, {}));
+  ASSERT_FALSE(report.blame_order.empty());
+  const NodeDiff& top = report.nodes[report.blame_order[0]];
+  EXPECT_EQ(top.node, "conv");
+  EXPECT_GT(top.introduced_score, 1e-4);  // float16 keeps 11 significant bits
 }

@@ -108,6 +108,7 @@ Runner add_diff_command(CLI::App& app) {
   cmd->add_flag("--no-blame", a->no_blame, "Skip re-running each node alone");
   cmd->add_option("--threads", a->eng.threads, "cpu: intra-op threads (0: every core)");
   add_limit_options(cmd, a->eng.limits);
+  add_precision_option(cmd, a->eng.precision);
   add_input_options(cmd, a->in);
   return [a]() -> int {
     std::vector<Side> sides;
@@ -198,6 +199,7 @@ Runner add_reduce_command(CLI::App& app) {
   cmd->add_option("--atol", a->atol, "Absolute tolerance")->capture_default_str();
   cmd->add_option("--ulp", a->ulp, "Compare by ULP distance instead");
   add_limit_options(cmd, a->eng.limits);
+  add_precision_option(cmd, a->eng.precision);
   add_input_options(cmd, a->in);
   return [a]() -> int {
     std::unique_ptr<Engine> ea, eb;

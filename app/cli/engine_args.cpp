@@ -19,12 +19,18 @@ void add_limit_options(CLI::App* cmd, RunLimits& l) {
       ->check(CLI::NonNegativeNumber);
 }
 
+void add_precision_option(CLI::App* cmd, std::string& precision) {
+  cmd->add_option("--precision", precision,
+                  "cuda, cuda-sim: how MatMul/Gemm/Conv compute: fp32 (float32, no TF32), tf32 (TF32 tensor cores) or "
+                  "fp16 (float16 inputs and results, float32 accumulation, as torch.autocast)")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16"}))
+      ->capture_default_str();
+}
+
 void add_engine_options(CLI::App* cmd, EngineArgs& a) {
   add_limit_options(cmd, a.limits);
   cmd->add_option("--engine", a.engine, "reference, cpu, cuda (an NVIDIA GPU, the rest on the cpu engine) or cuda-sim (the cuda engine's kernels run on the host, to check them without a GPU)")->capture_default_str();
-  cmd->add_option("--precision", a.precision, "cuda, cuda-sim: how MatMul/Gemm/Conv compute: fp32 (float32, no TF32), tf32 (TF32 tensor cores) or fp16 (float16 inputs and results, float32 accumulation, as torch.autocast)")
-      ->check(CLI::IsMember({"fp32", "tf32", "fp16"}))
-      ->capture_default_str();
+  add_precision_option(cmd, a.precision);
   cmd->add_option("--threads", a.threads, "cpu: intra-op threads (0: every core)")->capture_default_str();
   cmd->add_option("--opt-level", a.opt_level, "cpu: 0 no graph rewrites ... 3 all")->check(CLI::Range(0, 3))->capture_default_str();
   std::string passes;

@@ -45,6 +45,8 @@ struct InputArgs {
 };
 
 void add_engine_options(CLI::App* cmd, EngineArgs& a);
+// --precision of the cuda engines (add_engine_options includes it).
+void add_precision_option(CLI::App* cmd, std::string& precision);
 // --max-tensor-bytes, --max-live-bytes, --timeout (add_engine_options includes them).
 void add_limit_options(CLI::App* cmd, RunLimits& limits);
 

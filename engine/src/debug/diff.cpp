@@ -248,7 +248,13 @@ bool blame_nodes(const Model& model, const Capture& a, Engine& engine_b, const D
         break;
       }
       TypeInfo t;
-      if (it->second.is_tensor()) t = TypeInfo::tensor(it->second.tensor().dtype());
+      if (it->second.is_tensor()) {
+        // Typed with the value's own shape: an engine that places nodes by
+        // rank (cuda) then runs the node where it ran in the whole model.
+        std::vector<Dim> dims;
+        for (int64_t d : it->second.tensor().shape()) dims.push_back(Dim::known(d));
+        t = TypeInfo::tensor(it->second.tensor().dtype(), std::move(dims));
+      }
       else if (it->second.is_sequence()) t.kind = TypeInfo::Kind::Sequence;
       else if (it->second.is_none()) t.kind = TypeInfo::Kind::Optional;
       else t.kind = TypeInfo::Kind::Map;
