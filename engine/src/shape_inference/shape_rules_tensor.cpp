@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "core/slice_range.h"
 #include "shape_inference/shape_rules.h"
 
 namespace onnxscope::shape_rules {
@@ -405,19 +406,8 @@ void rule_slice(RuleIO& io) {
       out[a] = Dim{};
       continue;
     }
-    int64_t dim = d.value, s = *st.num, e = *en.num, len;
-    if (s < 0) s += dim;  // cannot overflow: dim >= 0
-    if (e < 0) e += dim;
-    // Written so that huge steps cannot overflow.
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      len = e > s ? (e - s - 1) / step + 1 : 0;
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      len = s > e ? (step == std::numeric_limits<int64_t>::min() ? 1 : (s - e - 1) / -step + 1) : 0;
-    }
+    const SliceRange r = slice_range(d.value, *st.num, *en.num, step);
+    const int64_t s = r.start, len = r.count;
     out[a] = Dim::known(len);
     if (a == 0 && step == 1) range0 = {s, s + len};
   }

@@ -187,13 +187,6 @@ void run_binary(OpContext& c) {
   }
 }
 
-// Element widths the data-moving kernels take.
-bool movable(DataType t) {
-  if (t == DataType::Undefined || t == DataType::String || is_packed_dtype(t)) return false;
-  const uint32_t bits = dtype_info(t).bits;
-  return bits == 8 || bits == 16 || bits == 32 || bits == 64;
-}
-
 std::optional<std::string> refuse_where(const Graph& g, const Node& n) {
   if (n.inputs.size() != 3) return std::string("Where takes three inputs");
   if (auto r = require_types(g, n, {DataType::Bool}, 0, 1)) return r;

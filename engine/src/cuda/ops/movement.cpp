@@ -6,6 +6,7 @@
 #include <climits>
 #include <numeric>
 
+#include "core/slice_range.h"
 #include "cuda/ops/op_table.h"
 #include "cuda/shapes.h"
 
@@ -199,27 +200,10 @@ void run_slice(OpContext& c) {
     seen[a] = true;
     const int64_t dim = x.shape[a], st = steps[i];
     if (st == 0) c.fail("a step is 0");
-    int64_t s = starts[i], e = ends[i];
-    // The spec's clamping: negative indices count from the end; then starts
-    // go into [0, dim] (stepping up) or [0, dim - 1] (down), ends into
-    // [0, dim] or [-1, dim - 1].
-    if (s < 0) s += dim;
-    if (e < 0) e = e < -dim ? -1 : e + dim;
-    int64_t count = 0;
-    if (dim == 0) {
-      s = 0;
-    } else if (st > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      count = e > s ? (e - s - 1) / st + 1 : 0;
-    } else {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      count = s > e ? (s - e - 1) / (-st) + 1 : 0;
-    }
-    begin[a] = count ? s : 0;
+    const SliceRange r = slice_range(dim, starts[i], ends[i], st);
+    begin[a] = r.count ? r.start : 0;
+    out[a] = r.count;
     step[a] = st;
-    out[a] = count;
   }
   const auto stride = contiguous_strides(x.shape);
   StridedCopy p;

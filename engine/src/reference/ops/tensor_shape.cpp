@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <numeric>
 
+#include "core/slice_range.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
 #include "reference/ops/tensor_shape_parts.h"
@@ -416,23 +417,10 @@ void Slice(KernelContext& ctx) {
     const size_t a = static_cast<size_t>(checked_axis(ctx, axes[i], rank));
     if (seen[a]) ctx.fail("axis " + std::to_string(axes[i]) + " is sliced twice");
     seen[a] = true;
-    // A step beyond any dimension picks one element either way; clamping it keeps -step representable.
-    const int64_t step = std::max<int64_t>(steps[i], -INT64_MAX);
-    if (step == 0) ctx.fail("slice step must not be 0");
-    const int64_t dim = x.shape()[a];
-    int64_t s = starts[i], e = ends[i];
-    if (s < 0) s += dim;
-    if (e < 0) e += dim;
-    int64_t len = 0;
-    if (step > 0) {
-      s = std::clamp<int64_t>(s, 0, dim);
-      e = std::clamp<int64_t>(e, 0, dim);
-      if (e > s) len = (e - s) / step + ((e - s) % step != 0);
-    } else if (dim > 0) {
-      s = std::clamp<int64_t>(s, 0, dim - 1);
-      e = std::clamp<int64_t>(e, -1, dim - 1);
-      if (s > e) len = (s - e) / -step + ((s - e) % -step != 0);
-    }
+    if (steps[i] == 0) ctx.fail("slice step must not be 0");
+    const int64_t step = std::max<int64_t>(steps[i], -INT64_MAX);  // as slice_range takes it
+    const SliceRange r = slice_range(x.shape()[a], starts[i], ends[i], step);
+    const int64_t s = r.start, len = r.count;
     out[a] = len;
     table[a].resize(static_cast<size_t>(len));
     for (int64_t k = 0; k < len; ++k) table[a][static_cast<size_t>(k)] = (s + k * step) * strides[a];
