@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <random>
 
+#include "core/allocation_replay.h"
 #include "core/memory_plan.h"
 
 using namespace onnxscope;
@@ -56,4 +57,58 @@ TEST(MemoryPlan, OneAfterAnotherReuseTheSameBytes) {
   EXPECT_EQ(p.total, 192u);
   EXPECT_EQ(planned_size(0, 64), 64u);  // a zero-sized block still has an address of its own
   EXPECT_EQ(plan_memory({}, 64).total, 0u);
+}
+
+// AllocationReplay (core/allocation_replay.h), the record/plan/replay
+// bookkeeping both arenas share.
+TEST(AllocationReplay, ReplaysTheRecordedRunAndStopsAtTheFirstDifference) {
+  AllocationReplay r;
+  // a(100) b(200); a freed; c(100); b, c freed; d(50) outlives the run.
+  r.begin_record();
+  const size_t a = *r.record_allocation(100), b = *r.record_allocation(200);
+  r.record_free(a);
+  const size_t c = *r.record_allocation(100);
+  r.record_free(b);
+  r.record_free(c);
+  r.record_allocation(50);
+  ASSERT_TRUE(r.finish_record(64));
+  EXPECT_EQ(r.planned_blocks(), 3u);  // d outlived the run: not planned
+  EXPECT_EQ(r.peak_live_bytes(), 300u);
+  EXPECT_EQ(r.region_bytes(), 128u + 256u);  // c reuses a's bytes
+
+  r.begin_replay();
+  auto sa = r.replay_allocation(100), sb = r.replay_allocation(200);
+  ASSERT_TRUE(sa && sb);
+  r.replay_free(sa->index);
+  auto sc = r.replay_allocation(100);
+  ASSERT_TRUE(sc);
+  EXPECT_EQ(sc->offset, sa->offset);
+  r.replay_free(sb->index);
+  r.replay_free(sc->index);
+  EXPECT_FALSE(r.replay_allocation(50));  // not planned, but not a deviation
+  EXPECT_FALSE(r.deviated());
+  EXPECT_EQ(r.live(), 0u);
+
+  // a still alive when c comes: c must not get a's bytes.
+  r.begin_replay();
+  sa = r.replay_allocation(100);
+  sb = r.replay_allocation(200);
+  EXPECT_FALSE(r.replay_allocation(100));
+  EXPECT_TRUE(r.deviated());
+  EXPECT_FALSE(r.replay_allocation(100)) << "a deviated run stays off the plan";
+
+  // Another size at the same place: deviated.
+  r.begin_replay();
+  EXPECT_FALSE(r.replay_allocation(101));
+  EXPECT_TRUE(r.deviated());
+}
+
+TEST(AllocationReplay, PastTheLimitNothingIsPlanned) {
+  AllocationReplay r(2);
+  r.begin_record();
+  EXPECT_TRUE(r.record_allocation(8));
+  EXPECT_TRUE(r.record_allocation(8));
+  EXPECT_FALSE(r.record_allocation(8));
+  EXPECT_FALSE(r.finish_record(64));
+  EXPECT_FALSE(r.planned());
 }

@@ -1,5 +1,6 @@
 #include "cpu/arena.h"
 
+#include "core/allocation_replay.h"
 #include "core/memory_plan.h"
 
 #include <algorithm>
@@ -14,7 +15,6 @@ namespace {
 
 constexpr size_t kAlign = 64;           // cache line, and enough for any SIMD load
 constexpr size_t kMaxAllocations = 4096;  // more outputs per run: the O(n^2) planner is not worth it
-constexpr uint64_t kAlive = UINT64_MAX;
 
 size_t round_up(size_t n) { return planned_size(n, kAlign); }
 
@@ -36,26 +36,13 @@ class HeapBuffer : public Buffer {
 
 struct ActivationArena::State : std::enable_shared_from_this<ActivationArena::State> {
   enum class Mode { Idle, Record, Replay, Heap };
-  struct Record {
-    size_t size;
-    uint64_t alloc_t, free_t;  // allocation counter at allocation and at free
-  };
-  struct Slot {
-    size_t size = 0, offset = 0;
-    bool heap = true;                   // outlived the recorded run, or not planned
-    std::vector<uint32_t> must_be_dead;  // earlier slots that share bytes with this one
-  };
 
   std::mutex mu;
   Mode mode = Mode::Idle;
-  uint64_t run = 0, clock = 0;
-  std::vector<Record> records;
-  bool too_many = false;
-  std::vector<Slot> plan;
+  uint64_t run = 0;
+  AllocationReplay replay{kMaxAllocations};
   std::shared_ptr<std::byte> memory;  // the arena; buffers in it keep it alive
-  size_t arena_size = 0;
-  std::vector<uint8_t> alive;  // per slot, in the run being replayed
-  bool deviated = false, need_record = true;
+  bool need_record = true;
   uint64_t live_arena_buffers = 0, planned_runs = 0;
 
   void build_plan();
@@ -73,7 +60,7 @@ class RecordedBuffer final : public HeapBuffer {
       : HeapBuffer(n), s_(std::move(s)), run_(run), index_(index) {}
   ~RecordedBuffer() override {
     std::lock_guard lock(s_->mu);
-    if (s_->mode == ActivationArena::State::Mode::Record && s_->run == run_) s_->records[index_].free_t = s_->clock;
+    if (s_->mode == ActivationArena::State::Mode::Record && s_->run == run_) s_->replay.record_free(index_);
   }
 
  private:
@@ -90,7 +77,7 @@ class ArenaBuffer final : public Buffer {
   ~ArenaBuffer() override {
     std::lock_guard lock(s_->mu);
     --s_->live_arena_buffers;
-    if (s_->mode == ActivationArena::State::Mode::Replay && s_->run == run_) s_->alive[slot_] = 0;
+    if (s_->mode == ActivationArena::State::Mode::Replay && s_->run == run_) s_->replay.replay_free(slot_);
   }
   const std::byte* data() const override { return p_; }
   std::size_t size() const override { return n_; }
@@ -109,67 +96,31 @@ class ArenaBuffer final : public Buffer {
 }  // namespace
 
 void ActivationArena::State::build_plan() {
-  plan.assign(records.size(), Slot{});
-  std::vector<size_t> index;  // records freed within the run: they may share memory
-  std::vector<PlanBlock> blocks;
-  for (size_t i = 0; i < records.size(); ++i) {
-    plan[i].size = records[i].size;
-    if (records[i].free_t == kAlive) continue;
-    index.push_back(i);
-    blocks.push_back({records[i].size, records[i].alloc_t, records[i].free_t});
-  }
-  const MemoryPlan placed = plan_memory(blocks, kAlign);
-  for (size_t k = 0; k < index.size(); ++k) {
-    plan[index[k]].offset = placed.offsets[k];
-    plan[index[k]].heap = false;
-  }
-  const size_t total = placed.total;
-  // Which earlier blocks must be gone before each one is handed out.
-  for (size_t j = 0; j < plan.size(); ++j) {
-    if (plan[j].heap) continue;
-    const size_t j0 = plan[j].offset, j1 = j0 + round_up(plan[j].size);
-    for (size_t i = 0; i < j; ++i)
-      if (!plan[i].heap && plan[i].offset < j1 && j0 < plan[i].offset + round_up(plan[i].size))
-        plan[j].must_be_dead.push_back(static_cast<uint32_t>(i));
-  }
   memory.reset();
-  arena_size = 0;
+  if (!replay.finish_record(kAlign)) return;
+  const size_t total = replay.region_bytes();
   if (total > 0) {
     auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, round_up(total)));
     if (!p) {
-      plan.clear();  // no room: this model's runs stay on the heap
+      replay.clear();  // no room: this model's runs stay on the heap
       return;
     }
     memory = std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
-    arena_size = total;
   }
 }
 
 std::shared_ptr<Buffer> ActivationArena::State::allocate(size_t bytes) {
   std::lock_guard lock(mu);
-  const uint64_t i = clock++;
   if (mode == Mode::Record) {
-    if (too_many || records.size() >= kMaxAllocations) {
-      too_many = true;
-      return std::make_shared<HeapBuffer>(bytes);
-    }
-    records.push_back({bytes, i, kAlive});
-    return std::make_shared<RecordedBuffer>(bytes, shared_from_this(), run, records.size() - 1);
+    const auto index = replay.record_allocation(bytes);
+    if (!index) return std::make_shared<HeapBuffer>(bytes);
+    return std::make_shared<RecordedBuffer>(bytes, shared_from_this(), run, *index);
   }
-  if (mode != Mode::Replay || deviated) return std::make_shared<HeapBuffer>(bytes);
-  if (i >= plan.size() || plan[i].size != bytes) {
-    deviated = true;  // not the recorded run: the heap from here on, a new plan next time
-    return std::make_shared<HeapBuffer>(bytes);
-  }
-  if (plan[i].heap) return std::make_shared<HeapBuffer>(bytes);
-  for (uint32_t k : plan[i].must_be_dead)
-    if (alive[k]) {
-      deviated = true;  // a block sharing these bytes is still in use
-      return std::make_shared<HeapBuffer>(bytes);
-    }
-  alive[i] = 1;
+  if (mode != Mode::Replay) return std::make_shared<HeapBuffer>(bytes);
+  const auto slot = replay.replay_allocation(bytes);
+  if (!slot) return std::make_shared<HeapBuffer>(bytes);  // unplanned, or the run deviated
   ++live_arena_buffers;
-  return std::make_shared<ArenaBuffer>(memory.get() + plan[i].offset, bytes, shared_from_this(), run, i);
+  return std::make_shared<ArenaBuffer>(memory.get() + slot->offset, bytes, shared_from_this(), run, slot->index);
 }
 
 ActivationArena::ActivationArena() : state_(std::make_shared<State>()) {}
@@ -177,7 +128,7 @@ ActivationArena::~ActivationArena() = default;
 
 uint64_t ActivationArena::arena_bytes() const {
   std::lock_guard lock(state_->mu);
-  return state_->arena_size;
+  return state_->memory ? state_->replay.region_bytes() : 0;
 }
 
 uint64_t ActivationArena::planned_runs() const {
@@ -190,18 +141,15 @@ ArenaRun::ArenaRun(ActivationArena& arena) : state_(arena.state_) {
   std::lock_guard lock(state_->mu);
   if (state_->mode != ActivationArena::State::Mode::Idle) return;  // another thread's run
   ++state_->run;
-  state_->clock = 0;
   using Mode = ActivationArena::State::Mode;
   if (state_->need_record) {
     state_->mode = Mode::Record;
-    state_->records.clear();
-    state_->too_many = false;
-  } else if (state_->live_arena_buffers > 0 || state_->plan.empty()) {
+    state_->replay.begin_record();
+  } else if (state_->live_arena_buffers > 0 || !state_->replay.planned()) {
     state_->mode = Mode::Heap;  // the caller still holds arena memory from an earlier run
   } else {
     state_->mode = Mode::Replay;
-    state_->alive.assign(state_->plan.size(), 0);
-    state_->deviated = false;
+    state_->replay.begin_replay();
   }
   active_ = true;
   g_current = state_.get();
@@ -215,14 +163,13 @@ ArenaRun::~ArenaRun() {
   const bool failed = std::uncaught_exceptions() > 0;
   switch (state_->mode) {
     case Mode::Record:
-      if (!failed && !state_->too_many) {
+      if (!failed) {
         state_->build_plan();
-        state_->need_record = false;
+        state_->need_record = !state_->replay.planned();  // past the allocation limit: record again
       }
-      state_->records.clear();
       break;
     case Mode::Replay:
-      if (state_->deviated || state_->live_arena_buffers > 0) state_->need_record = true;
+      if (state_->replay.deviated() || state_->live_arena_buffers > 0) state_->need_record = true;
       else if (!failed) ++state_->planned_runs;
       break;
     case Mode::Heap:

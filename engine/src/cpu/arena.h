@@ -12,7 +12,8 @@
 // has been freed in this run, and allocations that outlived the recorded run
 // (graph outputs) always come from the heap. Any difference (a size, a
 // lifetime, a buffer the caller still holds) sends the rest of the run to the
-// heap and records a new plan on the next run.
+// heap and records a new plan on the next run. (The record, plan and replay
+// bookkeeping is core/allocation_replay.h, shared with the CUDA engine.)
 #pragma once
 
 #include <cstddef>

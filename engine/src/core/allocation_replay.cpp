@@ -1,0 +1,124 @@
+#include "core/allocation_replay.h"
+
+#include <algorithm>
+
+#include "core/memory_plan.h"
+
+namespace onnxscope {
+
+namespace {
+constexpr uint64_t kAlive = UINT64_MAX;  // not freed within the recorded run
+}
+
+void AllocationReplay::begin_record() {
+  records_.clear();
+  clock_ = 0;
+  too_many_ = false;
+}
+
+std::optional<size_t> AllocationReplay::record_allocation(size_t bytes) {
+  const uint64_t t = clock_++;
+  if (too_many_ || records_.size() >= max_) {
+    too_many_ = true;
+    return std::nullopt;
+  }
+  records_.push_back({bytes, t, kAlive});
+  return records_.size() - 1;
+}
+
+void AllocationReplay::record_free(size_t index) {
+  if (index < records_.size()) records_[index].free_t = clock_;
+}
+
+bool AllocationReplay::finish_record(size_t align) {
+  clear();
+  if (too_many_) {
+    records_.clear();
+    return false;
+  }
+  // Bytes alive at each allocation (a block freed at t is gone before allocation t).
+  std::vector<int64_t> delta(clock_ + 1, 0);
+  for (const Record& r : records_) {
+    delta[r.alloc_t] += static_cast<int64_t>(r.size);
+    if (r.free_t != kAlive) delta[r.free_t] -= static_cast<int64_t>(r.size);
+  }
+  int64_t live = 0;
+  for (int64_t d : delta) {
+    live += d;
+    peak_ = std::max(peak_, static_cast<uint64_t>(std::max<int64_t>(live, 0)));
+  }
+
+  plan_.assign(records_.size(), Planned{});
+  std::vector<size_t> index;  // blocks freed within the run: they may share bytes
+  std::vector<PlanBlock> blocks;
+  for (size_t i = 0; i < records_.size(); ++i) {
+    plan_[i].size = records_[i].size;
+    if (records_[i].free_t == kAlive) continue;
+    index.push_back(i);
+    blocks.push_back({records_[i].size, records_[i].alloc_t, records_[i].free_t});
+  }
+  const MemoryPlan placed = plan_memory(blocks, align);
+  for (size_t k = 0; k < index.size(); ++k) {
+    plan_[index[k]].offset = placed.offsets[k];
+    plan_[index[k]].in_region = true;
+  }
+  total_ = placed.total;
+  // Which earlier blocks must be gone before each one is handed out.
+  for (size_t j = 0; j < plan_.size(); ++j) {
+    if (!plan_[j].in_region) continue;
+    const size_t j0 = plan_[j].offset, j1 = j0 + planned_size(plan_[j].size, align);
+    for (size_t i = 0; i < j; ++i)
+      if (plan_[i].in_region && plan_[i].offset < j1 && j0 < plan_[i].offset + planned_size(plan_[i].size, align))
+        plan_[j].must_be_dead.push_back(static_cast<uint32_t>(i));
+  }
+  records_.clear();
+  planned_ = true;
+  return true;
+}
+
+size_t AllocationReplay::planned_blocks() const {
+  return static_cast<size_t>(std::count_if(plan_.begin(), plan_.end(), [](const Planned& p) { return p.in_region; }));
+}
+
+void AllocationReplay::clear() {
+  planned_ = false;
+  plan_.clear();
+  total_ = 0;
+  peak_ = 0;
+  alive_.clear();
+  next_ = live_ = 0;
+  deviated_ = false;
+}
+
+void AllocationReplay::begin_replay() {
+  alive_.assign(plan_.size(), 0);
+  next_ = live_ = 0;
+  deviated_ = false;
+}
+
+std::optional<AllocationReplay::Slot> AllocationReplay::replay_allocation(size_t bytes) {
+  const size_t i = next_++;
+  if (deviated_) return std::nullopt;
+  if (i >= plan_.size() || plan_[i].size != bytes) {
+    deviated_ = true;  // not the recorded run
+    return std::nullopt;
+  }
+  if (!plan_[i].in_region) return std::nullopt;
+  for (uint32_t k : plan_[i].must_be_dead)
+    if (alive_[k]) {
+      deviated_ = true;  // a block sharing these bytes is still in use
+      return std::nullopt;
+    }
+  alive_[i] = 1;
+  ++live_;
+  return Slot{i, plan_[i].offset};
+}
+
+void AllocationReplay::replay_free(size_t index) {
+  if (index < alive_.size() && alive_[index]) {
+    alive_[index] = 0;
+    --live_;
+  }
+}
+
+}  // namespace onnxscope
