@@ -35,6 +35,33 @@ class HostMemoryDevice final : public Device {
   explicit HostMemoryDevice(std::shared_ptr<const Model> m) : m_(std::move(m)) {}
   int uploads = 0, downloads = 0;
   std::set<std::string> fail_on;  // node names whose kernel throws
+  // Repeated runs: a memory plan after the first run, and captures that fail
+  // at these nodes (CaptureUnsupported), to check the fallback.
+  bool plans = false;
+  std::set<std::string> refuse_capture_on;
+  int captures_begun = 0, captures_aborted = 0;
+
+  struct Memory final : RunMemory {
+    bool recorded = false;
+    bool planned() const override { return recorded; }
+    uint64_t region_bytes() const override { return recorded ? 64 : 0; }
+    uint64_t peak_live_bytes() const override { return 64; }
+  };
+  std::unique_ptr<RunMemory> make_run_memory() override { return plans ? std::make_unique<Memory>() : nullptr; }
+  void end_run(RunMemory& m, bool ok) override { static_cast<Memory&>(m).recorded |= ok; }
+  bool can_capture() const override { return plans; }
+  void begin_capture() override {
+    ++captures_begun;
+    capturing_ = true;
+  }
+  std::unique_ptr<CapturedWork> end_capture() override {
+    capturing_ = false;
+    return std::make_unique<CapturedWork>();
+  }
+  void abort_capture() override {
+    ++captures_aborted;
+    capturing_ = false;
+  }
 
   std::string name() const override { return "host-memory device"; }
   PlacementRules rules() const override {
@@ -52,6 +79,7 @@ class HostMemoryDevice final : public Device {
     auto held = std::make_shared<Tensor>(deep_copy(t));
     return DeviceTensor{t.dtype(), t.shape(), held->mutable_raw(), held};
   }
+  void write(const DeviceTensor& to, const Tensor& from) override { std::memcpy(to.data, from.raw(), from.byte_size()); }
   Tensor download(const DeviceTensor& t) override {
     ++downloads;
     return deep_copy(*static_cast<const Tensor*>(t.storage.get()));
@@ -59,6 +87,7 @@ class HostMemoryDevice final : public Device {
   void run(const Node& n, int64_t, std::span<const DeviceTensor* const> inputs, std::span<const Tensor* const> host_args,
            std::vector<DeviceTensor>& outputs) override {
     if (fail_on.count(n.name)) throw std::runtime_error("the kernel failed on purpose");
+    if (capturing_ && refuse_capture_on.count(n.name)) throw CaptureUnsupported(n.name + " waits for the device");
     // The node alone, as a model, on the reference engine (the node it is
     // given: after the engine's graph passes it may not be in the model).
     auto one = std::make_shared<Model>();
@@ -88,6 +117,7 @@ class HostMemoryDevice final : public Device {
 
  private:
   std::shared_ptr<const Model> m_;
+  bool capturing_ = false;
 };
 
 // Relu and MatMul on the device, TopK (no device kernel) on the host, a
@@ -306,4 +336,37 @@ TEST(OffloadEngine, ConstantsAreFoldedOnceAndCaptureSeesTheModelAsWritten) {
   Tensor quarter = Tensor::zeros(DataType::Float, {4, 5});
   for (uint64_t e = 0; e < quarter.element_count(); ++e) quarter.mutable_data<float>()[e] = 0.25f;
   expect_close(log.values.at("w"), Value(std::move(quarter)), "w");
+}
+
+// A capture that fails (the device cannot capture some node's work) costs
+// one rerun without capture, never a failed run, and is not tried again.
+TEST(OffloadEngine, ACaptureThatFailsFallsBackToAPlainRunOnce) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{6}});
+  std::vector<float> w(36);
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.1f * static_cast<float>(static_cast<int>(i % 5) - 2);
+  b.initializer(make_float_tensor("w", {6, 6}, w));
+  b.node("MatMul", {"x", "w"}, {"h"}, "matmul");
+  b.node("Relu", {"h"}, {"r"}, "relu");
+  b.node("Sigmoid", {"r"}, {"z"}, "sigmoid");
+  b.output("z", DataType::Float, {int64_t{2}, int64_t{6}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto device = std::make_shared<HostMemoryDevice>(m);
+  device->plans = true;
+  device->refuse_capture_on = {"relu"};
+  auto prepared = make_offload_engine("test-device", device)->prepare(m);
+  EXPECT_NE(prepared->placement().find("from the second, the whole run captured once"), std::string::npos) << prepared->placement();
+  const std::vector<std::string> how = {"memory recorded for planning", "planned memory", "planned memory"};
+  for (uint64_t run = 0; run < how.size(); ++run) {
+    InputSpec spec;
+    spec.seed = 10 + run;
+    const NamedValues in = make_inputs(*m, spec);
+    const NamedValues got = prepared->run(in);
+    expect_close(got[0].second, make_reference_engine()->prepare(m)->run(in)[0].second, "run " + std::to_string(run));
+    EXPECT_EQ(prepared->last_run_stats().how, how[run]) << "run " << run;
+  }
+  EXPECT_EQ(device->captures_begun, 1);
+  EXPECT_EQ(device->captures_aborted, 1);
 }

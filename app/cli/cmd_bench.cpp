@@ -238,6 +238,7 @@ Runner add_bench_command(CLI::App& app) {
       j["openmp_wait"] = openmp_wait();
       j["peak_activation_mib"] = static_cast<double>(stats.peak_live_bytes) / (1 << 20);
       j["activation_arena_mib"] = static_cast<double>(stats.arena_bytes) / (1 << 20);
+      if (!stats.how.empty()) j["last_run"] = stats.how;
       nlohmann::json ins = nlohmann::json::object();
       for (const auto& [name, v] : in) ins[name] = shape_of(v);
       j["inputs"] = ins;
@@ -267,6 +268,7 @@ Runner add_bench_command(CLI::App& app) {
     if (stats.arena_bytes)
       std::cout << ", planned into a " << static_cast<double>(stats.arena_bytes) / (1 << 20) << " MiB arena";
     std::cout << "\n";
+    if (!stats.how.empty()) std::cout << "last run    " << stats.how << "\n";
     for (const auto& s : saved) std::cout << "saved       " << s["name"].get<std::string>() << " -> " << s["file"].get<std::string>() << "\n";
     return kExitOk;
   };

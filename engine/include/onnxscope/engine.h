@@ -68,6 +68,10 @@ struct RunStats {
   // Bytes of the activation arena the run took its node outputs from (CPU
   // engine, runs after the first); 0 when they came from the heap.
   uint64_t arena_bytes = 0;
+  // Engines that plan repeated runs (cuda, cuda-sim): how this run went,
+  // e.g. "memory recorded for planning", "planned memory", "captured run
+  // replayed"; empty for the others.
+  std::string how;
 };
 
 // Limits of one run, enforced between nodes and by every allocation; each is

@@ -45,6 +45,7 @@ struct Blas {
   decltype(&cublasCreate_v2) create;
   decltype(&cublasDestroy_v2) destroy;
   decltype(&cublasSetStream_v2) set_stream;
+  decltype(&cublasSetWorkspace_v2) set_workspace;
   // Named by its type: cuBLAS 13's header overloads it for 64-bit sizes.
   using Gemm = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
                                   const void*, cudaDataType, int, long long, const void*, cudaDataType, int, long long,
@@ -60,6 +61,7 @@ const Blas& blas() {
     return Blas{symbol<decltype(&cublasCreate_v2)>(lib, n, "cublasCreate_v2"),
                 symbol<decltype(&cublasDestroy_v2)>(lib, n, "cublasDestroy_v2"),
                 symbol<decltype(&cublasSetStream_v2)>(lib, n, "cublasSetStream_v2"),
+                symbol<decltype(&cublasSetWorkspace_v2)>(lib, n, "cublasSetWorkspace_v2"),
                 symbol<Blas::Gemm>(lib, n, "cublasGemmStridedBatchedEx")};
   }();
   return b;
@@ -131,16 +133,14 @@ std::vector<int> packed_strides(const std::vector<int>& dims) {
   return s;
 }
 
-// Device memory for one call, freed (stream-ordered) when it goes.
+// Device memory for one call, released (stream-ordered) when it goes; from
+// the run's arena like every other allocation, so a captured run keeps it.
 class Scratch {
  public:
   explicit Scratch(Runtime& rt) : rt_(rt) {}
-  ~Scratch() { rt_.release(p_); }
-  Scratch(const Scratch&) = delete;
-  Scratch& operator=(const Scratch&) = delete;
   void* get(uint64_t bytes) {
-    if (!p_ && bytes) p_ = rt_.allocate(bytes);
-    return p_;
+    if (!m_ && bytes) m_ = rt_.allocate(bytes);
+    return m_.get();
   }
   // `count` floats converted to float16 here.
   void* half_of(const float* x, int64_t count) {
@@ -152,7 +152,17 @@ class Scratch {
 
  private:
   Runtime& rt_;
-  void* p_ = nullptr;
+  DeviceMemory m_;
+};
+
+// A captured run: the CUDA graph and its executable form.
+struct GpuGraph final : offload::CapturedWork {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ~GpuGraph() override {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
 };
 
 class GpuRuntime final : public Runtime {
@@ -168,40 +178,22 @@ class GpuRuntime final : public Runtime {
     check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep), "cudaMemPoolSetAttribute");
     check(blas().create(&blas_), "cublasCreate");
     check(blas().set_stream(blas_, stream_), "cublasSetStream");
+    // cuBLAS's workspace of our own, made before any capture: a captured
+    // GEMM must not allocate (32 MiB, what Hopper's kernels ask at most).
+    check(cudaMalloc(&blas_workspace_, kBlasWorkspace), "cudaMalloc (cuBLAS workspace)");
+    check(blas().set_workspace(blas_, blas_workspace_, kBlasWorkspace), "cublasSetWorkspace");
   }
   ~GpuRuntime() override {
     if (stream_) cudaStreamSynchronize(stream_);
     conv_plans_.clear();
     if (dnn_) dnn().Destroy(dnn_);
     if (blas_) blas().destroy(blas_);
+    if (blas_workspace_) cudaFree(blas_workspace_);
     if (stream_) cudaStreamDestroy(stream_);
   }
 
   std::string name() const override { return "cuda:" + std::to_string(device_); }
 
-  void* allocate(uint64_t bytes) override {
-    void* p = nullptr;
-    if (bytes == 0) return nullptr;
-    const cudaError_t e = cudaMallocAsync(&p, bytes, stream_);
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      throw std::runtime_error("cannot allocate " + std::to_string(bytes) + " bytes on the GPU: " + cudaGetErrorString(e));
-    }
-    return p;
-  }
-  void release(void* p) override {
-    if (p) cudaFreeAsync(p, stream_);
-  }
-  void copy_in(void* device, const void* host, uint64_t bytes) override {
-    if (!bytes) return;
-    check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync to the GPU");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");  // the host buffer may go now
-  }
-  void copy_out(void* host, const void* device, uint64_t bytes) override {
-    if (!bytes) return;
-    check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync to the host");
-    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
-  }
   void copy(void* to, const void* from, uint64_t bytes) override {
     if (bytes) check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, stream_), "cudaMemcpyAsync on the GPU");
   }
@@ -211,7 +203,11 @@ class GpuRuntime final : public Runtime {
   void launch_kernel(int kernel, const void* args, int64_t n) override {
     check(static_cast<cudaError_t>(launch_on_gpu(kernel, args, n, stream_)), "kernel launch");
   }
-  void synchronize() override { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  void replay(const offload::CapturedWork& work) override {
+    const auto* g = dynamic_cast<const GpuGraph*>(&work);
+    if (!g) throw std::logic_error("not a CUDA graph of this runtime");
+    check(cudaGraphLaunch(g->exec, stream_), "cudaGraphLaunch");
+  }
   std::string gemm_name() const override { return "cublas"; }
   std::string conv_name() const override { return "cudnn"; }
 
@@ -271,7 +267,57 @@ class GpuRuntime final : public Runtime {
     }
   }
 
+ protected:
+  void* device_allocate(uint64_t bytes) override {
+    void* p = nullptr;
+    const cudaError_t e = cudaMallocAsync(&p, bytes, stream_);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw std::runtime_error("cannot allocate " + std::to_string(bytes) + " bytes on the GPU: " + cudaGetErrorString(e));
+    }
+    return p;
+  }
+  void device_release(void* p) override {
+    if (p) cudaFreeAsync(p, stream_);
+  }
+  void device_copy_in(void* device, const void* host, uint64_t bytes) override {
+    check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync to the GPU");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");  // the host buffer may go now
+  }
+  void device_copy_out(void* host, const void* device, uint64_t bytes) override {
+    check(cudaMemcpyAsync(host, device, bytes, cudaMemcpyDeviceToHost, stream_), "cudaMemcpyAsync to the host");
+    check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
+  }
+  void device_synchronize() override { check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize"); }
+  // Thread-local mode: this thread may make no call that is unsafe during a
+  // capture (cudaMalloc and the like); other threads are left alone.
+  void device_begin_capture() override {
+    check(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal), "cudaStreamBeginCapture");
+  }
+  std::unique_ptr<offload::CapturedWork> device_end_capture() override {
+    auto g = std::make_unique<GpuGraph>();
+    const cudaError_t e = cudaStreamEndCapture(stream_, &g->graph);
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      throw offload::CaptureUnsupported(std::string("cudaStreamEndCapture: ") + cudaGetErrorString(e));
+    }
+    const cudaError_t i = cudaGraphInstantiate(&g->exec, g->graph, 0);
+    if (i != cudaSuccess) {
+      cudaGetLastError();
+      throw offload::CaptureUnsupported(std::string("cudaGraphInstantiate: ") + cudaGetErrorString(i));
+    }
+    return g;
+  }
+  void device_abort_capture() override {
+    cudaGraph_t g = nullptr;
+    cudaStreamEndCapture(stream_, &g);  // ends it, valid or not
+    if (g) cudaGraphDestroy(g);
+    cudaGetLastError();
+  }
+
  private:
+  static constexpr size_t kBlasWorkspace = size_t{32} << 20;
+
   const ConvPlan& plan(const ConvArgs& c, MathMode mode) {
     ConvKey key;
     key.x = {as_int(c.n, "conv batch"), as_int(c.c, "conv channels")};
@@ -343,6 +389,7 @@ class GpuRuntime final : public Runtime {
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   cublasHandle_t blas_ = nullptr;
+  void* blas_workspace_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
 };

@@ -2,9 +2,11 @@
 // as loops (kernels/launch_host.cpp), GEMM and convolution as plain loops
 // with cuBLAS's and cuDNN's argument meanings, so the operators above are
 // exercised, argument plumbing included, in every CI run.
+#include <algorithm>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
+#include <functional>
 #include <stdexcept>
 #include <vector>
 
@@ -34,100 +36,142 @@ float round_input(MathMode mode, float v) {
 }
 float round_output(MathMode mode, float v) { return mode == MathMode::Fp16 ? half_to_float(float_to_half(v)) : v; }
 
+void host_gemm(const GemmArgs& g, MathMode mode) {
+  auto round = [&](float v) { return round_input(mode, v); };
+  for (int64_t b = 0; b < g.batch; ++b) {
+    const float* a = g.a + b * g.stride_a;
+    const float* bm = g.b + b * g.stride_b;
+    float* c = g.c + b * g.stride_c;
+    for (int64_t j = 0; j < g.n; ++j)
+      for (int64_t i = 0; i < g.m; ++i) {
+        double acc = 0;
+        for (int64_t p = 0; p < g.k; ++p) {
+          const float av = g.trans_a ? a[p + i * g.lda] : a[i + p * g.lda];
+          const float bv = g.trans_b ? bm[j + p * g.ldb] : bm[p + j * g.ldb];
+          acc += static_cast<double>(round(av)) * round(bv);
+        }
+        float& out = c[i + j * g.ldc];
+        // beta 0: C is not read (it may hold anything), as in cuBLAS
+        out = round_output(mode, static_cast<float>(g.alpha * acc + (g.beta == 0.f ? 0.0 : static_cast<double>(g.beta) * out)));
+      }
+  }
+}
+
+// Through a column matrix per image and group (col[ci * window + w][o]:
+// the input under kernel position w for output o), so the inner loop runs
+// over contiguous outputs; the light models' convolutions take seconds.
+void host_conv(const ConvArgs& c, MathMode mode) {
+  auto round = [&](float v) { return round_input(mode, v); };
+  const int64_t cg = c.c / c.groups, kg = c.k / c.groups;
+  int64_t in_size = 1, out_size = 1, window = 1;
+  for (int d = 0; d < c.rank; ++d) {
+    in_size *= c.in[d];
+    out_size *= c.out[d];
+    window *= c.kernel[d];
+  }
+  std::vector<float> col(static_cast<size_t>(cg * window * out_size));
+  std::vector<int64_t> oc(static_cast<size_t>(out_size) * 3);
+  for (int64_t o = 0; o < out_size; ++o)
+    for (int64_t d = c.rank - 1, r = o; d >= 0; --d) {
+      oc[static_cast<size_t>(o * 3 + d)] = r % c.out[d];
+      r /= c.out[d];
+    }
+  std::vector<float> acc(static_cast<size_t>(out_size));
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t g = 0; g < c.groups; ++g) {
+      for (int64_t ci = 0; ci < cg; ++ci) {
+        const float* plane = c.x + (n * c.c + g * cg + ci) * in_size;
+        for (int64_t w = 0; w < window; ++w) {
+          float* row = col.data() + (ci * window + w) * out_size;
+          for (int64_t o = 0; o < out_size; ++o) {
+            int64_t off = 0;
+            bool inside = true;
+            for (int64_t d = c.rank - 1, r = w, step = 1; d >= 0; --d) {
+              const int64_t p = oc[static_cast<size_t>(o * 3 + d)] * c.stride[d] + (r % c.kernel[d]) * c.dilation[d] - c.pad[d];
+              r /= c.kernel[d];
+              inside = inside && p >= 0 && p < c.in[d];
+              off += p * step;
+              step *= c.in[d];
+            }
+            row[o] = inside ? round(plane[off]) : 0.f;
+          }
+        }
+      }
+      for (int64_t k = g * kg; k < (g + 1) * kg; ++k) {
+        std::fill(acc.begin(), acc.end(), 0.f);
+        const float* wk = c.w + k * cg * window;
+        for (int64_t r = 0; r < cg * window; ++r) {
+          const float wv = round(wk[r]);
+          const float* row = col.data() + r * out_size;
+          for (int64_t o = 0; o < out_size; ++o) acc[static_cast<size_t>(o)] += wv * row[o];
+        }
+        float* y = c.y + (n * c.k + k) * out_size;
+        for (int64_t o = 0; o < out_size; ++o) y[o] = round_output(mode, acc[static_cast<size_t>(o)]);
+      }
+    }
+}
+
+// A capture: the calls made while capturing, replayed in order.
+struct HostCapture final : offload::CapturedWork {
+  std::vector<std::function<void()>> calls;
+};
+
 class HostRuntime final : public Runtime {
  public:
   std::string name() const override { return "host"; }
 
-  void* allocate(uint64_t bytes) override {
+  void copy(void* to, const void* from, uint64_t bytes) override {
+    run_or_record([=] { std::memmove(to, from, bytes); });
+  }
+  void zero(void* p, uint64_t bytes) override {
+    run_or_record([=] { std::memset(p, 0, bytes); });
+  }
+  void launch_kernel(int kernel, const void* args, int64_t n) override {
+    if (!capturing()) return launch_on_host(kernel, args, n);
+    // The functor's bytes, kept (aligned as any functor) for the replay.
+    const size_t size = kernel_args_size(kernel);
+    std::shared_ptr<std::max_align_t[]> copy(new std::max_align_t[(size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t)]);
+    std::memcpy(copy.get(), args, size);
+    record([kernel, copy, n] { launch_on_host(kernel, copy.get(), n); });
+  }
+  void gemm(const GemmArgs& g, MathMode mode) override {
+    run_or_record([g, mode] { host_gemm(g, mode); });
+  }
+  void conv(const ConvArgs& c, MathMode mode) override {
+    run_or_record([c, mode] { host_conv(c, mode); });
+  }
+  std::string gemm_name() const override { return "host-gemm"; }
+  std::string conv_name() const override { return "host-conv"; }
+  void replay(const offload::CapturedWork& work) override {
+    const auto* c = dynamic_cast<const HostCapture*>(&work);
+    if (!c) throw std::logic_error("not a capture of the host runtime");
+    for (const auto& call : c->calls) call();
+  }
+
+ protected:
+  void* device_allocate(uint64_t bytes) override {
     void* p = std::malloc(bytes ? bytes : 1);
     if (!p) throw std::runtime_error("out of host memory for " + std::to_string(bytes) + " bytes");
     std::memset(p, 0xff, bytes);  // float NaN, int -1: unwritten memory shows
     return p;
   }
-  void release(void* p) override { std::free(p); }
-  void copy_in(void* device, const void* host, uint64_t bytes) override { std::memcpy(device, host, bytes); }
-  void copy_out(void* host, const void* device, uint64_t bytes) override { std::memcpy(host, device, bytes); }
-  void copy(void* to, const void* from, uint64_t bytes) override { std::memmove(to, from, bytes); }
-  void zero(void* p, uint64_t bytes) override { std::memset(p, 0, bytes); }
-  void launch_kernel(int kernel, const void* args, int64_t n) override { launch_on_host(kernel, args, n); }
-  void synchronize() override {}
-  std::string gemm_name() const override { return "host-gemm"; }
-  std::string conv_name() const override { return "host-conv"; }
+  void device_release(void* p) override { std::free(p); }
+  void device_copy_in(void* device, const void* host, uint64_t bytes) override { std::memcpy(device, host, bytes); }
+  void device_copy_out(void* host, const void* device, uint64_t bytes) override { std::memcpy(host, device, bytes); }
+  void device_synchronize() override {}
+  void device_begin_capture() override { capture_ = std::make_unique<HostCapture>(); }
+  std::unique_ptr<offload::CapturedWork> device_end_capture() override { return std::move(capture_); }
+  void device_abort_capture() override { capture_.reset(); }
 
-  void gemm(const GemmArgs& g, MathMode mode) override {
-    auto round = [&](float v) { return round_input(mode, v); };
-    for (int64_t b = 0; b < g.batch; ++b) {
-      const float* a = g.a + b * g.stride_a;
-      const float* bm = g.b + b * g.stride_b;
-      float* c = g.c + b * g.stride_c;
-      for (int64_t j = 0; j < g.n; ++j)
-        for (int64_t i = 0; i < g.m; ++i) {
-          double acc = 0;
-          for (int64_t p = 0; p < g.k; ++p) {
-            const float av = g.trans_a ? a[p + i * g.lda] : a[i + p * g.lda];
-            const float bv = g.trans_b ? bm[j + p * g.ldb] : bm[p + j * g.ldb];
-            acc += static_cast<double>(round(av)) * round(bv);
-          }
-          float& out = c[i + j * g.ldc];
-          // beta 0: C is not read (it may hold anything), as in cuBLAS
-          out = round_output(mode, static_cast<float>(g.alpha * acc + (g.beta == 0.f ? 0.0 : static_cast<double>(g.beta) * out)));
-        }
-    }
+ private:
+  template <class F>
+  void run_or_record(F f) {
+    if (capturing()) record(std::move(f));
+    else f();
   }
+  void record(std::function<void()> f) { capture_->calls.push_back(std::move(f)); }
 
-  // Through a column matrix per image and group (col[ci * window + w][o]:
-  // the input under kernel position w for output o), so the inner loop runs
-  // over contiguous outputs; the light models' convolutions take seconds.
-  void conv(const ConvArgs& c, MathMode mode) override {
-    auto round = [&](float v) { return round_input(mode, v); };
-    const int64_t cg = c.c / c.groups, kg = c.k / c.groups;
-    int64_t in_size = 1, out_size = 1, window = 1;
-    for (int d = 0; d < c.rank; ++d) {
-      in_size *= c.in[d];
-      out_size *= c.out[d];
-      window *= c.kernel[d];
-    }
-    std::vector<float> col(static_cast<size_t>(cg * window * out_size));
-    std::vector<int64_t> oc(static_cast<size_t>(out_size) * 3);
-    for (int64_t o = 0; o < out_size; ++o)
-      for (int64_t d = c.rank - 1, r = o; d >= 0; --d) {
-        oc[static_cast<size_t>(o * 3 + d)] = r % c.out[d];
-        r /= c.out[d];
-      }
-    std::vector<float> acc(static_cast<size_t>(out_size));
-    for (int64_t n = 0; n < c.n; ++n)
-      for (int64_t g = 0; g < c.groups; ++g) {
-        for (int64_t ci = 0; ci < cg; ++ci) {
-          const float* plane = c.x + (n * c.c + g * cg + ci) * in_size;
-          for (int64_t w = 0; w < window; ++w) {
-            float* row = col.data() + (ci * window + w) * out_size;
-            for (int64_t o = 0; o < out_size; ++o) {
-              int64_t off = 0;
-              bool inside = true;
-              for (int64_t d = c.rank - 1, r = w, step = 1; d >= 0; --d) {
-                const int64_t p = oc[static_cast<size_t>(o * 3 + d)] * c.stride[d] + (r % c.kernel[d]) * c.dilation[d] - c.pad[d];
-                r /= c.kernel[d];
-                inside = inside && p >= 0 && p < c.in[d];
-                off += p * step;
-                step *= c.in[d];
-              }
-              row[o] = inside ? round(plane[off]) : 0.f;
-            }
-          }
-        }
-        for (int64_t k = g * kg; k < (g + 1) * kg; ++k) {
-          std::fill(acc.begin(), acc.end(), 0.f);
-          const float* wk = c.w + k * cg * window;
-          for (int64_t r = 0; r < cg * window; ++r) {
-            const float wv = round(wk[r]);
-            const float* row = col.data() + r * out_size;
-            for (int64_t o = 0; o < out_size; ++o) acc[static_cast<size_t>(o)] += wv * row[o];
-          }
-          float* y = c.y + (n * c.k + k) * out_size;
-          for (int64_t o = 0; o < out_size; ++o) y[o] = round_output(mode, acc[static_cast<size_t>(o)]);
-        }
-      }
-  }
+  std::unique_ptr<HostCapture> capture_;
 };
 
 }  // namespace

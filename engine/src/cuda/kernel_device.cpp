@@ -7,6 +7,7 @@
 #include <set>
 #include <stdexcept>
 
+#include "cuda/arena.h"
 #include "cuda/ops/op_table.h"
 #include "offload/offload_engine.h"
 #include "onnxscope/cuda.h"
@@ -43,11 +44,9 @@ class KernelDevice final : public offload::Device {
     d.shape = t.shape();
     const uint64_t bytes = t.byte_size();
     if (bytes == 0) return d;
-    void* p = rt_->allocate(bytes);
-    std::shared_ptr<Runtime> rt = rt_;
-    d.storage = std::shared_ptr<void>(p, [rt](void* q) { rt->release(q); });
-    d.data = p;
-    rt_->copy_in(p, t.raw(), bytes);
+    d.storage = rt_->allocate(bytes);
+    d.data = d.storage.get();
+    rt_->copy_in(d.data, t.raw(), bytes);
     return d;
   }
 
@@ -79,6 +78,31 @@ class KernelDevice final : public offload::Device {
   }
 
   void synchronize() override { rt_->synchronize(); }
+
+  // Repeated runs: device memory planned by liveness (cuda/arena.h), and the
+  // whole run captured (a CUDA graph on a GPU, a list of calls on the host).
+  std::unique_ptr<offload::RunMemory> make_run_memory() override { return std::make_unique<Arena>(rt_); }
+  void begin_run(offload::RunMemory& m) override {
+    auto& arena = static_cast<Arena&>(m);
+    arena.begin_run();
+    rt_->set_arena(&arena);
+  }
+  void end_run(offload::RunMemory& m, bool ok) override {
+    rt_->set_arena(nullptr);
+    static_cast<Arena&>(m).end_run(ok);
+  }
+  bool can_capture() const override { return true; }
+  void begin_capture() override { rt_->begin_capture(); }
+  std::unique_ptr<offload::CapturedWork> end_capture() override { return rt_->end_capture(); }
+  void abort_capture() override { rt_->abort_capture(); }
+  void replay(const offload::CapturedWork& work) override { rt_->replay(work); }
+  void write(const offload::DeviceTensor& to, const Tensor& from) override {
+    if (from.dtype() != to.dtype || from.shape() != to.shape)
+      throw std::runtime_error("a " + std::string(dtype_name(from.dtype())) + " " + shape_to_string(from.shape()) +
+                               " tensor cannot be written over a " + std::string(dtype_name(to.dtype)) + " " +
+                               shape_to_string(to.shape) + " one");
+    rt_->copy_in(to.data, from.raw(), from.byte_size());
+  }
 
   // The CPU engine's passes whose results the table runs: BatchNormalization
   // and per-channel Mul/Add folded into Conv, activations into FusedConv /

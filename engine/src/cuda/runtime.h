@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cuda/kernels/kernel_list.h"
+#include "offload/steady_state.h"
 
 namespace onnxscope::cuda {
 
@@ -53,27 +54,67 @@ struct ConvArgs {
   float* y = nullptr;
 };
 
-class Runtime {
+// Device memory, freed (in the device's stream order) when the last holder goes.
+using DeviceMemory = std::shared_ptr<void>;
+
+class Arena;  // cuda/arena.h
+
+// The memory, copy and capture calls are the base class's: they route an
+// allocation to the run's arena (cuda/arena.h) and keep a capture honest;
+// each runtime supplies the device_* primitives under them.
+class Runtime : public std::enable_shared_from_this<Runtime> {
  public:
   virtual ~Runtime() = default;
   virtual std::string name() const = 0;
-  // Throws std::runtime_error when the memory is not there.
-  virtual void* allocate(uint64_t bytes) = 0;
-  virtual void release(void* p) = 0;
-  // The host buffer may be reused as soon as copy_in returns; copy_out has
-  // waited for everything queued before it.
-  virtual void copy_in(void* device, const void* host, uint64_t bytes) = 0;
-  virtual void copy_out(void* host, const void* device, uint64_t bytes) = 0;
+
+  // New device memory (empty for 0 bytes), not initialised: from the arena of
+  // the run in progress when it has a place for it, else from the device.
+  // Throws std::runtime_error when the memory is not there, and
+  // offload::CaptureUnsupported inside a capture when the arena has no place.
+  DeviceMemory allocate(uint64_t bytes);
+  // From the device, past any arena (prepare-time uploads, arena regions).
+  DeviceMemory allocate_unplanned(uint64_t bytes);
+  // The host buffer may be reused as soon as copy_in returns. Small copies,
+  // and every copy inside a capture, go as kernels carrying the bytes: no
+  // wait, and a capture keeps them.
+  void copy_in(void* device, const void* host, uint64_t bytes);
+  // Waits for everything queued before it. Not inside a capture.
+  void copy_out(void* host, const void* device, uint64_t bytes);
+  // Not inside a capture.
+  void synchronize();
   virtual void copy(void* to, const void* from, uint64_t bytes) = 0;
   virtual void zero(void* p, uint64_t bytes) = 0;
   // Kernel `kernel` of kernels/kernel_list.h over n items; use launch() below.
   virtual void launch_kernel(int kernel, const void* args, int64_t n) = 0;
   virtual void gemm(const GemmArgs& g, MathMode mode) = 0;
   virtual void conv(const ConvArgs& c, MathMode mode) = 0;
-  virtual void synchronize() = 0;
   // "cublas" / "cudnn" on the GPU, "host-gemm" / "host-conv" on the host.
   virtual std::string gemm_name() const = 0;
   virtual std::string conv_name() const = 0;
+
+  // The arena allocations come from while a run is in progress (nullptr: none).
+  void set_arena(Arena* arena) { arena_ = arena; }
+  // Capture (offload/steady_state.h): the work queued between begin_capture
+  // and end_capture is recorded, not done; replay() does it.
+  void begin_capture();
+  std::unique_ptr<offload::CapturedWork> end_capture();
+  void abort_capture();
+  virtual void replay(const offload::CapturedWork& work) = 0;
+  bool capturing() const { return capturing_; }
+
+ protected:
+  virtual void* device_allocate(uint64_t bytes) = 0;
+  virtual void device_release(void* p) = 0;
+  virtual void device_copy_in(void* device, const void* host, uint64_t bytes) = 0;
+  virtual void device_copy_out(void* host, const void* device, uint64_t bytes) = 0;
+  virtual void device_synchronize() = 0;
+  virtual void device_begin_capture() = 0;
+  virtual std::unique_ptr<offload::CapturedWork> device_end_capture() = 0;
+  virtual void device_abort_capture() = 0;
+
+ private:
+  Arena* arena_ = nullptr;
+  bool capturing_ = false;
 };
 
 template <class F>
@@ -84,7 +125,8 @@ void launch(Runtime& rt, const F& f, int64_t n) {
 }
 
 // The host runtime (host_runtime.cpp); fills new memory with a NaN pattern
-// so that a kernel reading what nothing wrote shows in the results.
+// so that a kernel reading what nothing wrote shows in the results, and
+// captures by recording its calls.
 std::shared_ptr<Runtime> make_host_runtime();
 
 }  // namespace onnxscope::cuda

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/partition.h"
+#include "offload/steady_state.h"
 #include "onnxscope/ir.h"
 #include "onnxscope/tensor.h"
 
@@ -49,6 +50,25 @@ class Device {
   // operators this device runs, beyond the engine-neutral ones the offload
   // engine always applies (runs without capture only).
   virtual std::set<std::string> passes() const { return {}; }
+
+  // --- Repeated runs (offload/steady_state.h). The offload engine keeps one
+  // RunMemory per plan and input shapes (nullptr: the device plans nothing)
+  // and brackets each run without observer with begin_run / end_run; ok is
+  // false when the run failed.
+  virtual std::unique_ptr<RunMemory> make_run_memory() { return nullptr; }
+  virtual void begin_run(RunMemory&) {}
+  virtual void end_run(RunMemory&, bool /*ok*/) {}
+  // Capture: the device work queued between begin_capture and end_capture
+  // is recorded, not done (the tensors' contents are undefined until
+  // replay); replay() does it, on the same memory, as often as asked.
+  virtual bool can_capture() const { return false; }
+  virtual void begin_capture() { throw CaptureUnsupported(name() + " cannot capture its work"); }
+  virtual std::unique_ptr<CapturedWork> end_capture() { throw CaptureUnsupported(name() + " cannot capture its work"); }
+  virtual void abort_capture() {}
+  virtual void replay(const CapturedWork&) {}
+  // Host bytes into existing device memory of the same dtype and shape (the
+  // inputs of a captured run).
+  virtual void write(const DeviceTensor& to, const Tensor& from) = 0;
 };
 
 }  // namespace onnxscope::offload

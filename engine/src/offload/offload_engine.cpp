@@ -101,44 +101,53 @@ class OffloadPrepared final : public PreparedModel {
     out << device_->name() << ": " << device << " of " << g.nodes.size() << " nodes on the device, " << host
         << " on the host (CPU engine); " << copies << " copies per run, " << uploads << " uploads at prepare\n"
         << describe(g, fast_->partition);
+    out << "repeated runs: device memory planned by liveness from the first run of each input shape; ";
+    if (fast_->no_capture.empty())
+      out << "from the second, the whole run captured once (" << device_->name() << ") and replayed\n";
+    else
+      out << "not captured: " << fast_->no_capture << "\n";
     return out.str();
   }
 
   NamedValues run(const NamedValues& inputs, const RunOptions& options) override {
     const bool capture = options.observer && options.capture_original;
     if (capture && !capture_) capture_ = build(original_);
-    const Plan& plan = capture ? *capture_ : *fast_;
-    const Graph& g = plan.m->graph;
-    Run r{&plan, std::unordered_map<std::string, Value>(inputs.begin(), inputs.end()), plan.uploaded, 0, {}};
-    for (const auto& init : g.initializers) r.host.emplace(init.name, Value(init.value));
-    for (const auto& in : g.inputs)
-      if (!r.host.count(in.name))
-        fail_at(Location{plan.m->source, "main", -1, {}, {}, in.name}, "missing-input",
-                "input '" + in.name + "' (" + in.type.to_string() + ") was not given");
-    while (r.next_copy < plan.partition.copies.size() && plan.partition.copies[r.next_copy].at_prepare) ++r.next_copy;
-    if (options_.host.timeout_seconds > 0)
-      r.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                      std::chrono::duration<double>(options_.host.timeout_seconds));
-    for (const Part& p : plan.parts) {
-      if (p.segment.side == Side::Device)
-        for (size_t i = p.segment.begin; i < p.segment.end; ++i) run_device_node(r, i, options);
-      else if (p.shape_op)
-        run_shape_node(r, p.segment.begin, options);
-      else
-        run_host_segment(r, p, options);
-    }
-    copies_before(r, g.nodes.size() + 1);
-    device_->synchronize();
+    Plan& plan = capture ? *capture_ : *fast_;
+    stats_ = {};
+    // Runs without an observer are the repeated ones (bench, CI, a
+    // service): memory planned per input shapes, and a captured replay.
+    Steady* s = options.observer ? nullptr : steady_for(plan, inputs);
+    if (!s) return run_plan(plan, inputs, options, nullptr, false);
     NamedValues out;
-    for (const auto& o : g.outputs) {
-      auto it = r.host.find(o.name);
-      if (it == r.host.end())
-        fail_at(Location{plan.m->source, "main", -1, {}, {}, o.name}, "missing-output",
-                "graph output '" + o.name + "' was never produced");
-      out.emplace_back(o.name, it->second);
+    if (s->work) {
+      out = replay(plan, *s, inputs);
+      stats_.how = "captured run replayed";
+    } else if (plan.no_capture.empty() && s->no_capture.empty() && s->memory->planned()) {
+      try {
+        out = run_plan(plan, inputs, options, s, true);
+        stats_.how = "planned memory, run captured";
+      } catch (const Error& e) {
+        if (e.diagnostic().code == "timeout") throw;
+        s->forget_capture(e.diagnostic().message);
+      } catch (const std::exception& e) {
+        s->forget_capture(e.what());
+      }
+      // The run again, without capture: a real failure shows there, located.
+      if (!s->work) {
+        out = run_plan(plan, inputs, options, s, false);
+        stats_.how = "planned memory";
+      }
+    } else {
+      const bool had_plan = s->memory->planned();
+      out = run_plan(plan, inputs, options, s, false);
+      stats_.how = had_plan ? "planned memory" : "memory recorded for planning";
     }
+    stats_.peak_live_bytes = s->memory->peak_live_bytes();
+    stats_.arena_bytes = s->memory->region_bytes();
     return out;
   }
+
+  RunStats last_run_stats() const override { return stats_; }
 
  private:
   struct Part {
@@ -146,6 +155,23 @@ class OffloadPrepared final : public PreparedModel {
     bool shape_op = false;                     // a Shape or Size node, run here
     std::shared_ptr<Model> model;              // host segments
     std::unique_ptr<PreparedModel> prepared;   // host segments
+  };
+  // What repeated runs of one plan with one set of input shapes keep
+  // (offload/steady_state.h). Members go in reverse order: the captured work
+  // and the tensors in the planned memory before the memory.
+  struct Steady {
+    std::unique_ptr<RunMemory> memory;
+    // A captured run: where its inputs go and its outputs are (in `memory`,
+    // not owned), and the work.
+    std::vector<std::pair<std::string, DeviceTensor>> inputs, outputs;
+    std::unique_ptr<CapturedWork> work;
+    std::string no_capture;  // why this kind of run is not captured, once found
+    void forget_capture(std::string why) {
+      work.reset();
+      inputs.clear();
+      outputs.clear();
+      no_capture = std::move(why);
+    }
   };
   // One way of running the model: its graph, where each node runs, the host
   // segments prepared, the initializers uploaded.
@@ -155,7 +181,11 @@ class OffloadPrepared final : public PreparedModel {
     std::vector<Part> parts;
     std::unordered_map<std::string, size_t> last_read;
     std::unordered_map<std::string, DeviceTensor> uploaded;
+    std::string no_capture;  // why runs of this plan are not captured (empty: they are)
+    // Per input signature ("float[1,3,224,224];..."), the most recent few.
+    std::vector<std::pair<std::string, std::unique_ptr<Steady>>> steady;
   };
+  static constexpr size_t kSteadyKinds = 4;  // input shapes remembered per plan (each holds device memory)
 
   std::unique_ptr<Plan> build(std::shared_ptr<const Model> model) {
     auto plan = std::make_unique<Plan>();
@@ -195,7 +225,190 @@ class OffloadPrepared final : public PreparedModel {
     }
     for (const Copy& c : plan->partition.copies)
       if (c.at_prepare) plan->uploaded[c.value] = device_->upload(g.initializer(c.value)->value);
+    plan->no_capture = why_not_captured(*plan);
+    if (plan->no_capture.empty()) {
+      // The graph inputs go up first, all of them, so that the captured
+      // work starts at the first node and every run uploads in the same order.
+      std::set<std::string> graph_inputs;
+      for (const auto& in : g.inputs) graph_inputs.insert(in.name);
+      for (Copy& c : plan->partition.copies)
+        if (!c.at_prepare && c.to == Side::Device && graph_inputs.count(c.value)) c.before = 0;
+      std::stable_sort(plan->partition.copies.begin(), plan->partition.copies.end(), [](const Copy& a, const Copy& b) {
+        return std::make_pair(!a.at_prepare, a.before) < std::make_pair(!b.at_prepare, b.before);
+      });
+    }
     return plan;
+  }
+
+  // A run can be captured and replayed when nothing in it can change
+  // between runs of the same input shapes except what the inputs carry to
+  // the device: host nodes may run, at capture, only on values fixed by the
+  // shapes (shape arithmetic: Shape, Size, initializers and what is
+  // computed from them); nothing comes down to the host before the end.
+  std::string why_not_captured(const Plan& p) const {
+    if (!device_->can_capture()) return device_->name() + " does not capture its work";
+    const Graph& g = p.m->graph;
+    if (g.nodes.empty()) return "the graph has no node";
+    static const std::set<std::string> random{"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+                                              "Multinomial", "Bernoulli"};
+    std::set<std::string> fixed;  // host values the input shapes determine
+    for (const auto& init : g.initializers) fixed.insert(init.name);
+    std::set<std::string> host_made;
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      if (p.partition.nodes[i].side == Side::Device) {
+        for (size_t k = 0; k < n.inputs.size(); ++k)
+          if (!n.inputs[k].empty() && rules_.reads_on_host && rules_.reads_on_host(n, k) && !fixed.count(n.inputs[k]))
+            return "node " + n.label(i) + " reads '" + n.inputs[k] + "' on the host, and it may change from run to run";
+        continue;
+      }
+      if (random.count(n.op_type)) return "node " + n.label(i) + " (" + n.op_type + ") runs on the host";
+      for (const auto& a : n.attributes)
+        if (a.g || !a.graphs.empty()) return "node " + n.label(i) + " (" + n.op_type + ", with a subgraph) runs on the host";
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        if (!n.inputs[k].empty() && !reads_shape_only(n, k) && !fixed.count(n.inputs[k]))
+          return "node " + n.label(i) + " (" + n.op_type + ") runs on the host on '" + n.inputs[k] + "', which may change from run to run";
+      for (const auto& o : n.outputs) {
+        fixed.insert(o);
+        host_made.insert(o);
+      }
+    }
+    for (const auto& o : g.outputs)
+      if (host_made.count(o.name)) return "graph output '" + o.name + "' is made on the host";
+    for (const Copy& c : p.partition.copies)
+      if (!c.at_prepare && c.to == Side::Host && c.before < g.nodes.size())
+        return "'" + c.value + "' comes down to the host in the middle of the run";
+    return {};
+  }
+
+  // This run's kind (plan and input shapes), made on first sight; nullptr
+  // when the device plans nothing or an input is missing or no tensor.
+  Steady* steady_for(Plan& plan, const NamedValues& inputs) {
+    std::string key;
+    for (const auto& in : plan.m->graph.inputs) {
+      const Value* v = nullptr;
+      for (const auto& [name, value] : inputs)
+        if (name == in.name) v = &value;
+      if (!v) {
+        if (plan.m->graph.initializer(in.name)) continue;  // an initializer that is also an input
+        return nullptr;
+      }
+      if (!v->is_tensor()) return nullptr;
+      key += std::string(dtype_name(v->tensor().dtype())) + shape_to_string(v->tensor().shape()) + ";";
+    }
+    for (auto it = plan.steady.begin(); it != plan.steady.end(); ++it)
+      if (it->first == key) {
+        std::rotate(plan.steady.begin(), it, it + 1);  // most recent first
+        return plan.steady.front().second.get();
+      }
+    auto memory = device_->make_run_memory();
+    if (!memory) return nullptr;
+    if (plan.steady.size() >= kSteadyKinds) plan.steady.pop_back();
+    auto s = std::make_unique<Steady>();
+    s->memory = std::move(memory);
+    plan.steady.emplace(plan.steady.begin(), std::move(key), std::move(s));
+    return plan.steady.front().second.get();
+  }
+
+  // Brackets a run with the device's begin_run / end_run.
+  class MemoryScope {
+   public:
+    MemoryScope(Device& d, Steady* s) : d_(d), s_(s) {
+      if (s_) d_.begin_run(*s_->memory);
+    }
+    ~MemoryScope() {
+      if (s_) d_.end_run(*s_->memory, std::uncaught_exceptions() == 0);
+    }
+    MemoryScope(const MemoryScope&) = delete;
+    MemoryScope& operator=(const MemoryScope&) = delete;
+
+   private:
+    Device& d_;
+    Steady* s_;
+  };
+
+  static DeviceTensor not_owned(const DeviceTensor& t) { return DeviceTensor{t.dtype, t.shape, t.data, nullptr}; }
+
+  // One run, node by node. With `capture`, the device work is captured
+  // after the inputs are up, then replayed once for this run's outputs.
+  NamedValues run_plan(const Plan& plan, const NamedValues& inputs, const RunOptions& options, Steady* s, bool capture) {
+    const Graph& g = plan.m->graph;
+    MemoryScope scope(*device_, s);  // before the run's values: they go first
+    Run r{&plan, std::unordered_map<std::string, Value>(inputs.begin(), inputs.end()), plan.uploaded, 0, {}};
+    for (const auto& init : g.initializers) r.host.emplace(init.name, Value(init.value));
+    for (const auto& in : g.inputs)
+      if (!r.host.count(in.name))
+        fail_at(Location{plan.m->source, "main", -1, {}, {}, in.name}, "missing-input",
+                "input '" + in.name + "' (" + in.type.to_string() + ") was not given");
+    while (r.next_copy < plan.partition.copies.size() && plan.partition.copies[r.next_copy].at_prepare) ++r.next_copy;
+    if (options_.host.timeout_seconds > 0)
+      r.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(options_.host.timeout_seconds));
+    auto run_parts = [&] {
+      for (const Part& p : plan.parts) {
+        if (p.segment.side == Side::Device)
+          for (size_t i = p.segment.begin; i < p.segment.end; ++i) run_device_node(r, i, options);
+        else if (p.shape_op)
+          run_shape_node(r, p.segment.begin, options);
+        else
+          run_host_segment(r, p, options);
+      }
+    };
+    if (!capture) {
+      run_parts();
+    } else {
+      copies_before(r, 1);  // the graph inputs (build() moved their uploads first)
+      s->inputs.clear();
+      for (const auto& in : g.inputs)
+        if (auto it = r.device.find(in.name); it != r.device.end()) s->inputs.emplace_back(in.name, not_owned(it->second));
+      // Host nodes run now, once: their results are fixed by the input shapes.
+      device_->begin_capture();
+      try {
+        run_parts();
+        s->work = device_->end_capture();
+      } catch (...) {
+        device_->abort_capture();
+        throw;
+      }
+      s->outputs.clear();
+      for (const auto& o : g.outputs)
+        if (auto it = r.device.find(o.name); it != r.device.end()) s->outputs.emplace_back(o.name, not_owned(it->second));
+      device_->replay(*s->work);
+    }
+    copies_before(r, g.nodes.size() + 1);
+    device_->synchronize();
+    return outputs_of(plan, r.host);
+  }
+
+  // A captured run again: the inputs written where the capture read them,
+  // the work replayed, the outputs read where it left them.
+  NamedValues replay(const Plan& plan, const Steady& s, const NamedValues& inputs) {
+    const Graph& g = plan.m->graph;
+    std::unordered_map<std::string, Value> host(inputs.begin(), inputs.end());
+    for (const auto& init : g.initializers) host.emplace(init.name, Value(init.value));
+    try {
+      for (const auto& [name, t] : s.inputs) device_->write(t, host.at(name).tensor());
+      device_->replay(*s.work);
+      for (const auto& [name, t] : s.outputs) host[name] = Value(device_->download(t));
+      device_->synchronize();
+    } catch (const Error&) {
+      throw;
+    } catch (const std::exception& e) {
+      fail_at(Location{plan.m->source, "main", -1, {}, {}, {}}, "kernel", device_->name() + ": replaying the captured run: " + e.what());
+    }
+    return outputs_of(plan, host);
+  }
+
+  static NamedValues outputs_of(const Plan& plan, const std::unordered_map<std::string, Value>& host) {
+    NamedValues out;
+    for (const auto& o : plan.m->graph.outputs) {
+      auto it = host.find(o.name);
+      if (it == host.end())
+        fail_at(Location{plan.m->source, "main", -1, {}, {}, o.name}, "missing-output",
+                "graph output '" + o.name + "' was never produced");
+      out.emplace_back(o.name, it->second);
+    }
+    return out;
   }
 
   struct Run {
@@ -270,6 +483,8 @@ class OffloadPrepared final : public PreparedModel {
     try {
       device_->run(n, r.plan->m->opset_version(n.domain), in, host_args, out);
     } catch (const Error&) {
+      throw;
+    } catch (const CaptureUnsupported&) {
       throw;
     } catch (const std::exception& e) {
       fail_at(where(*r.plan->m, i), "kernel", device_->name() + ": " + e.what());
@@ -381,6 +596,7 @@ class OffloadPrepared final : public PreparedModel {
   std::unique_ptr<Engine> cpu_;
   std::unique_ptr<Plan> fast_, capture_;
   NullObserver null_observer_;
+  RunStats stats_;
 };
 
 class OffloadEngine final : public Engine {

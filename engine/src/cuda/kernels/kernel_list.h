@@ -21,7 +21,7 @@ using AllKernels = KernelList<
     CompareKernel<float>, CompareKernel<int32_t>, CompareKernel<int64_t>, CompareKernel<uint8_t>,
     WhereKernel<uint8_t>, WhereKernel<uint16_t>, WhereKernel<uint32_t>, WhereKernel<uint64_t>, ClipKernel, RoundToHalfKernel, EpilogueKernel,
     CastKernel, BatchNormFoldKernel, ChannelAffineKernel, StridedCopyKernel<uint8_t>, StridedCopyKernel<uint16_t>,
-    StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, GatherKernel<uint8_t>, GatherKernel<uint16_t>,
+    StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, StoreBytesKernel, GatherKernel<uint8_t>, GatherKernel<uint16_t>,
     GatherKernel<uint32_t>, GatherKernel<uint64_t>, SoftmaxKernel, LayerNormKernel, ReduceKernel, PoolKernel>;
 
 template <class F, class... K>

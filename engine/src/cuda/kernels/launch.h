@@ -2,12 +2,15 @@
 // (launch.cu, CUDA builds) or on the host (launch_host.cpp, every build).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 namespace onnxscope::cuda {
 
 // Runs kernel `kernel` over n items (rows for a row kernel); args points at its functor.
 void launch_on_host(int kernel, const void* args, int64_t n);
+// Bytes of kernel `kernel`'s functor (to keep a copy of its arguments).
+size_t kernel_args_size(int kernel);
 // Queues it on `stream` (a cudaStream_t); returns the cudaError_t of the launch.
 int launch_on_gpu(int kernel, const void* args, int64_t n, void* stream);
 

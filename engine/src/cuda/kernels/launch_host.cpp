@@ -25,7 +25,17 @@ constexpr std::array<void (*)(const void*, int64_t), sizeof...(K)> host_table(Ke
   return {&run_on_host<K>...};
 }
 
+template <class... K>
+constexpr std::array<size_t, sizeof...(K)> size_table(KernelList<K...>) {
+  return {sizeof(K)...};
+}
+
 }  // namespace
+
+size_t kernel_args_size(int kernel) {
+  static constexpr auto table = size_table(AllKernels{});
+  return table.at(static_cast<size_t>(kernel));
+}
 
 void launch_on_host(int kernel, const void* args, int64_t n) {
   static constexpr auto table = host_table(AllKernels{});

@@ -33,6 +33,16 @@ struct StridedCopyKernel {
   }
 };
 
+// Bytes from the host carried in the kernel's own arguments: how small
+// copies to the device go without waiting for the copy, and how a capture
+// (a CUDA graph) keeps the bytes of a copy made while it records.
+struct StoreBytesKernel {
+  static constexpr int kBytes = 1024;
+  unsigned char bytes[kBytes];
+  unsigned char* to;
+  OS_HD void operator()(int64_t i) const { to[i] = bytes[i]; }
+};
+
 // Gather along an axis: x viewed as [outer, axis_dim, inner], indices as
 // [count] (already checked and made non-negative on the host), y as
 // [outer, count, inner].

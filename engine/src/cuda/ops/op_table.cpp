@@ -18,10 +18,8 @@ DeviceTensor OpContext::allocate(DataType dtype, const Shape& shape) {
   d.shape = shape;
   const uint64_t bytes = bytes_of(dtype, shape);
   if (bytes == 0) return d;
-  void* p = rt_->allocate(bytes);
-  std::shared_ptr<Runtime> rt = rt_;
-  d.storage = std::shared_ptr<void>(p, [rt](void* q) { rt->release(q); });
-  d.data = p;
+  d.storage = rt_->allocate(bytes);
+  d.data = d.storage.get();
   return d;
 }
 

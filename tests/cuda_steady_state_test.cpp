@@ -1,0 +1,259 @@
+// Repeated runs on the CUDA engine, checked through cuda-sim (the same
+// operators over the host runtime): device memory planned by liveness from
+// the first run of each input shape (cuda/arena.h), the whole run captured
+// on the second and replayed from the third (a CUDA graph on a GPU, the
+// recorded calls on the host). Every run, whatever its way, gives the
+// reference engine's outputs for its own inputs; what cannot be captured
+// runs without capture; and the runtime keeps a capture honest (no wait, no
+// copy to the host, no allocation outside the plan, copies' bytes kept).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "cuda/arena.h"
+#include "cuda/runtime.h"
+#include "model_builder.h"
+#include "onnxscope/cuda.h"
+#include "onnxscope/inputs.h"
+#include "onnxscope/reference.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+// Conv + BatchNormalization + Relu (folded and fused for the device),
+// MaxPool, the exporters' flatten (Shape, Gather, Unsqueeze, Concat: shape
+// arithmetic on the host) into Reshape, Gemm with alpha and beta, a Gather
+// of constant indices (uploaded by the operator inside the capture), Softmax.
+std::shared_ptr<const Model> cnn() {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {std::string("n"), int64_t{3}, int64_t{8}, int64_t{8}});
+  auto floats = [](size_t n, float scale, int phase) {
+    std::vector<float> v(n);
+    for (size_t i = 0; i < n; ++i) v[i] = scale * std::sin(static_cast<float>(i) * 0.7f + static_cast<float>(phase));
+    return v;
+  };
+  b.initializer(make_float_tensor("w", {4, 3, 3, 3}, floats(108, 0.4f, 1)));
+  b.initializer(make_float_tensor("cb", {4}, floats(4, 0.1f, 2)));
+  b.initializer(make_float_tensor("scale", {4}, {1.1f, 0.9f, 1.3f, 0.7f}));
+  b.initializer(make_float_tensor("shift", {4}, floats(4, 0.2f, 3)));
+  b.initializer(make_float_tensor("mean", {4}, floats(4, 0.1f, 4)));
+  b.initializer(make_float_tensor("var", {4}, {0.5f, 1.5f, 1.f, 2.f}));
+  b.initializer(make_int64_tensor("zero", {}, {0}));
+  b.initializer(make_int64_tensor("axes", {1}, {0}));
+  b.initializer(make_int64_tensor("minus_one", {1}, {-1}));
+  b.initializer(make_float_tensor("gw", {5, 64}, floats(320, 0.2f, 5)));
+  b.initializer(make_float_tensor("gb", {5}, floats(5, 0.3f, 6)));
+  b.initializer(make_int64_tensor("pick", {3}, {4, 0, -3}));
+  attr_ints(b.node("Conv", {"x", "w", "cb"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  b.node("BatchNormalization", {"c", "scale", "shift", "mean", "var"}, {"bn"}, "bn");
+  b.node("Relu", {"bn"}, {"r"}, "relu");
+  auto& pool = b.node("MaxPool", {"r"}, {"p"}, "pool");
+  attr_ints(pool, "kernel_shape", {2, 2});
+  attr_ints(pool, "strides", {2, 2});
+  b.node("Shape", {"p"}, {"shape"}, "shape");
+  b.node("Gather", {"shape", "zero"}, {"batch"}, "batch");
+  b.node("Unsqueeze", {"batch", "axes"}, {"batch1"}, "unsqueeze");
+  attr_int(b.node("Concat", {"batch1", "minus_one"}, {"target"}, "concat"), "axis", 0);
+  b.node("Reshape", {"p", "target"}, {"flat"}, "flatten");
+  auto& gemm = b.node("Gemm", {"flat", "gw", "gb"}, {"logits"}, "gemm");
+  attr_int(gemm, "transB", 1);
+  attr_float(gemm, "alpha", 0.5f);
+  attr_float(gemm, "beta", 2.f);
+  attr_int(b.node("Gather", {"logits", "pick"}, {"picked"}, "pick"), "axis", 1);
+  b.node("Softmax", {"picked"}, {"probs"}, "softmax");
+  b.output("probs", DataType::Float, {std::string("n"), int64_t{3}});
+  b.output("logits", DataType::Float, {std::string("n"), int64_t{5}});
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<const Model>(std::move(r.model));
+}
+
+NamedValues inputs_for(const Model& m, int64_t batch, uint64_t seed) {
+  InputSpec spec;
+  spec.seed = seed;
+  spec.dims["n"] = batch;
+  return make_inputs(m, spec);
+}
+
+void expect_matches(const NamedValues& got, const NamedValues& want, const std::string& what) {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  for (size_t i = 0; i < got.size(); ++i) {
+    const Tensor& g = got[i].second.tensor();
+    const Tensor& w = want[i].second.tensor();
+    ASSERT_EQ(g.shape(), w.shape()) << what << ": " << want[i].first;
+    for (uint64_t e = 0; e < g.element_count(); ++e)
+      ASSERT_NEAR(g.data<float>()[e], w.data<float>()[e], 1e-4 + 1e-4 * std::abs(w.data<float>()[e]))
+          << what << ": " << want[i].first << "[" << e << "]";
+  }
+}
+
+}  // namespace
+
+TEST(CudaSteadyState, EveryRunMatchesTheReferenceRecordedCapturedOrReplayed) {
+  auto m = cnn();
+  ASSERT_TRUE(m);
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  auto reference = make_reference_engine()->prepare(m);
+  EXPECT_NE(prepared->placement().find("from the second, the whole run captured once"), std::string::npos)
+      << prepared->placement();
+  // Batch 2 three times, batch 3 twice, batch 2 again: each input shape has
+  // its own plan and capture; new values every run.
+  const std::vector<std::pair<int64_t, std::string>> runs = {
+      {2, "memory recorded for planning"}, {2, "planned memory, run captured"}, {2, "captured run replayed"},
+      {3, "memory recorded for planning"}, {3, "planned memory, run captured"}, {2, "captured run replayed"},
+      {3, "captured run replayed"}};
+  uint64_t seed = 1;
+  for (const auto& [batch, how] : runs) {
+    const std::string what = "run " + std::to_string(seed) + " (batch " + std::to_string(batch) + ")";
+    const NamedValues in = inputs_for(*m, batch, seed++);
+    expect_matches(prepared->run(in), reference->run(in), what);
+    const RunStats stats = prepared->last_run_stats();
+    EXPECT_EQ(stats.how, how) << what;
+    EXPECT_GT(stats.peak_live_bytes, 0u) << what;
+    if (how != "memory recorded for planning") EXPECT_GT(stats.arena_bytes, 0u) << what;
+  }
+}
+
+TEST(CudaSteadyState, AnObservedRunIsNeitherPlannedNorCaptured) {
+  auto m = cnn();
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  struct Count : Observer {
+    int nodes = 0;
+    void on_node(const NodeEvent&) override { ++nodes; }
+  } count;
+  RunOptions o;
+  o.observer = &count;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    const NamedValues in = inputs_for(*m, 2, seed);
+    expect_matches(prepared->run(in, o), make_reference_engine()->prepare(m)->run(in), "observed run");
+    EXPECT_EQ(prepared->last_run_stats().how, "");
+  }
+  EXPECT_GT(count.nodes, 0);
+}
+
+// TopK has no CUDA kernel: it runs on the host, on values that change from
+// run to run, so runs are planned but never captured, and say why.
+TEST(CudaSteadyState, ARunWithHostWorkOnChangingValuesIsPlannedButNotCaptured) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{3}, int64_t{7}});
+  b.initializer(make_int64_tensor("k", {1}, {4}));
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("TopK", {"r", "k"}, {"v", "i"}, "topk");
+  b.node("Sigmoid", {"v"}, {"s"}, "sigmoid");
+  b.output("s", DataType::Float, {int64_t{3}, int64_t{4}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  EXPECT_NE(prepared->placement().find("not captured: node topk (TopK) runs on the host on 'r', which may change from run to run"), std::string::npos)
+      << prepared->placement();
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    InputSpec spec;
+    spec.seed = seed;
+    const NamedValues in = make_inputs(*m, spec);
+    expect_matches(prepared->run(in), make_reference_engine()->prepare(m)->run(in), "run " + std::to_string(seed));
+    EXPECT_EQ(prepared->last_run_stats().how, seed == 1 ? "memory recorded for planning" : "planned memory");
+  }
+}
+
+// --- the arena and the runtime's capture rules, directly
+
+namespace {
+
+using cuda::Arena;
+using cuda::DeviceMemory;
+
+bool inside(const DeviceMemory& m, const void* base, uint64_t bytes) {
+  const auto* p = static_cast<const unsigned char*>(m.get());
+  const auto* b = static_cast<const unsigned char*>(base);
+  return p >= b && p < b + bytes;
+}
+
+}  // namespace
+
+TEST(CudaArena, LaterRunsGetThePlannedPlacesAndNeverBytesInUse) {
+  auto rt = cuda::make_host_runtime();
+  Arena arena(rt);
+  // a(1000) b(3000); a released; c(1000); all released by the end.
+  auto one_run = [&](bool keep_a) {
+    arena.begin_run();
+    rt->set_arena(&arena);
+    DeviceMemory a = rt->allocate(1000), b = rt->allocate(3000);
+    std::memset(a.get(), 0xAA, 1000);
+    DeviceMemory kept = keep_a ? a : nullptr;
+    a.reset();
+    DeviceMemory c = rt->allocate(1000);
+    std::memset(c.get(), 0xCC, 1000);
+    if (keep_a) EXPECT_EQ(static_cast<unsigned char*>(kept.get())[999], 0xAA) << "c was given a's bytes while a was in use";
+    std::vector<const void*> where = {b.get(), c.get()};
+    rt->set_arena(nullptr);
+    b.reset();
+    c.reset();
+    kept.reset();
+    arena.end_run(true);
+    return where;
+  };
+  one_run(false);
+  ASSERT_TRUE(arena.planned());
+  EXPECT_EQ(arena.peak_live_bytes(), 4000u);
+  EXPECT_EQ(arena.region_bytes(), 1024u + 3072u);  // c takes a's place
+  const auto second = one_run(false);
+  const auto third = one_run(false);
+  EXPECT_EQ(second, third) << "a steady run's addresses are the same every run";
+  one_run(true);  // differs from the plan: must not share a's bytes (checked inside)
+}
+
+TEST(CudaArena, ACaptureKeepsItsRulesAndReplaysItsCopies) {
+  auto rt = cuda::make_host_runtime();
+  DeviceMemory buf = rt->allocate_unplanned(3 * sizeof(float));
+  std::vector<float> values = {1.f, 2.f, 3.f};
+  std::vector<float> big(3000);  // past the inline size: copied in chunks
+  for (size_t i = 0; i < big.size(); ++i) big[i] = static_cast<float>(i);
+  DeviceMemory big_buf = rt->allocate_unplanned(big.size() * sizeof(float));
+
+  rt->begin_capture();
+  rt->copy_in(buf.get(), values.data(), 3 * sizeof(float));
+  rt->copy_in(big_buf.get(), big.data(), big.size() * sizeof(float));
+  float out = 0;
+  EXPECT_THROW(rt->copy_out(&out, buf.get(), sizeof(float)), offload::CaptureUnsupported);
+  EXPECT_THROW(rt->synchronize(), offload::CaptureUnsupported);
+  EXPECT_THROW(rt->allocate(64), offload::CaptureUnsupported) << "no arena: nowhere planned to allocate from";
+  auto work = rt->end_capture();
+  ASSERT_TRUE(work);
+  values = {9.f, 9.f, 9.f};  // the capture kept the bytes, not the address
+  std::fill(big.begin(), big.end(), -1.f);
+  EXPECT_TRUE(std::isnan(static_cast<float*>(buf.get())[0])) << "captured work is not done until replayed";
+  for (int replay = 0; replay < 2; ++replay) {
+    rt->zero(buf.get(), 3 * sizeof(float));
+    rt->replay(*work);
+    std::vector<float> got(3), got_big(3000);
+    rt->copy_out(got.data(), buf.get(), 3 * sizeof(float));
+    rt->copy_out(got_big.data(), big_buf.get(), got_big.size() * sizeof(float));
+    EXPECT_EQ(got, (std::vector<float>{1.f, 2.f, 3.f}));
+    EXPECT_EQ(got_big[0], 0.f);
+    EXPECT_EQ(got_big[2999], 2999.f);
+  }
+}
+
+TEST(CudaArena, InsideACaptureAnAllocationOffThePlanIsRefused) {
+  auto rt = cuda::make_host_runtime();
+  Arena arena(rt);
+  arena.begin_run();
+  rt->set_arena(&arena);
+  rt->allocate(256).reset();
+  rt->set_arena(nullptr);
+  arena.end_run(true);
+  ASSERT_TRUE(arena.planned());
+
+  arena.begin_run();
+  rt->set_arena(&arena);
+  rt->begin_capture();
+  EXPECT_THROW(rt->allocate(512), offload::CaptureUnsupported) << "another size than the recorded run's";
+  rt->abort_capture();
+  EXPECT_FALSE(rt->capturing());
+  rt->set_arena(nullptr);
+  arena.end_run(false);
+}
