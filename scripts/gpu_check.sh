@@ -27,7 +27,8 @@ for step in $steps; do
   case $step in
     tests)
       "$b/bin/cuda_kernels_test" 2>&1 | tee "$out/cuda_kernels_test.log" | tail -15 || rc=1
-      "$b/bin/cuda_engine_test" 2>&1 | tee "$out/cuda_engine_test.log" | tail -8 || rc=1 ;;
+      "$b/bin/cuda_engine_test" 2>&1 | tee "$out/cuda_engine_test.log" | tail -8 || rc=1
+      "$b/bin/cuda_steady_state_test" 2>&1 | tee "$out/cuda_steady_state_test.log" | tail -8 || rc=1 ;;
     conformance)
       # Against conformance/expectations/cuda.toml when it exists; the first
       # time, the run writes $out/cuda.toml (statuses; reasons are written by hand).

@@ -78,29 +78,31 @@ NamedValues inputs_for(const Model& m, int64_t batch, uint64_t seed) {
   return make_inputs(m, spec);
 }
 
-void expect_matches(const NamedValues& got, const NamedValues& want, const std::string& what) {
+void expect_matches(const NamedValues& got, const NamedValues& want, const std::string& what, double rtol = 1e-4) {
   ASSERT_EQ(got.size(), want.size()) << what;
   for (size_t i = 0; i < got.size(); ++i) {
     const Tensor& g = got[i].second.tensor();
     const Tensor& w = want[i].second.tensor();
     ASSERT_EQ(g.shape(), w.shape()) << what << ": " << want[i].first;
     for (uint64_t e = 0; e < g.element_count(); ++e)
-      ASSERT_NEAR(g.data<float>()[e], w.data<float>()[e], 1e-4 + 1e-4 * std::abs(w.data<float>()[e]))
+      ASSERT_NEAR(g.data<float>()[e], w.data<float>()[e], 1e-4 + rtol * std::abs(w.data<float>()[e]))
           << what << ": " << want[i].first << "[" << e << "]";
   }
 }
 
 }  // namespace
 
-TEST(CudaSteadyState, EveryRunMatchesTheReferenceRecordedCapturedOrReplayed) {
+namespace {
+
+// Batch 2 three times, batch 3 twice, batch 2 and 3 again: each input shape
+// has its own plan and capture; new values every run.
+void check_repeated_runs(Engine& engine, double rtol) {
   auto m = cnn();
   ASSERT_TRUE(m);
-  auto prepared = make_cuda_sim_engine()->prepare(m);
+  auto prepared = engine.prepare(m);
   auto reference = make_reference_engine()->prepare(m);
   EXPECT_NE(prepared->placement().find("from the second, the whole run captured once"), std::string::npos)
       << prepared->placement();
-  // Batch 2 three times, batch 3 twice, batch 2 again: each input shape has
-  // its own plan and capture; new values every run.
   const std::vector<std::pair<int64_t, std::string>> runs = {
       {2, "memory recorded for planning"}, {2, "planned memory, run captured"}, {2, "captured run replayed"},
       {3, "memory recorded for planning"}, {3, "planned memory, run captured"}, {2, "captured run replayed"},
@@ -109,12 +111,25 @@ TEST(CudaSteadyState, EveryRunMatchesTheReferenceRecordedCapturedOrReplayed) {
   for (const auto& [batch, how] : runs) {
     const std::string what = "run " + std::to_string(seed) + " (batch " + std::to_string(batch) + ")";
     const NamedValues in = inputs_for(*m, batch, seed++);
-    expect_matches(prepared->run(in), reference->run(in), what);
+    expect_matches(prepared->run(in), reference->run(in), what, rtol);
     const RunStats stats = prepared->last_run_stats();
     EXPECT_EQ(stats.how, how) << what;
     EXPECT_GT(stats.peak_live_bytes, 0u) << what;
     if (how != "memory recorded for planning") EXPECT_GT(stats.arena_bytes, 0u) << what;
   }
+}
+
+}  // namespace
+
+TEST(CudaSteadyState, EveryRunMatchesTheReferenceRecordedCapturedOrReplayed) {
+  check_repeated_runs(*make_cuda_sim_engine(), 1e-4);
+}
+
+// The same on a GPU: the arena over cudaMallocAsync, CUDA graphs.
+TEST(CudaSteadyState, OnAGpuEveryRunMatchesTheReference) {
+  const CudaStatus status = cuda_status();
+  if (status.devices.empty()) GTEST_SKIP() << "no GPU to run on: " << (status.reason.empty() ? "no CUDA device" : status.reason);
+  check_repeated_runs(*make_cuda_engine(), 1e-4);  // fp32: no tensor cores
 }
 
 TEST(CudaSteadyState, AnObservedRunIsNeitherPlannedNorCaptured) {
