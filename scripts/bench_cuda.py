@@ -23,7 +23,8 @@ transformers, onnx and onnxscript (a GPU machine's image has them).
     python3 scripts/bench_cuda.py --models resnet50 --batches 1 --precisions fp32,tf32 --cpu-iterations 2
 
 Prints a Markdown table; ratio = PyTorch median / onnxscope cuda median
-(above 1: onnxscope is faster). See docs/cuda-engine.md.
+(above 1: onnxscope is faster); "cuda's last run" says whether the timed
+runs replayed a captured CUDA graph. See docs/cuda-engine.md.
 """
 from __future__ import annotations
 
@@ -186,6 +187,7 @@ def main() -> int:
                     records.append({"model": name, "batch": batch, "precision": precision, "torch_ms": torch_ms,
                                     "cuda": res, "cpu": cpu_res})
                     rows.append([name, str(batch), precision, f"{torch_ms:.2f}", f"{ms:.2f}" if ms else "-",
+                                 res.get("last_run", "-"),
                                  f"{torch_ms / ms:.2f}" if ms else "-", f"{cpu_ms:.1f}" if cpu_ms else "-",
                                  f"{cpu_ms / ms:.1f}" if ms and cpu_ms else "-",
                                  diff(output_of(res), torch_out), diff(output_of(cpu_res) if cpu_res else None, torch_out),
@@ -195,7 +197,7 @@ def main() -> int:
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {gpu}, torch {torch.__version__}, "
           f"warm-up {a.warmup}, {a.iterations} timed runs (cpu engine: {a.cpu_iterations}); times are medians in ms, "
           f"host inputs to host outputs; PyTorch/cuda above 1: onnxscope is faster")
-    head = ["model", "batch", "precision", "PyTorch eager ms", "onnxscope cuda ms", "PyTorch/cuda",
+    head = ["model", "batch", "precision", "PyTorch eager ms", "onnxscope cuda ms", "cuda's last run", "PyTorch/cuda",
             "onnxscope cpu ms", "cpu/cuda", "max abs diff cuda vs PyTorch", "max abs diff cpu vs PyTorch", "error"]
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
