@@ -10,6 +10,39 @@ namespace {
 constexpr uint64_t kAlive = UINT64_MAX;  // not freed within the recorded run
 }
 
+AllocationReplay::Mode AllocationReplay::begin_run(bool held) {
+  ++run_;
+  if (need_record_) {
+    mode_ = Mode::Record;
+    begin_record();
+  } else if (held || !planned_) {
+    mode_ = Mode::Unplanned;
+  } else {
+    mode_ = Mode::Replay;
+    begin_replay();
+  }
+  return mode_;
+}
+
+void AllocationReplay::end_run(bool ok, bool held, size_t align, const std::function<bool(size_t bytes)>& make_region) {
+  switch (mode_) {
+    case Mode::Record:
+      if (!ok) break;
+      if (finish_record(align) && total_ > 0 && !make_region(total_)) clear();  // no room for the region
+      need_record_ = !planned_;  // past the allocation limit: record again
+      break;
+    case Mode::Replay:
+      if (deviated_ || held) need_record_ = true;
+      break;
+    case Mode::Unplanned:
+      need_record_ = true;
+      break;
+    case Mode::Idle:
+      break;
+  }
+  mode_ = Mode::Idle;
+}
+
 void AllocationReplay::begin_record() {
   records_.clear();
   clock_ = 0;

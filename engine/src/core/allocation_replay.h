@@ -11,10 +11,14 @@
 // first difference marks the run deviated: the rest of it is not planned
 // (the caller allocates elsewhere) and the caller records afresh next time.
 // So safety never rests on runs repeating themselves.
+//
+// begin_run / end_run choose each run's way (record, replay, or neither)
+// from how the last one went; the callers own the memory and the locking.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -24,6 +28,19 @@ class AllocationReplay {
  public:
   // Recording stops planning past this many allocations (the planner is O(n^2)).
   explicit AllocationReplay(size_t max_allocations = 4096) : max_(max_allocations) {}
+
+  // --- one run after another
+  enum class Mode { Idle, Record, Replay, Unplanned };
+  Mode mode() const { return mode_; }
+  uint64_t run() const { return run_; }  // counts runs begun
+  // Record the first run and any run after one that differed; replay when a
+  // plan exists and `held` is false (no planned block of an earlier run is
+  // still in use); else the run is not planned.
+  Mode begin_run(bool held);
+  // A recorded run that succeeded is planned with `align`, and asked its
+  // region from `make_region(bytes)` (when it needs one); false from
+  // make_region drops the plan. `held`: as for begin_run, at the run's end.
+  void end_run(bool ok, bool held, size_t align, const std::function<bool(size_t bytes)>& make_region);
 
   // --- recording a run
   void begin_record();
@@ -67,6 +84,9 @@ class AllocationReplay {
     std::vector<uint32_t> must_be_dead;  // earlier blocks sharing bytes with this one
   };
   size_t max_;
+  Mode mode_ = Mode::Idle;
+  uint64_t run_ = 0;
+  bool need_record_ = true;
   // recording
   std::vector<Record> records_;
   uint64_t clock_ = 0;

@@ -35,17 +35,13 @@ class HeapBuffer : public Buffer {
 }  // namespace
 
 struct ActivationArena::State : std::enable_shared_from_this<ActivationArena::State> {
-  enum class Mode { Idle, Record, Replay, Heap };
+  using Mode = AllocationReplay::Mode;
 
   std::mutex mu;
-  Mode mode = Mode::Idle;
-  uint64_t run = 0;
   AllocationReplay replay{kMaxAllocations};
   std::shared_ptr<std::byte> memory;  // the arena; buffers in it keep it alive
-  bool need_record = true;
   uint64_t live_arena_buffers = 0, planned_runs = 0;
 
-  void build_plan();
   std::shared_ptr<Buffer> allocate(size_t bytes);
 };
 
@@ -60,7 +56,7 @@ class RecordedBuffer final : public HeapBuffer {
       : HeapBuffer(n), s_(std::move(s)), run_(run), index_(index) {}
   ~RecordedBuffer() override {
     std::lock_guard lock(s_->mu);
-    if (s_->mode == ActivationArena::State::Mode::Record && s_->run == run_) s_->replay.record_free(index_);
+    if (s_->replay.mode() == AllocationReplay::Mode::Record && s_->replay.run() == run_) s_->replay.record_free(index_);
   }
 
  private:
@@ -77,7 +73,7 @@ class ArenaBuffer final : public Buffer {
   ~ArenaBuffer() override {
     std::lock_guard lock(s_->mu);
     --s_->live_arena_buffers;
-    if (s_->mode == ActivationArena::State::Mode::Replay && s_->run == run_) s_->replay.replay_free(slot_);
+    if (s_->replay.mode() == AllocationReplay::Mode::Replay && s_->replay.run() == run_) s_->replay.replay_free(slot_);
   }
   const std::byte* data() const override { return p_; }
   std::size_t size() const override { return n_; }
@@ -95,32 +91,18 @@ class ArenaBuffer final : public Buffer {
 
 }  // namespace
 
-void ActivationArena::State::build_plan() {
-  memory.reset();
-  if (!replay.finish_record(kAlign)) return;
-  const size_t total = replay.region_bytes();
-  if (total > 0) {
-    auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, round_up(total)));
-    if (!p) {
-      replay.clear();  // no room: this model's runs stay on the heap
-      return;
-    }
-    memory = std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
-  }
-}
-
 std::shared_ptr<Buffer> ActivationArena::State::allocate(size_t bytes) {
   std::lock_guard lock(mu);
-  if (mode == Mode::Record) {
+  if (replay.mode() == Mode::Record) {
     const auto index = replay.record_allocation(bytes);
     if (!index) return std::make_shared<HeapBuffer>(bytes);
-    return std::make_shared<RecordedBuffer>(bytes, shared_from_this(), run, *index);
+    return std::make_shared<RecordedBuffer>(bytes, shared_from_this(), replay.run(), *index);
   }
-  if (mode != Mode::Replay) return std::make_shared<HeapBuffer>(bytes);
+  if (replay.mode() != Mode::Replay) return std::make_shared<HeapBuffer>(bytes);
   const auto slot = replay.replay_allocation(bytes);
   if (!slot) return std::make_shared<HeapBuffer>(bytes);  // unplanned, or the run deviated
   ++live_arena_buffers;
-  return std::make_shared<ArenaBuffer>(memory.get() + slot->offset, bytes, shared_from_this(), run, slot->index);
+  return std::make_shared<ArenaBuffer>(memory.get() + slot->offset, bytes, shared_from_this(), replay.run(), slot->index);
 }
 
 ActivationArena::ActivationArena() : state_(std::make_shared<State>()) {}
@@ -139,18 +121,9 @@ uint64_t ActivationArena::planned_runs() const {
 ArenaRun::ArenaRun(ActivationArena& arena) : state_(arena.state_) {
   if (g_current) return;  // a run inside a run on this thread: the outer one owns the arena
   std::lock_guard lock(state_->mu);
-  if (state_->mode != ActivationArena::State::Mode::Idle) return;  // another thread's run
-  ++state_->run;
-  using Mode = ActivationArena::State::Mode;
-  if (state_->need_record) {
-    state_->mode = Mode::Record;
-    state_->replay.begin_record();
-  } else if (state_->live_arena_buffers > 0 || !state_->replay.planned()) {
-    state_->mode = Mode::Heap;  // the caller still holds arena memory from an earlier run
-  } else {
-    state_->mode = Mode::Replay;
-    state_->replay.begin_replay();
-  }
+  if (state_->replay.mode() != AllocationReplay::Mode::Idle) return;  // another thread's run
+  // Held buffers of an earlier run: that run's bytes are still in use.
+  state_->replay.begin_run(state_->live_arena_buffers > 0);
   active_ = true;
   g_current = state_.get();
 }
@@ -159,26 +132,16 @@ ArenaRun::~ArenaRun() {
   if (!active_) return;
   g_current = nullptr;
   std::lock_guard lock(state_->mu);
-  using Mode = ActivationArena::State::Mode;
-  const bool failed = std::uncaught_exceptions() > 0;
-  switch (state_->mode) {
-    case Mode::Record:
-      if (!failed) {
-        state_->build_plan();
-        state_->need_record = !state_->replay.planned();  // past the allocation limit: record again
-      }
-      break;
-    case Mode::Replay:
-      if (state_->replay.deviated() || state_->live_arena_buffers > 0) state_->need_record = true;
-      else if (!failed) ++state_->planned_runs;
-      break;
-    case Mode::Heap:
-      state_->need_record = true;
-      break;
-    case Mode::Idle:
-      break;
-  }
-  state_->mode = Mode::Idle;
+  ActivationArena::State& s = *state_;
+  const bool ok = std::uncaught_exceptions() == 0;
+  const bool held = s.live_arena_buffers > 0;
+  if (s.replay.mode() == AllocationReplay::Mode::Replay && ok && !held && !s.replay.deviated()) ++s.planned_runs;
+  if (s.replay.mode() == AllocationReplay::Mode::Record && ok) s.memory.reset();  // a new plan replaces it
+  s.replay.end_run(ok, held, kAlign, [&](size_t total) {
+    auto* p = static_cast<std::byte*>(std::aligned_alloc(kAlign, round_up(total)));
+    if (p) s.memory = std::shared_ptr<std::byte>(p, [](std::byte* q) { std::free(q); });
+    return p != nullptr;  // no room: this model's runs stay on the heap
+  });
 }
 
 std::shared_ptr<Buffer> allocate_activation(size_t bytes) {

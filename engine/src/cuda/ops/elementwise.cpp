@@ -139,26 +139,26 @@ std::optional<std::string> refuse_binary(const Graph& g, const Node& n) {
   return std::nullopt;
 }
 
-template <class T>
-void run_arith(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
-  BinaryKernel<T> k{};
+// BinaryKernel<T> (results of the inputs' type) or CompareKernel<T> (bool results).
+template <class Kernel>
+void run_broadcast(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
+  Kernel k{};
   k.op = op;
   k.bc = index_of(p);
-  k.a = static_cast<const T*>(c.input(0).data);
-  k.b = static_cast<const T*>(c.input(1).data);
-  k.y = static_cast<T*>(c.output(0).data);
+  k.a = static_cast<decltype(k.a)>(c.input(0).data);
+  k.b = static_cast<decltype(k.b)>(c.input(1).data);
+  k.y = static_cast<decltype(k.y)>(c.output(0).data);
   launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out)));
 }
 
 template <class T>
+void run_arith(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
+  run_broadcast<BinaryKernel<T>>(c, op, p);
+}
+
+template <class T>
 void run_compare(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
-  CompareKernel<T> k{};
-  k.op = op;
-  k.bc = index_of(p);
-  k.a = static_cast<const T*>(c.input(0).data);
-  k.b = static_cast<const T*>(c.input(1).data);
-  k.y = static_cast<bool*>(c.output(0).data);
-  launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out)));
+  run_broadcast<CompareKernel<T>>(c, op, p);
 }
 
 void run_binary(OpContext& c) {
