@@ -101,6 +101,21 @@ struct Case {
     what += "]";
     return name;
   }
+  // A graph input of indices (int64 or int32), given values: what the
+  // device reads and checks itself.
+  std::string index_input(const std::string& name, DataType t, const Shape& s, const std::vector<int64_t>& v) {
+    Tensor x = Tensor::zeros(t, s);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (t == DataType::Int32) x.mutable_data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+      else x.mutable_data<int64_t>()[i] = v[i];
+    }
+    m.input(name, t, std::vector<DimSpec>(s.begin(), s.end()));
+    inputs.emplace_back(name, Value(std::move(x)));
+    what += " " + name + shape_to_string(s) + "=[";
+    for (size_t i = 0; i < v.size(); ++i) what += (i ? "," : "") + std::to_string(v[i]);
+    what += "]";
+    return name;
+  }
   std::string float_scalar(const std::string& name, float v) {
     m.initializer(make_float_tensor(name, {}, {v}));
     what += " " + name + "=" + std::to_string(v);
@@ -486,10 +501,28 @@ Case movement(Rng& rng, const std::string& op) {
     c.add_tensor("x", t, s, rng, -9, 9);
     const int64_t axis = pick(rng, -rank, rank - 1);
     const int64_t dim = s[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
-    std::vector<int64_t> idx(static_cast<size_t>(pick(rng, 1, 5)));
+    // Constant indices (uploaded at prepare) or an input of either index type, of rank 0 to 2.
+    Shape is;
+    for (int64_t d = pick(rng, 0, 2); d > 0; --d) is.push_back(pick(rng, 1, 3));
+    std::vector<int64_t> idx(static_cast<size_t>(cuda::elements_of(is)));
     for (auto& i : idx) i = pick(rng, -dim, dim - 1);
-    const bool scalar = idx.size() == 1 && coin(rng);
-    attr_int(c.node("Gather", {"x", c.ints("idx", idx, scalar)}), "axis", axis);
+    std::string indices;
+    if (is.size() == 1 && coin(rng)) indices = c.ints("idx", idx);
+    else indices = c.index_input("idx", coin(rng) ? DataType::Int32 : DataType::Int64, is, idx);
+    attr_int(c.node("Gather", {"x", indices}), "axis", axis);
+  } else if (op == "GatherND") {
+    c.add_tensor("x", t, s, rng, -9, 9);
+    const int64_t b = pick(rng, 0, rank - 1);  // batch dims
+    const int64_t k = pick(rng, 1, rank - b);  // index tuple length
+    Shape is(s.begin(), s.begin() + b);
+    for (int64_t d = pick(rng, 0, 2); d > 0; --d) is.push_back(pick(rng, 1, 3));
+    is.push_back(k);
+    std::vector<int64_t> idx(static_cast<size_t>(cuda::elements_of(is)));
+    for (size_t i = 0; i < idx.size(); ++i) {
+      const int64_t dim = s[static_cast<size_t>(b) + i % static_cast<size_t>(k)];
+      idx[i] = pick(rng, -dim, dim - 1);
+    }
+    attr_int(c.node("GatherND", {"x", c.index_input("idx", DataType::Int64, is, idx)}), "batch_dims", b);
   }
   return c;
 }
@@ -520,7 +553,7 @@ const std::map<std::string, Generator>& generators() {
     m["MatMul"] = matmul;
     m["Gemm"] = gemm;
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) m[op] = view;
-    for (const char* op : {"Transpose", "Slice", "Concat", "Split", "Expand", "Gather"}) m[op] = movement;
+    for (const char* op : {"Transpose", "Slice", "Concat", "Split", "Expand", "Gather", "GatherND"}) m[op] = movement;
     return m;
   }();
   return g;

@@ -4,14 +4,16 @@
 // on the second and replayed from the third (a CUDA graph on a GPU, the
 // recorded calls on the host). Every run, whatever its way, gives the
 // reference engine's outputs for its own inputs; what cannot be captured
-// runs without capture; and the runtime keeps a capture honest (no wait, no
-// copy to the host, no allocation outside the plan, copies' bytes kept).
+// runs without capture; the runtime keeps a capture honest (no wait, no
+// copy to the host, no allocation outside the plan, copies' bytes kept);
+// and indices the device reads are checked there, in every kind of run.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 
 #include "cuda/arena.h"
+#include "cuda/fault_log.h"
 #include "cuda/runtime.h"
 #include "model_builder.h"
 #include "onnxscope/cuda.h"
@@ -26,7 +28,7 @@ namespace {
 // Conv + BatchNormalization + Relu (folded and fused for the device),
 // MaxPool, the exporters' flatten (Shape, Gather, Unsqueeze, Concat: shape
 // arithmetic on the host) into Reshape, Gemm with alpha and beta, a Gather
-// of constant indices (uploaded by the operator inside the capture), Softmax.
+// of constant indices (uploaded when the model is prepared), Softmax.
 std::shared_ptr<const Model> cnn() {
   ModelBuilder b(17);
   b.input("x", DataType::Float, {std::string("n"), int64_t{3}, int64_t{8}, int64_t{8}});
@@ -174,18 +176,89 @@ TEST(CudaSteadyState, ARunWithHostWorkOnChangingValuesIsPlannedButNotCaptured) {
   }
 }
 
+// A token embedding: Gather of a table by the token ids (a model input, read
+// and checked on the device), then GatherND picking rows by another input.
+// Every run is captured or replayed; a run with an index out of range fails
+// at the node that read it, whether it ran plainly, was captured or was
+// replayed, and the next good run is right again.
+namespace {
+
+std::shared_ptr<const Model> embedding() {
+  ModelBuilder b(17);
+  b.input("ids", DataType::Int64, {int64_t{2}, int64_t{4}});
+  b.input("rows", DataType::Int64, {int64_t{3}, int64_t{2}});
+  std::vector<float> table(10 * 3);
+  for (size_t i = 0; i < table.size(); ++i) table[i] = 0.25f * static_cast<float>(i) - 3.f;
+  b.initializer(make_float_tensor("table", {10, 3}, table));
+  b.node("Gather", {"table", "ids"}, {"embedded"}, "embed");  // [2, 4, 3]
+  b.node("GatherND", {"embedded", "rows"}, {"picked"}, "pick_rows");  // [3, 3]
+  b.node("Relu", {"picked"}, {"out"}, "relu");
+  b.output("out", DataType::Float, {int64_t{3}, int64_t{3}});
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<const Model>(std::move(r.model));
+}
+
+Tensor int64s(const Shape& s, const std::vector<int64_t>& v) {
+  Tensor t = Tensor::zeros(DataType::Int64, s);
+  std::copy(v.begin(), v.end(), t.mutable_data<int64_t>());
+  return t;
+}
+
+NamedValues tokens(const std::vector<int64_t>& ids, const std::vector<int64_t>& rows) {
+  return {{"ids", Value(int64s({2, 4}, ids))}, {"rows", Value(int64s({3, 2}, rows))}};
+}
+
+// Runs `in` expecting the fault of node `node` with `words` in its message.
+void expect_fault(PreparedModel& p, const NamedValues& in, const std::string& node, const std::string& words) {
+  try {
+    p.run(in);
+    ADD_FAILURE() << "an index out of range was not reported (" << words << ")";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.diagnostic().where.node, node) << e.what();
+    EXPECT_NE(std::string(e.what()).find(words), std::string::npos) << e.what();
+  }
+}
+
+void check_indices(Engine& engine) {
+  auto m = embedding();
+  ASSERT_TRUE(m);
+  auto reference = make_reference_engine()->prepare(m);
+  auto prepared = engine.prepare(m);
+  EXPECT_NE(prepared->placement().find("from the second, the whole run captured once"), std::string::npos)
+      << prepared->placement();
+  const NamedValues good[] = {tokens({0, 9, -1, 3, 5, -10, 2, 7}, {0, 1, 1, 3, -1, -4}),
+                              tokens({1, 1, 8, -2, 4, 6, 0, -5}, {1, 0, 0, 2, 1, -1}),
+                              tokens({7, 3, 3, 9, -9, 2, 5, 5}, {-2, 3, 0, 0, 1, 1})};
+  expect_fault(*prepared, tokens({0, 1, 2, 3, 4, 10, 6, 7}, {0, 0, 0, 0, 0, 0}), "embed", "index 10 (at 5) is outside [-10, 9]");
+  for (int i = 0; i < 3; ++i) {
+    expect_matches(prepared->run(good[i]), reference->run(good[i]), "good run " + std::to_string(i));
+    EXPECT_EQ(prepared->last_run_stats().how, i == 0 ? "memory recorded for planning" : i == 1 ? "planned memory, run captured" : "captured run replayed");
+  }
+  expect_fault(*prepared, tokens({0, 1, 2, 3, 4, 5, 6, -11}, {0, 0, 0, 0, 0, 0}), "embed", "index -11 (at 7) is outside [-10, 9]");
+  expect_matches(prepared->run(good[0]), reference->run(good[0]), "a good run after a fault");
+  EXPECT_EQ(prepared->last_run_stats().how, "captured run replayed");
+  expect_fault(*prepared, tokens({0, 1, 2, 3, 4, 5, 6, 7}, {0, 0, 1, 4, 0, 0}), "pick_rows", "index 4 (at 3) is outside [-4, 3]");
+  expect_matches(prepared->run(good[1]), reference->run(good[1]), "a good run after a GatherND fault");
+}
+
+}  // namespace
+
+TEST(CudaSteadyState, IndicesAreCheckedOnTheDeviceInEveryKindOfRun) { check_indices(*make_cuda_sim_engine()); }
+
+// The same on a GPU: the fault record written by atomicCAS, read after a graph launch.
+TEST(CudaSteadyState, OnAGpuIndicesAreCheckedInEveryKindOfRun) {
+  const CudaStatus status = cuda_status();
+  if (status.devices.empty()) GTEST_SKIP() << "no GPU to run on: " << (status.reason.empty() ? "no CUDA device" : status.reason);
+  check_indices(*make_cuda_engine());
+}
+
 // --- the arena and the runtime's capture rules, directly
 
 namespace {
 
 using cuda::Arena;
 using cuda::DeviceMemory;
-
-bool inside(const DeviceMemory& m, const void* base, uint64_t bytes) {
-  const auto* p = static_cast<const unsigned char*>(m.get());
-  const auto* b = static_cast<const unsigned char*>(base);
-  return p >= b && p < b + bytes;
-}
 
 }  // namespace
 
@@ -271,4 +344,29 @@ TEST(CudaArena, InsideACaptureAnAllocationOffThePlanIsRefused) {
   EXPECT_FALSE(rt->capturing());
   rt->set_arena(nullptr);
   arena.end_run(false);
+}
+
+// Two kernels find faults in one run: the first one's is the one reported,
+// once; a run with no checking kernel reads nothing back.
+TEST(CudaFaultLog, TheFirstFaultOfARunIsReportedOnce) {
+  auto rt = cuda::make_host_runtime();
+  cuda::FaultLog log(rt);
+  EXPECT_FALSE(log.take()) << "no checking kernel has run";
+  auto x = rt->allocate_unplanned(4 * sizeof(float));
+  auto idx = rt->allocate_unplanned(2 * sizeof(int64_t));
+  auto y = rt->allocate_unplanned(2 * sizeof(float));
+  const int64_t bad[2] = {1, 7};
+  rt->copy_in(idx.get(), bad, sizeof(bad));
+  for (const char* node : {"first", "second"}) {
+    const cuda::FaultLog::Site site = log.site(node);
+    cuda::GatherKernel<uint32_t> k{4, 2, 1, static_cast<const uint32_t*>(x.get()), idx.get(), false,
+                                   static_cast<uint32_t*>(y.get()), site.record, site.id};
+    cuda::launch(*rt, k, 2);
+  }
+  const auto f = log.take();
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->node, "first");
+  EXPECT_EQ(cuda::describe_index_fault(*f), "index 7 (at 1) is outside [-4, 3]");
+  EXPECT_EQ(static_cast<const float*>(y.get())[1], 0.f) << "a bad index gives zero, not a read outside x";
+  EXPECT_FALSE(log.take()) << "a fault is reported once";
 }

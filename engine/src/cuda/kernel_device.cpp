@@ -17,10 +17,17 @@ namespace onnxscope::cuda {
 
 namespace {
 
+// A run's captured work, and whether it holds a checking kernel (so a
+// replay leaves a fault record to read).
+struct Capture final : offload::CapturedWork {
+  std::unique_ptr<offload::CapturedWork> work;
+  bool checks = false;
+};
+
 class KernelDevice final : public offload::Device {
  public:
   KernelDevice(std::shared_ptr<Runtime> rt, MathMode mode, std::string name)
-      : rt_(std::move(rt)), mode_(mode), name_(std::move(name)) {}
+      : rt_(std::move(rt)), faults_(rt_), mode_(mode), name_(std::move(name)) {}
 
   std::string name() const override { return name_; }
 
@@ -60,7 +67,7 @@ class KernelDevice final : public offload::Device {
            std::span<const Tensor* const> host_args, std::vector<offload::DeviceTensor>& out) override {
     const OpDef* d = find_op(n.domain, n.op_type);
     if (!d) throw std::runtime_error("no CUDA kernel for " + n.op_type);
-    OpContext ctx(rt_, n, opset, mode_, in, host_args, out);
+    OpContext ctx(rt_, faults_, n, opset, mode_, in, host_args, out);
     d->run(ctx);
   }
 
@@ -78,6 +85,11 @@ class KernelDevice final : public offload::Device {
   }
 
   void synchronize() override { rt_->synchronize(); }
+  std::optional<offload::DeviceFault> take_fault() override {
+    auto f = faults_.take();
+    if (!f) return std::nullopt;
+    return offload::DeviceFault{f->node, describe_index_fault(*f)};
+  }
 
   // Repeated runs: device memory planned by liveness (cuda/arena.h), and the
   // whole run captured (a CUDA graph on a GPU, a list of calls on the host).
@@ -93,9 +105,22 @@ class KernelDevice final : public offload::Device {
   }
   bool can_capture() const override { return true; }
   void begin_capture() override { rt_->begin_capture(); }
-  std::unique_ptr<offload::CapturedWork> end_capture() override { return rt_->end_capture(); }
-  void abort_capture() override { rt_->abort_capture(); }
-  void replay(const offload::CapturedWork& work) override { rt_->replay(work); }
+  std::unique_ptr<offload::CapturedWork> end_capture() override {
+    auto c = std::make_unique<Capture>();
+    c->work = rt_->end_capture();
+    c->checks = faults_.end_capture();
+    return c;
+  }
+  void abort_capture() override {
+    rt_->abort_capture();
+    faults_.end_capture();
+  }
+  void replay(const offload::CapturedWork& work) override {
+    const auto* c = dynamic_cast<const Capture*>(&work);
+    if (!c || !c->work) throw std::logic_error("not a capture of this device");
+    rt_->replay(*c->work);
+    faults_.replayed(c->checks);
+  }
   void write(const offload::DeviceTensor& to, const Tensor& from) override {
     if (from.dtype() != to.dtype || from.shape() != to.shape)
       throw std::runtime_error("a " + std::string(dtype_name(from.dtype())) + " " + shape_to_string(from.shape()) +
@@ -116,6 +141,7 @@ class KernelDevice final : public offload::Device {
 
  private:
   std::shared_ptr<Runtime> rt_;
+  FaultLog faults_;
   MathMode mode_;
   std::string name_;
 };

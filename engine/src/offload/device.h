@@ -6,6 +6,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -24,6 +25,12 @@ struct DeviceTensor {
   Shape shape;
   void* data = nullptr;            // device address (nullptr for zero elements)
   std::shared_ptr<void> storage;   // freed on the device when the last holder goes
+};
+
+// node_output: the first output of the node whose kernel found the fault.
+struct DeviceFault {
+  std::string node_output;
+  std::string message;
 };
 
 class Device {
@@ -46,6 +53,11 @@ class Device {
   virtual std::string kernel_name(const Node& n) const = 0;
   // Waits until everything queued has finished (before timing, before a download is used).
   virtual void synchronize() = 0;
+  // A check the device's kernels made as they ran, found now (kernels do
+  // not wait to report: an index out of range gives zeros and a fault). The
+  // offload engine asks before it reads anything the device computed and at
+  // the end of each run; the first fault since the last call, or nullopt.
+  virtual std::optional<DeviceFault> take_fault() { return std::nullopt; }
   // The CPU engine's graph passes (cpu/pass_table.cpp names) whose output
   // operators this device runs, beyond the engine-neutral ones the offload
   // engine always applies (runs without capture only).

@@ -334,6 +334,7 @@ class OffloadPrepared final : public PreparedModel {
   NamedValues run_plan(const Plan& plan, const NamedValues& inputs, const RunOptions& options, Steady* s, bool capture) {
     const Graph& g = plan.m->graph;
     MemoryScope scope(*device_, s);  // before the run's values: they go first
+    device_->take_fault();           // one a failed run left is not this run's
     Run r{&plan, std::unordered_map<std::string, Value>(inputs.begin(), inputs.end()), plan.uploaded, 0, {}};
     for (const auto& init : g.initializers) r.host.emplace(init.name, Value(init.value));
     for (const auto& in : g.inputs)
@@ -375,6 +376,7 @@ class OffloadPrepared final : public PreparedModel {
         if (auto it = r.device.find(o.name); it != r.device.end()) s->outputs.emplace_back(o.name, not_owned(it->second));
       device_->replay(*s->work);
     }
+    check_faults(plan);
     copies_before(r, g.nodes.size() + 1);
     device_->synchronize();
     return outputs_of(plan, r.host);
@@ -387,8 +389,10 @@ class OffloadPrepared final : public PreparedModel {
     std::unordered_map<std::string, Value> host(inputs.begin(), inputs.end());
     for (const auto& init : g.initializers) host.emplace(init.name, Value(init.value));
     try {
+      device_->take_fault();  // one a failed run left is not this run's
       for (const auto& [name, t] : s.inputs) device_->write(t, host.at(name).tensor());
       device_->replay(*s.work);
+      check_faults(plan);
       for (const auto& [name, t] : s.outputs) host[name] = Value(device_->download(t));
       device_->synchronize();
     } catch (const Error&) {
@@ -397,6 +401,21 @@ class OffloadPrepared final : public PreparedModel {
       fail_at(Location{plan.m->source, "main", -1, {}, {}, {}}, "kernel", device_->name() + ": replaying the captured run: " + e.what());
     }
     return outputs_of(plan, host);
+  }
+
+  // A fault the device's kernels found as they ran (an index out of range),
+  // as the error of the node that found it; asked before anything the device
+  // computed is read on the host, since a later node's failure on the zeros
+  // a faulty read gave would hide the cause.
+  void check_faults(const Plan& plan) {
+    auto f = device_->take_fault();
+    if (!f) return;
+    const Graph& g = plan.m->graph;
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      for (const auto& o : g.nodes[i].outputs)
+        if (!o.empty() && o == f->node_output) fail_at(where(*plan.m, i), "kernel", device_->name() + ": " + f->message);
+    fail_at(Location{plan.m->source, "main", -1, {}, {}, f->node_output}, "kernel",
+            device_->name() + ": the node making '" + f->node_output + "': " + f->message);
   }
 
   static NamedValues outputs_of(const Plan& plan, const std::unordered_map<std::string, Value>& host) {
@@ -432,6 +451,7 @@ class OffloadPrepared final : public PreparedModel {
       } else {
         auto it = r.device.find(c.value);
         if (it == r.device.end()) fail_at(at, "missing-value", "value '" + c.value + "' is not on the device");
+        check_faults(*r.plan);
         r.host[c.value] = Value(device_->download(it->second));
       }
     }
@@ -493,6 +513,7 @@ class OffloadPrepared final : public PreparedModel {
       if (!n.outputs[k].empty()) r.device[n.outputs[k]] = std::move(out[k]);
     if (options.observer) {
       device_->synchronize();
+      check_faults(*r.plan);
       const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
       std::vector<Value> downloaded_in(n.inputs.size()), outs(n.outputs.size());
       std::vector<const Value*> ins(n.inputs.size(), nullptr);

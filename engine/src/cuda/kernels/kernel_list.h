@@ -22,7 +22,8 @@ using AllKernels = KernelList<
     WhereKernel<uint8_t>, WhereKernel<uint16_t>, WhereKernel<uint32_t>, WhereKernel<uint64_t>, ClipKernel, RoundToHalfKernel, EpilogueKernel,
     CastKernel, BatchNormFoldKernel, ChannelAffineKernel, StridedCopyKernel<uint8_t>, StridedCopyKernel<uint16_t>,
     StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, StoreBytesKernel, GatherKernel<uint8_t>, GatherKernel<uint16_t>,
-    GatherKernel<uint32_t>, GatherKernel<uint64_t>, SoftmaxKernel, LayerNormKernel, ReduceKernel, PoolKernel>;
+    GatherKernel<uint32_t>, GatherKernel<uint64_t>, GatherNDKernel<uint8_t>, GatherNDKernel<uint16_t>,
+    GatherNDKernel<uint32_t>, GatherNDKernel<uint64_t>, SoftmaxKernel, LayerNormKernel, ReduceKernel, PoolKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

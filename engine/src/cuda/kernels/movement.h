@@ -1,7 +1,7 @@
 // Data movement on elements of any width (1, 2, 4 or 8 bytes, moved as
 // unsigned integers of that size): one strided copy that is Transpose,
-// Slice, Expand, Concat and Split, and Gather with indices checked on the
-// host.
+// Slice, Expand, Concat and Split, and Gather with its indices read and
+// checked on the device.
 #pragma once
 
 #include "cuda/kernels/portable.h"
@@ -43,20 +43,62 @@ struct StoreBytesKernel {
   OS_HD void operator()(int64_t i) const { to[i] = bytes[i]; }
 };
 
-// Gather along an axis: x viewed as [outer, axis_dim, inner], indices as
-// [count] (already checked and made non-negative on the host), y as
-// [outer, count, inner].
+// Gather along an axis: x viewed as [outer, axis_dim, inner], indices
+// (int64, or int32 when indices32) as [count], y as [outer, count, inner].
+// An index outside [-axis_dim, axis_dim) is reported through `fault` (the
+// host finds it after the run) and gives zeros, never a read outside x.
 template <class T>
 struct GatherKernel {
   int64_t axis_dim, count, inner;
   const T* x;
-  const int64_t* indices;
+  const void* indices;
+  bool indices32;
   T* y;
+  int64_t* fault;
+  int64_t site;
   OS_HD void operator()(int64_t i) const {
     const int64_t r = i % inner;
     const int64_t j = (i / inner) % count;
     const int64_t o = i / (inner * count);
-    y[i] = x[(o * axis_dim + indices[j]) * inner + r];
+    int64_t k = indices32 ? static_cast<const int32_t*>(indices)[j] : static_cast<const int64_t*>(indices)[j];
+    if (k < -axis_dim || k >= axis_dim) {
+      report_fault(fault, site, j, k, axis_dim);
+      y[i] = T{};
+      return;
+    }
+    if (k < 0) k += axis_dim;
+    y[i] = x[(o * axis_dim + k) * inner + r];
+  }
+};
+
+// GatherND: output item i is element s of slice q, q = batch * tuples + t;
+// tuple q (k int64 at indices + q * k) picks, in batch `batch` of x, the
+// slice at sum idx_d * stride[d]. Faults as Gather's (position: the place in
+// indices of the bad entry).
+template <class T>
+struct GatherNDKernel {
+  int k;
+  int64_t dims[kKernelRank], stride[kKernelRank];
+  int64_t tuples, slice, batch_block;  // tuples per batch, elements per slice and per batch of x
+  const T* x;
+  const int64_t* indices;
+  T* y;
+  int64_t* fault;
+  int64_t site;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t q = i / slice;
+    int64_t at = (q / tuples) * batch_block + i % slice;
+    for (int d = 0; d < k; ++d) {
+      int64_t v = indices[q * k + d];
+      if (v < -dims[d] || v >= dims[d]) {
+        report_fault(fault, site, q * k + d, v, dims[d]);
+        y[i] = T{};
+        return;
+      }
+      if (v < 0) v += dims[d];
+      at += v * stride[d];
+    }
+    y[i] = x[at];
   }
 };
 

@@ -91,6 +91,22 @@ OS_HD uint16_t float_to_half(float f) {
   if (rem > 0x1000u || (rem == 0x1000u && (r & 1u))) ++r;
   return static_cast<uint16_t>(sign | r);
 }
+// A check a kernel makes as it runs (an index out of range), left for the
+// host to read after the run (Runtime::take_fault): record[0] the site
+// (Runtime::fault_site, from 1), then the position, the value and the bound.
+// The first kernel thread to find a fault writes the record; others leave it.
+OS_HD void report_fault(int64_t* record, int64_t site, int64_t position, int64_t value, int64_t bound) {
+#ifdef __CUDA_ARCH__
+  if (atomicCAS(reinterpret_cast<unsigned long long*>(record), 0ull, static_cast<unsigned long long>(site)) != 0ull) return;
+#else
+  if (record[0] != 0) return;
+  record[0] = site;
+#endif
+  record[1] = position;
+  record[2] = value;
+  record[3] = bound;
+}
+
 OS_HD float bfloat16_to_float(uint16_t b) { return bits_to_float(static_cast<uint32_t>(b) << 16); }
 OS_HD uint16_t float_to_bfloat16(float f) {
   const uint32_t u = float_to_bits(f);

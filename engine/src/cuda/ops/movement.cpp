@@ -1,7 +1,8 @@
 // Data movement: the view ops (Reshape, Flatten, Squeeze, Unsqueeze,
 // Identity: a new shape over the same memory) and, by one strided-copy
 // kernel, Transpose, Slice, Concat, Split and Expand; Gather with its
-// indices checked on the host (kernels/movement.h). Any fixed-width type.
+// indices read and checked on the device (kernels/movement.h), and
+// GatherND likewise. Any fixed-width type.
 #include <algorithm>
 #include <climits>
 #include <numeric>
@@ -321,53 +322,121 @@ void run_expand(OpContext& c) {
 
 // --- Gather ---
 
-bool gather_reads_on_host(const Node&, size_t i) { return i == 1; }
-
+// The indices stay on the device (they are often a model input, such as an
+// embedding's token ids): the kernel checks them as it reads them.
 std::optional<std::string> refuse_gather(const Graph& g, const Node& n) {
   if (auto r = refuse_movable(g, n)) return r;
   return require_types(g, n, {DataType::Int64, DataType::Int32}, 1, 1);
 }
 
 template <class T>
-void gather_as(OpContext& c, const GatherKernel<T>& proto, const void* x, const void* idx, void* y, int64_t n) {
-  GatherKernel<T> k = proto;
-  k.x = static_cast<const T*>(x);
-  k.indices = static_cast<const int64_t*>(idx);
-  k.y = static_cast<T*>(y);
+void gather_as(OpContext& c, GatherKernel<T> k, const DeviceTensor& x, const DeviceTensor& idx, int64_t n) {
+  k.x = static_cast<const T*>(x.data);
+  k.indices = idx.data;
+  k.indices32 = idx.dtype == DataType::Int32;
+  k.y = static_cast<T*>(c.output(0).data);
+  const FaultLog::Site site = c.fault_site();
+  k.fault = site.record;
+  k.site = site.id;
   launch(c.rt(), k, n);
 }
 
 void run_gather(OpContext& c) {
   const DeviceTensor& x = c.input(0);
-  const Tensor* idx = c.host(1);
-  if (!idx) c.fail("the indices are missing");
+  const DeviceTensor& idx = c.input(1);
+  if (idx.dtype != DataType::Int64 && idx.dtype != DataType::Int32)
+    c.fail("indices of type " + std::string(dtype_name(idx.dtype)) + " (int64 or int32)");
   const size_t rank = x.shape.size();
   if (rank == 0) c.fail("a scalar cannot be gathered from");
   const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", 0), rank));
   const int64_t dim = x.shape[axis];
-  const std::vector<int64_t> raw = host_ints(c, 1);
-  Tensor checked = Tensor::zeros(DataType::Int64, {static_cast<int64_t>(raw.size())});
-  for (size_t i = 0; i < raw.size(); ++i) {
-    const int64_t v = raw[i];
-    if (v < -dim || v >= dim)
-      c.fail("index " + std::to_string(v) + " (at " + std::to_string(i) + ") is outside [" + std::to_string(-dim) + ", " + std::to_string(dim - 1) + "]");
-    checked.mutable_data<int64_t>()[i] = v < 0 ? v + dim : v;
-  }
   Shape out(x.shape.begin(), x.shape.begin() + static_cast<std::ptrdiff_t>(axis));
-  out.insert(out.end(), idx->shape().begin(), idx->shape().end());
+  out.insert(out.end(), idx.shape.begin(), idx.shape.end());
   out.insert(out.end(), x.shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, x.shape.end());
   c.output(0) = c.allocate(x.dtype, out);
   const int64_t n = static_cast<int64_t>(elements_of(out));
   if (n == 0) return;
-  const DeviceTensor dev_idx = c.upload(checked);
   int64_t inner = 1;
   for (size_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
-  GatherKernel<uint8_t> proto8{dim, static_cast<int64_t>(raw.size()), inner, nullptr, nullptr, nullptr};
+  const auto count = static_cast<int64_t>(elements_of(idx.shape));
   switch (dtype_info(x.dtype).bits) {
-    case 8: gather_as(c, proto8, x.data, dev_idx.data, c.output(0).data, n); break;
-    case 16: gather_as(c, GatherKernel<uint16_t>{dim, proto8.count, inner, nullptr, nullptr, nullptr}, x.data, dev_idx.data, c.output(0).data, n); break;
-    case 32: gather_as(c, GatherKernel<uint32_t>{dim, proto8.count, inner, nullptr, nullptr, nullptr}, x.data, dev_idx.data, c.output(0).data, n); break;
-    default: gather_as(c, GatherKernel<uint64_t>{dim, proto8.count, inner, nullptr, nullptr, nullptr}, x.data, dev_idx.data, c.output(0).data, n); break;
+    case 8: gather_as(c, GatherKernel<uint8_t>{dim, count, inner}, x, idx, n); break;
+    case 16: gather_as(c, GatherKernel<uint16_t>{dim, count, inner}, x, idx, n); break;
+    case 32: gather_as(c, GatherKernel<uint32_t>{dim, count, inner}, x, idx, n); break;
+    default: gather_as(c, GatherKernel<uint64_t>{dim, count, inner}, x, idx, n); break;
+  }
+}
+
+// --- GatherND ---
+
+std::optional<std::string> refuse_gather_nd(const Graph& g, const Node& n) {
+  if (auto r = refuse_movable(g, n)) return r;
+  return require_types(g, n, {DataType::Int64}, 1, 1);
+}
+
+template <class T>
+void gather_nd_as(OpContext& c, GatherNDKernel<T> k, const DeviceTensor& x, const DeviceTensor& idx, int64_t n) {
+  k.x = static_cast<const T*>(x.data);
+  k.indices = static_cast<const int64_t*>(idx.data);
+  k.y = static_cast<T*>(c.output(0).data);
+  const FaultLog::Site site = c.fault_site();
+  k.fault = site.record;
+  k.site = site.id;
+  launch(c.rt(), k, n);
+}
+
+void run_gather_nd(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const DeviceTensor& idx = c.input(1);
+  if (idx.dtype != DataType::Int64) c.fail("indices of type " + std::string(dtype_name(idx.dtype)) + " (int64)");
+  const auto r = static_cast<int64_t>(x.shape.size()), q = static_cast<int64_t>(idx.shape.size());
+  const int64_t b = c.attr_int("batch_dims", 0);
+  if (r < 1 || q < 1) c.fail("data and indices must have rank >= 1");
+  if (b < 0 || b >= std::min(q, r))
+    c.fail("batch_dims " + std::to_string(b) + " is outside [0, " + std::to_string(std::min(q, r)) + ")");
+  for (int64_t d = 0; d < b; ++d)
+    if (x.shape[static_cast<size_t>(d)] != idx.shape[static_cast<size_t>(d)])
+      c.fail("the first batch_dims dims of data " + shape_to_string(x.shape) + " and indices " +
+             shape_to_string(idx.shape) + " differ");
+  const int64_t k = idx.shape.back();
+  if (k < 1 || k > r - b)
+    c.fail("indices.shape[-1] = " + std::to_string(k) + " is outside [1, rank(data) - batch_dims] = [1, " +
+           std::to_string(r - b) + "]");
+  if (k > kKernelRank) c.fail("index tuples longer than " + std::to_string(kKernelRank));
+  const auto ub = static_cast<size_t>(b), uk = static_cast<size_t>(k);
+  Shape out(idx.shape.begin(), idx.shape.end() - 1);
+  out.insert(out.end(), x.shape.begin() + static_cast<std::ptrdiff_t>(ub + uk), x.shape.end());
+  c.output(0) = c.allocate(x.dtype, out);
+  const auto n = static_cast<int64_t>(elements_of(out));
+  if (n == 0) return;
+  auto product = [](const Shape& s, size_t from, size_t to) {
+    int64_t p = 1;
+    for (size_t d = from; d < to; ++d) p *= s[d];
+    return p;
+  };
+  GatherNDKernel<uint8_t> proto{};
+  proto.k = static_cast<int>(k);
+  for (size_t d = 0; d < uk; ++d) {
+    proto.dims[d] = x.shape[ub + d];
+    proto.stride[d] = product(x.shape, ub + d + 1, x.shape.size());
+  }
+  proto.tuples = product(idx.shape, ub, idx.shape.size() - 1);
+  proto.slice = product(x.shape, ub + uk, x.shape.size());
+  proto.batch_block = product(x.shape, ub, x.shape.size());
+  auto as = [&](auto typed) {
+    typed.k = proto.k;
+    std::copy(std::begin(proto.dims), std::end(proto.dims), typed.dims);
+    std::copy(std::begin(proto.stride), std::end(proto.stride), typed.stride);
+    typed.tuples = proto.tuples;
+    typed.slice = proto.slice;
+    typed.batch_block = proto.batch_block;
+    gather_nd_as(c, typed, x, idx, n);
+  };
+  switch (dtype_info(x.dtype).bits) {
+    case 8: as(proto); break;
+    case 16: as(GatherNDKernel<uint16_t>{}); break;
+    case 32: as(GatherNDKernel<uint32_t>{}); break;
+    default: as(GatherNDKernel<uint64_t>{}); break;
   }
 }
 
@@ -381,7 +450,8 @@ void add_movement_ops(std::vector<OpDef>& t) {
   t.push_back({"Concat", refuse_concat, run_concat});
   t.push_back({"Split", refuse_movable, run_split, OpBackend::Kernel, split_reads_on_host});
   t.push_back({"Expand", refuse_movable, run_expand, OpBackend::Kernel, expand_reads_on_host});
-  t.push_back({"Gather", refuse_gather, run_gather, OpBackend::Kernel, gather_reads_on_host});
+  t.push_back({"Gather", refuse_gather, run_gather});
+  t.push_back({"GatherND", refuse_gather_nd, run_gather_nd});
 }
 
 }  // namespace onnxscope::cuda

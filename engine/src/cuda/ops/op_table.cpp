@@ -12,6 +12,12 @@ const DeviceTensor& OpContext::input(size_t k) const {
   return *in_[k];
 }
 
+FaultLog::Site OpContext::fault_site() {
+  for (const auto& o : node_.outputs)
+    if (!o.empty()) return faults_.site(o);
+  fail("a node without outputs has no fault site");
+}
+
 DeviceTensor OpContext::allocate(DataType dtype, const Shape& shape) {
   DeviceTensor d;
   d.dtype = dtype;

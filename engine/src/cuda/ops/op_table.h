@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/fault_log.h"
 #include "cuda/runtime.h"
 #include "offload/device.h"
 #include "onnxscope/ir.h"
@@ -22,11 +23,13 @@ using offload::DeviceTensor;
 // What an operator sees when it runs one node.
 class OpContext {
  public:
-  OpContext(std::shared_ptr<Runtime> rt, const Node& node, int64_t opset, MathMode mode,
+  OpContext(std::shared_ptr<Runtime> rt, FaultLog& faults, const Node& node, int64_t opset, MathMode mode,
             std::span<const DeviceTensor* const> in, std::span<const Tensor* const> host, std::vector<DeviceTensor>& out)
-      : rt_(std::move(rt)), node_(node), opset_(opset), mode_(mode), in_(in), host_(host), out_(out) {}
+      : rt_(std::move(rt)), faults_(faults), node_(node), opset_(opset), mode_(mode), in_(in), host_(host), out_(out) {}
 
   Runtime& rt() { return *rt_; }
+  // Where a kernel of this node reports a fault it finds (cuda/fault_log.h).
+  FaultLog::Site fault_site();
   const Node& node() const { return node_; }
   int64_t opset() const { return opset_; }
   MathMode mode() const { return mode_; }
@@ -52,6 +55,7 @@ class OpContext {
 
  private:
   std::shared_ptr<Runtime> rt_;
+  FaultLog& faults_;
   const Node& node_;
   int64_t opset_;
   MathMode mode_;

@@ -1,0 +1,58 @@
+// Checks the CUDA engine's kernels make as they run (an index out of range)
+// are found when the host next looks, so no kernel waits for them: a
+// checking kernel gets a record and a site (kernels/portable.h
+// report_fault), and take() reads the record back, only when a checking
+// kernel was queued since the last look, and clears it. Works the same in a
+// captured run: a replay of work that held a checking kernel counts as one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "cuda/runtime.h"
+
+namespace onnxscope::cuda {
+
+class FaultLog {
+ public:
+  explicit FaultLog(std::shared_ptr<Runtime> rt) : rt_(std::move(rt)) {}
+
+  struct Site {
+    int64_t* record = nullptr;  // 4 int64 on the device: site (0: none), position, value, bound
+    int64_t id = 0;             // from 1
+  };
+  // The site of node `node` (its first output names it: unique in a graph),
+  // for a checking kernel about to be queued. Throws offload::CaptureUnsupported when the record does not
+  // exist yet and a capture is in progress (it is made outside any capture).
+  Site site(const std::string& node);
+
+  struct Fault {
+    std::string node;  // as given to site()
+    int64_t position = 0, value = 0, bound = 0;
+  };
+  // The first fault since the last look, if a checking kernel ran since.
+  // Waits for the device. Not inside a capture.
+  std::optional<Fault> take();
+
+  // Whether the capture now ending held a checking kernel; and a replay of
+  // such work, to be looked at.
+  bool end_capture();
+  void replayed(bool checks) { unread_ = unread_ || checks; }
+
+ private:
+  std::shared_ptr<Runtime> rt_;
+  DeviceMemory record_;
+  std::vector<std::string> sites_;
+  std::unordered_map<std::string, int64_t> ids_;
+  bool unread_ = false;          // a checking kernel was queued since the last look
+  bool capture_checks_ = false;  // the capture in progress holds one
+};
+
+// "index 7 (at 3) is outside [-5, 4]": an index fault in words.
+std::string describe_index_fault(const FaultLog::Fault& f);
+
+}  // namespace onnxscope::cuda
