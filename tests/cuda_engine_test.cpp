@@ -121,7 +121,9 @@ TEST(CudaEngine, PlacementNamesFallbacksAndCopies) {
   ASSERT_TRUE(m);
   auto prepared = make_cuda_sim_engine()->prepare(m);
   const std::string p = prepared->placement();
-  EXPECT_NE(p.find("16 of 17 nodes on the device, 1 on the host (CPU engine); 5 copies per run, 1 uploads at prepare"), std::string::npos) << p;
+  // The 11 elementwise nodes are two chains for the device (8 ops and 3, fuse-elementwise).
+  EXPECT_NE(p.find("7 of 8 nodes on the device, 1 on the host (CPU engine); 5 copies per run, 1 uploads at prepare"), std::string::npos) << p;
+  EXPECT_NE(p.find("device  add_Chain (FusedElementwise)"), std::string::npos) << p;
   EXPECT_NE(p.find("host    topk (TopK): no CUDA kernel for TopK"), std::string::npos) << p;
   EXPECT_NE(p.find("copy    'sq' to the host"), std::string::npos) << p;
   EXPECT_NE(p.find("upload  'w' once, when the model is prepared"), std::string::npos) << p;

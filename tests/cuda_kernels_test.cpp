@@ -25,6 +25,8 @@
 
 #include "cuda/ops/op_table.h"
 #include "model_builder.h"
+#include "onnxscope/inputs.h"
+#include "random_chain.h"
 #include "onnxscope/cuda.h"
 #include "onnxscope/reference.h"
 
@@ -634,7 +636,21 @@ std::string no_gpu_reason() {
 struct FusionCase {
   std::string fused;  // "onnxscope.cpu::FusedConv"
   std::function<Case(Rng&)> make;
+  int trials = 1;  // random cases drawn
 };
+
+// A random chain of elementwise ops (support/random_chain.h) and inputs for it.
+Case elementwise_chain(Rng& rng) {
+  Case c(22);
+  c.m = random_elementwise_chain(rng);
+  auto loaded = c.m.load();
+  EXPECT_TRUE(loaded.ok()) << dump(loaded);
+  if (!loaded.ok()) return c;
+  InputSpec spec;
+  spec.seed = rng();
+  c.inputs = make_inputs(*loaded.model, spec);
+  return c;
+}
 
 std::string init(Case& c, const std::string& name, const Shape& s, Rng& rng, float lo = -1, float hi = 1) {
   std::uniform_real_distribution<float> d(lo, hi);
@@ -699,6 +715,7 @@ const std::vector<FusionCase>& fusion_cases() {
          c.m.output_untyped("y0");
          return c;
        }},
+      {"onnxscope.cpu::FusedElementwise", elementwise_chain, 40},
       {"LayerNormalization",
        [](Rng& rng) {  // the decomposition exporters write below opset 17, in a model of opset 17
          Case c(17);
@@ -731,31 +748,33 @@ struct AsRun : Observer {
 
 void check_fusions(const std::function<std::unique_ptr<Engine>()>& make) {
   auto reference = make_reference_engine();
-  for (const FusionCase& fc : fusion_cases()) {
-    Rng rng(7);
-    Case c = fc.make(rng);
-    auto loaded = c.m.load();
-    ASSERT_TRUE(loaded.ok()) << fc.fused << "\n" << dump(loaded);
-    std::shared_ptr<const Model> m(std::move(loaded.model));
-    const NamedValues want = reference->prepare(m)->run(c.inputs);
-    auto prepared = make()->prepare(m);
-    AsRun as_run;
-    RunOptions ro;
-    ro.observer = &as_run;
-    ro.capture_original = false;  // the nodes as the engine runs them: fused
-    const NamedValues got = prepared->run(c.inputs, ro);
-    bool fused = false;
-    for (const auto& [op, kernel] : as_run.ran) {
-      EXPECT_NE(kernel.rfind("cpu/", 0), 0u) << fc.fused << ": " << op << " ran on the host";
-      fused = fused || op == fc.fused;
+  for (const FusionCase& fc : fusion_cases())
+    for (int trial = 0; trial < fc.trials; ++trial) {
+      SCOPED_TRACE(fc.fused + " case " + std::to_string(trial));
+      Rng rng(static_cast<uint32_t>(7 + trial));
+      Case c = fc.make(rng);
+      auto loaded = c.m.load();
+      ASSERT_TRUE(loaded.ok()) << fc.fused << "\n" << dump(loaded);
+      std::shared_ptr<const Model> m(std::move(loaded.model));
+      const NamedValues want = reference->prepare(m)->run(c.inputs);
+      auto prepared = make()->prepare(m);
+      AsRun as_run;
+      RunOptions ro;
+      ro.observer = &as_run;
+      ro.capture_original = false;  // the nodes as the engine runs them: fused
+      const NamedValues got = prepared->run(c.inputs, ro);
+      bool fused = false;
+      for (const auto& [op, kernel] : as_run.ran) {
+        EXPECT_NE(kernel.rfind("cpu/", 0), 0u) << fc.fused << ": " << op << " ran on the host";
+        fused = fused || op == fc.fused;
+      }
+      EXPECT_TRUE(fused) << fc.fused << " was not made; nodes as run: " << as_run.ran.size();
+      ASSERT_EQ(got.size(), want.size());
+      expect_close(got[0].second.tensor(), want[0].second.tensor(), 1e-5, 1e-4, fc.fused);
+      // A run without an observer (the same plan) agrees too.
+      const NamedValues plain = prepared->run(c.inputs);
+      expect_close(plain[0].second.tensor(), want[0].second.tensor(), 1e-5, 1e-4, fc.fused + " (no observer)");
     }
-    EXPECT_TRUE(fused) << fc.fused << " was not made; nodes as run: " << as_run.ran.size();
-    ASSERT_EQ(got.size(), want.size());
-    expect_close(got[0].second.tensor(), want[0].second.tensor(), 1e-5, 1e-4, fc.fused);
-    // A run without an observer (the same plan) agrees too.
-    const NamedValues plain = prepared->run(c.inputs);
-    expect_close(plain[0].second.tensor(), want[0].second.tensor(), 1e-5, 1e-4, fc.fused + " (no observer)");
-  }
 }
 
 TEST(CudaKernels, EveryOperatorHasCases) {

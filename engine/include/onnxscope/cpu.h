@@ -16,6 +16,7 @@ namespace onnxscope {
 struct CpuOptions {
   int opt_level = 3;                    // 0: no rewrites ... 3: every pass
   std::set<std::string> disabled_passes;
+  bool device_fusions = false;          // also the device-only passes (set by offload engines)
   int threads = 0;                      // 0: every core
   uint64_t max_tensor_bytes = 0;        // 0: half the machine's memory
   uint64_t max_live_bytes = 0;          // 0: three quarters of the machine's memory
@@ -28,6 +29,9 @@ struct PassInfo {
   int level;         // runs when opt_level >= level
   bool fuses;        // removes or merges original nodes (off in capture mode)
   std::string what;  // one line for --list-passes
+  // Runs only where an engine offloads to a device with kernels for what it
+  // makes (CpuOptions::device_fusions); the CPU engine keeps its own kernels.
+  bool device_only = false;
 };
 
 // Every graph pass, in the order they run.

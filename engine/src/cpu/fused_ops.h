@@ -20,6 +20,16 @@
 //     approximate: "none" (default) or "tanh"; exactly ai.onnx Gelu-20, for
 //     models below opset 20 (fuse-gelu emits ai.onnx Gelu from opset 20 on)
 //
+//  FusedElementwise(X0, ..., Xn-1) -> Y          (n <= 4; made for devices only,
+//     float32 throughout                          see fuse_elementwise.cpp)
+//     ops: strings, the chain's operators in the order they compute (<= 8), each
+//          one of kChainOps below (ai.onnx, the opset of the model)
+//     operands: ints, two per op: its inputs' places in [X0 .. Xn-1, result of
+//          op 0, op 1, ...]; -1 as a unary op's second
+//     params: floats, three per op: its attributes with the spec's defaults
+//          filled in, in kChainOps' order (Gelu: 1 for approximate="tanh")
+//     Y = the last op's result, of the broadcast shape of X0 .. Xn-1
+//
 // Each fused node names the original nodes it replaces in its metadata
 // (optimizer.h: kFusedFrom). Reference-quality kernels for all three live in
 // kernels/fused_reference.cpp so a fused graph always runs; faster ones
@@ -35,6 +45,7 @@ inline constexpr const char* kFusedConv = "FusedConv";
 inline constexpr const char* kFusedGemm = "FusedGemm";
 inline constexpr const char* kFusedMatMul = "FusedMatMul";
 inline constexpr const char* kGelu = "Gelu";
+inline constexpr const char* kFusedElementwise = "FusedElementwise";
 
 // Activations a fusion may absorb, with their parameter count.
 struct FusableActivation {
@@ -43,5 +54,39 @@ struct FusableActivation {
 };
 inline constexpr FusableActivation kFusableActivations[] = {
     {"Relu", 0}, {"LeakyRelu", 1}, {"Sigmoid", 0}, {"Tanh", 0}, {"Clip", 2}, {"HardSigmoid", 2}, {"Gelu", 1}};
+
+// The operators a FusedElementwise chain may hold: float32 elementwise math
+// of one or two inputs, with up to three float attributes (and their
+// defaults) kept as its params.
+struct ChainOp {
+  const char* op;
+  int arity;
+  const char* attrs[3];
+  float defaults[3];
+};
+inline constexpr int kChainMaxOps = 8;
+inline constexpr int kChainMaxInputs = 4;
+inline constexpr ChainOp kChainOps[] = {
+    {"Add", 2, {}, {}},        {"Sub", 2, {}, {}},       {"Mul", 2, {}, {}},      {"Div", 2, {}, {}},
+    {"Pow", 2, {}, {}},        {"Max", 2, {}, {}},       {"Min", 2, {}, {}},      {"Relu", 1, {}, {}},
+    {"Sigmoid", 1, {}, {}},    {"Tanh", 1, {}, {}},      {"Exp", 1, {}, {}},      {"Log", 1, {}, {}},
+    {"Sqrt", 1, {}, {}},       {"Neg", 1, {}, {}},       {"Abs", 1, {}, {}},      {"Erf", 1, {}, {}},
+    {"Reciprocal", 1, {}, {}}, {"Floor", 1, {}, {}},     {"Ceil", 1, {}, {}},     {"Round", 1, {}, {}},
+    {"Sin", 1, {}, {}},        {"Cos", 1, {}, {}},       {"Sign", 1, {}, {}},     {"Softplus", 1, {}, {}},
+    {"Softsign", 1, {}, {}},   {"HardSwish", 1, {}, {}}, {"Mish", 1, {}, {}},     {"Gelu", 1, {}, {}},
+    {"LeakyRelu", 1, {"alpha"}, {0.01f}},
+    {"Elu", 1, {"alpha"}, {1.f}},
+    {"Celu", 1, {"alpha"}, {1.f}},
+    {"ThresholdedRelu", 1, {"alpha"}, {1.f}},
+    {"HardSigmoid", 1, {"alpha", "beta"}, {0.2f, 0.5f}},
+    {"Selu", 1, {"alpha", "gamma"}, {1.67326319217681884765625f, 1.05070102214813232421875f}},
+};
+
+// The entry of `op` in kChainOps, or nullptr.
+inline const ChainOp* chain_op(const std::string& op) {
+  for (const ChainOp& c : kChainOps)
+    if (op == c.op) return &c;
+  return nullptr;
+}
 
 }  // namespace onnxscope::cpu

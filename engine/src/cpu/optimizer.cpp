@@ -40,6 +40,15 @@ std::vector<std::string> fused_from(const Node& node) {
 OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, Diagnostics& log) {
   OptimizeResult result;
   PassContext ctx{&log};
+  // A Gradient node differentiates the graph as it runs: a fused node on
+  // its path has no derivative rule, so such a graph keeps its nodes.
+  bool differentiated = false;
+  for (const Node& n : model.graph.nodes)
+    differentiated = differentiated || (n.op_type == "Gradient" && n.domain == "ai.onnx.preview.training");
+  auto wanted = [&](const Pass& p) {
+    return p.info.level <= options.opt_level && !options.disabled_passes.count(p.info.name) &&
+           (!p.info.device_only || options.device_fusions) && !((capture || differentiated) && p.info.fuses);
+  };
   // Unnamed nodes are known by their label in the original graph ("Conv#3");
   // name them so: a rewritten node keeps that name (and lists it in its
   // provenance), so errors, --explain and --profile name the user's node,
@@ -50,8 +59,7 @@ OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, D
   for (int round = 0; round < 4; ++round) {
     bool changed = false;
     for (const Pass& p : pass_table()) {
-      if (p.last || p.info.level > options.opt_level || options.disabled_passes.count(p.info.name)) continue;
-      if (capture && p.info.fuses) continue;
+      if (p.last || !wanted(p)) continue;
       if (p.run(model, ctx)) {
         changed = true;
         if (std::find(result.applied.begin(), result.applied.end(), p.info.name) == result.applied.end())
@@ -61,8 +69,7 @@ OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, D
     if (!changed) break;
   }
   for (const Pass& p : pass_table()) {
-    if (!p.last || p.info.level > options.opt_level || options.disabled_passes.count(p.info.name)) continue;
-    if (capture && p.info.fuses) continue;
+    if (!p.last || !wanted(p)) continue;
     if (p.run(model, ctx)) result.applied.push_back(p.info.name);
   }
   return result;

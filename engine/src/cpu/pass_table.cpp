@@ -2,7 +2,8 @@
 // repeats the table a few rounds, so a later pass can expose an earlier one's
 // pattern). Folding first makes generated weights constant; structural
 // cleanups next; fusions that need constant weights (Conv+BN) before the
-// activation fusions that absorb what follows them.
+// activation fusions that absorb what follows them; elementwise chains after
+// every other fusion has taken its pattern.
 #include "cpu/passes/passes.h"
 
 namespace onnxscope::cpu {
@@ -29,6 +30,8 @@ const std::vector<Pass>& pass_table() {
       {{"fuse-gemm-activation", 2, true, "Gemm + activation -> FusedGemm"}, fuse_gemm_activation},
       {{"fuse-matmul-bias-activation", 2, true, "MatMul + bias Add and/or activation -> FusedMatMul"},
        fuse_matmul_bias_activation},
+      {{"fuse-elementwise", 3, true, "chains of float32 elementwise ops -> FusedElementwise (device engines only)", true},
+       fuse_elementwise, /*last=*/true},
       {{"nchwc-layout", 3, true, "blocked activations (nChw8c/16c) between convolutions, reorders only at the edges"},
        nchwc_layout, /*last=*/true},
   };

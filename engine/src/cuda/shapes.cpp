@@ -151,7 +151,7 @@ std::optional<MatMulPlan> matmul_plan(const Shape& a, const Shape& b) {
 namespace onnxscope::cuda {
 
 std::optional<BroadcastPlan> broadcast_plan(std::span<const Shape> inputs) {
-  if (inputs.empty() || inputs.size() > 3) return std::nullopt;
+  if (inputs.empty() || inputs.size() > 4) return std::nullopt;
   size_t rank = 0;
   for (const Shape& s : inputs) rank = std::max(rank, s.size());
   BroadcastPlan p;

@@ -50,7 +50,7 @@ std::optional<MatMulPlan> matmul_plan(const Shape& a, const Shape& b);
 
 namespace onnxscope::cuda {
 
-// numpy broadcasting of up to 3 inputs, for a kernel: the output shape, and
+// numpy broadcasting of up to 4 inputs, for a kernel: the output shape, and
 // dims and per-input strides with dims of 1 dropped and neighbours merged
 // where every input either spans both or repeats over both (so a same-shape
 // Add is one dim, a bias add two).
@@ -58,7 +58,7 @@ struct BroadcastPlan {
   Shape out;
   int rank = 0;
   std::array<int64_t, kMaxRank> dims{};
-  std::array<std::array<int64_t, kMaxRank>, 3> strides{};
+  std::array<std::array<int64_t, kMaxRank>, 4> strides{};
 };
 // nullopt when the shapes do not broadcast or more than kMaxRank dims remain.
 std::optional<BroadcastPlan> broadcast_plan(std::span<const Shape> inputs);

@@ -82,6 +82,7 @@ class OffloadPrepared final : public PreparedModel {
     // (Device::passes). Capture runs: the model as written.
     auto fast = std::make_shared<Model>(*original_);
     CpuOptions o = options_.host;
+    o.device_fusions = true;
     const std::set<std::string> device_passes = device_->passes();
     for (const auto& p : cpu_passes())
       if (!neutral_passes().count(p.name) && !device_passes.count(p.name)) o.disabled_passes.insert(p.name);

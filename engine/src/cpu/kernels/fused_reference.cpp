@@ -4,6 +4,7 @@
 // that shows it the node without the activation attributes; the activation
 // is then the reference kernel of that activation (Clip: its clamp here).
 // The results are therefore exactly those of the unfused reference graph.
+// FusedElementwise likewise runs each op of its chain by its reference kernel.
 #include <limits>
 
 #include "cpu/fused_ops.h"
@@ -237,6 +238,46 @@ void CpuGelu(KernelContext& ctx) {
   ctx.set_output(0, gelu.take(0));
 }
 
+// FusedElementwise: each op of the chain by its reference kernel, on the
+// values it read in the unfused graph.
+void FusedElementwise(KernelContext& ctx) {
+  const std::vector<std::string> ops = ctx.attr_strings("ops");
+  const std::vector<int64_t> operands = ctx.attr_ints("operands");
+  const std::vector<float> params = ctx.attr_floats("params");
+  if (ops.empty() || ops.size() > static_cast<size_t>(kChainMaxOps) || operands.size() != 2 * ops.size() ||
+      params.size() != 3 * ops.size())
+    ctx.fail("FusedElementwise needs 1 to " + std::to_string(kChainMaxOps) + " ops with two operands and three params each");
+  std::vector<Value> results;
+  auto place = [&](int64_t k) -> const Value* {
+    const auto inputs = static_cast<int64_t>(ctx.input_count());
+    if (k >= 0 && k < inputs) return ctx.input_value(static_cast<size_t>(k));
+    if (k >= inputs && k < inputs + static_cast<int64_t>(results.size())) return &results[static_cast<size_t>(k - inputs)];
+    ctx.fail("operand " + std::to_string(k) + " names no input or earlier result");
+  };
+  for (size_t s = 0; s < ops.size(); ++s) {
+    const ChainOp* op = chain_op(ops[s]);
+    if (!op) ctx.fail("'" + ops[s] + "' cannot be chained");
+    Node n;
+    n.name = ctx.node().name;
+    n.op_type = ops[s];
+    if (ops[s] == "Gelu") {
+      Attribute a;
+      a.name = "approximate";
+      a.type = AttrType::String;
+      a.s = params[3 * s] != 0.f ? "tanh" : "none";
+      n.attributes.push_back(std::move(a));
+    }
+    for (size_t k = 0; k < 3; ++k)
+      if (op->attrs[k]) n.attributes.push_back(float_attr(op->attrs[k], params[3 * s + k]));
+    std::vector<const Value*> in;
+    for (int a = 0; a < op->arity; ++a) in.push_back(place(operands[2 * s + static_cast<size_t>(a)]));
+    Forward f(ctx, std::move(n), 22, in, 1);
+    run_reference(ctx, f, op->op, 22);
+    results.push_back(f.take(0));
+  }
+  ctx.set_output(0, std::move(results.back()));
+}
+
 }  // namespace
 
 void register_fused_reference_kernels(KernelRegistry& r) {
@@ -244,6 +285,7 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kFusedGemm, 1, INT_MAX, "fused-reference", FusedGemm, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedMatMul, 1, INT_MAX, "fused-reference", FusedMatMul, nullptr});
   r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "fused-reference", CpuGelu, nullptr});
+  r.add(KernelDef{kCpuDomain, kFusedElementwise, 1, INT_MAX, "fused-reference", FusedElementwise, nullptr});
   r.add(KernelDef{kCpuDomain, kToNchwc, 1, INT_MAX, "fused-reference", ToNchwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kFromNchwc, 1, INT_MAX, "fused-reference", FromNchwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNchwcConv, 1, INT_MAX, "fused-reference", NchwcConvRef, nullptr});

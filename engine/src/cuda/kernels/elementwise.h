@@ -240,6 +240,43 @@ struct EpilogueKernel {
   }
 };
 
+// A chain of float32 elementwise ops in one pass (cpu/fused_ops.h
+// FusedElementwise): up to 4 broadcast inputs read once per item, up to 8
+// ops each taking its operands from the inputs or earlier results, the last
+// result stored. Every step rounds to float32, as the unfused ops would.
+constexpr int kChainInputs = 4, kChainOps = 8;
+struct ChainStep {
+  bool binary;
+  int op;        // UnaryOp or BinaryOp
+  int a, b;      // places in [inputs..., results...]
+  float alpha, beta, gamma;
+};
+struct ElementwiseChainKernel {
+  int inputs, steps, rank;
+  int64_t out[kKernelRank];
+  int64_t stride[kChainInputs][kKernelRank];
+  ChainStep step[kChainOps];
+  const float* x[kChainInputs];
+  float* y;
+  OS_HD void operator()(int64_t i) const {
+    float v[kChainInputs + kChainOps];
+    int64_t off[kChainInputs] = {0, 0, 0, 0};
+    int64_t rest = i;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t c = rest % out[d];
+      rest /= out[d];
+      for (int k = 0; k < inputs; ++k) off[k] += c * stride[k][d];
+    }
+    for (int k = 0; k < inputs; ++k) v[k] = x[k][off[k]];
+    for (int s = 0; s < steps; ++s) {
+      const ChainStep& t = step[s];
+      v[inputs + s] = t.binary ? binary_float(static_cast<BinaryOp>(t.op), v[t.a], v[t.b])
+                               : unary_math(static_cast<UnaryOp>(t.op), v[t.a], t.alpha, t.beta, t.gamma);
+    }
+    y[i] = v[inputs + steps - 1];
+  }
+};
+
 // x rounded to the nearest float16 and back (fp16 mode's results).
 struct RoundToHalfKernel {
   const float* x;

@@ -19,7 +19,7 @@ struct KernelList {
 using AllKernels = KernelList<
     UnaryKernel, UnaryPredicateKernel, BinaryKernel<float>, BinaryKernel<int32_t>, BinaryKernel<int64_t>,
     CompareKernel<float>, CompareKernel<int32_t>, CompareKernel<int64_t>, CompareKernel<uint8_t>,
-    WhereKernel<uint8_t>, WhereKernel<uint16_t>, WhereKernel<uint32_t>, WhereKernel<uint64_t>, ClipKernel, RoundToHalfKernel, EpilogueKernel,
+    WhereKernel<uint8_t>, WhereKernel<uint16_t>, WhereKernel<uint32_t>, WhereKernel<uint64_t>, ClipKernel, RoundToHalfKernel, EpilogueKernel, ElementwiseChainKernel,
     CastKernel, BatchNormFoldKernel, ChannelAffineKernel, StridedCopyKernel<uint8_t>, StridedCopyKernel<uint16_t>,
     StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, StoreBytesKernel, GatherKernel<uint8_t>, GatherKernel<uint16_t>,
     GatherKernel<uint32_t>, GatherKernel<uint64_t>, GatherNDKernel<uint8_t>, GatherNDKernel<uint16_t>,

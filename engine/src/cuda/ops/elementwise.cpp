@@ -1,10 +1,13 @@
 // Elementwise operators: float32 unary math and activations, IsNaN / IsInf
 // / Not, broadcast arithmetic (float32, int32, int64), comparisons and
-// logic, Where (any fixed width), Clip and Cast (kernels/elementwise.h).
+// logic, Where (any fixed width), Clip and Cast (kernels/elementwise.h);
+// and the CPU engine's FusedElementwise, a chain of the float32 ones in one
+// kernel.
 #include <cfloat>
 #include <cstring>
 #include <map>
 
+#include "cpu/fused_ops.h"
 #include "cuda/ops/op_table.h"
 #include "cuda/shapes.h"
 
@@ -274,6 +277,75 @@ void run_cast(OpContext& c) {
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
 }
 
+// --- FusedElementwise (cpu/fused_ops.h) ---
+
+// The chain's steps as the kernel runs them, or why the device cannot.
+std::optional<std::string> chain_steps(const Node& n, size_t inputs, ElementwiseChainKernel* k) {
+  const Attribute* ops = n.attribute("ops");
+  const Attribute* operands = n.attribute("operands");
+  const Attribute* params = n.attribute("params");
+  if (!ops || !operands || !params) return std::string("FusedElementwise needs ops, operands and params");
+  const size_t steps = ops->strings.size();
+  if (steps == 0 || steps > static_cast<size_t>(kChainOps) || operands->ints.size() != 2 * steps ||
+      params->floats.size() != 3 * steps)
+    return "a chain of 1 to " + std::to_string(kChainOps) + " ops, two operands and three params each";
+  if (inputs == 0 || inputs > static_cast<size_t>(kChainInputs))
+    return "a chain of 1 to " + std::to_string(kChainInputs) + " inputs";
+  for (size_t s = 0; s < steps; ++s) {
+    const std::string& name = ops->strings[s];
+    const cpu::ChainOp* def = cpu::chain_op(name);
+    if (!def) return "'" + name + "' cannot be chained";
+    ChainStep st{};
+    for (int a = 0; a < 2; ++a) {
+      const int64_t v = operands->ints[2 * s + static_cast<size_t>(a)];
+      if (a < def->arity && (v < 0 || v >= static_cast<int64_t>(inputs + s)))
+        return "operand " + std::to_string(v) + " of op " + std::to_string(s) + " names no input or earlier result";
+      (a == 0 ? st.a : st.b) = a < def->arity ? static_cast<int>(v) : 0;
+    }
+    const float* p = &params->floats[3 * s];
+    if (def->arity == 2) {
+      st.binary = true;
+      st.op = static_cast<int>(binary_ops().at(name));
+    } else {
+      const UnaryInfo& u = unary_ops().at(name);
+      st.op = static_cast<int>(name == "Gelu" && p[0] != 0.f ? UnaryOp::GeluTanh : u.op);
+      for (int a = 0; a < 3; ++a) {
+        if (!def->attrs[a]) continue;
+        const std::string attr = def->attrs[a];
+        (attr == "alpha" ? st.alpha : attr == "beta" ? st.beta : st.gamma) = p[a];
+      }
+    }
+    if (k) k->step[s] = st;
+  }
+  if (k) k->steps = static_cast<int>(steps);
+  return std::nullopt;
+}
+
+std::optional<std::string> refuse_chain(const Graph& g, const Node& n) {
+  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  return chain_steps(n, n.inputs.size(), nullptr);
+}
+
+void run_chain(OpContext& c) {
+  ElementwiseChainKernel k{};
+  const size_t inputs = c.input_count();
+  if (auto why = chain_steps(c.node(), inputs, &k)) c.fail(*why);
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < inputs; ++i) shapes.push_back(c.input(i).shape);
+  const auto p = broadcast_plan(shapes);
+  if (!p) c.fail("the chain's inputs do not broadcast (or to more than 8 dims)");
+  c.output(0) = c.allocate(DataType::Float, p->out);
+  k.inputs = static_cast<int>(inputs);
+  k.rank = p->rank;
+  for (int d = 0; d < p->rank; ++d) {
+    k.out[d] = p->dims[static_cast<size_t>(d)];
+    for (size_t i = 0; i < inputs; ++i) k.stride[i][d] = p->strides[i][static_cast<size_t>(d)];
+  }
+  for (size_t i = 0; i < inputs; ++i) k.x[i] = static_cast<const float*>(c.input(i).data);
+  k.y = static_cast<float*>(c.output(0).data);
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(p->out)));
+}
+
 }  // namespace
 
 void add_elementwise_ops(std::vector<OpDef>& t) {
@@ -283,6 +355,7 @@ void add_elementwise_ops(std::vector<OpDef>& t) {
   t.push_back({"Where", refuse_where, run_where});
   t.push_back({"Clip", refuse_clip, run_clip, OpBackend::Kernel, clip_reads_on_host});
   t.push_back({"Cast", refuse_cast, run_cast});
+  t.push_back({"FusedElementwise", refuse_chain, run_chain, OpBackend::Kernel, nullptr, "onnxscope.cpu"});
 }
 
 }  // namespace onnxscope::cuda
