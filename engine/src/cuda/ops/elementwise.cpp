@@ -213,12 +213,7 @@ void run_where(OpContext& c) {
   const BroadcastPlan p = plan_of(c, {0, 1, 2});
   const DataType t = c.input(1).dtype;
   c.output(0) = c.allocate(t, p.out);
-  switch (dtype_info(t).bits) {
-    case 8: run_where_of<uint8_t>(c, p); break;
-    case 16: run_where_of<uint16_t>(c, p); break;
-    case 32: run_where_of<uint32_t>(c, p); break;
-    default: run_where_of<uint64_t>(c, p); break;
-  }
+  with_element_width(t, [&](auto w) { run_where_of<decltype(w)>(c, p); });
 }
 
 // Clip's bounds: inputs 1 and 2 since opset 11 (read on the host), attributes before.

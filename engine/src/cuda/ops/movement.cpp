@@ -79,12 +79,7 @@ void copy_as(OpContext& c, const StridedCopy& p, const void* x, void* y) {
 
 void strided_copy(OpContext& c, DataType dtype, const StridedCopy& p, const void* x, void* y) {
   if (p.dims.size() > static_cast<size_t>(kKernelRank)) c.fail("more than 8 dims");
-  switch (dtype_info(dtype).bits) {
-    case 8: copy_as<uint8_t>(c, p, x, y); break;
-    case 16: copy_as<uint16_t>(c, p, x, y); break;
-    case 32: copy_as<uint32_t>(c, p, x, y); break;
-    default: copy_as<uint64_t>(c, p, x, y); break;
-  }
+  with_element_width(dtype, [&](auto w) { copy_as<decltype(w)>(c, p, x, y); });
 }
 
 void broadcast_into(OpContext& c, const DeviceTensor& x, const Shape& out, void* y) {
@@ -329,11 +324,11 @@ std::optional<std::string> refuse_gather(const Graph& g, const Node& n) {
   return require_types(g, n, {DataType::Int64, DataType::Int32}, 1, 1);
 }
 
-template <class T>
-void gather_as(OpContext& c, GatherKernel<T> k, const DeviceTensor& x, const DeviceTensor& idx, int64_t n) {
+// A Gather or GatherND kernel from x into output 0 over n items, its
+// faults reported at the node's site.
+template <template <class> class Kernel, class T>
+void launch_gather(OpContext& c, Kernel<T> k, const DeviceTensor& x, int64_t n) {
   k.x = static_cast<const T*>(x.data);
-  k.indices = idx.data;
-  k.indices32 = idx.dtype == DataType::Int32;
   k.y = static_cast<T*>(c.output(0).data);
   const FaultLog::Site site = c.fault_site();
   k.fault = site.record;
@@ -359,12 +354,12 @@ void run_gather(OpContext& c) {
   int64_t inner = 1;
   for (size_t d = axis + 1; d < rank; ++d) inner *= x.shape[d];
   const auto count = static_cast<int64_t>(elements_of(idx.shape));
-  switch (dtype_info(x.dtype).bits) {
-    case 8: gather_as(c, GatherKernel<uint8_t>{dim, count, inner}, x, idx, n); break;
-    case 16: gather_as(c, GatherKernel<uint16_t>{dim, count, inner}, x, idx, n); break;
-    case 32: gather_as(c, GatherKernel<uint32_t>{dim, count, inner}, x, idx, n); break;
-    default: gather_as(c, GatherKernel<uint64_t>{dim, count, inner}, x, idx, n); break;
-  }
+  with_element_width(x.dtype, [&](auto w) {
+    GatherKernel<decltype(w)> k{dim, count, inner};
+    k.indices = idx.data;
+    k.indices32 = idx.dtype == DataType::Int32;
+    launch_gather(c, k, x, n);
+  });
 }
 
 // --- GatherND ---
@@ -372,17 +367,6 @@ void run_gather(OpContext& c) {
 std::optional<std::string> refuse_gather_nd(const Graph& g, const Node& n) {
   if (auto r = refuse_movable(g, n)) return r;
   return require_types(g, n, {DataType::Int64}, 1, 1);
-}
-
-template <class T>
-void gather_nd_as(OpContext& c, GatherNDKernel<T> k, const DeviceTensor& x, const DeviceTensor& idx, int64_t n) {
-  k.x = static_cast<const T*>(x.data);
-  k.indices = static_cast<const int64_t*>(idx.data);
-  k.y = static_cast<T*>(c.output(0).data);
-  const FaultLog::Site site = c.fault_site();
-  k.fault = site.record;
-  k.site = site.id;
-  launch(c.rt(), k, n);
 }
 
 void run_gather_nd(OpContext& c) {
@@ -414,30 +398,19 @@ void run_gather_nd(OpContext& c) {
     for (size_t d = from; d < to; ++d) p *= s[d];
     return p;
   };
-  GatherNDKernel<uint8_t> proto{};
-  proto.k = static_cast<int>(k);
-  for (size_t d = 0; d < uk; ++d) {
-    proto.dims[d] = x.shape[ub + d];
-    proto.stride[d] = product(x.shape, ub + d + 1, x.shape.size());
-  }
-  proto.tuples = product(idx.shape, ub, idx.shape.size() - 1);
-  proto.slice = product(x.shape, ub + uk, x.shape.size());
-  proto.batch_block = product(x.shape, ub, x.shape.size());
-  auto as = [&](auto typed) {
-    typed.k = proto.k;
-    std::copy(std::begin(proto.dims), std::end(proto.dims), typed.dims);
-    std::copy(std::begin(proto.stride), std::end(proto.stride), typed.stride);
-    typed.tuples = proto.tuples;
-    typed.slice = proto.slice;
-    typed.batch_block = proto.batch_block;
-    gather_nd_as(c, typed, x, idx, n);
-  };
-  switch (dtype_info(x.dtype).bits) {
-    case 8: as(proto); break;
-    case 16: as(GatherNDKernel<uint16_t>{}); break;
-    case 32: as(GatherNDKernel<uint32_t>{}); break;
-    default: as(GatherNDKernel<uint64_t>{}); break;
-  }
+  with_element_width(x.dtype, [&](auto w) {
+    GatherNDKernel<decltype(w)> k{};
+    k.k = static_cast<int>(uk);
+    for (size_t d = 0; d < uk; ++d) {
+      k.dims[d] = x.shape[ub + d];
+      k.stride[d] = product(x.shape, ub + d + 1, x.shape.size());
+    }
+    k.tuples = product(idx.shape, ub, idx.shape.size() - 1);
+    k.slice = product(x.shape, ub + uk, x.shape.size());
+    k.batch_block = product(x.shape, ub, x.shape.size());
+    k.indices = static_cast<const int64_t*>(idx.data);
+    launch_gather(c, k, x, n);
+  });
 }
 
 }  // namespace

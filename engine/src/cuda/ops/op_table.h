@@ -64,6 +64,18 @@ class OpContext {
   std::vector<DeviceTensor>& out_;
 };
 
+// Calls f(U{}) with U the unsigned integer of t's element width (1, 2, 4 or
+// 8 bytes): how data movement kernels are picked for any fixed-width type.
+template <class F>
+void with_element_width(DataType t, F&& f) {
+  switch (dtype_info(t).bits) {
+    case 8: f(uint8_t{}); break;
+    case 16: f(uint16_t{}); break;
+    case 32: f(uint32_t{}); break;
+    default: f(uint64_t{}); break;
+  }
+}
+
 // Element counts and byte sizes, checked (throws std::runtime_error on overflow).
 uint64_t elements_of(const Shape& s);
 uint64_t bytes_of(DataType t, const Shape& s);
