@@ -11,11 +11,11 @@
 
 namespace onnxscope::cuda {
 
-// Output dims and, per input, the element stride of each output dim.
+// Output dims and, per input (up to 4), the element stride of each output dim.
 struct BroadcastIndex {
   int rank = 0;
   int64_t out[kKernelRank] = {};
-  int64_t stride[3][kKernelRank] = {};
+  int64_t stride[4][kKernelRank] = {};
   OS_HD void offsets(int64_t i, int inputs, int64_t* off) const {
     for (int k = 0; k < inputs; ++k) off[k] = 0;
     for (int d = rank - 1; d >= 0; --d) {
@@ -252,21 +252,15 @@ struct ChainStep {
   float alpha, beta, gamma;
 };
 struct ElementwiseChainKernel {
-  int inputs, steps, rank;
-  int64_t out[kKernelRank];
-  int64_t stride[kChainInputs][kKernelRank];
+  int inputs, steps;
+  BroadcastIndex bc;
   ChainStep step[kChainOps];
   const float* x[kChainInputs];
   float* y;
   OS_HD void operator()(int64_t i) const {
     float v[kChainInputs + kChainOps];
-    int64_t off[kChainInputs] = {0, 0, 0, 0};
-    int64_t rest = i;
-    for (int d = rank - 1; d >= 0; --d) {
-      const int64_t c = rest % out[d];
-      rest /= out[d];
-      for (int k = 0; k < inputs; ++k) off[k] += c * stride[k][d];
-    }
+    int64_t off[kChainInputs];
+    bc.offsets(i, inputs, off);
     for (int k = 0; k < inputs; ++k) v[k] = x[k][off[k]];
     for (int s = 0; s < steps; ++s) {
       const ChainStep& t = step[s];

@@ -109,12 +109,12 @@ BroadcastIndex index_of(const BroadcastPlan& p) {
   b.rank = p.rank;
   for (int d = 0; d < p.rank; ++d) {
     b.out[d] = p.dims[static_cast<size_t>(d)];
-    for (int k = 0; k < 3; ++k) b.stride[k][d] = p.strides[static_cast<size_t>(k)][static_cast<size_t>(d)];
+    for (size_t k = 0; k < p.strides.size(); ++k) b.stride[k][d] = p.strides[k][static_cast<size_t>(d)];
   }
   return b;
 }
 
-BroadcastPlan plan_of(OpContext& c, std::initializer_list<size_t> inputs) {
+BroadcastPlan plan_of(OpContext& c, const std::vector<size_t>& inputs) {
   std::vector<Shape> shapes;
   for (size_t i : inputs) shapes.push_back(c.input(i).shape);
   auto p = broadcast_plan(shapes);
@@ -325,20 +325,15 @@ void run_chain(OpContext& c) {
   ElementwiseChainKernel k{};
   const size_t inputs = c.input_count();
   if (auto why = chain_steps(c.node(), inputs, &k)) c.fail(*why);
-  std::vector<Shape> shapes;
-  for (size_t i = 0; i < inputs; ++i) shapes.push_back(c.input(i).shape);
-  const auto p = broadcast_plan(shapes);
-  if (!p) c.fail("the chain's inputs do not broadcast (or to more than 8 dims)");
-  c.output(0) = c.allocate(DataType::Float, p->out);
+  std::vector<size_t> all(inputs);
+  for (size_t i = 0; i < inputs; ++i) all[i] = i;
+  const BroadcastPlan p = plan_of(c, all);
+  c.output(0) = c.allocate(DataType::Float, p.out);
   k.inputs = static_cast<int>(inputs);
-  k.rank = p->rank;
-  for (int d = 0; d < p->rank; ++d) {
-    k.out[d] = p->dims[static_cast<size_t>(d)];
-    for (size_t i = 0; i < inputs; ++i) k.stride[i][d] = p->strides[i][static_cast<size_t>(d)];
-  }
+  k.bc = index_of(p);
   for (size_t i = 0; i < inputs; ++i) k.x[i] = static_cast<const float*>(c.input(i).data);
   k.y = static_cast<float*>(c.output(0).data);
-  launch(c.rt(), k, static_cast<int64_t>(elements_of(p->out)));
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out)));
 }
 
 }  // namespace
