@@ -59,14 +59,29 @@ TEST(Dump, EveryDtypeRoundTripsBitForBit) {
     w.write_tensor("empty", Tensor::zeros(DataType::Float, {0, 4}), "n", "Op", 101);
     w.close({"t/1"});
   }
-  DumpFile d = read_dump(p);
+  // Both ways of reading: in a child that streams the datasets back (the
+  // default), and with libhdf5 in this process.
+  for (bool isolate : {true, false}) {
+  SCOPED_TRACE(isolate ? "read in a child process" : "read in this process");
+  DumpReadOptions ro;
+  ro.isolate = isolate;
+  DumpFile d = read_dump(p, ro);
+  EXPECT_EQ(d.header.tool_version, "0.1.0");
+  EXPECT_EQ(d.header.model_path, "m.onnx");
   EXPECT_EQ(d.header.model_sha256, "abc");
+  EXPECT_EQ(d.header.engine, "reference");
+  EXPECT_EQ(d.header.created, "now");
+  EXPECT_EQ(d.header.producer, "onnxscope");
   EXPECT_EQ(d.graph_outputs, (std::vector<std::string>{"t/1"}));
   ASSERT_EQ(d.tensors.size(), static_cast<size_t>(kMaxDataType) + 2);
   for (int t = 1; t <= kMaxDataType; ++t) {
     const DumpEntry& e = d.tensors[static_cast<size_t>(t - 1)];  // sorted by topo_index
     const Tensor& want = written[static_cast<size_t>(t - 1)];
     ASSERT_EQ(e.name, "t/" + std::to_string(t));
+    EXPECT_EQ(e.node, "node" + std::to_string(t));
+    EXPECT_EQ(e.topo_index, t);
+    EXPECT_EQ(e.shape, (Shape{3, 5}));
+    EXPECT_EQ(e.stats.elements, 15u);
     ASSERT_TRUE(e.data) << e.name;
     EXPECT_EQ(e.data->dtype(), want.dtype()) << e.name;
     EXPECT_EQ(e.data->shape(), want.shape());
@@ -75,6 +90,7 @@ TEST(Dump, EveryDtypeRoundTripsBitForBit) {
   }
   EXPECT_EQ(d.tensors[kMaxDataType].data->rank(), 0);
   EXPECT_EQ(d.tensors[kMaxDataType + 1].data->shape(), (Shape{0, 4}));
+  }
   fs::remove(p);
 }
 
@@ -94,6 +110,7 @@ TEST(Dump, StatsOnlyAndFilter) {
   }
   DumpFile d = read_dump(p);
   ASSERT_EQ(d.tensors.size(), 1u);
+  EXPECT_EQ(d.tensors[0].name, "keep_me");
   EXPECT_TRUE(d.tensors[0].stats_only);
   EXPECT_FALSE(d.tensors[0].data);
   EXPECT_EQ(d.tensors[0].shape, (Shape{4}));
@@ -187,4 +204,48 @@ TEST(Dump, BadFilesGiveNamedErrors) {
     EXPECT_NE(std::string(e.what()).find("tensors/a"), std::string::npos) << e.what();
   }
   for (const auto& p : {junk, good, cut, other}) fs::remove(p);
+}
+
+// Files that crash libhdf5, make it allocate without bound, or loop in it
+// (found by the fuzzer): each is an error naming the file, from the child
+// that reads it, and this process carries on.
+TEST(Dump, WhatLibhdf5DoesOnAMalformedFileStaysInTheReadingChild) {
+  const fs::path dir = fs::path(ONNXSCOPE_SOURCE_DIR) / "tests/fuzz/regressions/fuzz_dump";
+  struct Case {
+    const char* file;
+    const char* says;
+    double timeout;
+  };
+  const Case cases[] = {
+      // A segfault inside H5Aread of a variable-length string attribute.
+      {"crash-01dce47dc022e2e79e9ea65e15e6219119dd3e85", "crashed reading this file (signal 11)", 30},
+      // libhdf5 asks for gigabytes: the child's memory limit refuses them at
+      // once and libhdf5 reports an error (without the limit it pages
+      // through them for over 10 s, past this case's 3 s).
+      {"oom-0859157338af97cc08c87c74da5cffd11a2a2818", "cannot read attribute 'model_path'", 3},
+      // libhdf5 loops in H5HG_read.
+      {"timeout-975d4ded3b6d38bc800d092f276da2ce79343288", "made no progress for 1 s", 1},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    DumpReadOptions o;
+    o.isolate_timeout_seconds = c.timeout;
+    try {
+      read_dump(dir / c.file, o);
+      ADD_FAILURE() << "a malformed dump must be refused";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find(c.file), std::string::npos) << what;
+      EXPECT_NE(what.find(c.says), std::string::npos) << what;
+    }
+  }
+  // A good file still reads after all that.
+  const fs::path good = temp("after.h5");
+  {
+    DumpWriter w(good, DumpHeader{});
+    w.write_tensor("a", random_tensor(DataType::Float, {4}, 3), "n", "Op", 0);
+    w.close();
+  }
+  EXPECT_EQ(read_dump(good).tensors.size(), 1u);
+  fs::remove(good);
 }

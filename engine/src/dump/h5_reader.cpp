@@ -1,17 +1,10 @@
 // Reading dumps defensively: libhdf5 has a history of bugs on malformed files,
 // so every attribute and dataset is checked (class, size, rank, element count,
 // byte size against a limit) before anything is allocated or read.
-#include <signal.h>
-#include <sys/prctl.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
-#include <chrono>
 #include <cstring>
-#include <thread>
 
+#include "dump/h5_reader.h"
 #include "dump/h5_types.h"
 #include "onnxscope/dump.h"
 
@@ -147,6 +140,7 @@ struct Reader {
     if (*count > opt.max_tensor_bytes || bytes > opt.max_tensor_bytes)
       fail(where, "dataset of shape " + shape_to_string(e.shape) + " is larger than the read limit of " +
                       std::to_string(opt.max_tensor_bytes) + " bytes");
+    dump_detail::budget_dataset_bytes(bytes);
     if (*count == 0) {
       e.data = *type == DataType::String ? Tensor::from_strings(e.shape, {}) : Tensor::zeros(*type, e.shape);
       return e;
@@ -179,8 +173,7 @@ struct Reader {
     return e;
   }
 
-  std::vector<DumpEntry> group(hid_t file_id, const char* name) {
-    std::vector<DumpEntry> out;
+  void group(hid_t file_id, const char* name, bool is_input, const dump_detail::EntrySink& sink) {
     if (H5Lexists(file_id, name, H5P_DEFAULT) <= 0) fail(name, "missing group");
     h5::Handle g(H5Gopen2(file_id, name, H5P_DEFAULT), H5Gclose);
     if (!g.ok()) fail(name, "cannot open group");
@@ -196,73 +189,17 @@ struct Reader {
       H5O_info_t oinfo{};
       if (H5Oget_info_by_name(g.get(), member.c_str(), &oinfo, H5P_DEFAULT) < 0 || oinfo.type != H5O_TYPE_DATASET)
         fail(std::string(name) + "/" + member, "is not a dataset");
-      out.push_back(entry(g.get(), member, name));
+      sink(is_input, entry(g.get(), member, name));
+      dump_detail::budget_dataset_bytes(0);  // that dataset is gone
     }
-    return out;
   }
 };
 
 }  // namespace
 
-namespace {
+namespace dump_detail {
 
-// Reads the file in a forked child; returns normally when the child read it
-// (or failed with a clean error, which the caller's own read then repeats),
-// throws when the child died, hung, or exited any other way (a sanitizer's
-// report exits with 1, so success and a clean error have codes of their own).
-constexpr int kChildRead = 0, kChildCleanError = 42;
-
-void probe_in_child(const std::filesystem::path& path, const DumpReadOptions& options) {
-  const pid_t pid = fork();
-  if (pid < 0) return;  // cannot isolate: read in-process as before
-  if (pid == 0) {
-    // Never outlive the caller, nor loop forever in libhdf5 (it can, on a
-    // malformed file) if the caller stopped waiting.
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() == 1) _exit(kChildCleanError + 1);
-    alarm(static_cast<unsigned>(options.isolate_timeout_seconds) + 5);
-    int code = kChildRead;
-    try {
-      DumpReadOptions o = options;
-      o.isolate = false;
-      read_dump(path, o);
-    } catch (const Error&) {
-      code = kChildCleanError;
-    } catch (...) {
-      code = kChildCleanError + 1;  // anything else is not a clean answer either
-    }
-    _exit(code);
-  }
-  const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::duration_cast<std::chrono::steady_clock::duration>(
-                            std::chrono::duration<double>(options.isolate_timeout_seconds));
-  int status = 0;
-  for (;;) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) break;
-    if (r < 0 && errno != EINTR) return;
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &status, 0);
-      throw Error(Diagnostic{Severity::Error, "bad-dump", Location{path.string()},
-                             "reading this file did not finish within " +
-                                 std::to_string(static_cast<int>(options.isolate_timeout_seconds)) +
-                                 " s (a malformed HDF5 file?)",
-                             {}});
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  if (WIFEXITED(status) && (WEXITSTATUS(status) == kChildRead || WEXITSTATUS(status) == kChildCleanError)) return;
-  const std::string how = WIFSIGNALED(status) ? "signal " + std::to_string(WTERMSIG(status))
-                                              : "exit status " + std::to_string(WEXITSTATUS(status));
-  throw Error(Diagnostic{Severity::Error, "bad-dump", Location{path.string()},
-                         "the HDF5 library crashed reading this file (" + how + "): it is malformed", {}});
-}
-
-}  // namespace
-
-DumpFile read_dump(const std::filesystem::path& path, DumpReadOptions options) {
-  if (options.isolate) probe_in_child(path, options);
+DumpFile read_dump_here(const std::filesystem::path& path, const DumpReadOptions& options, const EntrySink& sink) {
   H5Eset_auto2(H5E_DEFAULT, nullptr, nullptr);
   Reader r{path.string(), options};
   std::error_code ec;
@@ -292,12 +229,28 @@ DumpFile read_dump(const std::filesystem::path& path, DumpReadOptions options) {
     d.graph_outputs.push_back(outs.substr(p, q - p));
     p = q + 1;
   }
-  d.inputs = r.group(f.get(), "inputs");
-  d.tensors = r.group(f.get(), "tensors");
-  std::stable_sort(d.tensors.begin(), d.tensors.end(), [](const DumpEntry& a, const DumpEntry& b) {
+  r.group(f.get(), "inputs", true, sink);
+  r.group(f.get(), "tensors", false, sink);
+  return d;
+}
+
+}  // namespace dump_detail
+
+DumpFile read_dump(const std::filesystem::path& path, DumpReadOptions options) {
+  std::optional<DumpFile> d;
+  if (options.isolate) d = dump_detail::read_dump_in_child(path, options);
+  if (!d) {  // not isolated, or no child could be started
+    std::vector<DumpEntry> inputs, tensors;
+    d = dump_detail::read_dump_here(path, options, [&](bool is_input, DumpEntry&& e) {
+      (is_input ? inputs : tensors).push_back(std::move(e));
+    });
+    d->inputs = std::move(inputs);
+    d->tensors = std::move(tensors);
+  }
+  std::stable_sort(d->tensors.begin(), d->tensors.end(), [](const DumpEntry& a, const DumpEntry& b) {
     return a.topo_index < b.topo_index;
   });
-  return d;
+  return std::move(*d);
 }
 
 }  // namespace onnxscope
