@@ -377,7 +377,10 @@ class GpuRuntime final : public Runtime {
       if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
       if (mode == MathMode::Fp32 && (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
         continue;
-      check(dnn().SetConvolutionMathType(p->conv, perf[i].mathType), "cudnnSetConvolutionMathType");
+      // Strict fp32 keeps FMA math whatever the timing reported: DEFAULT
+      // math would let Ampere and later round the inputs to TF32.
+      if (mode != MathMode::Fp32)
+        check(dnn().SetConvolutionMathType(p->conv, perf[i].mathType), "cudnnSetConvolutionMathType");
       p->algo = perf[i].algo;
       p->workspace = perf[i].memory;
       chosen = true;
