@@ -796,6 +796,19 @@ TEST(CudaKernels, SimMatchesTheReference) {
   }
 }
 
+// The row kernels (softmax, normalization, reductions, pooling) with each row
+// split across a warp of 32 lanes, as on the GPU: host threads in lockstep.
+// One lane cannot show a lane that skips its share or a missing reduction.
+TEST(CudaKernels, SimWithAWarpPerRowMatchesTheReference) {
+  check_engine(
+      [](const CudaOptions& o) {
+        CudaOptions w = o;
+        w.sim_lanes = 32;
+        return make_cuda_sim_engine(w);
+      },
+      "fp32");
+}
+
 // fp16 really rounds: a product exact in float32 but not in float16 differs.
 TEST(CudaKernels, SimFp16RoundsGemmInputs) {
   ModelBuilder b(17);

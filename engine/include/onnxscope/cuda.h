@@ -38,10 +38,15 @@ struct CudaOptions {
   // torch.autocast runs them.
   std::string precision = "fp32";
   CpuOptions host;  // the CPU engine that runs what the GPU does not
+  // cuda-sim only: the lanes a row kernel (softmax, normalization,
+  // reductions, pooling) splits each row across. 1: one; 32: a GPU warp,
+  // simulated on 32 host threads in lockstep, which checks the split the GPU
+  // makes. make_engine("cuda-sim") takes it from $ONNXSCOPE_CUDA_SIM_LANES.
+  int sim_lanes = 1;
 };
 
 // Throws onnxscope::Error ("no-device") when there is no usable GPU, or
-// ("bad-option") for an unknown precision.
+// ("bad-option") for an unknown precision (or sim_lanes outside 1 to 64).
 std::unique_ptr<Engine> make_cuda_engine(const CudaOptions& options = {});
 
 // "cuda-sim": the cuda engine's operators and kernels run on the host, one

@@ -1,6 +1,7 @@
 #include "onnxscope/engines.h"
 
 #include <atomic>
+#include <cstdlib>
 
 #include "onnxscope/cpu.h"
 #include "onnxscope/cuda.h"
@@ -49,6 +50,14 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.host.threads = s.threads;
     o.host.opt_level = s.opt_level;
     o.host.disabled_passes = s.disabled_passes;
+    if (const char* lanes = std::getenv("ONNXSCOPE_CUDA_SIM_LANES"); lanes && name == "cuda-sim") {
+      char* end = nullptr;
+      const long v = std::strtol(lanes, &end, 10);
+      if (end == lanes || *end != '\0' || v < 1 || v > 64)
+        throw Error(Diagnostic{Severity::Error, "bad-option", {},
+                               std::string("ONNXSCOPE_CUDA_SIM_LANES is '") + lanes + "'; it must be 1 to 64", {}});
+      o.sim_lanes = static_cast<int>(v);
+    }
     return name == "cuda" ? make_cuda_engine(o) : make_cuda_sim_engine(o);
   }
   return nullptr;

@@ -118,7 +118,8 @@ struct HostCapture final : offload::CapturedWork {
 
 class HostRuntime final : public Runtime {
  public:
-  std::string name() const override { return "host"; }
+  explicit HostRuntime(int row_lanes) : lanes_(row_lanes) {}
+  std::string name() const override { return lanes_ > 1 ? "host (rows on " + std::to_string(lanes_) + " lanes)" : "host"; }
 
   void copy(void* to, const void* from, uint64_t bytes) override {
     run_or_record([=] { std::memmove(to, from, bytes); });
@@ -127,12 +128,12 @@ class HostRuntime final : public Runtime {
     run_or_record([=] { std::memset(p, 0, bytes); });
   }
   void launch_kernel(int kernel, const void* args, int64_t n) override {
-    if (!capturing()) return launch_on_host(kernel, args, n);
+    if (!capturing()) return launch_on_host(kernel, args, n, lanes_);
     // The functor's bytes, kept (aligned as any functor) for the replay.
     const size_t size = kernel_args_size(kernel);
     std::shared_ptr<std::max_align_t[]> copy(new std::max_align_t[(size + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t)]);
     std::memcpy(copy.get(), args, size);
-    record([kernel, copy, n] { launch_on_host(kernel, copy.get(), n); });
+    record([kernel, copy, n, lanes = lanes_] { launch_on_host(kernel, copy.get(), n, lanes); });
   }
   void gemm(const GemmArgs& g, MathMode mode) override {
     run_or_record([g, mode] { host_gemm(g, mode); });
@@ -172,6 +173,7 @@ class HostRuntime final : public Runtime {
   void record(std::function<void()> f) { capture_->calls.push_back(std::move(f)); }
 
   std::unique_ptr<HostCapture> capture_;
+  int lanes_ = 1;
 };
 
 }  // namespace
@@ -185,6 +187,6 @@ const char* math_mode_name(MathMode m) {
   return "?";
 }
 
-std::shared_ptr<Runtime> make_host_runtime() { return std::make_shared<HostRuntime>(); }
+std::shared_ptr<Runtime> make_host_runtime(int row_lanes) { return std::make_shared<HostRuntime>(row_lanes); }
 
 }  // namespace onnxscope::cuda

@@ -166,7 +166,12 @@ namespace onnxscope {
 
 std::unique_ptr<Engine> make_cuda_sim_engine(const CudaOptions& options) {
   const cuda::MathMode mode = cuda::math_mode(options.precision);
-  auto device = cuda::make_kernel_device(cuda::make_host_runtime(), mode, "cuda-sim (the CUDA engine's kernels on the host)");
+  if (options.sim_lanes < 1 || options.sim_lanes > 64)
+    throw Error(Diagnostic{Severity::Error, "bad-option", {},
+                           "cuda-sim's lanes per row must be 1 to 64, not " + std::to_string(options.sim_lanes), {}});
+  std::string what = "cuda-sim (the CUDA engine's kernels on the host";
+  if (options.sim_lanes > 1) what += ", rows split across " + std::to_string(options.sim_lanes) + " lanes";
+  auto device = cuda::make_kernel_device(cuda::make_host_runtime(options.sim_lanes), mode, what + ")");
   offload::OffloadOptions o;
   o.host = options.host;
   return offload::make_offload_engine("cuda-sim", std::move(device), std::move(o));

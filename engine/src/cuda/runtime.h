@@ -126,7 +126,8 @@ void launch(Runtime& rt, const F& f, int64_t n) {
 
 // The host runtime (host_runtime.cpp); fills new memory with a NaN pattern
 // so that a kernel reading what nothing wrote shows in the results, and
-// captures by recording its calls.
-std::shared_ptr<Runtime> make_host_runtime();
+// captures by recording its calls. Row kernels run with `row_lanes` lanes
+// (32: a GPU warp, simulated on host threads).
+std::shared_ptr<Runtime> make_host_runtime(int row_lanes = 1);
 
 }  // namespace onnxscope::cuda

@@ -7,8 +7,10 @@
 
 namespace onnxscope::cuda {
 
-// Runs kernel `kernel` over n items (rows for a row kernel); args points at its functor.
-void launch_on_host(int kernel, const void* args, int64_t n);
+// Runs kernel `kernel` over n items (rows for a row kernel); args points at
+// its functor. A row kernel runs with `lanes` lanes: 1, or a warp simulated
+// on that many host threads.
+void launch_on_host(int kernel, const void* args, int64_t n, int lanes = 1);
 // Bytes of kernel `kernel`'s functor (to keep a copy of its arguments).
 size_t kernel_args_size(int kernel);
 // Queues it on `stream` (a cudaStream_t); returns the cudaError_t of the launch.
