@@ -120,7 +120,7 @@ Runner add_compare_command(CLI::App& app) {
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("A", a->a, "Baseline dump")->required();
-  cmd->add_option("--timeout", a->timeout, "Seconds allowed to read each dump (it is read in a child process first)")
+  cmd->add_option("--timeout", a->timeout, "Seconds a dump's reading may go without finishing a dataset (dumps are read in a child process)")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd->add_option("B", a->b, "Dump to compare")->required();

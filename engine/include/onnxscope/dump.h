@@ -98,9 +98,11 @@ struct DumpFile {
 struct DumpReadOptions {
   bool load_data = true;
   uint64_t max_tensor_bytes = uint64_t{4} << 30;  // refuse a dataset claiming more
-  // Read the file once in a child process first: libhdf5 itself can crash on
-  // a malformed file (the fuzzer found one in its global-heap reader), and a
-  // crash there must become an error, not take the caller (the GUI) down.
+  // Read the file in a child process that sends each dataset back: libhdf5
+  // itself can crash, loop or allocate without bound on a malformed file
+  // (the fuzzer found all three), and that must become an error, not take
+  // the caller (the GUI) down. The child may go this long without sending a
+  // dataset, and use 256 MiB for libhdf5 plus twice the dataset it reads.
   bool isolate = true;
   double isolate_timeout_seconds = 60;
 };
