@@ -529,6 +529,92 @@ Case movement(Rng& rng, const std::string& op) {
   return c;
 }
 
+// GatherElements, ScatterElements (and Scatter, its opset 10 name) and
+// ScatterND. Without a reduction the indices are distinct (duplicates are
+// undefined by the spec, and on a GPU any one of them wins); with one they
+// may repeat, so that several updates meet at one place.
+Case indexed(Rng& rng, const std::string& op) {
+  const std::string red = op == "Scatter" || op == "GatherElements"
+                              ? "none"
+                              : choose(rng, std::vector<std::string>{"none", "none", "add", "mul", "max", "min"});
+  Case c(op == "Scatter" ? 10 : 18);
+  const DataType t = red != "none" ? DataType::Float
+                                   : choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Bool,
+                                                                       DataType::Int32});
+  const Shape s = random_shape(rng, 1, 4, 5);
+  const auto rank = static_cast<int64_t>(s.size());
+  c.add_tensor("x", t, s, rng, -9, 9);
+  const DataType it = op == "ScatterND" || coin(rng) ? DataType::Int64 : DataType::Int32;
+  auto shifted = [&](int64_t v, int64_t dim) { return coin(rng) ? v - dim : v; };  // negative half the time
+  Shape is;
+  std::vector<int64_t> idx;
+  if (op == "ScatterND") {
+    const int64_t k = pick(rng, 1, rank);
+    for (int64_t d = pick(rng, 1, 2); d > 0; --d) is.push_back(pick(rng, 1, 3));
+    // Every tuple of data's first k dims, shuffled: distinct tuples first.
+    std::vector<std::vector<int64_t>> tuples(1);
+    for (int64_t d = 0; d < k; ++d) {
+      std::vector<std::vector<int64_t>> longer;
+      for (const auto& tu : tuples)
+        for (int64_t v = 0; v < s[static_cast<size_t>(d)]; ++v) {
+          longer.push_back(tu);
+          longer.back().push_back(v);
+        }
+      tuples = std::move(longer);
+    }
+    std::shuffle(tuples.begin(), tuples.end(), rng);
+    if (red == "none") is[0] = std::min<int64_t>(is[0], static_cast<int64_t>(tuples.size()) / static_cast<int64_t>(count(is) / static_cast<uint64_t>(is[0])));
+    if (is[0] < 1) is = {1};
+    const auto n = count(is);
+    for (uint64_t q = 0; q < n; ++q) {
+      const auto& tu = tuples[red == "none" ? q % tuples.size() : static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(tuples.size()) - 1))];
+      for (int64_t d = 0; d < k; ++d) idx.push_back(shifted(tu[static_cast<size_t>(d)], s[static_cast<size_t>(d)]));
+    }
+    Shape us = is;
+    us.insert(us.end(), s.begin() + k, s.end());
+    is.push_back(k);
+    const std::string indices = c.index_input("idx", it, is, idx);
+    c.add_tensor("u", t, us, rng, -9, 9);
+    auto& n_ = c.node(op, {"x", indices, "u"});
+    if (red != "none" || coin(rng)) attr_string(n_, "reduction", red);
+    c.what += " reduction=" + red;
+    return c;
+  }
+  const int64_t axis = pick(rng, -rank, rank - 1);
+  const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  for (size_t d = 0; d < s.size(); ++d) is.push_back(pick(rng, 1, s[d]));
+  if (op == "GatherElements") is[a] = pick(rng, 1, 4);
+  if (red != "none") is[a] = pick(rng, 1, s[a] + 2);
+  // One column (all coordinates but the axis) at a time, in indices order:
+  // distinct values down each column without a reduction.
+  idx.resize(count(is));
+  Shape outer = is;
+  outer[a] = 1;
+  int64_t inner = 1;
+  for (size_t d = a + 1; d < is.size(); ++d) inner *= is[d];
+  for (uint64_t col = 0; col < count(outer); ++col) {
+    std::vector<int64_t> perm(static_cast<size_t>(s[a]));
+    for (size_t v = 0; v < perm.size(); ++v) perm[v] = static_cast<int64_t>(v);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    const auto o = static_cast<int64_t>(col) / inner, r = static_cast<int64_t>(col) % inner;
+    for (int64_t j = 0; j < is[a]; ++j) {
+      const int64_t v = op == "GatherElements" || red != "none" ? pick(rng, 0, s[a] - 1) : perm[static_cast<size_t>(j)];
+      idx[static_cast<size_t>((o * is[a] + j) * inner + r)] = shifted(v, s[a]);
+    }
+  }
+  const std::string indices = c.index_input("idx", it, is, idx);
+  if (op == "GatherElements") {
+    attr_int(c.node(op, {"x", indices}), "axis", axis);
+    return c;
+  }
+  c.add_tensor("u", t, is, rng, -9, 9);
+  auto& n_ = c.node(op, {"x", indices, "u"});
+  attr_int(n_, "axis", axis);
+  if (red != "none" || (op != "Scatter" && coin(rng))) attr_string(n_, "reduction", red);
+  c.what += " reduction=" + red;
+  return c;
+}
+
 const std::map<std::string, Generator>& generators() {
   static const std::map<std::string, Generator> g = [] {
     std::map<std::string, Generator> m;
@@ -556,6 +642,7 @@ const std::map<std::string, Generator>& generators() {
     m["Gemm"] = gemm;
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) m[op] = view;
     for (const char* op : {"Transpose", "Slice", "Concat", "Split", "Expand", "Gather", "GatherND"}) m[op] = movement;
+    for (const char* op : {"GatherElements", "ScatterElements", "Scatter", "ScatterND"}) m[op] = indexed;
     return m;
   }();
   return g;

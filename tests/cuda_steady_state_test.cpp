@@ -242,15 +242,58 @@ void check_indices(Engine& engine) {
   expect_matches(prepared->run(good[1]), reference->run(good[1]), "a good run after a GatherND fault");
 }
 
+// A scatter-add of updates at positions from a model input, read back by
+// GatherElements at the same positions: a bad position is reported at the
+// node that used it (the scatter first), in a plain run and a replayed one.
+std::shared_ptr<const Model> scatter_and_gather() {
+  ModelBuilder b(18);
+  b.input("at", DataType::Int64, {int64_t{2}, int64_t{3}});
+  b.input("upd", DataType::Float, {int64_t{2}, int64_t{3}});
+  std::vector<float> base(4 * 3);
+  for (size_t i = 0; i < base.size(); ++i) base[i] = static_cast<float>(i);
+  b.initializer(make_float_tensor("base", {4, 3}, base));
+  attr_string(b.node("ScatterElements", {"base", "at", "upd"}, {"scattered"}, "scatter"), "reduction", "add");
+  b.node("GatherElements", {"scattered", "at"}, {"out"}, "gather_back");
+  b.output("out", DataType::Float, {int64_t{2}, int64_t{3}});
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<const Model>(std::move(r.model));
+}
+
+void check_scatter_indices(Engine& engine) {
+  auto m = scatter_and_gather();
+  ASSERT_TRUE(m);
+  auto reference = make_reference_engine()->prepare(m);
+  auto prepared = engine.prepare(m);
+  EXPECT_NE(prepared->placement().find("2 of 2 nodes on the device"), std::string::npos) << prepared->placement();
+  auto in = [](const std::vector<int64_t>& at) {
+    Tensor u = Tensor::zeros(DataType::Float, {2, 3});
+    for (int i = 0; i < 6; ++i) u.mutable_data<float>()[i] = 0.5f * static_cast<float>(i) - 1.f;
+    return NamedValues{{"at", Value(int64s({2, 3}, at))}, {"upd", Value(std::move(u))}};
+  };
+  expect_fault(*prepared, in({0, 1, 2, 3, 4, 0}), "scatter", "index 4 (at 4) is outside [-4, 3]");
+  const NamedValues good[] = {in({0, 1, 2, 3, -1, 0}), in({1, 1, 1, 1, 1, 1}), in({-4, 2, 3, 0, 0, -1})};
+  for (int i = 0; i < 3; ++i) {
+    expect_matches(prepared->run(good[i]), reference->run(good[i]), "good run " + std::to_string(i));
+    EXPECT_EQ(prepared->last_run_stats().how, i == 0 ? "memory recorded for planning" : i == 1 ? "planned memory, run captured" : "captured run replayed");
+  }
+  expect_fault(*prepared, in({0, 0, -5, 0, 0, 0}), "scatter", "index -5 (at 2) is outside [-4, 3]");
+  expect_matches(prepared->run(good[1]), reference->run(good[1]), "a good run after a fault");
+}
+
 }  // namespace
 
-TEST(CudaSteadyState, IndicesAreCheckedOnTheDeviceInEveryKindOfRun) { check_indices(*make_cuda_sim_engine()); }
+TEST(CudaSteadyState, IndicesAreCheckedOnTheDeviceInEveryKindOfRun) {
+  check_indices(*make_cuda_sim_engine());
+  check_scatter_indices(*make_cuda_sim_engine());
+}
 
 // The same on a GPU: the fault record written by atomicCAS, read after a graph launch.
 TEST(CudaSteadyState, OnAGpuIndicesAreCheckedInEveryKindOfRun) {
   const CudaStatus status = cuda_status();
   if (status.devices.empty()) GTEST_SKIP() << "no GPU to run on: " << (status.reason.empty() ? "no CUDA device" : status.reason);
   check_indices(*make_cuda_engine());
+  check_scatter_indices(*make_cuda_engine());
 }
 
 // --- the arena and the runtime's capture rules, directly

@@ -8,6 +8,7 @@
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/movement.h"
 #include "cuda/kernels/rows.h"
+#include "cuda/kernels/scatter.h"
 
 namespace onnxscope::cuda {
 
@@ -23,7 +24,10 @@ using AllKernels = KernelList<
     CastKernel, BatchNormFoldKernel, ChannelAffineKernel, StridedCopyKernel<uint8_t>, StridedCopyKernel<uint16_t>,
     StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, StoreBytesKernel, GatherKernel<uint8_t>, GatherKernel<uint16_t>,
     GatherKernel<uint32_t>, GatherKernel<uint64_t>, GatherNDKernel<uint8_t>, GatherNDKernel<uint16_t>,
-    GatherNDKernel<uint32_t>, GatherNDKernel<uint64_t>, SoftmaxKernel, LayerNormKernel, ReduceKernel, PoolKernel>;
+    GatherNDKernel<uint32_t>, GatherNDKernel<uint64_t>, GatherElementsKernel<uint8_t>, GatherElementsKernel<uint16_t>,
+    GatherElementsKernel<uint32_t>, GatherElementsKernel<uint64_t>, ScatterKernel<uint8_t>, ScatterKernel<uint16_t>,
+    ScatterKernel<uint32_t>, ScatterKernel<uint64_t>, ScatterKernel<float>, SoftmaxKernel, LayerNormKernel, ReduceKernel,
+    PoolKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

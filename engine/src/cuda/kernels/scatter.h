@@ -1,0 +1,141 @@
+// Element-indexed gather and scatter: GatherElements, and ScatterElements
+// and ScatterND with or without a reduction. Indices are read and checked on
+// the device as Gather's are (kernels/movement.h): a bad index is reported
+// through `fault` and never reads or writes outside the tensor.
+#pragma once
+
+#include <cmath>
+
+#include "cuda/kernels/portable.h"
+
+namespace onnxscope::cuda {
+
+enum class ScatterOp : int { None, Add, Mul, Max, Min };
+
+// f(a, b) as the reference combines float32 (max and min propagate NaN).
+OS_HD float scatter_combine(ScatterOp op, float a, float b) {
+  switch (op) {
+    case ScatterOp::Add: return a + b;
+    case ScatterOp::Mul: return a * b;
+    case ScatterOp::Max: return a != a || b != b ? NAN : (a > b ? a : b);
+    case ScatterOp::Min: return a != a || b != b ? NAN : (a < b ? a : b);
+    default: return b;
+  }
+}
+
+// Without a reduction an update is a plain store, of any width (duplicate
+// indices are undefined by the spec: on the GPU any one of them may win).
+template <class T>
+OS_HD void scatter_store(T* at, T v, ScatterOp) {
+  *at = v;
+}
+// With one, float32 only, and atomic on the GPU: updates to one place from
+// different threads all land (in some order, as the spec allows).
+OS_HD void scatter_store(float* at, float v, ScatterOp op) {
+  if (op == ScatterOp::None) {
+    *at = v;
+    return;
+  }
+#ifdef __CUDA_ARCH__
+  if (op == ScatterOp::Add) {
+    atomicAdd(at, v);
+    return;
+  }
+  unsigned int* word = reinterpret_cast<unsigned int*>(at);
+  unsigned int old = *word, seen;
+  do {
+    seen = old;
+    old = atomicCAS(word, seen, __float_as_uint(scatter_combine(op, __uint_as_float(seen), v)));
+  } while (old != seen);
+#else
+  *at = scatter_combine(op, *at, v);
+#endif
+}
+
+OS_HD int64_t index_at(const void* indices, bool indices32, int64_t i) {
+  return indices32 ? static_cast<const int32_t*>(indices)[i] : static_cast<const int64_t*>(indices)[i];
+}
+
+// Where element i of indices (shape idx_dims, the rank of data) points in
+// data: its own coordinates, but its value on `axis`; -1 after reporting a
+// value outside [-dims[axis], dims[axis]).
+struct ElementTarget {
+  int rank, axis;
+  int64_t idx_dims[kKernelRank];
+  int64_t axis_dim;
+  int64_t stride[kKernelRank];  // data's
+  const void* indices;
+  bool indices32;
+  OS_HD int64_t operator()(int64_t i, int64_t* fault, int64_t site) const {
+    int64_t at = 0, rest = i;
+    for (int d = rank - 1; d >= 0; --d) {
+      int64_t c = rest % idx_dims[d];
+      rest /= idx_dims[d];
+      if (d == axis) {
+        c = index_at(indices, indices32, i);
+        if (c < -axis_dim || c >= axis_dim) {
+          report_fault(fault, site, i, c, axis_dim);
+          return -1;
+        }
+        if (c < 0) c += axis_dim;
+      }
+      at += c * stride[d];
+    }
+    return at;
+  }
+};
+
+// GatherElements: y[i] = x[target(i)], y shaped as the indices.
+template <class T>
+struct GatherElementsKernel {
+  ElementTarget target;
+  const T* x;
+  T* y;
+  int64_t* fault;
+  int64_t site;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t at = target(i, fault, site);
+    y[i] = at < 0 ? T{} : x[at];
+  }
+};
+
+// ScatterElements (nd false): update i goes to target(i). ScatterND (nd
+// true): update i is element i % slice of slice q = i / slice, which goes to
+// the place tuple q (k int64 at indices + q * k) picks among data's first k
+// dims (nd_dims, nd_stride). y already holds a copy of data.
+template <class T>
+struct ScatterKernel {
+  bool nd;
+  ScatterOp op;
+  ElementTarget target;  // ScatterElements
+  int k;                 // ScatterND
+  int64_t nd_dims[kKernelRank], nd_stride[kKernelRank];
+  int64_t slice;
+  const int64_t* nd_indices;
+  const T* updates;
+  T* y;
+  int64_t* fault;
+  int64_t site;
+  OS_HD void operator()(int64_t i) const {
+    int64_t at;
+    if (nd) {
+      const int64_t q = i / slice;
+      at = i % slice;
+      for (int d = 0; d < k; ++d) {
+        int64_t v = nd_indices[q * k + d];
+        if (v < -nd_dims[d] || v >= nd_dims[d]) {
+          report_fault(fault, site, q * k + d, v, nd_dims[d]);
+          return;
+        }
+        if (v < 0) v += nd_dims[d];
+        at += v * nd_stride[d];
+      }
+    } else {
+      at = target(i, fault, site);
+      if (at < 0) return;
+    }
+    scatter_store(y + at, updates[i], op);
+  }
+};
+
+}  // namespace onnxscope::cuda

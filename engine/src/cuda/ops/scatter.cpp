@@ -1,0 +1,197 @@
+// Element-indexed gather and scatter on the device (kernels/scatter.h):
+// GatherElements, ScatterElements (and Scatter, its opset 9 name) and
+// ScatterND. Indices stay on the device and are checked there, as Gather's.
+// A scatter copies data to the output, then writes each update: plain
+// stores for any fixed-width type, reductions (add, mul, max, min) on
+// float32, atomically on the GPU. Duplicate indices without a reduction are
+// undefined by the spec; on the GPU any one of the updates may win.
+#include "cuda/ops/op_table.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+std::optional<std::string> refuse_indexed(const Graph& g, const Node& n, std::initializer_list<DataType> index_types) {
+  if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
+    return "the CUDA " + n.op_type + " takes tensors of a known fixed-width type";
+  if (auto r = require_types(g, n, index_types, 1, 1)) return r;
+  if (const Attribute* a = n.attribute("reduction"); a && a->s != "none") {
+    if (a->s != "add" && a->s != "mul" && a->s != "max" && a->s != "min") return std::nullopt;  // the run names it
+    if (declared_type(g, n.inputs[0]) != DataType::Float)
+      return n.op_type + " reduction '" + a->s + "' on the CUDA engine takes float32 data";
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> refuse_elements(const Graph& g, const Node& n) {
+  return refuse_indexed(g, n, {DataType::Int64, DataType::Int32});
+}
+
+std::optional<std::string> refuse_scatter_nd(const Graph& g, const Node& n) {
+  return refuse_indexed(g, n, {DataType::Int64});
+}
+
+// The reduction, checked against the opset as the reference checks it.
+ScatterOp reduction(const OpContext& c) {
+  if (c.node().op_type == "Scatter") return ScatterOp::None;
+  const std::string r = c.attr_string("reduction", "none");
+  if (r == "none") return ScatterOp::None;
+  if (c.opset() < 16)
+    c.fail("attribute 'reduction' needs opset 16 or later, the model imports opset " + std::to_string(c.opset()));
+  if (r == "add") return ScatterOp::Add;
+  if (r == "mul") return ScatterOp::Mul;
+  if (r == "max" || r == "min") {
+    if (c.opset() < 18)
+      c.fail("reduction '" + r + "' needs opset 18 or later, the model imports opset " + std::to_string(c.opset()));
+    return r == "max" ? ScatterOp::Max : ScatterOp::Min;
+  }
+  c.fail("reduction must be one of none, add, mul, max, min; got '" + r + "'");
+}
+
+void require_index_type(const OpContext& c, const DeviceTensor& idx, bool int32_too) {
+  if (idx.dtype == DataType::Int64 || (int32_too && idx.dtype == DataType::Int32)) return;
+  c.fail("indices of type " + std::string(dtype_name(idx.dtype)) + (int32_too ? " (int64 or int32)" : " (int64)"));
+}
+
+// ElementTarget for indices `idx` into data of `shape` along `axis`, after
+// the spec's shape rules (indices of data's rank, no larger off the axis).
+ElementTarget element_target(const OpContext& c, const Shape& shape, const DeviceTensor& idx) {
+  const size_t rank = shape.size();
+  if (rank == 0) c.fail("data must have rank >= 1");
+  if (rank > static_cast<size_t>(kKernelRank)) c.fail("more than 8 dims");
+  if (idx.shape.size() != rank)
+    c.fail("indices must have the same rank as data (" + std::to_string(rank) + "), got shape " +
+           shape_to_string(idx.shape));
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", 0), rank));
+  for (size_t d = 0; d < rank; ++d)
+    if (d != axis && idx.shape[d] > shape[d])
+      c.fail("indices shape " + shape_to_string(idx.shape) + " exceeds data shape " + shape_to_string(shape) +
+             " on axis " + std::to_string(d));
+  ElementTarget t{};
+  t.rank = static_cast<int>(rank);
+  t.axis = static_cast<int>(axis);
+  t.axis_dim = shape[axis];
+  const auto stride = contiguous_strides(shape);
+  for (size_t d = 0; d < rank; ++d) {
+    t.idx_dims[d] = idx.shape[d];
+    t.stride[d] = stride[d];
+  }
+  t.indices = idx.data;
+  t.indices32 = idx.dtype == DataType::Int32;
+  return t;
+}
+
+void run_gather_elements(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const DeviceTensor& idx = c.input(1);
+  require_index_type(c, idx, true);
+  const ElementTarget target = element_target(c, x.shape, idx);
+  c.output(0) = c.allocate(x.dtype, idx.shape);
+  const auto n = static_cast<int64_t>(elements_of(idx.shape));
+  if (n == 0) return;
+  const FaultLog::Site site = c.fault_site();
+  with_element_width(x.dtype, [&](auto w) {
+    using T = decltype(w);
+    const GatherElementsKernel<T> k{target, static_cast<const T*>(x.data), static_cast<T*>(c.output(0).data),
+                                    site.record, site.id};
+    launch(c.rt(), k, n);
+  });
+}
+
+// The output as a copy of data, then kernel `k` over n updates.
+template <class T>
+void scatter(OpContext& c, ScatterKernel<T> k, const DeviceTensor& data, const DeviceTensor& updates, int64_t n) {
+  c.output(0) = c.allocate(data.dtype, data.shape);
+  const uint64_t bytes = bytes_of(data.dtype, data.shape);
+  if (bytes) c.rt().copy(c.output(0).data, data.data, bytes);
+  if (n == 0) return;
+  const FaultLog::Site site = c.fault_site();
+  k.updates = static_cast<const T*>(updates.data);
+  k.y = static_cast<T*>(c.output(0).data);
+  k.fault = site.record;
+  k.site = site.id;
+  launch(c.rt(), k, n);
+}
+
+// Plain stores move elements by width; reductions compute in float32.
+template <class Fill>
+void scatter_any(OpContext& c, ScatterOp op, const DeviceTensor& data, const DeviceTensor& updates, int64_t n,
+                 Fill fill) {
+  if (updates.dtype != data.dtype)
+    c.fail("updates of type " + std::string(dtype_name(updates.dtype)) + " differ from data of type " +
+           std::string(dtype_name(data.dtype)));
+  if (op != ScatterOp::None) {
+    if (data.dtype != DataType::Float) c.fail("a reduction on the CUDA engine takes float32 data");
+    ScatterKernel<float> k{};
+    k.op = op;
+    fill(k);
+    scatter(c, k, data, updates, n);
+    return;
+  }
+  with_element_width(data.dtype, [&](auto w) {
+    ScatterKernel<decltype(w)> k{};
+    k.op = op;
+    fill(k);
+    scatter(c, k, data, updates, n);
+  });
+}
+
+void run_scatter_elements(OpContext& c) {
+  const DeviceTensor& data = c.input(0);
+  const DeviceTensor& idx = c.input(1);
+  const DeviceTensor& updates = c.input(2);
+  require_index_type(c, idx, true);
+  const ScatterOp op = reduction(c);
+  if (updates.shape != idx.shape)
+    c.fail("updates shape " + shape_to_string(updates.shape) + " must equal indices shape " +
+           shape_to_string(idx.shape));
+  const ElementTarget target = element_target(c, data.shape, idx);
+  scatter_any(c, op, data, updates, static_cast<int64_t>(elements_of(idx.shape)), [&](auto& k) {
+    k.nd = false;
+    k.target = target;
+  });
+}
+
+void run_scatter_nd(OpContext& c) {
+  const DeviceTensor& data = c.input(0);
+  const DeviceTensor& idx = c.input(1);
+  const DeviceTensor& updates = c.input(2);
+  require_index_type(c, idx, false);
+  const ScatterOp op = reduction(c);
+  const size_t r = data.shape.size(), q = idx.shape.size();
+  if (r < 1 || q < 1) c.fail("data and indices must have rank >= 1");
+  const int64_t k = idx.shape.back();
+  if (k < 0 || k > static_cast<int64_t>(r))
+    c.fail("indices.shape[-1] = " + std::to_string(k) + " must be in [0, rank(data) = " + std::to_string(r) + "]");
+  if (k > kKernelRank) c.fail("index tuples longer than " + std::to_string(kKernelRank));
+  const auto uk = static_cast<size_t>(k);
+  Shape want(idx.shape.begin(), idx.shape.end() - 1);
+  want.insert(want.end(), data.shape.begin() + static_cast<std::ptrdiff_t>(uk), data.shape.end());
+  if (updates.shape != want)
+    c.fail("updates shape " + shape_to_string(updates.shape) + " must be indices.shape[:-1] ++ data.shape[k:] = " +
+           shape_to_string(want));
+  const auto stride = contiguous_strides(data.shape);
+  int64_t slice = 1;
+  for (size_t d = uk; d < r; ++d) slice *= data.shape[d];
+  scatter_any(c, op, data, updates, static_cast<int64_t>(elements_of(want)), [&](auto& kern) {
+    kern.nd = true;
+    kern.k = static_cast<int>(k);
+    for (size_t d = 0; d < uk; ++d) {
+      kern.nd_dims[d] = data.shape[d];
+      kern.nd_stride[d] = stride[d];
+    }
+    kern.slice = slice == 0 ? 1 : slice;  // no updates then (want has a 0 dim)
+    kern.nd_indices = static_cast<const int64_t*>(idx.data);
+  });
+}
+
+}  // namespace
+
+void add_scatter_ops(std::vector<OpDef>& t) {
+  t.push_back({"GatherElements", refuse_elements, run_gather_elements});
+  t.push_back({"ScatterElements", refuse_elements, run_scatter_elements});
+  t.push_back({"Scatter", refuse_elements, run_scatter_elements});
+  t.push_back({"ScatterND", refuse_scatter_nd, run_scatter_nd});
+}
+
+}  // namespace onnxscope::cuda
