@@ -615,6 +615,44 @@ Case indexed(Rng& rng, const std::string& op) {
   return c;
 }
 
+// Pad (constant mode; pads that grow and crop, axes, a constant) and Tile.
+Case pad_tile(Rng& rng, const std::string& op) {
+  Case c(op == "Pad" && coin(rng) ? 11 : 18);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Bool, DataType::Int32});
+  const Shape s = random_shape(rng, op == "Pad" ? 0 : 1, 4, 5);
+  const auto rank = static_cast<int64_t>(s.size());
+  c.add_tensor("x", t, s, rng, -9, 9);
+  if (op == "Tile") {
+    std::vector<int64_t> repeats;
+    for (int64_t d = 0; d < rank; ++d) repeats.push_back(pick(rng, 0, 3));
+    if (coin(rng)) std::fill(repeats.begin(), repeats.end(), 2);
+    c.node("Tile", {"x", c.ints("repeats", repeats)});
+    return c;
+  }
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (c.opset < 18 || coin(rng)) axes.push_back(coin(rng) ? d : d - rank);
+  std::vector<int64_t> pads(2 * axes.size());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t dim = s[static_cast<size_t>(axes[i] < 0 ? axes[i] + rank : axes[i])];
+    pads[i] = pick(rng, -dim / 2, 3);                 // begin: crop up to half, or grow
+    pads[axes.size() + i] = pick(rng, -(dim - dim / 2), 3);  // end
+  }
+  std::vector<std::string> in = {"x", c.ints("pads", pads)};
+  if (coin(rng)) {  // a constant of data's type
+    c.add_tensor("value", t, {}, rng, -9, 9);
+    in.push_back("value");
+  } else if (c.opset >= 18 && !axes.empty()) {
+    in.push_back("");
+  }
+  if (c.opset >= 18 && (axes.size() != static_cast<size_t>(rank) || coin(rng))) {
+    if (in.size() == 2) in.push_back("");
+    in.push_back(c.ints("axes", axes));
+  }
+  c.node("Pad", in);
+  return c;
+}
+
 const std::map<std::string, Generator>& generators() {
   static const std::map<std::string, Generator> g = [] {
     std::map<std::string, Generator> m;
@@ -643,6 +681,7 @@ const std::map<std::string, Generator>& generators() {
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) m[op] = view;
     for (const char* op : {"Transpose", "Slice", "Concat", "Split", "Expand", "Gather", "GatherND"}) m[op] = movement;
     for (const char* op : {"GatherElements", "ScatterElements", "Scatter", "ScatterND"}) m[op] = indexed;
+    for (const char* op : {"Pad", "Tile"}) m[op] = pad_tile;
     return m;
   }();
   return g;

@@ -1,6 +1,6 @@
 // Data movement: the view ops (Reshape, Flatten, Squeeze, Unsqueeze,
 // Identity: a new shape over the same memory) and, by one strided-copy
-// kernel, Transpose, Slice, Concat, Split and Expand; Gather with its
+// kernel, Transpose, Slice, Concat, Split, Expand and Tile; Gather with its
 // indices read and checked on the device (kernels/movement.h), and
 // GatherND likewise. Any fixed-width type.
 #include <algorithm>
@@ -315,6 +315,49 @@ void run_expand(OpContext& c) {
   broadcast_into(c, x, plan->out, c.output(0).data);
 }
 
+// --- Tile ---
+
+bool tile_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+std::optional<std::string> refuse_tile(const Graph& g, const Node& n) {
+  if (auto r = refuse_movable(g, n)) return r;
+  if (n.inputs.size() != 2) return std::string("Tile-1 (tiles and axis inputs)");
+  return std::nullopt;
+}
+
+// One strided copy: a repeated dim d becomes two, the repeat (input stride
+// 0, output stride a block of the input's extent) and the input's own.
+void run_tile(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const std::vector<int64_t> repeats = host_ints(c, 1);
+  const size_t rank = x.shape.size();
+  if (repeats.size() != rank)
+    c.fail("repeats has " + std::to_string(repeats.size()) + " entries for an input of rank " + std::to_string(rank));
+  Shape out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (repeats[d] < 0) c.fail("repeats must not be negative: " + shape_to_string(repeats));
+    if (__builtin_mul_overflow(x.shape[d], repeats[d], &out[d])) c.fail("the output shape overflows");
+  }
+  c.output(0) = c.allocate(x.dtype, out);
+  if (elements_of(out) == 0) return;
+  const auto in_stride = contiguous_strides(x.shape), out_stride = contiguous_strides(out);
+  StridedCopy p;
+  for (size_t d = 0; d < rank; ++d) {
+    if (repeats[d] > 1) {
+      p.dims.push_back(repeats[d]);
+      p.in_stride.push_back(0);
+      p.out_stride.push_back(x.shape[d] * out_stride[d]);
+    }
+    p.dims.push_back(x.shape[d]);
+    p.in_stride.push_back(in_stride[d]);
+    p.out_stride.push_back(out_stride[d]);
+  }
+  if (p.dims.size() > static_cast<size_t>(kKernelRank))
+    c.fail("rank " + std::to_string(rank) + " with " + std::to_string(p.dims.size() - rank) +
+           " repeated dims is more than the copy kernel's 8 dims");
+  strided_copy(c, x.dtype, p, x.data, c.output(0).data);
+}
+
 // --- Gather ---
 
 // The indices stay on the device (they are often a model input, such as an
@@ -423,6 +466,7 @@ void add_movement_ops(std::vector<OpDef>& t) {
   t.push_back({"Concat", refuse_concat, run_concat});
   t.push_back({"Split", refuse_movable, run_split, OpBackend::Kernel, split_reads_on_host});
   t.push_back({"Expand", refuse_movable, run_expand, OpBackend::Kernel, expand_reads_on_host});
+  t.push_back({"Tile", refuse_tile, run_tile, OpBackend::Kernel, tile_reads_on_host});
   t.push_back({"Gather", refuse_gather, run_gather});
   t.push_back({"GatherND", refuse_gather_nd, run_gather_nd});
 }

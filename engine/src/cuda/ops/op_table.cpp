@@ -123,6 +123,7 @@ const std::map<std::string, OpDef>& table() {
     add_normalization_ops(defs);
     add_reduce_ops(defs);
     add_scatter_ops(defs);
+    add_pad_ops(defs);
     add_fused_ops(defs);
     std::map<std::string, OpDef> m;
     for (const OpDef& d : defs) {

@@ -1,0 +1,108 @@
+// Pad in constant mode on the device, any fixed-width type: the output is
+// filled with the constant (zeroed, or the value broadcast from a scalar),
+// then the part of the input that survives (negative pads crop) is copied
+// into place by the strided-copy kernel. pads, axes and constant_value are
+// read on the host. reflect, edge and wrap run on the CPU engine.
+#include <algorithm>
+#include <cstring>
+
+#include "cuda/ops/op_table.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+bool pad_reads_on_host(const Node&, size_t i) { return i >= 1; }
+
+std::optional<std::string> refuse_pad(const Graph& g, const Node& n) {
+  if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
+    return std::string("the CUDA Pad takes tensors of a known fixed-width type");
+  if (const Attribute* m = n.attribute("mode"); m && m->s != "constant") return "Pad mode '" + m->s + "'";
+  // Before opset 11 the constant is a float attribute: float32 data only here.
+  if (const Attribute* v = n.attribute("value"); v && v->f != 0.f && declared_type(g, n.inputs[0]) != DataType::Float)
+    return std::string("Pad's float 'value' on non-float32 data");
+  return std::nullopt;
+}
+
+void run_pad(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const size_t rank = x.shape.size();
+  std::vector<int64_t> pads, axes;
+  Tensor fill;  // empty: zeros
+  if (c.opset() < 11) {
+    const char* name = c.opset() < 2 ? "paddings" : "pads";
+    if (!c.node().attribute(name)) c.fail(std::string("required attribute '") + name + "' is missing");
+    pads = c.attr_ints(name);
+    if (const float v = c.attr_float("value", 0.f); v != 0.f || std::signbit(v)) {
+      if (x.dtype != DataType::Float) c.fail("a float 'value' on " + std::string(dtype_name(x.dtype)) + " data");
+      fill = Tensor::zeros(DataType::Float, {});
+      fill.mutable_data<float>()[0] = v;
+    }
+  } else {
+    pads = host_ints(c, 1);
+    if (const Tensor* cv = c.host(2); cv && cv->element_count() > 0) {
+      if (cv->dtype() != x.dtype) c.fail("constant_value must have the element type of data");
+      if (cv->element_count() != 1) c.fail("constant_value must hold one element");
+      fill = *cv;
+    }
+    if (c.opset() >= 18 && c.host(3)) axes = host_ints(c, 3);
+  }
+  if (axes.empty() && !(c.opset() >= 18 && c.host(3)))
+    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  std::vector<bool> seen(rank, false);
+  for (auto& a : axes) {
+    a = normalize_axis(c, a, rank);
+    if (seen[static_cast<size_t>(a)]) c.fail("axis " + std::to_string(a) + " appears twice");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  if (pads.size() != 2 * axes.size())
+    c.fail("pads has " + std::to_string(pads.size()) + " entries, expected " + std::to_string(2 * axes.size()));
+  std::vector<int64_t> begin(rank, 0), end(rank, 0);
+  for (size_t i = 0; i < axes.size(); ++i) {
+    begin[static_cast<size_t>(axes[i])] = pads[i];
+    end[static_cast<size_t>(axes[i])] = pads[axes.size() + i];
+  }
+  Shape out(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    if (__builtin_add_overflow(x.shape[d], begin[d], &out[d]) || __builtin_add_overflow(out[d], end[d], &out[d]))
+      c.fail("pads " + shape_to_string(pads) + " overflow");
+    if (out[d] < 0) c.fail("pads " + shape_to_string(pads) + " remove more than dimension " + std::to_string(d) + " holds");
+  }
+  c.output(0) = c.allocate(x.dtype, out);
+  const uint64_t bytes = bytes_of(x.dtype, out);
+  if (bytes == 0) return;
+  // The border (all of it, then the interior is written over).
+  const bool grows = std::any_of(begin.begin(), begin.end(), [](int64_t p) { return p > 0; }) ||
+                     std::any_of(end.begin(), end.end(), [](int64_t p) { return p > 0; });
+  if (grows) {
+    bool zero = fill.element_count() == 0;
+    if (!zero) {
+      zero = true;
+      for (uint64_t i = 0; i < fill.byte_size(); ++i) zero = zero && fill.raw()[i] == std::byte{0};
+    }
+    if (zero) c.rt().zero(c.output(0).data, bytes);
+    else broadcast_into(c, c.upload(fill), out, c.output(0).data);
+  }
+  // The input's surviving block.
+  StridedCopy p;
+  const auto in_stride = contiguous_strides(x.shape), out_stride = contiguous_strides(out);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t skip = std::max<int64_t>(0, -begin[d]);
+    const int64_t len = x.shape[d] - skip - std::max<int64_t>(0, -end[d]);
+    if (len <= 0) return;  // nothing of the input survives
+    p.dims.push_back(len);
+    p.in_stride.push_back(in_stride[d]);
+    p.out_stride.push_back(out_stride[d]);
+    p.in_base += skip * in_stride[d];
+    p.out_base += std::max<int64_t>(0, begin[d]) * out_stride[d];
+  }
+  strided_copy(c, x.dtype, p, x.data, c.output(0).data);
+}
+
+}  // namespace
+
+void add_pad_ops(std::vector<OpDef>& t) {
+  t.push_back({"Pad", refuse_pad, run_pad, OpBackend::Kernel, pad_reads_on_host});
+}
+
+}  // namespace onnxscope::cuda
