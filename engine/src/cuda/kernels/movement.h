@@ -71,6 +71,24 @@ struct GatherKernel {
   }
 };
 
+// The offset index tuple q (k int64 at indices + q * k) picks through dims
+// and strides; -1 after reporting an entry outside [-dims[d], dims[d])
+// (position: its place in indices). GatherND's and ScatterND's.
+OS_HD int64_t tuple_offset(const int64_t* indices, int64_t q, int k, const int64_t* dims, const int64_t* stride,
+                           int64_t* fault, int64_t site) {
+  int64_t at = 0;
+  for (int d = 0; d < k; ++d) {
+    int64_t v = indices[q * k + d];
+    if (v < -dims[d] || v >= dims[d]) {
+      report_fault(fault, site, q * k + d, v, dims[d]);
+      return -1;
+    }
+    if (v < 0) v += dims[d];
+    at += v * stride[d];
+  }
+  return at;
+}
+
 // GatherND: output item i is element s of slice q, q = batch * tuples + t;
 // tuple q (k int64 at indices + q * k) picks, in batch `batch` of x, the
 // slice at sum idx_d * stride[d]. Faults as Gather's (position: the place in
@@ -87,18 +105,8 @@ struct GatherNDKernel {
   int64_t site;
   OS_HD void operator()(int64_t i) const {
     const int64_t q = i / slice;
-    int64_t at = (q / tuples) * batch_block + i % slice;
-    for (int d = 0; d < k; ++d) {
-      int64_t v = indices[q * k + d];
-      if (v < -dims[d] || v >= dims[d]) {
-        report_fault(fault, site, q * k + d, v, dims[d]);
-        y[i] = T{};
-        return;
-      }
-      if (v < 0) v += dims[d];
-      at += v * stride[d];
-    }
-    y[i] = x[at];
+    const int64_t at = tuple_offset(indices, q, k, dims, stride, fault, site);
+    y[i] = at < 0 ? T{} : x[(q / tuples) * batch_block + i % slice + at];
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 
+#include "cuda/kernels/movement.h"
 #include "cuda/kernels/portable.h"
 
 namespace onnxscope::cuda {
@@ -119,17 +120,9 @@ struct ScatterKernel {
   OS_HD void operator()(int64_t i) const {
     int64_t at;
     if (nd) {
-      const int64_t q = i / slice;
-      at = i % slice;
-      for (int d = 0; d < k; ++d) {
-        int64_t v = nd_indices[q * k + d];
-        if (v < -nd_dims[d] || v >= nd_dims[d]) {
-          report_fault(fault, site, q * k + d, v, nd_dims[d]);
-          return;
-        }
-        if (v < 0) v += nd_dims[d];
-        at += v * nd_stride[d];
-      }
+      at = tuple_offset(nd_indices, i / slice, k, nd_dims, nd_stride, fault, site);
+      if (at < 0) return;
+      at += i % slice;
     } else {
       at = target(i, fault, site);
       if (at < 0) return;
