@@ -11,15 +11,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <cerrno>
 #include <algorithm>
 #include <chrono>
 #include <fstream>
 #include <new>
 #include <string>
-#include <thread>
 
 #include "dump/h5_reader.h"
+#include "isolation/reap.h"
 #include "isolation/wire.h"
 
 namespace onnxscope::dump_detail {
@@ -163,23 +162,8 @@ Error dump_error(const std::filesystem::path& path, std::string message) {
   return Error(Diagnostic{Severity::Error, "bad-dump", Location{path.string()}, std::move(message), {}});
 }
 
-// Waits up to `grace` for the child to exit by itself, then kills it.
-int reap(pid_t pid, std::chrono::milliseconds grace) {
-  int status = 0;
-  const auto deadline = std::chrono::steady_clock::now() + grace;
-  for (;;) {
-    const pid_t r = waitpid(pid, &status, WNOHANG);
-    if (r == pid) return status;
-    if (r < 0 && errno != EINTR) return 0;
-    if (std::chrono::steady_clock::now() > deadline) {
-      kill(pid, SIGKILL);
-      while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-      }
-      return status;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-}
+// The child's wait status (0 when it cannot be had), after at most `grace`.
+int reap(pid_t pid, std::chrono::milliseconds grace) { return isolation::reap_within(pid, grace).value_or(0); }
 
 }  // namespace
 
@@ -216,7 +200,6 @@ std::optional<DumpFile> read_dump_in_child(const std::filesystem::path& path, co
     Msg type{};
     const isolation::Recv got = isolation::recv_frame(sock.fd, type, payload, timeout_ms, max_frame);
     if (got == isolation::Recv::Timeout) {
-      kill(pid, SIGKILL);
       reap(pid, std::chrono::milliseconds(0));
       throw dump_error(path, "reading this file made no progress for " +
                                  std::to_string(static_cast<int>(options.isolate_timeout_seconds)) +
@@ -250,12 +233,10 @@ std::optional<DumpFile> read_dump_in_child(const std::filesystem::path& path, co
         return d;
       }
     } catch (const isolation::WireError& e) {
-      kill(pid, SIGKILL);
       reap(pid, std::chrono::milliseconds(0));
       throw dump_error(path, std::string("internal error: the dump reader's child sent a bad message (") + e.what() +
                                  ")");
     }
-    kill(pid, SIGKILL);
     reap(pid, std::chrono::milliseconds(0));
     throw dump_error(path, "internal error: the dump reader's child sent an unexpected message");
   }

@@ -12,8 +12,8 @@
 #include <chrono>
 #include <cstring>
 #include <mutex>
-#include <thread>
 
+#include "isolation/reap.h"
 #include "isolation/wire.h"
 #include "onnxscope/isolation.h"
 #include "onnxscope/proto_io.h"
@@ -74,11 +74,7 @@ class WorkerProcess {
     if (sock_ >= 0) close(sock_);  // the worker reads end of input and exits
     if (pid_ > 0) {
       // A worker stuck in a kernel does not read; give it a moment, then kill it.
-      for (int i = 0; i < 50 && !reap(false); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      if (!reaped_) {
-        kill(pid_, SIGKILL);
-        reap(true);
-      }
+      reap(std::chrono::milliseconds(500));
     }
     if (status_) munmap(status_, sizeof(StatusPage));
     if (status_fd_ >= 0) close(status_fd_);
@@ -92,10 +88,7 @@ class WorkerProcess {
 
   // Kills the worker (a stop that a kernel ignored) and waits for it.
   void kill_now() {
-    if (pid_ > 0 && !reaped_) {
-      kill(pid_, SIGKILL);
-      reap(true);
-    }
+    if (pid_ > 0) reap(std::chrono::milliseconds(0));
     dead_ = true;
   }
 
@@ -103,14 +96,8 @@ class WorkerProcess {
   // where it was and the last thing it printed.
   [[noreturn]] void fail_dead(const std::string& model_file) {
     dead_ = true;
-    if (pid_ > 0 && !reaped_) {
-      // The socket closed: the process is exiting or gone; do not wait forever.
-      for (int i = 0; i < 200 && !reap(false); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      if (!reaped_) {
-        kill(pid_, SIGKILL);
-        reap(true);
-      }
-    }
+    // The socket closed: the process is exiting or gone; do not wait forever.
+    if (pid_ > 0) reap(std::chrono::milliseconds(2000));
     std::string how;
     if (WIFSIGNALED(wstatus_)) {
       const int sig = WTERMSIG(wstatus_);
@@ -154,11 +141,11 @@ class WorkerProcess {
     throw Error(std::move(d));
   }
 
-  bool reap(bool block) {
-    if (reaped_) return true;
-    const pid_t r = waitpid(pid_, &wstatus_, block ? 0 : WNOHANG);
-    if (r == pid_) reaped_ = true;
-    return reaped_;
+  // Once: waits up to `grace`, then kills (isolation/reap.h).
+  void reap(std::chrono::milliseconds grace) {
+    if (reaped_) return;
+    if (auto status = reap_within(pid_, grace)) wstatus_ = *status;
+    reaped_ = true;
   }
 
   std::string log_tail() const {

@@ -28,6 +28,7 @@ void run_pad(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const size_t rank = x.shape.size();
   std::vector<int64_t> pads, axes;
+  bool axes_given = false;
   Tensor fill;  // empty: zeros
   if (c.opset() < 11) {
     const char* name = c.opset() < 2 ? "paddings" : "pads";
@@ -45,9 +46,10 @@ void run_pad(OpContext& c) {
       if (cv->element_count() != 1) c.fail("constant_value must hold one element");
       fill = *cv;
     }
-    if (c.opset() >= 18 && c.host(3)) axes = host_ints(c, 3);
+    axes_given = c.opset() >= 18 && c.host(3);
+    if (axes_given) axes = host_ints(c, 3);
   }
-  if (axes.empty() && !(c.opset() >= 18 && c.host(3)))
+  if (!axes_given)
     for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
   std::vector<bool> seen(rank, false);
   for (auto& a : axes) {
