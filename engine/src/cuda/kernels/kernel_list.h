@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/lines.h"
 #include "cuda/kernels/movement.h"
 #include "cuda/kernels/rows.h"
 #include "cuda/kernels/scatter.h"
@@ -27,7 +28,9 @@ using AllKernels = KernelList<
     GatherNDKernel<uint32_t>, GatherNDKernel<uint64_t>, GatherElementsKernel<uint8_t>, GatherElementsKernel<uint16_t>,
     GatherElementsKernel<uint32_t>, GatherElementsKernel<uint64_t>, ScatterKernel<uint8_t>, ScatterKernel<uint16_t>,
     ScatterKernel<uint32_t>, ScatterKernel<uint64_t>, ScatterKernel<float>, SoftmaxKernel, LayerNormKernel, ReduceKernel,
-    PoolKernel>;
+    PoolKernel, GroupNormKernel, RmsNormKernel, TriluKernel<uint8_t>, TriluKernel<uint16_t>, TriluKernel<uint32_t>,
+    TriluKernel<uint64_t>, ArgReduceKernel<float>, ArgReduceKernel<int32_t>, ArgReduceKernel<int64_t>,
+    CumulativeKernel<float>, CumulativeKernel<double>, CumulativeKernel<int32_t>, CumulativeKernel<int64_t>>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

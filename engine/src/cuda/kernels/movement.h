@@ -1,7 +1,7 @@
 // Data movement on elements of any width (1, 2, 4 or 8 bytes, moved as
 // unsigned integers of that size): one strided copy that is Transpose,
-// Slice, Expand, Concat and Split, and Gather with its indices read and
-// checked on the device.
+// Slice, Expand, Concat, Split, DepthToSpace and SpaceToDepth; Trilu's
+// masked copy; Gather with its indices read and checked on the device.
 #pragma once
 
 #include "cuda/kernels/portable.h"
@@ -30,6 +30,21 @@ struct StridedCopyKernel {
       out += c * out_stride[d];
     }
     y[out] = x[in];
+  }
+};
+
+// Trilu: x viewed as matrices [batch, rows, cols]; element (r, c) kept
+// where c - r >= k (upper) or c - r <= k (lower), else zero.
+template <class T>
+struct TriluKernel {
+  bool upper;
+  int64_t rows, cols, k;
+  const T* x;
+  T* y;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t c = i % cols, r = (i / cols) % rows;
+    const bool keep = upper ? c - r >= k : c - r <= k;
+    y[i] = keep ? x[i] : T(0);
   }
 };
 

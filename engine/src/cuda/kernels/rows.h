@@ -1,6 +1,7 @@
 // Row kernels (kernels/portable.h): one warp per row on the GPU, lanes
 // striding the row and reducing across the warp. Softmax and LogSoftmax,
-// LayerNormalization, the Reduce* family and pooling live here.
+// LayerNormalization, GroupNormalization (InstanceNormalization),
+// RMSNormalization, the Reduce* family and pooling live here.
 #pragma once
 
 #include <cmath>
@@ -69,6 +70,61 @@ struct LayerNormKernel {
       if (mean) mean[r] = mu;
       if (inv_std_dev) inv_std_dev[r] = inv;
     }
+  }
+};
+
+// GroupNormalization, and InstanceNormalization as a group per channel:
+// row r is (n, group), a block of channels_per_group * spatial contiguous
+// elements; y = (x - mean) / sqrt(var + epsilon) * scale[p] + bias[p] with
+// the block's statistics, p the element's channel (per_channel: opset 21's
+// GroupNormalization, InstanceNormalization) or its group (opset 18).
+struct GroupNormKernel {
+  static constexpr bool kRows = true;
+  int64_t groups, channels_per_group, spatial;
+  float epsilon;
+  bool per_channel;
+  const float *x, *scale, *bias;
+  float* y;
+  template <class L>
+  OS_HD void operator()(int64_t r, const L& lanes) const {
+    const int64_t block = channels_per_group * spatial;
+    const float* xr = x + r * block;
+    float s = 0.f;
+    for (int64_t j = lanes.lane(); j < block; j += lanes.count()) s += xr[j];
+    const float mu = lanes.sum(s) / static_cast<float>(block);
+    float v = 0.f;
+    for (int64_t j = lanes.lane(); j < block; j += lanes.count()) {
+      const float d = xr[j] - mu;
+      v += d * d;
+    }
+    const float inv = 1.f / sqrtf(lanes.sum(v) / static_cast<float>(block) + epsilon);
+    const int64_t g = r % groups;
+    float* yr = y + r * block;
+    for (int64_t j = lanes.lane(); j < block; j += lanes.count()) {
+      const int64_t p = per_channel ? g * channels_per_group + j / spatial : g;
+      yr[j] = (xr[j] - mu) * inv * scale[p] + bias[p];
+    }
+  }
+};
+
+// RMSNormalization over the last n elements of each row (contiguous):
+// y = x / sqrt(mean(x^2) + epsilon) * scale, scale n elements or 1
+// (scale_step 0).
+struct RmsNormKernel {
+  static constexpr bool kRows = true;
+  int64_t n;
+  float epsilon;
+  int64_t scale_step;
+  const float *x, *scale;
+  float* y;
+  template <class L>
+  OS_HD void operator()(int64_t r, const L& lanes) const {
+    const float* xr = x + r * n;
+    float s = 0.f;
+    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) s += xr[j] * xr[j];
+    const float inv = 1.f / sqrtf(lanes.sum(s) / static_cast<float>(n) + epsilon);
+    float* yr = y + r * n;
+    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) yr[j] = xr[j] * inv * scale[j * scale_step];
   }
 };
 

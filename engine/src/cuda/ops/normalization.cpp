@@ -1,5 +1,8 @@
-// BatchNormalization (inference), LayerNormalization, Softmax and
-// LogSoftmax (kernels/rows.h, kernels/elementwise.h), float32.
+// BatchNormalization (inference), LayerNormalization, GroupNormalization,
+// InstanceNormalization, RMSNormalization, Softmax and LogSoftmax
+// (kernels/rows.h, kernels/elementwise.h), float32.
+#include <algorithm>
+
 #include "cuda/ops/op_table.h"
 
 namespace onnxscope::cuda {
@@ -44,11 +47,13 @@ std::optional<std::string> refuse_layernorm(const Graph& g, const Node& n) {
   return require_types(g, n, {DataType::Float});
 }
 
-// Scale and bias hold the normalized dims (right-aligned), or one element.
+// Scale and bias hold the normalized dims (right-aligned, leading 1s
+// aside), or one element.
 int64_t param_step(OpContext& c, size_t input, const Shape& x, size_t axis, int64_t n) {
-  const Shape& s = c.input(input).shape;
-  const uint64_t count = elements_of(s);
+  const Shape& full = c.input(input).shape;
+  const uint64_t count = elements_of(full);
   if (count == 1) return 0;
+  Shape s(std::find_if(full.begin(), full.end(), [](int64_t d) { return d != 1; }), full.end());
   bool trailing = count == static_cast<uint64_t>(n) && s.size() <= x.size() - axis;
   for (size_t i = 0; trailing && i < s.size(); ++i) trailing = s[s.size() - 1 - i] == x[x.size() - 1 - i];
   if (!trailing) c.fail("input " + std::to_string(input) + " " + shape_to_string(s) + " does not match the normalized dims of " + shape_to_string(x));
@@ -83,6 +88,72 @@ void run_layernorm(OpContext& c) {
   launch(c.rt(), k, rows);
 }
 
+// InstanceNormalization is GroupNormalization with a group per channel and
+// a scale and bias per channel; GroupNormalization's are per group before
+// opset 21, per channel from it.
+std::optional<std::string> refuse_group_norm(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 3) return n.op_type + " takes three inputs";
+  if (n.op_type == "GroupNormalization") {
+    const Attribute* groups = n.attribute("num_groups");
+    if (!groups || groups->i <= 0) return std::string("GroupNormalization without a positive num_groups");
+    if (const Attribute* s = n.attribute("stash_type"); s && s->i != 1) return std::string("stash_type other than float");
+  }
+  return require_types(g, n, {DataType::Float});
+}
+
+void run_group_norm(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.size() < 2) c.fail("the input " + shape_to_string(x.shape) + " has no channel dim");
+  const bool instance = c.node().op_type == "InstanceNormalization";
+  const int64_t batch = x.shape[0], channels = x.shape[1];
+  const int64_t groups = instance ? channels : c.attr_int("num_groups", 0);
+  if (groups <= 0 || channels % groups != 0)
+    c.fail("num_groups (" + std::to_string(groups) + ") must be positive and divide the channel count " + std::to_string(channels));
+  const bool per_channel = instance || c.opset() >= 21;
+  const int64_t params = per_channel ? channels : groups;
+  for (size_t i = 1; i < 3; ++i)
+    if (elements_of(c.input(i).shape) != static_cast<uint64_t>(params))
+      c.fail("input " + std::to_string(i) + " " + shape_to_string(c.input(i).shape) + " does not hold " + std::to_string(params) +
+             (per_channel ? " channels" : " groups"));
+  int64_t spatial = 1;
+  for (size_t d = 2; d < x.shape.size(); ++d) spatial *= x.shape[d];
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  if (batch * channels * spatial == 0) return;
+  GroupNormKernel k{groups,
+                    channels / groups,
+                    spatial,
+                    c.attr_float("epsilon", 1e-5f),
+                    per_channel,
+                    static_cast<const float*>(x.data),
+                    static_cast<const float*>(c.input(1).data),
+                    static_cast<const float*>(c.input(2).data),
+                    static_cast<float*>(c.output(0).data)};
+  launch(c.rt(), k, batch * groups);
+}
+
+std::optional<std::string> refuse_rms_norm(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 2) return std::string("RMSNormalization takes X and scale");
+  if (const Attribute* s = n.attribute("stash_type"); s && s->i != 1) return std::string("stash_type other than float");
+  return require_types(g, n, {DataType::Float});
+}
+
+void run_rms_norm(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.empty()) c.fail("a scalar has nothing to normalize");
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", -1), x.shape.size()));
+  int64_t rows = 1, n = 1;
+  for (size_t d = 0; d < x.shape.size(); ++d) (d < axis ? rows : n) *= x.shape[d];
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  if (rows * n == 0) return;
+  RmsNormKernel k{n,
+                  c.attr_float("epsilon", 1e-5f),
+                  param_step(c, 1, x.shape, axis, n),
+                  static_cast<const float*>(x.data),
+                  static_cast<const float*>(c.input(1).data),
+                  static_cast<float*>(c.output(0).data)};
+  launch(c.rt(), k, rows);
+}
+
 std::optional<std::string> refuse_softmax(const Graph& g, const Node& n) { return require_types(g, n, {DataType::Float}); }
 
 // Since opset 13 along one axis; before, over the 2-D flattening at axis.
@@ -113,6 +184,9 @@ void run_softmax(OpContext& c) {
 void add_normalization_ops(std::vector<OpDef>& t) {
   t.push_back({"BatchNormalization", refuse_batchnorm, run_batchnorm});
   t.push_back({"LayerNormalization", refuse_layernorm, run_layernorm});
+  t.push_back({"GroupNormalization", refuse_group_norm, run_group_norm});
+  t.push_back({"InstanceNormalization", refuse_group_norm, run_group_norm});
+  t.push_back({"RMSNormalization", refuse_rms_norm, run_rms_norm});
   t.push_back({"Softmax", refuse_softmax, run_softmax});
   t.push_back({"LogSoftmax", refuse_softmax, run_softmax});
 }

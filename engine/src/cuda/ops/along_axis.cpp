@@ -1,0 +1,99 @@
+// Operators that walk each line along an axis (kernels/lines.h): ArgMax and
+// ArgMin (float32, int32, int64) and CumSum / CumProd (float32, float64,
+// int32, int64), one thread per line.
+#include "cuda/ops/op_table.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+std::optional<std::string> refuse_arg(const Graph& g, const Node& n) {
+  return require_types(g, n, {DataType::Float, DataType::Int32, DataType::Int64});
+}
+
+template <class T>
+void launch_arg(OpContext& c, const DeviceTensor& x, bool max, bool last, int64_t n, int64_t inner, int64_t lines) {
+  const ArgReduceKernel<T> k{max, last, n, inner, static_cast<const T*>(x.data), static_cast<int64_t*>(c.output(0).data)};
+  launch(c.rt(), k, lines);
+}
+
+void run_arg(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const bool keepdims = c.attr_int("keepdims", 1) != 0;
+  const bool last = c.opset() >= 12 && c.attr_int("select_last_index", 0) != 0;
+  if (x.shape.empty()) {  // a scalar: its only element is at 0 (axis 0, as the reference takes it)
+    if (const int64_t a = c.attr_int("axis", 0); a != 0) c.fail("axis " + std::to_string(a) + " of a scalar");
+    c.output(0) = c.allocate(DataType::Int64, {});
+    c.rt().zero(c.output(0).data, 8);
+    return;
+  }
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", 0), x.shape.size()));
+  const int64_t n = x.shape[axis];
+  if (n == 0) c.fail("cannot take the arg-extreme over axis " + std::to_string(axis) + " of size 0");
+  Shape out = x.shape;
+  if (keepdims) out[axis] = 1;
+  else out.erase(out.begin() + static_cast<std::ptrdiff_t>(axis));
+  c.output(0) = c.allocate(DataType::Int64, out);
+  const auto lines = static_cast<int64_t>(elements_of(out));
+  if (lines == 0) return;
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const bool max = c.node().op_type == "ArgMax";
+  switch (x.dtype) {
+    case DataType::Float: launch_arg<float>(c, x, max, last, n, inner, lines); break;
+    case DataType::Int32: launch_arg<int32_t>(c, x, max, last, n, inner, lines); break;
+    case DataType::Int64: launch_arg<int64_t>(c, x, max, last, n, inner, lines); break;
+    default: c.fail("no kernel for " + std::string(dtype_name(x.dtype)));
+  }
+}
+
+bool cumulative_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+std::optional<std::string> refuse_cumulative(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 2) return n.op_type + " takes x and axis";
+  return require_types(g, n, {DataType::Float, DataType::Double, DataType::Int32, DataType::Int64}, 0, 1);
+}
+
+template <class T>
+void launch_cumulative(OpContext& c, const DeviceTensor& x, int64_t n, int64_t inner, int64_t lines) {
+  const CumulativeKernel<T> k{c.node().op_type == "CumProd",
+                              c.attr_int("exclusive", 0) != 0,
+                              c.attr_int("reverse", 0) != 0,
+                              n,
+                              inner,
+                              static_cast<const T*>(x.data),
+                              static_cast<T*>(c.output(0).data)};
+  launch(c.rt(), k, lines);
+}
+
+void run_cumulative(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.empty()) c.fail("x must have rank 1 or more");
+  const std::vector<int64_t> axis_value = host_ints(c, 1);
+  if (axis_value.size() != 1) c.fail("axis should hold one value, not " + std::to_string(axis_value.size()));
+  const auto axis = static_cast<size_t>(normalize_axis(c, axis_value[0], x.shape.size()));
+  c.output(0) = c.allocate(x.dtype, x.shape);
+  const int64_t n = x.shape[axis];
+  if (n == 0 || elements_of(x.shape) == 0) return;
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const auto lines = static_cast<int64_t>(elements_of(x.shape)) / n;
+  switch (x.dtype) {
+    case DataType::Float: launch_cumulative<float>(c, x, n, inner, lines); break;
+    case DataType::Double: launch_cumulative<double>(c, x, n, inner, lines); break;
+    case DataType::Int32: launch_cumulative<int32_t>(c, x, n, inner, lines); break;
+    case DataType::Int64: launch_cumulative<int64_t>(c, x, n, inner, lines); break;
+    default: c.fail("no kernel for " + std::string(dtype_name(x.dtype)));
+  }
+}
+
+}  // namespace
+
+void add_along_axis_ops(std::vector<OpDef>& t) {
+  t.push_back({"ArgMax", refuse_arg, run_arg});
+  t.push_back({"ArgMin", refuse_arg, run_arg});
+  t.push_back({"CumSum", refuse_cumulative, run_cumulative, OpBackend::Kernel, cumulative_reads_on_host});
+  t.push_back({"CumProd", refuse_cumulative, run_cumulative, OpBackend::Kernel, cumulative_reads_on_host});
+}
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,108 @@
+// DepthToSpace and SpaceToDepth (DCR and CRD): each one strided copy of
+// the input, its channels split into the block's offsets; Trilu: a masked
+// copy. Any fixed-width type.
+#include "cuda/ops/op_table.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+std::optional<std::string> refuse_block(const Graph& g, const Node& n) {
+  if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
+    return "the CUDA " + n.op_type + " takes tensors of a known fixed-width type";
+  const Attribute* b = n.attribute("blocksize");
+  if (!b || b->i <= 0) return n.op_type + " without a positive blocksize";
+  if (const Attribute* m = n.attribute("mode"); m && m->s != "DCR" && m->s != "CRD") return "mode '" + m->s + "'";
+  return std::nullopt;
+}
+
+// a * b, failing rather than overflowing (blocksize is the model's to choose).
+int64_t mul(const OpContext& c, int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) c.fail("sizes overflow: " + std::to_string(a) + " * " + std::to_string(b));
+  return r;
+}
+
+// y [N, C / b^2, H * b, W * b] from x [N, C, H, W]: output (n, c, h, i, w, j)
+// reads channel (i * b + j) * C/b^2 + c (DCR) or c * b^2 + i * b + j (CRD).
+void run_depth_to_space(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.size() != 4) c.fail("the input " + shape_to_string(x.shape) + " is not 4-D");
+  const int64_t b = c.attr_int("blocksize", 0);
+  const bool crd = c.attr_string("mode", "DCR") == "CRD";
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const int64_t bb = mul(c, b, b);
+  if (C % bb != 0) c.fail(std::to_string(C) + " channels are not divisible by blocksize^2 = " + std::to_string(bb));
+  const int64_t co = C / bb, hw = H * W;
+  c.output(0) = c.allocate(x.dtype, {N, co, mul(c, H, b), mul(c, W, b)});
+  if (elements_of(c.output(0).shape) == 0) return;
+  StridedCopy p;
+  p.dims = {N, co, H, b, W, b};
+  p.in_stride = {C * hw, crd ? b * b * hw : hw, W, crd ? b * hw : b * co * hw, 1, crd ? hw : co * hw};
+  p.out_stride = contiguous_strides(Shape(p.dims.begin(), p.dims.end()));
+  strided_copy(c, x.dtype, p, x.data, c.output(0).data);
+}
+
+// y [N, C * b^2, H / b, W / b] from x [N, C, H, W]: output channel
+// (i * b + j) * C + c (DCR) or c * b^2 + i * b + j (CRD) of (oh, ow) reads
+// x[n, c, oh * b + i, ow * b + j].
+void run_space_to_depth(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.size() != 4) c.fail("the input " + shape_to_string(x.shape) + " is not 4-D");
+  const int64_t b = c.attr_int("blocksize", 0);
+  const bool crd = c.attr_string("mode", "DCR") == "CRD";
+  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  if (H % b != 0 || W % b != 0) c.fail("the spatial size of " + shape_to_string(x.shape) + " is not divisible by blocksize " + std::to_string(b));
+  const int64_t hw = H * W;
+  c.output(0) = c.allocate(x.dtype, {N, mul(c, C, mul(c, b, b)), H / b, W / b});
+  if (elements_of(c.output(0).shape) == 0) return;
+  StridedCopy p;
+  if (crd) {
+    p.dims = {N, C, b, b, H / b, W / b};
+    p.in_stride = {C * hw, hw, W, 1, b * W, b};
+  } else {
+    p.dims = {N, b, b, C, H / b, W / b};
+    p.in_stride = {C * hw, W, 1, hw, b * W, b};
+  }
+  p.out_stride = contiguous_strides(Shape(p.dims.begin(), p.dims.end()));
+  strided_copy(c, x.dtype, p, x.data, c.output(0).data);
+}
+
+bool trilu_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+std::optional<std::string> refuse_trilu(const Graph& g, const Node& n) {
+  if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
+    return std::string("the CUDA Trilu takes tensors of a known fixed-width type");
+  return std::nullopt;
+}
+
+void run_trilu(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.size() < 2) c.fail("the input " + shape_to_string(x.shape) + " is not a matrix");
+  int64_t k = 0;
+  if (c.host(1)) {
+    const std::vector<int64_t> v = host_ints(c, 1);
+    if (v.size() != 1) c.fail("k should hold one value, not " + std::to_string(v.size()));
+    k = v[0];
+  }
+  c.output(0) = c.allocate(x.dtype, x.shape);
+  const auto n = static_cast<int64_t>(elements_of(x.shape));
+  if (n == 0) return;
+  const int64_t rows = x.shape[x.shape.size() - 2], cols = x.shape.back();
+  with_element_width(x.dtype, [&](auto w) {
+    using T = decltype(w);
+    const TriluKernel<T> kernel{c.attr_int("upper", 1) != 0, rows, cols, k, static_cast<const T*>(x.data),
+                                static_cast<T*>(c.output(0).data)};
+    launch(c.rt(), kernel, n);
+  });
+}
+
+}  // namespace
+
+void add_rearrange_ops(std::vector<OpDef>& t) {
+  t.push_back({"DepthToSpace", refuse_block, run_depth_to_space});
+  t.push_back({"SpaceToDepth", refuse_block, run_space_to_depth});
+  t.push_back({"Trilu", refuse_trilu, run_trilu, OpBackend::Kernel, trilu_reads_on_host});
+}
+
+}  // namespace onnxscope::cuda

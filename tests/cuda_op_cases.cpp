@@ -1,0 +1,688 @@
+// The CUDA operators' random cases (cuda_op_cases.h), by family.
+#include "cuda_op_cases.h"
+
+#include <algorithm>
+#include <numeric>
+#include <set>
+
+namespace onnxscope::test::cuda_cases {
+
+namespace {
+
+// --- generators, by family ---
+
+Case unary(Rng& rng, const std::string& op) {
+  Case c(20);
+  double lo = -3, hi = 3;
+  if (op == "Log" || op == "Sqrt") lo = 0.05;
+  if (op == "Reciprocal") lo = 0.2;
+  c.floats("x", random_shape(rng, 0, 4), rng, lo, hi);
+  auto& n = c.node(op, {"x"});
+  if (op == "LeakyRelu" || op == "Elu" || op == "Celu" || op == "ThresholdedRelu" || op == "HardSigmoid" || op == "Selu")
+    if (coin(rng)) attr_float(n, "alpha", static_cast<float>(pick(rng, 1, 9)) / 10.f);
+  if (op == "Gelu" && coin(rng)) attr_string(n, "approximate", "tanh");
+  return c;
+}
+
+Case predicate(Rng& rng, const std::string& op) {
+  Case c(20);
+  const Shape s = random_shape(rng, 0, 4);
+  if (op == "Not") {
+    c.add_tensor("x", DataType::Bool, s, rng, -1, 1);
+  } else {
+    c.floats("x", s, rng);
+    // NaN and infinities where the predicates have something to find.
+    Tensor& t = c.inputs.back().second.tensor();
+    const float specials[] = {NAN, INFINITY, -INFINITY};
+    for (uint64_t i = 0; i < t.element_count(); i += 3) t.mutable_data<float>()[i] = specials[i % 3];
+  }
+  auto& n = c.node(op, {"x"});
+  if (op == "IsInf" && coin(rng)) attr_int(n, coin(rng) ? "detect_negative" : "detect_positive", 0);
+  return c;
+}
+
+Case binary(Rng& rng, const std::string& op) {
+  Case c(20);
+  const Shape s = random_shape(rng, 0, 4);
+  Shape sa = s, sb = broadcastable(rng, s);
+  if (coin(rng)) std::swap(sa, sb);
+  const bool logic = op == "And" || op == "Or" || op == "Xor";
+  const bool float_only = op == "Pow" || op == "PRelu" || op == "Div" || op == "Mod";
+  DataType t = logic ? DataType::Bool : float_only ? DataType::Float : choose(rng, std::vector<DataType>{DataType::Float, DataType::Float, DataType::Int32, DataType::Int64});
+  double lo = -4, hi = 4;
+  if (op == "Pow") lo = 0.2;
+  c.add_tensor("a", t, sa, rng, lo, hi);
+  if (op == "Div" || op == "Mod") {
+    c.add_tensor("b", t, sb, rng, 0.5, 3);
+  } else {
+    c.add_tensor("b", t, sb, rng, op == "Pow" ? -2 : lo, op == "Pow" ? 2 : hi);
+  }
+  if (op == "PRelu") {  // the slope broadcasts to X one way
+    c = Case(20);
+    c.floats("a", s, rng);
+    c.floats("b", broadcastable(rng, s), rng);
+  }
+  auto& n = c.node(op, {"a", "b"});
+  if (op == "Mod") attr_int(n, "fmod", 1);  // float Mod must be fmod
+  return c;
+}
+
+Case where(Rng& rng, const std::string&) {
+  Case c(20);
+  const Shape s = random_shape(rng, 0, 4);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Uint8});
+  c.add_tensor("c", DataType::Bool, broadcastable(rng, s), rng, -1, 1);
+  c.add_tensor("a", t, broadcastable(rng, s), rng, 0, 100);
+  c.add_tensor("b", t, s, rng, 0, 100);
+  c.node("Where", {"c", "a", "b"});
+  return c;
+}
+
+Case clip(Rng& rng, const std::string&) {
+  if (coin(rng)) {  // opset 6: bounds as attributes
+    Case c(6);
+    c.floats("x", random_shape(rng, 1, 4), rng);
+    auto& n = c.node("Clip", {"x"});
+    if (coin(rng)) attr_float(n, "min", -0.5f);
+    if (coin(rng)) attr_float(n, "max", 0.7f);
+    return c;
+  }
+  Case c(20);
+  c.floats("x", random_shape(rng, 0, 4), rng);
+  std::vector<std::string> in = {"x"};
+  const int form = static_cast<int>(pick(rng, 0, 2));
+  in.push_back(form == 1 ? std::string() : c.float_scalar("lo", -0.5f));
+  if (form != 2) in.push_back(c.float_scalar("hi", 0.6f));
+  c.node("Clip", in);
+  return c;
+}
+
+Case cast(Rng& rng, const std::string&) {
+  Case c(20);
+  const std::vector<DataType> from = {DataType::Float, DataType::Int32, DataType::Int64, DataType::Bool, DataType::Uint8, DataType::Double};
+  const std::vector<DataType> to = {DataType::Float,   DataType::Double, DataType::Float16, DataType::BFloat16, DataType::Int8,
+                                    DataType::Int16,   DataType::Int32,  DataType::Int64,   DataType::Uint8,    DataType::Uint16,
+                                    DataType::Uint32,  DataType::Uint64, DataType::Bool};
+  const DataType f = choose(rng, from), t = choose(rng, to);
+  const bool to_unsigned = t == DataType::Uint8 || t == DataType::Uint16 || t == DataType::Uint32 || t == DataType::Uint64;
+  // In range of every target: numpy leaves out-of-range float->int casts to the platform.
+  c.add_tensor("x", f, random_shape(rng, 0, 3), rng, to_unsigned ? 0 : -100, 100);
+  auto& n = c.node("Cast", {"x"});
+  attr_int(n, "to", static_cast<int64_t>(t));
+  c.what += std::string(" to ") + std::string(dtype_name(t));
+  return c;
+}
+
+Case batchnorm(Rng& rng, const std::string&) {
+  Case c(15);
+  Shape s = random_shape(rng, 2, 4);
+  const int64_t ch = s[1];
+  c.floats("x", s, rng);
+  c.floats("scale", {ch}, rng);
+  c.floats("bias", {ch}, rng);
+  c.floats("mean", {ch}, rng);
+  c.floats("var", {ch}, rng, 0.1, 2);
+  auto& n = c.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"});
+  if (coin(rng)) attr_float(n, "epsilon", 1e-3f);
+  return c;
+}
+
+Case layernorm(Rng& rng, const std::string&) {
+  Case c(17);
+  const Shape s = random_shape(rng, 1, 4, 12);
+  const int64_t rank = static_cast<int64_t>(s.size());
+  const int64_t axis = pick(rng, -rank, rank - 1);
+  const int64_t a = axis < 0 ? axis + rank : axis;
+  c.floats("x", s, rng);
+  Shape ns(s.begin() + a, s.end());
+  c.floats("scale", ns, rng);
+  std::vector<std::string> in = {"x", "scale"};
+  if (coin(rng)) in.push_back(c.floats("bias", ns, rng));
+  const int outputs = static_cast<int>(pick(rng, 1, 3));
+  auto& n = c.node("LayerNormalization", in, outputs);
+  attr_int(n, "axis", axis);
+  return c;
+}
+
+Case softmax(Rng& rng, const std::string& op) {
+  Case c(coin(rng) ? 13 : 11);  // 11: over the 2-D flattening at axis
+  const Shape s = random_shape(rng, 1, 4, 9);
+  const int64_t rank = static_cast<int64_t>(s.size());
+  c.floats("x", s, rng, -5, 5);
+  auto& n = c.node(op, {"x"});
+  attr_int(n, "axis", pick(rng, -rank, rank - 1));
+  return c;
+}
+
+Case reduce(Rng& rng, const std::string& op) {
+  const bool modern = coin(rng);
+  Case c(modern ? 18 : 13);
+  const Shape s = random_shape(rng, 1, 4);
+  const int64_t rank = static_cast<int64_t>(s.size());
+  double lo = -2, hi = 2;
+  if (op == "ReduceLogSum") lo = 0.1;
+  if (op == "ReduceProd") lo = 0.5, hi = 1.5;
+  c.floats("x", s, rng, lo, hi);
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (coin(rng)) axes.push_back(coin(rng) ? d : d - rank);
+  const bool axes_input = modern || op == "ReduceSum";
+  std::vector<std::string> in = {"x"};
+  if (axes_input && !axes.empty()) in.push_back(c.ints("axes", axes));
+  auto& n = c.node(op, in);
+  if (!axes_input && !axes.empty()) attr_ints(n, "axes", axes);
+  if (coin(rng)) attr_int(n, "keepdims", 0);
+  return c;
+}
+
+Case pool(Rng& rng, const std::string& op) {
+  Case c(19);
+  const int64_t r = pick(rng, 1, 3);
+  Shape s = {pick(rng, 1, 2), pick(rng, 1, 3)};
+  std::vector<int64_t> kernel, strides, pads(static_cast<size_t>(2 * r)), dil;
+  for (int64_t d = 0; d < r; ++d) {
+    s.push_back(pick(rng, 5, r == 3 ? 6 : 9));  // at least the widest window (3 taps, dilation 2)
+    kernel.push_back(pick(rng, 1, 3));
+    strides.push_back(pick(rng, 1, 2));
+    dil.push_back(pick(rng, 1, 2));
+  }
+  for (int64_t d = 0; d < r; ++d) {
+    pads[static_cast<size_t>(d)] = pick(rng, 0, kernel[static_cast<size_t>(d)] - 1);
+    pads[static_cast<size_t>(d + r)] = pick(rng, 0, kernel[static_cast<size_t>(d)] - 1);
+  }
+  c.floats("x", s, rng);
+  auto& n = c.node(op, {"x"});
+  attr_ints(n, "kernel_shape", kernel);
+  attr_ints(n, "strides", strides);
+  if (coin(rng)) attr_ints(n, "pads", pads);
+  else if (coin(rng)) attr_string(n, "auto_pad", choose(rng, std::vector<std::string>{"SAME_UPPER", "SAME_LOWER", "VALID"}));
+  if (coin(rng)) attr_ints(n, "dilations", dil);
+  if (coin(rng)) attr_int(n, "ceil_mode", 1);
+  if (op == "AveragePool" && coin(rng)) attr_int(n, "count_include_pad", 1);
+  return c;
+}
+
+Case global_pool(Rng& rng, const std::string& op) {
+  Case c(17);
+  c.floats("x", random_shape(rng, 3, 5), rng);
+  c.node(op, {"x"});
+  return c;
+}
+
+Case conv(Rng& rng, const std::string&) {
+  Case c(17);
+  c.loose = true;
+  const int64_t r = pick(rng, 1, 3);
+  const int64_t groups = choose(rng, std::vector<int64_t>{1, 1, 2, 3});
+  const int64_t cin = groups * pick(rng, 1, 3), cout = groups * pick(rng, 1, 3);
+  Shape x = {pick(rng, 1, 2), cin}, w = {cout, cin / groups};
+  std::vector<int64_t> strides, dil, pads(static_cast<size_t>(2 * r));
+  for (int64_t d = 0; d < r; ++d) {
+    const int64_t k = pick(rng, 1, 3);
+    x.push_back(pick(rng, k + 2, r == 3 ? 6 : 10));
+    w.push_back(k);
+    strides.push_back(pick(rng, 1, 2));
+    dil.push_back(pick(rng, 1, 2));
+  }
+  for (auto& p : pads) p = pick(rng, 0, 2);
+  c.floats("x", x, rng);
+  c.floats("w", w, rng);
+  std::vector<std::string> in = {"x", "w"};
+  if (coin(rng)) in.push_back(c.floats("b", {cout}, rng));
+  auto& n = c.node("Conv", in);
+  attr_int(n, "group", groups);
+  attr_ints(n, "strides", strides);
+  if (coin(rng)) attr_ints(n, "dilations", dil);
+  const int padding = static_cast<int>(pick(rng, 0, 2));
+  if (padding == 1) attr_ints(n, "pads", pads);  // asymmetric ones included
+  if (padding == 2) attr_string(n, "auto_pad", choose(rng, std::vector<std::string>{"SAME_UPPER", "SAME_LOWER", "VALID"}));
+  return c;
+}
+
+Case matmul(Rng& rng, const std::string&) {
+  Case c(17);
+  c.loose = true;
+  const int64_t m = pick(rng, 1, 9), k = pick(rng, 1, 9), n = pick(rng, 1, 9);
+  const int form = static_cast<int>(pick(rng, 0, 4));
+  Shape a = {m, k}, b = {k, n};
+  if (form == 1) {  // batched, B a matrix
+    a.insert(a.begin(), {pick(rng, 1, 3), pick(rng, 1, 3)});
+  } else if (form == 2) {  // batched, same batch dims
+    const int64_t bt = pick(rng, 1, 4);
+    a.insert(a.begin(), bt);
+    b.insert(b.begin(), bt);
+  } else if (form == 3) {  // broadcast batch dims
+    a.insert(a.begin(), {pick(rng, 1, 3), 1});
+    b.insert(b.begin(), {1, pick(rng, 2, 3)});
+  } else if (form == 4) {  // 1-D operands
+    if (coin(rng)) a = {k};
+    else b = {k};
+  }
+  c.floats("a", a, rng);
+  c.floats("b", b, rng);
+  c.node("MatMul", {"a", "b"});
+  return c;
+}
+
+Case gemm(Rng& rng, const std::string&) {
+  Case c(13);
+  c.loose = true;
+  const int64_t m = pick(rng, 1, 9), k = pick(rng, 1, 9), n = pick(rng, 1, 9);
+  const bool ta = coin(rng), tb = coin(rng);
+  c.floats("a", ta ? Shape{k, m} : Shape{m, k}, rng);
+  c.floats("b", tb ? Shape{n, k} : Shape{k, n}, rng);
+  std::vector<std::string> in = {"a", "b"};
+  if (coin(rng)) in.push_back(c.floats("c", choose(rng, std::vector<Shape>{{n}, {1, n}, {m, n}, {m, 1}, {}}), rng));
+  auto& node = c.node("Gemm", in);
+  if (ta) attr_int(node, "transA", 1);
+  if (tb) attr_int(node, "transB", 1);
+  if (coin(rng)) attr_float(node, "alpha", 0.5f);
+  if (coin(rng)) attr_float(node, "beta", coin(rng) ? 0.f : 2.f);
+  return c;
+}
+
+Case view(Rng& rng, const std::string& op) {
+  const bool legacy = coin(rng) && (op == "Squeeze" || op == "Unsqueeze");
+  Case c(legacy ? 11 : 17);
+  Shape s = random_shape(rng, 1, 4);
+  if (op == "Squeeze") s.insert(s.begin() + pick(rng, 0, static_cast<int64_t>(s.size())), 1);
+  const int64_t rank = static_cast<int64_t>(s.size());
+  c.add_tensor("x", choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Bool}), s, rng, -9, 9);
+  if (op == "Reshape") {
+    std::vector<int64_t> target = {static_cast<int64_t>(count(s))};
+    if (rank >= 2 && coin(rng)) target = {0, -1};
+    else if (coin(rng)) target = {-1, 1};
+    c.node("Reshape", {"x", c.ints("shape", target)});
+  } else if (op == "Flatten") {
+    attr_int(c.node("Flatten", {"x"}), "axis", pick(rng, -rank, rank));
+  } else if (op == "Squeeze" || op == "Unsqueeze") {
+    std::vector<int64_t> axes;
+    if (op == "Squeeze") {
+      for (int64_t d = 0; d < rank; ++d)
+        if (s[static_cast<size_t>(d)] == 1 && (axes.empty() || coin(rng))) axes.push_back(coin(rng) ? d : d - rank);
+    } else {
+      axes = {pick(rng, -(rank + 1), rank)};
+    }
+    if (legacy) attr_ints(c.node(op, {"x"}), "axes", axes);
+    else c.node(op, {"x", c.ints("axes", axes)});
+  } else {
+    c.node("Identity", {"x"});
+  }
+  return c;
+}
+
+Case movement(Rng& rng, const std::string& op) {
+  Case c(18);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Bool, DataType::Int32});
+  const Shape s = random_shape(rng, 1, 5, 5);
+  const int64_t rank = static_cast<int64_t>(s.size());
+  if (op == "Transpose") {
+    c.add_tensor("x", t, s, rng, -9, 9);
+    std::vector<int64_t> perm(static_cast<size_t>(rank));
+    for (int64_t i = 0; i < rank; ++i) perm[static_cast<size_t>(i)] = i;
+    std::shuffle(perm.begin(), perm.end(), rng);
+    auto& n = c.node("Transpose", {"x"});
+    if (coin(rng)) attr_ints(n, "perm", perm);
+  } else if (op == "Slice") {
+    c.add_tensor("x", t, s, rng, -9, 9);
+    std::vector<int64_t> starts, ends, axes, steps;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (coin(rng)) continue;
+      const int64_t dim = s[static_cast<size_t>(d)];
+      axes.push_back(coin(rng) ? d : d - rank);
+      starts.push_back(pick(rng, -dim - 2, dim + 2));
+      ends.push_back(coin(rng) ? pick(rng, -dim - 2, dim + 2) : (coin(rng) ? INT64_MAX : INT64_MIN));
+      steps.push_back(choose(rng, std::vector<int64_t>{1, 1, 2, -1, -2, 3}));
+    }
+    if (starts.empty()) {
+      axes = {0};
+      starts = {0};
+      ends = {s[0]};
+      steps = {1};
+    }
+    c.node("Slice", {"x", c.ints("starts", starts), c.ints("ends", ends), c.ints("axes", axes), c.ints("steps", steps)});
+  } else if (op == "Concat") {
+    const int64_t axis = pick(rng, -rank, rank - 1);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+    std::vector<std::string> in;
+    for (int i = 0, k = static_cast<int>(pick(rng, 1, 3)); i < k; ++i) {
+      Shape p = s;
+      p[a] = pick(rng, 0, 4);
+      in.push_back(c.add_tensor("x" + std::to_string(i), t, p, rng, -9, 9));
+    }
+    attr_int(c.node("Concat", in), "axis", axis);
+  } else if (op == "Split") {
+    const int64_t axis = pick(rng, -rank, rank - 1);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+    Shape p = s;
+    p[a] = pick(rng, 2, 7);
+    c.add_tensor("x", t, p, rng, -9, 9);
+    std::vector<int64_t> sizes = {pick(rng, 0, p[a])};
+    sizes.push_back(p[a] - sizes[0]);
+    if (coin(rng)) {
+      auto& n = c.node("Split", {"x", c.ints("split", sizes)}, 2);
+      attr_int(n, "axis", axis);
+    } else {
+      auto& n = c.node("Split", {"x"}, 2);
+      attr_int(n, "axis", axis);
+      attr_int(n, "num_outputs", 2);
+    }
+  } else if (op == "Expand") {
+    const Shape from = broadcastable(rng, s);
+    c.add_tensor("x", t, from, rng, -9, 9);
+    std::vector<int64_t> target(s.begin(), s.end());
+    if (!target.empty() && coin(rng)) target[0] = 1;  // a 1 in the target keeps x's dim
+    c.node("Expand", {"x", c.ints("shape", target)});
+  } else if (op == "Gather") {
+    c.add_tensor("x", t, s, rng, -9, 9);
+    const int64_t axis = pick(rng, -rank, rank - 1);
+    const int64_t dim = s[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+    // Constant indices (uploaded at prepare) or an input of either index type, of rank 0 to 2.
+    Shape is;
+    for (int64_t d = pick(rng, 0, 2); d > 0; --d) is.push_back(pick(rng, 1, 3));
+    std::vector<int64_t> idx(static_cast<size_t>(count(is)));
+    for (auto& i : idx) i = pick(rng, -dim, dim - 1);
+    std::string indices;
+    if (is.size() == 1 && coin(rng)) indices = c.ints("idx", idx);
+    else indices = c.index_input("idx", coin(rng) ? DataType::Int32 : DataType::Int64, is, idx);
+    attr_int(c.node("Gather", {"x", indices}), "axis", axis);
+  } else if (op == "GatherND") {
+    c.add_tensor("x", t, s, rng, -9, 9);
+    const int64_t b = pick(rng, 0, rank - 1);  // batch dims
+    const int64_t k = pick(rng, 1, rank - b);  // index tuple length
+    Shape is(s.begin(), s.begin() + b);
+    for (int64_t d = pick(rng, 0, 2); d > 0; --d) is.push_back(pick(rng, 1, 3));
+    is.push_back(k);
+    std::vector<int64_t> idx(static_cast<size_t>(count(is)));
+    for (size_t i = 0; i < idx.size(); ++i) {
+      const int64_t dim = s[static_cast<size_t>(b) + i % static_cast<size_t>(k)];
+      idx[i] = pick(rng, -dim, dim - 1);
+    }
+    attr_int(c.node("GatherND", {"x", c.index_input("idx", DataType::Int64, is, idx)}), "batch_dims", b);
+  }
+  return c;
+}
+
+// GatherElements, ScatterElements (and Scatter, its opset 10 name) and
+// ScatterND. Without a reduction the indices are distinct (duplicates are
+// undefined by the spec, and on a GPU any one of them wins); with one they
+// may repeat, so that several updates meet at one place.
+Case indexed(Rng& rng, const std::string& op) {
+  const std::string red = op == "Scatter" || op == "GatherElements"
+                              ? "none"
+                              : choose(rng, std::vector<std::string>{"none", "none", "add", "mul", "max", "min"});
+  Case c(op == "Scatter" ? 10 : 18);
+  const DataType t = red != "none" ? DataType::Float
+                                   : choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Bool,
+                                                                       DataType::Int32});
+  const Shape s = random_shape(rng, 1, 4, 5);
+  const auto rank = static_cast<int64_t>(s.size());
+  c.add_tensor("x", t, s, rng, -9, 9);
+  const DataType it = op == "ScatterND" || coin(rng) ? DataType::Int64 : DataType::Int32;
+  auto shifted = [&](int64_t v, int64_t dim) { return coin(rng) ? v - dim : v; };  // negative half the time
+  Shape is;
+  std::vector<int64_t> idx;
+  if (op == "ScatterND") {
+    const int64_t k = pick(rng, 1, rank);
+    for (int64_t d = pick(rng, 1, 2); d > 0; --d) is.push_back(pick(rng, 1, 3));
+    // Every tuple of data's first k dims, shuffled: distinct tuples first.
+    std::vector<std::vector<int64_t>> tuples(1);
+    for (int64_t d = 0; d < k; ++d) {
+      std::vector<std::vector<int64_t>> longer;
+      for (const auto& tu : tuples)
+        for (int64_t v = 0; v < s[static_cast<size_t>(d)]; ++v) {
+          longer.push_back(tu);
+          longer.back().push_back(v);
+        }
+      tuples = std::move(longer);
+    }
+    std::shuffle(tuples.begin(), tuples.end(), rng);
+    if (red == "none") is[0] = std::min<int64_t>(is[0], static_cast<int64_t>(tuples.size()) / static_cast<int64_t>(count(is) / static_cast<uint64_t>(is[0])));
+    if (is[0] < 1) is = {1};
+    const auto n = count(is);
+    for (uint64_t q = 0; q < n; ++q) {
+      const auto& tu = tuples[red == "none" ? q % tuples.size() : static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(tuples.size()) - 1))];
+      for (int64_t d = 0; d < k; ++d) idx.push_back(shifted(tu[static_cast<size_t>(d)], s[static_cast<size_t>(d)]));
+    }
+    Shape us = is;
+    us.insert(us.end(), s.begin() + k, s.end());
+    is.push_back(k);
+    const std::string indices = c.index_input("idx", it, is, idx);
+    c.add_tensor("u", t, us, rng, -9, 9);
+    auto& n_ = c.node(op, {"x", indices, "u"});
+    if (red != "none" || coin(rng)) attr_string(n_, "reduction", red);
+    c.what += " reduction=" + red;
+    return c;
+  }
+  const int64_t axis = pick(rng, -rank, rank - 1);
+  const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  for (size_t d = 0; d < s.size(); ++d) is.push_back(pick(rng, 1, s[d]));
+  if (op == "GatherElements") is[a] = pick(rng, 1, 4);
+  if (red != "none") is[a] = pick(rng, 1, s[a] + 2);
+  // One column (all coordinates but the axis) at a time, in indices order:
+  // distinct values down each column without a reduction.
+  idx.resize(count(is));
+  Shape outer = is;
+  outer[a] = 1;
+  int64_t inner = 1;
+  for (size_t d = a + 1; d < is.size(); ++d) inner *= is[d];
+  for (uint64_t col = 0; col < count(outer); ++col) {
+    std::vector<int64_t> perm(static_cast<size_t>(s[a]));
+    for (size_t v = 0; v < perm.size(); ++v) perm[v] = static_cast<int64_t>(v);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    const auto o = static_cast<int64_t>(col) / inner, r = static_cast<int64_t>(col) % inner;
+    for (int64_t j = 0; j < is[a]; ++j) {
+      const int64_t v = op == "GatherElements" || red != "none" ? pick(rng, 0, s[a] - 1) : perm[static_cast<size_t>(j)];
+      idx[static_cast<size_t>((o * is[a] + j) * inner + r)] = shifted(v, s[a]);
+    }
+  }
+  const std::string indices = c.index_input("idx", it, is, idx);
+  if (op == "GatherElements") {
+    attr_int(c.node(op, {"x", indices}), "axis", axis);
+    return c;
+  }
+  c.add_tensor("u", t, is, rng, -9, 9);
+  auto& n_ = c.node(op, {"x", indices, "u"});
+  attr_int(n_, "axis", axis);
+  if (red != "none" || (op != "Scatter" && coin(rng))) attr_string(n_, "reduction", red);
+  c.what += " reduction=" + red;
+  return c;
+}
+
+// Pad (constant mode; pads that grow and crop, axes, a constant) and Tile.
+Case pad_tile(Rng& rng, const std::string& op) {
+  Case c(op == "Pad" && coin(rng) ? 11 : 18);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Bool, DataType::Int32});
+  const Shape s = random_shape(rng, op == "Pad" ? 0 : 1, 4, 5);
+  const auto rank = static_cast<int64_t>(s.size());
+  c.add_tensor("x", t, s, rng, -9, 9);
+  if (op == "Tile") {
+    std::vector<int64_t> repeats;
+    for (int64_t d = 0; d < rank; ++d) repeats.push_back(pick(rng, 0, 3));
+    if (coin(rng)) std::fill(repeats.begin(), repeats.end(), 2);
+    c.node("Tile", {"x", c.ints("repeats", repeats)});
+    return c;
+  }
+  std::vector<int64_t> axes;
+  for (int64_t d = 0; d < rank; ++d)
+    if (c.opset < 18 || coin(rng)) axes.push_back(coin(rng) ? d : d - rank);
+  std::vector<int64_t> pads(2 * axes.size());
+  for (size_t i = 0; i < axes.size(); ++i) {
+    const int64_t dim = s[static_cast<size_t>(axes[i] < 0 ? axes[i] + rank : axes[i])];
+    pads[i] = pick(rng, -dim / 2, 3);                 // begin: crop up to half, or grow
+    pads[axes.size() + i] = pick(rng, -(dim - dim / 2), 3);  // end
+  }
+  std::vector<std::string> in = {"x", c.ints("pads", pads)};
+  if (coin(rng)) {  // a constant of data's type
+    c.add_tensor("value", t, {}, rng, -9, 9);
+    in.push_back("value");
+  } else if (c.opset >= 18 && !axes.empty()) {
+    in.push_back("");
+  }
+  if (c.opset >= 18 && (axes.size() != static_cast<size_t>(rank) || coin(rng))) {
+    if (in.size() == 2) in.push_back("");
+    in.push_back(c.ints("axes", axes));
+  }
+  c.node("Pad", in);
+  return c;
+}
+
+// InstanceNormalization, GroupNormalization (opset 18: a scale per group;
+// 21: per channel); spatial dims of any count, zero-sized ones included.
+Case group_norm(Rng& rng, const std::string& op) {
+  const bool instance = op == "InstanceNormalization";
+  Case c(instance ? 17 : choose(rng, std::vector<int64_t>{18, 21}));
+  const int64_t groups = instance ? 0 : pick(rng, 1, 3);
+  const int64_t channels = instance ? pick(rng, 1, 5) : groups * pick(rng, 1, 3);
+  Shape x = {pick(rng, 1, 3), channels};
+  for (int64_t d = pick(rng, 0, 3); d > 0; --d) x.push_back(pick(rng, 0, 9) == 0 ? 0 : pick(rng, 1, 7));
+  c.floats("x", x, rng);
+  const int64_t params = instance || c.opset >= 21 ? channels : groups;
+  c.floats("scale", {params}, rng);
+  c.floats("bias", {params}, rng);
+  auto& n = c.node(op, {"x", "scale", "bias"});
+  if (!instance) attr_int(n, "num_groups", groups);
+  if (coin(rng)) attr_float(n, "epsilon", 1e-2f);
+  return c;
+}
+
+// RMSNormalization over [axis, rank), scale the normalized dims (with a
+// leading 1 sometimes) or one element.
+Case rms_norm(Rng& rng, const std::string&) {
+  Case c(23);
+  const Shape x = random_shape(rng, 1, 4);
+  const auto rank = static_cast<int64_t>(x.size());
+  const int64_t axis = pick(rng, -rank, rank - 1);
+  c.floats("x", x, rng);
+  Shape scale(x.begin() + (axis < 0 ? axis + rank : axis), x.end());
+  const int kind = static_cast<int>(pick(rng, 0, 3));
+  if (kind == 0) scale = {1};
+  if (kind == 1 && scale.size() < x.size()) scale.insert(scale.begin(), 1);
+  c.floats("scale", scale, rng);
+  auto& n = c.node("RMSNormalization", {"x", "scale"});
+  attr_int(n, "axis", axis);
+  if (coin(rng)) attr_float(n, "epsilon", 1e-2f);
+  return c;
+}
+
+// DepthToSpace (DCR, CRD) and SpaceToDepth of every element width.
+Case depth_space(Rng& rng, const std::string& op) {
+  Case c(13);
+  const int64_t b = pick(rng, 1, 3);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Bool, DataType::Uint8});
+  Shape x = {pick(rng, 1, 2), 0, 0, 0};
+  if (op == "DepthToSpace") {
+    x[1] = b * b * pick(rng, 1, 3);
+    x[2] = pick(rng, 1, 4);
+    x[3] = pick(rng, 1, 4);
+  } else {
+    x[1] = pick(rng, 1, 3);
+    x[2] = b * pick(rng, 1, 3);
+    x[3] = b * pick(rng, 1, 3);
+  }
+  c.add_tensor("x", t, x, rng, -9, 9);
+  auto& n = c.node(op, {"x"});
+  attr_int(n, "blocksize", b);
+  if (op == "DepthToSpace" && coin(rng)) attr_string(n, "mode", coin(rng) ? "CRD" : "DCR");
+  return c;
+}
+
+// Trilu, upper or lower, with k (an int64 scalar) beyond the matrix at times.
+Case trilu(Rng& rng, const std::string&) {
+  Case c(14);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int32, DataType::Bool, DataType::Uint8});
+  const Shape x = random_shape(rng, 2, 4);
+  c.add_tensor("x", t, x, rng, -9, 9);
+  std::vector<std::string> in = {"x"};
+  if (coin(rng)) in.push_back(c.ints("k", {pick(rng, -7, 7)}, true));
+  auto& n = c.node("Trilu", in);
+  if (coin(rng)) attr_int(n, "upper", pick(rng, 0, 1));
+  return c;
+}
+
+// ArgMax, ArgMin: small integer values so that ties happen (select_last_index
+// decides them), NaN among the floats.
+Case arg_extreme(Rng& rng, const std::string& op) {
+  Case c(choose(rng, std::vector<int64_t>{11, 13}));
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int32, DataType::Int64});
+  const Shape x = random_shape(rng, 0, 4);
+  c.add_tensor("x", t, x, rng, -3, 3);
+  if (t == DataType::Float && coin(rng)) {
+    Tensor& v = c.inputs.back().second.tensor();
+    for (uint64_t i = 0; i < v.element_count(); i += 4) v.mutable_data<float>()[i] = NAN;
+  }
+  auto& n = c.node(op, {"x"});
+  const auto rank = static_cast<int64_t>(x.size());
+  if (rank > 0 && coin(rng)) attr_int(n, "axis", pick(rng, -rank, rank - 1));
+  if (coin(rng)) attr_int(n, "keepdims", 0);
+  if (c.opset >= 12 && coin(rng)) attr_int(n, "select_last_index", 1);
+  return c;
+}
+
+// CumSum (opset 14: float64 too) and CumProd (opset 26), exclusive and
+// reverse, the axis an int32 or int64 scalar.
+Case cumulative(Rng& rng, const std::string& op) {
+  Case c(op == "CumProd" ? 26 : 14);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Double, DataType::Int32, DataType::Int64});
+  Shape x = random_shape(rng, 1, 4);
+  if (pick(rng, 0, 7) == 0) x[0] = 0;
+  c.add_tensor("x", t, x, rng, op == "CumProd" ? -1.5 : -9, op == "CumProd" ? 1.5 : 9);
+  const auto rank = static_cast<int64_t>(x.size());
+  const int64_t axis = pick(rng, -rank, rank - 1);
+  std::string a = "axis";
+  if (coin(rng)) {
+    const auto v = static_cast<int32_t>(axis);
+    c.m.initializer(make_tensor_raw(a, DataType::Int32, {}, std::string(reinterpret_cast<const char*>(&v), 4)));
+    c.what += " axis=" + std::to_string(axis) + " (int32)";
+  } else {
+    c.ints(a, {axis}, true);
+  }
+  auto& n = c.node(op, {"x", a});
+  if (coin(rng)) attr_int(n, "exclusive", 1);
+  if (coin(rng)) attr_int(n, "reverse", 1);
+  return c;
+}
+
+}  // namespace
+
+const std::map<std::string, Generator>& generators() {
+  static const std::map<std::string, Generator> g = [] {
+    std::map<std::string, Generator> m;
+    for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Neg", "Abs", "Erf", "Reciprocal", "Floor",
+                           "Ceil", "Round", "Sin", "Cos", "Sign", "Softplus", "Softsign", "LeakyRelu", "Elu", "Selu",
+                           "HardSigmoid", "HardSwish", "Gelu", "Celu", "ThresholdedRelu", "Mish"})
+      m[op] = unary;
+    for (const char* op : {"IsNaN", "IsInf", "Not"}) m[op] = predicate;
+    for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "PRelu", "Equal", "Less", "Greater",
+                           "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"})
+      m[op] = binary;
+    m["Where"] = where;
+    m["Clip"] = clip;
+    m["Cast"] = cast;
+    m["BatchNormalization"] = batchnorm;
+    m["LayerNormalization"] = layernorm;
+    for (const char* op : {"Softmax", "LogSoftmax"}) m[op] = softmax;
+    for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
+                           "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"})
+      m[op] = reduce;
+    for (const char* op : {"MaxPool", "AveragePool"}) m[op] = pool;
+    for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) m[op] = global_pool;
+    m["Conv"] = conv;
+    m["MatMul"] = matmul;
+    m["Gemm"] = gemm;
+    for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) m[op] = view;
+    for (const char* op : {"Transpose", "Slice", "Concat", "Split", "Expand", "Gather", "GatherND"}) m[op] = movement;
+    for (const char* op : {"GatherElements", "ScatterElements", "Scatter", "ScatterND"}) m[op] = indexed;
+    for (const char* op : {"Pad", "Tile"}) m[op] = pad_tile;
+    for (const char* op : {"GroupNormalization", "InstanceNormalization"}) m[op] = group_norm;
+    m["RMSNormalization"] = rms_norm;
+    for (const char* op : {"DepthToSpace", "SpaceToDepth"}) m[op] = depth_space;
+    m["Trilu"] = trilu;
+    for (const char* op : {"ArgMax", "ArgMin"}) m[op] = arg_extreme;
+    for (const char* op : {"CumSum", "CumProd"}) m[op] = cumulative;
+    return m;
+  }();
+  return g;
+}
+
+}  // namespace onnxscope::test::cuda_cases

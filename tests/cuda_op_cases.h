@@ -1,0 +1,125 @@
+// Random one-node problems for the CUDA engine's operators, by family
+// (cuda_op_cases.cpp): what cuda_kernels_test runs on the device engines
+// and the reference and compares. Each generator draws a model of one node
+// named "node" and its inputs, with odd sizes, broadcasting, negative axes,
+// zero-sized dims and the opset variants.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <functional>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+#include "onnxscope/inputs.h"
+
+namespace onnxscope::test::cuda_cases {
+
+using Rng = std::mt19937;
+
+inline int64_t pick(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+inline bool coin(Rng& rng) { return pick(rng, 0, 1) == 1; }
+template <typename T>
+T choose(Rng& rng, const std::vector<T>& v) { return v[static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(v.size()) - 1))]; }
+
+inline uint64_t count(const Shape& s) {
+  uint64_t n = 1;
+  for (int64_t d : s) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+inline Shape random_shape(Rng& rng, int64_t rank_lo, int64_t rank_hi, int64_t dim_hi = 6) {
+  Shape s(static_cast<size_t>(pick(rng, rank_lo, rank_hi)));
+  for (auto& d : s) d = pick(rng, 1, dim_hi);
+  return s;
+}
+
+// s with some dims made 1 and some leading dims dropped: broadcasts against s.
+inline Shape broadcastable(Rng& rng, const Shape& s) {
+  Shape b(s.begin() + pick(rng, 0, static_cast<int64_t>(s.size())), s.end());
+  for (auto& d : b)
+    if (pick(rng, 0, 2) == 0) d = 1;
+  return b;
+}
+
+// One random problem: a one-node model and its inputs.
+struct Case {
+  explicit Case(int64_t opset) : m(opset), opset(opset) {}
+  ModelBuilder m;
+  int64_t opset;
+  NamedValues inputs;
+  std::string what;
+  bool loose = false;  // a GEMM/convolution output: TF32's tolerance applies
+
+  std::string add_tensor(const std::string& name, DataType t, const Shape& s, Rng& rng, double lo, double hi) {
+    Tensor v = Tensor::zeros(t, s);
+    std::uniform_real_distribution<double> d(lo, hi);
+    for (uint64_t i = 0; i < v.element_count(); ++i) {
+      const double x = d(rng);
+      switch (t) {
+        case DataType::Float: v.mutable_data<float>()[i] = static_cast<float>(x); break;
+        case DataType::Int32: v.mutable_data<int32_t>()[i] = static_cast<int32_t>(std::floor(x)); break;
+        case DataType::Int64: v.mutable_data<int64_t>()[i] = static_cast<int64_t>(std::floor(x)); break;
+        case DataType::Bool: v.mutable_data<uint8_t>()[i] = x > 0 ? 1 : 0; break;
+        case DataType::Uint8: v.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(std::fabs(x)); break;
+        case DataType::Double: v.mutable_data<double>()[i] = x; break;
+        default: ADD_FAILURE() << "no random values for " << dtype_name(t);
+      }
+    }
+    m.input(name, t, std::vector<DimSpec>(s.begin(), s.end()));
+    inputs.emplace_back(name, Value(std::move(v)));
+    what += " " + name + shape_to_string(s);
+    return name;
+  }
+  std::string floats(const std::string& name, const Shape& s, Rng& rng, double lo = -2, double hi = 2) {
+    return add_tensor(name, DataType::Float, s, rng, lo, hi);
+  }
+  // A constant (initializer) of int64 values: shape arguments, axes, indices.
+  std::string ints(const std::string& name, const std::vector<int64_t>& v, bool scalar = false) {
+    m.initializer(make_int64_tensor(name, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(v.size())}, v));
+    what += " " + name + "=[";
+    for (size_t i = 0; i < v.size(); ++i) what += (i ? "," : "") + std::to_string(v[i]);
+    what += "]";
+    return name;
+  }
+  // A graph input of indices (int64 or int32), given values: what the
+  // device reads and checks itself.
+  std::string index_input(const std::string& name, DataType t, const Shape& s, const std::vector<int64_t>& v) {
+    Tensor x = Tensor::zeros(t, s);
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (t == DataType::Int32) x.mutable_data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+      else x.mutable_data<int64_t>()[i] = v[i];
+    }
+    m.input(name, t, std::vector<DimSpec>(s.begin(), s.end()));
+    inputs.emplace_back(name, Value(std::move(x)));
+    what += " " + name + shape_to_string(s) + "=[";
+    for (size_t i = 0; i < v.size(); ++i) what += (i ? "," : "") + std::to_string(v[i]);
+    what += "]";
+    return name;
+  }
+  std::string float_scalar(const std::string& name, float v) {
+    m.initializer(make_float_tensor(name, {}, {v}));
+    what += " " + name + "=" + std::to_string(v);
+    return name;
+  }
+  onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& in, int outputs = 1) {
+    std::vector<std::string> out;
+    for (int i = 0; i < outputs; ++i) {
+      out.push_back("y" + std::to_string(i));
+      m.output_untyped(out.back());
+    }
+    return m.node(op, in, out, "node");
+  }
+};
+
+using Generator = std::function<Case(Rng&, const std::string& op)>;
+
+// Every operator of the CUDA table that has cases, with its generator
+// (cuda_op_cases.cpp).
+const std::map<std::string, Generator>& generators();
+
+}  // namespace onnxscope::test::cuda_cases
