@@ -643,6 +643,59 @@ Case cumulative(Rng& rng, const std::string& op) {
   return c;
 }
 
+// ConvTranspose: groups, strides, dilations, output_padding, asymmetric
+// pads, auto_pad, output_shape (larger or smaller than the pads would give).
+Case conv_transpose(Rng& rng, const std::string&) {
+  Case c(17);
+  c.loose = true;
+  const int64_t r = pick(rng, 1, 3);
+  const int64_t groups = choose(rng, std::vector<int64_t>{1, 1, 2, 3});
+  const int64_t cin = groups * pick(rng, 1, 2), cout_g = pick(rng, 1, 3);
+  Shape x = {pick(rng, 1, 2), cin}, w = {cin, cout_g};
+  std::vector<int64_t> strides, dil, out_pad, pads(static_cast<size_t>(2 * r));
+  const bool dilated = coin(rng);
+  for (int64_t d = 0; d < r; ++d) {
+    x.push_back(pick(rng, 1, r == 3 ? 3 : 5));
+    w.push_back(pick(rng, 1, 3));
+    strides.push_back(pick(rng, 1, 3));
+    dil.push_back(dilated ? pick(rng, 1, 2) : 1);
+    out_pad.push_back(pick(rng, 0, std::max(strides.back(), dil.back()) - 1));
+  }
+  for (auto& p : pads) p = pick(rng, 0, 2);
+  c.floats("x", x, rng);
+  c.floats("w", w, rng);
+  std::vector<std::string> in = {"x", "w"};
+  if (coin(rng)) in.push_back(c.floats("b", {groups * cout_g}, rng));
+  auto& n = c.node("ConvTranspose", in);
+  if (groups > 1 || coin(rng)) attr_int(n, "group", groups);
+  attr_ints(n, "strides", strides);
+  if (dilated) attr_ints(n, "dilations", dil);
+  const bool padded_out = coin(rng);
+  if (padded_out) attr_ints(n, "output_padding", out_pad);
+  switch (pick(rng, 0, 3)) {
+    case 0: break;
+    case 1:  // asymmetric ones included, leaving one output at least
+      for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
+        const int64_t full = strides[d] * (x[d + 2] - 1) + (w[d + 2] - 1) * dil[d] + 1 + (padded_out ? out_pad[d] : 0);
+        pads[d] = std::min(pads[d], (full - 1) / 2);
+        pads[d + static_cast<size_t>(r)] = std::min(pads[d + static_cast<size_t>(r)], (full - 1) / 2);
+      }
+      attr_ints(n, "pads", pads);
+      break;
+    case 2: attr_string(n, "auto_pad", choose(rng, std::vector<std::string>{"SAME_UPPER", "SAME_LOWER", "VALID"})); break;
+    default: {
+      std::vector<int64_t> out_shape;
+      for (size_t d = 0; d < static_cast<size_t>(r); ++d) {
+        const int64_t full = strides[d] * (x[d + 2] - 1) + (w[d + 2] - 1) * dil[d] + 1 + (padded_out ? out_pad[d] : 0);
+        out_shape.push_back(std::max<int64_t>(1, full + pick(rng, -2, 2)));
+      }
+      attr_ints(n, "output_shape", out_shape);
+      break;
+    }
+  }
+  return c;
+}
+
 }  // namespace
 
 const std::map<std::string, Generator>& generators() {
@@ -668,6 +721,7 @@ const std::map<std::string, Generator>& generators() {
     for (const char* op : {"MaxPool", "AveragePool"}) m[op] = pool;
     for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) m[op] = global_pool;
     m["Conv"] = conv;
+    m["ConvTranspose"] = conv_transpose;
     m["MatMul"] = matmul;
     m["Gemm"] = gemm;
     for (const char* op : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"}) m[op] = view;

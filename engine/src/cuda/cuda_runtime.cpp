@@ -71,7 +71,8 @@ const Blas& blas() {
   X(Create) X(Destroy) X(SetStream) X(GetErrorString) X(CreateTensorDescriptor) X(DestroyTensorDescriptor) \
   X(SetTensorNdDescriptor) X(CreateFilterDescriptor) X(DestroyFilterDescriptor) X(SetFilterNdDescriptor) \
   X(CreateConvolutionDescriptor) X(DestroyConvolutionDescriptor) X(SetConvolutionNdDescriptor) X(SetConvolutionGroupCount) \
-  X(SetConvolutionMathType) X(FindConvolutionForwardAlgorithm) X(ConvolutionForward)
+  X(SetConvolutionMathType) X(FindConvolutionForwardAlgorithm) X(ConvolutionForward) \
+  X(FindConvolutionBackwardDataAlgorithm) X(ConvolutionBackwardData)
 
 struct Dnn {
 #define X(f) decltype(&cudnn##f) f;
@@ -104,12 +105,15 @@ int as_int(int64_t v, const char* what) {
   return static_cast<int>(v);
 }
 
-// One convolution problem, as cuDNN sees it (rank 1 is made rank 2 with a height of 1).
+// One convolution problem, as cuDNN sees it (rank 1 is made rank 2 with a
+// height of 1): x, w, y in the forward direction's terms, so a transposed
+// convolution's x is its output and its y its input.
 struct ConvKey {
-  std::vector<int> x, w, pad, stride, dilation;
+  bool transposed;
+  std::vector<int> x, w, y, pad, stride, dilation;
   int groups;
   MathMode mode;
-  auto tie() const { return std::tie(x, w, pad, stride, dilation, groups, mode); }
+  auto tie() const { return std::tie(transposed, x, w, y, pad, stride, dilation, groups, mode); }
   bool operator<(const ConvKey& o) const { return tie() < o.tie(); }
 };
 
@@ -117,7 +121,8 @@ struct ConvPlan {
   cudnnTensorDescriptor_t x = nullptr, y = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
-  cudnnConvolutionFwdAlgo_t algo{};
+  cudnnConvolutionFwdAlgo_t algo{};           // forward
+  cudnnConvolutionBwdDataAlgo_t bwd_algo{};   // transposed: backward data
   size_t workspace = 0;
   ~ConvPlan() {
     if (x) dnn().DestroyTensorDescriptor(x);
@@ -241,7 +246,7 @@ class GpuRuntime final : public Runtime {
 
   void conv(const ConvArgs& c, MathMode mode) override {
     const ConvPlan& p = plan(c, mode);
-    int64_t xs = c.n * c.c, ws = c.k * (c.c / c.groups), ys = c.n * c.k;
+    int64_t xs = c.n * c.c, ws = c.transposed ? c.c * (c.k / c.groups) : c.k * (c.c / c.groups), ys = c.n * c.k;
     for (int d = 0; d < c.rank; ++d) {
       xs *= c.in[d];
       ws *= c.kernel[d];
@@ -258,9 +263,14 @@ class GpuRuntime final : public Runtime {
     }
     Scratch workspace(*this);
     const float one = 1.f, zero = 0.f;
-    check(dnn().ConvolutionForward(dnn_, &one, p.x, x, p.w, w, p.conv, p.algo, workspace.get(p.workspace), p.workspace,
-                                   &zero, p.y, y),
-          "cudnnConvolutionForward");
+    if (c.transposed)  // the plan's y is this x (the "gradient"), its x this y
+      check(dnn().ConvolutionBackwardData(dnn_, &one, p.w, w, p.y, x, p.conv, p.bwd_algo, workspace.get(p.workspace),
+                                          p.workspace, &zero, p.x, y),
+            "cudnnConvolutionBackwardData");
+    else
+      check(dnn().ConvolutionForward(dnn_, &one, p.x, x, p.w, w, p.conv, p.algo, workspace.get(p.workspace), p.workspace,
+                                     &zero, p.y, y),
+            "cudnnConvolutionForward");
     if (mode == MathMode::Fp16) {
       const CastKernel back{ElemType::Float16, ElemType::Float, y, c.y};
       launch(*this, back, ys);
@@ -318,27 +328,48 @@ class GpuRuntime final : public Runtime {
  private:
   static constexpr size_t kBlasWorkspace = size_t{32} << 20;
 
+  // The fastest of cuDNN's timed candidates that keeps to the mode: strict
+  // fp32 takes no tensor-op math and keeps FMA math whatever the timing
+  // reported (DEFAULT math would let Ampere and later round inputs to TF32).
+  template <class Perf>
+  int choose_algorithm(const Perf* perf, int found, MathMode mode, ConvPlan& p) {
+    for (int i = 0; i < found; ++i) {
+      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
+      if (mode == MathMode::Fp32 && (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
+        continue;
+      if (mode != MathMode::Fp32) check(dnn().SetConvolutionMathType(p.conv, perf[i].mathType), "cudnnSetConvolutionMathType");
+      p.workspace = perf[i].memory;
+      return i;
+    }
+    throw std::runtime_error("cuDNN has no algorithm for this convolution");
+  }
+
   const ConvPlan& plan(const ConvArgs& c, MathMode mode) {
     ConvKey key;
-    key.x = {as_int(c.n, "conv batch"), as_int(c.c, "conv channels")};
-    key.w = {as_int(c.k, "conv filters"), as_int(c.c / c.groups, "conv group channels")};
-    std::vector<int> y = {key.x[0], key.w[0]};
+    key.transposed = c.transposed;
+    // Forward terms: a transposed convolution's output is the forward input.
+    std::vector<int> in = {as_int(c.n, "conv batch"), as_int(c.c, "conv channels")};
+    std::vector<int> out = {in[0], as_int(c.k, "conv filters")};
+    key.w = c.transposed ? std::vector<int>{in[1], as_int(c.k / c.groups, "conv group channels")}
+                         : std::vector<int>{out[1], as_int(c.c / c.groups, "conv group channels")};
     if (c.rank == 1) {  // cuDNN wants 2 spatial dims at least
-      key.x.push_back(1);
+      in.push_back(1);
       key.w.push_back(1);
-      y.push_back(1);
+      out.push_back(1);
       key.pad.push_back(0);
       key.stride.push_back(1);
       key.dilation.push_back(1);
     }
     for (int d = 0; d < c.rank; ++d) {
-      key.x.push_back(as_int(c.in[d], "conv input size"));
+      in.push_back(as_int(c.in[d], "conv input size"));
       key.w.push_back(as_int(c.kernel[d], "conv kernel size"));
-      y.push_back(as_int(c.out[d], "conv output size"));
+      out.push_back(as_int(c.out[d], "conv output size"));
       key.pad.push_back(as_int(c.pad[d], "conv pad"));
       key.stride.push_back(as_int(c.stride[d], "conv stride"));
       key.dilation.push_back(as_int(c.dilation[d], "conv dilation"));
     }
+    key.x = c.transposed ? out : in;
+    key.y = c.transposed ? in : out;
     key.groups = as_int(c.groups, "conv groups");
     key.mode = mode;
     if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
@@ -354,7 +385,7 @@ class GpuRuntime final : public Runtime {
     check(dnn().CreateTensorDescriptor(&p->x), "cudnnCreateTensorDescriptor");
     check(dnn().SetTensorNdDescriptor(p->x, data, nd, key.x.data(), packed_strides(key.x).data()), "cudnnSetTensorNdDescriptor");
     check(dnn().CreateTensorDescriptor(&p->y), "cudnnCreateTensorDescriptor");
-    check(dnn().SetTensorNdDescriptor(p->y, data, nd, y.data(), packed_strides(y).data()), "cudnnSetTensorNdDescriptor");
+    check(dnn().SetTensorNdDescriptor(p->y, data, nd, key.y.data(), packed_strides(key.y).data()), "cudnnSetTensorNdDescriptor");
     check(dnn().CreateFilterDescriptor(&p->w), "cudnnCreateFilterDescriptor");
     check(dnn().SetFilterNdDescriptor(p->w, data, CUDNN_TENSOR_NCHW, nd, key.w.data()), "cudnnSetFilterNdDescriptor");
     check(dnn().CreateConvolutionDescriptor(&p->conv), "cudnnCreateConvolutionDescriptor");
@@ -367,25 +398,23 @@ class GpuRuntime final : public Runtime {
     check(dnn().SetConvolutionMathType(p->conv, mode == MathMode::Fp32 ? CUDNN_FMA_MATH : mode == MathMode::Tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH),
           "cudnnSetConvolutionMathType");
     // Timed once per problem (cuDNN runs the candidates), fastest first.
-    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-    int found = 0;
     synchronize();
-    check(dnn().FindConvolutionForwardAlgorithm(dnn_, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-          "cudnnFindConvolutionForwardAlgorithm");
-    bool chosen = false;
-    for (int i = 0; i < found && !chosen; ++i) {
-      if (perf[i].status != CUDNN_STATUS_SUCCESS) continue;
-      if (mode == MathMode::Fp32 && (perf[i].mathType == CUDNN_TENSOR_OP_MATH || perf[i].mathType == CUDNN_TENSOR_OP_MATH_ALLOW_CONVERSION))
-        continue;
-      // Strict fp32 keeps FMA math whatever the timing reported: DEFAULT
-      // math would let Ampere and later round the inputs to TF32.
-      if (mode != MathMode::Fp32)
-        check(dnn().SetConvolutionMathType(p->conv, perf[i].mathType), "cudnnSetConvolutionMathType");
+    if (c.transposed) {
+      cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+      int found = 0;
+      check(dnn().FindConvolutionBackwardDataAlgorithm(dnn_, p->w, p->y, p->conv, p->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                                       &found, perf),
+            "cudnnFindConvolutionBackwardDataAlgorithm");
+      const int i = choose_algorithm(perf, found, mode, *p);
+      p->bwd_algo = perf[i].algo;
+    } else {
+      cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+      int found = 0;
+      check(dnn().FindConvolutionForwardAlgorithm(dnn_, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+            "cudnnFindConvolutionForwardAlgorithm");
+      const int i = choose_algorithm(perf, found, mode, *p);
       p->algo = perf[i].algo;
-      p->workspace = perf[i].memory;
-      chosen = true;
     }
-    if (!chosen) throw std::runtime_error("cuDNN has no algorithm for this convolution");
     return *conv_plans_.emplace(key, std::move(p)).first->second;
   }
 

@@ -111,6 +111,72 @@ void host_conv(const ConvArgs& c, MathMode mode) {
     }
 }
 
+// cuDNN takes a problem only when its output size is the forward
+// geometry's, floor((in + 2 pad - span) / stride) + 1 (for a transposed
+// one, in and out trade places); the host refuses the same, so a geometry
+// the GPU would reject fails here too.
+void check_cudnn_geometry(const ConvArgs& c) {
+  for (int d = 0; d < c.rank; ++d) {
+    const int64_t big = c.transposed ? c.out[d] : c.in[d], small = c.transposed ? c.in[d] : c.out[d];
+    const int64_t span = (c.kernel[d] - 1) * c.dilation[d] + 1;
+    const int64_t room = big + 2 * c.pad[d] - span;
+    if (room < 0 || room / c.stride[d] + 1 != small)
+      throw std::runtime_error(std::string("cuDNN would refuse this ") + (c.transposed ? "transposed " : "") +
+                               "convolution: spatial dim " + std::to_string(d) + " of " + std::to_string(big) + " with pad " +
+                               std::to_string(c.pad[d]) + ", window " + std::to_string(span) + " and stride " +
+                               std::to_string(c.stride[d]) + " gives " + std::to_string(room < 0 ? 0 : room / c.stride[d] + 1) +
+                               ", not " + std::to_string(small));
+  }
+}
+
+// ConvTranspose in scatter form: each input element times each kernel tap
+// added to the output position it reaches, accumulated in float.
+void host_conv_transpose(const ConvArgs& c, MathMode mode) {
+  auto round = [&](float v) { return round_input(mode, v); };
+  const int64_t cg = c.c / c.groups, kg = c.k / c.groups;
+  int64_t in_size = 1, out_size = 1, window = 1;
+  for (int d = 0; d < c.rank; ++d) {
+    in_size *= c.in[d];
+    out_size *= c.out[d];
+    window *= c.kernel[d];
+  }
+  // Where input position i and kernel tap w land in the output (-1: outside).
+  std::vector<int64_t> lands(static_cast<size_t>(in_size * window));
+  for (int64_t i = 0; i < in_size; ++i)
+    for (int64_t w = 0; w < window; ++w) {
+      int64_t off = 0, step = 1;
+      bool inside = true;
+      for (int64_t d = c.rank - 1, ri = i, rw = w; d >= 0; --d) {
+        const int64_t o = (ri % c.in[d]) * c.stride[d] + (rw % c.kernel[d]) * c.dilation[d] - c.pad[d];
+        ri /= c.in[d];
+        rw /= c.kernel[d];
+        inside = inside && o >= 0 && o < c.out[d];
+        off += o * step;
+        step *= c.out[d];
+      }
+      lands[static_cast<size_t>(i * window + w)] = inside ? off : -1;
+    }
+  std::vector<float> acc(static_cast<size_t>(out_size));
+  for (int64_t n = 0; n < c.n; ++n)
+    for (int64_t g = 0; g < c.groups; ++g)
+      for (int64_t m = 0; m < kg; ++m) {
+        std::fill(acc.begin(), acc.end(), 0.f);
+        for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci) {
+          const float* plane = c.x + (n * c.c + ci) * in_size;
+          const float* wk = c.w + (ci * kg + m) * window;
+          for (int64_t i = 0; i < in_size; ++i) {
+            const float xv = round(plane[i]);
+            for (int64_t w = 0; w < window; ++w) {
+              const int64_t o = lands[static_cast<size_t>(i * window + w)];
+              if (o >= 0) acc[static_cast<size_t>(o)] += xv * round(wk[w]);
+            }
+          }
+        }
+        float* y = c.y + (n * c.k + g * kg + m) * out_size;
+        for (int64_t o = 0; o < out_size; ++o) y[o] = round_output(mode, acc[static_cast<size_t>(o)]);
+      }
+}
+
 // A capture: the calls made while capturing, replayed in order.
 struct HostCapture final : offload::CapturedWork {
   std::vector<std::function<void()>> calls;
@@ -139,7 +205,8 @@ class HostRuntime final : public Runtime {
     run_or_record([g, mode] { host_gemm(g, mode); });
   }
   void conv(const ConvArgs& c, MathMode mode) override {
-    run_or_record([c, mode] { host_conv(c, mode); });
+    check_cudnn_geometry(c);
+    run_or_record([c, mode] { c.transposed ? host_conv_transpose(c, mode) : host_conv(c, mode); });
   }
   std::string gemm_name() const override { return "host-gemm"; }
   std::string conv_name() const override { return "host-conv"; }

@@ -44,7 +44,12 @@ struct GemmArgs {
 // y = conv(x, w) with cuDNN's meaning, float32 NCHW: x [n, c, *in],
 // w [k, c / groups, *kernel], y [n, k, *out], 1 to 3 spatial dims,
 // symmetric zero padding (asymmetric pads are applied before, by a copy).
+// transposed: y = conv_transpose(x, w), cuDNN's backward data with x as the
+// gradient: w [c, k / groups, *kernel], y[o] gathers x[i] * w[kk] where
+// o = i * stride + kk * dilation - pad, for o in [0, out); out may exceed
+// the forward geometry's by less than the stride (output_padding).
 struct ConvArgs {
+  bool transposed = false;
   int rank = 2;
   int64_t n = 0, c = 0, k = 0, groups = 1;
   int64_t in[3] = {}, kernel[3] = {}, out[3] = {};

@@ -119,6 +119,7 @@ const std::map<std::string, OpDef>& table() {
     add_movement_ops(defs);
     add_matmul_ops(defs);
     add_conv_ops(defs);
+    add_conv_transpose_ops(defs);
     add_pool_ops(defs);
     add_normalization_ops(defs);
     add_reduce_ops(defs);

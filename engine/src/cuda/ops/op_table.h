@@ -98,6 +98,7 @@ void add_elementwise_ops(std::vector<OpDef>& t);
 void add_movement_ops(std::vector<OpDef>& t);
 void add_matmul_ops(std::vector<OpDef>& t);
 void add_conv_ops(std::vector<OpDef>& t);
+void add_conv_transpose_ops(std::vector<OpDef>& t);
 void add_pool_ops(std::vector<OpDef>& t);
 void add_normalization_ops(std::vector<OpDef>& t);
 void add_reduce_ops(std::vector<OpDef>& t);
