@@ -69,7 +69,7 @@ void check_engine(const std::function<std::unique_ptr<Engine>(const CudaOptions&
   auto reference = make_reference_engine();
   for (const auto& [op, gen] : generators()) {
     Rng rng(static_cast<uint32_t>(std::hash<std::string>{}(op) & 0xffffffu));
-    for (int i = 0; i < kCasesPerOp; ++i) {
+    for (int i = 0; i < kCasesPerOp * case_weight(op); ++i) {
       Case c = gen(rng, op);
       const std::string where = op + " case " + std::to_string(i) + ":" + c.what;
       auto loaded = c.m.load();

@@ -696,6 +696,89 @@ Case conv_transpose(Rng& rng, const std::string&) {
   return c;
 }
 
+// Resize (opsets 11 to 19) and Upsample (9): nearest (any element width,
+// every nearest_mode), linear and cubic (antialias, exclude_outside, cubic
+// coefficient), every coordinate mode, scales or sizes (with axes and the
+// aspect-ratio policies), tf_crop_and_resize's roi and extrapolation.
+Case resize(Rng& rng, const std::string& op) {
+  if (op == "Upsample") {
+    Case c(9);
+    const Shape x = random_shape(rng, 1, 4, 5);
+    const bool nearest = coin(rng);
+    c.add_tensor("x", nearest ? choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Uint8}) : DataType::Float,
+                 x, rng, -9, 9);
+    std::vector<float> scales;
+    for (size_t d = 0; d < x.size(); ++d) scales.push_back(d + 2 < x.size() && !coin(rng) ? 1.f : static_cast<float>(pick(rng, 1, 6)) / 2.f);
+    c.float_list("scales", scales);
+    attr_string(c.node("Upsample", {"x", "scales"}), "mode", nearest ? "nearest" : choose(rng, std::vector<std::string>{"linear", "bilinear"}));
+    return c;
+  }
+  Case c(choose(rng, std::vector<int64_t>{11, 13, 18, 19, 19}));
+  const std::string mode = choose(rng, std::vector<std::string>{"nearest", "linear", "cubic"});
+  const Shape x = random_shape(rng, mode == "cubic" ? 2 : 1, 4, 6);
+  const DataType t = mode == "nearest" ? choose(rng, std::vector<DataType>{DataType::Float, DataType::Int32, DataType::Int64, DataType::Uint8})
+                                       : DataType::Float;
+  c.add_tensor("x", t, x, rng, -9, 9);
+  const auto rank = static_cast<int64_t>(x.size());
+  // Resize the last one or two dims (all of them at times), through axes at times (opset 18).
+  std::vector<int64_t> axes;
+  for (int64_t d = std::max<int64_t>(0, rank - pick(rng, 1, 2)); d < rank; ++d) axes.push_back(d);
+  if (coin(rng)) {
+    axes.clear();
+    for (int64_t d = 0; d < rank; ++d) axes.push_back(d);
+  }
+  const bool with_axes = c.opset >= 18 && axes.size() < static_cast<size_t>(rank) && coin(rng);
+  std::vector<std::string> coords = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "tf_crop_and_resize"};
+  if (c.opset >= 19) coords.push_back("half_pixel_symmetric");
+  const std::string coord = choose(rng, coords);
+  std::vector<std::string> in = {"x", "", ""};
+  const size_t named = with_axes ? axes.size() : static_cast<size_t>(rank);
+  auto axis_of = [&](size_t i) { return with_axes ? axes[i] : static_cast<int64_t>(i); };
+  auto resized = [&](int64_t d) { return std::find(axes.begin(), axes.end(), d) != axes.end(); };
+  if (coord == "tf_crop_and_resize") {
+    std::vector<float> roi(2 * named);
+    for (size_t i = 0; i < named; ++i) {
+      const bool r = resized(axis_of(i));
+      roi[i] = r ? static_cast<float>(pick(rng, -3, 4)) / 10.f : 0.f;  // beyond the input at times
+      roi[named + i] = r ? static_cast<float>(pick(rng, 6, 13)) / 10.f : 1.f;
+    }
+    in[1] = c.float_list("roi", roi);
+  }
+  if (coin(rng)) {
+    std::vector<float> scales;
+    for (size_t i = 0; i < named; ++i)
+      scales.push_back(resized(axis_of(i)) ? choose(rng, std::vector<float>{0.5f, 0.6f, 0.75f, 1.f, 1.5f, 2.f, 2.5f, 3.f}) : 1.f);
+    in[2] = c.float_list("scales", scales);
+  } else {
+    std::vector<int64_t> sizes;
+    for (size_t i = 0; i < named; ++i) {
+      const int64_t d = x[static_cast<size_t>(axis_of(i))];
+      sizes.push_back(resized(axis_of(i)) ? pick(rng, 1, 2 * d + 2) : d);
+    }
+    in.push_back(c.ints("sizes", sizes));
+  }
+  if (c.opset < 13) {  // roi and scales are required inputs there, empty when unused
+    for (size_t i : {size_t{1}, size_t{2}}) {
+      if (!in[i].empty()) continue;
+      in[i] = c.float_list(i == 1 ? "roi" : "scales", {});
+    }
+  }
+  auto& n = c.node("Resize", in);
+  c.what += " opset " + std::to_string(c.opset) + " " + mode + " " + coord;
+  attr_string(n, "mode", mode);
+  attr_string(n, "coordinate_transformation_mode", coord);
+  if (with_axes) attr_ints(n, "axes", axes);
+  if (mode == "nearest" && coin(rng))
+    attr_string(n, "nearest_mode", choose(rng, std::vector<std::string>{"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"}));
+  if (mode == "cubic" && coin(rng)) attr_float(n, "cubic_coeff_a", -0.5f);
+  if (mode != "nearest" && coin(rng)) attr_int(n, "exclude_outside", 1);
+  if (mode != "nearest" && c.opset >= 18 && coin(rng)) attr_int(n, "antialias", 1);
+  if (coord == "tf_crop_and_resize" && pick(rng, 0, 3) != 0) attr_float(n, "extrapolation_value", -3.5f);
+  if (in.size() == 4 && c.opset >= 18 && coin(rng))
+    attr_string(n, "keep_aspect_ratio_policy", choose(rng, std::vector<std::string>{"stretch", "not_larger", "not_smaller"}));
+  return c;
+}
+
 }  // namespace
 
 const std::map<std::string, Generator>& generators() {
@@ -732,11 +815,14 @@ const std::map<std::string, Generator>& generators() {
     m["RMSNormalization"] = rms_norm;
     for (const char* op : {"DepthToSpace", "SpaceToDepth"}) m[op] = depth_space;
     m["Trilu"] = trilu;
+    for (const char* op : {"Resize", "Upsample"}) m[op] = resize;
     for (const char* op : {"ArgMax", "ArgMin"}) m[op] = arg_extreme;
     for (const char* op : {"CumSum", "CumProd"}) m[op] = cumulative;
     return m;
   }();
   return g;
 }
+
+int case_weight(const std::string& op) { return op == "Resize" ? 4 : 1; }
 
 }  // namespace onnxscope::test::cuda_cases

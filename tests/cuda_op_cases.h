@@ -101,6 +101,14 @@ struct Case {
     what += "]";
     return name;
   }
+  // A constant (initializer) of float values: roi, scales.
+  std::string float_list(const std::string& name, const std::vector<float>& v) {
+    m.initializer(make_float_tensor(name, {static_cast<int64_t>(v.size())}, v));
+    what += " " + name + "=[";
+    for (size_t i = 0; i < v.size(); ++i) what += (i ? "," : "") + std::to_string(v[i]);
+    what += "]";
+    return name;
+  }
   std::string float_scalar(const std::string& name, float v) {
     m.initializer(make_float_tensor(name, {}, {v}));
     what += " " + name + "=" + std::to_string(v);
@@ -121,5 +129,8 @@ using Generator = std::function<Case(Rng&, const std::string& op)>;
 // Every operator of the CUDA table that has cases, with its generator
 // (cuda_op_cases.cpp).
 const std::map<std::string, Generator>& generators();
+// How many times the usual number of cases an operator gets: more for one
+// whose attributes combine into many paths (Resize).
+int case_weight(const std::string& op);
 
 }  // namespace onnxscope::test::cuda_cases

@@ -8,6 +8,7 @@
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/lines.h"
 #include "cuda/kernels/movement.h"
+#include "cuda/kernels/resize.h"
 #include "cuda/kernels/rows.h"
 #include "cuda/kernels/scatter.h"
 
@@ -30,7 +31,9 @@ using AllKernels = KernelList<
     ScatterKernel<uint32_t>, ScatterKernel<uint64_t>, ScatterKernel<float>, SoftmaxKernel, LayerNormKernel, ReduceKernel,
     PoolKernel, GroupNormKernel, RmsNormKernel, TriluKernel<uint8_t>, TriluKernel<uint16_t>, TriluKernel<uint32_t>,
     TriluKernel<uint64_t>, ArgReduceKernel<float>, ArgReduceKernel<int32_t>, ArgReduceKernel<int64_t>,
-    CumulativeKernel<float>, CumulativeKernel<double>, CumulativeKernel<int32_t>, CumulativeKernel<int64_t>>;
+    CumulativeKernel<float>, CumulativeKernel<double>, CumulativeKernel<int32_t>, CumulativeKernel<int64_t>,
+    ResizeNearestKernel<uint8_t>, ResizeNearestKernel<uint16_t>, ResizeNearestKernel<uint32_t>, ResizeNearestKernel<uint64_t>,
+    ResizeAxisKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -125,6 +125,7 @@ const std::map<std::string, OpDef>& table() {
     add_reduce_ops(defs);
     add_scatter_ops(defs);
     add_pad_ops(defs);
+    add_resize_ops(defs);
     add_rearrange_ops(defs);
     add_along_axis_ops(defs);
     add_fused_ops(defs);

@@ -104,6 +104,7 @@ void add_normalization_ops(std::vector<OpDef>& t);
 void add_reduce_ops(std::vector<OpDef>& t);
 void add_scatter_ops(std::vector<OpDef>& t);
 void add_pad_ops(std::vector<OpDef>& t);
+void add_resize_ops(std::vector<OpDef>& t);
 void add_rearrange_ops(std::vector<OpDef>& t);
 void add_along_axis_ops(std::vector<OpDef>& t);
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries

@@ -8,6 +8,7 @@
 
 #include "reference/kernel_util.h"
 #include "reference/ops/nn_parts.h"
+#include "core/resize_plan.h"
 
 namespace onnxscope::ref {
 namespace {
@@ -30,147 +31,8 @@ template <typename S> void put_saturated(Tensor& t, uint64_t i, double v) {
 
 // --- Resize / Upsample -------------------------------------------------------------
 
-struct ResizeSpec {
-  std::string mode = "nearest";          // nearest, linear, cubic
-  std::string coord = "half_pixel";      // coordinate_transformation_mode
-  std::string nearest = "round_prefer_floor";  // or round_prefer_ceil, floor, ceil, simple (opset <= 10)
-  double cubic_a = -0.75;
-  bool exclude_outside = false, antialias = false;
-  double extrapolation = 0;
-  std::vector<double> scales;  // per dim
-  Shape out;                   // per dim
-  std::vector<double> roi;     // [starts..., ends...] per dim, or empty
-};
-
-// For one axis: for every output coordinate, the input indices it reads
-// (clamped to the input) and their weights, and whether it lies outside the
-// crop box (tf_crop_and_resize), where the extrapolation value is written.
-struct AxisTaps {
-  int64_t n = 0;  // taps per output coordinate
-  std::vector<int64_t> idx;
-  std::vector<double> w;
-  std::vector<char> outside;
-};
-
-std::vector<double> resize_coeffs(const KernelContext& ctx, const ResizeSpec& sp, double ratio, double scale, bool down) {
-  const double A = sp.cubic_a;
-  if (sp.mode == "nearest") {
-    bool second;
-    if (ratio == 1.0) second = true;  // integral source coordinate
-    else if (sp.nearest == "round_prefer_floor") second = ratio > 0.5;
-    else if (sp.nearest == "round_prefer_ceil") second = ratio >= 0.5;
-    else if (sp.nearest == "floor") second = false;
-    else if (sp.nearest == "ceil") second = true;
-    else second = down;  // "simple" (opset <= 10): ceil when downsampling, floor otherwise
-    return {second ? 0.0 : 1.0, second ? 1.0 : 0.0};
-  }
-  if (sp.mode == "linear") {
-    if (!sp.antialias) return {1 - ratio, ratio};
-    // Triangle filter stretched by 1/scale when downsampling, normalised.
-    const double s = std::min(scale, 1.0);
-    const int64_t start = static_cast<int64_t>(std::floor(-1 / s) + 1);
-    const int64_t footprint = 2 - 2 * start;
-    std::vector<double> c;
-    double sum = 0;
-    for (int64_t i = start; i < start + footprint; ++i) {
-      c.push_back(std::clamp(1 - std::abs((static_cast<double>(i) - ratio) * s), 0.0, 1.0));
-      sum += c.back();
-    }
-    for (auto& v : c) v /= sum;
-    return c;
-  }
-  if (sp.mode == "cubic") {
-    if (!sp.antialias) {
-      const double r = ratio, q = 1 - ratio;
-      return {((A * (r + 1) - 5 * A) * (r + 1) + 8 * A) * (r + 1) - 4 * A, ((A + 2) * r - (A + 3)) * r * r + 1,
-              ((A + 2) * q - (A + 3)) * q * q + 1, ((A * (q + 1) - 5 * A) * (q + 1) + 8 * A) * (q + 1) - 4 * A};
-    }
-    const double s = std::min(scale, 1.0);
-    auto kernel = [&](double x) {
-      x = std::abs(x);
-      if (x <= 1) return (A + 2) * x * x * x - (A + 3) * x * x + 1;
-      if (x < 2) return A * x * x * x - 5 * A * x * x + 8 * A * x - 4 * A;
-      return 0.0;
-    };
-    const int64_t i_start = static_cast<int64_t>(std::floor(-2 / s) + 1), i_end = 2 - i_start;
-    std::vector<double> c;
-    double sum = 0;
-    for (int64_t i = i_start; i < i_end; ++i) {
-      c.push_back(kernel(s * (static_cast<double>(i) - ratio)));
-      sum += c.back();
-    }
-    for (auto& v : c) v /= sum;
-    return c;
-  }
-  ctx.fail("mode must be nearest, linear or cubic, got '" + sp.mode + "'");
-}
-
-AxisTaps plan_axis(const KernelContext& ctx, const ResizeSpec& sp, size_t axis, int64_t in, int64_t out) {
-  AxisTaps t;
-  const double scale = sp.scales[axis];
-  const double out_f = scale * static_cast<double>(in);  // output width as a real number
-  const double roi_start = sp.roi.empty() ? 0.0 : sp.roi[axis];
-  const double roi_end = sp.roi.empty() ? 1.0 : sp.roi[sp.out.size() + axis];
-  t.outside.assign(static_cast<size_t>(out), 0);
-  for (int64_t y = 0; y < out; ++y) {
-    const double yd = static_cast<double>(y);
-    double x;
-    const std::string& m = sp.coord;
-    if (m == "half_pixel") {
-      x = (yd + 0.5) / scale - 0.5;
-    } else if (m == "pytorch_half_pixel") {
-      x = out_f == 1 ? -0.5 : (yd + 0.5) / scale - 0.5;
-    } else if (m == "align_corners") {
-      x = out_f == 1 ? 0.0 : yd * static_cast<double>(in - 1) / (out_f - 1);
-    } else if (m == "asymmetric") {
-      x = yd / scale;
-    } else if (m == "half_pixel_symmetric") {
-      const double adjustment = static_cast<double>(out) / out_f;
-      const double center = static_cast<double>(in) / 2;
-      x = center * (1 - adjustment) + (yd + 0.5) / scale - 0.5;
-    } else if (m == "tf_half_pixel_for_nn") {  // Resize-11 only
-      x = (yd + 0.5) / scale;
-    } else if (m == "tf_crop_and_resize") {
-      x = out_f == 1 ? (roi_end - roi_start) * static_cast<double>(in - 1) / 2
-                     : yd * (roi_end - roi_start) * static_cast<double>(in - 1) / (out_f - 1);
-      x += roi_start * static_cast<double>(in - 1);
-      if (x < 0 || x > static_cast<double>(in - 1)) t.outside[y] = 1;
-    } else {
-      ctx.fail("unknown coordinate_transformation_mode '" + m + "'");
-    }
-    // Keep far-away source coordinates (huge crop boxes) in integer range; they only read the edge.
-    x = std::clamp(x, -static_cast<double>(in) - 8, 2.0 * static_cast<double>(in) + 8);
-    const double xf = std::floor(x);
-    const double ratio = x == xf ? 1.0 : x - xf;
-    std::vector<double> c = resize_coeffs(ctx, sp, ratio, scale, scale < 1);
-    const int64_t n = static_cast<int64_t>(c.size());
-    if (t.n == 0) t.n = n;
-    if (n != t.n) ctx.fail("internal error: inconsistent resize filter size");
-    // The n input coordinates nearest x (ties prefer the lower ones).
-    const int64_t pad = (n + 1) / 2;
-    const double xp = x + static_cast<double>(pad);
-    const double pf = std::floor(xp);
-    const double frac = xp - pf;
-    int64_t start = static_cast<int64_t>(pf);
-    if (n % 2 == 0) start += frac == 0 ? -(n / 2) : -(n / 2) + 1;
-    else start += frac <= 0.5 ? -((n - 1) / 2) : -((n - 1) / 2) + 1;
-    start -= pad;
-    if (sp.exclude_outside) {
-      double sum = 0;
-      for (int64_t j = 0; j < n; ++j) {
-        if (start + j < 0 || start + j >= in) c[j] = 0;
-        sum += c[j];
-      }
-      if (sum != 0)
-        for (auto& v : c) v /= sum;
-    }
-    for (int64_t j = 0; j < n; ++j) {
-      t.idx.push_back(std::clamp<int64_t>(start + j, 0, in - 1));
-      t.w.push_back(c[j]);
-    }
-  }
-  return t;
-}
+using resize::AxisTaps;
+using resize::Spec;
 
 // The element types dispatch<kFloats | kInts> accepts.
 bool is_real_numeric(DataType t) {
@@ -179,10 +41,8 @@ bool is_real_numeric(DataType t) {
          t == DataType::Float16 || t == DataType::BFloat16;
 }
 
-bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max(std::abs(a), std::abs(b)) || a == b; }
-
 // Resizes input 0 into output 0 according to `sp` (scales and out filled in).
-void resample(KernelContext& ctx, const ResizeSpec& sp) {
+void resample(KernelContext& ctx, const Spec& sp) {
   const Tensor& x = ctx.input(0);
   const Shape& xs = x.shape();
   const size_t rank = xs.size();
@@ -194,15 +54,7 @@ void resample(KernelContext& ctx, const ResizeSpec& sp) {
   if (sp.mode == "nearest") {
     // Each output element copies one input element (any element type).
     std::vector<std::vector<int64_t>> pick(rank);  // -1: outside the crop box
-    for (size_t d = 0; d < rank; ++d) {
-      AxisTaps t = plan_axis(ctx, sp, d, xs[d], sp.out[d]);
-      for (int64_t o = 0; o < sp.out[d]; ++o) {
-        int64_t chosen = t.idx[o * t.n];
-        for (int64_t j = 0; j < t.n; ++j)
-          if (t.w[o * t.n + j] != 0) chosen = t.idx[o * t.n + j];
-        pick[d].push_back(t.outside[o] ? -1 : chosen);
-      }
-    }
+    for (size_t d = 0; d < rank; ++d) pick[d] = resize::nearest_picks(sp, d, xs[d], sp.out[d]);
     const auto in_strides = strides_of(xs);
     const bool is_str = x.is_string();
     const bool numeric = is_real_numeric(x.dtype());
@@ -237,9 +89,8 @@ void resample(KernelContext& ctx, const ResizeSpec& sp) {
     std::vector<double> cur = real_values(x);
     Shape cur_shape = xs;
     for (size_t d = 0; d < rank; ++d) {
-      const bool trivial_roi = sp.roi.empty() || (near(sp.roi[d], 0.0) && near(sp.roi[rank + d], 1.0));
-      if (near(sp.scales[d], 1.0) && sp.out[d] == cur_shape[d] && trivial_roi) continue;
-      AxisTaps t = plan_axis(ctx, sp, d, cur_shape[d], sp.out[d]);
+      if (resize::axis_unchanged(sp, d, cur_shape[d])) continue;
+      AxisTaps t = resize::plan_axis(sp, d, cur_shape[d], sp.out[d]);
       const int64_t outer = nn::product(Shape(cur_shape.begin(), cur_shape.begin() + d));
       const int64_t inner = nn::product(cur_shape, d + 1);
       const int64_t in = cur_shape[d], out = sp.out[d];
@@ -269,120 +120,52 @@ std::vector<double> float_values(const KernelContext& ctx, const Tensor& t, cons
   return real_values(t);
 }
 
-// floor(in * scale), failing when it does not fit an int64 comfortably.
-int64_t output_size(const KernelContext& ctx, double scale, int64_t in) {
-  const double v = std::floor(scale * static_cast<double>(in));
-  if (!(v < 9.0e15)) ctx.fail("scale " + std::to_string(scale) + " gives an output dimension that is too large");
-  return static_cast<int64_t>(v);
+// The spec's problems (std::invalid_argument) fail the node.
+template <class F>
+Spec checked_spec(const KernelContext& ctx, F&& make) {
+  try {
+    return make();
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(e.what());
+  }
 }
 
 void Resize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const size_t rank = static_cast<size_t>(x.rank());
-  const int64_t opset = ctx.opset_version();
-  ResizeSpec sp;
-  sp.mode = ctx.attr_string("mode", "nearest");
-  if (sp.mode != "nearest" && sp.mode != "linear" && sp.mode != "cubic")
-    ctx.fail("mode must be nearest, linear or cubic, got '" + sp.mode + "'");
-  std::vector<double> scales;
-  std::vector<int64_t> sizes;
-  if (opset < 11) {
-    if (sp.mode == "cubic") ctx.fail("mode cubic needs opset 11");
-    sp.coord = "asymmetric";
-    sp.nearest = "simple";
-    scales = float_values(ctx, ctx.input(1), "scales");
-  } else {
-    sp.coord = ctx.attr_string("coordinate_transformation_mode", "half_pixel");
-    sp.nearest = ctx.attr_string("nearest_mode", "round_prefer_floor");
-    if (sp.nearest != "round_prefer_floor" && sp.nearest != "round_prefer_ceil" && sp.nearest != "floor" && sp.nearest != "ceil")
-      ctx.fail("unknown nearest_mode '" + sp.nearest + "'");
-    if (sp.coord == "half_pixel_symmetric" && opset < 19) ctx.fail("half_pixel_symmetric needs opset 19");
-    if (opset >= 13 && sp.coord == "tf_half_pixel_for_nn") ctx.fail("tf_half_pixel_for_nn was removed in opset 13");
-    sp.cubic_a = ctx.attr_float("cubic_coeff_a", -0.75f);
-    sp.exclude_outside = ctx.attr_int("exclude_outside", 0) != 0;
-    sp.extrapolation = ctx.attr_float("extrapolation_value", 0.0f);
-    if (const Tensor* s = ctx.optional_input(2)) scales = float_values(ctx, *s, "scales");
-    if (const Tensor* s = ctx.optional_input(3)) sizes = int_values(ctx, *s);
-    if (const Tensor* r = ctx.optional_input(1)) sp.roi = float_values(ctx, *r, "roi");
-    if (sp.coord == "tf_crop_and_resize")
-      for (double v : sp.roi)
-        if (std::isnan(v)) ctx.fail("roi must not contain NaN");
+  resize::Request r;
+  r.opset = ctx.opset_version();
+  auto str = [&](const char* name) -> std::optional<std::string> {
+    return ctx.has_attr(name) ? std::optional<std::string>(ctx.attr_string(name, "")) : std::nullopt;
+  };
+  auto real = [&](const char* name) -> std::optional<double> {
+    return ctx.has_attr(name) ? std::optional<double>(ctx.attr_float(name, 0.0f)) : std::nullopt;
+  };
+  auto integer = [&](const char* name) -> std::optional<int64_t> {
+    return ctx.has_attr(name) ? std::optional<int64_t>(ctx.attr_int(name, 0)) : std::nullopt;
+  };
+  r.mode = str("mode");
+  r.coord = str("coordinate_transformation_mode");
+  r.nearest = str("nearest_mode");
+  r.policy = str("keep_aspect_ratio_policy");
+  r.cubic_a = real("cubic_coeff_a");
+  r.extrapolation = real("extrapolation_value");
+  r.exclude_outside = integer("exclude_outside");
+  r.antialias = integer("antialias");
+  if (ctx.has_attr("axes")) r.axes = ctx.attr_ints("axes");
+  if (r.opset < 11) {  // X, scales
+    r.scales = float_values(ctx, ctx.input(1), "scales");
+  } else {  // X, roi, scales, sizes
+    if (const Tensor* s = ctx.optional_input(2)) r.scales = float_values(ctx, *s, "scales");
+    if (const Tensor* s = ctx.optional_input(3)) r.sizes = int_values(ctx, *s);
+    if (const Tensor* t = ctx.optional_input(1)) r.roi = float_values(ctx, *t, "roi");
   }
-  if (opset >= 18) {
-    sp.antialias = ctx.attr_int("antialias", 0) != 0;
-    if (sp.antialias && sp.mode == "nearest") ctx.fail("antialias is not supported with mode nearest");
-  }
-  // axes (opset 18): scales/sizes/roi name only these dims.
-  std::vector<int64_t> axes;
-  if (opset >= 18 && ctx.has_attr("axes")) {
-    for (int64_t a : ctx.attr_ints("axes")) {
-      const int64_t n = normalize_axis(ctx, a, static_cast<int64_t>(rank));
-      if (std::find(axes.begin(), axes.end(), n) != axes.end()) ctx.fail("axes must be unique");
-      axes.push_back(n);
-    }
-  } else {
-    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
-  }
-  const size_t na = axes.size();
-  if (scales.empty() == sizes.empty()) ctx.fail("exactly one of scales and sizes must be given (non-empty)");
-  if (sp.coord != "tf_crop_and_resize") sp.roi.clear();
-  if (!sp.roi.empty()) {
-    if (sp.roi.size() != 2 * na) ctx.fail("roi must have " + std::to_string(2 * na) + " values, got " + std::to_string(sp.roi.size()));
-    std::vector<double> full(2 * rank);
-    for (size_t d = 0; d < rank; ++d) {
-      full[d] = 0;
-      full[rank + d] = 1;
-    }
-    for (size_t i = 0; i < na; ++i) {
-      full[axes[i]] = sp.roi[i];
-      full[rank + axes[i]] = sp.roi[na + i];
-    }
-    sp.roi = full;
-  }
-  if (sp.coord == "tf_crop_and_resize" && sp.roi.empty()) ctx.fail("tf_crop_and_resize needs roi");
-  sp.scales.assign(rank, 1.0);
-  sp.out = x.shape();
-  if (!scales.empty()) {
-    if (scales.size() != na) ctx.fail("scales must have " + std::to_string(na) + " values, got " + std::to_string(scales.size()));
-    for (size_t i = 0; i < na; ++i) {
-      if (!(scales[i] > 0) || !std::isfinite(scales[i])) ctx.fail("scales must be positive and finite");
-      sp.scales[axes[i]] = scales[i];
-      sp.out[axes[i]] = output_size(ctx, scales[i], x.shape()[axes[i]]);
-    }
-  } else {
-    if (sizes.size() != na) ctx.fail("sizes must have " + std::to_string(na) + " values, got " + std::to_string(sizes.size()));
-    for (size_t i = 0; i < na; ++i) {
-      if (sizes[i] < 0) ctx.fail("sizes must be non-negative");
-      if (x.shape()[axes[i]] == 0) ctx.fail("cannot resize an empty dimension");
-      sp.out[axes[i]] = sizes[i];
-      sp.scales[axes[i]] = static_cast<double>(sizes[i]) / static_cast<double>(x.shape()[axes[i]]);
-    }
-    const std::string policy = opset >= 18 ? ctx.attr_string("keep_aspect_ratio_policy", "stretch") : "stretch";
-    if (policy == "not_larger" || policy == "not_smaller") {
-      double s = sp.scales[axes[0]];
-      for (int64_t a : axes) s = policy == "not_larger" ? std::min(s, sp.scales[a]) : std::max(s, sp.scales[a]);
-      for (int64_t a : axes) {
-        sp.scales[a] = s;
-        sp.out[a] = static_cast<int64_t>(s * static_cast<double>(x.shape()[a]) + 0.5);  // round half up
-      }
-    } else if (policy != "stretch") {
-      ctx.fail("keep_aspect_ratio_policy must be stretch, not_larger or not_smaller, got '" + policy + "'");
-    }
-  }
-  resample(ctx, sp);
+  resample(ctx, checked_spec(ctx, [&] { return resize::resize_spec(r, x.shape()); }));
 }
 
 // Upsample (deprecated): asymmetric coordinates; nearest takes floor when
 // enlarging (ceil when shrinking), linear interpolates.
 void Upsample(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const size_t rank = static_cast<size_t>(x.rank());
-  ResizeSpec sp;
-  sp.mode = ctx.attr_string("mode", "nearest");
-  if (sp.mode == "bilinear") sp.mode = "linear";
-  if (sp.mode != "nearest" && sp.mode != "linear") ctx.fail("mode must be nearest or linear, got '" + sp.mode + "'");
-  sp.coord = "asymmetric";
-  sp.nearest = "simple";
   std::vector<double> scales;
   const int64_t opset = ctx.opset_version();
   if (opset >= 9) {
@@ -390,17 +173,11 @@ void Upsample(KernelContext& ctx) {
   } else if (opset >= 7) {
     for (float f : ctx.attr_floats("scales")) scales.push_back(f);
   } else {
-    if (rank != 4) ctx.fail("Upsample-1 needs a 4-D input");
+    if (x.rank() != 4) ctx.fail("Upsample-1 needs a 4-D input");
     scales = {1.0, 1.0, ctx.attr_float("height_scale", 1.0f), ctx.attr_float("width_scale", 1.0f)};
   }
-  if (scales.size() != rank) ctx.fail("scales must have one value per dimension (" + std::to_string(rank) + ")");
-  sp.scales = scales;
-  sp.out = x.shape();
-  for (size_t d = 0; d < rank; ++d) {
-    if (!(scales[d] > 0) || !std::isfinite(scales[d])) ctx.fail("scales must be positive and finite");
-    sp.out[d] = output_size(ctx, scales[d], x.shape()[d]);
-  }
-  resample(ctx, sp);
+  const std::string mode = ctx.attr_string("mode", "nearest");
+  resample(ctx, checked_spec(ctx, [&] { return resize::upsample_spec(mode, scales, x.shape()); }));
 }
 
 // --- GridSample -------------------------------------------------------------------
