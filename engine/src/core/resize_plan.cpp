@@ -143,6 +143,24 @@ AxisTaps plan_axis(const Spec& sp, size_t axis, int64_t in, int64_t out) {
   return t;
 }
 
+Request request_of(const Node& n, int64_t opset) {
+  Request r;
+  r.opset = opset;
+  auto str = [&](const char* name) { return n.attribute(name) ? std::optional<std::string>(n.attribute(name)->s) : std::nullopt; };
+  auto real = [&](const char* name) { return n.attribute(name) ? std::optional<double>(n.attribute(name)->f) : std::nullopt; };
+  auto integer = [&](const char* name) { return n.attribute(name) ? std::optional<int64_t>(n.attribute(name)->i) : std::nullopt; };
+  r.mode = str("mode");
+  r.coord = str("coordinate_transformation_mode");
+  r.nearest = str("nearest_mode");
+  r.policy = str("keep_aspect_ratio_policy");
+  r.cubic_a = real("cubic_coeff_a");
+  r.extrapolation = real("extrapolation_value");
+  r.exclude_outside = integer("exclude_outside");
+  r.antialias = integer("antialias");
+  if (const Attribute* a = n.attribute("axes")) r.axes = a->ints;
+  return r;
+}
+
 Spec resize_spec(const Request& r, const Shape& x) {
   const size_t rank = x.size();
   const int64_t opset = r.opset;

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxscope/ir.h"
 #include "onnxscope/tensor.h"
 
 namespace onnxscope::resize {
@@ -39,6 +40,8 @@ struct Request {
   std::vector<int64_t> sizes;
 };
 
+// The attributes of a Resize node (its inputs' values are the caller's to fill).
+Request request_of(const Node& n, int64_t opset);
 Spec resize_spec(const Request& r, const Shape& x);
 // Upsample (deprecated): asymmetric coordinates, nearest taking floor when
 // enlarging and ceil when shrinking; mode nearest, linear or bilinear.

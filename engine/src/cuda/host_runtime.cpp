@@ -57,18 +57,26 @@ void host_gemm(const GemmArgs& g, MathMode mode) {
   }
 }
 
+struct SpatialSizes {
+  int64_t in = 1, out = 1, window = 1;  // elements of an input plane, an output plane, the kernel
+};
+SpatialSizes spatial_sizes(const ConvArgs& c) {
+  SpatialSizes s;
+  for (int d = 0; d < c.rank; ++d) {
+    s.in *= c.in[d];
+    s.out *= c.out[d];
+    s.window *= c.kernel[d];
+  }
+  return s;
+}
+
 // Through a column matrix per image and group (col[ci * window + w][o]:
 // the input under kernel position w for output o), so the inner loop runs
 // over contiguous outputs; the light models' convolutions take seconds.
 void host_conv(const ConvArgs& c, MathMode mode) {
   auto round = [&](float v) { return round_input(mode, v); };
   const int64_t cg = c.c / c.groups, kg = c.k / c.groups;
-  int64_t in_size = 1, out_size = 1, window = 1;
-  for (int d = 0; d < c.rank; ++d) {
-    in_size *= c.in[d];
-    out_size *= c.out[d];
-    window *= c.kernel[d];
-  }
+  const auto [in_size, out_size, window] = spatial_sizes(c);
   std::vector<float> col(static_cast<size_t>(cg * window * out_size));
   std::vector<int64_t> oc(static_cast<size_t>(out_size) * 3);
   for (int64_t o = 0; o < out_size; ++o)
@@ -134,12 +142,7 @@ void check_cudnn_geometry(const ConvArgs& c) {
 void host_conv_transpose(const ConvArgs& c, MathMode mode) {
   auto round = [&](float v) { return round_input(mode, v); };
   const int64_t cg = c.c / c.groups, kg = c.k / c.groups;
-  int64_t in_size = 1, out_size = 1, window = 1;
-  for (int d = 0; d < c.rank; ++d) {
-    in_size *= c.in[d];
-    out_size *= c.out[d];
-    window *= c.kernel[d];
-  }
+  const auto [in_size, out_size, window] = spatial_sizes(c);
   // Where input position i and kernel tap w land in the output (-1: outside).
   std::vector<int64_t> lands(static_cast<size_t>(in_size * window));
   for (int64_t i = 0; i < in_size; ++i)

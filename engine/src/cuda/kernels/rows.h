@@ -14,6 +14,21 @@ namespace onnxscope::cuda {
 // base + j * inner for j < n, base = (r / inner) * n * inner + r % inner.
 OS_HD int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
 
+// The mean of n contiguous elements and 1 / sqrt(variance + epsilon), two
+// passes over the row, each lane its share, every lane getting both.
+template <class L>
+OS_HD void row_moments(const float* xr, int64_t n, float epsilon, const L& lanes, float& mu, float& inv) {
+  float s = 0.f;
+  for (int64_t j = lanes.lane(); j < n; j += lanes.count()) s += xr[j];
+  mu = lanes.sum(s) / static_cast<float>(n);
+  float v = 0.f;
+  for (int64_t j = lanes.lane(); j < n; j += lanes.count()) {
+    const float d = xr[j] - mu;
+    v += d * d;
+  }
+  inv = 1.f / sqrtf(lanes.sum(v) / static_cast<float>(n) + epsilon);
+}
+
 // Softmax (log: LogSoftmax) along the axis, max-subtracted.
 struct SoftmaxKernel {
   static constexpr bool kRows = true;
@@ -54,15 +69,8 @@ struct LayerNormKernel {
   template <class L>
   OS_HD void operator()(int64_t r, const L& lanes) const {
     const float* xr = x + r * n;
-    float s = 0.f;
-    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) s += xr[j];
-    const float mu = lanes.sum(s) / static_cast<float>(n);
-    float v = 0.f;
-    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) {
-      const float d = xr[j] - mu;
-      v += d * d;
-    }
-    const float inv = 1.f / sqrtf(lanes.sum(v) / static_cast<float>(n) + epsilon);
+    float mu, inv;
+    row_moments(xr, n, epsilon, lanes, mu, inv);
     float* yr = y + r * n;
     for (int64_t j = lanes.lane(); j < n; j += lanes.count())
       yr[j] = (xr[j] - mu) * inv * scale[j * scale_step] + (bias ? bias[j * bias_step] : 0.f);
@@ -89,15 +97,8 @@ struct GroupNormKernel {
   OS_HD void operator()(int64_t r, const L& lanes) const {
     const int64_t block = channels_per_group * spatial;
     const float* xr = x + r * block;
-    float s = 0.f;
-    for (int64_t j = lanes.lane(); j < block; j += lanes.count()) s += xr[j];
-    const float mu = lanes.sum(s) / static_cast<float>(block);
-    float v = 0.f;
-    for (int64_t j = lanes.lane(); j < block; j += lanes.count()) {
-      const float d = xr[j] - mu;
-      v += d * d;
-    }
-    const float inv = 1.f / sqrtf(lanes.sum(v) / static_cast<float>(block) + epsilon);
+    float mu, inv;
+    row_moments(xr, block, epsilon, lanes, mu, inv);
     const int64_t g = r % groups;
     float* yr = y + r * block;
     for (int64_t j = lanes.lane(); j < block; j += lanes.count()) {

@@ -23,14 +23,22 @@ int64_t mul(const OpContext& c, int64_t a, int64_t b) {
   return r;
 }
 
+// The blocksize, the mode and the dims of the 4-D input.
+struct Block {
+  int64_t b;
+  bool crd;
+  int64_t N, C, H, W;
+};
+Block block_of(const OpContext& c, const DeviceTensor& x) {
+  if (x.shape.size() != 4) c.fail("the input " + shape_to_string(x.shape) + " is not 4-D");
+  return {c.attr_int("blocksize", 0), c.attr_string("mode", "DCR") == "CRD", x.shape[0], x.shape[1], x.shape[2], x.shape[3]};
+}
+
 // y [N, C / b^2, H * b, W * b] from x [N, C, H, W]: output (n, c, h, i, w, j)
 // reads channel (i * b + j) * C/b^2 + c (DCR) or c * b^2 + i * b + j (CRD).
 void run_depth_to_space(OpContext& c) {
   const DeviceTensor& x = c.input(0);
-  if (x.shape.size() != 4) c.fail("the input " + shape_to_string(x.shape) + " is not 4-D");
-  const int64_t b = c.attr_int("blocksize", 0);
-  const bool crd = c.attr_string("mode", "DCR") == "CRD";
-  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const auto [b, crd, N, C, H, W] = block_of(c, x);
   const int64_t bb = mul(c, b, b);
   if (C % bb != 0) c.fail(std::to_string(C) + " channels are not divisible by blocksize^2 = " + std::to_string(bb));
   const int64_t co = C / bb, hw = H * W;
@@ -48,10 +56,7 @@ void run_depth_to_space(OpContext& c) {
 // x[n, c, oh * b + i, ow * b + j].
 void run_space_to_depth(OpContext& c) {
   const DeviceTensor& x = c.input(0);
-  if (x.shape.size() != 4) c.fail("the input " + shape_to_string(x.shape) + " is not 4-D");
-  const int64_t b = c.attr_int("blocksize", 0);
-  const bool crd = c.attr_string("mode", "DCR") == "CRD";
-  const int64_t N = x.shape[0], C = x.shape[1], H = x.shape[2], W = x.shape[3];
+  const auto [b, crd, N, C, H, W] = block_of(c, x);
   if (H % b != 0 || W % b != 0) c.fail("the spatial size of " + shape_to_string(x.shape) + " is not divisible by blocksize " + std::to_string(b));
   const int64_t hw = H * W;
   c.output(0) = c.allocate(x.dtype, {N, mul(c, C, mul(c, b, b)), H / b, W / b});

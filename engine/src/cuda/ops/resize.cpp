@@ -113,20 +113,7 @@ resize::Spec spec_of(const OpContext& c, const Shape& x) {
       }
       return resize::upsample_spec(c.attr_string("mode", "nearest"), scales, x);
     }
-    resize::Request r;
-    r.opset = c.opset();
-    auto str = [&](const char* name) { return n.attribute(name) ? std::optional<std::string>(n.attribute(name)->s) : std::nullopt; };
-    auto real = [&](const char* name) { return n.attribute(name) ? std::optional<double>(n.attribute(name)->f) : std::nullopt; };
-    auto integer = [&](const char* name) { return n.attribute(name) ? std::optional<int64_t>(n.attribute(name)->i) : std::nullopt; };
-    r.mode = str("mode");
-    r.coord = str("coordinate_transformation_mode");
-    r.nearest = str("nearest_mode");
-    r.policy = str("keep_aspect_ratio_policy");
-    r.cubic_a = real("cubic_coeff_a");
-    r.extrapolation = real("extrapolation_value");
-    r.exclude_outside = integer("exclude_outside");
-    r.antialias = integer("antialias");
-    if (const Attribute* a = n.attribute("axes")) r.axes = a->ints;
+    resize::Request r = resize::request_of(n, c.opset());
     if (r.opset < 11) {  // X, scales
       r.scales = host_reals(c, 1, "scales");
     } else {  // X, roi, scales, sizes

@@ -132,26 +132,7 @@ Spec checked_spec(const KernelContext& ctx, F&& make) {
 
 void Resize(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  resize::Request r;
-  r.opset = ctx.opset_version();
-  auto str = [&](const char* name) -> std::optional<std::string> {
-    return ctx.has_attr(name) ? std::optional<std::string>(ctx.attr_string(name, "")) : std::nullopt;
-  };
-  auto real = [&](const char* name) -> std::optional<double> {
-    return ctx.has_attr(name) ? std::optional<double>(ctx.attr_float(name, 0.0f)) : std::nullopt;
-  };
-  auto integer = [&](const char* name) -> std::optional<int64_t> {
-    return ctx.has_attr(name) ? std::optional<int64_t>(ctx.attr_int(name, 0)) : std::nullopt;
-  };
-  r.mode = str("mode");
-  r.coord = str("coordinate_transformation_mode");
-  r.nearest = str("nearest_mode");
-  r.policy = str("keep_aspect_ratio_policy");
-  r.cubic_a = real("cubic_coeff_a");
-  r.extrapolation = real("extrapolation_value");
-  r.exclude_outside = integer("exclude_outside");
-  r.antialias = integer("antialias");
-  if (ctx.has_attr("axes")) r.axes = ctx.attr_ints("axes");
+  resize::Request r = resize::request_of(ctx.node(), ctx.opset_version());
   if (r.opset < 11) {  // X, scales
     r.scales = float_values(ctx, ctx.input(1), "scales");
   } else {  // X, roi, scales, sizes
