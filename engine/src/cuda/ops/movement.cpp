@@ -19,15 +19,11 @@ bool movable(DataType t) {
   return bits == 8 || bits == 16 || bits == 32 || bits == 64;
 }
 
-namespace {
-
 std::optional<std::string> refuse_movable(const Graph& g, const Node& n) {
   if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
     return "the CUDA " + n.op_type + " takes tensors of a known fixed-width type";
   return std::nullopt;
 }
-
-}  // namespace
 
 std::vector<int64_t> host_ints(const OpContext& c, size_t k) {
   const Tensor* t = c.host(k);

@@ -111,6 +111,8 @@ void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their
 
 // Shared by the families (defined in ops/movement.cpp).
 bool movable(DataType t);  // a fixed width of 1, 2, 4 or 8 bytes
+// The placement rule of data movement: input 0 of a known fixed-width type.
+std::optional<std::string> refuse_movable(const Graph& g, const Node& n);
 std::vector<int64_t> contiguous_strides(const Shape& s);
 // y[out_base + sum c*out_stride] = x[in_base + sum c*in_stride] over dims.
 struct StridedCopy {

@@ -15,8 +15,7 @@ namespace {
 bool pad_reads_on_host(const Node&, size_t i) { return i >= 1; }
 
 std::optional<std::string> refuse_pad(const Graph& g, const Node& n) {
-  if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
-    return std::string("the CUDA Pad takes tensors of a known fixed-width type");
+  if (auto r = refuse_movable(g, n)) return r;
   if (const Attribute* m = n.attribute("mode"); m && m->s != "constant") return "Pad mode '" + m->s + "'";
   // Before opset 11 the constant is a float attribute: float32 data only here.
   if (const Attribute* v = n.attribute("value"); v && v->f != 0.f && declared_type(g, n.inputs[0]) != DataType::Float)

@@ -8,8 +8,7 @@ namespace onnxscope::cuda {
 namespace {
 
 std::optional<std::string> refuse_block(const Graph& g, const Node& n) {
-  if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
-    return "the CUDA " + n.op_type + " takes tensors of a known fixed-width type";
+  if (auto r = refuse_movable(g, n)) return r;
   const Attribute* b = n.attribute("blocksize");
   if (!b || b->i <= 0) return n.op_type + " without a positive blocksize";
   if (const Attribute* m = n.attribute("mode"); m && m->s != "DCR" && m->s != "CRD") return "mode '" + m->s + "'";
@@ -75,12 +74,6 @@ void run_space_to_depth(OpContext& c) {
 
 bool trilu_reads_on_host(const Node&, size_t i) { return i == 1; }
 
-std::optional<std::string> refuse_trilu(const Graph& g, const Node& n) {
-  if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
-    return std::string("the CUDA Trilu takes tensors of a known fixed-width type");
-  return std::nullopt;
-}
-
 void run_trilu(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   if (x.shape.size() < 2) c.fail("the input " + shape_to_string(x.shape) + " is not a matrix");
@@ -107,7 +100,7 @@ void run_trilu(OpContext& c) {
 void add_rearrange_ops(std::vector<OpDef>& t) {
   t.push_back({"DepthToSpace", refuse_block, run_depth_to_space});
   t.push_back({"SpaceToDepth", refuse_block, run_space_to_depth});
-  t.push_back({"Trilu", refuse_trilu, run_trilu, OpBackend::Kernel, trilu_reads_on_host});
+  t.push_back({"Trilu", refuse_movable, run_trilu, OpBackend::Kernel, trilu_reads_on_host});
 }
 
 }  // namespace onnxscope::cuda

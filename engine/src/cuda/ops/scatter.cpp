@@ -12,8 +12,7 @@ namespace onnxscope::cuda {
 namespace {
 
 std::optional<std::string> refuse_indexed(const Graph& g, const Node& n, std::initializer_list<DataType> index_types) {
-  if (n.inputs.empty() || !movable(declared_type(g, n.inputs[0])))
-    return "the CUDA " + n.op_type + " takes tensors of a known fixed-width type";
+  if (auto r = refuse_movable(g, n)) return r;
   if (auto r = require_types(g, n, index_types, 1, 1)) return r;
   if (const Attribute* a = n.attribute("reduction"); a && a->s != "none") {
     if (a->s != "add" && a->s != "mul" && a->s != "max" && a->s != "min") return std::nullopt;  // the run names it
