@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/attention_plan.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
 #include "reference/ops/sequence_models_parts.h"
@@ -80,55 +81,29 @@ void Attention(KernelContext& ctx) {
   seqm::require_float(ctx, V, "V");
   if (K.dtype() != Q.dtype()) ctx.fail("K must have the type of Q");
   const DataType t1 = Q.dtype(), t2 = V.dtype();
-  const int64_t rank = Q.rank();
-  if ((rank != 3 && rank != 4) || K.rank() != rank || V.rank() != rank)
-    ctx.fail("Q, K and V must all be 3-D or all 4-D, got " + shape_to_string(Q.shape()) + ", " +
-             shape_to_string(K.shape()) + ", " + shape_to_string(V.shape()));
-  const int64_t B = Q.shape()[0];
-  if (K.shape()[0] != B || V.shape()[0] != B) ctx.fail("Q, K and V must have the same batch size");
-  HeadLayout ql, kl, vl;
-  if (rank == 3) {
-    if (!ctx.has_attr("q_num_heads") || !ctx.has_attr("kv_num_heads"))
-      ctx.fail("3-D inputs need the q_num_heads and kv_num_heads attributes");
-    const int64_t hq = ctx.attr_int("q_num_heads", 0), hkv = ctx.attr_int("kv_num_heads", 0);
-    if (hq <= 0 || hkv <= 0) ctx.fail("q_num_heads and kv_num_heads must be positive");
-    auto split = [&](const Tensor& t, int64_t heads, const char* name) {
-      if (t.shape()[2] % heads != 0)
-        ctx.fail(std::string(name) + " hidden size " + std::to_string(t.shape()[2]) + " is not divisible by " +
-                 std::to_string(heads) + " heads");
-      return HeadLayout{true, heads, t.shape()[1], t.shape()[2] / heads};
-    };
-    ql = split(Q, hq, "Q");
-    kl = split(K, hkv, "K");
-    vl = split(V, hkv, "V");
-  } else {
-    if (opset >= 25 && (ctx.has_attr("q_num_heads") || ctx.has_attr("kv_num_heads")))
-      ctx.fail("q_num_heads and kv_num_heads must not be given for 4-D inputs");
-    ql = HeadLayout{false, Q.shape()[1], Q.shape()[2], Q.shape()[3]};
-    kl = HeadLayout{false, K.shape()[1], K.shape()[2], K.shape()[3]};
-    vl = HeadLayout{false, V.shape()[1], V.shape()[2], V.shape()[3]};
+  if (past_key && past_value && (past_key->dtype() != t1 || past_value->dtype() != t2))
+    ctx.fail("past_key/past_value must have the types of K/V");
+  if (mask && mask->dtype() != DataType::Bool && !dtype_info(mask->dtype()).is_integer && !dtype_info(mask->dtype()).is_float)
+    ctx.fail("attn_mask: does not support element type " + std::string(dtype_name(mask->dtype())));
+  attention::Request req = attention::request_of(ctx.node(), opset);
+  req.q = Q.shape();
+  req.k = K.shape();
+  req.v = V.shape();
+  if (mask) req.mask = mask->shape();
+  if (past_key) req.past_key = past_key->shape();
+  if (past_value) req.past_value = past_value->shape();
+  if (nonpad) req.nonpad = nonpad->shape();
+  attention::Geometry G;
+  try {
+    G = attention::plan(req);
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(e.what());
   }
-  const int64_t Hq = ql.H, Hkv = kl.H, Sq = ql.S, Skv = kl.S, D = ql.D, Dv = vl.D;
-  if (kl.D != D) ctx.fail("K head size " + std::to_string(kl.D) + " differs from Q's " + std::to_string(D));
-  if (vl.H != Hkv || vl.S != Skv) ctx.fail("K and V must have the same number of heads and sequence length");
-  if (Hkv <= 0 || Hq % Hkv != 0)
-    ctx.fail("q_num_heads " + std::to_string(Hq) + " must be a multiple of kv_num_heads " + std::to_string(Hkv));
-  const int64_t group = Hq / Hkv;
+  const int64_t B = G.B, Hq = G.Hq, Hkv = G.Hkv, Sq = G.Sq, Skv = G.Skv, P = G.P, T = G.T, D = G.D, Dv = G.Dv;
+  const bool packed = G.packed;
+  const HeadLayout ql{packed, Hq, Sq, D}, kl{packed, Hkv, Skv, D}, vl{packed, Hkv, Skv, Dv};
 
   // Key/value cache: present = concat(past, new) on the sequence axis.
-  if ((past_key == nullptr) != (past_value == nullptr)) ctx.fail("past_key and past_value must be given together");
-  if (nonpad && past_key) ctx.fail("nonpad_kv_seqlen cannot be combined with past_key/past_value");
-  int64_t P = 0;
-  if (past_key) {
-    if (past_key->dtype() != t1 || past_value->dtype() != t2) ctx.fail("past_key/past_value must have the types of K/V");
-    if (past_key->rank() != 4 || past_value->rank() != 4) ctx.fail("past_key and past_value must be 4-D");
-    P = past_key->shape()[2];
-    const Shape pk{B, Hkv, P, D}, pv{B, Hkv, P, Dv};
-    if (past_key->shape() != pk) ctx.fail("past_key has shape " + shape_to_string(past_key->shape()) + ", expected " + shape_to_string(pk));
-    if (past_value->shape() != pv)
-      ctx.fail("past_value has shape " + shape_to_string(past_value->shape()) + ", expected " + shape_to_string(pv));
-  }
-  const int64_t T = P + Skv;
   std::vector<double> keys(size_t(B * Hkv * T * D)), values(size_t(B * Hkv * T * Dv));
   {
     const std::vector<double> k = real_values(K), v = real_values(V);
@@ -147,81 +122,50 @@ void Attention(KernelContext& ctx) {
   }
   const std::vector<double> q = real_values(Q);
 
-  // Attributes.
-  const double scale = ctx.has_attr("scale") ? double(ctx.attr_float("scale", 0)) : 1.0 / std::sqrt(double(D));
   // Q and K are each scaled by sqrt(scale), a value of Q's type, before the product.
-  const double sqrt_scale = round_to(t1, std::sqrt(scale));
+  const double sqrt_scale = round_to(t1, std::sqrt(G.scale));
   std::vector<double> qs(q.size()), ks(keys.size());
   for (size_t i = 0; i < q.size(); ++i) qs[i] = round_to(t1, q[i] * sqrt_scale);
   for (size_t i = 0; i < keys.size(); ++i) ks[i] = round_to(t1, keys[i] * sqrt_scale);
-  const double softcap = ctx.attr_float("softcap", 0.0f);
-  const bool causal = ctx.attr_int("is_causal", 0) != 0;
-  const int64_t mode = ctx.attr_int("qk_matmul_output_mode", 0);
-  if (mode < 0 || mode > 3) ctx.fail("qk_matmul_output_mode must be 0..3, got " + std::to_string(mode));
+  const double softcap = G.softcap;
+  const int64_t mode = G.mode, left = G.left, right = G.right;
   const DataType smax_t = ctx.has_attr("softmax_precision") ? softmax_type(ctx, ctx.attr_int("softmax_precision", 1)) : t1;
-  const int64_t left = opset >= 25 ? ctx.attr_int("left_window_size", -1) : -1;
-  const int64_t right = opset >= 25 ? ctx.attr_int("right_window_size", -1) : -1;
-  if (left < -1 || right < -1) ctx.fail("left_window_size and right_window_size must be -1 or non-negative");
 
   // Per-batch offset of the query block: the causal frontier and window are bottom-right aligned.
   std::vector<int64_t> nonpad_len(size_t(B), T), offset(size_t(B), P);
   if (nonpad) {
-    if (nonpad->rank() != 1 || nonpad->shape()[0] != B)
-      ctx.fail("nonpad_kv_seqlen must have shape [" + std::to_string(B) + "], got " + shape_to_string(nonpad->shape()));
     nonpad_len = int_values(ctx, *nonpad);
     for (int64_t b = 0; b < B; ++b) offset[size_t(b)] = nonpad_len[size_t(b)] - Sq;
   }
-
-  // The mask broadcasts (right-aligned) to (B, Hq, Sq, Tm) with Tm <= T; keys past Tm are masked.
-  std::vector<double> mask_vals;
-  int64_t mask_strides[4] = {0, 0, 0, 0}, Tm = T;
-  bool mask_bool = false;
-  if (mask) {
-    if (mask->rank() < 1 || mask->rank() > 4) ctx.fail("attn_mask must have rank 1 to 4, got " + shape_to_string(mask->shape()));
-    if (mask->dtype() != DataType::Bool && !dtype_info(mask->dtype()).is_integer && !dtype_info(mask->dtype()).is_float)
-      ctx.fail("attn_mask: does not support element type " + std::string(dtype_name(mask->dtype())));
-    mask_bool = mask->dtype() == DataType::Bool;
-    const int64_t full[4] = {B, Hq, Sq, T};
-    const std::vector<int64_t> st = strides_of(mask->shape());
-    const int64_t off = 4 - mask->rank();
-    Tm = mask->shape().back();
-    if (Tm > T) ctx.fail("attn_mask's last dimension " + std::to_string(Tm) + " exceeds total_sequence_length " + std::to_string(T));
-    for (int64_t a = 0; a < mask->rank(); ++a) {
-      const int64_t dim = mask->shape()[size_t(a)], want = a + off == 3 ? Tm : full[a + off];
-      if (dim != 1 && dim != want)
-        ctx.fail("attn_mask shape " + shape_to_string(mask->shape()) + " does not broadcast to (" + std::to_string(B) + ", " +
-                 std::to_string(Hq) + ", " + std::to_string(Sq) + ", " + std::to_string(T) + ")");
-      mask_strides[a + off] = dim == 1 ? 0 : st[size_t(a)];
-    }
-    mask_vals = real_values(*mask);
-  }
+  const std::vector<double> mask_vals = mask ? real_values(*mask) : std::vector<double>{};
+  const bool mask_bool = mask && mask->dtype() == DataType::Bool;
+  const auto& ms = G.mask_stride;
 
   // Outputs.
-  const bool packed = rank == 3;
-  Tensor& Y = ctx.allocate_output(0, t1, packed ? Shape{B, Sq, Hq * Dv} : Shape{B, Hq, Sq, Dv});
+  Tensor& Y = ctx.allocate_output(0, t1, G.y_shape());
   std::vector<double> y(Y.element_count());
   const bool want_qk = ctx.output_count() > 3 && ctx.output_wanted(3);
-  if (want_qk) seqm::check_work(ctx, Shape{B, Hq, Sq, T}, "qk_matmul_output");
+  if (want_qk) seqm::check_work(ctx, G.qk_shape(), "qk_matmul_output");
   std::vector<double> qk_out(want_qk ? size_t(B * Hq * Sq * T) : 0);
 
   std::vector<double> scores(static_cast<size_t>(T)), bias(static_cast<size_t>(T));
   for (int64_t b = 0; b < B; ++b) {
     for (int64_t h = 0; h < Hq; ++h) {
-      const int64_t hk = h / group;  // GQA: contiguous groups of query heads share a KV head
+      const int64_t hk = h / G.group;  // GQA: contiguous groups of query heads share a KV head
       for (int64_t i = 0; i < Sq; ++i) {
         // Additive bias: mask, causal frontier, sliding window, padding.
         bool all_masked = true;
         for (int64_t j = 0; j < T; ++j) {
           double bj = 0;
           if (mask) {
-            if (j >= Tm) bj = kNegInf;
+            if (j >= G.Tm) bj = kNegInf;
             else {
-              const double m = mask_vals[size_t(b * mask_strides[0] + h * mask_strides[1] + i * mask_strides[2] + j * mask_strides[3])];
+              const double m = mask_vals[size_t(b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3])];
               bj = mask_bool ? (m != 0 ? 0.0 : kNegInf) : round_to(t1, m);
             }
           }
           const int64_t pos = i + offset[size_t(b)];  // absolute position of query i
-          if (causal && j > pos) bj = kNegInf;
+          if (G.causal && j > pos) bj = kNegInf;
           if (left >= 0 && pos - j > left) bj = kNegInf;
           if (right >= 0 && j - pos > right) bj = kNegInf;
           if (nonpad && j >= nonpad_len[size_t(b)]) bj = kNegInf;
@@ -257,10 +201,10 @@ void Attention(KernelContext& ctx) {
     }
   }
   seqm::store_doubles(ctx, Y, y);
-  if (ctx.output_count() > 1 && ctx.output_wanted(1)) seqm::store_doubles(ctx, ctx.allocate_output(1, t1, {B, Hkv, T, D}), keys);
+  if (ctx.output_count() > 1 && ctx.output_wanted(1)) seqm::store_doubles(ctx, ctx.allocate_output(1, t1, G.present_key_shape()), keys);
   if (ctx.output_count() > 2 && ctx.output_wanted(2))
-    seqm::store_doubles(ctx, ctx.allocate_output(2, t2, {B, Hkv, T, Dv}), values);
-  if (want_qk) seqm::store_doubles(ctx, ctx.allocate_output(3, t1, {B, Hq, Sq, T}), qk_out);
+    seqm::store_doubles(ctx, ctx.allocate_output(2, t2, G.present_value_shape()), values);
+  if (want_qk) seqm::store_doubles(ctx, ctx.allocate_output(3, t1, G.qk_shape()), qk_out);
 }
 
 // --- FlexAttention (ai.onnx.preview) ----------------------------------------------
