@@ -212,6 +212,20 @@ const std::vector<FusionCase>& fusion_cases() {
          c.m.output_untyped("y0");
          return c;
        }},
+      {"Attention",
+       [](Rng& rng) {  // MatMul(Q, K^T) / sqrt(d) -> Softmax -> MatMul(V), as exporters write it, opset 23
+         Case c(23);
+         c.floats("q", {2, 3, 5, 8}, rng);
+         c.floats("k", {2, 3, 7, 8}, rng);
+         c.floats("v", {2, 3, 7, 4}, rng);
+         attr_ints(c.m.node("Transpose", {"k"}, {"kt"}, "kt"), "perm", {0, 1, 3, 2});
+         c.m.node("MatMul", {"q", "kt"}, {"qk"}, "qk");
+         c.m.node("Div", {"qk", c.float_scalar("sqrt_d", 2.828427f)}, {"s"}, "scale");
+         attr_int(c.m.node("Softmax", {"s"}, {"p"}, "softmax"), "axis", -1);
+         c.m.node("MatMul", {"p", "v"}, {"y0"}, "pv");
+         c.m.output_untyped("y0");
+         return c;
+       }},
   };
   return cases;
 }

@@ -779,6 +779,69 @@ Case resize(Rng& rng, const std::string& op) {
   return c;
 }
 
+// Attention (opsets 23 to 25): 3-D (packed heads) or 4-D, grouped query
+// heads, a bool or float mask of any rank that broadcasts (covering fewer
+// keys than there are at times), is_causal, a key/value cache with the
+// present outputs, nonpad_kv_seqlen (padded keys, some rows with none),
+// sliding windows, scale, softcap, each qk_matmul_output_mode.
+Case attention(Rng& rng, const std::string&) {
+  const int64_t opset = choose(rng, std::vector<int64_t>{23, 24, 25});
+  Case c(opset);
+  c.loose = true;
+  const int64_t B = pick(rng, 1, 2), Hkv = pick(rng, 1, 3), group = pick(rng, 1, 3), Hq = Hkv * group;
+  const int64_t Sq = pick(rng, 1, 5), Skv = pick(rng, 1, 6), D = pick(rng, 1, 8), Dv = pick(rng, 1, 8);
+  const bool packed = coin(rng);
+  const bool nonpad = opset >= 24 && pick(rng, 0, 3) == 0;
+  const bool past = !nonpad && coin(rng);
+  const int64_t P = past ? pick(rng, 1, 3) : 0, T = P + Skv;
+  auto heads = [&](int64_t h, int64_t s, int64_t d) { return packed ? Shape{B, s, h * d} : Shape{B, h, s, d}; };
+  std::vector<std::string> in = {c.floats("q", heads(Hq, Sq, D), rng), c.floats("k", heads(Hkv, Skv, D), rng),
+                                 c.floats("v", heads(Hkv, Skv, Dv), rng), "", "", "", ""};
+  if (pick(rng, 0, 5) == 0) {  // a NaN query: its rows are NaN, or zeros where every key is masked
+    Tensor& q = c.inputs[0].second.tensor();
+    q.mutable_data<float>()[pick(rng, 0, static_cast<int64_t>(q.element_count()) - 1)] = NAN;
+    c.what += " (a NaN in q)";
+  }
+  switch (pick(rng, 0, 2)) {
+    case 0: break;
+    default: {  // (B, Hq, Sq, Tm), leading dims dropped and some made 1
+      const Shape full{B, Hq, Sq, pick(rng, 1, T)};
+      Shape m(full.begin() + pick(rng, 0, 3), full.end());
+      for (size_t a = 0; a + 1 < m.size(); ++a)
+        if (coin(rng)) m[a] = 1;
+      in[3] = coin(rng) ? c.add_tensor("mask", DataType::Bool, m, rng, -1, 3) : c.floats("mask", m, rng, -4, 1);
+    }
+  }
+  if (past) {
+    in[4] = c.floats("past_key", {B, Hkv, P, D}, rng);
+    in[5] = c.floats("past_value", {B, Hkv, P, Dv}, rng);
+  }
+  if (nonpad) {
+    std::vector<int64_t> len;
+    for (int64_t b = 0; b < B; ++b) len.push_back(pick(rng, 0, T));
+    in[6] = c.index_input("nonpad", DataType::Int64, {B}, len);
+  }
+  while (in.back().empty()) in.pop_back();
+  const bool present = coin(rng), qk = coin(rng);
+  std::vector<std::string> out = {"y0", present ? "y1" : "", present ? "y2" : "", qk ? "y3" : ""};
+  while (out.back().empty()) out.pop_back();
+  for (const std::string& o : out)
+    if (!o.empty()) c.m.output_untyped(o);
+  auto& n = c.m.node("Attention", in, out, "node");
+  if (packed) {
+    attr_int(n, "q_num_heads", Hq);
+    attr_int(n, "kv_num_heads", Hkv);
+  }
+  if (coin(rng)) attr_int(n, "is_causal", 1);
+  if (coin(rng)) attr_float(n, "scale", static_cast<float>(pick(rng, 1, 10)) / 8.f);
+  if (coin(rng)) attr_float(n, "softcap", static_cast<float>(pick(rng, 1, 8)) / 2.f);
+  if (qk) attr_int(n, "qk_matmul_output_mode", pick(rng, 0, 3));
+  if (opset >= 25 && coin(rng)) attr_int(n, "left_window_size", pick(rng, 0, 3));
+  if (opset >= 25 && coin(rng)) attr_int(n, "right_window_size", pick(rng, 0, 3));
+  c.what += " opset " + std::to_string(opset);
+  return c;
+}
+
 }  // namespace
 
 const std::map<std::string, Generator>& generators() {
@@ -818,11 +881,12 @@ const std::map<std::string, Generator>& generators() {
     for (const char* op : {"Resize", "Upsample"}) m[op] = resize;
     for (const char* op : {"ArgMax", "ArgMin"}) m[op] = arg_extreme;
     for (const char* op : {"CumSum", "CumProd"}) m[op] = cumulative;
+    m["Attention"] = attention;
     return m;
   }();
   return g;
 }
 
-int case_weight(const std::string& op) { return op == "Resize" ? 4 : 1; }
+int case_weight(const std::string& op) { return op == "Resize" || op == "Attention" ? 4 : 1; }
 
 }  // namespace onnxscope::test::cuda_cases

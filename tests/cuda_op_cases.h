@@ -130,7 +130,7 @@ using Generator = std::function<Case(Rng&, const std::string& op)>;
 // (cuda_op_cases.cpp).
 const std::map<std::string, Generator>& generators();
 // How many times the usual number of cases an operator gets: more for one
-// whose attributes combine into many paths (Resize).
+// whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);
 
 }  // namespace onnxscope::test::cuda_cases

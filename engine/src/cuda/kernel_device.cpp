@@ -132,11 +132,11 @@ class KernelDevice final : public offload::Device {
   // The CPU engine's passes whose results the table runs: BatchNormalization
   // and per-channel Mul/Add folded into Conv, activations into FusedConv /
   // FusedGemm / FusedMatMul epilogues, decomposed LayerNormalization and
-  // GELU made whole, MatMul + Add made Gemm, what elementwise chains remain
-  // made one kernel each. (Not fuse-sdpa: no Attention kernel yet; not
-  // nchwc-layout: a CPU layout.)
+  // GELU made whole, scaled dot-product attention made Attention (opset >=
+  // 23), MatMul + Add made Gemm, what elementwise chains remain made one
+  // kernel each. (Not nchwc-layout: a CPU layout.)
   std::set<std::string> passes() const override {
-    return {"fold-conv-batchnorm", "fold-conv-mul-add", "fuse-layernorm", "fuse-gelu", "matmul-add-to-gemm",
+    return {"fold-conv-batchnorm", "fold-conv-mul-add", "fuse-layernorm", "fuse-gelu", "fuse-sdpa", "matmul-add-to-gemm",
             "fuse-conv-activation", "fuse-gemm-activation", "fuse-matmul-bias-activation", "fuse-elementwise"};
   }
 

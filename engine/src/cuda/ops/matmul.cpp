@@ -5,20 +5,10 @@
 
 namespace onnxscope::cuda {
 
-namespace {
-
-std::optional<std::string> refuse_matmul(const Graph& g, const Node& n) {
-  if (n.inputs.size() != 2) return std::string("MatMul takes two inputs");
-  return require_types(g, n, {DataType::Float});
-}
-
-// Row-major out[m, n] = alpha * op(a)[m, k] x op(b)[k, n] + beta * out, `batch`
-// of them at the given element strides; op(a) = a^T when ta (a stored
-// [k, m]), op(b) likewise. cuBLAS is column-major: it computes out^T =
-// op(b)^T x op(a)^T, reading each row-major buffer as its transpose.
-void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n,
-                    bool ta = false, bool tb = false, float alpha = 1.f, float beta = 0.f, int64_t batch = 1,
-                    int64_t a_stride = 0, int64_t b_stride = 0) {
+// cuBLAS is column-major: it computes out^T = op(b)^T x op(a)^T, reading
+// each row-major buffer as its transpose.
+void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n, bool ta,
+                    bool tb, float alpha, float beta, int64_t batch, int64_t a_stride, int64_t b_stride) {
   GemmArgs g;
   g.trans_a = tb;
   g.trans_b = ta;
@@ -38,6 +28,13 @@ void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, in
   g.stride_c = m * n;
   g.batch = batch;
   c.rt().gemm(g, c.mode());
+}
+
+namespace {
+
+std::optional<std::string> refuse_matmul(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 2) return std::string("MatMul takes two inputs");
+  return require_types(g, n, {DataType::Float});
 }
 
 // numpy's matmul: 1-D operands get a dim of 1 (dropped from the result),

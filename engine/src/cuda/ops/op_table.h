@@ -107,6 +107,7 @@ void add_pad_ops(std::vector<OpDef>& t);
 void add_resize_ops(std::vector<OpDef>& t);
 void add_rearrange_ops(std::vector<OpDef>& t);
 void add_along_axis_ops(std::vector<OpDef>& t);
+void add_attention_ops(std::vector<OpDef>& t);
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
 // Shared by the families (defined in ops/movement.cpp).
@@ -132,6 +133,12 @@ Activation activation_of(const OpContext& c);
 // indexed by (i / inner) % channels.
 void apply_epilogue(OpContext& c, DeviceTensor& y, const DeviceTensor* bias, int64_t inner, int64_t channels,
                     const Activation& act);
+// Row-major out[m, n] = alpha * op(a)[m, k] x op(b)[k, n] + beta * out, `batch`
+// of them at the given element strides (out's: m * n); op(a) = a^T when ta
+// (a stored [k, m]), op(b) likewise (ops/matmul.cpp).
+void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n,
+                    bool ta = false, bool tb = false, float alpha = 1.f, float beta = 0.f, int64_t batch = 1,
+                    int64_t a_stride = 0, int64_t b_stride = 0);
 // Conv with its bias and `act` applied in one epilogue (ops/conv.cpp).
 void conv_forward(OpContext& c, const Activation& act);
 int64_t normalize_axis(const OpContext& c, int64_t axis, size_t rank);

@@ -1,0 +1,82 @@
+// Attention's middle step (ops/attention.cpp), a row kernel
+// (kernels/portable.h): one row per (batch, query head, query), over the T
+// keys. The scaled logits QK^T come from a GEMM; this applies softcap, the
+// additive bias (attn_mask, causal frontier, sliding window, padded keys),
+// and the softmax, in place, writing the qk_matmul_output stage asked for.
+// As the reference does: a row where every key is masked (decided on the
+// bias, not the logits) is all zeros, and a row whose logits are all -inf
+// sums to 1 (zeros).
+#pragma once
+
+#include <cmath>
+
+#include "cuda/kernels/portable.h"
+
+namespace onnxscope::cuda {
+
+struct AttentionSoftmaxKernel {
+  static constexpr bool kRows = true;
+  int64_t T = 0, Hq = 0, Sq = 0;
+  float softcap = 0.f;  // 0: none
+  bool causal = false;
+  int64_t left = -1, right = -1;  // sliding window; -1: unbounded
+  int64_t past = 0;               // query i sits at position past + i (without nonpad)
+  const int64_t* nonpad = nullptr;  // per batch: keys at and past it are padding
+  // attn_mask broadcast to (B, Hq, Sq, Tm): float (added) or bool (false masks).
+  const float* mask_f = nullptr;
+  const uint8_t* mask_b = nullptr;
+  int64_t Tm = 0;
+  int64_t ms[4] = {};
+  float* s = nullptr;   // [rows, T]: logits in, probabilities out
+  float* qk = nullptr;  // qk_matmul_output, or nullptr
+  int mode = 0;         // its stage: 0 QK^T, 1 after softcap, 2 after the bias, 3 the softmax
+
+  OS_HD float bias(int64_t b, int64_t h, int64_t i, int64_t j, int64_t pos, int64_t valid) const {
+    if ((causal && j > pos) || (left >= 0 && pos - j > left) || (right >= 0 && j - pos > right) || j >= valid)
+      return -INFINITY;
+    if (mask_f || mask_b) {
+      if (j >= Tm) return -INFINITY;
+      const int64_t at = b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3];
+      return mask_b ? (mask_b[at] ? 0.f : -INFINITY) : mask_f[at];
+    }
+    return 0.f;
+  }
+
+  template <class L>
+  OS_HD void operator()(int64_t r, const L& lanes) const {
+    const int64_t i = r % Sq, h = (r / Sq) % Hq, b = r / (Sq * Hq);
+    const int64_t valid = nonpad ? nonpad[b] : T;
+    const int64_t pos = i + (nonpad ? nonpad[b] - Sq : past);
+    float* x = s + r * T;
+    float* out = qk ? qk + r * T : nullptr;
+    // Pass 1: the biased logits (written back, and to qk at their stage),
+    // their maximum, and whether any key is attendable.
+    float m = -INFINITY, open = 0.f;
+    for (int64_t j = lanes.lane(); j < T; j += lanes.count()) {
+      float v = x[j];
+      if (out && mode == 0) out[j] = v;
+      if (softcap > 0.f) v = softcap * tanhf(v / softcap);
+      if (out && mode == 1) out[j] = v;
+      const float bj = bias(b, h, i, j, pos, valid);
+      if (bj != -INFINITY) open = 1.f;
+      v += bj;
+      if (out && mode == 2) out[j] = v;
+      x[j] = v;
+      m = fmaxf(m, v);
+    }
+    m = lanes.max(m);
+    const bool none = lanes.max(open) == 0.f;
+    const float shift = m == -INFINITY ? 0.f : m;
+    float sum = 0.f;
+    for (int64_t j = lanes.lane(); j < T; j += lanes.count()) sum += expf(x[j] - shift);
+    sum = lanes.sum(sum);
+    const float inv = 1.f / (sum == 0.f ? 1.f : sum);
+    for (int64_t j = lanes.lane(); j < T; j += lanes.count()) {
+      const float p = none ? 0.f : expf(x[j] - shift) * inv;
+      x[j] = p;
+      if (out && mode == 3) out[j] = p;
+    }
+  }
+};
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,138 @@
+// Attention (ai.onnx 23 to 25), float32, as three steps on the device:
+// S = scale * Q K^T (one strided-batched GEMM), the masked softmax in place
+// (kernels/attention.h), Y = S V (a second GEMM). Grouped query heads need
+// no copies: the query heads of a group are contiguous in (B, Hq, Sq, D), so
+// each (batch, key/value head) is one GEMM of group * Sq rows. 3-D inputs
+// and the key/value cache are laid out as (B, H, S, D) by a strided copy
+// first. Geometry and its checks are the reference's (core/attention_plan.h).
+#include <stdexcept>
+
+#include "core/attention_plan.h"
+#include "cuda/ops/op_table.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+enum Input { kQ, kK, kV, kMask, kPastKey, kPastValue, kNonpad };
+
+std::optional<std::string> refuse_attention(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 3) return std::string("Attention takes Q, K and V");
+  if (auto r = require_types(g, n, {DataType::Float}, kQ, 3)) return r;
+  if (auto r = require_types(g, n, {DataType::Bool, DataType::Float}, kMask, 1)) return r;
+  if (auto r = require_types(g, n, {DataType::Float}, kPastKey, 2)) return r;
+  if (auto r = require_types(g, n, {DataType::Int64}, kNonpad, 1)) return r;
+  if (const Attribute* p = n.attribute("softmax_precision"); p && p->i != 1)
+    return std::string("softmax_precision other than float (1)");
+  return std::nullopt;
+}
+
+// A logical (B, H, S, D) tensor, stored 4-D or packed 3-D (B, S, H * D),
+// copied into rows [at, at + S) of the sequence axis of a (B, H, T, D) buffer.
+void copy_heads(OpContext& c, const void* x, bool packed, int64_t B, int64_t H, int64_t S, int64_t D, void* to,
+                int64_t T, int64_t at) {
+  if (B * H * S * D == 0) return;
+  StridedCopy p;
+  p.dims = {B, H, S, D};
+  p.in_stride = packed ? std::vector<int64_t>{S * H * D, D, H * D, 1} : std::vector<int64_t>{H * S * D, S * D, D, 1};
+  p.out_stride = {H * T * D, T * D, D, 1};
+  p.out_base = at * D;
+  strided_copy(c, DataType::Float, p, x, to);
+}
+
+// K or V for the product: (B, Hkv, T, D) with the cache in front, written
+// into the present output when it is asked for; the input itself when it
+// already has that layout and no present output is.
+DeviceTensor keys_or_values(OpContext& c, const attention::Geometry& g, Input in, Input past, size_t present, int64_t D) {
+  const DeviceTensor& x = c.input(in);
+  if (!g.packed && g.P == 0 && !c.wants_output(present)) return x;
+  DeviceTensor all = c.allocate(DataType::Float, {g.B, g.Hkv, g.T, D});
+  if (g.P > 0) copy_heads(c, c.input(past).data, false, g.B, g.Hkv, g.P, D, all.data, g.T, 0);
+  copy_heads(c, x.data, g.packed, g.B, g.Hkv, g.Skv, D, all.data, g.T, g.P);
+  if (c.wants_output(present)) c.output(present) = all;
+  return all;
+}
+
+void run_attention(OpContext& c) {
+  attention::Request req = attention::request_of(c.node(), c.opset());
+  req.q = c.input(kQ).shape;
+  req.k = c.input(kK).shape;
+  req.v = c.input(kV).shape;
+  if (c.has_input(kMask)) req.mask = c.input(kMask).shape;
+  if (c.has_input(kPastKey)) req.past_key = c.input(kPastKey).shape;
+  if (c.has_input(kPastValue)) req.past_value = c.input(kPastValue).shape;
+  const bool nonpad = c.opset() >= 24 && c.has_input(kNonpad);
+  if (nonpad) req.nonpad = c.input(kNonpad).shape;
+  attention::Geometry g;
+  try {
+    g = attention::plan(req);
+  } catch (const std::invalid_argument& e) {
+    c.fail(e.what());
+  }
+  const DeviceTensor keys = keys_or_values(c, g, kK, kPastKey, 1, g.D);
+  const DeviceTensor values = keys_or_values(c, g, kV, kPastValue, 2, g.Dv);
+  c.output(0) = c.allocate(DataType::Float, g.y_shape());
+  const bool want_qk = c.wants_output(3);
+  if (want_qk) c.output(3) = c.allocate(DataType::Float, g.qk_shape());
+  const int64_t rows = g.B * g.Hq * g.Sq;
+  if (rows == 0 || g.Dv == 0) return;
+  if (g.T == 0) {  // nothing to attend to: a sum over no keys
+    c.rt().zero(c.output(0).data, bytes_of(DataType::Float, g.y_shape()));
+    return;
+  }
+  DeviceTensor q = c.input(kQ);
+  if (g.packed) {
+    q = c.allocate(DataType::Float, {g.B, g.Hq, g.Sq, g.D});
+    copy_heads(c, c.input(kQ).data, true, g.B, g.Hq, g.Sq, g.D, q.data, g.Sq, 0);
+  }
+  // S = scale * Q K^T: per (batch, key/value head), its group's query rows.
+  DeviceTensor s = c.allocate(DataType::Float, g.qk_shape());
+  auto* sd = static_cast<float*>(s.data);
+  const int64_t m = g.group * g.Sq;
+  if (g.D == 0)
+    c.rt().zero(sd, bytes_of(DataType::Float, g.qk_shape()));
+  else
+    row_major_gemm(c, static_cast<const float*>(q.data), static_cast<const float*>(keys.data), sd, m, g.D, g.T, false,
+                   true, static_cast<float>(g.scale), 0.f, g.B * g.Hkv, m * g.D, g.T * g.D);
+  AttentionSoftmaxKernel k;
+  k.T = g.T;
+  k.Hq = g.Hq;
+  k.Sq = g.Sq;
+  k.softcap = g.softcap > 0 ? static_cast<float>(g.softcap) : 0.f;
+  k.causal = g.causal;
+  k.left = g.left;
+  k.right = g.right;
+  k.past = g.P;
+  if (nonpad) k.nonpad = static_cast<const int64_t*>(c.input(kNonpad).data);
+  if (g.has_mask) {
+    const DeviceTensor& mask = c.input(kMask);
+    if (mask.dtype == DataType::Bool) k.mask_b = static_cast<const uint8_t*>(mask.data);
+    else if (mask.dtype == DataType::Float) k.mask_f = static_cast<const float*>(mask.data);
+    else c.fail("attn_mask must be bool or float32, not " + std::string(dtype_name(mask.dtype)));
+    k.Tm = g.Tm;
+    for (int a = 0; a < 4; ++a) k.ms[a] = g.mask_stride[static_cast<size_t>(a)];
+  }
+  k.s = sd;
+  if (want_qk) {
+    k.qk = static_cast<float*>(c.output(3).data);
+    k.mode = static_cast<int>(g.mode);
+  }
+  launch(c.rt(), k, rows);
+  // Y = P V, into Y itself when it is 4-D.
+  DeviceTensor y4 = g.packed ? c.allocate(DataType::Float, {g.B, g.Hq, g.Sq, g.Dv}) : c.output(0);
+  row_major_gemm(c, sd, static_cast<const float*>(values.data), static_cast<float*>(y4.data), m, g.T, g.Dv, false,
+                 false, 1.f, 0.f, g.B * g.Hkv, m * g.T, g.T * g.Dv);
+  if (g.packed) {  // (B, Hq, Sq, Dv) -> (B, Sq, Hq * Dv)
+    StridedCopy p;
+    p.dims = {g.B, g.Hq, g.Sq, g.Dv};
+    p.in_stride = {g.Hq * g.Sq * g.Dv, g.Sq * g.Dv, g.Dv, 1};
+    p.out_stride = {g.Sq * g.Hq * g.Dv, g.Dv, g.Hq * g.Dv, 1};
+    strided_copy(c, DataType::Float, p, y4.data, c.output(0).data);
+  }
+}
+
+}  // namespace
+
+void add_attention_ops(std::vector<OpDef>& t) { t.push_back({"Attention", refuse_attention, run_attention}); }
+
+}  // namespace onnxscope::cuda
