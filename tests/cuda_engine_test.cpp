@@ -164,3 +164,51 @@ TEST(CudaEngine, BlameSeesTheErrorAnFp16ConvIntroduces) {
   EXPECT_EQ(top.node, "conv");
   EXPECT_GT(top.introduced_score, 1e-4);  // float16 keeps 11 significant bits
 }
+
+// The limits of a run bound the device's memory too (on cuda-sim the
+// "device" is host memory): a tensor past --max-tensor-bytes, or past
+// --max-live-bytes with what is already alive, fails at its node, before any
+// memory is touched; memory given back counts no more, so the next run of
+// the same engine goes through.
+TEST(CudaEngine, SimHonoursTheTensorAndLiveLimits) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{256}, int64_t{256}});  // 256 KiB
+  b.node("Relu", {"x"}, {"r"}, "relu");
+  b.node("Exp", {"r"}, {"e"}, "exp");
+  b.node("Concat", {"r", "e"}, {"big"}, "concat");  // 512 KiB
+  auto& cat = b.graph().mutable_node()->Mutable(2)[0];
+  attr_int(cat, "axis", 0);
+  b.output("big", DataType::Float, {int64_t{512}, int64_t{256}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  InputSpec spec;
+  const NamedValues in = make_inputs(*m, spec);
+  auto run_with = [&](uint64_t max_tensor, uint64_t max_live) -> std::string {
+    CudaOptions o;
+    o.host.max_tensor_bytes = max_tensor;
+    o.host.max_live_bytes = max_live;
+    o.host.opt_level = 0;  // keep Relu and Exp apart: three tensors alive at the Concat
+    auto prepared = make_cuda_sim_engine(o)->prepare(m);
+    try {
+      prepared->run(in);
+    } catch (const Error& e) {
+      return e.what();
+    }
+    prepared->run(in);  // a second run of the same plan: what the first gave back is free again
+    return "ran";
+  };
+  const std::string tensor = run_with(400 << 10, 0);
+  EXPECT_NE(tensor.find("node 'concat'"), std::string::npos) << tensor;
+  EXPECT_NE(tensor.find("a device tensor of 524288 bytes is more than the limit of 409600 bytes for one tensor (--max-tensor-bytes)"),
+            std::string::npos) << tensor;
+  // r and e alive (512 KiB; x is given back after its one reader) when the
+  // Concat asks for 512 KiB.
+  const std::string live = run_with(0, 900 << 10);
+  EXPECT_NE(live.find("node 'concat'"), std::string::npos) << live;
+  EXPECT_NE(live.find("a device tensor of 524288 bytes with 524288 bytes already alive is more than the limit of 921600 "
+                      "bytes alive at once (--max-live-bytes)"),
+            std::string::npos) << live;
+  EXPECT_EQ(run_with(0, 1024 << 10), "ran");
+  EXPECT_EQ(run_with(600 << 10, 0), "ran");
+}

@@ -10,10 +10,12 @@ namespace onnxscope::cli {
 
 void add_limit_options(CLI::App* cmd, RunLimits& l) {
   cmd->add_option("--max-tensor-bytes", l.max_tensor_bytes,
-                  "Largest tensor a run may make, e.g. 512MB or 2GB (default: half the machine's memory)")
+                  "Largest tensor a run may make, e.g. 512MB or 2GB (default: half the machine's memory; "
+                  "on a GPU's memory, only when given)")
       ->transform(CLI::AsSizeValue(false));
   cmd->add_option("--max-live-bytes", l.max_live_bytes,
-                  "Largest total of node outputs alive at once (default: three quarters of the machine's memory)")
+                  "Largest total of node outputs alive at once (default: three quarters of the machine's memory); "
+                  "cuda, cuda-sim: of device memory held by tensors, weights included (on a GPU only when given)")
       ->transform(CLI::AsSizeValue(false));
   cmd->add_option("--timeout", l.timeout_seconds, "Wall-time limit of one run, in seconds (default: none)")
       ->check(CLI::NonNegativeNumber);

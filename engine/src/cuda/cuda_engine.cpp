@@ -47,6 +47,9 @@ std::unique_ptr<Engine> make_cuda_engine(const CudaOptions& options) {
   std::shared_ptr<cuda::Runtime> rt;
   try {
     rt = cuda::make_gpu_runtime(options.device);
+    // On the GPU only the limits asked for: its allocator refuses what does
+    // not fit, and host memory is no measure of it.
+    rt->set_limits(options.host.max_tensor_bytes, options.host.max_live_bytes);
   } catch (const std::exception& e) {
     throw Error(Diagnostic{Severity::Error, "no-device", {}, std::string("the cuda engine cannot start: ") + e.what(), {}});
   }

@@ -12,6 +12,7 @@
 #include "offload/offload_engine.h"
 #include "onnxscope/cuda.h"
 #include "onnxscope/diagnostics.h"
+#include "reference/interpreter.h"
 
 namespace onnxscope::cuda {
 
@@ -171,7 +172,11 @@ std::unique_ptr<Engine> make_cuda_sim_engine(const CudaOptions& options) {
                            "cuda-sim's lanes per row must be 1 to 64, not " + std::to_string(options.sim_lanes), {}});
   std::string what = "cuda-sim (the CUDA engine's kernels on the host";
   if (options.sim_lanes > 1) what += ", rows split across " + std::to_string(options.sim_lanes) + " lanes";
-  auto device = cuda::make_kernel_device(cuda::make_host_runtime(options.sim_lanes), mode, what + ")");
+  // The "device" is host memory: the CPU engine's limits and defaults.
+  auto rt = cuda::make_host_runtime(options.sim_lanes);
+  rt->set_limits(options.host.max_tensor_bytes ? options.host.max_tensor_bytes : ref::default_max_tensor_bytes(),
+                 options.host.max_live_bytes ? options.host.max_live_bytes : ref::default_max_live_bytes());
+  auto device = cuda::make_kernel_device(std::move(rt), mode, what + ")");
   offload::OffloadOptions o;
   o.host = options.host;
   return offload::make_offload_engine("cuda-sim", std::move(device), std::move(o));

@@ -18,6 +18,24 @@ constexpr uint64_t kInlineCopyBytes = 4 * StoreBytesKernel::kBytes;
 
 DeviceMemory Runtime::allocate(uint64_t bytes) {
   if (bytes == 0) return nullptr;
+  if (max_allocation_ && bytes > max_allocation_)
+    throw std::runtime_error("a device tensor of " + std::to_string(bytes) + " bytes is more than the limit of " +
+                             std::to_string(max_allocation_) + " bytes for one tensor (--max-tensor-bytes)");
+  const uint64_t live = live_->load();
+  if (max_live_ && bytes > max_live_ - std::min(max_live_, live))
+    throw std::runtime_error("a device tensor of " + std::to_string(bytes) + " bytes with " + std::to_string(live) +
+                             " bytes already alive is more than the limit of " + std::to_string(max_live_) +
+                             " bytes alive at once (--max-live-bytes)");
+  DeviceMemory m = allocate_within_limits(bytes);
+  *live_ += bytes;
+  void* p = m.get();
+  return DeviceMemory(p, [m = std::move(m), live = live_, bytes](void*) mutable {
+    *live -= bytes;
+    m.reset();
+  });
+}
+
+DeviceMemory Runtime::allocate_within_limits(uint64_t bytes) {
   if (arena_) return arena_->allocate(bytes, capturing_);
   if (capturing_)
     throw offload::CaptureUnsupported("an allocation of " + std::to_string(bytes) + " bytes outside a memory plan");

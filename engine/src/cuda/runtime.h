@@ -6,6 +6,7 @@
 // operators included, runs in CI without a GPU (engine "cuda-sim").
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -97,6 +98,16 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   virtual std::string gemm_name() const = 0;
   virtual std::string conv_name() const = 0;
 
+  // What allocate() may give: one allocation (0: no limit), and all of
+  // them alive at once (0: no limit). A request past either throws
+  // std::runtime_error naming the limit (a hostile shape fails before any
+  // memory is touched; on cuda-sim the "device" is the host's memory).
+  void set_limits(uint64_t max_allocation, uint64_t max_live) {
+    max_allocation_ = max_allocation;
+    max_live_ = max_live;
+  }
+  uint64_t live_bytes() const { return live_->load(); }
+
   // The arena allocations come from while a run is in progress (nullptr: none).
   void set_arena(Arena* arena) { arena_ = arena; }
   // Capture (offload/steady_state.h): the work queued between begin_capture
@@ -118,8 +129,13 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   virtual void device_abort_capture() = 0;
 
  private:
+  DeviceMemory allocate_within_limits(uint64_t bytes);
   Arena* arena_ = nullptr;
   bool capturing_ = false;
+  uint64_t max_allocation_ = 0, max_live_ = 0;
+  // Bytes allocate() has given that are still held; shared with each
+  // allocation's release, which may come after the runtime is gone.
+  std::shared_ptr<std::atomic<uint64_t>> live_ = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
 template <class F>
