@@ -212,3 +212,37 @@ TEST(CudaEngine, SimHonoursTheTensorAndLiveLimits) {
   EXPECT_EQ(run_with(0, 1024 << 10), "ran");
   EXPECT_EQ(run_with(600 << 10, 0), "ran");
 }
+
+// RotaryEmbedding's position ids are read on the device: one outside the
+// cache fails the run at the node, in the words of a position (no negative
+// counting from the end, unlike an index).
+TEST(CudaEngine, SimChecksRotaryPositionIds) {
+  ModelBuilder b(23);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}});
+  b.input("pos", DataType::Int64, {int64_t{1}, int64_t{3}});
+  b.initializer(make_float_tensor("cos", {4, 2}, std::vector<float>(8, 0.5f)));
+  b.initializer(make_float_tensor("sin", {4, 2}, std::vector<float>(8, 0.25f)));
+  b.node("RotaryEmbedding", {"x", "cos", "sin", "pos"}, {"y"}, "rope");
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  InputSpec spec;
+  NamedValues in = make_inputs(*m, spec);
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  for (const int64_t bad : {int64_t{4}, int64_t{-1}}) {
+    Tensor pos = Tensor::zeros(DataType::Int64, {1, 3});
+    pos.mutable_data<int64_t>()[0] = 0;
+    pos.mutable_data<int64_t>()[1] = bad;
+    pos.mutable_data<int64_t>()[2] = 3;
+    in[1].second = Value(std::move(pos));
+    try {
+      prepared->run(in);
+      ADD_FAILURE() << "position id " << bad << " was not refused";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("node 'rope'"), std::string::npos) << what;
+      EXPECT_NE(what.find("position id " + std::to_string(bad) + " (at 1) is outside [0, 3]"), std::string::npos) << what;
+    }
+  }
+}

@@ -842,6 +842,31 @@ Case attention(Rng& rng, const std::string&) {
   return c;
 }
 
+// RotaryEmbedding (opset 23): 3-D (num_heads) or 4-D, a rotary dim below
+// the head size at times, interleaved or halves, caches per (batch,
+// position) or rows picked by position_ids.
+Case rotary(Rng& rng, const std::string&) {
+  Case c(23);
+  const int64_t B = pick(rng, 1, 2), H = pick(rng, 1, 3), S = pick(rng, 1, 5), D = 2 * pick(rng, 1, 4);
+  const bool packed = coin(rng), ids = coin(rng);
+  const int64_t rd = coin(rng) ? 0 : 2 * pick(rng, 1, D / 2), half = (rd ? rd : D) / 2;
+  std::vector<std::string> in = {c.floats("x", packed ? Shape{B, S, H * D} : Shape{B, H, S, D}, rng)};
+  const int64_t rows = ids ? pick(rng, 1, 8) : 0;
+  const Shape cache = ids ? Shape{rows, half} : Shape{B, S, half};
+  in.push_back(c.floats("cos", cache, rng, -1, 1));
+  in.push_back(c.floats("sin", cache, rng, -1, 1));
+  if (ids) {
+    std::vector<int64_t> v;
+    for (int64_t i = 0; i < B * S; ++i) v.push_back(pick(rng, 0, rows - 1));
+    in.push_back(c.index_input("pos", DataType::Int64, {B, S}, v));
+  }
+  auto& n = c.node("RotaryEmbedding", in);
+  if (packed) attr_int(n, "num_heads", H);
+  if (rd) attr_int(n, "rotary_embedding_dim", rd);
+  if (coin(rng)) attr_int(n, "interleaved", 1);
+  return c;
+}
+
 }  // namespace
 
 const std::map<std::string, Generator>& generators() {
@@ -882,6 +907,7 @@ const std::map<std::string, Generator>& generators() {
     for (const char* op : {"ArgMax", "ArgMin"}) m[op] = arg_extreme;
     for (const char* op : {"CumSum", "CumProd"}) m[op] = cumulative;
     m["Attention"] = attention;
+    m["RotaryEmbedding"] = rotary;
     return m;
   }();
   return g;

@@ -409,7 +409,7 @@ TEST(CudaFaultLog, TheFirstFaultOfARunIsReportedOnce) {
   const auto f = log.take();
   ASSERT_TRUE(f);
   EXPECT_EQ(f->node, "first");
-  EXPECT_EQ(cuda::describe_index_fault(*f), "index 7 (at 1) is outside [-4, 3]");
+  EXPECT_EQ(cuda::describe_fault(*f), "index 7 (at 1) is outside [-4, 3]");
   EXPECT_EQ(static_cast<const float*>(y.get())[1], 0.f) << "a bad index gives zero, not a read outside x";
   EXPECT_FALSE(log.take()) << "a fault is reported once";
 }

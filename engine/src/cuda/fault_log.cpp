@@ -1,20 +1,22 @@
 // Faults found by kernels, read back after the run (cuda/fault_log.h).
 #include "cuda/fault_log.h"
 
+#include <tuple>
+
 namespace onnxscope::cuda {
 
 namespace {
 constexpr uint64_t kRecordBytes = 4 * sizeof(int64_t);
 }  // namespace
 
-FaultLog::Site FaultLog::site(const std::string& node) {
+FaultLog::Site FaultLog::site(const std::string& node, FaultKind kind) {
   if (!record_) {
     if (rt_->capturing()) throw offload::CaptureUnsupported("the first checking kernel of a run, inside a capture");
     record_ = rt_->allocate_unplanned(kRecordBytes);
     rt_->zero(record_.get(), kRecordBytes);
   }
   auto [it, added] = ids_.try_emplace(node, static_cast<int64_t>(sites_.size()) + 1);
-  if (added) sites_.push_back(node);
+  if (added) sites_.emplace_back(node, kind);
   if (rt_->capturing()) capture_checks_ = true;
   else unread_ = true;
   return {static_cast<int64_t*>(record_.get()), it->second};
@@ -28,7 +30,8 @@ std::optional<FaultLog::Fault> FaultLog::take() {
   if (r[0] == 0) return std::nullopt;
   rt_->zero(record_.get(), kRecordBytes);
   Fault f{"", r[1], r[2], r[3]};
-  if (r[0] >= 1 && static_cast<size_t>(r[0]) <= sites_.size()) f.node = sites_[static_cast<size_t>(r[0] - 1)];
+  if (r[0] >= 1 && static_cast<size_t>(r[0]) <= sites_.size())
+    std::tie(f.node, f.kind) = sites_[static_cast<size_t>(r[0] - 1)];
   return f;
 }
 
@@ -38,9 +41,10 @@ bool FaultLog::end_capture() {
   return held;
 }
 
-std::string describe_index_fault(const FaultLog::Fault& f) {
-  return "index " + std::to_string(f.value) + " (at " + std::to_string(f.position) + ") is outside [" +
-         std::to_string(-f.bound) + ", " + std::to_string(f.bound - 1) + "]";
+std::string describe_fault(const FaultLog::Fault& f) {
+  const bool index = f.kind == FaultKind::Index;
+  return (index ? "index " : "position id ") + std::to_string(f.value) + " (at " + std::to_string(f.position) +
+         ") is outside [" + std::to_string(index ? -f.bound : 0) + ", " + std::to_string(f.bound - 1) + "]";
 }
 
 }  // namespace onnxscope::cuda

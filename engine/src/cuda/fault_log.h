@@ -17,6 +17,12 @@
 
 namespace onnxscope::cuda {
 
+// What a checking kernel checks, for the words of its fault.
+enum class FaultKind {
+  Index,     // an index that may count from the end: [-bound, bound)
+  Position,  // a row of a table: [0, bound)
+};
+
 class FaultLog {
  public:
   explicit FaultLog(std::shared_ptr<Runtime> rt) : rt_(std::move(rt)) {}
@@ -28,11 +34,12 @@ class FaultLog {
   // The site of node `node` (its first output names it: unique in a graph),
   // for a checking kernel about to be queued. Throws offload::CaptureUnsupported when the record does not
   // exist yet and a capture is in progress (it is made outside any capture).
-  Site site(const std::string& node);
+  Site site(const std::string& node, FaultKind kind = FaultKind::Index);
 
   struct Fault {
     std::string node;  // as given to site()
     int64_t position = 0, value = 0, bound = 0;
+    FaultKind kind = FaultKind::Index;
   };
   // The first fault since the last look, if a checking kernel ran since.
   // Waits for the device. Not inside a capture.
@@ -46,13 +53,14 @@ class FaultLog {
  private:
   std::shared_ptr<Runtime> rt_;
   DeviceMemory record_;
-  std::vector<std::string> sites_;
+  std::vector<std::pair<std::string, FaultKind>> sites_;
   std::unordered_map<std::string, int64_t> ids_;
   bool unread_ = false;          // a checking kernel was queued since the last look
   bool capture_checks_ = false;  // the capture in progress holds one
 };
 
-// "index 7 (at 3) is outside [-5, 4]": an index fault in words.
-std::string describe_index_fault(const FaultLog::Fault& f);
+// A fault in words: "index 7 (at 3) is outside [-5, 4]", "position id 7 (at
+// 3) is outside [0, 4]".
+std::string describe_fault(const FaultLog::Fault& f);
 
 }  // namespace onnxscope::cuda

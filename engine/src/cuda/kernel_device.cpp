@@ -89,7 +89,7 @@ class KernelDevice final : public offload::Device {
   std::optional<offload::DeviceFault> take_fault() override {
     auto f = faults_.take();
     if (!f) return std::nullopt;
-    return offload::DeviceFault{f->node, describe_index_fault(*f)};
+    return offload::DeviceFault{f->node, describe_fault(*f)};
   }
 
   // Repeated runs: device memory planned by liveness (cuda/arena.h), and the

@@ -1,6 +1,6 @@
-// Attention's middle step (ops/attention.cpp), a row kernel
-// (kernels/portable.h): one row per (batch, query head, query), over the T
-// keys. The scaled logits QK^T come from a GEMM; this applies softcap, the
+// The attention kernels (ops/attention.cpp). AttentionSoftmaxKernel is
+// Attention's middle step, a row kernel (kernels/portable.h): one row per
+// (batch, query head, query), over the T keys. The scaled logits QK^T come from a GEMM; this applies softcap, the
 // additive bias (attn_mask, causal frontier, sliding window, padded keys),
 // and the softmax, in place, writing the qk_matmul_output stage asked for.
 // As the reference does: a row where every key is masked (decided on the
@@ -76,6 +76,39 @@ struct AttentionSoftmaxKernel {
       x[j] = p;
       if (out && mode == 3) out[j] = p;
     }
+  }
+};
+
+// RotaryEmbedding: one item per (b, s, h, i), i < half = rotary_dim / 2,
+// rotating the pair (d1, d2) of that head by the cache row of position
+// (b, s): d1 = 2i, d2 = 2i + 1 when interleaved, else i and i + half.
+// y holds a copy of x first (dims past rotary_dim pass through). A position
+// id outside [0, rows) is reported through `fault` and its pair left as x.
+struct RotaryKernel {
+  int64_t S = 0, H = 0, D = 0, half = 0, rows = 0;
+  bool packed = false, interleaved = false;  // packed: x is (B, S, H * D), else (B, H, S, D)
+  const float *x = nullptr, *cosines = nullptr, *sines = nullptr;  // [rows, half]
+  const int64_t* pos = nullptr;  // (B, S) rows of the caches, or nullptr: row b * S + s
+  float* y = nullptr;
+  int64_t* fault = nullptr;
+  int64_t site = 0;
+  OS_HD void operator()(int64_t item) const {
+    const int64_t i = item % half, h = (item / half) % H, bs = item / (half * H);
+    const int64_t s = bs % S, b = bs / S;
+    int64_t row = bs;
+    if (pos) {
+      row = pos[bs];
+      if (row < 0 || row >= rows) {
+        if (i == 0 && h == 0) report_fault(fault, site, bs, row, rows);
+        return;
+      }
+    }
+    const int64_t base = packed ? (bs * H + h) * D : ((b * H + h) * S + s) * D;
+    const int64_t d1 = base + (interleaved ? 2 * i : i), d2 = base + (interleaved ? 2 * i + 1 : i + half);
+    const float c = cosines[row * half + i], sn = sines[row * half + i];
+    const float x1 = x[d1], x2 = x[d2];
+    y[d1] = c * x1 - sn * x2;
+    y[d2] = sn * x1 + c * x2;
   }
 };
 

@@ -5,6 +5,7 @@
 // each (batch, key/value head) is one GEMM of group * Sq rows. 3-D inputs
 // and the key/value cache are laid out as (B, H, S, D) by a strided copy
 // first. Geometry and its checks are the reference's (core/attention_plan.h).
+// Also RotaryEmbedding, which LLM exports run on Q and K before it.
 #include <stdexcept>
 
 #include "core/attention_plan.h"
@@ -131,8 +132,80 @@ void run_attention(OpContext& c) {
   }
 }
 
+std::optional<std::string> refuse_rotary(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 3) return std::string("RotaryEmbedding takes X, cos_cache and sin_cache");
+  if (auto r = require_types(g, n, {DataType::Float}, 0, 3)) return r;
+  return require_types(g, n, {DataType::Int64}, 3, 1);
+}
+
+// RotaryEmbedding (opset 23), float32: y = x, then each rotated pair written
+// by one thread; the shape checks are the reference's, position ids are
+// checked on the device (a fault reported after the run).
+void run_rotary(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const Shape& cache = c.input(1).shape;
+  if (c.input(2).shape != cache) c.fail("cos_cache and sin_cache must have the same shape");
+  RotaryKernel k;
+  int64_t B = 0;
+  if (x.shape.size() == 4) {
+    B = x.shape[0];
+    k.H = x.shape[1];
+    k.S = x.shape[2];
+    k.D = x.shape[3];
+  } else if (x.shape.size() == 3) {
+    const int64_t heads = c.attr_int("num_heads", 0);
+    if (heads <= 0) c.fail("3-D input needs a positive num_heads attribute");
+    if (x.shape[2] % heads != 0) c.fail("hidden size " + std::to_string(x.shape[2]) + " is not divisible by num_heads");
+    k.packed = true;
+    B = x.shape[0];
+    k.S = x.shape[1];
+    k.H = heads;
+    k.D = x.shape[2] / heads;
+  } else {
+    c.fail("X must be 3-D or 4-D, got " + shape_to_string(x.shape));
+  }
+  int64_t rd = c.attr_int("rotary_embedding_dim", 0);
+  if (rd == 0) rd = k.D;
+  if (rd < 0 || rd > k.D || rd % 2 != 0)
+    c.fail("rotary_embedding_dim " + std::to_string(rd) + " must be even and at most head_size " + std::to_string(k.D));
+  k.half = rd / 2;
+  k.interleaved = c.attr_int("interleaved", 0) != 0;
+  if (cache.empty() || cache.back() != k.half)
+    c.fail("cos/sin cache last dimension must be rotary_embedding_dim/2 = " + std::to_string(k.half) + ", got " +
+           shape_to_string(cache));
+  const bool pos = c.has_input(3);
+  if (pos) {
+    if (c.input(3).shape != Shape{B, k.S})
+      c.fail("position_ids must have shape [" + std::to_string(B) + "," + std::to_string(k.S) + "]");
+    if (cache.size() != 2) c.fail("with position_ids the caches must be 2-D, got " + shape_to_string(cache));
+    k.rows = cache[0];
+  } else if (cache != Shape{B, k.S, k.half}) {
+    c.fail("without position_ids the caches must have shape [" + std::to_string(B) + "," + std::to_string(k.S) + "," +
+           std::to_string(k.half) + "], got " + shape_to_string(cache));
+  }
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  const uint64_t bytes = bytes_of(DataType::Float, x.shape);
+  if (bytes == 0) return;
+  c.rt().copy(c.output(0).data, x.data, bytes);
+  if (k.half == 0) return;
+  k.x = static_cast<const float*>(x.data);
+  k.cosines = static_cast<const float*>(c.input(1).data);
+  k.sines = static_cast<const float*>(c.input(2).data);
+  k.y = static_cast<float*>(c.output(0).data);
+  if (pos) {
+    k.pos = static_cast<const int64_t*>(c.input(3).data);
+    const FaultLog::Site site = c.fault_site(FaultKind::Position);
+    k.fault = site.record;
+    k.site = site.id;
+  }
+  launch(c.rt(), k, B * k.S * k.H * k.half);
+}
+
 }  // namespace
 
-void add_attention_ops(std::vector<OpDef>& t) { t.push_back({"Attention", refuse_attention, run_attention}); }
+void add_attention_ops(std::vector<OpDef>& t) {
+  t.push_back({"Attention", refuse_attention, run_attention});
+  t.push_back({"RotaryEmbedding", refuse_rotary, run_rotary});
+}
 
 }  // namespace onnxscope::cuda

@@ -12,9 +12,9 @@ const DeviceTensor& OpContext::input(size_t k) const {
   return *in_[k];
 }
 
-FaultLog::Site OpContext::fault_site() {
+FaultLog::Site OpContext::fault_site(FaultKind kind) {
   for (const auto& o : node_.outputs)
-    if (!o.empty()) return faults_.site(o);
+    if (!o.empty()) return faults_.site(o, kind);
   fail("a node without outputs has no fault site");
 }
 

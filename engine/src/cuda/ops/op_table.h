@@ -29,7 +29,7 @@ class OpContext {
 
   Runtime& rt() { return *rt_; }
   // Where a kernel of this node reports a fault it finds (cuda/fault_log.h).
-  FaultLog::Site fault_site();
+  FaultLog::Site fault_site(FaultKind kind = FaultKind::Index);
   const Node& node() const { return node_; }
   int64_t opset() const { return opset_; }
   MathMode mode() const { return mode_; }
@@ -107,7 +107,7 @@ void add_pad_ops(std::vector<OpDef>& t);
 void add_resize_ops(std::vector<OpDef>& t);
 void add_rearrange_ops(std::vector<OpDef>& t);
 void add_along_axis_ops(std::vector<OpDef>& t);
-void add_attention_ops(std::vector<OpDef>& t);
+void add_attention_ops(std::vector<OpDef>& t);  // Attention, RotaryEmbedding
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
 // Shared by the families (defined in ops/movement.cpp).
