@@ -29,7 +29,8 @@ struct Kernels : Observer {
 };
 
 // Every kernel family once: unary, broadcast binary, MatMul (B a matrix and
-// batched), the view ops, and a TopK that falls back to the CPU engine.
+// batched), the view ops, and an LpNormalization that falls back to the CPU
+// engine.
 std::shared_ptr<const Model> model() {
   ModelBuilder b(17);
   b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{8}});
@@ -40,7 +41,6 @@ std::shared_ptr<const Model> model() {
   b.initializer(make_float_tensor("w", {8, 6}, w));
   b.initializer(make_int64_tensor("flat", {2}, {0, -1}));
   b.initializer(make_int64_tensor("axes", {1}, {1}));
-  b.initializer(make_int64_tensor("k", {1}, {2}));
   const char* unary[] = {"Relu", "Sigmoid", "Tanh", "Exp", "Abs", "Neg", "Erf"};
   std::string v = "x";
   for (const char* op : unary) {
@@ -56,8 +56,8 @@ std::shared_ptr<const Model> model() {
   b.node("Reshape", {"mm", "flat"}, {"r"}, "reshape");
   b.node("Unsqueeze", {"r", "axes"}, {"un"}, "unsqueeze");
   b.node("Squeeze", {"un", "axes"}, {"sq"}, "squeeze");
-  b.node("TopK", {"sq", "k"}, {"top", "idx"}, "topk");
-  b.output("top", DataType::Float, {int64_t{2}, int64_t{2}});
+  b.node("LpNormalization", {"sq"}, {"top"}, "lpnorm");
+  b.output("top", DataType::Float, {int64_t{2}, int64_t{18}});
   b.output("bmm", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}});
   auto r = b.load();
   EXPECT_TRUE(r.ok()) << dump(r);
@@ -100,7 +100,7 @@ TEST(CudaEngine, KernelsMatchTheReference) {
     EXPECT_EQ(k.of["add"], "cuda");
     EXPECT_EQ(k.of["matmul"], std::string(precision) == "tf32" ? "cublas-tf32" : "cublas");
     EXPECT_EQ(k.of["reshape"], "cuda-view");
-    EXPECT_EQ(k.of["topk"].rfind("cpu/", 0), 0u) << k.of["topk"];
+    EXPECT_EQ(k.of["lpnorm"].rfind("cpu/", 0), 0u) << k.of["lpnorm"];
     // TF32 keeps 10 mantissa bits: its tolerance is that of half precision's.
     const double rtol = std::string(precision) == "tf32" ? 5e-3 : 1e-5;
     ASSERT_EQ(got.size(), want.size());
@@ -124,7 +124,7 @@ TEST(CudaEngine, PlacementNamesFallbacksAndCopies) {
   // The 11 elementwise nodes are two chains for the device (8 ops and 3, fuse-elementwise).
   EXPECT_NE(p.find("7 of 8 nodes on the device, 1 on the host (CPU engine); 5 copies per run, 1 uploads at prepare"), std::string::npos) << p;
   EXPECT_NE(p.find("device  add_Chain (FusedElementwise)"), std::string::npos) << p;
-  EXPECT_NE(p.find("host    topk (TopK): no CUDA kernel for TopK"), std::string::npos) << p;
+  EXPECT_NE(p.find("host    lpnorm (LpNormalization): no CUDA kernel for LpNormalization"), std::string::npos) << p;
   EXPECT_NE(p.find("copy    'sq' to the host"), std::string::npos) << p;
   EXPECT_NE(p.find("upload  'w' once, when the model is prepared"), std::string::npos) << p;
   EXPECT_NE(p.find("device  matmul (MatMul)"), std::string::npos) << p;

@@ -867,6 +867,33 @@ Case rotary(Rng& rng, const std::string&) {
   return c;
 }
 
+// TopK (opset 1: k an attribute; 10; 11: largest), float32 with NaN and
+// ties, int32, int64; k from 0 to the whole axis.
+Case topk(Rng& rng, const std::string&) {
+  Case c(choose(rng, std::vector<int64_t>{1, 10, 11}));
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int32, DataType::Int64});
+  const Shape x = random_shape(rng, 1, 4, 7);
+  c.add_tensor("x", t, x, rng, -3, 3);  // integers from a small range: ties
+  if (t == DataType::Float && coin(rng)) {
+    Tensor& v = c.inputs.back().second.tensor();
+    for (uint64_t i = 0; i < v.element_count(); ++i) {
+      float& f = v.mutable_data<float>()[i];
+      if (i % 5 == 0) f = NAN;
+      else if (i % 3 == 0) f = std::round(f);  // ties among floats too
+    }
+  }
+  const auto rank = static_cast<int64_t>(x.size());
+  const int64_t axis = pick(rng, -rank, rank - 1);
+  const int64_t k = pick(rng, 0, x[static_cast<size_t>(axis < 0 ? axis + rank : axis)]);
+  std::vector<std::string> in = {"x"};
+  if (c.opset >= 10) in.push_back(c.ints("k", {k}));
+  auto& n = c.node("TopK", in, 2);
+  if (c.opset < 10) attr_int(n, "k", k);
+  if (axis != -1 || coin(rng)) attr_int(n, "axis", axis);
+  if (c.opset >= 11 && coin(rng)) attr_int(n, "largest", 0);
+  return c;
+}
+
 }  // namespace
 
 const std::map<std::string, Generator>& generators() {
@@ -908,6 +935,7 @@ const std::map<std::string, Generator>& generators() {
     for (const char* op : {"CumSum", "CumProd"}) m[op] = cumulative;
     m["Attention"] = attention;
     m["RotaryEmbedding"] = rotary;
+    m["TopK"] = topk;
     return m;
   }();
   return g;

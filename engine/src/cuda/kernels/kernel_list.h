@@ -34,7 +34,7 @@ using AllKernels = KernelList<
     TriluKernel<uint64_t>, ArgReduceKernel<float>, ArgReduceKernel<int32_t>, ArgReduceKernel<int64_t>,
     CumulativeKernel<float>, CumulativeKernel<double>, CumulativeKernel<int32_t>, CumulativeKernel<int64_t>,
     ResizeNearestKernel<uint8_t>, ResizeNearestKernel<uint16_t>, ResizeNearestKernel<uint32_t>, ResizeNearestKernel<uint64_t>,
-    ResizeAxisKernel, AttentionSoftmaxKernel, RotaryKernel>;
+    ResizeAxisKernel, AttentionSoftmaxKernel, RotaryKernel, TopKKernel<float>, TopKKernel<int32_t>, TopKKernel<int64_t>>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -3,7 +3,8 @@
 // base + j * inner for j < n with base = (i / inner) * n * inner + i % inner.
 // A line is sequential by nature here (a running sum, a first extreme), so
 // one thread takes it whole, as the reference does: ArgMax / ArgMin,
-// CumSum / CumProd.
+// CumSum / CumProd. TopK instead ranks each element of a line by comparing
+// it with the whole line (one thread per element).
 #pragma once
 
 #include "cuda/kernels/portable.h"
@@ -85,6 +86,43 @@ struct CumulativeKernel {
       acc = prod ? Acc(acc * v) : Acc(acc + v);
       if (!exclusive) y[off] = static_cast<T>(acc);
     }
+  }
+};
+
+// TopK: item i is element j = i % n of line i / n. Its rank is the number
+// of elements of the line that come before it: larger first (largest) or
+// smaller first, NaN counting as above every number, equal values in index
+// order, the reference's order. A rank below k writes the element (its
+// exact bits) and its index there. The ranks of a line are a permutation,
+// so each output place is written once. n * n comparisons per line: the
+// placement rule bounds n.
+template <class T>
+struct TopKKernel {
+  bool largest;
+  int64_t n, k, inner;
+  const T* x;
+  T* values;
+  int64_t* indices;
+  static OS_HD bool less(T a, T b) {  // numbers ascending, NaN last
+    if (is_nan_value(a)) return false;
+    if (is_nan_value(b)) return true;
+    return a < b;
+  }
+  OS_HD void operator()(int64_t i) const {
+    const int64_t line = i / n, j = i % n;
+    const int64_t base = line_base(line, n, inner);
+    const T v = x[base + j * inner];
+    int64_t rank = 0;
+    for (int64_t q = 0; q < n; ++q) {
+      const T w = x[base + q * inner];
+      const bool w_first = largest ? less(v, w) : less(w, v);
+      const bool v_first = largest ? less(w, v) : less(v, w);
+      if (w_first || (!v_first && q < j)) ++rank;
+    }
+    if (rank >= k) return;
+    const int64_t out = (line / inner) * k * inner + line % inner + rank * inner;
+    values[out] = v;
+    indices[out] = j;
   }
 };
 

@@ -1,6 +1,7 @@
 // Operators that walk each line along an axis (kernels/lines.h): ArgMax and
 // ArgMin (float32, int32, int64) and CumSum / CumProd (float32, float64,
-// int32, int64), one thread per line.
+// int32, int64), one thread per line; TopK (float32, int32, int64), one
+// thread per element ranking it in its line.
 #include "cuda/ops/op_table.h"
 
 namespace onnxscope::cuda {
@@ -87,9 +88,76 @@ void run_cumulative(OpContext& c) {
   }
 }
 
+// TopK compares each element with its whole line: lines of known length up
+// to this go to the device, longer or unknown ones to the CPU engine.
+constexpr int64_t kTopKLine = 4096;
+
+bool topk_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+std::optional<std::string> refuse_topk(const Graph& g, const Node& n) {
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Int32, DataType::Int64}, 0, 1)) return r;
+  // The other dims may be symbolic (a batch): only the axis must be known.
+  const TypeInfo* t = g.type_of(n.inputs[0]);
+  const Initializer* init = g.initializer(n.inputs[0]);
+  std::vector<Dim> dims;
+  if (init)
+    for (int64_t d : init->value.shape()) dims.push_back(Dim::known(d));
+  else if (t && t->is_tensor() && t->shape)
+    dims = *t->shape;
+  const Attribute* a = n.attribute("axis");
+  const int64_t r = static_cast<int64_t>(dims.size()), axis = a ? a->i : -1;
+  const std::string limit = "TopK on the device takes lines of a known length up to " + std::to_string(kTopKLine);
+  if (r == 0 || axis < -r || axis >= r) return limit + " (the input's shape is not declared)";
+  const Dim& d = dims[static_cast<size_t>(axis < 0 ? axis + r : axis)];
+  if (!d.is_known() || d.value > kTopKLine) return limit;
+  return std::nullopt;
+}
+
+template <class T>
+void launch_topk(OpContext& c, const DeviceTensor& x, bool largest, int64_t n, int64_t k, int64_t inner, int64_t items) {
+  const TopKKernel<T> kernel{largest, n, k, inner, static_cast<const T*>(x.data), static_cast<T*>(c.output(0).data),
+                             static_cast<int64_t*>(c.output(1).data)};
+  launch(c.rt(), kernel, items);
+}
+
+void run_topk(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  int64_t k = 0;
+  if (c.opset() < 10) {  // k an attribute in opset 1, the second input from 10
+    if (!c.node().attribute("k")) c.fail("attribute 'k' is required before opset 10");
+    k = c.attr_int("k", 0);
+  } else {
+    const std::vector<int64_t> kv = host_ints(c, 1);
+    if (kv.size() != 1) c.fail("K should hold one value, not " + std::to_string(kv.size()));
+    k = kv[0];
+  }
+  const bool largest = c.opset() < 11 || c.attr_int("largest", 1) != 0;
+  if (x.shape.empty()) c.fail("X must have rank >= 1");
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", -1), x.shape.size()));
+  const int64_t n = x.shape[axis];
+  if (k < 0 || k > n)
+    c.fail("k = " + std::to_string(k) + " must be in [0, " + std::to_string(n) + "], the size of axis " + std::to_string(axis));
+  if (n > kTopKLine) c.fail("a line of " + std::to_string(n) + " elements, more than the device's " + std::to_string(kTopKLine));
+  Shape out = x.shape;
+  out[axis] = k;
+  c.output(0) = c.allocate(x.dtype, out);
+  c.output(1) = c.allocate(DataType::Int64, out);
+  const auto items = static_cast<int64_t>(elements_of(x.shape));
+  if (k == 0 || items == 0) return;
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  switch (x.dtype) {
+    case DataType::Float: launch_topk<float>(c, x, largest, n, k, inner, items); break;
+    case DataType::Int32: launch_topk<int32_t>(c, x, largest, n, k, inner, items); break;
+    case DataType::Int64: launch_topk<int64_t>(c, x, largest, n, k, inner, items); break;
+    default: c.fail("no kernel for " + std::string(dtype_name(x.dtype)));
+  }
+}
+
 }  // namespace
 
 void add_along_axis_ops(std::vector<OpDef>& t) {
+  t.push_back({"TopK", refuse_topk, run_topk, OpBackend::Kernel, topk_reads_on_host});
   t.push_back({"ArgMax", refuse_arg, run_arg});
   t.push_back({"ArgMin", refuse_arg, run_arg});
   t.push_back({"CumSum", refuse_cumulative, run_cumulative, OpBackend::Kernel, cumulative_reads_on_host});
