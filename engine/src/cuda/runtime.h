@@ -106,7 +106,6 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
     max_allocation_ = max_allocation;
     max_live_ = max_live;
   }
-  uint64_t live_bytes() const { return live_->load(); }
 
   // The arena allocations come from while a run is in progress (nullptr: none).
   void set_arena(Arena* arena) { arena_ = arena; }
