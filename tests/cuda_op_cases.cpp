@@ -789,7 +789,7 @@ Case attention(Rng& rng, const std::string&) {
   Case c(opset);
   c.loose = true;
   const int64_t B = pick(rng, 1, 2), Hkv = pick(rng, 1, 3), group = pick(rng, 1, 3), Hq = Hkv * group;
-  const int64_t Sq = pick(rng, 1, 5), Skv = pick(rng, 1, 6), D = pick(rng, 1, 8), Dv = pick(rng, 1, 8);
+  const int64_t Sq = pick(rng, 1, 5), Skv = pick(rng, 1, 6), D = pick(rng, 1, 8), Dv = pick(rng, 0, 8);
   const bool packed = coin(rng);
   const bool nonpad = opset >= 24 && pick(rng, 0, 3) == 0;
   const bool past = !nonpad && coin(rng);

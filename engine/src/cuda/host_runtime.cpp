@@ -190,11 +190,12 @@ class HostRuntime final : public Runtime {
   explicit HostRuntime(int row_lanes) : lanes_(row_lanes) {}
   std::string name() const override { return lanes_ > 1 ? "host (rows on " + std::to_string(lanes_) + " lanes)" : "host"; }
 
+  // Nothing for 0 bytes, as on the GPU (an empty tensor's address is null).
   void copy(void* to, const void* from, uint64_t bytes) override {
-    run_or_record([=] { std::memmove(to, from, bytes); });
+    if (bytes) run_or_record([=] { std::memmove(to, from, bytes); });
   }
   void zero(void* p, uint64_t bytes) override {
-    run_or_record([=] { std::memset(p, 0, bytes); });
+    if (bytes) run_or_record([=] { std::memset(p, 0, bytes); });
   }
   void launch_kernel(int kernel, const void* args, int64_t n) override {
     if (!capturing()) return launch_on_host(kernel, args, n, lanes_);

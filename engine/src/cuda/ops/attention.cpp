@@ -76,7 +76,7 @@ void run_attention(OpContext& c) {
   const bool want_qk = c.wants_output(3);
   if (want_qk) c.output(3) = c.allocate(DataType::Float, g.qk_shape());
   const int64_t rows = g.B * g.Hq * g.Sq;
-  if (rows == 0 || g.Dv == 0) return;
+  if (rows == 0) return;
   if (g.T == 0) {  // nothing to attend to: a sum over no keys
     c.rt().zero(c.output(0).data, bytes_of(DataType::Float, g.y_shape()));
     return;
@@ -119,6 +119,7 @@ void run_attention(OpContext& c) {
     k.mode = static_cast<int>(g.mode);
   }
   launch(c.rt(), k, rows);
+  if (g.Dv == 0) return;  // an empty Y; qk_matmul_output is written above
   // Y = P V, into Y itself when it is 4-D.
   DeviceTensor y4 = g.packed ? c.allocate(DataType::Float, {g.B, g.Hq, g.Sq, g.Dv}) : c.output(0);
   row_major_gemm(c, sd, static_cast<const float*>(values.data), static_cast<float*>(y4.data), m, g.T, g.Dv, false,
