@@ -214,7 +214,8 @@ Case conv(Rng& rng, const std::string&) {
   c.loose = true;
   const int64_t r = pick(rng, 1, 3);
   const int64_t groups = choose(rng, std::vector<int64_t>{1, 1, 2, 3});
-  const int64_t cin = groups * pick(rng, 1, 3), cout = groups * pick(rng, 1, 3);
+  // Now and then no input channels: the output is the bias alone.
+  const int64_t cin = pick(rng, 0, 7) == 0 ? 0 : groups * pick(rng, 1, 3), cout = groups * pick(rng, 1, 3);
   Shape x = {pick(rng, 1, 2), cin}, w = {cout, cin / groups};
   std::vector<int64_t> strides, dil, pads(static_cast<size_t>(2 * r));
   for (int64_t d = 0; d < r; ++d) {
@@ -242,7 +243,7 @@ Case conv(Rng& rng, const std::string&) {
 Case matmul(Rng& rng, const std::string&) {
   Case c(17);
   c.loose = true;
-  const int64_t m = pick(rng, 1, 9), k = pick(rng, 1, 9), n = pick(rng, 1, 9);
+  const int64_t m = pick(rng, 1, 9), k = pick(rng, 0, 9), n = pick(rng, 1, 9);  // k 0: sums over nothing
   const int form = static_cast<int>(pick(rng, 0, 4));
   Shape a = {m, k}, b = {k, n};
   if (form == 1) {  // batched, B a matrix
@@ -267,7 +268,7 @@ Case matmul(Rng& rng, const std::string&) {
 Case gemm(Rng& rng, const std::string&) {
   Case c(13);
   c.loose = true;
-  const int64_t m = pick(rng, 1, 9), k = pick(rng, 1, 9), n = pick(rng, 1, 9);
+  const int64_t m = pick(rng, 1, 9), k = pick(rng, 0, 9), n = pick(rng, 1, 9);  // k 0: sums over nothing
   const bool ta = coin(rng), tb = coin(rng);
   c.floats("a", ta ? Shape{k, m} : Shape{m, k}, rng);
   c.floats("b", tb ? Shape{n, k} : Shape{k, n}, rng);
@@ -650,7 +651,7 @@ Case conv_transpose(Rng& rng, const std::string&) {
   c.loose = true;
   const int64_t r = pick(rng, 1, 3);
   const int64_t groups = choose(rng, std::vector<int64_t>{1, 1, 2, 3});
-  const int64_t cin = groups * pick(rng, 1, 2), cout_g = pick(rng, 1, 3);
+  const int64_t cin = pick(rng, 0, 7) == 0 ? 0 : groups * pick(rng, 1, 2), cout_g = pick(rng, 1, 3);
   Shape x = {pick(rng, 1, 2), cin}, w = {cin, cout_g};
   std::vector<int64_t> strides, dil, out_pad, pads(static_cast<size_t>(2 * r));
   const bool dilated = coin(rng);

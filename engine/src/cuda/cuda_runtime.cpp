@@ -216,8 +216,8 @@ class GpuRuntime final : public Runtime {
   std::string gemm_name() const override { return "cublas"; }
   std::string conv_name() const override { return "cudnn"; }
 
-  void gemm(const GemmArgs& g, MathMode mode) override {
-    if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+ protected:
+  void device_gemm(const GemmArgs& g, MathMode mode) override {
     const void* a = g.a;
     const void* b = g.b;
     cudaDataType type = CUDA_R_32F;
@@ -244,7 +244,7 @@ class GpuRuntime final : public Runtime {
     }
   }
 
-  void conv(const ConvArgs& c, MathMode mode) override {
+  void device_conv(const ConvArgs& c, MathMode mode) override {
     const ConvPlan& p = plan(c, mode);
     int64_t xs = c.n * c.c, ws = c.transposed ? c.c * (c.k / c.groups) : c.k * (c.c / c.groups), ys = c.n * c.k;
     for (int d = 0; d < c.rank; ++d) {
@@ -277,7 +277,6 @@ class GpuRuntime final : public Runtime {
     }
   }
 
- protected:
   void* device_allocate(uint64_t bytes) override {
     void* p = nullptr;
     const cudaError_t e = cudaMallocAsync(&p, bytes, stream_);

@@ -1,6 +1,7 @@
 // The CUDA engine's runtime over host memory (cuda/runtime.h): kernels run
 // as loops (kernels/launch_host.cpp), GEMM and convolution as plain loops
-// with cuBLAS's and cuDNN's argument meanings, so the operators above are
+// with cuBLAS's and cuDNN's argument meanings (and, through Runtime, their
+// argument rules), so the operators above are
 // exercised, argument plumbing included, in every CI run.
 #include <algorithm>
 #include <cstddef>
@@ -119,24 +120,6 @@ void host_conv(const ConvArgs& c, MathMode mode) {
     }
 }
 
-// cuDNN takes a problem only when its output size is the forward
-// geometry's, floor((in + 2 pad - span) / stride) + 1 (for a transposed
-// one, in and out trade places); the host refuses the same, so a geometry
-// the GPU would reject fails here too.
-void check_cudnn_geometry(const ConvArgs& c) {
-  for (int d = 0; d < c.rank; ++d) {
-    const int64_t big = c.transposed ? c.out[d] : c.in[d], small = c.transposed ? c.in[d] : c.out[d];
-    const int64_t span = (c.kernel[d] - 1) * c.dilation[d] + 1;
-    const int64_t room = big + 2 * c.pad[d] - span;
-    if (room < 0 || room / c.stride[d] + 1 != small)
-      throw std::runtime_error(std::string("cuDNN would refuse this ") + (c.transposed ? "transposed " : "") +
-                               "convolution: spatial dim " + std::to_string(d) + " of " + std::to_string(big) + " with pad " +
-                               std::to_string(c.pad[d]) + ", window " + std::to_string(span) + " and stride " +
-                               std::to_string(c.stride[d]) + " gives " + std::to_string(room < 0 ? 0 : room / c.stride[d] + 1) +
-                               ", not " + std::to_string(small));
-  }
-}
-
 // ConvTranspose in scatter form: each input element times each kernel tap
 // added to the output position it reaches, accumulated in float.
 void host_conv_transpose(const ConvArgs& c, MathMode mode) {
@@ -205,13 +188,6 @@ class HostRuntime final : public Runtime {
     std::memcpy(copy.get(), args, size);
     record([kernel, copy, n, lanes = lanes_] { launch_on_host(kernel, copy.get(), n, lanes); });
   }
-  void gemm(const GemmArgs& g, MathMode mode) override {
-    run_or_record([g, mode] { host_gemm(g, mode); });
-  }
-  void conv(const ConvArgs& c, MathMode mode) override {
-    check_cudnn_geometry(c);
-    run_or_record([c, mode] { c.transposed ? host_conv_transpose(c, mode) : host_conv(c, mode); });
-  }
   std::string gemm_name() const override { return "host-gemm"; }
   std::string conv_name() const override { return "host-conv"; }
   void replay(const offload::CapturedWork& work) override {
@@ -231,6 +207,12 @@ class HostRuntime final : public Runtime {
   void device_copy_in(void* device, const void* host, uint64_t bytes) override { std::memcpy(device, host, bytes); }
   void device_copy_out(void* host, const void* device, uint64_t bytes) override { std::memcpy(host, device, bytes); }
   void device_synchronize() override {}
+  void device_gemm(const GemmArgs& g, MathMode mode) override {
+    run_or_record([g, mode] { host_gemm(g, mode); });
+  }
+  void device_conv(const ConvArgs& c, MathMode mode) override {
+    run_or_record([c, mode] { c.transposed ? host_conv_transpose(c, mode) : host_conv(c, mode); });
+  }
   void device_begin_capture() override { capture_ = std::make_unique<HostCapture>(); }
   std::unique_ptr<offload::CapturedWork> device_end_capture() override { return std::move(capture_); }
   void device_abort_capture() override { capture_.reset(); }

@@ -3,14 +3,89 @@
 #include "cuda/runtime.h"
 
 #include <algorithm>
+#include <climits>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 #include "cuda/arena.h"
 
 namespace onnxscope::cuda {
 
 namespace {
+
+[[noreturn]] void refuse(const std::string& library, const std::string& why) {
+  throw std::runtime_error(library + " would refuse this call: " + why);
+}
+
+void fits_int(const char* library, const char* what, int64_t v) {
+  if (v < 0 || v > INT_MAX) refuse(library, std::string(what) + " " + std::to_string(v) + " is outside [0, INT_MAX]");
+}
+
+// cublasGemmStridedBatchedEx's rules: sizes and batch in int and not
+// negative; each leading dim at least the rows of the matrix as stored, and 1.
+void check_gemm(const GemmArgs& g) {
+  const char* lib = "cuBLAS";
+  fits_int(lib, "m", g.m);
+  fits_int(lib, "n", g.n);
+  fits_int(lib, "k", g.k);
+  fits_int(lib, "batch", g.batch);
+  auto leading = [&](const char* name, int64_t ld, int64_t rows) {
+    fits_int(lib, name, ld);
+    if (ld < std::max<int64_t>(1, rows))
+      refuse(lib, std::string(name) + " " + std::to_string(ld) + " is less than max(1, " + std::to_string(rows) + ")");
+  };
+  leading("lda", g.lda, g.trans_a ? g.k : g.m);
+  leading("ldb", g.ldb, g.trans_b ? g.n : g.k);
+  leading("ldc", g.ldc, g.m);
+}
+
+// cuDNN's descriptors: every dim at least 1 and in int, pads not negative,
+// strides and dilations at least 1, each tensor under 2^31 elements; and
+// the output size the forward geometry gives, floor((in + 2 pad - span) /
+// stride) + 1 (for a transposed one, in and out trade places, so an output
+// longer by less than the stride, output_padding, passes).
+void check_conv(const ConvArgs& c) {
+  const char* lib = "cuDNN";
+  if (c.rank < 1 || c.rank > 3) refuse(lib, std::to_string(c.rank) + " spatial dims (it takes 1 to 3 here)");
+  auto dim = [&](const char* what, int64_t v) {
+    fits_int(lib, what, v);
+    if (v < 1) refuse(lib, std::string(what) + " is 0");
+  };
+  dim("batch", c.n);
+  dim("channels", c.c);
+  dim("filters", c.k);
+  dim("groups", c.groups);
+  if (c.c % c.groups || c.k % c.groups)
+    refuse(lib, std::to_string(c.c) + " channels and " + std::to_string(c.k) + " filters in " + std::to_string(c.groups) + " groups");
+  // Each factor is below 2^31, and each product is checked before it grows.
+  int64_t x = c.n * c.c, w = c.transposed ? c.c * (c.k / c.groups) : c.k * (c.c / c.groups), y = c.n * c.k;
+  auto sizes = [&] {
+    if (x > INT_MAX || w > INT_MAX || y > INT_MAX) refuse(lib, "a tensor of 2^31 elements or more");
+  };
+  sizes();
+  for (int d = 0; d < c.rank; ++d) {
+    dim("input size", c.in[d]);
+    dim("kernel size", c.kernel[d]);
+    dim("output size", c.out[d]);
+    dim("stride", c.stride[d]);
+    dim("dilation", c.dilation[d]);
+    fits_int(lib, "pad", c.pad[d]);
+    const int64_t big = c.transposed ? c.out[d] : c.in[d], small = c.transposed ? c.in[d] : c.out[d];
+    const int64_t span = (c.kernel[d] - 1) * c.dilation[d] + 1;
+    const int64_t room = big + 2 * c.pad[d] - span;
+    if (room < 0 || room / c.stride[d] + 1 != small)
+      refuse(lib, std::string(c.transposed ? "transposed " : "") + "convolution: spatial dim " + std::to_string(d) + " of " +
+                      std::to_string(big) + " with pad " + std::to_string(c.pad[d]) + ", window " + std::to_string(span) +
+                      " and stride " + std::to_string(c.stride[d]) + " gives " + std::to_string(room < 0 ? 0 : room / c.stride[d] + 1) +
+                      ", not " + std::to_string(small));
+    x *= c.in[d];
+    w *= c.kernel[d];
+    y *= c.out[d];
+    sizes();
+  }
+}
+
 // Copies up to this size go as StoreBytesKernel launches (a few KiB: the
 // scalars and index lists operators upload), larger ones as device copies.
 constexpr uint64_t kInlineCopyBytes = 4 * StoreBytesKernel::kBytes;
@@ -76,6 +151,17 @@ void Runtime::copy_out(void* host, const void* device, uint64_t bytes) {
 void Runtime::synchronize() {
   if (capturing_) throw offload::CaptureUnsupported("a wait for the device in the middle of the run");
   device_synchronize();
+}
+
+void Runtime::gemm(const GemmArgs& g, MathMode mode) {
+  check_gemm(g);
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+  device_gemm(g, mode);
+}
+
+void Runtime::conv(const ConvArgs& c, MathMode mode) {
+  check_conv(c);
+  device_conv(c, mode);
 }
 
 void Runtime::begin_capture() {

@@ -92,8 +92,12 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   virtual void zero(void* p, uint64_t bytes) = 0;
   // Kernel `kernel` of kernels/kernel_list.h over n items; use launch() below.
   virtual void launch_kernel(int kernel, const void* args, int64_t n) = 0;
-  virtual void gemm(const GemmArgs& g, MathMode mode) = 0;
-  virtual void conv(const ConvArgs& c, MathMode mode) = 0;
+  // Both check their arguments first as cuBLAS and cuDNN do (sizes and
+  // leading dims, int ranges, the convolution's geometry) and throw
+  // std::runtime_error for what the GPU would refuse, so cuda-sim refuses
+  // it too. A GEMM with m, n or batch 0 does nothing.
+  void gemm(const GemmArgs& g, MathMode mode);
+  void conv(const ConvArgs& c, MathMode mode);
   // "cublas" / "cudnn" on the GPU, "host-gemm" / "host-conv" on the host.
   virtual std::string gemm_name() const = 0;
   virtual std::string conv_name() const = 0;
@@ -123,6 +127,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   virtual void device_copy_in(void* device, const void* host, uint64_t bytes) = 0;
   virtual void device_copy_out(void* host, const void* device, uint64_t bytes) = 0;
   virtual void device_synchronize() = 0;
+  virtual void device_gemm(const GemmArgs& g, MathMode mode) = 0;  // checked, m, n, batch > 0
+  virtual void device_conv(const ConvArgs& c, MathMode mode) = 0;  // checked
   virtual void device_begin_capture() = 0;
   virtual std::unique_ptr<offload::CapturedWork> device_end_capture() = 0;
   virtual void device_abort_capture() = 0;

@@ -71,7 +71,10 @@ void conv_forward(OpContext& c, const Activation& act) {
   a.x = static_cast<const float*>(xdata);
   a.w = static_cast<const float*>(w.data);
   a.y = static_cast<float*>(c.output(0).data);
-  c.rt().conv(a, c.mode());
+  if (ch == 0)  // a sum over no channels (cuDNN takes no empty tensor)
+    c.rt().zero(a.y, bytes_of(DataType::Float, out));
+  else
+    c.rt().conv(a, c.mode());
   const DeviceTensor* bias = c.has_input(2) ? &c.input(2) : nullptr;
   if (bias && elements_of(bias->shape) != static_cast<uint64_t>(k))
     c.fail("the bias " + shape_to_string(bias->shape) + " does not have " + std::to_string(k) + " elements");
