@@ -16,13 +16,18 @@ struct BroadcastIndex {
   int rank = 0;
   int64_t out[kKernelRank] = {};
   int64_t stride[4][kKernelRank] = {};
+  // i < the product of out: what is left for dim 0 is its coordinate, so
+  // the divisions (slow 64-bit ones on a GPU) stop at dim 1; merged same-shape
+  // operands (rank 1) take none.
   OS_HD void offsets(int64_t i, int inputs, int64_t* off) const {
     for (int k = 0; k < inputs; ++k) off[k] = 0;
-    for (int d = rank - 1; d >= 0; --d) {
+    for (int d = rank - 1; d > 0; --d) {
       const int64_t c = i % out[d];
       i /= out[d];
       for (int k = 0; k < inputs; ++k) off[k] += c * stride[k][d];
     }
+    if (rank > 0)
+      for (int k = 0; k < inputs; ++k) off[k] += i * stride[k][0];
   }
 };
 

@@ -23,11 +23,15 @@ struct StridedCopyKernel {
   T* y;
   OS_HD void operator()(int64_t i) const {
     int64_t in = in_base, out = out_base;
-    for (int d = rank - 1; d >= 0; --d) {
+    for (int d = rank - 1; d > 0; --d) {  // dim 0's coordinate is what is left
       const int64_t c = i % dims[d];
       i /= dims[d];
       in += c * in_stride[d];
       out += c * out_stride[d];
+    }
+    if (rank > 0) {
+      in += i * in_stride[0];
+      out += i * out_stride[0];
     }
     y[out] = x[in];
   }
