@@ -138,6 +138,84 @@ std::string init(Case& c, const std::string& name, const Shape& s, Rng& rng, flo
   return name;
 }
 
+// torch.onnx's scaled_dot_product_attention: Q and K^T each scaled by
+// sqrt(scale), K^T as a plain Transpose or its Reshape/Transpose/Reshape
+// form, an optional mask (float, or Where(bool, 0, -inf) with rows where
+// every key is masked), an optional logits Div, and the NaN guard
+// Where(IsNaN(P), 0, P) or not; a NaN query now and then.
+Case torch_sdpa(Rng& rng) {
+  Case c(choose(rng, std::vector<int64_t>{13, 17, 23}));
+  c.loose = true;
+  const int64_t B = pick(rng, 1, 2), H = pick(rng, 1, 3), Sq = pick(rng, 1, 5), T = pick(rng, 1, 6), D = pick(rng, 2, 8),
+                Dv = pick(rng, 1, 5);
+  c.floats("q", {B, H, Sq, D}, rng);
+  c.floats("k", {B, H, T, D}, rng);
+  c.floats("v", {B, H, T, Dv}, rng);
+  if (pick(rng, 0, 4) == 0) {
+    Tensor& q = c.inputs[0].second.tensor();
+    q.mutable_data<float>()[pick(rng, 0, static_cast<int64_t>(q.element_count()) - 1)] = NAN;
+    c.what += " (a NaN in q)";
+  }
+  // D >= 2: with a scale of 1 and no mask or guard, opset 23 makes Attention
+  const std::string half = c.float_scalar("half_scale", static_cast<float>(std::pow(static_cast<double>(D), -0.25)));
+  if (coin(rng)) {
+    attr_ints(c.m.node("Transpose", {"k"}, {"kt"}, "kt"), "perm", {0, 1, 3, 2});
+  } else {
+    c.what += " (K^T reshaped)";
+    c.m.node("Shape", {"k"}, {"ks"}, "shape");
+    c.m.node("Slice", {"ks", c.ints("m1", {-1}), c.ints("big", {INT64_MAX})}, {"d"}, "slice_d");
+    c.m.node("Slice", {"ks", c.ints("m2", {-2}), "m1"}, {"t"}, "slice_t");
+    c.m.node("Slice", {"ks", c.ints("zero", {0}), "m2"}, {"bh"}, "slice_bh");
+    attr_int(c.m.node("Concat", {"m1", "t", "d"}, {"s1"}, "concat1"), "axis", 0);
+    c.m.node("Reshape", {"k", "s1"}, {"k3"}, "reshape1");
+    attr_ints(c.m.node("Transpose", {"k3"}, {"k3t"}, "kt"), "perm", {0, 2, 1});
+    attr_int(c.m.node("Concat", {"bh", "d", "t"}, {"s2"}, "concat2"), "axis", 0);
+    c.m.node("Reshape", {"k3t", "s2"}, {"kt"}, "reshape2");
+  }
+  c.m.node("Mul", {"q", half}, {"qs"}, "scale_q");
+  c.m.node("Mul", {"kt", half}, {"kts"}, "scale_k");
+  c.m.node("MatMul", {"qs", "kts"}, {"s"}, "qk");
+  std::string logits = "s";
+  if (pick(rng, 0, 3) == 0) {
+    c.m.node("Div", {logits, c.float_scalar("temperature", 1.5f)}, {"sd"}, "div");
+    logits = "sd";
+  }
+  switch (pick(rng, 0, 2)) {
+    case 1: {  // a float mask of any rank that broadcasts into the scores
+      const Shape full = {B, H, Sq, T};
+      Shape ms(full.begin() + pick(rng, 0, 2), full.end());
+      for (auto& d : ms)
+        if (coin(rng)) d = 1;
+      c.m.node("Add", {logits, c.floats("mask", ms, rng)}, {"sm"}, "add_mask");
+      logits = "sm";
+      break;
+    }
+    case 2: {  // the exporter's: Where(bool, 0, -inf), rows of false included
+      c.add_tensor("keep", DataType::Bool, {B, 1, Sq, T}, rng, -1, 1);
+      Tensor& keep = c.inputs.back().second.tensor();
+      for (int64_t row = 0; row < B * Sq; ++row)  // a third of the rows see no key
+        if (pick(rng, 0, 2) == 0)
+          for (int64_t j = 0; j < T; ++j) keep.mutable_data<uint8_t>()[row * T + j] = 0;
+      c.m.node("Where", {"keep", c.float_scalar("zero_f", 0.f), c.float_scalar("minus_inf", -INFINITY)}, {"bias"}, "bias");
+      c.m.node("Add", {logits, "bias"}, {"sm"}, "add_mask");
+      logits = "sm";
+      break;
+    }
+    default: break;
+  }
+  attr_int(c.m.node("Softmax", {logits}, {"p"}, "softmax"), "axis", -1);
+  std::string p = "p";
+  if (coin(rng)) {
+    c.what += " (NaN guard)";
+    c.m.node("IsNaN", {"p"}, {"nan"}, "isnan");
+    c.m.node("Where", {"nan", c.float_scalar("zero_p", 0.f), "p"}, {"pg"}, "guard");
+    p = "pg";
+  }
+  c.m.node("MatMul", {p, "v"}, {"y0"}, "pv");
+  c.m.output_untyped("y0");
+  return c;
+}
+
 const std::vector<FusionCase>& fusion_cases() {
   static const std::vector<FusionCase> cases = {
       {"onnxscope.cpu::FusedConv",
@@ -212,6 +290,7 @@ const std::vector<FusionCase>& fusion_cases() {
          c.m.output_untyped("y0");
          return c;
        }},
+      {"onnxscope.cpu::FusedAttention", torch_sdpa, 48},
       {"Attention",
        [](Rng& rng) {  // MatMul(Q, K^T) / sqrt(d) -> Softmax -> MatMul(V), as exporters write it, opset 23
          Case c(23);
@@ -260,7 +339,8 @@ void check_fusions(const std::function<std::unique_ptr<Engine>()>& make) {
         EXPECT_NE(kernel.rfind("cpu/", 0), 0u) << fc.fused << ": " << op << " ran on the host";
         fused = fused || op == fc.fused;
       }
-      EXPECT_TRUE(fused) << fc.fused << " was not made; nodes as run: " << as_run.ran.size();
+      EXPECT_TRUE(fused) << fc.fused << " was not made; nodes as run: " << as_run.ran.size() << ", the first "
+                         << (as_run.ran.empty() ? "-" : as_run.ran[0].first) << ";" << c.what;
       ASSERT_EQ(got.size(), want.size());
       expect_close(got[0].second.tensor(), want[0].second.tensor(), 1e-5, 1e-4, fc.fused);
       // A run without an observer (the same plan) agrees too.

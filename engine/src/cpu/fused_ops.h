@@ -30,8 +30,19 @@
 //          filled in, in kChainOps' order (Gelu: 1 for approximate="tanh")
 //     Y = the last op's result, of the broadcast shape of X0 .. Xn-1
 //
+//  FusedAttention(Q, K, V, [Mask]) -> Y           (made for devices only,
+//     float32 throughout                          see fuse_masked_sdpa.cpp)
+//     Q [B, H, Sq, D], K [B, H, T, D], V [B, H, T, Dv]; Mask broadcasts into
+//     [B, H, Sq, T] (rank <= 4, each dim 1 or the scores')
+//     scale_q, scale_k, scale: floats (1 when absent)
+//     nan_to_zero: int, 1: probabilities that are NaN become 0
+//     Y = MatMul(G(Softmax(MatMul(Q * scale_q, Transpose(K, [0,1,3,2]) * scale_k) * scale + Mask, axis=-1)), V)
+//     with G(p) = IsNaN(p) ? 0 : p when nan_to_zero, else p (torch.onnx's
+//     scaled_dot_product_attention below opset 23, where ai.onnx has no
+//     Attention, and its NaN guard, which Attention does not have)
+//
 // Each fused node names the original nodes it replaces in its metadata
-// (optimizer.h: kFusedFrom). Reference-quality kernels for all three live in
+// (optimizer.h: kFusedFrom). Reference-quality kernels for all of them live in
 // kernels/fused_reference.cpp so a fused graph always runs; faster ones
 // (oneDNN) are registered before them.
 #pragma once
@@ -46,6 +57,7 @@ inline constexpr const char* kFusedGemm = "FusedGemm";
 inline constexpr const char* kFusedMatMul = "FusedMatMul";
 inline constexpr const char* kGelu = "Gelu";
 inline constexpr const char* kFusedElementwise = "FusedElementwise";
+inline constexpr const char* kFusedAttention = "FusedAttention";
 
 // Activations a fusion may absorb, with their parameter count.
 struct FusableActivation {

@@ -4,7 +4,8 @@
 // that shows it the node without the activation attributes; the activation
 // is then the reference kernel of that activation (Clip: its clamp here).
 // The results are therefore exactly those of the unfused reference graph.
-// FusedElementwise likewise runs each op of its chain by its reference kernel.
+// FusedElementwise likewise runs each op of its chain by its reference kernel,
+// and FusedAttention each step of the graph it replaces.
 #include <limits>
 
 #include "cpu/fused_ops.h"
@@ -278,6 +279,69 @@ void FusedElementwise(KernelContext& ctx) {
   ctx.set_output(0, std::move(results.back()));
 }
 
+// FusedAttention: the unfused graph's steps (fused_ops.h), each by its
+// reference kernel; shapes checked as the device checks them, so a shape
+// the fusion did not promise fails on every engine alike.
+void FusedAttention(KernelContext& ctx) {
+  if (ctx.input_count() < 3 || ctx.input_count() > 4) ctx.fail("FusedAttention takes Q, K, V and an optional Mask");
+  const Tensor& q = ctx.input(0);
+  const Tensor& k = ctx.input(1);
+  const Tensor& v = ctx.input(2);
+  for (const Tensor* t : {&q, &k, &v})
+    if (t->dtype() != DataType::Float || t->rank() != 4) ctx.fail("Q, K and V must be 4-D float32");
+  const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
+  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1] || ks[3] != qs[3] || vs[2] != ks[2])
+    ctx.fail("Q " + shape_to_string(qs) + ", K " + shape_to_string(ks) + " and V " + shape_to_string(vs) +
+             " are not [B, H, Sq, D], [B, H, T, D], [B, H, T, Dv]");
+  const Tensor* mask = ctx.optional_input(3);
+  if (mask) {
+    const Shape scores = {qs[0], qs[1], qs[2], ks[2]};
+    const Shape& ms = mask->shape();
+    bool fits = mask->dtype() == DataType::Float && ms.size() <= 4;
+    for (size_t i = 0; fits && i < ms.size(); ++i) {
+      const int64_t d = ms[ms.size() - 1 - i];
+      fits = d == 1 || d == scores[3 - i];
+    }
+    if (!fits) ctx.fail("the mask " + shape_to_string(ms) + " does not broadcast into the scores " + shape_to_string(scores));
+  }
+  auto step = [&](const char* op, int64_t version, std::vector<const Value*> in, std::vector<Attribute> attrs = {}) {
+    Node n;
+    n.name = ctx.node().name;
+    n.op_type = op;
+    n.attributes = std::move(attrs);
+    Forward f(ctx, std::move(n), version, std::move(in), 1);
+    run_reference(ctx, f, op, version);
+    return f.take(0);
+  };
+  auto scaled = [&](Value x, const char* attr) {
+    const float c = ctx.attr_float(attr, 1.f);
+    if (c == 1.f) return x;
+    Tensor t = Tensor::zeros(DataType::Float, {});
+    t.mutable_data<float>()[0] = c;
+    const Value cv(std::move(t));
+    return step("Mul", 14, {&x, &cv});
+  };
+  Attribute perm;
+  perm.name = "perm";
+  perm.type = AttrType::Ints;
+  perm.ints = {0, 1, 3, 2};
+  const Value qv = scaled(*ctx.input_value(0), "scale_q");
+  const Value kt = scaled(step("Transpose", 21, {ctx.input_value(1)}, {perm}), "scale_k");
+  Value s = scaled(step("MatMul", 13, {&qv, &kt}), "scale");
+  if (mask) s = step("Add", 14, {&s, ctx.input_value(3)});
+  Attribute axis;
+  axis.name = "axis";
+  axis.type = AttrType::Int;
+  axis.i = -1;
+  Value p = step("Softmax", 13, {&s}, {axis});
+  if (ctx.attr_int("nan_to_zero", 0) != 0) {
+    const Value nan = step("IsNaN", 20, {&p});
+    const Value zero(Tensor::zeros(DataType::Float, {}));
+    p = step("Where", 16, {&nan, &zero, &p});
+  }
+  ctx.set_output(0, step("MatMul", 13, {&p, ctx.input_value(2)}));
+}
+
 }  // namespace
 
 void register_fused_reference_kernels(KernelRegistry& r) {
@@ -286,6 +350,7 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kFusedMatMul, 1, INT_MAX, "fused-reference", FusedMatMul, nullptr});
   r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "fused-reference", CpuGelu, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedElementwise, 1, INT_MAX, "fused-reference", FusedElementwise, nullptr});
+  r.add(KernelDef{kCpuDomain, kFusedAttention, 1, INT_MAX, "fused-reference", FusedAttention, nullptr});
   r.add(KernelDef{kCpuDomain, kToNchwc, 1, INT_MAX, "fused-reference", ToNchwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kFromNchwc, 1, INT_MAX, "fused-reference", FromNchwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNchwcConv, 1, INT_MAX, "fused-reference", NchwcConvRef, nullptr});

@@ -30,6 +30,12 @@ struct AttentionSoftmaxKernel {
   float* s = nullptr;   // [rows, T]: logits in, probabilities out
   float* qk = nullptr;  // qk_matmul_output, or nullptr
   int mode = 0;         // its stage: 0 QK^T, 1 after softcap, 2 after the bias, 3 the softmax
+  // FusedAttention (the unfused graph's values): with `plain`, a row whose
+  // largest logit is -inf (every key masked) is NaN, as Softmax gives it,
+  // not Attention's zeros; with `nan_to_zero`, NaN probabilities become 0
+  // (torch.onnx's Where(IsNaN(P), 0, P)). A float mask's last dim may be 1
+  // (broadcast) here: Tm = T with stride 0.
+  bool plain = false, nan_to_zero = false;
 
   OS_HD float bias(int64_t b, int64_t h, int64_t i, int64_t j, int64_t pos, int64_t valid) const {
     if ((causal && j > pos) || (left >= 0 && pos - j > left) || (right >= 0 && j - pos > right) || j >= valid)
@@ -71,8 +77,10 @@ struct AttentionSoftmaxKernel {
     for (int64_t j = lanes.lane(); j < T; j += lanes.count()) sum += expf(x[j] - shift);
     sum = lanes.sum(sum);
     const float inv = 1.f / (sum == 0.f ? 1.f : sum);
+    const bool nan_row = plain && m == -INFINITY;
     for (int64_t j = lanes.lane(); j < T; j += lanes.count()) {
-      const float p = none ? 0.f : expf(x[j] - shift) * inv;
+      float p = nan_row ? NAN : none ? 0.f : expf(x[j] - shift) * inv;
+      if (nan_to_zero && p != p) p = 0.f;
       x[j] = p;
       if (out && mode == 3) out[j] = p;
     }

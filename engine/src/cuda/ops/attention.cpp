@@ -5,7 +5,9 @@
 // each (batch, key/value head) is one GEMM of group * Sq rows. 3-D inputs
 // and the key/value cache are laid out as (B, H, S, D) by a strided copy
 // first. Geometry and its checks are the reference's (core/attention_plan.h).
-// Also RotaryEmbedding, which LLM exports run on Q and K before it.
+// Also onnxscope.cpu FusedAttention (masked, guarded torch.onnx exports;
+// cpu/fused_ops.h) on the same steps, and RotaryEmbedding, which LLM exports
+// run on Q and K before Attention.
 #include <stdexcept>
 
 #include "core/attention_plan.h"
@@ -54,6 +56,30 @@ DeviceTensor keys_or_values(OpContext& c, const attention::Geometry& g, Input in
   return all;
 }
 
+// S = scale * Q K^T per (batch, key/value head) over its group's query
+// rows (one strided-batched GEMM), the row kernel `k` in place (the caller
+// sets its masking and outputs), then Y = P V into y (B, Hq, Sq, Dv).
+// Q, keys and values are 4-D: (B, Hq, Sq, D), (B, Hkv, T, D), (B, Hkv, T, Dv).
+void attend(OpContext& c, const attention::Geometry& g, const DeviceTensor& q, const DeviceTensor& keys,
+            const DeviceTensor& values, AttentionSoftmaxKernel k, const DeviceTensor& y) {
+  DeviceTensor s = c.allocate(DataType::Float, g.qk_shape());
+  auto* sd = static_cast<float*>(s.data);
+  const int64_t m = g.group * g.Sq;
+  if (g.D == 0)
+    c.rt().zero(sd, bytes_of(DataType::Float, g.qk_shape()));
+  else
+    row_major_gemm(c, static_cast<const float*>(q.data), static_cast<const float*>(keys.data), sd, m, g.D, g.T, false,
+                   true, static_cast<float>(g.scale), 0.f, g.B * g.Hkv, m * g.D, g.T * g.D);
+  k.T = g.T;
+  k.Hq = g.Hq;
+  k.Sq = g.Sq;
+  k.s = sd;
+  launch(c.rt(), k, g.B * g.Hq * g.Sq);
+  if (g.Dv == 0) return;  // an empty Y; qk_matmul_output is written by the kernel
+  row_major_gemm(c, sd, static_cast<const float*>(values.data), static_cast<float*>(y.data), m, g.T, g.Dv, false,
+                 false, 1.f, 0.f, g.B * g.Hkv, m * g.T, g.T * g.Dv);
+}
+
 void run_attention(OpContext& c) {
   attention::Request req = attention::request_of(c.node(), c.opset());
   req.q = c.input(kQ).shape;
@@ -86,19 +112,7 @@ void run_attention(OpContext& c) {
     q = c.allocate(DataType::Float, {g.B, g.Hq, g.Sq, g.D});
     copy_heads(c, c.input(kQ).data, true, g.B, g.Hq, g.Sq, g.D, q.data, g.Sq, 0);
   }
-  // S = scale * Q K^T: per (batch, key/value head), its group's query rows.
-  DeviceTensor s = c.allocate(DataType::Float, g.qk_shape());
-  auto* sd = static_cast<float*>(s.data);
-  const int64_t m = g.group * g.Sq;
-  if (g.D == 0)
-    c.rt().zero(sd, bytes_of(DataType::Float, g.qk_shape()));
-  else
-    row_major_gemm(c, static_cast<const float*>(q.data), static_cast<const float*>(keys.data), sd, m, g.D, g.T, false,
-                   true, static_cast<float>(g.scale), 0.f, g.B * g.Hkv, m * g.D, g.T * g.D);
   AttentionSoftmaxKernel k;
-  k.T = g.T;
-  k.Hq = g.Hq;
-  k.Sq = g.Sq;
   k.softcap = g.softcap > 0 ? static_cast<float>(g.softcap) : 0.f;
   k.causal = g.causal;
   k.left = g.left;
@@ -113,17 +127,13 @@ void run_attention(OpContext& c) {
     k.Tm = g.Tm;
     for (int a = 0; a < 4; ++a) k.ms[a] = g.mask_stride[static_cast<size_t>(a)];
   }
-  k.s = sd;
   if (want_qk) {
     k.qk = static_cast<float*>(c.output(3).data);
     k.mode = static_cast<int>(g.mode);
   }
-  launch(c.rt(), k, rows);
-  if (g.Dv == 0) return;  // an empty Y; qk_matmul_output is written above
   // Y = P V, into Y itself when it is 4-D.
   DeviceTensor y4 = g.packed ? c.allocate(DataType::Float, {g.B, g.Hq, g.Sq, g.Dv}) : c.output(0);
-  row_major_gemm(c, sd, static_cast<const float*>(values.data), static_cast<float*>(y4.data), m, g.T, g.Dv, false,
-                 false, 1.f, 0.f, g.B * g.Hkv, m * g.T, g.T * g.Dv);
+  attend(c, g, q, keys, values, k, y4);
   if (g.packed) {  // (B, Hq, Sq, Dv) -> (B, Sq, Hq * Dv)
     StridedCopy p;
     p.dims = {g.B, g.Hq, g.Sq, g.Dv};
@@ -131,6 +141,57 @@ void run_attention(OpContext& c) {
     p.out_stride = {g.Sq * g.Hq * g.Dv, g.Dv, g.Hq * g.Dv, 1};
     strided_copy(c, DataType::Float, p, y4.data, c.output(0).data);
   }
+}
+
+std::optional<std::string> refuse_fused_attention(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 3 || n.inputs.size() > 4) return std::string("FusedAttention takes Q, K, V and an optional Mask");
+  return require_types(g, n, {DataType::Float});
+}
+
+// onnxscope.cpu FusedAttention (cpu/fused_ops.h): Attention's steps with
+// the unfused graph's values: the three scales as one GEMM factor, the
+// mask added as Add broadcasts it (a last dim of 1 covers every key),
+// Softmax's NaN rows, and the NaN guard when asked.
+void run_fused_attention(OpContext& c) {
+  const Shape &qs = c.input(0).shape, &ks = c.input(1).shape, &vs = c.input(2).shape;
+  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] ||
+      vs[1] != qs[1] || ks[3] != qs[3] || vs[2] != ks[2])
+    c.fail("Q " + shape_to_string(qs) + ", K " + shape_to_string(ks) + " and V " + shape_to_string(vs) +
+           " are not [B, H, Sq, D], [B, H, T, D], [B, H, T, Dv]");
+  attention::Geometry g;
+  g.B = qs[0];
+  g.Hq = g.Hkv = qs[1];
+  g.Sq = qs[2];
+  g.Skv = g.T = ks[2];
+  g.D = qs[3];
+  g.Dv = vs[3];
+  g.scale = static_cast<double>(c.attr_float("scale_q", 1.f)) * c.attr_float("scale_k", 1.f) * c.attr_float("scale", 1.f);
+  AttentionSoftmaxKernel k;
+  k.plain = true;
+  k.nan_to_zero = c.attr_int("nan_to_zero", 0) != 0;
+  if (c.has_input(3)) {
+    const DeviceTensor& mask = c.input(3);
+    const Shape scores = g.qk_shape();
+    bool fits = mask.shape.size() <= 4;
+    int64_t stride = 1;
+    for (size_t i = 0; fits && i < mask.shape.size(); ++i) {  // from the last dim
+      const int64_t d = mask.shape[mask.shape.size() - 1 - i];
+      fits = d == 1 || d == scores[3 - i];
+      k.ms[3 - i] = d == 1 ? 0 : stride;
+      stride *= d;
+    }
+    if (!fits)
+      c.fail("the mask " + shape_to_string(mask.shape) + " does not broadcast into the scores " + shape_to_string(scores));
+    k.mask_f = static_cast<const float*>(mask.data);
+    k.Tm = g.T;
+  }
+  c.output(0) = c.allocate(DataType::Float, g.y_shape());
+  if (g.B * g.Hq * g.Sq * g.Dv == 0) return;
+  if (g.T == 0) {  // a product over no keys
+    c.rt().zero(c.output(0).data, bytes_of(DataType::Float, g.y_shape()));
+    return;
+  }
+  attend(c, g, c.input(0), c.input(1), c.input(2), k, c.output(0));
 }
 
 std::optional<std::string> refuse_rotary(const Graph& g, const Node& n) {
@@ -207,6 +268,7 @@ void run_rotary(OpContext& c) {
 void add_attention_ops(std::vector<OpDef>& t) {
   t.push_back({"Attention", refuse_attention, run_attention});
   t.push_back({"RotaryEmbedding", refuse_rotary, run_rotary});
+  t.push_back({"FusedAttention", refuse_fused_attention, run_fused_attention, OpBackend::Kernel, nullptr, "onnxscope.cpu"});
 }
 
 }  // namespace onnxscope::cuda
