@@ -117,7 +117,9 @@ void check_repeated_runs(Engine& engine, double rtol) {
     const RunStats stats = prepared->last_run_stats();
     EXPECT_EQ(stats.how, how) << what;
     EXPECT_GT(stats.peak_live_bytes, 0u) << what;
-    if (how != "memory recorded for planning") EXPECT_GT(stats.arena_bytes, 0u) << what;
+    if (how != "memory recorded for planning") {
+      EXPECT_GT(stats.arena_bytes, 0u) << what;
+    }
   }
 }
 
@@ -317,7 +319,9 @@ TEST(CudaArena, LaterRunsGetThePlannedPlacesAndNeverBytesInUse) {
     a.reset();
     DeviceMemory c = rt->allocate(1000);
     std::memset(c.get(), 0xCC, 1000);
-    if (keep_a) EXPECT_EQ(static_cast<unsigned char*>(kept.get())[999], 0xAA) << "c was given a's bytes while a was in use";
+    if (keep_a) {
+      EXPECT_EQ(static_cast<unsigned char*>(kept.get())[999], 0xAA) << "c was given a's bytes while a was in use";
+    }
     std::vector<const void*> where = {b.get(), c.get()};
     rt->set_arena(nullptr);
     b.reset();
