@@ -33,7 +33,9 @@ Blocks pattern(ActivationArena& arena, size_t c_size = 100, bool keep_a = false)
   if (!keep_a) a_kept.reset(), out.a.reset();
   out.c = allocate_activation(c_size);
   std::memset(out.c->mutable_data(), 0xCC, c_size);
-  if (keep_a) EXPECT_EQ(std::to_integer<int>(a_kept->data()[99]), 0xAA) << "c was given a's bytes while a was alive";
+  if (keep_a) {
+    EXPECT_EQ(std::to_integer<int>(a_kept->data()[99]), 0xAA) << "c was given a's bytes while a was alive";
+  }
   out.b.reset();
   out.c.reset();
   out.d = allocate_activation(50);

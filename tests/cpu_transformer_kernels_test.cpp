@@ -57,7 +57,9 @@ void check(const ModelBuilder& mb, const std::string& want_kernel, double tol, c
     ASSERT_EQ(a.shape(), b.shape());
     ASSERT_EQ(a.dtype(), b.dtype());
     if (tol == 0) {
-      if (a.byte_size()) EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.byte_size()), 0);
+      if (a.byte_size()) {
+        EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.byte_size()), 0);
+      }
       continue;
     }
     int bad = 0;

@@ -82,7 +82,10 @@ struct Case {
   std::string ints(const std::string& name, const std::vector<int64_t>& v, bool scalar = false) {
     m.initializer(make_int64_tensor(name, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(v.size())}, v));
     what += " " + name + "=[";
-    for (size_t i = 0; i < v.size(); ++i) what += (i ? "," : "") + std::to_string(v[i]);
+    for (size_t i = 0; i < v.size(); ++i) {  // two appends: GCC 12 warns (-Wrestrict) at "," + to_string
+      if (i) what += ",";
+      what += std::to_string(v[i]);
+    }
     what += "]";
     return name;
   }
@@ -97,7 +100,10 @@ struct Case {
     m.input(name, t, std::vector<DimSpec>(s.begin(), s.end()));
     inputs.emplace_back(name, Value(std::move(x)));
     what += " " + name + shape_to_string(s) + "=[";
-    for (size_t i = 0; i < v.size(); ++i) what += (i ? "," : "") + std::to_string(v[i]);
+    for (size_t i = 0; i < v.size(); ++i) {  // two appends: GCC 12 warns (-Wrestrict) at "," + to_string
+      if (i) what += ",";
+      what += std::to_string(v[i]);
+    }
     what += "]";
     return name;
   }
@@ -105,7 +111,10 @@ struct Case {
   std::string float_list(const std::string& name, const std::vector<float>& v) {
     m.initializer(make_float_tensor(name, {static_cast<int64_t>(v.size())}, v));
     what += " " + name + "=[";
-    for (size_t i = 0; i < v.size(); ++i) what += (i ? "," : "") + std::to_string(v[i]);
+    for (size_t i = 0; i < v.size(); ++i) {  // two appends: GCC 12 warns (-Wrestrict) at "," + to_string
+      if (i) what += ",";
+      what += std::to_string(v[i]);
+    }
     what += "]";
     return name;
   }
@@ -117,7 +126,7 @@ struct Case {
   onnx::NodeProto& node(const std::string& op, const std::vector<std::string>& in, int outputs = 1) {
     std::vector<std::string> out;
     for (int i = 0; i < outputs; ++i) {
-      out.push_back("y" + std::to_string(i));
+      out.push_back(std::string("y").append(std::to_string(i)));
       m.output_untyped(out.back());
     }
     return m.node(op, in, out, "node");

@@ -1,13 +1,16 @@
 // The runtime refuses, on cuda-sim as on a GPU, the GEMM and convolution
 // arguments cuBLAS and cuDNN refuse: an operator that would pass here and
-// fail on a GPU shows in CI instead.
+// fail on a GPU shows in CI instead. Also the fp16 weight cache.
 #include <gtest/gtest.h>
 
 #include <climits>
 #include <vector>
 
+#include "cuda/half_cache.h"
+#include "cuda/kernels/portable.h"
 #include "cuda/runtime.h"
 
+using namespace onnxscope;
 using namespace onnxscope::cuda;
 
 namespace {
@@ -113,4 +116,42 @@ TEST(CudaRuntimeRules, ConvolutionArgumentsCudnnRefusesAreRefused) {
   EXPECT_EQ(refusal([&] { rt->conv(bad, MathMode::Fp32); }), "cuDNN would refuse this call: a tensor of 2^31 elements or more");
   bad.rank = 4;
   EXPECT_EQ(refusal([&] { rt->conv(bad, MathMode::Fp32); }), "cuDNN would refuse this call: 4 spatial dims (it takes 1 to 3 here)");
+}
+
+// fp16 mode's weights: a float32 constant is converted once and its
+// float16 copy reused; anything else is left to the per-call conversion.
+TEST(CudaHalfCache, AConstantIsConvertedOnceAndReused) {
+  auto rt = make_host_runtime(1);
+  HalfCache cache(rt);
+  const std::vector<float> w = {1.f, 1.f / 3, -65504.f, 1e-8f, 70000.f};
+  offload::DeviceTensor t;
+  t.dtype = DataType::Float;
+  t.shape = {5};
+  t.storage = rt->allocate(w.size() * 4);
+  t.data = t.storage.get();
+  rt->copy_in(t.data, w.data(), w.size() * 4);
+  EXPECT_EQ(cache.get(t), nullptr) << "not a constant";
+  t.constant = true;
+  const void* h = cache.get(t);
+  ASSERT_NE(h, nullptr);
+  std::vector<uint16_t> bits(5);
+  rt->copy_out(bits.data(), h, 10);
+  for (size_t i = 0; i < w.size(); ++i) EXPECT_EQ(bits[i], float_to_half(w[i])) << i;
+  EXPECT_EQ(cache.get(t), h) << "converted again";
+  EXPECT_EQ(cache.size(), 1u);
+  offload::DeviceTensor view = t;  // the same address read as fewer elements is another entry
+  view.shape = {2};
+  EXPECT_NE(cache.get(view), h);
+  EXPECT_EQ(cache.size(), 2u);
+  offload::DeviceTensor ints = t;
+  ints.dtype = DataType::Int32;
+  EXPECT_EQ(cache.get(ints), nullptr);
+  // Inside a capture: a cached copy is read, a new one is not made.
+  offload::DeviceTensor other = t;
+  other.storage = rt->allocate(20);
+  other.data = other.storage.get();
+  rt->begin_capture();
+  EXPECT_EQ(cache.get(t), h);
+  EXPECT_EQ(cache.get(other), nullptr);
+  rt->abort_capture();
 }

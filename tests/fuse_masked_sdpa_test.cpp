@@ -166,7 +166,7 @@ TEST(FuseMaskedSdpa, TorchOnnxAttentionBecomesOneNode) {
       EXPECT_FLOAT_EQ(a.attribute("scale")->f, 1.f);
       EXPECT_EQ(a.attribute("nan_to_zero")->i, guard ? 1 : 0);
       // Mul, Mul, MatMul, Add, Softmax, MatMul; the K^T nodes; IsNaN and Where
-      EXPECT_EQ(cpu::fused_from(a).size(), size_t{(reshaped ? 3 : 1) + 6 + (guard ? 2 : 0)});
+      EXPECT_EQ(cpu::fused_from(a).size(), static_cast<size_t>((reshaped ? 3 : 1) + 6 + (guard ? 2 : 0)));
       expect_exact(original, m);
     }
 }

@@ -239,6 +239,7 @@ Runner add_bench_command(CLI::App& app) {
       j["peak_activation_mib"] = static_cast<double>(stats.peak_live_bytes) / (1 << 20);
       j["activation_arena_mib"] = static_cast<double>(stats.arena_bytes) / (1 << 20);
       if (!stats.how.empty()) j["last_run"] = stats.how;
+      if (stats.device_kept_bytes) j["device_kept_mib"] = static_cast<double>(stats.device_kept_bytes) / (1 << 20);
       nlohmann::json ins = nlohmann::json::object();
       for (const auto& [name, v] : in) ins[name] = shape_of(v);
       j["inputs"] = ins;
@@ -269,6 +270,9 @@ Runner add_bench_command(CLI::App& app) {
       std::cout << ", planned into a " << static_cast<double>(stats.arena_bytes) / (1 << 20) << " MiB arena";
     std::cout << "\n";
     if (!stats.how.empty()) std::cout << "last run    " << stats.how << "\n";
+    if (stats.device_kept_bytes)
+      std::cout << "kept        " << static_cast<double>(stats.device_kept_bytes) / (1 << 20)
+                << " MiB on the device across runs (the weights' float16 copies)\n";
     for (const auto& s : saved) std::cout << "saved       " << s["name"].get<std::string>() << " -> " << s["file"].get<std::string>() << "\n";
     return kExitOk;
   };

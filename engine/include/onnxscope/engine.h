@@ -72,6 +72,9 @@ struct RunStats {
   // e.g. "memory recorded for planning", "planned memory", "captured run
   // replayed"; empty for the others.
   std::string how;
+  // Device memory a device engine keeps across runs besides the weights
+  // themselves (cuda in fp16: the weights' float16 copies); 0 for the others.
+  uint64_t device_kept_bytes = 0;
 };
 
 // Limits of one run, enforced between nodes and by every allocation; each is

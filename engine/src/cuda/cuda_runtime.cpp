@@ -227,8 +227,8 @@ class GpuRuntime final : public Runtime {
         if (trans) std::swap(rows, cols);
         return (g.batch - 1) * stride + (cols - 1) * ld + rows;
       };
-      a = a16.half_of(g.a, extent(g.trans_a, g.m, g.k, g.lda, g.stride_a));
-      b = b16.half_of(g.b, extent(g.trans_b, g.k, g.n, g.ldb, g.stride_b));
+      a = g.a_half ? g.a_half : a16.half_of(g.a, extent(g.trans_a, g.m, g.k, g.lda, g.stride_a));
+      b = g.b_half ? g.b_half : b16.half_of(g.b, extent(g.trans_b, g.k, g.n, g.ldb, g.stride_b));
       type = CUDA_R_16F;
     }
     check(blas().gemm(blas_, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -258,7 +258,7 @@ class GpuRuntime final : public Runtime {
     void* y = c.y;
     if (mode == MathMode::Fp16) {
       x = x16.half_of(c.x, xs);
-      w = w16.half_of(c.w, ws);
+      w = c.w_half ? c.w_half : w16.half_of(c.w, ws);
       y = y16.get(static_cast<uint64_t>(ys) * 2);
     }
     Scratch workspace(*this);

@@ -37,19 +37,23 @@ float round_input(MathMode mode, float v) {
 }
 float round_output(MathMode mode, float v) { return mode == MathMode::Fp16 ? half_to_float(float_to_half(v)) : v; }
 
+// Element `at` of an operand: from its float16 copy when one is given (a
+// cached constant in fp16 mode), else the float rounded as the mode rounds.
+float operand(const float* x, const void* half, int64_t at, MathMode mode) {
+  return half ? half_to_float(static_cast<const uint16_t*>(half)[at]) : round_input(mode, x[at]);
+}
+
 void host_gemm(const GemmArgs& g, MathMode mode) {
-  auto round = [&](float v) { return round_input(mode, v); };
   for (int64_t b = 0; b < g.batch; ++b) {
-    const float* a = g.a + b * g.stride_a;
-    const float* bm = g.b + b * g.stride_b;
+    const int64_t ab = b * g.stride_a, bb = b * g.stride_b;
     float* c = g.c + b * g.stride_c;
     for (int64_t j = 0; j < g.n; ++j)
       for (int64_t i = 0; i < g.m; ++i) {
         double acc = 0;
         for (int64_t p = 0; p < g.k; ++p) {
-          const float av = g.trans_a ? a[p + i * g.lda] : a[i + p * g.lda];
-          const float bv = g.trans_b ? bm[j + p * g.ldb] : bm[p + j * g.ldb];
-          acc += static_cast<double>(round(av)) * round(bv);
+          const float av = operand(g.a, g.a_half, ab + (g.trans_a ? p + i * g.lda : i + p * g.lda), mode);
+          const float bv = operand(g.b, g.b_half, bb + (g.trans_b ? j + p * g.ldb : p + j * g.ldb), mode);
+          acc += static_cast<double>(av) * bv;
         }
         float& out = c[i + j * g.ldc];
         // beta 0: C is not read (it may hold anything), as in cuBLAS
@@ -108,9 +112,8 @@ void host_conv(const ConvArgs& c, MathMode mode) {
       }
       for (int64_t k = g * kg; k < (g + 1) * kg; ++k) {
         std::fill(acc.begin(), acc.end(), 0.f);
-        const float* wk = c.w + k * cg * window;
         for (int64_t r = 0; r < cg * window; ++r) {
-          const float wv = round(wk[r]);
+          const float wv = operand(c.w, c.w_half, k * cg * window + r, mode);
           const float* row = col.data() + r * out_size;
           for (int64_t o = 0; o < out_size; ++o) acc[static_cast<size_t>(o)] += wv * row[o];
         }
@@ -149,12 +152,12 @@ void host_conv_transpose(const ConvArgs& c, MathMode mode) {
         std::fill(acc.begin(), acc.end(), 0.f);
         for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci) {
           const float* plane = c.x + (n * c.c + ci) * in_size;
-          const float* wk = c.w + (ci * kg + m) * window;
+          const int64_t wk = (ci * kg + m) * window;
           for (int64_t i = 0; i < in_size; ++i) {
             const float xv = round(plane[i]);
             for (int64_t w = 0; w < window; ++w) {
               const int64_t o = lands[static_cast<size_t>(i * window + w)];
-              if (o >= 0) acc[static_cast<size_t>(o)] += xv * round(wk[w]);
+              if (o >= 0) acc[static_cast<size_t>(o)] += xv * operand(c.w, c.w_half, wk + w, mode);
             }
           }
         }

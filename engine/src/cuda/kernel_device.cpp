@@ -28,7 +28,7 @@ struct Capture final : offload::CapturedWork {
 class KernelDevice final : public offload::Device {
  public:
   KernelDevice(std::shared_ptr<Runtime> rt, MathMode mode, std::string name)
-      : rt_(std::move(rt)), faults_(rt_), mode_(mode), name_(std::move(name)) {}
+      : rt_(std::move(rt)), faults_(rt_), halves_(rt_), mode_(mode), name_(std::move(name)) {}
 
   std::string name() const override { return name_; }
 
@@ -68,7 +68,7 @@ class KernelDevice final : public offload::Device {
            std::span<const Tensor* const> host_args, std::vector<offload::DeviceTensor>& out) override {
     const OpDef* d = find_op(n.domain, n.op_type);
     if (!d) throw std::runtime_error("no CUDA kernel for " + n.op_type);
-    OpContext ctx(rt_, faults_, n, opset, mode_, in, host_args, out);
+    OpContext ctx(rt_, faults_, n, opset, mode_, in, host_args, out, &halves_);
     d->run(ctx);
   }
 
@@ -105,6 +105,7 @@ class KernelDevice final : public offload::Device {
     static_cast<Arena&>(m).end_run(ok);
   }
   bool can_capture() const override { return true; }
+  uint64_t kept_bytes() const override { return halves_.bytes(); }
   void begin_capture() override { rt_->begin_capture(); }
   std::unique_ptr<offload::CapturedWork> end_capture() override {
     auto c = std::make_unique<Capture>();
@@ -144,6 +145,7 @@ class KernelDevice final : public offload::Device {
  private:
   std::shared_ptr<Runtime> rt_;
   FaultLog faults_;
+  HalfCache halves_;  // fp16 copies of the weights, for the device's life
   MathMode mode_;
   std::string name_;
 };

@@ -91,7 +91,14 @@ void check_conv(const ConvArgs& c) {
 constexpr uint64_t kInlineCopyBytes = 4 * StoreBytesKernel::kBytes;
 }  // namespace
 
-DeviceMemory Runtime::allocate(uint64_t bytes) {
+DeviceMemory Runtime::allocate(uint64_t bytes) { return allocate_checked(bytes, false); }
+
+DeviceMemory Runtime::allocate_lasting(uint64_t bytes) {
+  if (capturing_) throw offload::CaptureUnsupported("a lasting allocation of " + std::to_string(bytes) + " bytes");
+  return allocate_checked(bytes, true);
+}
+
+DeviceMemory Runtime::allocate_checked(uint64_t bytes, bool lasting) {
   if (bytes == 0) return nullptr;
   if (max_allocation_ && bytes > max_allocation_)
     throw std::runtime_error("a device tensor of " + std::to_string(bytes) + " bytes is more than the limit of " +
@@ -101,7 +108,7 @@ DeviceMemory Runtime::allocate(uint64_t bytes) {
     throw std::runtime_error("a device tensor of " + std::to_string(bytes) + " bytes with " + std::to_string(live) +
                              " bytes already alive is more than the limit of " + std::to_string(max_live_) +
                              " bytes alive at once (--max-live-bytes)");
-  DeviceMemory m = allocate_within_limits(bytes);
+  DeviceMemory m = lasting ? allocate_unplanned(bytes) : allocate_within_limits(bytes);
   *live_ += bytes;
   void* p = m.get();
   return DeviceMemory(p, [m = std::move(m), live = live_, bytes](void*) mutable {

@@ -37,6 +37,10 @@ struct GemmArgs {
   int64_t lda = 0, stride_a = 0;
   const float* b = nullptr;
   int64_t ldb = 0, stride_b = 0;
+  // Fp16: A or B already in float16 (a constant converted once, cuda/
+  // half_cache.h), same layout; read instead of converting A or B.
+  const void* a_half = nullptr;
+  const void* b_half = nullptr;
   float* c = nullptr;
   int64_t ldc = 0, stride_c = 0;
   int64_t batch = 1;
@@ -58,6 +62,7 @@ struct ConvArgs {
   const float* x = nullptr;
   const float* w = nullptr;
   float* y = nullptr;
+  const void* w_half = nullptr;  // Fp16: w already in float16 (cuda/half_cache.h)
 };
 
 // Device memory, freed (in the device's stream order) when the last holder goes.
@@ -78,6 +83,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Throws std::runtime_error when the memory is not there, and
   // offload::CaptureUnsupported inside a capture when the arena has no place.
   DeviceMemory allocate(uint64_t bytes);
+  // Memory that outlives the run (within the limits, never from the arena):
+  // what a device keeps across runs. Not inside a capture.
+  DeviceMemory allocate_lasting(uint64_t bytes);
   // From the device, past any arena (prepare-time uploads, arena regions).
   DeviceMemory allocate_unplanned(uint64_t bytes);
   // The host buffer may be reused as soon as copy_in returns. Small copies,
@@ -134,6 +142,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   virtual void device_abort_capture() = 0;
 
  private:
+  DeviceMemory allocate_checked(uint64_t bytes, bool lasting);
   DeviceMemory allocate_within_limits(uint64_t bytes);
   Arena* arena_ = nullptr;
   bool capturing_ = false;

@@ -25,6 +25,7 @@ struct DeviceTensor {
   Shape shape;
   void* data = nullptr;            // device address (nullptr for zero elements)
   std::shared_ptr<void> storage;   // freed on the device when the last holder goes
+  bool constant = false;           // uploaded when the model was prepared: the same bytes for the plan's life
 };
 
 // node_output: the first output of the node whose kernel found the fault.
@@ -74,6 +75,8 @@ class Device {
   // is recorded, not done (the tensors' contents are undefined until
   // replay); replay() does it, on the same memory, as often as asked.
   virtual bool can_capture() const { return false; }
+  // Device memory kept across runs besides the uploaded constants (RunStats).
+  virtual uint64_t kept_bytes() const { return 0; }
   virtual void begin_capture() { throw CaptureUnsupported(name() + " cannot capture its work"); }
   virtual std::unique_ptr<CapturedWork> end_capture() { throw CaptureUnsupported(name() + " cannot capture its work"); }
   virtual void abort_capture() {}

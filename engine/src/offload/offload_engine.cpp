@@ -118,7 +118,11 @@ class OffloadPrepared final : public PreparedModel {
     // Runs without an observer are the repeated ones (bench, CI, a
     // service): memory planned per input shapes, and a captured replay.
     Steady* s = options.observer ? nullptr : steady_for(plan, inputs);
-    if (!s) return run_plan(plan, inputs, options, nullptr, false);
+    if (!s) {
+      NamedValues out = run_plan(plan, inputs, options, nullptr, false);
+      stats_.device_kept_bytes = device_->kept_bytes();
+      return out;
+    }
     NamedValues out;
     if (s->work) {
       out = replay(plan, *s, inputs);
@@ -145,6 +149,7 @@ class OffloadPrepared final : public PreparedModel {
     }
     stats_.peak_live_bytes = s->memory->peak_live_bytes();
     stats_.arena_bytes = s->memory->region_bytes();
+    stats_.device_kept_bytes = device_->kept_bytes();
     return out;
   }
 
@@ -225,7 +230,10 @@ class OffloadPrepared final : public PreparedModel {
       flush(s.end);
     }
     for (const Copy& c : plan->partition.copies)
-      if (c.at_prepare) plan->uploaded[c.value] = device_->upload(g.initializer(c.value)->value);
+      if (c.at_prepare) {
+        plan->uploaded[c.value] = device_->upload(g.initializer(c.value)->value);
+        plan->uploaded[c.value].constant = true;
+      }
     plan->no_capture = why_not_captured(*plan);
     if (plan->no_capture.empty()) {
       // The graph inputs go up first, all of them, so that the captured

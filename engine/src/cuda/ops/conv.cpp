@@ -71,6 +71,7 @@ void conv_forward(OpContext& c, const Activation& act) {
   a.x = static_cast<const float*>(xdata);
   a.w = static_cast<const float*>(w.data);
   a.y = static_cast<float*>(c.output(0).data);
+  a.w_half = c.half_constant(1);
   if (ch == 0)  // a sum over no channels (cuDNN takes no empty tensor)
     c.rt().zero(a.y, bytes_of(DataType::Float, out));
   else

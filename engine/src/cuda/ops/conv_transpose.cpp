@@ -134,6 +134,7 @@ void run_conv_transpose(OpContext& c) {
   }
   a.x = static_cast<const float*>(x.data);
   a.w = static_cast<const float*>(w.data);
+  a.w_half = c.half_constant(1);
   if (direct) {
     a.y = static_cast<float*>(y.data);
     c.rt().conv(a, c.mode());

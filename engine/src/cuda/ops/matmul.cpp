@@ -8,7 +8,8 @@ namespace onnxscope::cuda {
 // cuBLAS is column-major: it computes out^T = op(b)^T x op(a)^T, reading
 // each row-major buffer as its transpose.
 void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n, bool ta,
-                    bool tb, float alpha, float beta, int64_t batch, int64_t a_stride, int64_t b_stride) {
+                    bool tb, float alpha, float beta, int64_t batch, int64_t a_stride, int64_t b_stride, const void* a_half,
+                    const void* b_half) {
   GemmArgs g;
   g.trans_a = tb;
   g.trans_b = ta;
@@ -18,9 +19,11 @@ void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, in
   g.alpha = alpha;
   g.beta = beta;
   g.a = b;
+  g.a_half = b_half;
   g.lda = tb ? k : n;
   g.stride_a = b_stride;
   g.b = a;
+  g.b_half = a_half;
   g.ldb = ta ? m : k;
   g.stride_b = a_stride;
   g.c = out;
@@ -65,13 +68,19 @@ void run_matmul(OpContext& c) {
   }
   const auto* ad = static_cast<const float*>(a.data);
   const auto* bd = static_cast<const float*>(b.data);
+  // Weights (constants) in fp16 mode: their float16 copies, made once.
+  const void* a16 = c.half_constant(0);
+  const void* b16 = c.half_constant(1);
   if (auto plan = matmul_plan(as, bs)) {
     if (plan->b_stride == 0)  // one B for every batch: A's batches are rows of one taller GEMM
-      row_major_gemm(c, ad, bd, y, m * plan->batch, k, n);
+      row_major_gemm(c, ad, bd, y, m * plan->batch, k, n, false, false, 1.f, 0.f, 1, 0, 0, a16, b16);
     else
-      row_major_gemm(c, ad, bd, y, m, k, n, false, false, 1.f, 0.f, plan->batch, plan->a_stride, plan->b_stride);
+      row_major_gemm(c, ad, bd, y, m, k, n, false, false, 1.f, 0.f, plan->batch, plan->a_stride, plan->b_stride, a16, b16);
     return;
   }
+  auto half_at = [](const void* h, int64_t elements) -> const void* {
+    return h ? static_cast<const uint16_t*>(h) + elements : nullptr;
+  };
   for (int64_t i = 0; i < count; ++i) {  // strides in matrices, from the merged batch dims
     int64_t rest = i, ao = 0, bo = 0;
     for (int d = batch->rank - 1; d >= 0; --d) {
@@ -80,7 +89,8 @@ void run_matmul(OpContext& c) {
       ao += coord * batch->strides[0][static_cast<size_t>(d)];
       bo += coord * batch->strides[1][static_cast<size_t>(d)];
     }
-    row_major_gemm(c, ad + ao * m * k, bd + bo * k * n, y + i * m * n, m, k, n);
+    row_major_gemm(c, ad + ao * m * k, bd + bo * k * n, y + i * m * n, m, k, n, false, false, 1.f, 0.f, 1, 0, 0,
+                   half_at(a16, ao * m * k), half_at(b16, bo * k * n));
   }
 }
 
@@ -126,7 +136,7 @@ void run_gemm(OpContext& c) {
     return;
   }
   row_major_gemm(c, static_cast<const float*>(a.data), static_cast<const float*>(b.data), static_cast<float*>(c.output(0).data),
-                 m, k, n, ta, tb, alpha, beta);
+                 m, k, n, ta, tb, alpha, beta, 1, 0, 0, c.half_constant(0), c.half_constant(1));
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "cuda/fault_log.h"
+#include "cuda/half_cache.h"
 #include "cuda/runtime.h"
 #include "offload/device.h"
 #include "onnxscope/ir.h"
@@ -24,8 +25,10 @@ using offload::DeviceTensor;
 class OpContext {
  public:
   OpContext(std::shared_ptr<Runtime> rt, FaultLog& faults, const Node& node, int64_t opset, MathMode mode,
-            std::span<const DeviceTensor* const> in, std::span<const Tensor* const> host, std::vector<DeviceTensor>& out)
-      : rt_(std::move(rt)), faults_(faults), node_(node), opset_(opset), mode_(mode), in_(in), host_(host), out_(out) {}
+            std::span<const DeviceTensor* const> in, std::span<const Tensor* const> host, std::vector<DeviceTensor>& out,
+            HalfCache* halves = nullptr)
+      : rt_(std::move(rt)), faults_(faults), node_(node), opset_(opset), mode_(mode), in_(in), host_(host), out_(out),
+        halves_(halves) {}
 
   Runtime& rt() { return *rt_; }
   // Where a kernel of this node reports a fault it finds (cuda/fault_log.h).
@@ -37,6 +40,11 @@ class OpContext {
   // Input k on the device (throws when it is absent).
   const DeviceTensor& input(size_t k) const;
   bool has_input(size_t k) const { return k < in_.size() && in_[k]; }
+  // In fp16 mode, input k in float16 when it is a float32 constant (a
+  // weight, converted once: cuda/half_cache.h); else nullptr.
+  const void* half_constant(size_t k) {
+    return mode_ == MathMode::Fp16 && halves_ && has_input(k) ? halves_->get(*in_[k]) : nullptr;
+  }
   // Input k read on the host (nullptr when omitted).
   const Tensor* host(size_t k) const { return k < host_.size() ? host_[k] : nullptr; }
   bool wants_output(size_t k) const { return k < node_.outputs.size() && !node_.outputs[k].empty(); }
@@ -62,6 +70,7 @@ class OpContext {
   std::span<const DeviceTensor* const> in_;
   std::span<const Tensor* const> host_;
   std::vector<DeviceTensor>& out_;
+  HalfCache* halves_;
 };
 
 // Calls f(U{}) with U the unsigned integer of t's element width (1, 2, 4 or
@@ -136,9 +145,10 @@ void apply_epilogue(OpContext& c, DeviceTensor& y, const DeviceTensor* bias, int
 // Row-major out[m, n] = alpha * op(a)[m, k] x op(b)[k, n] + beta * out, `batch`
 // of them at the given element strides (out's: m * n); op(a) = a^T when ta
 // (a stored [k, m]), op(b) likewise (ops/matmul.cpp).
+// a_half, b_half: a and b already in float16 (c.half_constant), or nullptr.
 void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n,
                     bool ta = false, bool tb = false, float alpha = 1.f, float beta = 0.f, int64_t batch = 1,
-                    int64_t a_stride = 0, int64_t b_stride = 0);
+                    int64_t a_stride = 0, int64_t b_stride = 0, const void* a_half = nullptr, const void* b_half = nullptr);
 // Conv with its bias and `act` applied in one epilogue (ops/conv.cpp).
 void conv_forward(OpContext& c, const Activation& act);
 int64_t normalize_axis(const OpContext& c, int64_t axis, size_t rank);
