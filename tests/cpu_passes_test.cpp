@@ -26,12 +26,6 @@ namespace {
 
 using PassFn = bool (*)(Model&, PassContext&);
 
-std::shared_ptr<Model> load(const ModelBuilder& b) {
-  auto r = b.load();
-  EXPECT_TRUE(r.ok()) << dump(r);
-  return std::shared_ptr<Model>(std::move(r.model));
-}
-
 std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> d(lo, hi);
@@ -52,12 +46,6 @@ onnx::TensorProto weights(const std::string& name, const std::vector<int64_t>& d
 }
 
 onnx::TensorProto scalar(const std::string& name, float v) { return make_float_tensor(name, {}, {v}); }
-
-std::vector<std::string> ops(const Model& m) {
-  std::vector<std::string> out;
-  for (const auto& n : m.graph.nodes) out.push_back(n.op_type);
-  return out;
-}
 
 void expect_unique_names(const Model& m) {
   std::set<std::string> seen;
@@ -120,9 +108,9 @@ TEST(ConstantFolding, FoldsConstantChainsIntoInitializers) {
   b.node("Add", {"w2", "filled"}, {"w3"}, "shift");
   b.node("Add", {"x", "w3"}, {"y"}, "use");
   b.output("y", DataType::Float, {int64_t{2}, int64_t{3}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::constant_folding, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"Add"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Add"}));
   const Initializer* w3 = m->graph.initializer("w3");
   ASSERT_NE(w3, nullptr);
   EXPECT_FLOAT_EQ(w3->value.data<float>()[0], random_floats(6, 1)[0] * 1.5f + 0.25f);
@@ -141,11 +129,11 @@ TEST(ConstantFolding, NeverAllocatesAboveTheLimit) {
   b.output("y", DataType::Float, {int64_t{1}});
   b.output("h", DataType::Float, {int64_t{1} << 20, int64_t{1} << 20});
   b.output("s", DataType::Float, {int64_t{1000}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::constant_folding, false, /*max_fold=*/1024);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ConstantOfShape", "ConstantOfShape", "Identity"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ConstantOfShape", "ConstantOfShape", "Identity"}));
   auto m2 = apply(*original, cpu::constant_folding, true, /*max_fold=*/4000);
-  EXPECT_EQ(ops(*m2), (std::vector<std::string>{"ConstantOfShape", "Identity"}));  // 1000 floats fit in 4000 bytes
+  EXPECT_EQ(op_types(*m2), (std::vector<std::string>{"ConstantOfShape", "Identity"}));  // 1000 floats fit in 4000 bytes
 }
 
 TEST(ConstantFolding, SkipsRandomOpsAndOverridableInitializers) {
@@ -160,7 +148,7 @@ TEST(ConstantFolding, SkipsRandomOpsAndOverridableInitializers) {
   b.node("Add", {"x", "nb"}, {"t"}, "add");
   b.node("Add", {"t", "noise"}, {"y"}, "add_noise");
   b.output("y", DataType::Float, {int64_t{3}});
-  auto original = load(b);
+  auto original = load_model(b);
   apply(*original, cpu::constant_folding, false);
 }
 
@@ -173,9 +161,9 @@ TEST(EliminateIdentity, ReadersReadTheInputButOutputsKeepTheirNames) {
   b.node("Relu", {"i1"}, {"r"}, "relu");
   b.node("Identity", {"r"}, {"y"}, "id_out");  // y is a graph output: kept
   b.output("y", DataType::Float, {int64_t{3}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::eliminate_identity, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"Relu", "Identity"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Relu", "Identity"}));
   EXPECT_EQ(m->graph.nodes[0].inputs[0], "x");
   expect_same_results(original, m);
 }
@@ -189,9 +177,9 @@ TEST(EliminateDeadNodes, DropsUnreadNodesAndInitializers) {
   b.node("Neg", {"x"}, {"dead"}, "dead");
   b.node("Relu", {"x"}, {"y"}, "live");
   b.output("y", DataType::Float, {int64_t{3}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::eliminate_dead_nodes, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"Relu"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Relu"}));
   EXPECT_EQ(m->graph.initializer("unused"), nullptr);
   expect_same_results(original, m);
 }
@@ -209,9 +197,9 @@ TEST(CommonSubexpressionElimination, MergesIdenticalNodes) {
   b.node("Exp", {"b"}, {"eb"}, "exp_b");  // identical once b reads as a
   b.node("Sub", {"ea", "eb"}, {"y"}, "sub");
   b.output("y", DataType::Float, {int64_t{2}, int64_t{4}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::common_subexpression_elimination, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"LeakyRelu", "Exp", "Sub"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"LeakyRelu", "Exp", "Sub"}));
   EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"leaky_a", "leaky_b"}));
   EXPECT_EQ(m->graph.nodes[2].inputs, (std::vector<std::string>{"ea", "ea"}));
   expect_same_results(original, m);
@@ -231,7 +219,7 @@ TEST(CommonSubexpressionElimination, KeepsDifferentAttributesRandomOpsAndOutputs
   b.node("Sum", {"a", "b", "r1", "r2", "n1"}, {"y"}, "sum");
   b.output("y", DataType::Float, {int64_t{4}});
   b.output("n2", DataType::Float, {int64_t{4}});
-  auto original = load(b);
+  auto original = load_model(b);
   apply(*original, cpu::common_subexpression_elimination, false);
 }
 
@@ -263,9 +251,9 @@ ModelBuilder conv_bn(bool weights_constant, bool conv_read_twice, bool with_bias
 
 TEST(FoldConvBatchNorm, FoldsIntoConvWeights) {
   for (bool with_bias : {true, false}) {
-    auto original = load(conv_bn(true, false, with_bias));
+    auto original = load_model(conv_bn(true, false, with_bias));
     auto m = apply(*original, cpu::fold_conv_batchnorm, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"Conv"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"Conv"}));
     EXPECT_EQ(m->graph.nodes[0].name, "conv");
     EXPECT_EQ(m->graph.nodes[0].outputs[0], "y");
     EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"conv", "bn"}));
@@ -274,8 +262,8 @@ TEST(FoldConvBatchNorm, FoldsIntoConvWeights) {
 }
 
 TEST(FoldConvBatchNorm, NeedsConstantWeightsAndAPrivateIntermediate) {
-  apply(*load(conv_bn(false, false)), cpu::fold_conv_batchnorm, false);
-  apply(*load(conv_bn(true, true)), cpu::fold_conv_batchnorm, false);
+  apply(*load_model(conv_bn(false, false)), cpu::fold_conv_batchnorm, false);
+  apply(*load_model(conv_bn(true, true)), cpu::fold_conv_batchnorm, false);
 }
 
 // --- fold-conv-mul-add ---------------------------------------------------------------
@@ -307,10 +295,10 @@ TEST(FoldConvMulAdd, PerChannelConstantsFoldIntoTheConv) {
                      std::vector<int64_t>{}}) {
     for (bool with_bias : {true, false}) {
       SCOPED_TRACE(shape_to_string(shape) + (with_bias ? " bias" : " no bias"));
-      auto original = load(conv_mul_add(shape, with_bias, !with_bias));
+      auto original = load_model(conv_mul_add(shape, with_bias, !with_bias));
       auto m = apply(*original, cpu::fold_conv_mul_add, true);
       for (int round = 0; round < 2; ++round) m = apply(*m, cpu::fold_conv_mul_add, true);  // one per round
-      ASSERT_EQ(ops(*m), (std::vector<std::string>{"Conv"}));
+      ASSERT_EQ(op_types(*m), (std::vector<std::string>{"Conv"}));
       EXPECT_EQ(m->graph.nodes[0].outputs[0], "y");
       EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"conv", "mul", "add", "sub"}));
       expect_same_results(original, m);
@@ -319,11 +307,11 @@ TEST(FoldConvMulAdd, PerChannelConstantsFoldIntoTheConv) {
 }
 
 TEST(FoldConvMulAdd, NotAcrossChannelsOrSpaceOrForSharedOutputs) {
-  apply(*load(conv_mul_add({4, 6, 1}, true)), cpu::fold_conv_mul_add, false);  // varies along H
-  apply(*load(conv_mul_add({3, 1, 1}, true)), cpu::fold_conv_mul_add, false);  // not the channel count
+  apply(*load_model(conv_mul_add({4, 6, 1}, true)), cpu::fold_conv_mul_add, false);  // varies along H
+  apply(*load_model(conv_mul_add({3, 1, 1}, true)), cpu::fold_conv_mul_add, false);  // not the channel count
   ModelBuilder b = conv_mul_add({4, 1, 1}, true);
   b.output("c", DataType::Float, {int64_t{2}, int64_t{4}, int64_t{6}, int64_t{6}});  // the Conv output is read outside
-  apply(*load(b), cpu::fold_conv_mul_add, false);
+  apply(*load_model(b), cpu::fold_conv_mul_add, false);
 }
 
 // --- matmul-add-to-gemm -------------------------------------------------------------
@@ -344,9 +332,9 @@ ModelBuilder matmul_add(std::vector<DimSpec> a_dims, std::vector<int64_t> bias_d
 
 TEST(MatMulAddToGemm, TwoDimensionalMatMulWithBiasBecomesGemm) {
   for (auto bias : {std::vector<int64_t>{5}, std::vector<int64_t>{1, 5}}) {
-    auto original = load(matmul_add({int64_t{4}, int64_t{8}}, bias));
+    auto original = load_model(matmul_add({int64_t{4}, int64_t{8}}, bias));
     auto m = apply(*original, cpu::matmul_add_to_gemm, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"Gemm"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"Gemm"}));
     EXPECT_EQ(m->graph.nodes[0].inputs, (std::vector<std::string>{"a", "w", "bias"}));
     EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"mm", "add"}));
     expect_same_results(original, m);
@@ -354,9 +342,9 @@ TEST(MatMulAddToGemm, TwoDimensionalMatMulWithBiasBecomesGemm) {
 }
 
 TEST(MatMulAddToGemm, LeavesOtherShapesAndSharedProducts) {
-  apply(*load(matmul_add({int64_t{2}, int64_t{4}, int64_t{8}}, {5})), cpu::matmul_add_to_gemm, false);
-  apply(*load(matmul_add({int64_t{4}, int64_t{8}}, {4, 5})), cpu::matmul_add_to_gemm, false);
-  apply(*load(matmul_add({int64_t{4}, int64_t{8}}, {5}, true)), cpu::matmul_add_to_gemm, false);
+  apply(*load_model(matmul_add({int64_t{2}, int64_t{4}, int64_t{8}}, {5})), cpu::matmul_add_to_gemm, false);
+  apply(*load_model(matmul_add({int64_t{4}, int64_t{8}}, {4, 5})), cpu::matmul_add_to_gemm, false);
+  apply(*load_model(matmul_add({int64_t{4}, int64_t{8}}, {5}, true)), cpu::matmul_add_to_gemm, false);
 }
 
 // --- fuse-conv-activation / fuse-gemm-activation ----------------------------------
@@ -393,9 +381,9 @@ ModelBuilder conv_act(const std::string& act, bool intermediate_is_output = fals
 TEST(FuseConvActivation, EveryFusableActivation) {
   for (const auto& a : cpu::kFusableActivations) {
     SCOPED_TRACE(a.op);
-    auto original = load(conv_act(a.op));
+    auto original = load_model(conv_act(a.op));
     auto m = apply(*original, cpu::fuse_conv_activation, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedConv"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedConv"}));
     const Node& f = m->graph.nodes[0];
     EXPECT_EQ(f.domain, cpu::kCpuDomain);
     EXPECT_EQ(m->opset_version(cpu::kCpuDomain), 1);
@@ -408,11 +396,11 @@ TEST(FuseConvActivation, EveryFusableActivation) {
 }
 
 TEST(FuseConvActivation, NotWhenTheConvOutputIsAGraphOutput) {
-  apply(*load(conv_act("Relu", true)), cpu::fuse_conv_activation, false);
+  apply(*load_model(conv_act("Relu", true)), cpu::fuse_conv_activation, false);
   ModelBuilder b = conv_act("Relu");
   b.node("Neg", {"c"}, {"n"}, "second_reader");
   b.output("n", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{5}, int64_t{5}});
-  apply(*load(b), cpu::fuse_conv_activation, false);
+  apply(*load_model(b), cpu::fuse_conv_activation, false);
 }
 
 ModelBuilder gemm_act(const std::string& act, bool read_twice = false) {
@@ -438,9 +426,9 @@ TEST(FuseGemmActivation, GemmWithAttributesAndActivation) {
   // reference kernels below: the oneDNN FusedGemm gets it wrong for now.)
   for (const char* act : {"Relu", "Clip", "LeakyRelu"}) {
     SCOPED_TRACE(act);
-    auto original = load(gemm_act(act));
+    auto original = load_model(gemm_act(act));
     auto m = apply(*original, cpu::fuse_gemm_activation, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedGemm"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedGemm"}));
     EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"gemm", "act"}));
     EXPECT_EQ(m->graph.nodes[0].attribute("transB")->i, 1);
     expect_same_results(original, m);
@@ -448,7 +436,7 @@ TEST(FuseGemmActivation, GemmWithAttributesAndActivation) {
 }
 
 TEST(FuseGemmActivation, NotWhenTheProductHasAnotherReader) {
-  apply(*load(gemm_act("Relu", true)), cpu::fuse_gemm_activation, false);
+  apply(*load_model(gemm_act("Relu", true)), cpu::fuse_gemm_activation, false);
 }
 
 // --- fuse-matmul-bias-activation ---------------------------------------------------
@@ -472,9 +460,9 @@ ModelBuilder matmul_bias_act(bool bias, const std::string& act, std::vector<int6
 }
 
 TEST(FuseMatMulBiasActivation, BiasAndActivation) {
-  auto original = load(matmul_bias_act(true, "Tanh"));
+  auto original = load_model(matmul_bias_act(true, "Tanh"));
   auto m = apply(*original, cpu::fuse_matmul_bias_activation, true);
-  ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul"}));
+  ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedMatMul"}));
   EXPECT_EQ(m->graph.nodes[0].inputs, (std::vector<std::string>{"a", "w", "bias"}));
   EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"mm", "add", "act"}));
   EXPECT_EQ(m->graph.nodes[0].attribute("activation")->s, "Tanh");
@@ -482,27 +470,27 @@ TEST(FuseMatMulBiasActivation, BiasAndActivation) {
 }
 
 TEST(FuseMatMulBiasActivation, ActivationOnlyOrBiasOnly) {
-  auto original = load(matmul_bias_act(false, "LeakyRelu"));
+  auto original = load_model(matmul_bias_act(false, "LeakyRelu"));
   auto m = apply(*original, cpu::fuse_matmul_bias_activation, true);
-  ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul"}));
+  ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedMatMul"}));
   EXPECT_EQ(m->graph.nodes[0].inputs.size(), 2u);
   expect_same_results(original, m);
-  auto original2 = load(matmul_bias_act(true, ""));
+  auto original2 = load_model(matmul_bias_act(true, ""));
   auto m2 = apply(*original2, cpu::fuse_matmul_bias_activation, true);
-  ASSERT_EQ(ops(*m2), (std::vector<std::string>{"FusedMatMul", "Identity"}));
+  ASSERT_EQ(op_types(*m2), (std::vector<std::string>{"FusedMatMul", "Identity"}));
   EXPECT_EQ(m2->graph.nodes[0].attribute("activation")->s, "");
   expect_same_results(original2, m2);
 }
 
 TEST(FuseMatMulBiasActivation, NotForNonVectorBiasOrPlainMatMul) {
   // A [3, 5] bias is not FusedMatMul's 1-D Bias; nothing else to fuse.
-  apply(*load(matmul_bias_act(true, "", {3, 5})), cpu::fuse_matmul_bias_activation, false);
-  apply(*load(matmul_bias_act(false, "")), cpu::fuse_matmul_bias_activation, false);
+  apply(*load_model(matmul_bias_act(true, "", {3, 5})), cpu::fuse_matmul_bias_activation, false);
+  apply(*load_model(matmul_bias_act(false, "")), cpu::fuse_matmul_bias_activation, false);
   // The biased sum is a graph output: MatMul + bias fuse, the activation stays.
   ModelBuilder b = matmul_bias_act(true, "Relu");
   b.output("pb", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}});
-  auto m = apply(*load(b), cpu::fuse_matmul_bias_activation, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul", "Relu"}));  // MatMul + bias only
+  auto m = apply(*load_model(b), cpu::fuse_matmul_bias_activation, true);
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"FusedMatMul", "Relu"}));  // MatMul + bias only
 }
 
 // Gelu as FusedMatMul's activation: ai.onnx Gelu (opset 20, exact and tanh),
@@ -518,9 +506,9 @@ TEST(FuseMatMulBiasActivation, GeluBecomesThePostOp) {
     b.node("Add", {"p", "bias"}, {"pb"}, "add");
     attr_string(b.node("Gelu", {"pb"}, {"y"}, "act"), "approximate", approx);
     b.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}});
-    auto original = load(b);
+    auto original = load_model(b);
     auto m = apply(*original, cpu::fuse_matmul_bias_activation, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedMatMul"}));
     EXPECT_EQ(m->graph.nodes[0].attribute("activation")->s, "Gelu");
     EXPECT_EQ(m->graph.nodes[0].attribute("activation_params")->floats,
               std::vector<float>{std::string(approx) == "tanh" ? 1.f : 0.f});
@@ -539,9 +527,9 @@ TEST(FuseMatMulBiasActivation, GeluBecomesThePostOp) {
   b.node("Mul", {"x", "e1"}, {"xe"}, "mul_x");
   b.node("Mul", {"xe", "half"}, {"y"}, "mul_half");
   b.output("y", DataType::Float, {int64_t{3}, int64_t{7}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*apply(*original, cpu::fuse_gelu, true), cpu::fuse_matmul_bias_activation, true);
-  ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedMatMul"}));
+  ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedMatMul"}));
   EXPECT_EQ(m->graph.nodes[0].attribute("activation")->s, "Gelu");
   expect_same_results(original, m);
 }
@@ -557,9 +545,9 @@ TEST(CancelTransposeReshape, TransposesThatCancelAreRemoved) {
   attr_ints(t2, "perm", {2, 0, 1});
   b.node("Relu", {"u"}, {"y"}, "relu");
   b.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::cancel_transpose_reshape, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"Relu"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Relu"}));
   EXPECT_EQ(m->graph.nodes[0].inputs[0], "x");
   expect_same_results(original, m);
 }
@@ -572,9 +560,9 @@ TEST(CancelTransposeReshape, TransposesThatDoNotCancelBecomeOne) {
   auto& t2 = b.node("Transpose", {"t"}, {"y"}, "t2");
   attr_ints(t2, "perm", {0, 2, 1});
   b.output("y", DataType::Float, {int64_t{3}, int64_t{4}, int64_t{2}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::cancel_transpose_reshape, true);
-  ASSERT_EQ(ops(*m), (std::vector<std::string>{"Transpose"}));
+  ASSERT_EQ(op_types(*m), (std::vector<std::string>{"Transpose"}));
   EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"t1", "t2"}));
   expect_same_results(original, m);
 }
@@ -590,9 +578,9 @@ TEST(CancelTransposeReshape, ReshapeChainsMergeAndNoOpReshapesGo) {
   b.node("Reshape", {"r2", "same"}, {"r3"}, "noop");
   b.node("Neg", {"r3"}, {"y"}, "neg");
   b.output("y", DataType::Float, {int64_t{4}, int64_t{6}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::cancel_transpose_reshape, true);
-  ASSERT_EQ(ops(*m), (std::vector<std::string>{"Reshape", "Neg"}));
+  ASSERT_EQ(op_types(*m), (std::vector<std::string>{"Reshape", "Neg"}));
   EXPECT_EQ(m->graph.nodes[0].inputs, (std::vector<std::string>{"x", "s2"}));
   EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"r1", "r2"}));
   expect_same_results(original, m);
@@ -607,7 +595,7 @@ TEST(CancelTransposeReshape, NotWhenShapesDependOnTheMiddleOrItIsShared) {
   b.node("Reshape", {"x", "s1"}, {"r1"}, "r1");
   b.node("Reshape", {"r1", "s2"}, {"y"}, "r2");
   b.output("y", DataType::Float, {int64_t{6}, int64_t{2}, int64_t{2}});
-  apply(*load(b), cpu::cancel_transpose_reshape, false);
+  apply(*load_model(b), cpu::cancel_transpose_reshape, false);
 
   ModelBuilder c(17);
   c.input("x", DataType::Float, {int64_t{2}, int64_t{3}});
@@ -617,7 +605,7 @@ TEST(CancelTransposeReshape, NotWhenShapesDependOnTheMiddleOrItIsShared) {
   attr_ints(t2, "perm", {1, 0});
   c.output("y", DataType::Float, {int64_t{2}, int64_t{3}});  // cancels, but y names the interface
   c.output("t", DataType::Float, {int64_t{3}, int64_t{2}});
-  apply(*load(c), cpu::cancel_transpose_reshape, false);
+  apply(*load_model(c), cpu::cancel_transpose_reshape, false);
 }
 
 // --- fuse-layernorm ------------------------------------------------------------------
@@ -656,9 +644,9 @@ ModelBuilder decomposed_layernorm(int64_t opset, bool extra_reader = false) {
 TEST(FuseLayerNorm, DecomposedFormBecomesLayerNormalization) {
   for (int64_t opset : {17, 18}) {
     SCOPED_TRACE(opset);
-    auto original = load(decomposed_layernorm(opset));
+    auto original = load_model(decomposed_layernorm(opset));
     auto m = apply(*original, cpu::fuse_layernorm, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"LayerNormalization"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"LayerNormalization"}));
     const Node& ln = m->graph.nodes[0];
     EXPECT_EQ(ln.inputs, (std::vector<std::string>{"x", "gamma", "beta"}));
     EXPECT_EQ(ln.attribute("axis")->i, -1);
@@ -669,8 +657,8 @@ TEST(FuseLayerNorm, DecomposedFormBecomesLayerNormalization) {
 }
 
 TEST(FuseLayerNorm, NotBeforeOpset17NorWithSharedIntermediates) {
-  apply(*load(decomposed_layernorm(16)), cpu::fuse_layernorm, false);
-  apply(*load(decomposed_layernorm(17, true)), cpu::fuse_layernorm, false);
+  apply(*load_model(decomposed_layernorm(16)), cpu::fuse_layernorm, false);
+  apply(*load_model(decomposed_layernorm(17, true)), cpu::fuse_layernorm, false);
 }
 
 // --- fuse-gelu -------------------------------------------------------------------------
@@ -700,9 +688,9 @@ ModelBuilder decomposed_gelu(int64_t opset, int form) {
 TEST(FuseGelu, DecomposedFormsBecomeGelu) {
   for (int form : {0, 1}) {
     SCOPED_TRACE(form);
-    auto original = load(decomposed_gelu(20, form));
+    auto original = load_model(decomposed_gelu(20, form));
     auto m = apply(*original, cpu::fuse_gelu, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"Gelu"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"Gelu"}));
     EXPECT_EQ(m->graph.nodes[0].inputs, (std::vector<std::string>{"x"}));
     EXPECT_EQ(provenance(m->graph.nodes[0]).size(), 5u);
     expect_same_results(original, m);
@@ -710,9 +698,9 @@ TEST(FuseGelu, DecomposedFormsBecomeGelu) {
 }
 
 TEST(FuseGelu, BeforeOpset20TheEnginesOwnGelu) {
-  auto original = load(decomposed_gelu(18, 1));
+  auto original = load_model(decomposed_gelu(18, 1));
   auto m = apply(*original, cpu::fuse_gelu, true);
-  ASSERT_EQ(ops(*m), (std::vector<std::string>{"Gelu"}));
+  ASSERT_EQ(op_types(*m), (std::vector<std::string>{"Gelu"}));
   EXPECT_EQ(m->graph.nodes[0].domain, "onnxscope.cpu");
   EXPECT_EQ(m->opset_version("onnxscope.cpu"), 1);
   expect_same_results(original, m);
@@ -727,7 +715,7 @@ TEST(FuseGelu, NotWithOtherConstants) {
       g.erase(g.begin() + i);
       break;
     }
-  apply(*load(b), cpu::fuse_gelu, false);
+  apply(*load_model(b), cpu::fuse_gelu, false);
 }
 
 // --- nchwc-layout ---------------------------------------------------------------------
@@ -768,11 +756,11 @@ ModelBuilder small_cnn() {
 
 TEST(NchwcLayout, ConvolutionsAndElementwiseStayBlocked) {
   if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
-  auto original = load(small_cnn());
+  auto original = load_model(small_cnn());
   auto m = apply(*original, cpu::nchwc_layout, true);
   // The residual Add becomes the depthwise convolution's sum input; MaxPool
   // (on 24 channels: a padded block) and the spatial ReduceMean stay blocked.
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"NchwcConv", "Relu", "NchwcConv", "Clip", "NchwcConv", "NchwcPool",
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"NchwcConv", "Relu", "NchwcConv", "Clip", "NchwcConv", "NchwcPool",
                                                "NchwcConv", "NchwcPool", "FromNchwc", "FromNchwc", "FromNchwc"}));
   EXPECT_EQ(m->graph.nodes[5].attribute("op")->s, "MaxPool");
   EXPECT_EQ(m->graph.nodes[7].attribute("op")->s, "GlobalAveragePool");
@@ -812,9 +800,9 @@ TEST(NchwcLayout, AShortcutMadeLaterStillBecomesTheSumInput) {
   b.node("Add", {"m", "s"}, {"sum"}, "add");
   b.node("Relu", {"sum"}, {"y"}, "relu_out");
   b.output("y", DataType::Float, {int64_t{1}, int64_t{32}, int64_t{4}, int64_t{4}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::nchwc_layout, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcConv", "NchwcConv", "FromNchwc"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcConv", "NchwcConv", "FromNchwc"}));
   const Node& main_b = m->graph.nodes[4];  // now after the shortcut
   EXPECT_EQ(provenance(main_b), (std::vector<std::string>{"main_b", "add", "relu_out"}));
   ASSERT_EQ(main_b.inputs.size(), 4u);
@@ -839,9 +827,9 @@ TEST(NchwcLayout, ATwoInputSumIsAResidualToo) {
   b.node("Relu", {"sum"}, {"r"}, "relu_sum");
   b.node("Sum", {"r", "ar"}, {"y"}, "plain_sum");  // not after a convolution: an elementwise Sum of blocked values
   b.output("y", DataType::Float, {int64_t{1}, int64_t{16}, int64_t{8}, int64_t{8}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::nchwc_layout, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcConv", "Sum", "FromNchwc"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcConv", "Sum", "FromNchwc"}));
   EXPECT_EQ(provenance(m->graph.nodes[3]), (std::vector<std::string>{"conv_b", "sum", "relu_sum"}));
   expect_same_results(original, m);
 }
@@ -863,9 +851,9 @@ TEST(NchwcLayout, ChannelConcatOfWholeBlocksStaysBlocked) {
     attr_int(b.node("Concat", {"a", "b"}, {"cat"}, "cat"), "axis", 1);
     b.node("Conv", {"cat", "wc"}, {"y"}, "head");
     b.output("y", DataType::Float, {int64_t{2}, int64_t{8}, int64_t{6}, int64_t{6}});
-    auto original = load(b);
+    auto original = load_model(b);
     auto m = apply(*original, cpu::nchwc_layout, true);
-    EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "Concat", "NchwcConv", "FromNchwc"}));
+    EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "Concat", "NchwcConv", "FromNchwc"}));
     expect_same_results(original, m);
   }
   // A padded input before the last: the Concat runs plain.
@@ -877,9 +865,9 @@ TEST(NchwcLayout, ChannelConcatOfWholeBlocksStaysBlocked) {
   b.node("Conv", {"x", "wb"}, {"b"}, "branch_b");
   attr_int(b.node("Concat", {"a", "b"}, {"y"}, "cat"), "axis", 1);
   b.output("y", DataType::Float, {int64_t{1}, int64_t{21}, int64_t{4}, int64_t{4}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::nchwc_layout, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "FromNchwc", "FromNchwc", "Concat"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "FromNchwc", "FromNchwc", "Concat"}));
   expect_same_results(original, m);
 }
 
@@ -906,9 +894,9 @@ TEST(NchwcLayout, BatchNormAndPerChannelAffineStayBlocked) {
   b.node("Relu", {"ba"}, {"r1"}, "relu1");
   attr_ints(b.node("Conv", {"r1", "w1"}, {"y"}, "conv1"), "pads", {1, 1, 1, 1});
   b.output("y", DataType::Float, {int64_t{2}, int64_t{8}, int64_t{5}, int64_t{5}});
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = apply(*original, cpu::nchwc_layout, true);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcScaleShift", "Relu", "NchwcConv",
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcScaleShift", "Relu", "NchwcConv",
                                                "FromNchwc"}));
   EXPECT_EQ(provenance(m->graph.nodes[3]), (std::vector<std::string>{"bn", "mul", "add"}));
   expect_same_results(original, m);
@@ -921,7 +909,7 @@ TEST(NchwcLayout, LeavesOtherGraphsAlone) {
   b.input("w", DataType::Float, {int64_t{16}, int64_t{16}, int64_t{3}, int64_t{3}});
   b.node("Conv", {"x", "w"}, {"y"}, "conv");
   b.output_untyped("y");
-  apply(*load(b), cpu::nchwc_layout, false);
+  apply(*load_model(b), cpu::nchwc_layout, false);
 }
 
 // --- fused reference kernels ------------------------------------------------------------
@@ -943,7 +931,7 @@ TEST(FusedReferenceKernels, MatchTheUnfusedReferenceExactly) {
   };
   if (cpu::nchwc_block() != 0) cases.push_back({small_cnn(), cpu::nchwc_layout});
   for (auto& [builder, pass] : cases) {
-    auto original = load(builder);
+    auto original = load_model(builder);
     auto m = apply(*original, pass, true);
     InputSpec spec;
     spec.seed = 3;
@@ -965,7 +953,7 @@ TEST(FusedReferenceKernels, BadActivationFailsCleanly) {
   KernelRegistry registry;
   cpu::register_fused_reference_kernels(registry);
   registry.add_all(reference_kernels());
-  auto m = apply(*load(conv_act("LeakyRelu")), cpu::fuse_conv_activation, true);
+  auto m = apply(*load_model(conv_act("LeakyRelu")), cpu::fuse_conv_activation, true);
   for (auto& a : m->graph.nodes[0].attributes)
     if (a.name == "activation_params") a.floats.clear();  // LeakyRelu needs its alpha
   InputSpec spec;
@@ -980,7 +968,7 @@ TEST(FusedReferenceKernels, BadActivationFailsCleanly) {
 
 TEST(Optimizer, EveryPassTogetherKeepsResultsAndNames) {
   ModelBuilder b = conv_bn(true, false);
-  auto original = load(b);
+  auto original = load_model(b);
   auto m = std::make_shared<Model>(*original);
   Diagnostics log;
   auto r = cpu::optimize(*m, CpuOptions{}, false, log);
@@ -990,7 +978,7 @@ TEST(Optimizer, EveryPassTogetherKeepsResultsAndNames) {
   // Capture mode keeps every original node.
   auto c = std::make_shared<Model>(*original);
   cpu::optimize(*c, CpuOptions{}, true, log);
-  EXPECT_EQ(ops(*c), ops(*original));
+  EXPECT_EQ(op_types(*c), op_types(*original));
 }
 
 }  // namespace
@@ -1028,9 +1016,9 @@ ModelBuilder decomposed_attention(int64_t opset, const std::string& scale_op, bo
 TEST(FuseSdpa, DecomposedAttentionBecomesAttention) {
   for (const char* scale_op : {"Mul", "Div", ""}) {
     SCOPED_TRACE(scale_op);
-    auto original = load(decomposed_attention(23, scale_op));
+    auto original = load_model(decomposed_attention(23, scale_op));
     auto m = apply(*original, cpu::fuse_sdpa, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"Attention"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"Attention"}));
     const Node& a = m->graph.nodes[0];
     EXPECT_EQ(a.inputs, (std::vector<std::string>{"q", "k", "v"}));
     const float want = std::string(scale_op) == "Div" ? 1 / std::sqrt(8.0f) : std::string(scale_op) == "Mul" ? 0.3f : 1;
@@ -1041,6 +1029,6 @@ TEST(FuseSdpa, DecomposedAttentionBecomesAttention) {
 }
 
 TEST(FuseSdpa, NotBeforeOpset23NorWithSharedLogits) {
-  apply(*load(decomposed_attention(22, "Mul")), cpu::fuse_sdpa, false);
-  apply(*load(decomposed_attention(23, "Mul", true)), cpu::fuse_sdpa, false);
+  apply(*load_model(decomposed_attention(22, "Mul")), cpu::fuse_sdpa, false);
+  apply(*load_model(decomposed_attention(23, "Mul", true)), cpu::fuse_sdpa, false);
 }

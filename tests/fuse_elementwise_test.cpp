@@ -23,24 +23,12 @@ using namespace onnxscope::test;
 
 namespace {
 
-std::shared_ptr<Model> load(const ModelBuilder& b) {
-  auto r = b.load();
-  EXPECT_TRUE(r.ok()) << dump(r);
-  return std::shared_ptr<Model>(std::move(r.model));
-}
-
 std::shared_ptr<Model> fused(const Model& original, bool expect_change) {
   auto m = std::make_shared<Model>(original);
   Diagnostics log;
   cpu::PassContext ctx{&log};
   EXPECT_EQ(cpu::fuse_elementwise(*m, ctx), expect_change);
   return m;
-}
-
-std::vector<std::string> ops(const Model& m) {
-  std::vector<std::string> out;
-  for (const auto& n : m.graph.nodes) out.push_back(n.op_type);
-  return out;
 }
 
 // The reference on the original against the CPU engine (no rewrites of its
@@ -84,9 +72,9 @@ ModelBuilder residual_chain() {
 }  // namespace
 
 TEST(FuseElementwise, AChainBecomesOneNodeThatSaysWhatItComputes) {
-  auto original = load(residual_chain());
+  auto original = load_model(residual_chain());
   auto m = fused(*original, true);
-  ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedElementwise"}));
+  ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedElementwise"}));
   const Node& f = m->graph.nodes[0];
   EXPECT_EQ(f.domain, cpu::kCpuDomain);
   EXPECT_EQ(f.inputs, (std::vector<std::string>{"x", "r", "s"}));
@@ -111,9 +99,9 @@ TEST(FuseElementwise, NotAcrossAValueReadTwiceOrAGraphOutput) {
     b.node("Relu", {"sum"}, {"act"}, "relu");
     b.node("Add", {"act", "sum"}, {"y"}, "add");
     b.output("y", DataType::Float, {int64_t{4}});
-    auto original = load(b);
+    auto original = load_model(b);
     auto m = fused(*original, true);  // Relu + Add still chain: 'sum' comes in from outside
-    EXPECT_EQ(ops(*m), (std::vector<std::string>{"Exp", "FusedElementwise"}));
+    EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Exp", "FusedElementwise"}));
     expect_exact(original, m);
   }
   {
@@ -123,7 +111,7 @@ TEST(FuseElementwise, NotAcrossAValueReadTwiceOrAGraphOutput) {
     b.node("Relu", {"e"}, {"y"}, "relu");
     b.output("e", DataType::Float, {int64_t{4}});
     b.output("y", DataType::Float, {int64_t{4}});
-    fused(*load(b), false);
+    fused(*load_model(b), false);
   }
 }
 
@@ -134,7 +122,7 @@ TEST(FuseElementwise, NotOtherTypesNorUnknownAttributes) {
     b.node("Add", {"x", "x"}, {"s"}, "add");
     b.node("Abs", {"s"}, {"y"}, "abs");
     b.output("y", DataType::Int32, {int64_t{4}});
-    fused(*load(b), false);
+    fused(*load_model(b), false);
   }
   {  // Gelu of an approximation the contract does not know stays itself
     ModelBuilder b(20);
@@ -142,7 +130,7 @@ TEST(FuseElementwise, NotOtherTypesNorUnknownAttributes) {
     b.node("Exp", {"x"}, {"e"}, "exp");
     attr_string(b.node("Gelu", {"e"}, {"y"}, "gelu"), "approximate", "cubic");
     b.output("y", DataType::Float, {int64_t{4}});
-    fused(*load(b), false);
+    fused(*load_model(b), false);
   }
 }
 
@@ -157,9 +145,9 @@ TEST(FuseElementwise, ChainsStopAtEightOpsAndFourInputs) {
       v = out;
     }
     b.output("y", DataType::Float, {int64_t{5}});
-    auto original = load(b);
+    auto original = load_model(b);
     auto m = fused(*original, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedElementwise", "FusedElementwise"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedElementwise", "FusedElementwise"}));
     EXPECT_EQ(m->graph.nodes[0].attribute("ops")->strings.size(), 8u);
     EXPECT_EQ(m->graph.nodes[1].attribute("ops")->strings.size(), 2u);
     expect_exact(original, m);
@@ -172,9 +160,9 @@ TEST(FuseElementwise, ChainsStopAtEightOpsAndFourInputs) {
     b.node("Add", {"x3", "a2"}, {"a3"}, "add3");
     b.node("Add", {"a3", "x4"}, {"y"}, "add4");
     b.output("y", DataType::Float, {int64_t{3}});
-    auto original = load(b);
+    auto original = load_model(b);
     auto m = fused(*original, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedElementwise", "Add"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedElementwise", "Add"}));
     EXPECT_EQ(m->graph.nodes[0].inputs.size(), 4u);
     expect_exact(original, m);
   }
@@ -183,12 +171,12 @@ TEST(FuseElementwise, ChainsStopAtEightOpsAndFourInputs) {
 // The CPU engine keeps its own kernels: the pass runs only with device
 // fusions asked for (as the offload engine asks), and not when disabled.
 TEST(FuseElementwise, OnlyForDevices) {
-  auto original = load(residual_chain());
+  auto original = load_model(residual_chain());
   auto run = [&](CpuOptions o) {
     auto m = std::make_shared<Model>(*original);
     Diagnostics log;
     cpu::optimize(*m, o, false, log);
-    return ops(*m);
+    return op_types(*m);
   };
   CpuOptions cpu;
   EXPECT_EQ(run(cpu).size(), 5u);
@@ -219,12 +207,12 @@ TEST(FuseElementwise, NotInAGraphAGradientNodeDifferentiates) {
   b.output("y", DataType::Float, {int64_t{3}});
   b.output_untyped("dy_da");
   b.output_untyped("dy_db");
-  auto m = load(b);
+  auto m = load_model(b);
   CpuOptions device;
   device.device_fusions = true;
   Diagnostics log;
   cpu::optimize(*m, device, false, log);
-  EXPECT_EQ(ops(*m), (std::vector<std::string>{"Add", "Mul", "Gradient"}));
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Add", "Mul", "Gradient"}));
 }
 
 // Random chains (support/random_chain.h): one fused node whose plain kernel
@@ -233,9 +221,9 @@ TEST(FuseElementwise, RandomChainsKeepTheReferenceBits) {
   std::mt19937 rng(11);
   for (int trial = 0; trial < 40; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
-    auto original = load(random_elementwise_chain(rng));
+    auto original = load_model(random_elementwise_chain(rng));
     auto m = fused(*original, true);
-    ASSERT_EQ(ops(*m), (std::vector<std::string>{"FusedElementwise"}));
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedElementwise"}));
     expect_exact(original, m, static_cast<uint64_t>(trial));
   }
 }

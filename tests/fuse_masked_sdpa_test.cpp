@@ -23,24 +23,12 @@ using namespace onnxscope::test;
 
 namespace {
 
-std::shared_ptr<Model> load(const ModelBuilder& b) {
-  auto r = b.load();
-  EXPECT_TRUE(r.ok()) << dump(r);
-  return std::shared_ptr<Model>(std::move(r.model));
-}
-
 std::shared_ptr<Model> rewritten(const Model& original, cpu::PassFn pass, bool expect_change) {
   auto m = std::make_shared<Model>(original);
   Diagnostics log;
   cpu::PassContext ctx{&log};
   EXPECT_EQ(pass(*m, ctx), expect_change);
   return m;
-}
-
-std::vector<std::string> ops(const Model& m) {
-  std::vector<std::string> out;
-  for (const auto& n : m.graph.nodes) out.push_back(n.op_type);
-  return out;
 }
 
 // What may differ from the exporter's form, one thing at a time.
@@ -150,11 +138,11 @@ TEST(FuseMaskedSdpa, TorchOnnxAttentionBecomesOneNode) {
       Form f;
       f.reshaped_kt = reshaped;
       f.guard = guard;
-      auto original = load(torch_sdpa(f));
+      auto original = load_model(torch_sdpa(f));
       auto m = rewritten(*original, cpu::fuse_masked_sdpa, true);
       // The Shape/Slice/Concat nodes stay for eliminate-dead-nodes; the Where making the mask stays.
       std::vector<std::string> left;
-      for (const std::string& op : ops(*m))
+      for (const std::string& op : op_types(*m))
         if (op != "Shape" && op != "Slice" && op != "Concat") left.push_back(op);
       ASSERT_EQ(left, (std::vector<std::string>{"Where", "FusedAttention"}));
       const Node& a = m->graph.nodes.back();
@@ -174,7 +162,7 @@ TEST(FuseMaskedSdpa, TorchOnnxAttentionBecomesOneNode) {
 TEST(FuseMaskedSdpa, WithoutAMaskToo) {
   Form f;
   f.mask = false;
-  auto m = rewritten(*load(torch_sdpa(f)), cpu::fuse_masked_sdpa, true);
+  auto m = rewritten(*load_model(torch_sdpa(f)), cpu::fuse_masked_sdpa, true);
   EXPECT_EQ(m->graph.nodes.back().op_type, cpu::kFusedAttention);
   EXPECT_EQ(m->graph.nodes.back().inputs.size(), 3u);
 }
@@ -182,7 +170,7 @@ TEST(FuseMaskedSdpa, WithoutAMaskToo) {
 TEST(FuseMaskedSdpa, WhatMustNotFuseDoesNot) {
   auto unchanged = [](const Form& f, const char* why) {
     SCOPED_TRACE(why);
-    rewritten(*load(torch_sdpa(f)), cpu::fuse_masked_sdpa, false);
+    rewritten(*load_model(torch_sdpa(f)), cpu::fuse_masked_sdpa, false);
   };
   Form f;
   f.mask_batch = 2;
@@ -207,22 +195,22 @@ TEST(FuseMaskedSdpa, WhatMustNotFuseDoesNot) {
 TEST(FuseMaskedSdpa, FuseSdpaLeavesTheseForms) {
   Form f;
   f.opset = 23;
-  rewritten(*load(torch_sdpa(f)), cpu::fuse_sdpa, false);
+  rewritten(*load_model(torch_sdpa(f)), cpu::fuse_sdpa, false);
   f.guard = false;
-  rewritten(*load(torch_sdpa(f)), cpu::fuse_sdpa, false);
+  rewritten(*load_model(torch_sdpa(f)), cpu::fuse_sdpa, false);
 }
 
 // The CPU engine keeps the MatMuls (oneDNN); a device engine's optimizer
 // runs the pass, and eliminate-dead-nodes drops the shape arithmetic.
 TEST(FuseMaskedSdpa, OnlyDeviceEnginesAskForIt) {
-  auto original = load(torch_sdpa(Form{}));
+  auto original = load_model(torch_sdpa(Form{}));
   Diagnostics log;
   auto cpu_model = std::make_shared<Model>(*original);
   cpu::optimize(*cpu_model, CpuOptions{}, false, log);
-  for (const std::string& op : ops(*cpu_model)) EXPECT_NE(op, cpu::kFusedAttention);
+  for (const std::string& op : op_types(*cpu_model)) EXPECT_NE(op, cpu::kFusedAttention);
   auto device_model = std::make_shared<Model>(*original);
   CpuOptions o;
   o.device_fusions = true;
   cpu::optimize(*device_model, o, false, log);
-  EXPECT_EQ(ops(*device_model), (std::vector<std::string>{"Where", "FusedAttention"}));
+  EXPECT_EQ(op_types(*device_model), (std::vector<std::string>{"Where", "FusedAttention"}));
 }

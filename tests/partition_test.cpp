@@ -30,12 +30,6 @@ PlacementRules made_up_device() {
   return r;
 }
 
-std::shared_ptr<Model> load(const ModelBuilder& b) {
-  auto r = b.load();
-  EXPECT_TRUE(r.ok()) << dump(r);
-  return std::shared_ptr<Model>(std::move(r.model));
-}
-
 std::vector<Side> sides(const PartitionPlan& p) {
   std::vector<Side> out;
   for (const auto& n : p.nodes) out.push_back(n.side);
@@ -63,7 +57,7 @@ TEST(Partition, ANodeWithoutADeviceKernelFallsBackWithItsCopies) {
   b.node("Add", {"v", "bias"}, {"y"}, "add");
   b.output("y", DataType::Float, {int64_t{2}, int64_t{3}});
   b.output("i", DataType::Int64, {int64_t{2}, int64_t{3}});
-  auto m = load(b);
+  auto m = load_model(b);
   const PartitionPlan p = partition(m->graph, made_up_device());
   EXPECT_EQ(sides(p), (std::vector<Side>{D, H, D}));
   EXPECT_EQ(p.nodes[1].reason, "no device kernel for TopK");
@@ -94,7 +88,7 @@ TEST(Partition, ShapeArithmeticStaysOnTheHost) {
   attr_int(b.node("Concat", {"n1", "minus_one"}, {"target"}, "concat"), "axis", 0);
   b.node("Reshape", {"r", "target"}, {"y"}, "reshape");
   b.output("y", DataType::Float, {"batch", int64_t{16}});
-  auto m = load(b);
+  auto m = load_model(b);
   const PartitionPlan p = partition(m->graph, made_up_device());
   EXPECT_EQ(sides(p), (std::vector<Side>{D, H, H, H, H, D}));
   EXPECT_EQ(p.nodes[2].reason, "shape arithmetic: its results are read on the host only");
@@ -109,7 +103,7 @@ TEST(Partition, AOneOperatorModelRunsOnTheDevice) {
   b.input("b", DataType::Float, {int64_t{3}});
   b.node("Add", {"a", "b"}, {"y"}, "add");
   b.output("y", DataType::Float, {int64_t{3}});
-  auto m = load(b);
+  auto m = load_model(b);
   const PartitionPlan p = partition(m->graph, made_up_device());
   EXPECT_EQ(sides(p), (std::vector<Side>{D}));
   EXPECT_EQ(copies(p), "a>dev@0 b>dev@0 y>host@1 ");
@@ -136,7 +130,7 @@ TEST(Partition, ControlFlowRunsOnTheHostWithWhatItCaptures) {
   b.output("z", DataType::Float, {int64_t{4}});
   b.output("v", DataType::Float, {int64_t{2}});
   b.output("dd", DataType::Double, {int64_t{4}});
-  auto m = load(b);
+  auto m = load_model(b);
   const PartitionPlan p = partition(m->graph, made_up_device());
   EXPECT_EQ(sides(p), (std::vector<Side>{D, H, H, H}));
   EXPECT_EQ(p.nodes[1].reason, "it has a subgraph (control flow runs on the CPU engine)");

@@ -1,5 +1,7 @@
 #include "model_builder.h"
 
+#include <stdexcept>
+
 namespace onnxscope::test {
 
 void set_type(onnx::TypeProto* t, DataType elem, const std::vector<DimSpec>& dims) {
@@ -150,6 +152,18 @@ std::string dump(const LoadResult& r) {
   std::string s;
   for (const auto& d : r.diagnostics.items()) s += d.to_string() + "\n";
   return s.empty() ? "(no diagnostics)" : s;
+}
+
+std::shared_ptr<Model> load_model(const ModelBuilder& b) {
+  auto r = b.load();
+  if (!r.ok()) throw std::runtime_error("the test's model does not load:\n" + dump(r));
+  return std::shared_ptr<Model>(std::move(r.model));
+}
+
+std::vector<std::string> op_types(const Model& m) {
+  std::vector<std::string> out;
+  for (const auto& n : m.graph.nodes) out.push_back(n.op_type);
+  return out;
 }
 
 }  // namespace onnxscope::test

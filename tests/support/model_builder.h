@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <variant>
+#include <memory>
 #include <vector>
 
 #include "onnx/onnx-ml.pb.h"
@@ -64,5 +65,11 @@ class ModelBuilder {
 bool has_code(const LoadResult& r, const std::string& code, Severity s = Severity::Error);
 // All diagnostics, one per line, for assertion messages.
 std::string dump(const LoadResult& r);
+
+// The built model, loaded; throws std::runtime_error with the diagnostics
+// when it does not load (the test fails there, saying why).
+std::shared_ptr<Model> load_model(const ModelBuilder& b);
+// The op types of the graph's nodes, in order.
+std::vector<std::string> op_types(const Model& m);
 
 }  // namespace onnxscope::test
