@@ -937,6 +937,7 @@ const std::map<std::string, Generator>& generators() {
     m["Attention"] = attention;
     m["RotaryEmbedding"] = rotary;
     m["TopK"] = topk;
+    add_quantize_generators(m);
     return m;
   }();
   return g;

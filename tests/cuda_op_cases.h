@@ -66,6 +66,9 @@ struct Case {
         case DataType::Int64: v.mutable_data<int64_t>()[i] = static_cast<int64_t>(std::floor(x)); break;
         case DataType::Bool: v.mutable_data<uint8_t>()[i] = x > 0 ? 1 : 0; break;
         case DataType::Uint8: v.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(std::fabs(x)); break;
+        case DataType::Int8: v.mutable_data<int8_t>()[i] = static_cast<int8_t>(std::floor(x)); break;
+        case DataType::Int16: v.mutable_data<int16_t>()[i] = static_cast<int16_t>(std::floor(x)); break;
+        case DataType::Uint16: v.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(std::fabs(x)); break;
         case DataType::Double: v.mutable_data<double>()[i] = x; break;
         default: ADD_FAILURE() << "no random values for " << dtype_name(t);
       }
@@ -138,6 +141,8 @@ using Generator = std::function<Case(Rng&, const std::string& op)>;
 // Every operator of the CUDA table that has cases, with its generator
 // (cuda_op_cases.cpp).
 const std::map<std::string, Generator>& generators();
+// QuantizeLinear and DequantizeLinear (cuda_op_cases_quantize.cpp).
+void add_quantize_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);

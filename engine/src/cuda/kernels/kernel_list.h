@@ -9,6 +9,7 @@
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/lines.h"
 #include "cuda/kernels/movement.h"
+#include "cuda/kernels/quantize.h"
 #include "cuda/kernels/resize.h"
 #include "cuda/kernels/rows.h"
 #include "cuda/kernels/scatter.h"
@@ -34,7 +35,8 @@ using AllKernels = KernelList<
     TriluKernel<uint64_t>, ArgReduceKernel<float>, ArgReduceKernel<int32_t>, ArgReduceKernel<int64_t>,
     CumulativeKernel<float>, CumulativeKernel<double>, CumulativeKernel<int32_t>, CumulativeKernel<int64_t>,
     ResizeNearestKernel<uint8_t>, ResizeNearestKernel<uint16_t>, ResizeNearestKernel<uint32_t>, ResizeNearestKernel<uint64_t>,
-    ResizeAxisKernel, AttentionSoftmaxKernel, RotaryKernel, TopKKernel<float>, TopKKernel<int32_t>, TopKKernel<int64_t>>;
+    ResizeAxisKernel, AttentionSoftmaxKernel, RotaryKernel, TopKKernel<float>, TopKKernel<int32_t>, TopKKernel<int64_t>,
+    QuantizeKernel, DequantizeKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -129,6 +129,7 @@ const std::map<std::string, OpDef>& table() {
     add_rearrange_ops(defs);
     add_along_axis_ops(defs);
     add_attention_ops(defs);
+    add_quantize_ops(defs);
     add_fused_ops(defs);
     std::map<std::string, OpDef> m;
     for (const OpDef& d : defs) {

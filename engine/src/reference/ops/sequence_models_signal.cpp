@@ -7,9 +7,11 @@
 #include <cmath>
 #include <complex>
 #include <numbers>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/quant_plan.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
 #include "reference/ops/sequence_models_parts.h"
@@ -76,61 +78,15 @@ void store_quantized(Tensor& y, uint64_t i, double v, bool saturate) {
   }
 }
 
-// Maps each element of x to the element of a scale / zero-point tensor:
-// per-tensor (one element), per-axis (1-D along `axis`) or blocked (x's shape
-// with dim `axis` divided into blocks of `block_size`).
-struct QuantParamIndex {
-  enum Mode { PerTensor, PerAxis, Blocked } mode = PerTensor;
-  int64_t axis_dim = 1, inner = 1, block = 1, scale_axis_dim = 1;
-
-  uint64_t operator()(uint64_t i) const {
-    if (mode == PerTensor) return 0;
-    const uint64_t k = (i / uint64_t(inner)) % uint64_t(axis_dim);
-    if (mode == PerAxis) return k;
-    const uint64_t outer = i / uint64_t(inner * axis_dim), in = i % uint64_t(inner);
-    return (outer * uint64_t(scale_axis_dim) + k / uint64_t(block)) * uint64_t(inner) + in;
+// Which scale each element reads (per tensor, per axis, blocked): the
+// layout the CUDA engine shares (core/quant_plan.h), its errors at the node.
+quant::ParamIndex quant_param_index(const KernelContext& ctx, const Shape& x_shape, const Tensor& scale,
+                                    const Tensor* zero_point, int64_t axis_attr, int64_t block_size) {
+  try {
+    return quant::param_index(x_shape, scale.shape(), zero_point ? &zero_point->shape() : nullptr, axis_attr, block_size);
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(e.what());
   }
-};
-
-QuantParamIndex quant_param_index(const KernelContext& ctx, const Shape& x_shape, const Tensor& scale,
-                                  const Tensor* zero_point, int64_t axis_attr, int64_t block_size) {
-  // Shapes must match; a one-element [1] and a scalar are the same per-tensor parameter.
-  if (zero_point && zero_point->shape() != scale.shape() &&
-      !(zero_point->element_count() == 1 && scale.element_count() == 1 && zero_point->rank() <= 1 && scale.rank() <= 1))
-    ctx.fail("zero point shape " + shape_to_string(zero_point->shape()) + " differs from scale shape " +
-             shape_to_string(scale.shape()));
-  QuantParamIndex q;
-  // Per-tensor: a scalar scale, or a one-element 1-D one outside blocked mode.
-  if (scale.rank() == 0 || (scale.element_count() == 1 && scale.rank() == 1 && block_size == 0)) return q;
-  const int64_t rank = int64_t(x_shape.size());
-  if (rank == 0) ctx.fail("a scalar input needs a scalar scale, got " + shape_to_string(scale.shape()));
-  const int64_t axis = normalize_axis(ctx, axis_attr, rank);
-  q.axis_dim = x_shape[size_t(axis)];
-  q.inner = 1;
-  for (int64_t d = axis + 1; d < rank; ++d) q.inner *= x_shape[size_t(d)];
-  if (block_size == 0) {
-    if (scale.rank() != 1 || scale.shape()[0] != q.axis_dim)
-      ctx.fail("per-axis scale must be 1-D of length " + std::to_string(q.axis_dim) + " (axis " + std::to_string(axis) +
-               "), got " + shape_to_string(scale.shape()));
-    q.mode = QuantParamIndex::PerAxis;
-    return q;
-  }
-  if (block_size < 0) ctx.fail("block_size must be positive, got " + std::to_string(block_size));
-  if (scale.rank() != rank) ctx.fail("blocked scale must have the rank of the input, got " + shape_to_string(scale.shape()));
-  for (int64_t d = 0; d < rank; ++d) {
-    if (d == axis) continue;
-    if (scale.shape()[size_t(d)] != x_shape[size_t(d)])
-      ctx.fail("blocked scale shape " + shape_to_string(scale.shape()) + " must match input shape " +
-               shape_to_string(x_shape) + " except on axis " + std::to_string(axis));
-  }
-  q.scale_axis_dim = scale.shape()[size_t(axis)];
-  const int64_t needed = (q.axis_dim + block_size - 1) / block_size;
-  if (q.scale_axis_dim != needed)
-    ctx.fail("blocked scale has " + std::to_string(q.scale_axis_dim) + " blocks on axis " + std::to_string(axis) +
-             ", block_size " + std::to_string(block_size) + " needs " + std::to_string(needed));
-  q.mode = QuantParamIndex::Blocked;
-  q.block = block_size;
-  return q;
 }
 
 // Rounds to the precision a division in type t would have (int32 divides in double, like numpy).
@@ -172,7 +128,7 @@ void QuantizeLinear(KernelContext& ctx) {
     ctx.fail("cannot quantize to " + std::string(dtype_name(out_t)));
   const bool saturate = ctx.attr_int("saturate", 1) != 0;
   const int64_t block_size = ctx.attr_int("block_size", 0);
-  const QuantParamIndex qi = quant_param_index(ctx, x.shape(), scale, zp, ctx.attr_int("axis", 1), block_size);
+  const quant::ParamIndex qi = quant_param_index(ctx, x.shape(), scale, zp, ctx.attr_int("axis", 1), block_size);
   // The division runs in the precision attribute's type, else in y_scale's type.
   DataType prec = scale.dtype();
   if (const int64_t p = ctx.attr_int("precision", 0); p != 0) {
@@ -223,7 +179,7 @@ void DequantizeLinear(KernelContext& ctx) {
   }
   if (out_t != DataType::Float && out_t != DataType::Float16 && out_t != DataType::BFloat16)
     ctx.fail("cannot dequantize to " + std::string(dtype_name(out_t)) + " (set output_dtype)");
-  const QuantParamIndex qi =
+  const quant::ParamIndex qi =
       quant_param_index(ctx, x.shape(), scale, zp, ctx.attr_int("axis", 1), ctx.attr_int("block_size", 0));
   const std::vector<double> xs = real_values(x), ss = real_values(scale);
   const std::vector<double> zs = zp ? real_values(*zp) : std::vector<double>(ss.size(), 0.0);

@@ -1,0 +1,119 @@
+// QuantizeLinear and DequantizeLinear (opsets 10 to 25) between float32 and
+// the integer codes int8, uint8, int16, uint16 (and int32 codes for
+// dequantization): per tensor, per axis or blocked, the layout and its checks
+// the reference's (core/quant_plan.h), one elementwise kernel each
+// (kernels/quantize.h). Float16/bfloat16 values, float8/int4 codes and a
+// `precision` other than float go to the CPU engine.
+#include <stdexcept>
+
+#include "core/quant_plan.h"
+#include "cuda/ops/op_table.h"
+
+namespace onnxscope::cuda {
+
+namespace {
+
+bool integer_code(DataType t) {
+  return t == DataType::Int8 || t == DataType::Uint8 || t == DataType::Int16 || t == DataType::Uint16;
+}
+
+QuantIndex index_of(OpContext& c, const Shape& x) {
+  const Shape* zp = c.has_input(2) ? &c.input(2).shape : nullptr;
+  const Shape& scale = c.input(1).shape;
+  if (c.opset() < 21 && scale.size() > 1)
+    c.fail(std::string(c.node().op_type == "QuantizeLinear" ? "y_scale" : "x_scale") + " must be a scalar or 1-D before opset 21");
+  quant::ParamIndex p;
+  try {
+    p = quant::param_index(x, scale, zp, c.attr_int("axis", 1), c.attr_int("block_size", 0));
+  } catch (const std::invalid_argument& e) {
+    c.fail(e.what());
+  }
+  QuantIndex q;
+  q.mode = p.mode == quant::ParamIndex::PerTensor ? 0 : p.mode == quant::ParamIndex::PerAxis ? 1 : 2;
+  q.axis_dim = p.axis_dim;
+  q.inner = p.inner;
+  q.block = p.block;
+  q.scale_axis_dim = p.scale_axis_dim;
+  return q;
+}
+
+// The code QuantizeLinear writes without a zero point: output_dtype, else uint8.
+DataType attribute_code(const Node& n) {
+  const Attribute* a = n.attribute("output_dtype");
+  return a && a->i != 0 ? static_cast<DataType>(a->i) : DataType::Uint8;
+}
+
+// The code it writes: the zero point's type, else attribute_code.
+DataType quantized_type(const Graph& g, const Node& n) {
+  return n.inputs.size() > 2 && !n.inputs[2].empty() ? declared_type(g, n.inputs[2]) : attribute_code(n);
+}
+
+std::optional<std::string> refuse_quantize(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2) return std::string("QuantizeLinear takes x and y_scale");
+  if (auto r = require_types(g, n, {DataType::Float}, 0, 2)) return r;
+  if (auto r = require_types(g, n, {DataType::Int8, DataType::Uint8, DataType::Int16, DataType::Uint16}, 2, 1)) return r;
+  if (!integer_code(quantized_type(g, n))) return std::string("the CUDA kernel for QuantizeLinear writes int8, uint8, int16 or uint16");
+  if (const Attribute* p = n.attribute("precision"); p && p->i != 0 && p->i != static_cast<int64_t>(DataType::Float))
+    return std::string("the CUDA kernel for QuantizeLinear divides in float32 (precision 1)");
+  return std::nullopt;
+}
+
+void run_quantize(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const DataType code = c.has_input(2) ? c.input(2).dtype : attribute_code(c.node());
+  if (const int64_t od = c.attr_int("output_dtype", 0); c.has_input(2) && od != 0 && od != static_cast<int64_t>(code))
+    c.fail("output_dtype " + std::to_string(od) + " differs from y_zero_point's type " + std::string(dtype_name(code)));
+  if (!integer_code(code)) c.fail("cannot quantize to " + std::string(dtype_name(code)) + " on the device");
+  const QuantIndex at = index_of(c, x.shape);
+  c.output(0) = c.allocate(code, x.shape);
+  QuantizeKernel k{};
+  k.at = at;
+  k.x = static_cast<const float*>(x.data);
+  k.scale = static_cast<const float*>(c.input(1).data);
+  k.zero_point = c.has_input(2) ? c.input(2).data : nullptr;
+  k.code = static_cast<ElemType>(code);
+  switch (code) {
+    case DataType::Int8: k.lo = -128; k.hi = 127; break;
+    case DataType::Uint8: k.lo = 0; k.hi = 255; break;
+    case DataType::Int16: k.lo = -32768; k.hi = 32767; break;
+    default: k.lo = 0; k.hi = 65535; break;
+  }
+  k.y = c.output(0).data;
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+}
+
+std::optional<std::string> refuse_dequantize(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2) return std::string("DequantizeLinear takes x and x_scale");
+  if (auto r = require_types(g, n, {DataType::Int8, DataType::Uint8, DataType::Int16, DataType::Uint16, DataType::Int32}, 0, 1))
+    return r;
+  if (auto r = require_types(g, n, {DataType::Float}, 1, 1)) return r;
+  if (auto r = require_types(g, n, {declared_type(g, n.inputs[0])}, 2, 1)) return r;
+  if (const Attribute* a = n.attribute("output_dtype"); a && a->i != 0 && a->i != static_cast<int64_t>(DataType::Float))
+    return std::string("the CUDA kernel for DequantizeLinear writes float32");
+  return std::nullopt;
+}
+
+void run_dequantize(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (c.has_input(2) && c.input(2).dtype != x.dtype)
+    c.fail("x_zero_point type " + std::string(dtype_name(c.input(2).dtype)) + " differs from x's " + std::string(dtype_name(x.dtype)));
+  const QuantIndex at = index_of(c, x.shape);
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  DequantizeKernel k{};
+  k.at = at;
+  k.x = x.data;
+  k.code = static_cast<ElemType>(x.dtype);
+  k.scale = static_cast<const float*>(c.input(1).data);
+  k.zero_point = c.has_input(2) ? c.input(2).data : nullptr;
+  k.y = static_cast<float*>(c.output(0).data);
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+}
+
+}  // namespace
+
+void add_quantize_ops(std::vector<OpDef>& t) {
+  t.push_back({"QuantizeLinear", refuse_quantize, run_quantize});
+  t.push_back({"DequantizeLinear", refuse_dequantize, run_dequantize});
+}
+
+}  // namespace onnxscope::cuda

@@ -1,0 +1,93 @@
+// Random QuantizeLinear and DequantizeLinear problems for cuda_kernels_test
+// (the rest of the generators are in cuda_op_cases.cpp): per tensor, per axis
+// and blocked scales, every integer code with and without a zero point, and
+// values that round at halves, saturate, or are NaN and infinite.
+#include <algorithm>
+
+#include "cuda_op_cases.h"
+
+namespace onnxscope::test::cuda_cases {
+
+namespace {
+
+// The scale's shape for x: per tensor (scalar or [1]), per axis (opset 13
+// on) or blocked (opset 21 on), with the attributes that say so.
+Shape scale_layout(Rng& rng, const Case& c, const Shape& x, std::vector<std::pair<const char*, int64_t>>& attrs) {
+  const auto rank = static_cast<int64_t>(x.size());
+  const int form = static_cast<int>(pick(rng, 0, c.opset >= 21 ? 2 : c.opset >= 13 ? 1 : 0));
+  if (form == 0) return coin(rng) ? Shape{} : Shape{1};
+  const int64_t axis = pick(rng, -rank, rank - 1);
+  const auto a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  if (axis != 1 || coin(rng)) attrs.emplace_back("axis", axis);
+  if (form == 1) return Shape{x[a]};
+  const int64_t block = pick(rng, 1, x[a]);
+  attrs.emplace_back("block_size", block);
+  Shape s = x;
+  s[a] = (x[a] + block - 1) / block;
+  return s;
+}
+
+// The integer codes an opset has: 16-bit ones from 21, int32 codes (for
+// dequantization) from 10.
+std::vector<DataType> codes(int64_t opset, bool int32) {
+  std::vector<DataType> t = {DataType::Int8, DataType::Uint8};
+  if (opset >= 21) t.insert(t.end(), {DataType::Int16, DataType::Uint16});
+  if (int32) t.push_back(DataType::Int32);
+  return t;
+}
+
+Case quantize(Rng& rng, const std::string&) {
+  Case c(choose(rng, std::vector<int64_t>{10, 13, 19, 21, 23}));
+  const Shape x = random_shape(rng, 1, 4, 6);
+  c.floats("x", x, rng, -300, 300);
+  Tensor& xv = c.inputs.back().second.tensor();
+  for (uint64_t i = 0; i < xv.element_count(); ++i) {
+    float& f = xv.mutable_data<float>()[i];
+    if (i % 3 == 0) f = std::round(f * 2) / 2;  // halves (over the scales of 1 below): to even
+    if (i % 11 == 5) f = i % 2 ? NAN : (i % 3 ? INFINITY : -INFINITY);
+  }
+  std::vector<std::pair<const char*, int64_t>> attrs;
+  const Shape scale = scale_layout(rng, c, x, attrs);
+  std::vector<std::string> in = {"x", c.floats("scale", scale, rng, 0.25, 3)};
+  Tensor& sv = c.inputs.back().second.tensor();
+  for (uint64_t i = 0; i < sv.element_count(); ++i)  // exact quotients too
+    if (coin(rng)) sv.mutable_data<float>()[i] = choose(rng, std::vector<float>{0.5f, 1.f, 1.f, 2.f});
+  const DataType code = choose(rng, codes(c.opset, false));
+  const bool zero_point = c.opset < 21 ? coin(rng) || code != DataType::Uint8 : coin(rng);
+  if (zero_point) {
+    const double lo = code == DataType::Int8 ? -128 : code == DataType::Int16 ? -1000 : 0;
+    const double hi = code == DataType::Int8 ? 127 : code == DataType::Uint8 ? 255 : 1000;
+    in.push_back(c.add_tensor("zero_point", code, scale, rng, lo, hi));
+  }
+  auto& n = c.node("QuantizeLinear", in);
+  for (const auto& [name, v] : attrs) attr_int(n, name, v);
+  if (c.opset >= 21 && (!zero_point ? code != DataType::Uint8 || coin(rng) : coin(rng)))
+    attr_int(n, "output_dtype", static_cast<int64_t>(code));
+  return c;
+}
+
+Case dequantize(Rng& rng, const std::string&) {
+  Case c(choose(rng, std::vector<int64_t>{10, 13, 19, 21, 23}));
+  const Shape x = random_shape(rng, 1, 4, 6);
+  const DataType code = choose(rng, codes(c.opset, true));
+  const double lo = code == DataType::Int8 ? -128 : code == DataType::Int16 ? -32768 : code == DataType::Int32 ? -3e9 : 0;
+  const double hi = code == DataType::Int8 ? 128 : code == DataType::Uint8 ? 256 : code == DataType::Int32 ? 3e9 : 65536;
+  c.add_tensor("x", code, x, rng, std::max(lo, -2e9), std::min(hi, 2e9));
+  std::vector<std::pair<const char*, int64_t>> attrs;
+  const Shape scale = scale_layout(rng, c, x, attrs);
+  std::vector<std::string> in = {"x", c.floats("scale", scale, rng, -2, 2)};
+  if (coin(rng)) in.push_back(c.add_tensor("zero_point", code, scale, rng, std::max(lo, -2e9), std::min(hi, 2e9)));
+  auto& n = c.node("DequantizeLinear", in);
+  for (const auto& [name, v] : attrs) attr_int(n, name, v);
+  if (c.opset >= 23 && coin(rng)) attr_int(n, "output_dtype", 1);
+  return c;
+}
+
+}  // namespace
+
+void add_quantize_generators(std::map<std::string, Generator>& m) {
+  m["QuantizeLinear"] = quantize;
+  m["DequantizeLinear"] = dequantize;
+}
+
+}  // namespace onnxscope::test::cuda_cases
