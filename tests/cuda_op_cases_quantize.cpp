@@ -71,7 +71,11 @@ Case dequantize(Rng& rng, const std::string&) {
   const Shape x = random_shape(rng, 1, 4, 6);
   const DataType code = choose(rng, codes(c.opset, true));
   const double lo = code == DataType::Int8 ? -128 : code == DataType::Int16 ? -32768 : code == DataType::Int32 ? -3e9 : 0;
-  const double hi = code == DataType::Int8 ? 128 : code == DataType::Uint8 ? 256 : code == DataType::Int32 ? 3e9 : 65536;
+  const double hi = code == DataType::Int8    ? 128
+                    : code == DataType::Uint8 ? 256
+                    : code == DataType::Int16 ? 32768
+                    : code == DataType::Int32 ? 3e9
+                                              : 65536;  // floor(x) < hi: in range
   c.add_tensor("x", code, x, rng, std::max(lo, -2e9), std::min(hi, 2e9));
   std::vector<std::pair<const char*, int64_t>> attrs;
   const Shape scale = scale_layout(rng, c, x, attrs);
