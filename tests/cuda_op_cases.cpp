@@ -938,6 +938,7 @@ const std::map<std::string, Generator>& generators() {
     m["RotaryEmbedding"] = rotary;
     m["TopK"] = topk;
     add_quantize_generators(m);
+    add_einsum_generators(m);
     return m;
   }();
   return g;

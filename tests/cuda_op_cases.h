@@ -143,6 +143,8 @@ using Generator = std::function<Case(Rng&, const std::string& op)>;
 const std::map<std::string, Generator>& generators();
 // QuantizeLinear and DequantizeLinear (cuda_op_cases_quantize.cpp).
 void add_quantize_generators(std::map<std::string, Generator>& m);
+// Einsum (cuda_op_cases_einsum.cpp).
+void add_einsum_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);

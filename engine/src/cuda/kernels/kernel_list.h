@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "cuda/kernels/attention.h"
+#include "cuda/kernels/einsum.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/lines.h"
 #include "cuda/kernels/movement.h"
@@ -36,7 +37,7 @@ using AllKernels = KernelList<
     CumulativeKernel<float>, CumulativeKernel<double>, CumulativeKernel<int32_t>, CumulativeKernel<int64_t>,
     ResizeNearestKernel<uint8_t>, ResizeNearestKernel<uint16_t>, ResizeNearestKernel<uint32_t>, ResizeNearestKernel<uint64_t>,
     ResizeAxisKernel, AttentionSoftmaxKernel, RotaryKernel, TopKKernel<float>, TopKKernel<int32_t>, TopKKernel<int64_t>,
-    QuantizeKernel, DequantizeKernel>;
+    QuantizeKernel, DequantizeKernel, EinsumKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -130,6 +130,7 @@ const std::map<std::string, OpDef>& table() {
     add_along_axis_ops(defs);
     add_attention_ops(defs);
     add_quantize_ops(defs);
+    add_einsum_ops(defs);
     add_fused_ops(defs);
     std::map<std::string, OpDef> m;
     for (const OpDef& d : defs) {

@@ -118,6 +118,7 @@ void add_rearrange_ops(std::vector<OpDef>& t);
 void add_along_axis_ops(std::vector<OpDef>& t);
 void add_attention_ops(std::vector<OpDef>& t);  // Attention, RotaryEmbedding
 void add_quantize_ops(std::vector<OpDef>& t);   // QuantizeLinear, DequantizeLinear
+void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
 // Shared by the families (defined in ops/movement.cpp).

@@ -11,7 +11,9 @@
 // wrap like numpy's fixed-width integer matmul.
 #include <cmath>
 #include <limits>
+#include <stdexcept>
 
+#include "core/einsum_plan.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/nn_parts.h"
 #include "reference/ops/ops.h"
@@ -231,153 +233,43 @@ void Gemm(KernelContext& ctx) {
 
 // --- Einsum ----------------------------------------------------------------------
 
-// Labels: letters a-z, A-Z are 0..51; the dims an ellipsis stands for are
-// 52 + position in the (right-aligned) broadcast ellipsis block.
-constexpr int kEllipsisBase = 52;
-
-struct EinsumTerm {
-  std::vector<int> labels;  // per dim of the operand (ellipsis expanded)
-};
-
-int letter_label(const KernelContext& ctx, char ch) {
-  if (ch >= 'a' && ch <= 'z') return ch - 'a';
-  if (ch >= 'A' && ch <= 'Z') return 26 + (ch - 'A');
-  ctx.fail(std::string("invalid character '") + ch + "' in the einsum equation");
-}
-
-// Parses one term; `ell_rank` is the number of dims its ellipsis covers, `ell_total` the broadcast block size.
-std::vector<int> parse_term(const KernelContext& ctx, const std::string& term, int64_t rank, bool is_output,
-                            int64_t ell_total, int64_t* ell_rank_out) {
-  size_t letters = 0;
-  bool has_ell = false;
-  for (size_t i = 0; i < term.size(); ++i) {
-    if (term[i] == '.') {
-      if (has_ell || term.compare(i, 3, "...") != 0) ctx.fail("malformed ellipsis in einsum term '" + term + "'");
-      has_ell = true;
-      i += 2;
-    } else {
-      ++letters;
-    }
-  }
-  int64_t ell_rank = 0;
-  if (!is_output) {
-    if (has_ell ? static_cast<int64_t>(letters) > rank : static_cast<int64_t>(letters) != rank)
-      ctx.fail("einsum term '" + term + "' does not match an operand of rank " + std::to_string(rank));
-    ell_rank = has_ell ? rank - static_cast<int64_t>(letters) : 0;
-  } else {
-    ell_rank = has_ell ? ell_total : 0;
-  }
-  if (ell_rank_out) *ell_rank_out = ell_rank;
-  std::vector<int> labels;
-  for (size_t i = 0; i < term.size(); ++i) {
-    if (term[i] == '.') {
-      for (int64_t e = 0; e < ell_rank; ++e) labels.push_back(kEllipsisBase + static_cast<int>(ell_total - ell_rank + e));
-      i += 2;
-    } else {
-      labels.push_back(letter_label(ctx, term[i]));
-    }
-  }
-  return labels;
-}
-
+// Labels, sizes and strides from core/einsum_plan.h (shared with the CUDA
+// engine); every output element sums the products over the summed labels.
 void Einsum(KernelContext& ctx) {
   std::string eq;
   for (char ch : ctx.attr_string("equation")) if (ch != ' ') eq += ch;
-  const size_t arrow = eq.find("->");
-  const std::string lhs = eq.substr(0, arrow);
-  std::vector<std::string> terms;
-  for (size_t start = 0;;) {
-    const size_t comma = lhs.find(',', start);
-    terms.push_back(lhs.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
   const size_t n_in = ctx.input_count();
-  if (terms.size() != n_in)
-    ctx.fail("the equation has " + std::to_string(terms.size()) + " input terms but the node has " + std::to_string(n_in) + " inputs");
   const DataType dt = ctx.input(0).dtype();
-  for (size_t i = 0; i < n_in; ++i)
+  std::vector<Shape> shapes;
+  for (size_t i = 0; i < n_in; ++i) {
     if (ctx.input(i).dtype() != dt) ctx.fail("all inputs must have the same element type");
-  // First pass: ellipsis block size.
-  int64_t ell_total = 0;
-  std::vector<int64_t> ell_rank(n_in);
-  for (size_t i = 0; i < n_in; ++i) {
-    parse_term(ctx, terms[i], ctx.input(i).rank(), false, 0, &ell_rank[i]);
-    ell_total = std::max(ell_total, ell_rank[i]);
+    shapes.push_back(ctx.input(i).shape());
   }
-  if (ell_total > 64) ctx.fail("an ellipsis may stand for at most 64 dimensions");
-  std::vector<std::vector<int>> in_labels(n_in);
-  constexpr int kMaxLabels = kEllipsisBase + 64;
-  std::vector<int64_t> size(kMaxLabels, -1);
-  std::vector<int> count(kMaxLabels, 0);
-  for (size_t i = 0; i < n_in; ++i) {
-    in_labels[i] = parse_term(ctx, terms[i], ctx.input(i).rank(), false, ell_total, nullptr);
-    const Shape& s = ctx.input(i).shape();
-    for (size_t d = 0; d < s.size(); ++d) {
-      const int l = in_labels[i][d];
-      ++count[l];
-      if (l >= kEllipsisBase) {
-        // Ellipsis dims broadcast (size 1 stretches).
-        if (size[l] == -1 || size[l] == 1) size[l] = s[d];
-        else if (s[d] != 1 && s[d] != size[l]) ctx.fail("ellipsis dimensions of the inputs do not broadcast");
-      } else if (size[l] == -1) {
-        size[l] = s[d];
-      } else if (size[l] != s[d]) {
-        ctx.fail("label '" + terms[i] + "' has inconsistent sizes " + std::to_string(size[l]) + " and " + std::to_string(s[d]));
-      }
-    }
-  }
-  std::vector<int> out_labels;
-  if (arrow != std::string::npos) {
-    out_labels = parse_term(ctx, eq.substr(arrow + 2), 0, true, ell_total, nullptr);
-    std::vector<bool> seen(kMaxLabels, false);
-    for (int l : out_labels) {
-      if (size[l] == -1) ctx.fail("output label does not appear in any input");
-      if (seen[l]) ctx.fail("output labels must be unique");
-      seen[l] = true;
-    }
-  } else {
-    // Implicit output: the ellipsis dims, then labels used once, in alphabetical (ASCII) order.
-    for (int64_t e = 0; e < ell_total; ++e) out_labels.push_back(kEllipsisBase + static_cast<int>(e));
-    std::vector<std::pair<char, int>> once;
-    for (int l = 0; l < kEllipsisBase; ++l)
-      if (count[l] == 1) once.emplace_back(l < 26 ? char('a' + l) : char('A' + l - 26), l);
-    std::sort(once.begin(), once.end());
-    for (auto& [ch, l] : once) out_labels.push_back(l);
-  }
-  std::vector<int> sum_labels;
-  for (int l = 0; l < kMaxLabels; ++l)
-    if (size[l] != -1 && std::find(out_labels.begin(), out_labels.end(), l) == out_labels.end()) sum_labels.push_back(l);
-  Shape out_shape, sum_shape;
-  for (int l : out_labels) out_shape.push_back(size[l]);
-  for (int l : sum_labels) sum_shape.push_back(size[l]);
-  // Per operand and label, the stride that label moves by (repeated labels add; broadcast dims are 0).
-  std::vector<std::vector<int64_t>> stride(n_in, std::vector<int64_t>(kMaxLabels, 0));
-  for (size_t i = 0; i < n_in; ++i) {
-    const Shape& s = ctx.input(i).shape();
-    const auto st = strides_of(s);
-    for (size_t d = 0; d < s.size(); ++d)
-      if (!(s[d] == 1 && size[in_labels[i][d]] != 1)) stride[i][in_labels[i][d]] += st[d];
+  einsum::Plan p;
+  try {
+    p = einsum::plan(eq, shapes);
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(e.what());
   }
   dispatch<kFloats | kInts>(ctx, dt, [&](auto tag) {
     using S = typename decltype(tag)::type;
     using T = acc_t<S>;
     std::vector<std::vector<T>> vals(n_in);
     for (size_t i = 0; i < n_in; ++i) vals[i] = values_as<T>(ctx.input(i));
-    Tensor& out = ctx.allocate_output(0, dt, out_shape);
+    Tensor& out = ctx.allocate_output(0, dt, p.out_shape);
     std::vector<int64_t> base(n_in);
     uint64_t o = 0;
-    for (nn::Counter oc(out_shape); oc.valid(); oc.next(), ++o) {  // an empty shape iterates once
+    for (nn::Counter oc(p.out_shape); oc.valid(); oc.next(), ++o) {  // an empty shape iterates once
       for (size_t i = 0; i < n_in; ++i) {
         base[i] = 0;
-        for (size_t d = 0; d < out_labels.size(); ++d) base[i] += oc.index[d] * stride[i][out_labels[d]];
+        for (size_t d = 0; d < p.out_shape.size(); ++d) base[i] += oc.index[d] * p.out_stride[i][d];
       }
       T acc = T(0);
-      for (nn::Counter sc(sum_shape); sc.valid(); sc.next()) {
+      for (nn::Counter sc(p.sum_shape); sc.valid(); sc.next()) {
         T prod = T(1);
         for (size_t i = 0; i < n_in; ++i) {
           int64_t off = base[i];
-          for (size_t d = 0; d < sum_labels.size(); ++d) off += sc.index[d] * stride[i][sum_labels[d]];
+          for (size_t d = 0; d < p.sum_shape.size(); ++d) off += sc.index[d] * p.sum_stride[i][d];
           prod *= vals[i][static_cast<size_t>(off)];
         }
         acc += prod;
