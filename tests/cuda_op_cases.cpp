@@ -944,6 +944,6 @@ const std::map<std::string, Generator>& generators() {
   return g;
 }
 
-int case_weight(const std::string& op) { return op == "Resize" || op == "Attention" ? 4 : 1; }
+int case_weight(const std::string& op) { return op == "Resize" || op == "Attention" || op == "Einsum" ? 4 : 1; }
 
 }  // namespace onnxscope::test::cuda_cases

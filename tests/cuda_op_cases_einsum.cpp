@@ -18,7 +18,9 @@ Case einsum(Rng& rng, const std::string&) {
   for (auto& s : size) s = pick(rng, 1, 4);
   std::vector<std::string> terms;
   std::string out;
-  if (coin(rng)) {  // a form models use, sizes as drawn
+  if (coin(rng)) {  // a form models use; some labels long, so contractions reach the GEMM path (16 or more)
+    for (auto& sz : size)
+      if (pick(rng, 0, 2) != 0) sz = pick(rng, 16, 24);
     const std::vector<std::string> forms = {"ab,bc->ac",   "dab,dbc->dac", "a,b->ab",     "abcd,abed->abce", "ab->ba",
                                             "aa->a",       "aa",           "ab->",        "a,a",             "...ab,...bc->...ac",
                                             "ab,...b->...a", "abc->cab",   "ab,b->a",     "aab,bc->ac"};

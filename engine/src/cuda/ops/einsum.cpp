@@ -1,8 +1,9 @@
 // Einsum (float32, 1 to 3 operands): labels, sizes and strides from the
-// reference's own plan (core/einsum_plan.h), then one kernel over the output
-// elements (kernels/einsum.h). Each output element loops over the summed
-// labels, so outer products, transposes, traces and small contractions run
-// as one kernel; a large contraction would be faster as a GEMM (not yet).
+// reference's own plan (core/einsum_plan.h). A contraction of two operands
+// (16 summed elements or more, every summed label in both) runs as a
+// strided-batched GEMM between two gathers and a scatter; the rest (outer
+// products, transposes, traces, small or one-sided sums, three operands) as
+// one kernel over the output elements (kernels/einsum.h).
 #include <set>
 #include <stdexcept>
 
@@ -61,6 +62,70 @@ std::optional<std::string> refuse_einsum(const Graph& g, const Node& n) {
   return std::nullopt;
 }
 
+// Two operands whose summed labels (those of more than one element) are in
+// both, with a sum of kGemmSum or more: A gathered as [batch, m, k] and B as
+// [batch, k, n] by strided copies (which also read repeated labels and
+// broadcast dims, through the plan's strides), one strided-batched GEMM, and
+// its [batch, m, n] result copied into the output's order. An output label
+// is a batch dim when both operands move along it, m or n when one does.
+// False when the problem is not of that shape (the kernel then takes it).
+constexpr int64_t kGemmSum = 16;
+
+bool einsum_as_gemm(OpContext& c, const einsum::Plan& p) {
+  if (c.input_count() != 2) return false;
+  std::vector<size_t> batch, m, n, k;
+  for (size_t d = 0; d < p.out_shape.size(); ++d) {
+    if (p.out_shape[d] == 1) continue;
+    const bool a = p.out_stride[0][d] != 0, b = p.out_stride[1][d] != 0;
+    (a && b ? batch : b && !a ? n : m).push_back(d);
+  }
+  for (size_t d = 0; d < p.sum_shape.size(); ++d) {
+    if (p.sum_shape[d] == 1) continue;
+    if (p.sum_stride[0][d] == 0 || p.sum_stride[1][d] == 0) return false;  // summed in one operand only
+    k.push_back(d);
+  }
+  auto size = [](const Shape& s, const std::vector<size_t>& dims) {
+    int64_t v = 1;
+    for (size_t d : dims) v *= s[d];
+    return v;
+  };
+  const int64_t B = size(p.out_shape, batch), M = size(p.out_shape, m), N = size(p.out_shape, n), K = size(p.sum_shape, k);
+  if (K < kGemmSum || B * M * N == 0) return false;
+  // One operand's [batch, rows, cols] gathered contiguously.
+  auto gather = [&](size_t operand, const std::vector<size_t>& rows, bool rows_summed, const std::vector<size_t>& cols,
+                    bool cols_summed) {
+    StridedCopy g;
+    auto add = [&](const std::vector<size_t>& dims, bool summed) {
+      for (size_t d : dims) {
+        g.dims.push_back(summed ? p.sum_shape[d] : p.out_shape[d]);
+        g.in_stride.push_back(summed ? p.sum_stride[operand][d] : p.out_stride[operand][d]);
+      }
+    };
+    add(batch, false);
+    add(rows, rows_summed);
+    add(cols, cols_summed);
+    g.out_stride = contiguous_strides(Shape(g.dims.begin(), g.dims.end()));
+    DeviceTensor t = c.allocate(DataType::Float, {static_cast<int64_t>(elements_of(Shape(g.dims.begin(), g.dims.end())))});
+    strided_copy(c, DataType::Float, g, c.input(operand).data, t.data);
+    return t;
+  };
+  const DeviceTensor a = gather(0, m, false, k, true);
+  const DeviceTensor b = gather(1, k, true, n, false);
+  DeviceTensor r = c.allocate(DataType::Float, {B * M * N});
+  row_major_gemm(c, static_cast<const float*>(a.data), static_cast<const float*>(b.data), static_cast<float*>(r.data), M, K, N,
+                 false, false, 1.f, 0.f, B, M * K, K * N);
+  StridedCopy out;
+  const std::vector<int64_t> ys = contiguous_strides(p.out_shape);
+  for (const auto* dims : {&batch, &m, &n})
+    for (size_t d : *dims) {
+      out.dims.push_back(p.out_shape[d]);
+      out.out_stride.push_back(ys[d]);
+    }
+  out.in_stride = contiguous_strides(Shape(out.dims.begin(), out.dims.end()));
+  strided_copy(c, DataType::Float, out, r.data, c.output(0).data);
+  return true;
+}
+
 void run_einsum(OpContext& c) {
   std::vector<Shape> shapes;
   for (size_t i = 0; i < c.input_count(); ++i) shapes.push_back(c.input(i).shape);
@@ -73,6 +138,7 @@ void run_einsum(OpContext& c) {
   if (p.out_shape.size() > static_cast<size_t>(kKernelRank) || p.sum_shape.size() > static_cast<size_t>(kKernelRank))
     c.fail("more than " + std::to_string(kKernelRank) + " output or summed labels");
   c.output(0) = c.allocate(DataType::Float, p.out_shape);
+  if (einsum_as_gemm(c, p)) return;
   EinsumKernel k;
   k.operands = static_cast<int>(c.input_count());
   k.out_rank = static_cast<int>(p.out_shape.size());
