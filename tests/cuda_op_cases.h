@@ -84,12 +84,8 @@ struct Case {
   // A constant (initializer) of int64 values: shape arguments, axes, indices.
   std::string ints(const std::string& name, const std::vector<int64_t>& v, bool scalar = false) {
     m.initializer(make_int64_tensor(name, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(v.size())}, v));
-    what += " " + name + "=[";
-    for (size_t i = 0; i < v.size(); ++i) {  // two appends: GCC 12 warns (-Wrestrict) at "," + to_string
-      if (i) what += ",";
-      what += std::to_string(v[i]);
-    }
-    what += "]";
+    what += " " + name;
+    describe_values(v);
     return name;
   }
   // A graph input of indices (int64 or int32), given values: what the
@@ -102,24 +98,26 @@ struct Case {
     }
     m.input(name, t, std::vector<DimSpec>(s.begin(), s.end()));
     inputs.emplace_back(name, Value(std::move(x)));
-    what += " " + name + shape_to_string(s) + "=[";
-    for (size_t i = 0; i < v.size(); ++i) {  // two appends: GCC 12 warns (-Wrestrict) at "," + to_string
-      if (i) what += ",";
-      what += std::to_string(v[i]);
-    }
-    what += "]";
+    what += " " + name + shape_to_string(s);
+    describe_values(v);
     return name;
   }
   // A constant (initializer) of float values: roi, scales.
   std::string float_list(const std::string& name, const std::vector<float>& v) {
     m.initializer(make_float_tensor(name, {static_cast<int64_t>(v.size())}, v));
-    what += " " + name + "=[";
+    what += " " + name;
+    describe_values(v);
+    return name;
+  }
+  // "=[v0,v1,...]" after an input's name in `what`.
+  template <class T>
+  void describe_values(const std::vector<T>& v) {
+    what += "=[";
     for (size_t i = 0; i < v.size(); ++i) {  // two appends: GCC 12 warns (-Wrestrict) at "," + to_string
       if (i) what += ",";
       what += std::to_string(v[i]);
     }
     what += "]";
-    return name;
   }
   std::string float_scalar(const std::string& name, float v) {
     m.initializer(make_float_tensor(name, {}, {v}));

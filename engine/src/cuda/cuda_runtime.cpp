@@ -11,7 +11,6 @@
 #include <dlfcn.h>
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -100,10 +99,9 @@ void check(cudnnStatus_t e, const char* what) {
   if (e != CUDNN_STATUS_SUCCESS) throw std::runtime_error(std::string(what) + ": " + dnn().GetErrorString(e));
 }
 
-int as_int(int64_t v, const char* what) {
-  if (v < 0 || v > INT_MAX) throw std::runtime_error(std::string(what) + " " + std::to_string(v) + " is beyond cuBLAS/cuDNN's int");
-  return static_cast<int>(v);
-}
+// A size in cuBLAS's and cuDNN's int: Runtime::gemm and Runtime::conv
+// (runtime.cpp) have checked that each one fits.
+int as_int(int64_t v) { return static_cast<int>(v); }
 
 // One convolution problem, as cuDNN sees it (rank 1 is made rank 2 with a
 // height of 1): x, w, y in the forward direction's terms, so a transposed
@@ -232,9 +230,9 @@ class GpuRuntime final : public Runtime {
       type = CUDA_R_16F;
     }
     check(blas().gemm(blas_, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
-                      as_int(g.m, "GEMM m"), as_int(g.n, "GEMM n"), as_int(g.k, "GEMM k"), &g.alpha, a, type,
-                      as_int(g.lda, "GEMM lda"), g.stride_a, b, type, as_int(g.ldb, "GEMM ldb"), g.stride_b,
-                      &g.beta, g.c, CUDA_R_32F, as_int(g.ldc, "GEMM ldc"), g.stride_c, as_int(g.batch, "GEMM batch"),
+                      as_int(g.m), as_int(g.n), as_int(g.k), &g.alpha, a, type,
+                      as_int(g.lda), g.stride_a, b, type, as_int(g.ldb), g.stride_b,
+                      &g.beta, g.c, CUDA_R_32F, as_int(g.ldc), g.stride_c, as_int(g.batch),
                       mode == MathMode::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx");
     if (mode == MathMode::Fp16) {  // the result as a half tensor would hold it
@@ -347,10 +345,10 @@ class GpuRuntime final : public Runtime {
     ConvKey key;
     key.transposed = c.transposed;
     // Forward terms: a transposed convolution's output is the forward input.
-    std::vector<int> in = {as_int(c.n, "conv batch"), as_int(c.c, "conv channels")};
-    std::vector<int> out = {in[0], as_int(c.k, "conv filters")};
-    key.w = c.transposed ? std::vector<int>{in[1], as_int(c.k / c.groups, "conv group channels")}
-                         : std::vector<int>{out[1], as_int(c.c / c.groups, "conv group channels")};
+    std::vector<int> in = {as_int(c.n), as_int(c.c)};
+    std::vector<int> out = {in[0], as_int(c.k)};
+    key.w = c.transposed ? std::vector<int>{in[1], as_int(c.k / c.groups)}
+                         : std::vector<int>{out[1], as_int(c.c / c.groups)};
     if (c.rank == 1) {  // cuDNN wants 2 spatial dims at least
       in.push_back(1);
       key.w.push_back(1);
@@ -360,16 +358,16 @@ class GpuRuntime final : public Runtime {
       key.dilation.push_back(1);
     }
     for (int d = 0; d < c.rank; ++d) {
-      in.push_back(as_int(c.in[d], "conv input size"));
-      key.w.push_back(as_int(c.kernel[d], "conv kernel size"));
-      out.push_back(as_int(c.out[d], "conv output size"));
-      key.pad.push_back(as_int(c.pad[d], "conv pad"));
-      key.stride.push_back(as_int(c.stride[d], "conv stride"));
-      key.dilation.push_back(as_int(c.dilation[d], "conv dilation"));
+      in.push_back(as_int(c.in[d]));
+      key.w.push_back(as_int(c.kernel[d]));
+      out.push_back(as_int(c.out[d]));
+      key.pad.push_back(as_int(c.pad[d]));
+      key.stride.push_back(as_int(c.stride[d]));
+      key.dilation.push_back(as_int(c.dilation[d]));
     }
     key.x = c.transposed ? out : in;
     key.y = c.transposed ? in : out;
-    key.groups = as_int(c.groups, "conv groups");
+    key.groups = as_int(c.groups);
     key.mode = mode;
     if (auto it = conv_plans_.find(key); it != conv_plans_.end()) return *it->second;
 
