@@ -349,7 +349,7 @@ Case movement(Rng& rng, const std::string& op) {
     for (int i = 0, k = static_cast<int>(pick(rng, 1, 3)); i < k; ++i) {
       Shape p = s;
       p[a] = pick(rng, 0, 4);
-      in.push_back(c.add_tensor("x" + std::to_string(i), t, p, rng, -9, 9));
+      in.push_back(c.add_tensor(std::string("x").append(std::to_string(i)), t, p, rng, -9, 9));
     }
     attr_int(c.node("Concat", in), "axis", axis);
   } else if (op == "Split") {
@@ -939,11 +939,16 @@ const std::map<std::string, Generator>& generators() {
     m["TopK"] = topk;
     add_quantize_generators(m);
     add_einsum_generators(m);
+    add_integer_generators(m);
     return m;
   }();
   return g;
 }
 
-int case_weight(const std::string& op) { return op == "Resize" || op == "Attention" || op == "Einsum" ? 4 : 1; }
+int case_weight(const std::string& op) {
+  if (op == "Resize" || op == "Attention" || op == "Einsum") return 4;
+  const bool integer = op == "QLinearConv" || op == "ConvInteger" || op == "QLinearMatMul" || op == "MatMulInteger";
+  return integer || op == "DynamicQuantizeLinear" ? 2 : 1;
+}
 
 }  // namespace onnxscope::test::cuda_cases

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "model_builder.h"
+#include "onnxscope/float_formats.h"
 #include "onnxscope/inputs.h"
 
 namespace onnxscope::test::cuda_cases {
@@ -70,6 +71,8 @@ struct Case {
         case DataType::Int16: v.mutable_data<int16_t>()[i] = static_cast<int16_t>(std::floor(x)); break;
         case DataType::Uint16: v.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(std::fabs(x)); break;
         case DataType::Double: v.mutable_data<double>()[i] = x; break;
+        case DataType::Float16: v.mutable_data<uint16_t>()[i] = float_to_half(static_cast<float>(x)); break;
+        case DataType::BFloat16: v.mutable_data<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(x)); break;
         default: ADD_FAILURE() << "no random values for " << dtype_name(t);
       }
     }
@@ -143,6 +146,8 @@ const std::map<std::string, Generator>& generators();
 void add_quantize_generators(std::map<std::string, Generator>& m);
 // Einsum (cuda_op_cases_einsum.cpp).
 void add_einsum_generators(std::map<std::string, Generator>& m);
+// MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv, DynamicQuantizeLinear (cuda_op_cases_integer.cpp).
+void add_integer_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);

@@ -8,6 +8,7 @@
 #include "cuda/kernels/attention.h"
 #include "cuda/kernels/einsum.h"
 #include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/integer.h"
 #include "cuda/kernels/lines.h"
 #include "cuda/kernels/movement.h"
 #include "cuda/kernels/quantize.h"
@@ -37,7 +38,8 @@ using AllKernels = KernelList<
     CumulativeKernel<float>, CumulativeKernel<double>, CumulativeKernel<int32_t>, CumulativeKernel<int64_t>,
     ResizeNearestKernel<uint8_t>, ResizeNearestKernel<uint16_t>, ResizeNearestKernel<uint32_t>, ResizeNearestKernel<uint64_t>,
     ResizeAxisKernel, AttentionSoftmaxKernel, RotaryKernel, TopKKernel<float>, TopKKernel<int32_t>, TopKKernel<int64_t>,
-    QuantizeKernel, DequantizeKernel, EinsumKernel>;
+    QuantizeKernel, DequantizeKernel, EinsumKernel, IntMatMulKernel, IntConvKernel, MinMaxPartialKernel,
+    DynamicQuantParamsKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -131,6 +131,7 @@ const std::map<std::string, OpDef>& table() {
     add_attention_ops(defs);
     add_quantize_ops(defs);
     add_einsum_ops(defs);
+    add_integer_product_ops(defs);
     add_fused_ops(defs);
     std::map<std::string, OpDef> m;
     for (const OpDef& d : defs) {

@@ -3,7 +3,9 @@
 // dequantization): per tensor, per axis or blocked, the layout and its checks
 // the reference's (core/quant_plan.h), one elementwise kernel each
 // (kernels/quantize.h). Float16/bfloat16 values, float8/int4 codes and a
-// `precision` other than float go to the CPU engine.
+// `precision` other than float go to the CPU engine. DynamicQuantizeLinear:
+// its range in two steps (kernels/integer.h), then the same kernel.
+#include <algorithm>
 #include <stdexcept>
 
 #include "core/quant_plan.h"
@@ -109,11 +111,52 @@ void run_dequantize(OpContext& c) {
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
 }
 
+std::optional<std::string> refuse_dynamic_quantize(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 1) return std::string("DynamicQuantizeLinear takes x");
+  return require_types(g, n, {DataType::Float});
+}
+
+// uint8 codes for x with a scale and zero point from x's range (which holds
+// 0): the range over chunks, then over the chunks' results, then the
+// quantization, reading the scale and zero point where step 2 wrote them.
+void run_dynamic_quantize(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const auto n = static_cast<int64_t>(elements_of(x.shape));
+  c.output(0) = c.allocate(DataType::Uint8, x.shape);
+  c.output(1) = c.allocate(DataType::Float, {});
+  c.output(2) = c.allocate(DataType::Uint8, {});
+  const int64_t chunk = std::max<int64_t>(256, (n + 1023) / 1024);  // at most 1024 rows (warps on a GPU)
+  const int64_t rows = (n + chunk - 1) / chunk;
+  const DeviceTensor partial = c.allocate(DataType::Float, {std::max<int64_t>(rows, 1), 2});
+  MinMaxPartialKernel range{};
+  range.n = n;
+  range.chunk = chunk;
+  range.x = static_cast<const float*>(x.data);
+  range.partial = static_cast<float*>(partial.data);
+  launch(c.rt(), range, rows);
+  DynamicQuantParamsKernel params{};
+  params.parts = rows;
+  params.partial = range.partial;
+  params.scale = static_cast<float*>(c.output(1).data);
+  params.zero_point = static_cast<uint8_t*>(c.output(2).data);
+  launch(c.rt(), params, 1);
+  QuantizeKernel q{};
+  q.x = range.x;
+  q.scale = params.scale;
+  q.zero_point = params.zero_point;
+  q.code = static_cast<ElemType>(DataType::Uint8);
+  q.lo = 0;
+  q.hi = 255;
+  q.y = c.output(0).data;
+  launch(c.rt(), q, n);
+}
+
 }  // namespace
 
 void add_quantize_ops(std::vector<OpDef>& t) {
   t.push_back({"QuantizeLinear", refuse_quantize, run_quantize});
   t.push_back({"DequantizeLinear", refuse_dequantize, run_dequantize});
+  t.push_back({"DynamicQuantizeLinear", refuse_dynamic_quantize, run_dynamic_quantize});
 }
 
 }  // namespace onnxscope::cuda

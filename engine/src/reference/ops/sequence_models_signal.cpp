@@ -206,7 +206,8 @@ void DynamicQuantizeLinear(KernelContext& ctx) {
   const float qmin = 0.0f, qmax = 255.0f;
   const float scale = (maxx == minx ? 1.0f : (maxx - minx)) / (qmax - qmin);
   const float initial_zp = qmin - minx / scale;
-  const float zp = std::nearbyint(std::clamp(initial_zp, qmin, qmax));
+  float zp = std::nearbyint(std::clamp(initial_zp, qmin, qmax));
+  if (std::isnan(zp)) zp = 0.0f;  // an infinite range (-inf / inf); numpy's uint8 cast gives 0 too
   Tensor& y = ctx.allocate_output(0, DataType::Uint8, x.shape());
   for (uint64_t i = 0; i < n; ++i) {
     const float q = std::nearbyint(load<float>(x, i) / scale) + zp;
