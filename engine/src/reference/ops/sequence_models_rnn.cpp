@@ -6,11 +6,12 @@
 // GRU linear_before_reset, LSTM peepholes and input_forget); onnx's Python
 // reference ignores several of these.
 #include <algorithm>
-#include <cctype>
+#include <stdexcept>
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "core/rnn_plan.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
 #include "reference/ops/sequence_models_parts.h"
@@ -22,11 +23,8 @@ using seqm::sigmoid;
 
 // --- activation functions ------------------------------------------------------
 
-struct Activation {
-  enum Kind { Relu, Tanh, Sigmoid, Affine, LeakyRelu, ThresholdedRelu, ScaledTanh, HardSigmoid, Elu, Softsign, Softplus };
-  Kind kind = Tanh;
-  double alpha = 0, beta = 0;
-
+// f(x) in double; the functions, their order and defaults: core/rnn_plan.h.
+struct Activation : rnn::Activation {
   double operator()(double x) const {
     switch (kind) {
       case Relu: return x > 0 ? x : 0.0;
@@ -45,130 +43,64 @@ struct Activation {
   }
 };
 
-// Parses the `activations` attribute: `per_direction` functions per direction,
-// defaults `defaults` (repeated for the backward direction). activation_alpha
-// and activation_beta are consumed in order by the functions that take them;
-// a function whose value is not listed uses its operator's default.
-std::vector<Activation> parse_activations(const KernelContext& ctx, const std::vector<std::string>& defaults,
-                                          int64_t num_directions) {
-  std::vector<std::string> names = ctx.attr_strings("activations", {});
-  const size_t per_direction = defaults.size();
-  if (names.empty()) {
-    for (int64_t d = 0; d < num_directions; ++d) names.insert(names.end(), defaults.begin(), defaults.end());
-  } else if (names.size() == per_direction && num_directions == 2) {
-    // Only the forward functions were listed: the backward direction reuses them.
-    std::vector<std::string> twice = names;
-    twice.insert(twice.end(), names.begin(), names.end());
-    names = twice;
-  } else if (names.size() != per_direction * static_cast<size_t>(num_directions)) {
-    ctx.fail("activations has " + std::to_string(names.size()) + " entries, expected " +
-             std::to_string(per_direction * num_directions));
-  }
-  const std::vector<float> alphas = ctx.attr_floats("activation_alpha", {});
-  const std::vector<float> betas = ctx.attr_floats("activation_beta", {});
-  size_t ai = 0, bi = 0;
-  auto next_alpha = [&](double fallback) { return ai < alphas.size() ? double(alphas[ai++]) : fallback; };
-  auto next_beta = [&](double fallback) { return bi < betas.size() ? double(betas[bi++]) : fallback; };
-  std::vector<Activation> out;
-  for (const std::string& raw : names) {
-    std::string n = raw;
-    std::transform(n.begin(), n.end(), n.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    Activation a;
-    if (n == "relu") a.kind = Activation::Relu;
-    else if (n == "tanh") a.kind = Activation::Tanh;
-    else if (n == "sigmoid") a.kind = Activation::Sigmoid;
-    else if (n == "softsign") a.kind = Activation::Softsign;
-    else if (n == "softplus") a.kind = Activation::Softplus;
-    else if (n == "affine") { a.kind = Activation::Affine; a.alpha = next_alpha(1.0); a.beta = next_beta(0.0); }
-    else if (n == "leakyrelu") { a.kind = Activation::LeakyRelu; a.alpha = next_alpha(0.01); }
-    else if (n == "thresholdedrelu") { a.kind = Activation::ThresholdedRelu; a.alpha = next_alpha(1.0); }
-    else if (n == "scaledtanh") { a.kind = Activation::ScaledTanh; a.alpha = next_alpha(1.0); a.beta = next_beta(1.0); }
-    else if (n == "hardsigmoid") { a.kind = Activation::HardSigmoid; a.alpha = next_alpha(0.2); a.beta = next_beta(0.5); }
-    else if (n == "elu") { a.kind = Activation::Elu; a.alpha = next_alpha(1.0); }
-    else ctx.fail("unknown activation function '" + raw + "'");
-    out.push_back(a);
-  }
-  return out;
-}
-
 // --- shared set-up ---------------------------------------------------------------
 
-// Everything a recurrent kernel needs, parsed and checked, inputs as doubles.
-// Index helpers hide the layout attribute: X is (seq, batch, input) or
-// (batch, seq, input); states are (dirs, batch, H) or (batch, dirs, H).
-struct RnnProblem {
-  int64_t seq = 0, batch = 0, input = 0, hidden = 0, dirs = 1, gates = 1;
-  bool layout_batch_first = false;
-  bool reverse_only = false;  // direction == "reverse"
-  double clip = 0;            // 0: no clipping
+// Everything a recurrent kernel needs, parsed and checked (core/rnn_plan.h),
+// inputs as doubles. Index helpers hide the layout attribute.
+struct RnnProblem : rnn::Plan {
   std::vector<double> X, W, R, B;  // B is zero-filled when absent
   std::vector<int64_t> seq_lens;   // per batch
+  std::vector<Activation> functions;
   DataType dtype = DataType::Float;
 
   double x(int64_t t, int64_t b, int64_t i) const {
-    return layout_batch_first ? X[(b * seq + t) * input + i] : X[(t * batch + b) * input + i];
+    return batch_first ? X[(b * seq + t) * input + i] : X[(t * batch + b) * input + i];
   }
   uint64_t state_index(int64_t d, int64_t b, int64_t h) const {
-    return layout_batch_first ? uint64_t((b * dirs + d) * hidden + h) : uint64_t((d * batch + b) * hidden + h);
+    return batch_first ? uint64_t((b * dirs + d) * hidden + h) : uint64_t((d * batch + b) * hidden + h);
   }
   uint64_t y_index(int64_t t, int64_t d, int64_t b, int64_t h) const {
-    return layout_batch_first ? uint64_t(((b * seq + t) * dirs + d) * hidden + h)
-                              : uint64_t(((t * dirs + d) * batch + b) * hidden + h);
+    return batch_first ? uint64_t(((b * seq + t) * dirs + d) * hidden + h) : uint64_t(((t * dirs + d) * batch + b) * hidden + h);
   }
-  Shape y_shape() const { return layout_batch_first ? Shape{batch, seq, dirs, hidden} : Shape{seq, dirs, batch, hidden}; }
-  Shape state_shape() const { return layout_batch_first ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden}; }
-  double clipped(double v) const { return clip > 0 ? std::min(std::max(v, -clip), clip) : v; }
+  double clipped(double v) const { return clip > 0 ? std::min(std::max(v, -double(clip)), double(clip)) : v; }
 };
 
 // Reads a state input (initial_h / initial_c) or zeros.
 std::vector<double> read_state(const KernelContext& ctx, const RnnProblem& p, size_t index, const char* name) {
   const Tensor* t = ctx.optional_input(index);
   if (!t) return std::vector<double>(size_t(p.dirs * p.batch * p.hidden), 0.0);
-  if (t->shape() != p.state_shape())
-    ctx.fail(std::string(name) + " has shape " + shape_to_string(t->shape()) + ", expected " + shape_to_string(p.state_shape()));
   if (t->dtype() != p.dtype) ctx.fail(std::string(name) + " must have the type of X");
   return real_values(*t);
 }
 
-RnnProblem parse_problem(const KernelContext& ctx, int64_t gates) {
+RnnProblem parse_problem(const KernelContext& ctx, int64_t gates, const std::vector<std::string>& default_acts) {
   RnnProblem p;
-  p.gates = gates;
   const Tensor& X = ctx.input(0);
   const Tensor& W = ctx.input(1);
   const Tensor& R = ctx.input(2);
   seqm::require_float(ctx, X, "X");
   p.dtype = X.dtype();
   if (W.dtype() != p.dtype || R.dtype() != p.dtype) ctx.fail("W and R must have the type of X");
-  if (X.rank() != 3 || W.rank() != 3 || R.rank() != 3)
-    ctx.fail("X, W and R must be rank 3, got " + shape_to_string(X.shape()) + ", " + shape_to_string(W.shape()) + ", " +
-             shape_to_string(R.shape()));
-  const int64_t layout = ctx.attr_int("layout", 0);
-  if (layout != 0 && layout != 1) ctx.fail("layout must be 0 or 1, got " + std::to_string(layout));
-  p.layout_batch_first = layout == 1;
-  p.seq = p.layout_batch_first ? X.shape()[1] : X.shape()[0];
-  p.batch = p.layout_batch_first ? X.shape()[0] : X.shape()[1];
-  p.input = X.shape()[2];
-
-  std::string direction = ctx.attr_string("direction", "forward");
-  if (direction == "foward") direction = "forward";  // opset 1 GRU's documented default is spelled so
-  if (direction == "forward") p.dirs = 1;
-  else if (direction == "reverse") { p.dirs = 1; p.reverse_only = true; }
-  else if (direction == "bidirectional") p.dirs = 2;
-  else ctx.fail("unknown direction '" + direction + "'");
-
-  p.hidden = R.shape()[2];
-  if (ctx.has_attr("hidden_size") && ctx.attr_int("hidden_size", 0) != p.hidden)
-    ctx.fail("hidden_size " + std::to_string(ctx.attr_int("hidden_size", 0)) + " does not match R's shape " +
-             shape_to_string(R.shape()));
-  const Shape w_shape{p.dirs, gates * p.hidden, p.input}, r_shape{p.dirs, gates * p.hidden, p.hidden};
-  if (W.shape() != w_shape) ctx.fail("W has shape " + shape_to_string(W.shape()) + ", expected " + shape_to_string(w_shape));
-  if (R.shape() != r_shape) ctx.fail("R has shape " + shape_to_string(R.shape()) + ", expected " + shape_to_string(r_shape));
+  rnn::Attributes a;
+  a.direction = ctx.attr_string("direction", "forward");
+  a.layout = ctx.attr_int("layout", 0);
+  if (ctx.has_attr("hidden_size")) a.hidden_size = ctx.attr_int("hidden_size", 0);
+  if (ctx.has_attr("clip")) a.clip = ctx.attr_float("clip", 0.0f);
+  a.activations = ctx.attr_strings("activations", {});
+  a.alphas = ctx.attr_floats("activation_alpha", {});
+  a.betas = ctx.attr_floats("activation_beta", {});
+  auto shape_of = [&](size_t i) { const Tensor* t = ctx.optional_input(i); return t ? &t->shape() : nullptr; };
+  rnn::OptionalShapes more{shape_of(3), shape_of(4), shape_of(5), gates == 4 ? shape_of(6) : nullptr, gates == 4 ? shape_of(7) : nullptr};
+  try {
+    static_cast<rnn::Plan&>(p) = rnn::plan(a, gates, default_acts, X.shape(), W.shape(), R.shape(), more);
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(e.what());
+  }
+  for (const rnn::Activation& f : p.acts) p.functions.push_back(Activation{f});
   p.X = real_values(X);
   p.W = real_values(W);
   p.R = real_values(R);
   if (const Tensor* B = ctx.optional_input(3)) {
-    const Shape b_shape{p.dirs, 2 * gates * p.hidden};
-    if (B->shape() != b_shape) ctx.fail("B has shape " + shape_to_string(B->shape()) + ", expected " + shape_to_string(b_shape));
     if (B->dtype() != p.dtype) ctx.fail("B must have the type of X");
     p.B = real_values(*B);
   } else {
@@ -176,23 +108,18 @@ RnnProblem parse_problem(const KernelContext& ctx, int64_t gates) {
   }
   p.seq_lens.assign(size_t(p.batch), p.seq);
   if (const Tensor* L = ctx.optional_input(4)) {
-    if (L->rank() != 1 || L->shape()[0] != p.batch)
-      ctx.fail("sequence_lens has shape " + shape_to_string(L->shape()) + ", expected [" + std::to_string(p.batch) + "]");
     p.seq_lens = int_values(ctx, *L);
     for (int64_t v : p.seq_lens)
       if (v < 0 || v > p.seq) ctx.fail("sequence_lens value " + std::to_string(v) + " outside [0, " + std::to_string(p.seq) + "]");
   }
   seqm::check_work(ctx, p.y_shape(), "Y");
-  const float clip = ctx.attr_float("clip", 0.0f);
-  if (ctx.has_attr("clip") && !(clip > 0)) ctx.fail("clip must be positive");
-  p.clip = clip;
   return p;
 }
 
 // Time steps of direction d for a sequence of length len, in processing order.
 std::vector<int64_t> time_order(const RnnProblem& p, int64_t d, int64_t len) {
   std::vector<int64_t> ts(static_cast<size_t>(len));
-  const bool backward = p.reverse_only || d == 1;
+  const bool backward = p.backward(d);
   for (int64_t k = 0; k < len; ++k) ts[size_t(k)] = backward ? len - 1 - k : k;
   return ts;
 }
@@ -222,8 +149,8 @@ void write_outputs(KernelContext& ctx, const RnnProblem& p, const RnnOutputs& o,
 // --- RNN -----------------------------------------------------------------------
 // Ht = f(Xt*(Wi^T) + Ht-1*(Ri^T) + Wbi + Rbi)
 void RNN(KernelContext& ctx) {
-  RnnProblem p = parse_problem(ctx, 1);
-  const std::vector<Activation> acts = parse_activations(ctx, {"Tanh"}, p.dirs);
+  RnnProblem p = parse_problem(ctx, 1, {"Tanh"});
+  const std::vector<Activation>& acts = p.functions;
   const int64_t H = p.hidden;
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
   RnnOutputs o;
@@ -254,8 +181,8 @@ void RNN(KernelContext& ctx) {
 // --- GRU -----------------------------------------------------------------------
 // Gates in W/R/B are ordered z, r, h.
 void GRU(KernelContext& ctx) {
-  RnnProblem p = parse_problem(ctx, 3);
-  const std::vector<Activation> acts = parse_activations(ctx, {"Sigmoid", "Tanh"}, p.dirs);
+  RnnProblem p = parse_problem(ctx, 3, {"Sigmoid", "Tanh"});
+  const std::vector<Activation>& acts = p.functions;
   const bool linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
   const int64_t H = p.hidden;
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
@@ -304,16 +231,14 @@ void GRU(KernelContext& ctx) {
 // --- LSTM ----------------------------------------------------------------------
 // Gates in W/R/B are ordered i, o, f, c; peepholes P are ordered i, o, f.
 void LSTM(KernelContext& ctx) {
-  RnnProblem p = parse_problem(ctx, 4);
-  const std::vector<Activation> acts = parse_activations(ctx, {"Sigmoid", "Tanh", "Tanh"}, p.dirs);
+  RnnProblem p = parse_problem(ctx, 4, {"Sigmoid", "Tanh", "Tanh"});
+  const std::vector<Activation>& acts = p.functions;
   const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
   const int64_t H = p.hidden;
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
   std::vector<double> c = read_state(ctx, p, 6, "initial_c");
   std::vector<double> P(size_t(p.dirs * 3 * H), 0.0);
   if (const Tensor* Pt = ctx.optional_input(7)) {
-    const Shape p_shape{p.dirs, 3 * H};
-    if (Pt->shape() != p_shape) ctx.fail("P has shape " + shape_to_string(Pt->shape()) + ", expected " + shape_to_string(p_shape));
     if (Pt->dtype() != p.dtype) ctx.fail("P must have the type of X");
     P = real_values(*Pt);
   }
