@@ -247,6 +247,54 @@ TEST(CudaEngine, SimChecksRotaryPositionIds) {
   }
 }
 
+// sequence_lens are read on the device: a length past the sequence (or
+// negative) is reported after the run with the node and the batch, as the
+// reference refuses it, and a good one after it runs again.
+TEST(CudaEngine, SimChecksSequenceLengths) {
+  ModelBuilder b(14);
+  b.input("x", DataType::Float, {int64_t{3}, int64_t{2}, int64_t{2}});
+  b.input("lens", DataType::Int32, {int64_t{2}});
+  b.initializer(make_float_tensor("w", {1, 8, 2}, std::vector<float>(16, 0.25f)));
+  b.initializer(make_float_tensor("r", {1, 8, 2}, std::vector<float>(16, -0.25f)));
+  b.node("LSTM", {"x", "w", "r", "", "lens"}, {"y", "y_h"}, "lstm");
+  b.output_untyped("y");
+  b.output_untyped("y_h");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  InputSpec spec;
+  NamedValues in = make_inputs(*m, spec);
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  auto reference = make_reference_engine()->prepare(m);
+  auto lengths = [&](int32_t second) {
+    Tensor t = Tensor::zeros(DataType::Int32, {2});
+    t.mutable_data<int32_t>()[0] = 2;
+    t.mutable_data<int32_t>()[1] = second;
+    in[1].second = Value(std::move(t));
+  };
+  for (const int32_t bad : {4, -1}) {
+    lengths(bad);
+    try {
+      prepared->run(in);
+      ADD_FAILURE() << "length " << bad << " was not refused";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("node 'lstm'"), std::string::npos) << what;
+      EXPECT_NE(what.find("sequence length " + std::to_string(bad) + " (batch 1) is outside [0, 3]"), std::string::npos) << what;
+    }
+    EXPECT_THROW(reference->run(in), Error);
+  }
+  lengths(3);
+  const NamedValues got = prepared->run(in), want = reference->run(in);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    const Tensor& g = got[i].second.tensor();
+    const Tensor& w = want[i].second.tensor();
+    ASSERT_EQ(g.shape(), w.shape());
+    for (uint64_t k = 0; k < g.element_count(); ++k) EXPECT_NEAR(g.element_as_double(k), w.element_as_double(k), 1e-5) << i << " " << k;
+  }
+}
+
 // fp16 on cuda-sim: weights given as initializers (converted to float16
 // once, cuda/half_cache.h) and the same weights fed as inputs (converted
 // at every call) give the same bits, in the recorded, captured and

@@ -940,6 +940,7 @@ const std::map<std::string, Generator>& generators() {
     add_quantize_generators(m);
     add_einsum_generators(m);
     add_integer_generators(m);
+    add_recurrent_generators(m);
     return m;
   }();
   return g;
@@ -948,7 +949,7 @@ const std::map<std::string, Generator>& generators() {
 int case_weight(const std::string& op) {
   if (op == "Resize" || op == "Attention" || op == "Einsum") return 4;
   const bool integer = op == "QLinearConv" || op == "ConvInteger" || op == "QLinearMatMul" || op == "MatMulInteger";
-  return integer || op == "DynamicQuantizeLinear" ? 2 : 1;
+  return integer || op == "DynamicQuantizeLinear" || op == "RNN" || op == "GRU" || op == "LSTM" ? 2 : 1;
 }
 
 }  // namespace onnxscope::test::cuda_cases

@@ -42,6 +42,10 @@ void attr_floats(onnx::NodeProto& n, const std::string& name, const std::vector<
   auto* a = new_attr(n, name, onnx::AttributeProto::FLOATS);
   for (auto x : v) a->add_floats(x);
 }
+void attr_strings(onnx::NodeProto& n, const std::string& name, const std::vector<std::string>& v) {
+  auto* a = new_attr(n, name, onnx::AttributeProto::STRINGS);
+  for (const auto& x : v) a->add_strings(x);
+}
 void attr_tensor(onnx::NodeProto& n, const std::string& name, const onnx::TensorProto& t) {
   *new_attr(n, name, onnx::AttributeProto::TENSOR)->mutable_t() = t;
 }

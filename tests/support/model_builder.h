@@ -24,6 +24,7 @@ void attr_float(onnx::NodeProto& n, const std::string& name, float v);
 void attr_string(onnx::NodeProto& n, const std::string& name, const std::string& v);
 void attr_ints(onnx::NodeProto& n, const std::string& name, const std::vector<int64_t>& v);
 void attr_floats(onnx::NodeProto& n, const std::string& name, const std::vector<float>& v);
+void attr_strings(onnx::NodeProto& n, const std::string& name, const std::vector<std::string>& v);
 void attr_tensor(onnx::NodeProto& n, const std::string& name, const onnx::TensorProto& t);
 onnx::GraphProto* attr_graph(onnx::NodeProto& n, const std::string& name);
 

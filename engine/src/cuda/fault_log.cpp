@@ -43,8 +43,10 @@ bool FaultLog::end_capture() {
 
 std::string describe_fault(const FaultLog::Fault& f) {
   const bool index = f.kind == FaultKind::Index;
-  return (index ? "index " : "position id ") + std::to_string(f.value) + " (at " + std::to_string(f.position) +
-         ") is outside [" + std::to_string(index ? -f.bound : 0) + ", " + std::to_string(f.bound - 1) + "]";
+  const char* what = index ? "index " : f.kind == FaultKind::Position ? "position id " : "sequence length ";
+  const char* at = f.kind == FaultKind::Length ? " (batch " : " (at ";
+  return what + std::to_string(f.value) + at + std::to_string(f.position) + ") is outside [" +
+         std::to_string(index ? -f.bound : 0) + ", " + std::to_string(f.bound - 1) + "]";
 }
 
 }  // namespace onnxscope::cuda

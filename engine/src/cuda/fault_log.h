@@ -21,6 +21,7 @@ namespace onnxscope::cuda {
 enum class FaultKind {
   Index,     // an index that may count from the end: [-bound, bound)
   Position,  // a row of a table: [0, bound)
+  Length,    // a sequence's length (sequence_lens, at a batch index): [0, bound)
 };
 
 class FaultLog {

@@ -12,6 +12,7 @@
 #include "cuda/kernels/lines.h"
 #include "cuda/kernels/movement.h"
 #include "cuda/kernels/quantize.h"
+#include "cuda/kernels/recurrent.h"
 #include "cuda/kernels/resize.h"
 #include "cuda/kernels/rows.h"
 #include "cuda/kernels/scatter.h"
@@ -39,7 +40,7 @@ using AllKernels = KernelList<
     ResizeNearestKernel<uint8_t>, ResizeNearestKernel<uint16_t>, ResizeNearestKernel<uint32_t>, ResizeNearestKernel<uint64_t>,
     ResizeAxisKernel, AttentionSoftmaxKernel, RotaryKernel, TopKKernel<float>, TopKKernel<int32_t>, TopKKernel<int64_t>,
     QuantizeKernel, DequantizeKernel, EinsumKernel, IntMatMulKernel, IntConvKernel, MinMaxPartialKernel,
-    DynamicQuantParamsKernel>;
+    DynamicQuantParamsKernel, RecurrentStepKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -132,6 +132,7 @@ const std::map<std::string, OpDef>& table() {
     add_quantize_ops(defs);
     add_einsum_ops(defs);
     add_integer_product_ops(defs);
+    add_recurrent_ops(defs);
     add_fused_ops(defs);
     std::map<std::string, OpDef> m;
     for (const OpDef& d : defs) {

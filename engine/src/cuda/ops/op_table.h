@@ -119,6 +119,7 @@ void add_along_axis_ops(std::vector<OpDef>& t);
 void add_attention_ops(std::vector<OpDef>& t);  // Attention, RotaryEmbedding
 void add_quantize_ops(std::vector<OpDef>& t);   // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
 void add_integer_product_ops(std::vector<OpDef>& t);  // MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv
+void add_recurrent_ops(std::vector<OpDef>& t);        // RNN, GRU, LSTM
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
