@@ -128,7 +128,7 @@ std::vector<int64_t> time_order(const RnnProblem& p, int64_t d, int64_t len) {
 void matvec(const std::vector<double>& M, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
             const double* v, double* out) {
   for (int64_t g = 0; g < rows; ++g) {
-    const double* m = &M[size_t((d * total_rows + row0 + g) * cols)];
+    const double* m = M.data() + (d * total_rows + row0 + g) * cols;  // M may be empty (no inputs)
     double acc = 0;
     for (int64_t i = 0; i < cols; ++i) acc += m[i] * v[i];
     out[g] = acc;
@@ -158,7 +158,7 @@ void RNN(KernelContext& ctx) {
   std::vector<double> xt(size_t(p.input)), wx(static_cast<size_t>(H)), rh(static_cast<size_t>(H)), hcur(static_cast<size_t>(H));
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(d)];
-    const double* Wb = &p.B[size_t(d * 2 * H)];
+    const double* Wb = p.B.data() + d * 2 * H;
     const double* Rb = Wb + H;
     for (int64_t b = 0; b < p.batch; ++b) {
       for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
@@ -193,7 +193,7 @@ void GRU(KernelContext& ctx) {
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(2 * d)];
     const Activation& g = acts[size_t(2 * d + 1)];
-    const double* Wb = &p.B[size_t(d * 6 * H)];  // Wbz, Wbr, Wbh
+    const double* Wb = p.B.data() + d * 6 * H;  // Wbz, Wbr, Wbh
     const double* Rb = Wb + 3 * H;                // Rbz, Rbr, Rbh
     for (int64_t b = 0; b < p.batch; ++b) {
       for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
@@ -249,9 +249,9 @@ void LSTM(KernelContext& ctx) {
     const Activation& f = acts[size_t(3 * d)];
     const Activation& g = acts[size_t(3 * d + 1)];
     const Activation& hact = acts[size_t(3 * d + 2)];
-    const double* Wb = &p.B[size_t(d * 8 * H)];
+    const double* Wb = p.B.data() + d * 8 * H;
     const double* Rb = Wb + 4 * H;
-    const double* Pi = &P[size_t(d * 3 * H)];
+    const double* Pi = P.data() + d * 3 * H;
     const double* Po = Pi + H;
     const double* Pf = Pi + 2 * H;
     for (int64_t b = 0; b < p.batch; ++b) {
