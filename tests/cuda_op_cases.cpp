@@ -941,6 +941,7 @@ const std::map<std::string, Generator>& generators() {
     add_einsum_generators(m);
     add_integer_generators(m);
     add_recurrent_generators(m);
+    add_range_generators(m);
     return m;
   }();
   return g;

@@ -374,6 +374,30 @@ struct CastKernel {
   OS_HD void operator()(int64_t i) const { cast_store(to, y, i, cast_load(from, x, i)); }
 };
 
+// Range (core/range_plan.h): integers start + i * delta, wrapping; reals as
+// numpy.arange in double (first, second, then first + i * step), cast to
+// float32 or stored as double. The product is rounded on its own (no fused
+// multiply-add on the GPU), as the host computes it.
+struct RangeKernel {
+  ElemType type;
+  bool integer;
+  int64_t start, delta;
+  double first, second, step;
+  void* y;
+  OS_HD void operator()(int64_t i) const {
+    if (integer) {
+      cast_store(type, y, i, CastValue{0, 0, static_cast<uint64_t>(start) + static_cast<uint64_t>(i) * static_cast<uint64_t>(delta), 2});
+      return;
+    }
+#ifdef __CUDA_ARCH__
+    const double v = i == 0 ? first : i == 1 ? second : __dadd_rn(first, __dmul_rn(static_cast<double>(i), step));
+#else
+    const double v = i == 0 ? first : i == 1 ? second : first + static_cast<double>(i) * step;
+#endif
+    cast_store(type, y, i, CastValue{v, 0, 0, 0});
+  }
+};
+
 // BatchNormalization in inference: y = (x - mean[c]) * scale[c] / sqrt(var[c] + eps) + bias[c],
 // with the per-channel factor and offset computed on the device first (BatchNormFold).
 struct BatchNormFoldKernel {

@@ -133,6 +133,7 @@ const std::map<std::string, OpDef>& table() {
     add_einsum_ops(defs);
     add_integer_product_ops(defs);
     add_recurrent_ops(defs);
+    add_range_ops(defs);
     add_fused_ops(defs);
     std::map<std::string, OpDef> m;
     for (const OpDef& d : defs) {

@@ -120,6 +120,7 @@ void add_attention_ops(std::vector<OpDef>& t);  // Attention, RotaryEmbedding
 void add_quantize_ops(std::vector<OpDef>& t);   // QuantizeLinear, DequantizeLinear, DynamicQuantizeLinear
 void add_integer_product_ops(std::vector<OpDef>& t);  // MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv
 void add_recurrent_ops(std::vector<OpDef>& t);        // RNN, GRU, LSTM
+void add_range_ops(std::vector<OpDef>& t);            // Range
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/range_plan.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
 #include "reference/ops/tensor_shape_parts.h"
@@ -172,35 +173,29 @@ void Range(KernelContext& ctx) {
   if (limit.dtype() != t || delta.dtype() != t) ctx.fail("start, limit and delta must have the same element type");
   if (start.element_count() != 1 || limit.element_count() != 1 || delta.element_count() != 1)
     ctx.fail("start, limit and delta must be scalars");
+  range::Plan p;
+  try {
+    p = dtype_info(t).is_integer ? range::integer_plan(start.element_as_int64(0), limit.element_as_int64(0), delta.element_as_int64(0))
+                                 : range::real_plan(start.element_as_double(0), limit.element_as_double(0), delta.element_as_double(0));
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(e.what());
+  }
+  const int64_t n = p.count;
+  Tensor& y = ctx.allocate_output(0, t, {n});
   if (dtype_info(t).is_integer) {
-    const int64_t s = start.element_as_int64(0), l = limit.element_as_int64(0), d = delta.element_as_int64(0);
-    if (d == 0) ctx.fail("delta must not be 0");
-    // ceil((l - s) / d) in 128 bits, so no difference overflows.
-    const __int128 span = static_cast<__int128>(l) - s;
-    __int128 n = span / d + ((span % d != 0 && ((span < 0) == (d < 0))) ? 1 : 0);
-    if (n < 0) n = 0;
-    if (n > INT64_MAX) ctx.fail("Range would have too many elements");
-    Tensor& y = ctx.allocate_output(0, t, {static_cast<int64_t>(n)});
     dispatch<kInts>(ctx, t, [&](auto tag) {
       using S = typename decltype(tag)::type;
-      for (int64_t i = 0; i < static_cast<int64_t>(n); ++i)
-        store<S>(y, static_cast<uint64_t>(i), static_cast<S>(static_cast<uint64_t>(s) + static_cast<uint64_t>(i) * static_cast<uint64_t>(d)));
+      for (int64_t i = 0; i < n; ++i)
+        store<S>(y, static_cast<uint64_t>(i), static_cast<S>(static_cast<uint64_t>(p.start) + static_cast<uint64_t>(i) * static_cast<uint64_t>(p.delta)));
     });
     return;
   }
-  const double s = start.element_as_double(0), l = limit.element_as_double(0), d = delta.element_as_double(0);
-  if (d == 0) ctx.fail("delta must not be 0");
-  if (!std::isfinite(s) || !std::isfinite(l) || !std::isfinite(d)) ctx.fail("start, limit and delta must be finite");
-  const double len = std::ceil((l - s) / d);
-  if (len > 9.0e18) ctx.fail("Range would have too many elements");
-  const int64_t n = len > 0 ? static_cast<int64_t>(len) : 0;
-  Tensor& y = ctx.allocate_output(0, t, {n});
-  // Like numpy.arange: the first two values are start and start + delta, the
-  // rest start + i * (second - first), in the computation type.
+  // Like numpy.arange, in the computation type C: the first two values are
+  // start and start + delta, the rest start + i * (second - first).
   auto fill = [&](auto zero) {
     using C = decltype(zero);
     std::vector<C> v(static_cast<size_t>(n));
-    const C first = static_cast<C>(s), second = static_cast<C>(static_cast<double>(first) + d);
+    const C first = static_cast<C>(p.first), second = static_cast<C>(static_cast<double>(first) + p.real_delta);
     const C step = second - first;
     for (int64_t i = 0; i < n; ++i)
       v[static_cast<size_t>(i)] = i == 0 ? first : i == 1 ? second : static_cast<C>(first + static_cast<C>(i) * step);
