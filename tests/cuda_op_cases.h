@@ -71,6 +71,9 @@ struct Case {
         case DataType::Int16: v.mutable_data<int16_t>()[i] = static_cast<int16_t>(std::floor(x)); break;
         case DataType::Uint16: v.mutable_data<uint16_t>()[i] = static_cast<uint16_t>(std::fabs(x)); break;
         case DataType::Double: v.mutable_data<double>()[i] = x; break;
+        case DataType::Int4: case DataType::Int2: case DataType::Uint4: case DataType::Uint2:  // packed; x in range
+          set_packed_element_bits(t, v.mutable_raw(), i, static_cast<uint8_t>(static_cast<int8_t>(std::floor(x))));
+          break;
         case DataType::Float16: v.mutable_data<uint16_t>()[i] = float_to_half(static_cast<float>(x)); break;
         case DataType::BFloat16: v.mutable_data<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(x)); break;
         default: ADD_FAILURE() << "no random values for " << dtype_name(t);

@@ -1,6 +1,7 @@
 // Random QuantizeLinear and DequantizeLinear problems for cuda_kernels_test
 // (the rest of the generators are in cuda_op_cases.cpp): per tensor, per axis
-// and blocked scales, every integer code with and without a zero point, and
+// and blocked scales, every integer code (packed 4- and 2-bit ones
+// included, in odd counts) with and without a zero point, and
 // values that round at halves, saturate, or are NaN and infinite.
 #include <algorithm>
 
@@ -27,17 +28,33 @@ Shape scale_layout(Rng& rng, const Case& c, const Shape& x, std::vector<std::pai
   return s;
 }
 
-// The integer codes an opset has: 16-bit ones from 21, int32 codes (for
-// dequantization) from 10.
+// The integer codes an opset has: 16-bit and packed 4-bit ones from 21,
+// packed 2-bit ones from 25, int32 codes (for dequantization) from 10.
 std::vector<DataType> codes(int64_t opset, bool int32) {
   std::vector<DataType> t = {DataType::Int8, DataType::Uint8};
-  if (opset >= 21) t.insert(t.end(), {DataType::Int16, DataType::Uint16});
+  if (opset >= 21) t.insert(t.end(), {DataType::Int16, DataType::Uint16, DataType::Int4, DataType::Uint4});
+  if (opset >= 25) t.insert(t.end(), {DataType::Int2, DataType::Uint2});
   if (int32) t.push_back(DataType::Int32);
   return t;
 }
 
+// A code's range [lo, hi] (int32's cut to what the tests draw).
+void code_range(DataType t, double& lo, double& hi) {
+  switch (t) {
+    case DataType::Int8: lo = -128; hi = 127; break;
+    case DataType::Int16: lo = -32768; hi = 32767; break;
+    case DataType::Uint16: lo = 0; hi = 65535; break;
+    case DataType::Int32: lo = -2e9; hi = 2e9; break;
+    case DataType::Int4: lo = -8; hi = 7; break;
+    case DataType::Uint4: lo = 0; hi = 15; break;
+    case DataType::Int2: lo = -2; hi = 1; break;
+    case DataType::Uint2: lo = 0; hi = 3; break;
+    default: lo = 0; hi = 255; break;
+  }
+}
+
 Case quantize(Rng& rng, const std::string&) {
-  Case c(choose(rng, std::vector<int64_t>{10, 13, 19, 21, 23}));
+  Case c(choose(rng, std::vector<int64_t>{10, 13, 19, 21, 23, 25}));
   const Shape x = random_shape(rng, 1, 4, 6);
   c.floats("x", x, rng, -300, 300);
   Tensor& xv = c.inputs.back().second.tensor();
@@ -55,9 +72,9 @@ Case quantize(Rng& rng, const std::string&) {
   const DataType code = choose(rng, codes(c.opset, false));
   const bool zero_point = c.opset < 21 ? coin(rng) || code != DataType::Uint8 : coin(rng);
   if (zero_point) {
-    const double lo = code == DataType::Int8 ? -128 : code == DataType::Int16 ? -1000 : 0;
-    const double hi = code == DataType::Int8 ? 127 : code == DataType::Uint8 ? 255 : 1000;
-    in.push_back(c.add_tensor("zero_point", code, scale, rng, lo, hi));
+    double lo, hi;
+    code_range(code, lo, hi);
+    in.push_back(c.add_tensor("zero_point", code, scale, rng, std::max(lo, -1000.0), std::min(hi, 1000.0) + 0.99));
   }
   auto& n = c.node("QuantizeLinear", in);
   for (const auto& [name, v] : attrs) attr_int(n, name, v);
@@ -67,20 +84,17 @@ Case quantize(Rng& rng, const std::string&) {
 }
 
 Case dequantize(Rng& rng, const std::string&) {
-  Case c(choose(rng, std::vector<int64_t>{10, 13, 19, 21, 23}));
+  Case c(choose(rng, std::vector<int64_t>{10, 13, 19, 21, 23, 25}));
   const Shape x = random_shape(rng, 1, 4, 6);
   const DataType code = choose(rng, codes(c.opset, true));
-  const double lo = code == DataType::Int8 ? -128 : code == DataType::Int16 ? -32768 : code == DataType::Int32 ? -3e9 : 0;
-  const double hi = code == DataType::Int8    ? 128
-                    : code == DataType::Uint8 ? 256
-                    : code == DataType::Int16 ? 32768
-                    : code == DataType::Int32 ? 3e9
-                                              : 65536;  // floor(x) < hi: in range
-  c.add_tensor("x", code, x, rng, std::max(lo, -2e9), std::min(hi, 2e9));
+  double lo, hi;
+  code_range(code, lo, hi);
+  hi += 0.99;  // floor(x) <= hi
+  c.add_tensor("x", code, x, rng, lo, hi);
   std::vector<std::pair<const char*, int64_t>> attrs;
   const Shape scale = scale_layout(rng, c, x, attrs);
   std::vector<std::string> in = {"x", c.floats("scale", scale, rng, -2, 2)};
-  if (coin(rng)) in.push_back(c.add_tensor("zero_point", code, scale, rng, std::max(lo, -2e9), std::min(hi, 2e9)));
+  if (coin(rng)) in.push_back(c.add_tensor("zero_point", code, scale, rng, lo, hi));
   auto& n = c.node("DequantizeLinear", in);
   for (const auto& [name, v] : attrs) attr_int(n, name, v);
   if (c.opset >= 23 && coin(rng)) attr_int(n, "output_dtype", 1);

@@ -1,6 +1,6 @@
 // QuantizeLinear and DequantizeLinear on float32 values and integer codes
-// (int8, uint8, int16, uint16; int32 codes for dequantization), one item
-// per element, each reading its scale and zero point through QuantIndex:
+// (int8, uint8, int16, uint16, packed int4, uint4, int2, uint2; int32 codes
+// for dequantization), one item per element (per byte of packed codes), each reading its scale and zero point through QuantIndex:
 // per tensor, per axis or blocked (core/quant_plan.h decides which on the
 // host). Computed as the reference computes: the quotient in float32, its
 // rounding (half to even) and the zero point's sum in double, clamped to the
@@ -24,13 +24,29 @@ struct QuantIndex {
   }
 };
 
+// The packed codes: int4 and uint4 two to a byte, int2 and uint2 four;
+// element i in byte i / per at bit (i % per) * width, the first in the low
+// bits (onnx's packing). 0: not packed.
+OS_HD int packed_bits(ElemType t) {
+  const int v = static_cast<int>(t);
+  return v == 21 || v == 22 ? 4 : v == 25 || v == 26 ? 2 : 0;  // uint4, int4, uint2, int2
+}
+
 // An integer code (or zero point) as a double.
 OS_HD double code_value(ElemType t, const void* p, int64_t i) {
+  if (const int w = packed_bits(t)) {
+    const int per = 8 / w;
+    const uint32_t v = (static_cast<const uint8_t*>(p)[i / per] >> ((i % per) * w)) & ((1u << w) - 1u);
+    const bool is_signed = static_cast<int>(t) == 22 || static_cast<int>(t) == 26;
+    return is_signed && v >= (1u << (w - 1)) ? static_cast<double>(v) - static_cast<double>(1u << w) : static_cast<double>(v);
+  }
   const CastValue v = cast_load(t, p, i);
   return v.kind == 1 ? static_cast<double>(v.i) : static_cast<double>(v.u);
 }
 
-// y = saturate(round(x / scale) + zero_point); NaN quantizes to the zero point.
+// y = saturate(round(x / scale) + zero_point); NaN quantizes to the zero
+// point. Packed codes run one item per byte of y (its elements, the unused
+// bits of the last byte 0), others one per element.
 struct QuantizeKernel {
   QuantIndex at;
   const float* x;
@@ -38,13 +54,24 @@ struct QuantizeKernel {
   const void* zero_point;  // of the code's type; nullptr: 0
   ElemType code;
   double lo, hi;           // the code's range
+  int64_t n;               // elements
   void* y;
-  OS_HD void operator()(int64_t i) const {
+  OS_HD double value(int64_t i) const {
     const int64_t s = at(i);
     const float q = x[i] / scale[s];
-    double v = (q != q ? 0.0 : static_cast<double>(rintf(q))) + (zero_point ? code_value(code, zero_point, s) : 0.0);
-    v = v < lo ? lo : v > hi ? hi : v;
-    cast_store(code, y, i, CastValue{v, 0, 0, 0});
+    const double v = (q != q ? 0.0 : static_cast<double>(rintf(q))) + (zero_point ? code_value(code, zero_point, s) : 0.0);
+    return v < lo ? lo : v > hi ? hi : v;
+  }
+  OS_HD void operator()(int64_t i) const {
+    if (const int w = packed_bits(code)) {
+      const int per = 8 / w;
+      uint32_t byte = 0;
+      for (int j = 0; j < per && i * per + j < n; ++j)
+        byte |= (static_cast<uint32_t>(static_cast<int64_t>(value(i * per + j))) & ((1u << w) - 1u)) << (j * w);
+      static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(byte);
+      return;
+    }
+    cast_store(code, y, i, CastValue{value(i), 0, 0, 0});
   }
 };
 

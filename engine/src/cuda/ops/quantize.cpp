@@ -1,9 +1,10 @@
 // QuantizeLinear and DequantizeLinear (opsets 10 to 25) between float32 and
-// the integer codes int8, uint8, int16, uint16 (and int32 codes for
-// dequantization): per tensor, per axis or blocked, the layout and its checks
-// the reference's (core/quant_plan.h), one elementwise kernel each
-// (kernels/quantize.h). Float16/bfloat16 values, float8/int4 codes and a
-// `precision` other than float go to the CPU engine. DynamicQuantizeLinear:
+// the integer codes int8, uint8, int16, uint16, the packed int4, uint4,
+// int2, uint2 (and int32 codes for dequantization): per tensor, per axis or
+// blocked, the layout and its checks the reference's (core/quant_plan.h),
+// one elementwise kernel each (kernels/quantize.h). Float16/bfloat16
+// values, float8/float4 codes and a `precision` other than float go to the
+// CPU engine. DynamicQuantizeLinear:
 // its range in two steps (kernels/integer.h), then the same kernel.
 #include <algorithm>
 #include <stdexcept>
@@ -16,8 +17,15 @@ namespace onnxscope::cuda {
 namespace {
 
 bool integer_code(DataType t) {
-  return t == DataType::Int8 || t == DataType::Uint8 || t == DataType::Int16 || t == DataType::Uint16;
+  switch (t) {
+    case DataType::Int8: case DataType::Uint8: case DataType::Int16: case DataType::Uint16:
+    case DataType::Int4: case DataType::Uint4: case DataType::Int2: case DataType::Uint2: return true;
+    default: return false;
+  }
 }
+
+constexpr std::initializer_list<DataType> kCodes = {DataType::Int8, DataType::Uint8, DataType::Int16, DataType::Uint16,
+                                                    DataType::Int4, DataType::Uint4, DataType::Int2, DataType::Uint2};
 
 QuantIndex index_of(OpContext& c, const Shape& x) {
   const Shape* zp = c.has_input(2) ? &c.input(2).shape : nullptr;
@@ -53,8 +61,8 @@ DataType quantized_type(const Graph& g, const Node& n) {
 std::optional<std::string> refuse_quantize(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("QuantizeLinear takes x and y_scale");
   if (auto r = require_types(g, n, {DataType::Float}, 0, 2)) return r;
-  if (auto r = require_types(g, n, {DataType::Int8, DataType::Uint8, DataType::Int16, DataType::Uint16}, 2, 1)) return r;
-  if (!integer_code(quantized_type(g, n))) return std::string("the CUDA kernel for QuantizeLinear writes int8, uint8, int16 or uint16");
+  if (auto r = require_types(g, n, kCodes, 2, 1)) return r;
+  if (!integer_code(quantized_type(g, n))) return std::string("the CUDA kernel for QuantizeLinear writes integer codes (8, 16, 4 or 2 bits)");
   if (const Attribute* p = n.attribute("precision"); p && p->i != 0 && p->i != static_cast<int64_t>(DataType::Float))
     return std::string("the CUDA kernel for QuantizeLinear divides in float32 (precision 1)");
   return std::nullopt;
@@ -78,15 +86,22 @@ void run_quantize(OpContext& c) {
     case DataType::Int8: k.lo = -128; k.hi = 127; break;
     case DataType::Uint8: k.lo = 0; k.hi = 255; break;
     case DataType::Int16: k.lo = -32768; k.hi = 32767; break;
-    default: k.lo = 0; k.hi = 65535; break;
+    case DataType::Uint16: k.lo = 0; k.hi = 65535; break;
+    case DataType::Int4: k.lo = -8; k.hi = 7; break;
+    case DataType::Uint4: k.lo = 0; k.hi = 15; break;
+    case DataType::Int2: k.lo = -2; k.hi = 1; break;
+    default: k.lo = 0; k.hi = 3; break;  // Uint2
   }
+  k.n = static_cast<int64_t>(elements_of(x.shape));
   k.y = c.output(0).data;
-  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+  const int per = packed_bits(k.code) ? 8 / packed_bits(k.code) : 1;
+  launch(c.rt(), k, (k.n + per - 1) / per);
 }
 
 std::optional<std::string> refuse_dequantize(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("DequantizeLinear takes x and x_scale");
-  if (auto r = require_types(g, n, {DataType::Int8, DataType::Uint8, DataType::Int16, DataType::Uint16, DataType::Int32}, 0, 1))
+  if (auto r = require_types(g, n, {DataType::Int8, DataType::Uint8, DataType::Int16, DataType::Uint16, DataType::Int4,
+                                   DataType::Uint4, DataType::Int2, DataType::Uint2, DataType::Int32}, 0, 1))
     return r;
   if (auto r = require_types(g, n, {DataType::Float}, 1, 1)) return r;
   if (auto r = require_types(g, n, {declared_type(g, n.inputs[0])}, 2, 1)) return r;
@@ -147,6 +162,7 @@ void run_dynamic_quantize(OpContext& c) {
   q.code = static_cast<ElemType>(DataType::Uint8);
   q.lo = 0;
   q.hi = 255;
+  q.n = n;
   q.y = c.output(0).data;
   launch(c.rt(), q, n);
 }
