@@ -950,7 +950,8 @@ const std::map<std::string, Generator>& generators() {
 int case_weight(const std::string& op) {
   if (op == "Resize" || op == "Attention" || op == "Einsum") return 4;
   const bool integer = op == "QLinearConv" || op == "ConvInteger" || op == "QLinearMatMul" || op == "MatMulInteger";
-  return integer || op == "DynamicQuantizeLinear" || op == "RNN" || op == "GRU" || op == "LSTM" ? 2 : 1;
+  const bool quantize = op == "QuantizeLinear" || op == "DequantizeLinear" || op == "DynamicQuantizeLinear";
+  return integer || quantize || op == "RNN" || op == "GRU" || op == "LSTM" ? 2 : 1;
 }
 
 }  // namespace onnxscope::test::cuda_cases

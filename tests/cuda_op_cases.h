@@ -74,6 +74,11 @@ struct Case {
         case DataType::Int4: case DataType::Int2: case DataType::Uint4: case DataType::Uint2:  // packed; x in range
           set_packed_element_bits(t, v.mutable_raw(), i, static_cast<uint8_t>(static_cast<int8_t>(std::floor(x))));
           break;
+        case DataType::Float8E4M3FN: v.mutable_data<uint8_t>()[i] = float_to_float8e4m3fn(static_cast<float>(x)); break;
+        case DataType::Float8E4M3FNUZ: v.mutable_data<uint8_t>()[i] = float_to_float8e4m3fnuz(static_cast<float>(x)); break;
+        case DataType::Float8E5M2: v.mutable_data<uint8_t>()[i] = float_to_float8e5m2(static_cast<float>(x)); break;
+        case DataType::Float8E5M2FNUZ: v.mutable_data<uint8_t>()[i] = float_to_float8e5m2fnuz(static_cast<float>(x)); break;
+        case DataType::Float4E2M1: set_packed_element_bits(t, v.mutable_raw(), i, float_to_float4e2m1(static_cast<float>(x))); break;
         case DataType::Float16: v.mutable_data<uint16_t>()[i] = float_to_half(static_cast<float>(x)); break;
         case DataType::BFloat16: v.mutable_data<uint16_t>()[i] = float_to_bfloat16(static_cast<float>(x)); break;
         default: ADD_FAILURE() << "no random values for " << dtype_name(t);

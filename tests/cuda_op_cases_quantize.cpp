@@ -28,19 +28,28 @@ Shape scale_layout(Rng& rng, const Case& c, const Shape& x, std::vector<std::pai
   return s;
 }
 
-// The integer codes an opset has: 16-bit and packed 4-bit ones from 21,
-// packed 2-bit ones from 25, int32 codes (for dequantization) from 10.
+// The codes an opset has: float8 from 19, 16-bit and packed 4-bit integers
+// from 21, float4 from 23, packed 2-bit integers from 25, int32 codes (for
+// dequantization) from 10.
 std::vector<DataType> codes(int64_t opset, bool int32) {
   std::vector<DataType> t = {DataType::Int8, DataType::Uint8};
+  if (opset >= 19) t.insert(t.end(), {DataType::Float8E4M3FN, DataType::Float8E4M3FNUZ, DataType::Float8E5M2, DataType::Float8E5M2FNUZ});
   if (opset >= 21) t.insert(t.end(), {DataType::Int16, DataType::Uint16, DataType::Int4, DataType::Uint4});
+  if (opset >= 23) t.push_back(DataType::Float4E2M1);
   if (opset >= 25) t.insert(t.end(), {DataType::Int2, DataType::Uint2});
   if (int32) t.push_back(DataType::Int32);
   return t;
 }
 
-// A code's range [lo, hi] (int32's cut to what the tests draw).
+bool float_code(DataType t) { return t == DataType::Float4E2M1 || dtype_info(t).is_float; }
+
+// A code's range [lo, hi] (int32's cut to what the tests draw; float codes:
+// past their largest values, to saturate).
 void code_range(DataType t, double& lo, double& hi) {
   switch (t) {
+    case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: lo = -600; hi = 600; break;
+    case DataType::Float8E5M2: case DataType::Float8E5M2FNUZ: lo = -70000; hi = 70000; break;
+    case DataType::Float4E2M1: lo = -8; hi = 8; break;
     case DataType::Int8: lo = -128; hi = 127; break;
     case DataType::Int16: lo = -32768; hi = 32767; break;
     case DataType::Uint16: lo = 0; hi = 65535; break;
@@ -74,9 +83,11 @@ Case quantize(Rng& rng, const std::string&) {
   if (zero_point) {
     double lo, hi;
     code_range(code, lo, hi);
-    in.push_back(c.add_tensor("zero_point", code, scale, rng, std::max(lo, -1000.0), std::min(hi, 1000.0) + 0.99));
+    if (float_code(code) && coin(rng)) lo = hi = 0;  // what exporters write for float codes
+    in.push_back(c.add_tensor("zero_point", code, scale, rng, std::max(lo, -1000.0), std::min(hi, 1000.0) + (float_code(code) ? 0 : 0.99)));
   }
   auto& n = c.node("QuantizeLinear", in);
+  if (float_code(code) && coin(rng)) attr_int(n, "saturate", 0);  // out of range to inf or NaN
   for (const auto& [name, v] : attrs) attr_int(n, name, v);
   if (c.opset >= 21 && (!zero_point ? code != DataType::Uint8 || coin(rng) : coin(rng)))
     attr_int(n, "output_dtype", static_cast<int64_t>(code));
@@ -89,7 +100,7 @@ Case dequantize(Rng& rng, const std::string&) {
   const DataType code = choose(rng, codes(c.opset, true));
   double lo, hi;
   code_range(code, lo, hi);
-  hi += 0.99;  // floor(x) <= hi
+  if (!float_code(code)) hi += 0.99;  // floor(x) <= hi
   c.add_tensor("x", code, x, rng, lo, hi);
   std::vector<std::pair<const char*, int64_t>> attrs;
   const Shape scale = scale_layout(rng, c, x, attrs);

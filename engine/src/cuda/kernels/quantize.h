@@ -1,12 +1,17 @@
-// QuantizeLinear and DequantizeLinear on float32 values and integer codes
-// (int8, uint8, int16, uint16, packed int4, uint4, int2, uint2; int32 codes
-// for dequantization), one item per element (per byte of packed codes), each reading its scale and zero point through QuantIndex:
-// per tensor, per axis or blocked (core/quant_plan.h decides which on the
-// host). Computed as the reference computes: the quotient in float32, its
-// rounding (half to even) and the zero point's sum in double, clamped to the
-// code's range; a dequantized value in double, stored as float32.
+// QuantizeLinear and DequantizeLinear on float32 values and their codes:
+// int8, uint8, int16, uint16, the packed int4, uint4, int2, uint2, the
+// float8 formats and the packed float4e2m1 (int32 codes for dequantization
+// too); one item per element (per byte of packed codes), each reading its
+// scale and zero point through QuantIndex: per tensor, per axis or blocked
+// (core/quant_plan.h decides which on the host). Computed as the reference
+// computes: the quotient in float32; for integer codes its rounding (half
+// to even) and the zero point's sum in double, clamped to the code's range;
+// for float codes the sum rounded to float32, then encoded as the host
+// encodes it (core/narrow_float_codec.h, saturating or not); a dequantized
+// value in double, stored as float32.
 #pragma once
 
+#include "core/narrow_float_codec.h"
 #include "cuda/kernels/elementwise.h"
 
 namespace onnxscope::cuda {
@@ -24,51 +29,95 @@ struct QuantIndex {
   }
 };
 
-// The packed codes: int4 and uint4 two to a byte, int2 and uint2 four;
-// element i in byte i / per at bit (i % per) * width, the first in the low
-// bits (onnx's packing). 0: not packed.
+// Codes by their DataType numbers (ElemType names only the Cast types).
+enum : int { kE4M3FN = 17, kE4M3FNUZ = 18, kE5M2 = 19, kE5M2FNUZ = 20, kUint4 = 21, kInt4 = 22, kE2M1 = 23, kUint2 = 25, kInt2 = 26 };
+
+// The packed codes: int4, uint4 and float4e2m1 two to a byte, int2 and
+// uint2 four; element i in byte i / per at bit (i % per) * width, the first
+// in the low bits (onnx's packing). 0: not packed.
 OS_HD int packed_bits(ElemType t) {
   const int v = static_cast<int>(t);
-  return v == 21 || v == 22 ? 4 : v == 25 || v == 26 ? 2 : 0;  // uint4, int4, uint2, int2
+  return v == kUint4 || v == kInt4 || v == kE2M1 ? 4 : v == kUint2 || v == kInt2 ? 2 : 0;
 }
 
-// An integer code (or zero point) as a double.
+// A float8 or float4 code.
+OS_HD bool float_code(ElemType t) {
+  const int v = static_cast<int>(t);
+  return (v >= kE4M3FN && v <= kE5M2FNUZ) || v == kE2M1;
+}
+
+OS_HD float decode_float_code(ElemType t, uint32_t bits) {
+  const auto b = static_cast<uint8_t>(bits);
+  switch (static_cast<int>(t)) {
+    case kE4M3FN: return narrow::decode_e4m3fn(b);
+    case kE4M3FNUZ: return narrow::decode_e4m3fnuz(b);
+    case kE5M2: return narrow::decode_e5m2(b);
+    case kE5M2FNUZ: return narrow::decode_e5m2fnuz(b);
+    default: return narrow::decode_mx(b, narrow::e2m1_fmt(), 0x08);
+  }
+}
+
+// FP4 always saturates (as the host's encoder, and onnx).
+OS_HD uint32_t encode_float_code(ElemType t, float f, bool saturate) {
+  switch (static_cast<int>(t)) {
+    case kE4M3FN: return narrow::encode_e4m3fn(f, saturate);
+    case kE4M3FNUZ: return narrow::encode_e4m3fnuz(f, saturate);
+    case kE5M2: return narrow::encode_e5m2(f, saturate);
+    case kE5M2FNUZ: return narrow::encode_e5m2fnuz(f, saturate);
+    default: return narrow::encode_mx(f, narrow::e2m1_fmt(), 0x08);
+  }
+}
+
+// A code (or zero point) as a double.
 OS_HD double code_value(ElemType t, const void* p, int64_t i) {
   if (const int w = packed_bits(t)) {
     const int per = 8 / w;
     const uint32_t v = (static_cast<const uint8_t*>(p)[i / per] >> ((i % per) * w)) & ((1u << w) - 1u);
-    const bool is_signed = static_cast<int>(t) == 22 || static_cast<int>(t) == 26;
+    if (static_cast<int>(t) == kE2M1) return decode_float_code(t, v);
+    const bool is_signed = static_cast<int>(t) == kInt4 || static_cast<int>(t) == kInt2;
     return is_signed && v >= (1u << (w - 1)) ? static_cast<double>(v) - static_cast<double>(1u << w) : static_cast<double>(v);
   }
+  if (float_code(t)) return decode_float_code(t, static_cast<const uint8_t*>(p)[i]);
   const CastValue v = cast_load(t, p, i);
   return v.kind == 1 ? static_cast<double>(v.i) : static_cast<double>(v.u);
 }
 
-// y = saturate(round(x / scale) + zero_point); NaN quantizes to the zero
-// point. Packed codes run one item per byte of y (its elements, the unused
-// bits of the last byte 0), others one per element.
+// Integer codes: y = saturate(round(x / scale) + zero_point), NaN to the
+// zero point. Float codes: y = encode(x / scale + zero_point). Packed codes
+// run one item per byte of y (its elements, the unused bits of the last
+// byte 0), others one per element.
 struct QuantizeKernel {
   QuantIndex at;
   const float* x;
   const float* scale;
   const void* zero_point;  // of the code's type; nullptr: 0
   ElemType code;
-  double lo, hi;           // the code's range
+  double lo, hi;           // an integer code's range
+  bool saturate;           // float codes: out of range to +-max (else inf or NaN)
   int64_t n;               // elements
   void* y;
   OS_HD double value(int64_t i) const {
     const int64_t s = at(i);
     const float q = x[i] / scale[s];
-    const double v = (q != q ? 0.0 : static_cast<double>(rintf(q))) + (zero_point ? code_value(code, zero_point, s) : 0.0);
+    const double z = zero_point ? code_value(code, zero_point, s) : 0.0;
+    if (float_code(code)) return static_cast<double>(q) + z;
+    const double v = (q != q ? 0.0 : static_cast<double>(rintf(q))) + z;
     return v < lo ? lo : v > hi ? hi : v;
+  }
+  OS_HD uint32_t bits(int64_t i) const {
+    const double v = value(i);
+    return float_code(code) ? encode_float_code(code, static_cast<float>(v), saturate) : static_cast<uint32_t>(static_cast<int64_t>(v));
   }
   OS_HD void operator()(int64_t i) const {
     if (const int w = packed_bits(code)) {
       const int per = 8 / w;
       uint32_t byte = 0;
-      for (int j = 0; j < per && i * per + j < n; ++j)
-        byte |= (static_cast<uint32_t>(static_cast<int64_t>(value(i * per + j))) & ((1u << w) - 1u)) << (j * w);
+      for (int j = 0; j < per && i * per + j < n; ++j) byte |= (bits(i * per + j) & ((1u << w) - 1u)) << (j * w);
       static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(byte);
+      return;
+    }
+    if (float_code(code)) {
+      static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(bits(i));
       return;
     }
     cast_store(code, y, i, CastValue{value(i), 0, 0, 0});

@@ -1,11 +1,11 @@
 // QuantizeLinear and DequantizeLinear (opsets 10 to 25) between float32 and
-// the integer codes int8, uint8, int16, uint16, the packed int4, uint4,
-// int2, uint2 (and int32 codes for dequantization): per tensor, per axis or
-// blocked, the layout and its checks the reference's (core/quant_plan.h),
-// one elementwise kernel each (kernels/quantize.h). Float16/bfloat16
-// values, float8/float4 codes and a `precision` other than float go to the
-// CPU engine. DynamicQuantizeLinear:
-// its range in two steps (kernels/integer.h), then the same kernel.
+// the codes int8, uint8, int16, uint16, the packed int4, uint4, int2, uint2,
+// the four float8 formats and the packed float4e2m1 (and int32 codes for
+// dequantization): per tensor, per axis or blocked, the layout and its
+// checks the reference's (core/quant_plan.h), one elementwise kernel each
+// (kernels/quantize.h). Float16/bfloat16 values and a `precision` other
+// than float go to the CPU engine. DynamicQuantizeLinear: its range in two
+// steps (kernels/integer.h), then the same kernel.
 #include <algorithm>
 #include <stdexcept>
 
@@ -16,16 +16,12 @@ namespace onnxscope::cuda {
 
 namespace {
 
-bool integer_code(DataType t) {
-  switch (t) {
-    case DataType::Int8: case DataType::Uint8: case DataType::Int16: case DataType::Uint16:
-    case DataType::Int4: case DataType::Uint4: case DataType::Int2: case DataType::Uint2: return true;
-    default: return false;
-  }
-}
+constexpr std::initializer_list<DataType> kCodes = {
+    DataType::Int8,         DataType::Uint8,          DataType::Int16,      DataType::Uint16,         DataType::Int4,
+    DataType::Uint4,        DataType::Int2,           DataType::Uint2,      DataType::Float8E4M3FN,   DataType::Float8E4M3FNUZ,
+    DataType::Float8E5M2,   DataType::Float8E5M2FNUZ, DataType::Float4E2M1};
 
-constexpr std::initializer_list<DataType> kCodes = {DataType::Int8, DataType::Uint8, DataType::Int16, DataType::Uint16,
-                                                    DataType::Int4, DataType::Uint4, DataType::Int2, DataType::Uint2};
+bool quantized_code(DataType t) { return std::find(kCodes.begin(), kCodes.end(), t) != kCodes.end(); }
 
 QuantIndex index_of(OpContext& c, const Shape& x) {
   const Shape* zp = c.has_input(2) ? &c.input(2).shape : nullptr;
@@ -62,7 +58,7 @@ std::optional<std::string> refuse_quantize(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("QuantizeLinear takes x and y_scale");
   if (auto r = require_types(g, n, {DataType::Float}, 0, 2)) return r;
   if (auto r = require_types(g, n, kCodes, 2, 1)) return r;
-  if (!integer_code(quantized_type(g, n))) return std::string("the CUDA kernel for QuantizeLinear writes integer codes (8, 16, 4 or 2 bits)");
+  if (!quantized_code(quantized_type(g, n))) return std::string("the CUDA kernel for QuantizeLinear writes integer codes of 16, 8, 4 or 2 bits, float8 or float4");
   if (const Attribute* p = n.attribute("precision"); p && p->i != 0 && p->i != static_cast<int64_t>(DataType::Float))
     return std::string("the CUDA kernel for QuantizeLinear divides in float32 (precision 1)");
   return std::nullopt;
@@ -73,7 +69,7 @@ void run_quantize(OpContext& c) {
   const DataType code = c.has_input(2) ? c.input(2).dtype : attribute_code(c.node());
   if (const int64_t od = c.attr_int("output_dtype", 0); c.has_input(2) && od != 0 && od != static_cast<int64_t>(code))
     c.fail("output_dtype " + std::to_string(od) + " differs from y_zero_point's type " + std::string(dtype_name(code)));
-  if (!integer_code(code)) c.fail("cannot quantize to " + std::string(dtype_name(code)) + " on the device");
+  if (!quantized_code(code)) c.fail("cannot quantize to " + std::string(dtype_name(code)) + " on the device");
   const QuantIndex at = index_of(c, x.shape);
   c.output(0) = c.allocate(code, x.shape);
   QuantizeKernel k{};
@@ -90,8 +86,10 @@ void run_quantize(OpContext& c) {
     case DataType::Int4: k.lo = -8; k.hi = 7; break;
     case DataType::Uint4: k.lo = 0; k.hi = 15; break;
     case DataType::Int2: k.lo = -2; k.hi = 1; break;
-    default: k.lo = 0; k.hi = 3; break;  // Uint2
+    case DataType::Uint2: k.lo = 0; k.hi = 3; break;
+    default: break;  // float codes: no range, saturate instead
   }
+  k.saturate = c.attr_int("saturate", 1) != 0;
   k.n = static_cast<int64_t>(elements_of(x.shape));
   k.y = c.output(0).data;
   const int per = packed_bits(k.code) ? 8 / packed_bits(k.code) : 1;
@@ -100,9 +98,8 @@ void run_quantize(OpContext& c) {
 
 std::optional<std::string> refuse_dequantize(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("DequantizeLinear takes x and x_scale");
-  if (auto r = require_types(g, n, {DataType::Int8, DataType::Uint8, DataType::Int16, DataType::Uint16, DataType::Int4,
-                                   DataType::Uint4, DataType::Int2, DataType::Uint2, DataType::Int32}, 0, 1))
-    return r;
+  if (declared_type(g, n.inputs[0]) != DataType::Int32)
+    if (auto r = require_types(g, n, kCodes, 0, 1)) return r;
   if (auto r = require_types(g, n, {DataType::Float}, 1, 1)) return r;
   if (auto r = require_types(g, n, {declared_type(g, n.inputs[0])}, 2, 1)) return r;
   if (const Attribute* a = n.attribute("output_dtype"); a && a->i != 0 && a->i != static_cast<int64_t>(DataType::Float))
