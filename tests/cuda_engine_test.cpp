@@ -23,6 +23,17 @@ std::string no_gpu_reason() {
   return s.devices.empty() ? (s.reason.empty() ? std::string("no CUDA device") : s.reason) : std::string();
 }
 
+// Runs `prepared` on `in`, expecting an Error whose message holds every one of `needles`.
+void expect_refused(PreparedModel& prepared, const NamedValues& in, const std::vector<std::string>& needles) {
+  try {
+    prepared.run(in);
+    ADD_FAILURE() << "the run was not refused (expected: " << needles.back() << ")";
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    for (const std::string& n : needles) EXPECT_NE(what.find(n), std::string::npos) << what;
+  }
+}
+
 struct Kernels : Observer {
   std::map<std::string, std::string> of;  // node name -> kernel
   void on_node(const NodeEvent& e) override { of[e.node->name] = std::string(e.kernel); }
@@ -236,14 +247,7 @@ TEST(CudaEngine, SimChecksRotaryPositionIds) {
     pos.mutable_data<int64_t>()[1] = bad;
     pos.mutable_data<int64_t>()[2] = 3;
     in[1].second = Value(std::move(pos));
-    try {
-      prepared->run(in);
-      ADD_FAILURE() << "position id " << bad << " was not refused";
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("node 'rope'"), std::string::npos) << what;
-      EXPECT_NE(what.find("position id " + std::to_string(bad) + " (at 1) is outside [0, 3]"), std::string::npos) << what;
-    }
+    expect_refused(*prepared, in, {"node 'rope'", "position id " + std::to_string(bad) + " (at 1) is outside [0, 3]"});
   }
 }
 
@@ -274,14 +278,7 @@ TEST(CudaEngine, SimChecksSequenceLengths) {
   };
   for (const int32_t bad : {4, -1}) {
     lengths(bad);
-    try {
-      prepared->run(in);
-      ADD_FAILURE() << "length " << bad << " was not refused";
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      EXPECT_NE(what.find("node 'lstm'"), std::string::npos) << what;
-      EXPECT_NE(what.find("sequence length " + std::to_string(bad) + " (batch 1) is outside [0, 3]"), std::string::npos) << what;
-    }
+    expect_refused(*prepared, in, {"node 'lstm'", "sequence length " + std::to_string(bad) + " (batch 1) is outside [0, 3]"});
     EXPECT_THROW(reference->run(in), Error);
   }
   lengths(3);

@@ -135,14 +135,17 @@ OS_CODEC uint8_t encode_e4m3fn(float f, bool saturate) {
   return static_cast<uint8_t>(sign | r.code);
 }
 
-OS_CODEC uint8_t encode_e4m3fnuz(float f, bool saturate) {
-  const Rounded r = round_to(f, e4m3fnuz_fmt());
-  // The single NaN 0x80 has no sign; saturation keeps the sign.
+// The FNUZ formats (E4M3FNUZ, E5M2FNUZ): the single NaN 0x80 has no sign;
+// saturation keeps the sign; no negative zero (-0 and negative underflow give +0).
+OS_CODEC uint8_t encode_fnuz(float f, Fmt fmt, bool saturate) {
+  const Rounded r = round_to(f, fmt);
   if (r.nan) return 0x80;
   if (r.overflow) return saturate ? static_cast<uint8_t>((r.negative ? 0x80 : 0) | 0x7F) : 0x80;
-  if (r.code == 0) return 0;  // no negative zero: -0 and negative underflow give +0
+  if (r.code == 0) return 0;
   return static_cast<uint8_t>((r.negative ? 0x80 : 0) | r.code);
 }
+
+OS_CODEC uint8_t encode_e4m3fnuz(float f, bool saturate) { return encode_fnuz(f, e4m3fnuz_fmt(), saturate); }
 
 OS_CODEC uint8_t encode_e5m2(float f, bool saturate) {
   const Rounded r = round_to(f, e5m2_fmt());
@@ -155,13 +158,7 @@ OS_CODEC uint8_t encode_e5m2(float f, bool saturate) {
   return static_cast<uint8_t>(sign | r.code);
 }
 
-OS_CODEC uint8_t encode_e5m2fnuz(float f, bool saturate) {
-  const Rounded r = round_to(f, e5m2fnuz_fmt());
-  if (r.nan) return 0x80;
-  if (r.overflow) return saturate ? static_cast<uint8_t>((r.negative ? 0x80 : 0) | 0x7F) : 0x80;
-  if (r.code == 0) return 0;
-  return static_cast<uint8_t>((r.negative ? 0x80 : 0) | r.code);
-}
+OS_CODEC uint8_t encode_e5m2fnuz(float f, bool saturate) { return encode_fnuz(f, e5m2fnuz_fmt(), saturate); }
 
 OS_CODEC float decode_e4m3fn(uint8_t b) {
   const bool neg = (b & 0x80) != 0;

@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "core/narrow_float_codec.h"
+
 #ifdef __CUDACC__
 #define OS_HD __host__ __device__ __forceinline__
 #else
@@ -40,20 +42,8 @@ struct OneLane {
 
 // float16 and bfloat16 as bits, converted by integer arithmetic (the same on
 // both sides; round to nearest even, NaN kept quiet).
-OS_HD float bits_to_float(uint32_t u) {
-  union {
-    uint32_t u;
-    float f;
-  } c{u};
-  return c.f;
-}
-OS_HD uint32_t float_to_bits(float f) {
-  union {
-    float f;
-    uint32_t u;
-  } c{f};
-  return c.u;
-}
+OS_HD float bits_to_float(uint32_t u) { return narrow::float_of(u); }
+OS_HD uint32_t float_to_bits(float f) { return narrow::bits_of(f); }
 OS_HD float half_to_float(uint16_t h) {
   const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   const uint32_t exp = (h >> 10) & 0x1fu;
