@@ -873,19 +873,33 @@ Case rotary(Rng& rng, const std::string&) {
 Case topk(Rng& rng, const std::string&) {
   Case c(choose(rng, std::vector<int64_t>{1, 10, 11}));
   const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int32, DataType::Int64});
-  const Shape x = random_shape(rng, 1, 4, 7);
-  c.add_tensor("x", t, x, rng, -3, 3);  // integers from a small range: ties
+  // A third of the cases: lines past 4096 (the cut-then-select kernels), k
+  // up to 1024. Half of those nearly all ties (integers all 0, floats
+  // mostly -0 and 0), short enough that over 4095 keys tie with fewer than
+  // k left over (a lane's count past 12 bits decides the cut).
+  const bool long_lines = pick(rng, 0, 2) == 0, ties = long_lines && coin(rng);
+  const int64_t line_length = ties ? pick(rng, 4097, 4600) : pick(rng, 4097, 6000);
+  const Shape x = long_lines ? Shape{pick(rng, 1, 2), line_length, pick(rng, 1, 2)} : random_shape(rng, 1, 4, 7);
+  c.add_tensor("x", t, x, rng, ties ? 0 : -3, ties ? 0.9 : 3);  // integers from a small range: ties
+  if (ties && t == DataType::Float) {
+    Tensor& v = c.inputs.back().second.tensor();
+    for (uint64_t i = 0; i < v.element_count(); ++i)
+      if (i % 10) v.mutable_data<float>()[i] = i % 2 ? -0.f : 0.f;
+  }
   if (t == DataType::Float && coin(rng)) {
     Tensor& v = c.inputs.back().second.tensor();
     for (uint64_t i = 0; i < v.element_count(); ++i) {
       float& f = v.mutable_data<float>()[i];
       if (i % 5 == 0) f = NAN;
-      else if (i % 3 == 0) f = std::round(f);  // ties among floats too
+      else if (i % 3 == 0) f = std::round(f);  // ties among floats too (-0 with 0)
     }
   }
   const auto rank = static_cast<int64_t>(x.size());
-  const int64_t axis = pick(rng, -rank, rank - 1);
-  const int64_t k = pick(rng, 0, x[static_cast<size_t>(axis < 0 ? axis + rank : axis)]);
+  const int64_t axis = long_lines ? choose(rng, std::vector<int64_t>{1, -2}) : pick(rng, -rank, rank - 1);
+  const int64_t line = x[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+  const int64_t k = ties         ? pick(rng, line - 4095, 1024)
+                    : long_lines ? choose(rng, std::vector<int64_t>{0, 1, pick(rng, 2, 40), pick(rng, 41, 1024)})
+                                 : pick(rng, 0, line);
   std::vector<std::string> in = {"x"};
   if (c.opset >= 10) in.push_back(c.ints("k", {k}));
   auto& n = c.node("TopK", in, 2);

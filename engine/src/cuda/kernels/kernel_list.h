@@ -40,7 +40,8 @@ using AllKernels = KernelList<
     ResizeNearestKernel<uint8_t>, ResizeNearestKernel<uint16_t>, ResizeNearestKernel<uint32_t>, ResizeNearestKernel<uint64_t>,
     ResizeAxisKernel, AttentionSoftmaxKernel, RotaryKernel, TopKKernel<float>, TopKKernel<int32_t>, TopKKernel<int64_t>,
     QuantizeKernel, DequantizeKernel, EinsumKernel, IntMatMulKernel, IntConvKernel, MinMaxPartialKernel,
-    DynamicQuantParamsKernel, RecurrentStepKernel, RangeKernel>;
+    DynamicQuantParamsKernel, RecurrentStepKernel, RangeKernel, TopKCutKernel<float>, TopKCutKernel<int32_t>,
+    TopKCutKernel<int64_t>, TopKSelectKernel<float>, TopKSelectKernel<int32_t>, TopKSelectKernel<int64_t>>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

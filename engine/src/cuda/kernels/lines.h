@@ -126,4 +126,106 @@ struct TopKKernel {
   }
 };
 
+// TopK for long lines, in two steps. A key orders a line as the output
+// does: a larger key comes first (largest: larger numbers, NaN above them
+// all; smallest: the reverse), -0 equal to 0 and every NaN equal, ties in
+// index order.
+OS_HD uint64_t topk_key(float v, bool largest) {
+  uint32_t u = 0xFFFFFFFFu;  // NaN
+  if (v == v) {
+    const uint32_t b = float_to_bits(v == 0.f ? 0.f : v);
+    u = (b & 0x80000000u) ? ~b : (b | 0x80000000u);
+  }
+  return largest ? u : 0xFFFFFFFFu - u;
+}
+OS_HD uint64_t topk_key(int32_t v, bool largest) {
+  const uint32_t u = static_cast<uint32_t>(v) ^ 0x80000000u;
+  return largest ? u : 0xFFFFFFFFu - u;
+}
+OS_HD uint64_t topk_key(int64_t v, bool largest) {
+  const uint64_t u = static_cast<uint64_t>(v) ^ 0x8000000000000000ull;
+  return largest ? u : ~u;
+}
+
+// Step 1, a warp per line: the k-th key T, found bit by bit (a radix
+// select: n elements read per key bit), and the last index J admitted among
+// the elements whose key is T (ties in index order). Exactly k elements
+// have a key above T, or T and an index up to J.
+template <class T>
+struct TopKCutKernel {
+  static constexpr bool kRows = true;
+  bool largest;
+  int key_bits;  // 32 or 64
+  int64_t n, k, inner;
+  const T* x;
+  int64_t* cut;  // per line: T (as bits), J
+  // A sum of per-lane counts, exact past 2^24 (lanes sum floats).
+  template <class L>
+  OS_HD static int64_t total(int64_t c, const L& lanes) {
+    return static_cast<int64_t>(lanes.sum(static_cast<float>(c & 4095))) +
+           4096 * static_cast<int64_t>(lanes.sum(static_cast<float>(c >> 12)));
+  }
+  template <class L>
+  OS_HD void operator()(int64_t line, const L& lanes) const {
+    const int64_t base = line_base(line, n, inner);
+    uint64_t prefix = 0;
+    int64_t need = k;  // the rank of T among the keys that start with prefix
+    for (int bit = key_bits - 1; bit >= 0; --bit) {
+      const uint64_t want = (prefix | (1ull << bit)) >> bit;
+      int64_t c = 0;
+      for (int64_t j = lanes.lane(); j < n; j += lanes.count()) c += (topk_key(x[base + j * inner], largest) >> bit) == want;
+      const int64_t above = total(c, lanes);
+      if (above >= need) prefix |= 1ull << bit;
+      else need -= above;
+    }
+    // The need-th element (in index order) whose key is T: blocks of one
+    // element per lane, then the block that holds it read by every lane.
+    int64_t seen = 0, last = -1;
+    for (int64_t start = 0; start < n && last < 0; start += lanes.count()) {
+      const int64_t j = start + lanes.lane();
+      const int64_t c = total(j < n && topk_key(x[base + j * inner], largest) == prefix ? 1 : 0, lanes);
+      if (seen + c < need) {
+        seen += c;
+        continue;
+      }
+      for (int64_t q = start; q < n && last < 0; ++q)
+        if (topk_key(x[base + q * inner], largest) == prefix && ++seen == need) last = q;
+    }
+    if (lanes.lane() == 0) {
+      cut[2 * line] = static_cast<int64_t>(prefix);
+      cut[2 * line + 1] = last;
+    }
+  }
+};
+
+// Step 2, an item per element: an admitted element counts the line's
+// elements before it (a larger key, or the same key at a lower index) and
+// writes itself at that rank; the others return at once. k * n reads per
+// line.
+template <class T>
+struct TopKSelectKernel {
+  bool largest;
+  int64_t n, k, inner;
+  const T* x;
+  const int64_t* cut;
+  T* values;
+  int64_t* indices;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t line = i / n, j = i % n;
+    const int64_t base = line_base(line, n, inner);
+    const T v = x[base + j * inner];
+    const uint64_t key = topk_key(v, largest), t = static_cast<uint64_t>(cut[2 * line]);
+    if (key < t || (key == t && j > cut[2 * line + 1])) return;
+    int64_t rank = 0;
+    for (int64_t q = 0; q < n; ++q) {
+      const uint64_t other = topk_key(x[base + q * inner], largest);
+      rank += other > key || (other == key && q < j);
+    }
+    if (rank >= k) return;  // never for a right cut; a wrong one must not write past the output
+    const int64_t out = (line / inner) * k * inner + line % inner + rank * inner;
+    values[out] = v;
+    indices[out] = j;
+  }
+};
+
 }  // namespace onnxscope::cuda

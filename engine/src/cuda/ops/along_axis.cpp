@@ -90,7 +90,12 @@ void run_cumulative(OpContext& c) {
 
 // TopK compares each element with its whole line: lines of known length up
 // to this go to the device, longer or unknown ones to the CPU engine.
+// Lines up to kTopKLine: every element ranked against its line (n * n
+// reads). Longer lines: the k-th key found first, then only the k admitted
+// elements ranked (kernels/lines.h TopKCutKernel), when k is a constant up
+// to kTopKLongK.
 constexpr int64_t kTopKLine = 4096;
+constexpr int64_t kTopKLongK = 1024;
 
 bool topk_reads_on_host(const Node&, size_t i) { return i == 1; }
 
@@ -106,18 +111,34 @@ std::optional<std::string> refuse_topk(const Graph& g, const Node& n) {
     dims = *t->shape;
   const Attribute* a = n.attribute("axis");
   const int64_t r = static_cast<int64_t>(dims.size()), axis = a ? a->i : -1;
-  const std::string limit = "TopK on the device takes lines of a known length up to " + std::to_string(kTopKLine);
-  if (r == 0 || axis < -r || axis >= r) return limit + " (the input's shape is not declared)";
-  const Dim& d = dims[static_cast<size_t>(axis < 0 ? axis + r : axis)];
-  if (!d.is_known() || d.value > kTopKLine) return limit;
-  return std::nullopt;
+  if (r > 0 && axis >= -r && axis < r) {
+    const Dim& d = dims[static_cast<size_t>(axis < 0 ? axis + r : axis)];
+    if (d.is_known() && d.value <= kTopKLine) return std::nullopt;
+  }
+  // Longer lines (or lines of an unknown length) take k * n reads: a k known here, and small.
+  std::optional<int64_t> k;
+  if (const Attribute* ka = n.attribute("k"); ka && n.inputs.size() < 2) k = ka->i;
+  if (n.inputs.size() > 1)
+    if (const Initializer* ki = g.initializer(n.inputs[1]); ki && ki->value.element_count() == 1) k = ki->value.element_as_int64(0);
+  if (k && *k <= kTopKLongK) return std::nullopt;
+  return "TopK on the device takes lines of a known length up to " + std::to_string(kTopKLine) + ", or a constant k up to " +
+         std::to_string(kTopKLongK);
 }
 
 template <class T>
 void launch_topk(OpContext& c, const DeviceTensor& x, bool largest, int64_t n, int64_t k, int64_t inner, int64_t items) {
-  const TopKKernel<T> kernel{largest, n, k, inner, static_cast<const T*>(x.data), static_cast<T*>(c.output(0).data),
-                             static_cast<int64_t*>(c.output(1).data)};
-  launch(c.rt(), kernel, items);
+  const auto* xd = static_cast<const T*>(x.data);
+  auto* values = static_cast<T*>(c.output(0).data);
+  auto* indices = static_cast<int64_t*>(c.output(1).data);
+  if (n <= kTopKLine) {
+    launch(c.rt(), TopKKernel<T>{largest, n, k, inner, xd, values, indices}, items);
+    return;
+  }
+  const int64_t lines = items / n;
+  const DeviceTensor cut = c.allocate(DataType::Int64, {lines, 2});
+  auto* cuts = static_cast<int64_t*>(cut.data);
+  launch(c.rt(), TopKCutKernel<T>{largest, sizeof(T) == 8 ? 64 : 32, n, k, inner, xd, cuts}, lines);
+  launch(c.rt(), TopKSelectKernel<T>{largest, n, k, inner, xd, cuts, values, indices}, items);
 }
 
 void run_topk(OpContext& c) {
@@ -137,7 +158,9 @@ void run_topk(OpContext& c) {
   const int64_t n = x.shape[axis];
   if (k < 0 || k > n)
     c.fail("k = " + std::to_string(k) + " must be in [0, " + std::to_string(n) + "], the size of axis " + std::to_string(axis));
-  if (n > kTopKLine) c.fail("a line of " + std::to_string(n) + " elements, more than the device's " + std::to_string(kTopKLine));
+  if (n > kTopKLine && k > kTopKLongK)
+    c.fail("k = " + std::to_string(k) + " on a line of " + std::to_string(n) + " elements: the device takes k up to " +
+           std::to_string(kTopKLongK) + " on lines longer than " + std::to_string(kTopKLine));
   Shape out = x.shape;
   out[axis] = k;
   c.output(0) = c.allocate(x.dtype, out);
