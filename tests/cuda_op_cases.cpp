@@ -955,7 +955,7 @@ const std::map<std::string, Generator>& generators() {
     add_einsum_generators(m);
     add_integer_generators(m);
     add_recurrent_generators(m);
-    add_range_generators(m);
+    add_value_shaped_generators(m);
     return m;
   }();
   return g;

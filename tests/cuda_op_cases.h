@@ -158,8 +158,8 @@ void add_einsum_generators(std::map<std::string, Generator>& m);
 void add_integer_generators(std::map<std::string, Generator>& m);
 // RNN, GRU, LSTM (cuda_op_cases_recurrent.cpp).
 void add_recurrent_generators(std::map<std::string, Generator>& m);
-// Range (cuda_op_cases_range.cpp).
-void add_range_generators(std::map<std::string, Generator>& m);
+// Range and NonZero (cuda_op_cases_value_shaped.cpp).
+void add_value_shaped_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);

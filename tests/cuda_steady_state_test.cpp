@@ -306,6 +306,37 @@ using cuda::DeviceMemory;
 
 }  // namespace
 
+// NonZero on the device: its count is read back mid-run, so the capture is
+// refused once (the run is done again without it) and never tried again;
+// counts that change between runs of one input shape change the sizes the
+// memory plan recorded, and every run still gives the reference's outputs.
+TEST(CudaSteadyState, NonZeroRunsArePlannedButNotCapturedWhateverTheirCounts) {
+  ModelBuilder b(13);
+  b.input("x", DataType::Float, {int64_t{4}, int64_t{5}});
+  b.node("NonZero", {"x"}, {"where"}, "nonzero");
+  attr_ints(b.node("Transpose", {"where"}, {"pairs"}, "pairs"), "perm", {1, 0});
+  b.node("Relu", {"x"}, {"relu"}, "relu");
+  b.output_untyped("pairs");
+  b.output_untyped("relu");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto reference = make_reference_engine()->prepare(m);
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  EXPECT_NE(prepared->placement().find("3 of 3 nodes on the device"), std::string::npos) << prepared->placement();
+  auto input = [](int nonzero) {
+    Tensor x = Tensor::zeros(DataType::Float, {4, 5});
+    for (int i = 0; i < nonzero; ++i) x.mutable_data<float>()[(i * 7) % 20] = static_cast<float>(i) - 2.5f;
+    return NamedValues{{"x", Value(std::move(x))}};
+  };
+  const int counts[] = {3, 3, 7, 3, 0, 20, 3};
+  for (size_t i = 0; i < std::size(counts); ++i) {
+    const NamedValues in = input(counts[i]);
+    expect_matches(prepared->run(in), reference->run(in), "run " + std::to_string(i) + " with " + std::to_string(counts[i]) + " non-zero");
+    EXPECT_EQ(prepared->last_run_stats().how, i == 0 ? "memory recorded for planning" : "planned memory") << "run " << i;
+  }
+}
+
 TEST(CudaArena, LaterRunsGetThePlannedPlacesAndNeverBytesInUse) {
   auto rt = cuda::make_host_runtime();
   Arena arena(rt);

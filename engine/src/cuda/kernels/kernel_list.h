@@ -11,6 +11,7 @@
 #include "cuda/kernels/integer.h"
 #include "cuda/kernels/lines.h"
 #include "cuda/kernels/movement.h"
+#include "cuda/kernels/nonzero.h"
 #include "cuda/kernels/quantize.h"
 #include "cuda/kernels/recurrent.h"
 #include "cuda/kernels/resize.h"
@@ -41,7 +42,8 @@ using AllKernels = KernelList<
     ResizeAxisKernel, AttentionSoftmaxKernel, RotaryKernel, TopKKernel<float>, TopKKernel<int32_t>, TopKKernel<int64_t>,
     QuantizeKernel, DequantizeKernel, EinsumKernel, IntMatMulKernel, IntConvKernel, MinMaxPartialKernel,
     DynamicQuantParamsKernel, RecurrentStepKernel, RangeKernel, TopKCutKernel<float>, TopKCutKernel<int32_t>,
-    TopKCutKernel<int64_t>, TopKSelectKernel<float>, TopKSelectKernel<int32_t>, TopKSelectKernel<int64_t>>;
+    TopKCutKernel<int64_t>, TopKSelectKernel<float>, TopKSelectKernel<int32_t>, TopKSelectKernel<int64_t>,
+    NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -159,12 +159,6 @@ struct TopKCutKernel {
   int64_t n, k, inner;
   const T* x;
   int64_t* cut;  // per line: T (as bits), J
-  // A sum of per-lane counts, exact past 2^24 (lanes sum floats).
-  template <class L>
-  OS_HD static int64_t total(int64_t c, const L& lanes) {
-    return static_cast<int64_t>(lanes.sum(static_cast<float>(c & 4095))) +
-           4096 * static_cast<int64_t>(lanes.sum(static_cast<float>(c >> 12)));
-  }
   template <class L>
   OS_HD void operator()(int64_t line, const L& lanes) const {
     const int64_t base = line_base(line, n, inner);
@@ -174,7 +168,7 @@ struct TopKCutKernel {
       const uint64_t want = (prefix | (1ull << bit)) >> bit;
       int64_t c = 0;
       for (int64_t j = lanes.lane(); j < n; j += lanes.count()) c += (topk_key(x[base + j * inner], largest) >> bit) == want;
-      const int64_t above = total(c, lanes);
+      const int64_t above = exact_lane_sum(c, lanes);
       if (above >= need) prefix |= 1ull << bit;
       else need -= above;
     }
@@ -183,7 +177,7 @@ struct TopKCutKernel {
     int64_t seen = 0, last = -1;
     for (int64_t start = 0; start < n && last < 0; start += lanes.count()) {
       const int64_t j = start + lanes.lane();
-      const int64_t c = total(j < n && topk_key(x[base + j * inner], largest) == prefix ? 1 : 0, lanes);
+      const int64_t c = exact_lane_sum(j < n && topk_key(x[base + j * inner], largest) == prefix ? 1 : 0, lanes);
       if (seen + c < need) {
         seen += c;
         continue;

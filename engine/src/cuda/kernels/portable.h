@@ -40,6 +40,14 @@ struct OneLane {
   OS_HD float prod(float v) const { return v; }
 };
 
+// The sum over lanes of per-lane counts, exact past 2^24 (lanes sum floats):
+// the low 12 bits and the rest summed apart.
+template <class L>
+OS_HD int64_t exact_lane_sum(int64_t c, const L& lanes) {
+  return static_cast<int64_t>(lanes.sum(static_cast<float>(c & 4095))) +
+         4096 * static_cast<int64_t>(lanes.sum(static_cast<float>(c >> 12)));
+}
+
 // float16 and bfloat16 as bits, converted by integer arithmetic (the same on
 // both sides; round to nearest even, NaN kept quiet).
 OS_HD float bits_to_float(uint32_t u) { return narrow::float_of(u); }

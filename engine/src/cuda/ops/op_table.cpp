@@ -134,6 +134,7 @@ const std::map<std::string, OpDef>& table() {
     add_integer_product_ops(defs);
     add_recurrent_ops(defs);
     add_range_ops(defs);
+    add_nonzero_ops(defs);
     add_fused_ops(defs);
     std::map<std::string, OpDef> m;
     for (const OpDef& d : defs) {

@@ -121,6 +121,7 @@ void add_quantize_ops(std::vector<OpDef>& t);   // QuantizeLinear, DequantizeLin
 void add_integer_product_ops(std::vector<OpDef>& t);  // MatMulInteger, QLinearMatMul, ConvInteger, QLinearConv
 void add_recurrent_ops(std::vector<OpDef>& t);        // RNN, GRU, LSTM
 void add_range_ops(std::vector<OpDef>& t);            // Range
+void add_nonzero_ops(std::vector<OpDef>& t);          // NonZero
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 

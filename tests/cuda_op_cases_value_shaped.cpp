@@ -1,7 +1,9 @@
-// Random Range problems for cuda_kernels_test: every type the device takes,
-// rising, falling and empty ranges, fractional steps whose products round
-// (numpy.arange's rule: start + i * ((start + delta) - start) in double),
-// and starts far from 0.
+// Random problems for cuda_kernels_test whose output shape depends on
+// input values. Range: every type the device takes, rising, falling and
+// empty ranges, fractional steps whose products round (numpy.arange's rule:
+// start + i * ((start + delta) - start) in double), and starts far from 0.
+// NonZero: every type, mostly zeros, -0 and NaN, scalars, empty and
+// many-chunk tensors.
 #include "cuda_op_cases.h"
 
 namespace onnxscope::test::cuda_cases {
@@ -40,8 +42,35 @@ Case range(Rng& rng, const std::string&) {
   return c;
 }
 
+Case nonzero(Rng& rng, const std::string&) {
+  Case c(13);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Double, DataType::Float16, DataType::Int8,
+                                                       DataType::Int32, DataType::Int64, DataType::Uint8, DataType::Bool});
+  Shape x = random_shape(rng, 0, 4);
+  if (pick(rng, 0, 3) == 0) x = {pick(rng, 2, 3), pick(rng, 300, 700)};  // many chunks
+  if (!x.empty() && pick(rng, 0, 5) == 0) x[0] = 0;
+  const bool real = t == DataType::Float || t == DataType::Double || t == DataType::Float16;
+  c.add_tensor("x", t, x, rng, real ? -1 : -0.7, real ? 1 : 1.7);  // integers: mostly 0
+  if (real) {
+    Tensor& v = c.inputs.back().second.tensor();
+    const uint64_t count = v.element_count();
+    for (uint64_t i = 0; i < count; ++i) {
+      const int what = static_cast<int>(pick(rng, 0, 9));
+      const double f = what < 5 ? 0.0 : what == 5 ? -0.0 : what == 6 ? NAN : v.element_as_double(i);
+      if (t == DataType::Float) v.mutable_data<float>()[i] = static_cast<float>(f);
+      else if (t == DataType::Double) v.mutable_data<double>()[i] = f;
+      else v.mutable_data<uint16_t>()[i] = float_to_half(static_cast<float>(f));
+    }
+  }
+  c.node("NonZero", {"x"});
+  return c;
+}
+
 }  // namespace
 
-void add_range_generators(std::map<std::string, Generator>& m) { m["Range"] = range; }
+void add_value_shaped_generators(std::map<std::string, Generator>& m) {
+  m["Range"] = range;
+  m["NonZero"] = nonzero;
+}
 
 }  // namespace onnxscope::test::cuda_cases
