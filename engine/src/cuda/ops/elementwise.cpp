@@ -13,6 +13,16 @@
 
 namespace onnxscope::cuda {
 
+bool castable(DataType t) {
+  switch (t) {
+    case DataType::Float: case DataType::Double: case DataType::Float16: case DataType::BFloat16:
+    case DataType::Int8: case DataType::Int16: case DataType::Int32: case DataType::Int64:
+    case DataType::Uint8: case DataType::Uint16: case DataType::Uint32: case DataType::Uint64: case DataType::Bool:
+      return true;
+    default: return false;
+  }
+}
+
 namespace {
 
 struct UnaryInfo {
@@ -243,16 +253,6 @@ void run_clip(OpContext& c) {
   k.x = static_cast<const float*>(x.data);
   k.y = static_cast<float*>(c.output(0).data);
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
-}
-
-bool castable(DataType t) {
-  switch (t) {
-    case DataType::Float: case DataType::Double: case DataType::Float16: case DataType::BFloat16:
-    case DataType::Int8: case DataType::Int16: case DataType::Int32: case DataType::Int64:
-    case DataType::Uint8: case DataType::Uint16: case DataType::Uint32: case DataType::Uint64: case DataType::Bool:
-      return true;
-    default: return false;
-  }
 }
 
 std::optional<std::string> refuse_cast(const Graph& g, const Node& n) {

@@ -2,8 +2,6 @@
 // back on the host in the middle of the run, since the output's size is
 // that count; so a run holding NonZero is not captured (a capture cannot
 // wait for the device), and its memory plan holds while the counts repeat.
-#include <algorithm>
-
 #include "cuda/ops/op_table.h"
 #include "offload/steady_state.h"
 
@@ -13,9 +11,9 @@ namespace {
 
 std::optional<std::string> refuse_nonzero(const Graph& g, const Node& n) {
   if (n.inputs.size() != 1) return std::string("NonZero takes X");
-  return require_types(g, n, {DataType::Float, DataType::Double, DataType::Float16, DataType::BFloat16, DataType::Int8,
-                              DataType::Int16, DataType::Int32, DataType::Int64, DataType::Uint8, DataType::Uint16,
-                              DataType::Uint32, DataType::Uint64, DataType::Bool});
+  const DataType t = declared_type(g, n.inputs[0]);
+  if (!castable(t)) return "the CUDA NonZero does not read " + std::string(t == DataType::Undefined ? "an unknown type" : dtype_name(t));
+  return std::nullopt;
 }
 
 void run_nonzero(OpContext& c) {
@@ -25,8 +23,8 @@ void run_nonzero(OpContext& c) {
   if (x.shape.size() > static_cast<size_t>(kKernelRank)) c.fail("X has more than " + std::to_string(kKernelRank) + " dims");
   const auto n = static_cast<int64_t>(elements_of(x.shape));
   const auto rank = static_cast<int64_t>(x.shape.size());
-  const int64_t chunk = std::max<int64_t>(256, (n + 1023) / 1024);  // at most 1024 chunks
-  const int64_t chunks = (n + chunk - 1) / chunk;
+  const Chunks split = chunks_of(n);
+  const int64_t chunk = split.size, chunks = split.count;
   const DeviceTensor counts = c.allocate(DataType::Int64, {chunks + 1});
   auto* places = static_cast<int64_t*>(counts.data);
   const auto type = static_cast<ElemType>(x.dtype);

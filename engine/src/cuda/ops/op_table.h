@@ -125,6 +125,19 @@ void add_nonzero_ops(std::vector<OpDef>& t);          // NonZero
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
+// The types Cast, and the kernels reading through cast_load, take: every
+// float and integer width, bool (defined in ops/elementwise.cpp).
+bool castable(DataType t);
+// A whole tensor of n elements split for row kernels: chunks of 256
+// elements or more, at most 1024 of them (warps on a GPU).
+struct Chunks {
+  int64_t size, count;
+};
+inline Chunks chunks_of(int64_t n) {
+  const int64_t per_chunk = (n + 1023) / 1024, size = per_chunk > 256 ? per_chunk : 256;
+  return {size, (n + size - 1) / size};
+}
+
 // Shared by the families (defined in ops/movement.cpp).
 bool movable(DataType t);  // a fixed width of 1, 2, 4 or 8 bytes
 // The placement rule of data movement: input 0 of a known fixed-width type.

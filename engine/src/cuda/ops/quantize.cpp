@@ -137,8 +137,8 @@ void run_dynamic_quantize(OpContext& c) {
   c.output(0) = c.allocate(DataType::Uint8, x.shape);
   c.output(1) = c.allocate(DataType::Float, {});
   c.output(2) = c.allocate(DataType::Uint8, {});
-  const int64_t chunk = std::max<int64_t>(256, (n + 1023) / 1024);  // at most 1024 rows (warps on a GPU)
-  const int64_t rows = (n + chunk - 1) / chunk;
+  const Chunks split = chunks_of(n);
+  const int64_t chunk = split.size, rows = split.count;
   const DeviceTensor partial = c.allocate(DataType::Float, {std::max<int64_t>(rows, 1), 2});
   MinMaxPartialKernel range{};
   range.n = n;
