@@ -143,6 +143,47 @@ TEST(CudaEngine, PlacementNamesFallbacksAndCopies) {
   EXPECT_EQ(make_reference_engine()->prepare(m)->placement(), "");
 }
 
+// Dropout runs on the device only in inference, which depends on the
+// model's opset: before 7 is_test defaults to training; from 12 a
+// training_mode input trains unless it is a constant false.
+TEST(CudaEngine, DropoutLeavesTrainingToTheCpuEngine) {
+  struct Form {
+    int64_t opset;
+    int is_test;       // -1: no attribute
+    int training;      // -1: no input, 0: constant false, 1: a graph input
+    bool on_device;
+  };
+  for (const Form f : {Form{6, -1, -1, false}, Form{6, 0, -1, false}, Form{6, 1, -1, true}, Form{7, -1, -1, true},
+                       Form{13, -1, -1, true}, Form{13, -1, 0, true}, Form{13, -1, 1, false}}) {
+    SCOPED_TRACE("opset " + std::to_string(f.opset) + " is_test " + std::to_string(f.is_test) + " training " +
+                 std::to_string(f.training));
+    ModelBuilder b(f.opset);
+    b.input("x", DataType::Float, {int64_t{2}, int64_t{3}});
+    std::vector<std::string> in = {"x"};
+    if (f.training == 0) {
+      b.initializer(make_float_tensor("ratio", {}, {0.5f}));
+      b.initializer(make_tensor_raw("training", DataType::Bool, {}, std::string(1, '\0')));
+      in.insert(in.end(), {"ratio", "training"});
+    } else if (f.training == 1) {
+      b.input("training", DataType::Bool, {});
+      in.insert(in.end(), {"", "training"});
+    }
+    auto& n = b.node("Dropout", in, {"y"}, "drop");
+    if (f.is_test >= 0) attr_int(n, "is_test", f.is_test);
+    b.output_untyped("y");
+    auto r = b.load();
+    ASSERT_TRUE(r.ok()) << dump(r);
+    std::shared_ptr<const Model> m(std::move(r.model));
+    const std::string p = make_cuda_sim_engine()->prepare(m)->placement();
+    if (f.on_device) {
+      EXPECT_NE(p.find("device  drop (Dropout)"), std::string::npos) << p;
+    } else {
+      EXPECT_NE(p.find("host    drop (Dropout): Dropout"), std::string::npos) << p;
+      EXPECT_NE(p.find("draws random numbers on the CPU engine"), std::string::npos) << p;
+    }
+  }
+}
+
 // The debugger's blame re-runs each node alone: with the cuda engines that
 // must place the node as the whole run did (here: on the device, in fp16),
 // or the error a half-precision Conv introduces is blamed on nothing.
@@ -289,6 +330,42 @@ TEST(CudaEngine, SimChecksSequenceLengths) {
     const Tensor& w = want[i].second.tensor();
     ASSERT_EQ(g.shape(), w.shape());
     for (uint64_t k = 0; k < g.element_count(); ++k) EXPECT_NEAR(g.element_as_double(k), w.element_as_double(k), 1e-5) << i << " " << k;
+  }
+}
+
+// Integer Div and Mod run on the device: a zero divisor is not divided by
+// but reported after the run with the node and the output element, as the
+// reference refuses it; good divisors run again after it.
+TEST(CudaEngine, SimReportsIntegerDivisionByZero) {
+  for (const char* op : {"Div", "Mod"}) {
+    SCOPED_TRACE(op);
+    ModelBuilder b(13);
+    b.input("a", DataType::Int16, {int64_t{2}, int64_t{3}});
+    b.input("d", DataType::Int16, {int64_t{3}});
+    b.node(op, {"a", "d"}, {"q"}, "divide");
+    b.output_untyped("q");
+    auto r = b.load();
+    ASSERT_TRUE(r.ok()) << dump(r);
+    std::shared_ptr<const Model> m(std::move(r.model));
+    auto prepared = make_cuda_sim_engine()->prepare(m);
+    auto reference = make_reference_engine()->prepare(m);
+    Tensor a = Tensor::zeros(DataType::Int16, {2, 3});
+    for (int i = 0; i < 6; ++i) a.mutable_data<int16_t>()[i] = static_cast<int16_t>(7 * i - 20);
+    auto inputs = [&](int16_t d2) {
+      Tensor d = Tensor::zeros(DataType::Int16, {3});
+      d.mutable_data<int16_t>()[0] = 3;
+      d.mutable_data<int16_t>()[1] = -4;
+      d.mutable_data<int16_t>()[2] = d2;
+      return NamedValues{{"a", Value(a)}, {"d", Value(std::move(d))}};
+    };
+    expect_refused(*prepared, inputs(0), {"node 'divide'", "integer division by zero (output element 2)"});
+    EXPECT_THROW(reference->run(inputs(0)), Error);
+    const NamedValues got = prepared->run(inputs(5)), want = reference->run(inputs(5));
+    ASSERT_EQ(got.size(), 1u);
+    const Tensor& g = got[0].second.tensor();
+    const Tensor& w = want[0].second.tensor();
+    ASSERT_EQ(g.shape(), w.shape());
+    for (uint64_t k = 0; k < g.element_count(); ++k) EXPECT_EQ(g.element_as_int64(k), w.element_as_int64(k)) << k;
   }
 }
 

@@ -12,14 +12,22 @@ namespace {
 // --- generators, by family ---
 
 Case unary(Rng& rng, const std::string& op) {
-  Case c(20);
+  Case c(op == "Swish" ? 24 : 20);
   double lo = -3, hi = 3;
   if (op == "Log" || op == "Sqrt") lo = 0.05;
   if (op == "Reciprocal") lo = 0.2;
+  if (op == "Asin" || op == "Acos" || op == "Atanh") lo = -0.98, hi = 0.98;
+  if (op == "Acosh") lo = 1.02, hi = 5;
+  if (op == "Tan") lo = -1.3, hi = 1.3;  // away from the poles
   c.floats("x", random_shape(rng, 0, 4), rng, lo, hi);
   auto& n = c.node(op, {"x"});
-  if (op == "LeakyRelu" || op == "Elu" || op == "Celu" || op == "ThresholdedRelu" || op == "HardSigmoid" || op == "Selu")
+  if (op == "LeakyRelu" || op == "Elu" || op == "Celu" || op == "ThresholdedRelu" || op == "HardSigmoid" || op == "Selu" ||
+      op == "Swish")
     if (coin(rng)) attr_float(n, "alpha", static_cast<float>(pick(rng, 1, 9)) / 10.f);
+  if (op == "Shrink") {
+    if (coin(rng)) attr_float(n, "lambd", static_cast<float>(pick(rng, 0, 20)) / 10.f);
+    if (coin(rng)) attr_float(n, "bias", static_cast<float>(pick(rng, -10, 10)) / 10.f);
+  }
   if (op == "Gelu" && coin(rng)) attr_string(n, "approximate", "tanh");
   return c;
 }
@@ -42,13 +50,17 @@ Case predicate(Rng& rng, const std::string& op) {
 }
 
 Case binary(Rng& rng, const std::string& op) {
+  const bool logic = op == "And" || op == "Or" || op == "Xor";
+  const bool float_only = op == "Pow" || op == "PRelu";
+  if ((op == "Max" || op == "Min") && pick(rng, 0, 3) == 0) return variadic(rng, op);
+  if (!logic && !float_only && coin(rng)) return integer_binary(rng, op);
   Case c(20);
   const Shape s = random_shape(rng, 0, 4);
   Shape sa = s, sb = broadcastable(rng, s);
   if (coin(rng)) std::swap(sa, sb);
-  const bool logic = op == "And" || op == "Or" || op == "Xor";
-  const bool float_only = op == "Pow" || op == "PRelu" || op == "Div" || op == "Mod";
-  DataType t = logic ? DataType::Bool : float_only ? DataType::Float : choose(rng, std::vector<DataType>{DataType::Float, DataType::Float, DataType::Int32, DataType::Int64});
+  const bool float_op = float_only || op == "Div" || op == "Mod";
+  DataType t = logic ? DataType::Bool : float_op ? DataType::Float : choose(rng, std::vector<DataType>{DataType::Float, DataType::Float, DataType::Int32, DataType::Int64});
+  if (op == "Equal" && pick(rng, 0, 3) == 0) t = DataType::Bool;
   double lo = -4, hi = 4;
   if (op == "Pow") lo = 0.2;
   c.add_tensor("a", t, sa, rng, lo, hi);
@@ -109,6 +121,20 @@ Case cast(Rng& rng, const std::string&) {
   c.add_tensor("x", f, random_shape(rng, 0, 3), rng, to_unsigned ? 0 : -100, 100);
   auto& n = c.node("Cast", {"x"});
   attr_int(n, "to", static_cast<int64_t>(t));
+  c.what += std::string(" to ") + std::string(dtype_name(t));
+  return c;
+}
+
+// CastLike: Cast to the type of a second input (of any shape; its values unused).
+Case cast_like(Rng& rng, const std::string&) {
+  Case c(20);
+  const std::vector<DataType> types = {DataType::Float, DataType::Int32, DataType::Int64, DataType::Bool,
+                                       DataType::Uint8, DataType::Double, DataType::Int8, DataType::Uint16};
+  const DataType f = choose(rng, types), t = choose(rng, types);
+  const bool to_unsigned = t == DataType::Uint8 || t == DataType::Uint16;
+  c.add_tensor("x", f, random_shape(rng, 0, 3), rng, to_unsigned || f == DataType::Uint8 || f == DataType::Uint16 ? 0 : -100, 100);
+  c.add_tensor("like", t, random_shape(rng, 0, 2), rng, 0, 2);
+  c.node("CastLike", {"x", "like"});
   c.what += std::string(" to ") + std::string(dtype_name(t));
   return c;
 }
@@ -916,7 +942,8 @@ const std::map<std::string, Generator>& generators() {
     std::map<std::string, Generator> m;
     for (const char* op : {"Relu", "Sigmoid", "Tanh", "Exp", "Log", "Sqrt", "Neg", "Abs", "Erf", "Reciprocal", "Floor",
                            "Ceil", "Round", "Sin", "Cos", "Sign", "Softplus", "Softsign", "LeakyRelu", "Elu", "Selu",
-                           "HardSigmoid", "HardSwish", "Gelu", "Celu", "ThresholdedRelu", "Mish"})
+                           "HardSigmoid", "HardSwish", "Gelu", "Celu", "ThresholdedRelu", "Mish", "Tan", "Asin", "Acos",
+                           "Atan", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Swish", "Shrink"})
       m[op] = unary;
     for (const char* op : {"IsNaN", "IsInf", "Not"}) m[op] = predicate;
     for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Mod", "PRelu", "Equal", "Less", "Greater",
@@ -925,6 +952,7 @@ const std::map<std::string, Generator>& generators() {
     m["Where"] = where;
     m["Clip"] = clip;
     m["Cast"] = cast;
+    m["CastLike"] = cast_like;
     m["BatchNormalization"] = batchnorm;
     m["LayerNormalization"] = layernorm;
     for (const char* op : {"Softmax", "LogSoftmax"}) m[op] = softmax;
@@ -956,6 +984,9 @@ const std::map<std::string, Generator>& generators() {
     add_integer_generators(m);
     add_recurrent_generators(m);
     add_value_shaped_generators(m);
+    add_integer_math_generators(m);
+    add_variadic_generators(m);
+    add_dropout_generators(m);
     return m;
   }();
   return g;
@@ -965,7 +996,10 @@ int case_weight(const std::string& op) {
   if (op == "Resize" || op == "Attention" || op == "Einsum") return 4;
   const bool integer = op == "QLinearConv" || op == "ConvInteger" || op == "QLinearMatMul" || op == "MatMulInteger";
   const bool quantize = op == "QuantizeLinear" || op == "DequantizeLinear" || op == "DynamicQuantizeLinear";
-  return integer || quantize || op == "RNN" || op == "GRU" || op == "LSTM" ? 2 : 1;
+  const bool any_integer = op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Max" ||
+                           op == "Min" || op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
+                           op == "GreaterOrEqual" || op == "BitShift" || op == "BitwiseAnd";  // every integer width
+  return integer || quantize || any_integer || op == "RNN" || op == "GRU" || op == "LSTM" ? 2 : 1;
 }
 
 }  // namespace onnxscope::test::cuda_cases

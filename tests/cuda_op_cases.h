@@ -158,8 +158,18 @@ void add_einsum_generators(std::map<std::string, Generator>& m);
 void add_integer_generators(std::map<std::string, Generator>& m);
 // RNN, GRU, LSTM (cuda_op_cases_recurrent.cpp).
 void add_recurrent_generators(std::map<std::string, Generator>& m);
-// Range and NonZero (cuda_op_cases_value_shaped.cpp).
+// Range, NonZero, ConstantOfShape and EyeLike (cuda_op_cases_value_shaped.cpp).
 void add_value_shaped_generators(std::map<std::string, Generator>& m);
+// BitwiseAnd / Or / Xor / Not and BitShift (cuda_op_cases_integer_math.cpp).
+void add_integer_math_generators(std::map<std::string, Generator>& m);
+// Add, Sub, Mul, Div, Mod, Max, Min or a comparison on a random integer
+// type, with wrapping and extreme values (cuda_op_cases_integer_math.cpp).
+Case integer_binary(Rng& rng, const std::string& op);
+// Sum and Mean; Max and Min of other than two inputs (cuda_op_cases_variadic.cpp).
+void add_variadic_generators(std::map<std::string, Generator>& m);
+Case variadic(Rng& rng, const std::string& op);
+// Dropout in inference (cuda_op_cases_dropout.cpp).
+void add_dropout_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);

@@ -3,7 +3,10 @@
 // empty ranges, fractional steps whose products round (numpy.arange's rule:
 // start + i * ((start + delta) - start) in double), and starts far from 0.
 // NonZero: every type, mostly zeros, -0 and NaN, scalars, empty and
-// many-chunk tensors.
+// many-chunk tensors. ConstantOfShape: shapes given as an input (empty,
+// scalar, with zeros), values of every width, or none. And EyeLike, whose
+// output is made from its input's shape alone: every type, diagonals in,
+// on the edge of and outside the matrix.
 #include "cuda_op_cases.h"
 
 namespace onnxscope::test::cuda_cases {
@@ -66,11 +69,56 @@ Case nonzero(Rng& rng, const std::string&) {
   return c;
 }
 
+Case constant_of_shape(Rng& rng, const std::string&) {
+  Case c(20);
+  std::vector<int64_t> dims(static_cast<size_t>(pick(rng, 0, 4)));
+  for (auto& d : dims) d = pick(rng, 0, 6) == 0 ? 0 : pick(rng, 1, 7);
+  c.index_input("shape", DataType::Int64, {static_cast<int64_t>(dims.size())}, dims);
+  auto& n = c.node("ConstantOfShape", {"shape"});
+  switch (pick(rng, 0, 6)) {
+    case 0: break;  // float zeros
+    case 1: attr_tensor(n, "value", make_float_tensor("", {1}, {-2.75f})); break;
+    case 2: attr_tensor(n, "value", make_int64_tensor("", {1}, {-1234567890123LL})); break;
+    default: {
+      const DataType t = choose(rng, std::vector<DataType>{DataType::Int32, DataType::Bool, DataType::Uint8, DataType::Float16,
+                                                           DataType::Double, DataType::Int8, DataType::Uint16});
+      const unsigned char bytes[8] = {0x01, 0x3c, 0x5a, 0xc3, 0x11, 0x22, 0x33, 0x44};  // bool: the first byte, 1
+      const size_t width = dtype_info(t).bits / 8;
+      attr_tensor(n, "value", make_tensor_raw("", t, {1}, std::string(reinterpret_cast<const char*>(bytes), width)));
+      c.what += std::string(" value of ") + std::string(dtype_name(t));
+    }
+  }
+  return c;
+}
+
+Case eye_like(Rng& rng, const std::string&) {
+  Case c(20);
+  const std::vector<DataType> types = {DataType::Float, DataType::Int32, DataType::Int64, DataType::Bool,
+                                       DataType::Uint8, DataType::Double, DataType::Float16, DataType::Int8};
+  const DataType in = choose(rng, types);
+  const Shape s = {pick(rng, 0, 7), pick(rng, 0, 7)};
+  c.add_tensor("x", in, s, rng, 0, 3);
+  auto& n = c.node("EyeLike", {"x"});
+  if (coin(rng)) {
+    const DataType out = choose(rng, types);
+    attr_int(n, "dtype", static_cast<int64_t>(out));
+    c.what += std::string(" to ") + std::string(dtype_name(out));
+  }
+  if (coin(rng)) {
+    const int64_t k = choose(rng, std::vector<int64_t>{pick(rng, -8, 8), s[1], -s[0], INT64_MAX, INT64_MIN + 1});
+    attr_int(n, "k", k);
+    c.what += " k=" + std::to_string(k);
+  }
+  return c;
+}
+
 }  // namespace
 
 void add_value_shaped_generators(std::map<std::string, Generator>& m) {
   m["Range"] = range;
   m["NonZero"] = nonzero;
+  m["ConstantOfShape"] = constant_of_shape;
+  m["EyeLike"] = eye_like;
 }
 
 }  // namespace onnxscope::test::cuda_cases

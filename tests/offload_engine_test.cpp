@@ -66,7 +66,7 @@ class HostMemoryDevice final : public Device {
   std::string name() const override { return "host-memory device"; }
   PlacementRules rules() const override {
     PlacementRules r;
-    r.refuse = [](const Graph& g, const Node& n) -> std::optional<std::string> {
+    r.refuse = [](const Graph& g, const Node& n, int64_t) -> std::optional<std::string> {
       static const std::set<std::string> ops{"Relu", "Add", "Mul", "MatMul", "Reshape", "Sigmoid", "Gather", "Concat", "Unsqueeze"};
       if (!ops.count(n.op_type)) return "no device kernel for " + n.op_type;
       return std::nullopt;

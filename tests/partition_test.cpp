@@ -18,7 +18,7 @@ namespace {
 
 PlacementRules made_up_device() {
   PlacementRules r;
-  r.refuse = [](const Graph& g, const Node& n) -> std::optional<std::string> {
+  r.refuse = [](const Graph& g, const Node& n, int64_t) -> std::optional<std::string> {
     static const std::set<std::string> ops{"Relu", "Add", "Mul", "Reshape", "Gather", "Unsqueeze", "Concat"};
     if (!ops.count(n.op_type)) return "no device kernel for " + n.op_type;
     for (const auto& in : n.inputs)
@@ -58,7 +58,7 @@ TEST(Partition, ANodeWithoutADeviceKernelFallsBackWithItsCopies) {
   b.output("y", DataType::Float, {int64_t{2}, int64_t{3}});
   b.output("i", DataType::Int64, {int64_t{2}, int64_t{3}});
   auto m = load_model(b);
-  const PartitionPlan p = partition(m->graph, made_up_device());
+  const PartitionPlan p = partition(m->graph, made_up_device(), m->opset_version(""));
   EXPECT_EQ(sides(p), (std::vector<Side>{D, H, D}));
   EXPECT_EQ(p.nodes[1].reason, "no device kernel for TopK");
   // The bias goes up once; x up, r down and v up each run; y comes down at
@@ -89,7 +89,7 @@ TEST(Partition, ShapeArithmeticStaysOnTheHost) {
   b.node("Reshape", {"r", "target"}, {"y"}, "reshape");
   b.output("y", DataType::Float, {"batch", int64_t{16}});
   auto m = load_model(b);
-  const PartitionPlan p = partition(m->graph, made_up_device());
+  const PartitionPlan p = partition(m->graph, made_up_device(), m->opset_version(""));
   EXPECT_EQ(sides(p), (std::vector<Side>{D, H, H, H, H, D}));
   EXPECT_EQ(p.nodes[2].reason, "shape arithmetic: its results are read on the host only");
   EXPECT_EQ(copies(p), "x>dev@0 y>host@6 ");
@@ -104,7 +104,7 @@ TEST(Partition, AOneOperatorModelRunsOnTheDevice) {
   b.node("Add", {"a", "b"}, {"y"}, "add");
   b.output("y", DataType::Float, {int64_t{3}});
   auto m = load_model(b);
-  const PartitionPlan p = partition(m->graph, made_up_device());
+  const PartitionPlan p = partition(m->graph, made_up_device(), m->opset_version(""));
   EXPECT_EQ(sides(p), (std::vector<Side>{D}));
   EXPECT_EQ(copies(p), "a>dev@0 b>dev@0 y>host@1 ");
 }
@@ -131,7 +131,7 @@ TEST(Partition, ControlFlowRunsOnTheHostWithWhatItCaptures) {
   b.output("v", DataType::Float, {int64_t{2}});
   b.output("dd", DataType::Double, {int64_t{4}});
   auto m = load_model(b);
-  const PartitionPlan p = partition(m->graph, made_up_device());
+  const PartitionPlan p = partition(m->graph, made_up_device(), m->opset_version(""));
   EXPECT_EQ(sides(p), (std::vector<Side>{D, H, H, H}));
   EXPECT_EQ(p.nodes[1].reason, "it has a subgraph (control flow runs on the CPU engine)");
   EXPECT_EQ(p.nodes[3].reason, "float64");

@@ -34,7 +34,7 @@ struct Read {
 
 }  // namespace
 
-PartitionPlan partition(const Graph& g, const PlacementRules& rules) {
+PartitionPlan partition(const Graph& g, const PlacementRules& rules, int64_t opset) {
   const size_t count = g.nodes.size();
   PartitionPlan plan;
   plan.nodes.resize(count);
@@ -53,7 +53,7 @@ PartitionPlan partition(const Graph& g, const PlacementRules& rules) {
       p = {Side::Host, "it has a subgraph (control flow runs on the CPU engine)"};
     } else if (n.domain.empty() && (n.op_type == "Shape" || n.op_type == "Size")) {
       p = {Side::Host, "its result comes from a shape, which the host knows"};
-    } else if (auto why = rules.refuse ? rules.refuse(g, n) : std::optional<std::string>{}) {
+    } else if (auto why = rules.refuse ? rules.refuse(g, n, opset) : std::optional<std::string>{}) {
       p = {Side::Host, *why};
     } else {
       p = {Side::Device, {}};

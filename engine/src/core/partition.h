@@ -37,9 +37,10 @@ namespace onnxscope {
 enum class Side { Host, Device };
 
 struct PlacementRules {
-  // Why the device cannot run this node (nullopt: it can). Called for every
-  // node of the top-level graph; a node with subgraphs always runs on the host.
-  std::function<std::optional<std::string>(const Graph& g, const Node& n)> refuse;
+  // Why the device cannot run this node (nullopt: it can), in a model of
+  // ai.onnx version `opset`. Called for every node of the top-level graph;
+  // a node with subgraphs always runs on the host.
+  std::function<std::optional<std::string>(const Graph& g, const Node& n, int64_t opset)> refuse;
   // True when the device kernel of `n` reads input `i` from host memory.
   std::function<bool(const Node& n, size_t i)> reads_on_host;
 };
@@ -72,7 +73,8 @@ struct PartitionPlan {
   std::vector<Segment> segments;
 };
 
-PartitionPlan partition(const Graph& g, const PlacementRules& rules);
+// opset: the model's ai.onnx version (what the rules are asked in).
+PartitionPlan partition(const Graph& g, const PlacementRules& rules, int64_t opset);
 
 // A plan in words, one line per segment and copy, for --explain.
 std::string describe(const Graph& g, const PartitionPlan& plan);

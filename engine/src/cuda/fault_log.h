@@ -22,6 +22,7 @@ enum class FaultKind {
   Index,     // an index that may count from the end: [-bound, bound)
   Position,  // a row of a table: [0, bound)
   Length,    // a sequence's length (sequence_lens, at a batch index): [0, bound)
+  Divisor,   // an integer divisor of 0 (at an output element)
 };
 
 class FaultLog {
@@ -61,7 +62,7 @@ class FaultLog {
 };
 
 // A fault in words: "index 7 (at 3) is outside [-5, 4]", "position id 7 (at
-// 3) is outside [0, 4]".
+// 3) is outside [0, 4]", "integer division by zero (output element 3)".
 std::string describe_fault(const FaultLog::Fault& f);
 
 }  // namespace onnxscope::cuda

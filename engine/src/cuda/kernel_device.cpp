@@ -34,9 +34,10 @@ class KernelDevice final : public offload::Device {
 
   PlacementRules rules() const override {
     PlacementRules r;
-    r.refuse = [](const Graph& g, const Node& n) -> std::optional<std::string> {
+    r.refuse = [](const Graph& g, const Node& n, int64_t opset) -> std::optional<std::string> {
       const OpDef* d = find_op(n.domain, n.op_type);
       if (!d) return "no CUDA kernel for " + (n.domain.empty() || n.domain == "ai.onnx" ? "" : n.domain + "::") + n.op_type;
+      if (d->refuse_in_opset) return d->refuse_in_opset(g, n, opset);
       return d->refuse(g, n);
     };
     r.reads_on_host = [](const Node& n, size_t i) {

@@ -198,7 +198,7 @@ class OffloadPrepared final : public PreparedModel {
     plan->m = std::move(model);
     const Model& m = *plan->m;
     const Graph& g = m.graph;
-    plan->partition = partition(g, rules_);
+    plan->partition = partition(g, rules_, m.opset_version(""));
     // The last node that reads each value (subgraph captures included);
     // graph outputs are kept to the end.
     detail::FreeNames free;
@@ -635,7 +635,7 @@ class OffloadEngine final : public Engine {
       : name_(std::move(name)), device_(std::move(device)), options_(std::move(options)) {}
   std::string_view name() const override { return name_; }
   std::vector<NodeSupport> supports(const Model& model) const override {
-    const PartitionPlan plan = partition(model.graph, device_->rules());
+    const PartitionPlan plan = partition(model.graph, device_->rules(), model.opset_version(""));
     std::vector<NodeSupport> out;
     for (size_t i = 0; i < plan.nodes.size(); ++i) {
       const NodePlace& p = plan.nodes[i];

@@ -1,5 +1,6 @@
-// Elementwise kernels: unary and binary math with numpy broadcasting,
-// comparisons and logic, Where, Clip, Cast between every fixed-width dtype.
+// Elementwise kernels: float32 unary and binary math with numpy
+// broadcasting, comparisons and logic, Where, Clip, Cast between every
+// fixed-width dtype (integer math: kernels/integer_math.h).
 // A broadcast input is read through per-output-dim strides (0 where it
 // repeats); see kernels/portable.h for how a kernel runs.
 #pragma once
@@ -34,7 +35,7 @@ struct BroadcastIndex {
 enum class UnaryOp : int {
   Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil, Round, Sin, Cos, Sign,
   Softplus, Softsign, IsNaN, IsInf, Not, LeakyRelu, Elu, Selu, HardSigmoid, HardSwish, Gelu, GeluTanh,
-  Celu, ThresholdedRelu, Mish, Clip, Identity
+  Celu, ThresholdedRelu, Mish, Clip, Identity, Tan, Asin, Acos, Atan, Sinh, Cosh, Asinh, Acosh, Atanh, Swish, Shrink
 };
 
 // alpha/beta/gamma: the op's attributes (LeakyRelu's alpha, ...).
@@ -74,6 +75,20 @@ OS_HD float unary_math(UnaryOp op, float x, float alpha, float beta, float gamma
       return v > beta ? beta : v;
     }
     case UnaryOp::Identity: return x;
+    case UnaryOp::Tan: return tanf(x);
+    case UnaryOp::Asin: return asinf(x);
+    case UnaryOp::Acos: return acosf(x);
+    case UnaryOp::Atan: return atanf(x);
+    case UnaryOp::Sinh: return sinhf(x);
+    case UnaryOp::Cosh: return coshf(x);
+    case UnaryOp::Asinh: return asinhf(x);
+    case UnaryOp::Acosh: return acoshf(x);
+    case UnaryOp::Atanh: return atanhf(x);
+    case UnaryOp::Swish: {  // x * sigmoid(alpha * x), the sigmoid as Sigmoid computes it
+      const float t = alpha * x;
+      return x * (t >= 0.f ? 1.f / (1.f + expf(-t)) : expf(t) / (1.f + expf(t)));
+    }
+    case UnaryOp::Shrink: return x < -alpha ? x + beta : x > alpha ? x - beta : 0.f;  // alpha: lambd, beta: bias
     case UnaryOp::IsNaN: case UnaryOp::IsInf: case UnaryOp::Not: break;  // bool results: UnaryPredicate
   }
   return x;
@@ -108,31 +123,24 @@ enum class BinaryOp : int { Add, Sub, Mul, Div, Pow, Max, Min, Mod, FMod, PRelu,
 
 OS_HD bool is_comparison(BinaryOp op) { return op >= BinaryOp::Equal; }
 
-template <class T>
-OS_HD T binary_math(BinaryOp op, T a, T b) {
+OS_HD float binary_float(BinaryOp op, float a, float b) {
   switch (op) {
     case BinaryOp::Add: return a + b;
     case BinaryOp::Sub: return a - b;
     case BinaryOp::Mul: return a * b;
-    case BinaryOp::Div: return a / b;  // integer division by zero is refused on the host side
+    case BinaryOp::Div: return a / b;
     case BinaryOp::Max: return a != a ? a : (b != b ? b : (a < b ? b : a));  // NaN propagates
     case BinaryOp::Min: return a != a ? a : (b != b ? b : (b < a ? b : a));
-    case BinaryOp::PRelu: return a < T(0) ? a * b : a;
-    default: break;
-  }
-  return a;
-}
-
-OS_HD float binary_float(BinaryOp op, float a, float b) {
-  switch (op) {
+    case BinaryOp::PRelu: return a < 0.f ? a * b : a;
     case BinaryOp::Pow: return powf(a, b);
     case BinaryOp::FMod: return fmodf(a, b);
     case BinaryOp::Mod: {  // Python's %, the sign of the divisor (fmod = 0)
       const float r = fmodf(a, b);
       return (r != 0.f && ((r < 0.f) != (b < 0.f))) ? r + b : r;
     }
-    default: return binary_math<float>(op, a, b);
+    default: break;
   }
+  return a;
 }
 
 OS_HD bool compare(BinaryOp op, double a, double b) {
@@ -146,35 +154,42 @@ OS_HD bool compare(BinaryOp op, double a, double b) {
   }
 }
 
-// Arithmetic on float32 (every op) and on int32/int64 (Add, Sub, Mul, Max,
-// Min: integer Div and Mod stay with the CPU engine, which checks the divisor).
-template <class T>
+// Arithmetic on float32, every op (integers: kernels/integer_math.h).
 struct BinaryKernel {
   BinaryOp op;
   BroadcastIndex bc;
-  const T* a;
-  const T* b;
-  T* y;
+  const float* a;
+  const float* b;
+  float* y;
   OS_HD void operator()(int64_t i) const {
     int64_t off[2];
     bc.offsets(i, 2, off);
-    if constexpr (std::is_floating_point_v<T>) {
-      y[i] = binary_float(op, a[off[0]], b[off[1]]);
-    } else {
-      const T x = a[off[0]], z = b[off[1]];
-      if (op == BinaryOp::Add || op == BinaryOp::Sub || op == BinaryOp::Mul) {
-        // Two's complement wrap, as the reference does (signed overflow is undefined in C++).
-        using U = std::make_unsigned_t<T>;
-        const U u = static_cast<U>(x), v = static_cast<U>(z);
-        y[i] = static_cast<T>(op == BinaryOp::Add ? u + v : op == BinaryOp::Sub ? u - v : static_cast<U>(u * v));
-      } else {
-        y[i] = binary_math<T>(op, x, z);
-      }
-    }
+    y[i] = binary_float(op, a[off[0]], b[off[1]]);
   }
 };
 
-// Comparisons of float32/int32/int64 and logic on bool: bool results.
+// Sum, Mean, Max and Min of 1 to 4 float32 inputs broadcast together,
+// combined in order (((x0 op x1) op x2) op x3), as the reference folds
+// them. More inputs go in groups, each after the first led by the previous
+// group's result; Mean divides the last group's result by `count`.
+struct VariadicKernel {
+  BinaryOp op;
+  int inputs;
+  bool divide;
+  float count;
+  BroadcastIndex bc;
+  const float* x[4];
+  float* y;
+  OS_HD void operator()(int64_t i) const {
+    int64_t off[4];
+    bc.offsets(i, inputs, off);
+    float v = x[0][off[0]];
+    for (int k = 1; k < inputs; ++k) v = binary_float(op, v, x[k][off[k]]);
+    y[i] = divide ? v / count : v;
+  }
+};
+
+// Comparisons of float32 and logic on bool (T uint8_t): bool results.
 template <class T>
 struct CompareKernel {
   BinaryOp op;
@@ -189,15 +204,6 @@ struct CompareKernel {
     if constexpr (sizeof(T) == 1) {
       const bool p = x != 0, q = z != 0;
       y[i] = op == BinaryOp::And ? (p && q) : op == BinaryOp::Or ? (p || q) : op == BinaryOp::Xor ? (p != q) : compare(op, p, q);
-    } else if constexpr (sizeof(T) == 8) {
-      // int64 compared exactly (a double would round above 2^53)
-      switch (op) {
-        case BinaryOp::Equal: y[i] = x == z; break;
-        case BinaryOp::Less: y[i] = x < z; break;
-        case BinaryOp::Greater: y[i] = x > z; break;
-        case BinaryOp::LessOrEqual: y[i] = x <= z; break;
-        default: y[i] = x >= z; break;
-      }
     } else {
       y[i] = compare(op, static_cast<double>(x), static_cast<double>(z));
     }
@@ -395,6 +401,34 @@ struct RangeKernel {
     const double v = i == 0 ? first : i == 1 ? second : first + static_cast<double>(i) * step;
 #endif
     cast_store(type, y, i, CastValue{v, 0, 0, 0});
+  }
+};
+
+// ConstantOfShape: every element the same `width` bytes (1, 2, 4 or 8: the
+// value's low bytes in `bits`, little-endian as the host stores them).
+struct FillKernel {
+  int width;
+  uint64_t bits;
+  void* y;
+  OS_HD void operator()(int64_t i) const {
+    switch (width) {
+      case 1: static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(bits); break;
+      case 2: static_cast<uint16_t*>(y)[i] = static_cast<uint16_t>(bits); break;
+      case 4: static_cast<uint32_t*>(y)[i] = static_cast<uint32_t>(bits); break;
+      default: static_cast<uint64_t*>(y)[i] = bits; break;
+    }
+  }
+};
+
+// EyeLike: a [rows, cols] matrix of `type`, 1 where col - row == k, else 0
+// (col - row cannot overflow, whatever k is).
+struct EyeKernel {
+  ElemType type;
+  int64_t cols, k;
+  void* y;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t row = i / cols, col = i % cols;
+    cast_store(type, y, i, CastValue{0, 0, col - row == k ? 1u : 0u, 2});
   }
 };
 

@@ -9,6 +9,7 @@
 #include "cuda/kernels/einsum.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/integer.h"
+#include "cuda/kernels/integer_math.h"
 #include "cuda/kernels/lines.h"
 #include "cuda/kernels/movement.h"
 #include "cuda/kernels/nonzero.h"
@@ -26,8 +27,7 @@ struct KernelList {
 };
 
 using AllKernels = KernelList<
-    UnaryKernel, UnaryPredicateKernel, BinaryKernel<float>, BinaryKernel<int32_t>, BinaryKernel<int64_t>,
-    CompareKernel<float>, CompareKernel<int32_t>, CompareKernel<int64_t>, CompareKernel<uint8_t>,
+    UnaryKernel, UnaryPredicateKernel, BinaryKernel, CompareKernel<float>, CompareKernel<uint8_t>,
     WhereKernel<uint8_t>, WhereKernel<uint16_t>, WhereKernel<uint32_t>, WhereKernel<uint64_t>, ClipKernel, RoundToHalfKernel, EpilogueKernel, ElementwiseChainKernel,
     CastKernel, BatchNormFoldKernel, ChannelAffineKernel, StridedCopyKernel<uint8_t>, StridedCopyKernel<uint16_t>,
     StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, StoreBytesKernel, GatherKernel<uint8_t>, GatherKernel<uint16_t>,
@@ -43,7 +43,8 @@ using AllKernels = KernelList<
     QuantizeKernel, DequantizeKernel, EinsumKernel, IntMatMulKernel, IntConvKernel, MinMaxPartialKernel,
     DynamicQuantParamsKernel, RecurrentStepKernel, RangeKernel, TopKCutKernel<float>, TopKCutKernel<int32_t>,
     TopKCutKernel<int64_t>, TopKSelectKernel<float>, TopKSelectKernel<int32_t>, TopKSelectKernel<int64_t>,
-    NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel>;
+    NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel, FillKernel, EyeKernel,
+    IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

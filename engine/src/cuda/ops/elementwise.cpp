@@ -1,11 +1,13 @@
 // Elementwise operators: float32 unary math and activations, IsNaN / IsInf
-// / Not, broadcast arithmetic (float32, int32, int64), comparisons and
-// logic, Where (any fixed width), Clip and Cast (kernels/elementwise.h);
+// / Not, broadcast arithmetic and comparisons (float32, and every integer
+// width: kernels/integer_math.h, with bitwise logic and BitShift), logic,
+// Where (any fixed width), Clip, Cast and CastLike (kernels/elementwise.h);
 // and the CPU engine's FusedElementwise, a chain of the float32 ones in one
 // kernel.
 #include <cfloat>
 #include <cstring>
 #include <map>
+#include <stdexcept>
 
 #include "cpu/fused_ops.h"
 #include "cuda/ops/op_table.h"
@@ -59,6 +61,17 @@ const std::map<std::string, UnaryInfo>& unary_ops() {
       {"Celu", {UnaryOp::Celu, 1.f, 0, 0}},
       {"ThresholdedRelu", {UnaryOp::ThresholdedRelu, 1.f, 0, 0}},
       {"Mish", {UnaryOp::Mish, 0, 0, 0}},
+      {"Tan", {UnaryOp::Tan, 0, 0, 0}},
+      {"Asin", {UnaryOp::Asin, 0, 0, 0}},
+      {"Acos", {UnaryOp::Acos, 0, 0, 0}},
+      {"Atan", {UnaryOp::Atan, 0, 0, 0}},
+      {"Sinh", {UnaryOp::Sinh, 0, 0, 0}},
+      {"Cosh", {UnaryOp::Cosh, 0, 0, 0}},
+      {"Asinh", {UnaryOp::Asinh, 0, 0, 0}},
+      {"Acosh", {UnaryOp::Acosh, 0, 0, 0}},
+      {"Atanh", {UnaryOp::Atanh, 0, 0, 0}},
+      {"Swish", {UnaryOp::Swish, 1.f, 0, 0}},
+      {"Shrink", {UnaryOp::Shrink, 0.5f, 0, 0}},  // alpha: lambd, beta: bias
   };
   return m;
 }
@@ -87,8 +100,8 @@ void run_unary(OpContext& c) {
   UnaryKernel k{};
   k.op = u.op;
   if (u.op == UnaryOp::Gelu && c.attr_string("approximate", "none") == "tanh") k.op = UnaryOp::GeluTanh;
-  k.alpha = c.attr_float("alpha", u.alpha);
-  k.beta = c.attr_float("beta", u.beta);
+  k.alpha = c.attr_float(u.op == UnaryOp::Shrink ? "lambd" : "alpha", u.alpha);
+  k.beta = c.attr_float(u.op == UnaryOp::Shrink ? "bias" : "beta", u.beta);
   k.gamma = c.attr_float("gamma", u.gamma);
   const DeviceTensor& x = c.input(0);
   c.output(0) = c.allocate(DataType::Float, x.shape);
@@ -136,23 +149,82 @@ BroadcastPlan plan_of(OpContext& c, const std::vector<size_t>& inputs) {
   return *p;
 }
 
-std::optional<std::string> refuse_binary(const Graph& g, const Node& n) {
-  const BinaryOp op = binary_ops().at(n.op_type);
-  if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
-  if (op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor) return require_types(g, n, {DataType::Bool});
-  if (op == BinaryOp::Pow || op == BinaryOp::PRelu) return require_types(g, n, {DataType::Float});
-  if (op == BinaryOp::Mod) {
-    // Integer division by zero traps: integer Mod and Div stay with the CPU engine, which checks it.
-    return require_types(g, n, {DataType::Float});
+bool is_integer(DataType t) {
+  switch (t) {
+    case DataType::Int8: case DataType::Int16: case DataType::Int32: case DataType::Int64:
+    case DataType::Uint8: case DataType::Uint16: case DataType::Uint32: case DataType::Uint64:
+      return true;
+    default: return false;
   }
-  if (op == BinaryOp::Div) return require_types(g, n, {DataType::Float});
+}
+
+IntType int_type(DataType t) { return {static_cast<int>(dtype_info(t).bits / 8), dtype_info(t).is_signed}; }
+
+// Two inputs of one type: float32 or any integer width (`also`: one more type).
+std::optional<std::string> require_float_or_integer(const Graph& g, const Node& n, DataType also = DataType::Undefined) {
+  if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
   const DataType t = declared_type(g, n.inputs[0]);
-  if (auto r = require_types(g, n, {DataType::Float, DataType::Int32, DataType::Int64})) return r;
+  if (t != DataType::Float && !is_integer(t) && (t == DataType::Undefined || t != also))
+    return "the CUDA kernel for " + n.op_type + " takes float or an integer type (input 0 is " +
+           (t == DataType::Undefined ? std::string("of an unknown type") : std::string(dtype_name(t))) + ")";
   if (declared_type(g, n.inputs[1]) != t) return "the inputs of " + n.op_type + " differ in type";
   return std::nullopt;
 }
 
-// BinaryKernel<T> (results of the inputs' type) or CompareKernel<T> (bool results).
+std::optional<std::string> refuse_variadic(const Graph& g, const Node& n) {
+  if (n.inputs.empty()) return n.op_type + " takes one input or more";
+  for (const std::string& in : n.inputs)
+    if (in.empty()) return n.op_type + " has an omitted input";
+  return require_types(g, n, {DataType::Float});
+}
+
+std::optional<std::string> refuse_binary(const Graph& g, const Node& n) {
+  const BinaryOp op = binary_ops().at(n.op_type);
+  if ((op == BinaryOp::Max || op == BinaryOp::Min) && n.inputs.size() != 2) return refuse_variadic(g, n);
+  if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
+  if (op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor) return require_types(g, n, {DataType::Bool});
+  if (op == BinaryOp::Pow || op == BinaryOp::PRelu) return require_types(g, n, {DataType::Float});
+  return require_float_or_integer(g, n, op == BinaryOp::Equal ? DataType::Bool : DataType::Undefined);
+}
+
+// The integer form of a BinaryOp (Pow, PRelu and the logic ops have none).
+IntOp int_op_of(BinaryOp op) {
+  switch (op) {
+    case BinaryOp::Add: return IntOp::Add;
+    case BinaryOp::Sub: return IntOp::Sub;
+    case BinaryOp::Mul: return IntOp::Mul;
+    case BinaryOp::Div: return IntOp::Div;
+    case BinaryOp::Mod: return IntOp::Mod;
+    case BinaryOp::FMod: return IntOp::FMod;
+    case BinaryOp::Max: return IntOp::Max;
+    case BinaryOp::Min: return IntOp::Min;
+    case BinaryOp::Equal: return IntOp::Equal;
+    case BinaryOp::Less: return IntOp::Less;
+    case BinaryOp::Greater: return IntOp::Greater;
+    case BinaryOp::LessOrEqual: return IntOp::LessOrEqual;
+    case BinaryOp::GreaterOrEqual: return IntOp::GreaterOrEqual;
+    default: throw std::logic_error("no integer form of this operator");
+  }
+}
+
+// Integer inputs 0 and 1 (any width) broadcast by p; output 0 allocated.
+void run_integer(OpContext& c, IntOp op, const BroadcastPlan& p) {
+  IntegerBinaryKernel k{};
+  k.op = op;
+  k.type = int_type(c.input(0).dtype);
+  k.bc = index_of(p);
+  k.a = c.input(0).data;
+  k.b = c.input(1).data;
+  k.y = c.output(0).data;
+  if (op == IntOp::Div || op == IntOp::Mod || op == IntOp::FMod) {
+    const FaultLog::Site site = c.fault_site(FaultKind::Divisor);
+    k.fault = site.record;
+    k.site = site.id;
+  }
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out)));
+}
+
+// BinaryKernel (float32 results) or CompareKernel<T> (bool results).
 template <class Kernel>
 void run_broadcast(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
   Kernel k{};
@@ -164,17 +236,45 @@ void run_broadcast(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
   launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out)));
 }
 
-template <class T>
-void run_arith(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
-  run_broadcast<BinaryKernel<T>>(c, op, p);
-}
-
-template <class T>
-void run_compare(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
-  run_broadcast<CompareKernel<T>>(c, op, p);
+// Sum, Mean, and Max / Min of other than two inputs: float32, in groups of
+// up to 4 inputs (kernels/elementwise.h VariadicKernel).
+void run_variadic(OpContext& c) {
+  const std::string& name = c.node().op_type;
+  const BinaryOp op = name == "Max" ? BinaryOp::Max : name == "Min" ? BinaryOp::Min : BinaryOp::Add;
+  const size_t n = c.input_count();
+  if (n == 0) c.fail("no inputs");
+  for (size_t i = 0; i < n; ++i)
+    if (c.input(i).dtype != DataType::Float) c.fail("the inputs must be float");
+  DeviceTensor acc;
+  for (size_t first = 0; first < n;) {
+    // This group: the previous group's result (when there is one), then inputs from `first`.
+    std::vector<const DeviceTensor*> group;
+    if (first > 0) group.push_back(&acc);
+    while (group.size() < 4 && first < n) group.push_back(&c.input(first++));
+    std::vector<Shape> shapes;
+    for (const DeviceTensor* t : group) shapes.push_back(t->shape);
+    const auto p = broadcast_plan(shapes);
+    if (!p) c.fail("the inputs' shapes do not broadcast (or broadcast to more than 8 dims)");
+    DeviceTensor out = c.allocate(DataType::Float, p->out);
+    VariadicKernel k{};
+    k.op = op;
+    k.inputs = static_cast<int>(group.size());
+    k.divide = name == "Mean" && first == n;
+    k.count = static_cast<float>(n);
+    k.bc = index_of(*p);
+    for (size_t i = 0; i < group.size(); ++i) k.x[i] = static_cast<const float*>(group[i]->data);
+    k.y = static_cast<float*>(out.data);
+    launch(c.rt(), k, static_cast<int64_t>(elements_of(p->out)));
+    acc = std::move(out);
+  }
+  c.output(0) = std::move(acc);
 }
 
 void run_binary(OpContext& c) {
+  if (c.input_count() != 2) {
+    run_variadic(c);
+    return;
+  }
   BinaryOp op = binary_ops().at(c.node().op_type);
   if (op == BinaryOp::Mod && c.attr_int("fmod", 0) != 0) op = BinaryOp::FMod;
   BroadcastPlan p;
@@ -189,15 +289,59 @@ void run_binary(OpContext& c) {
     p = plan_of(c, {0, 1});
   }
   const DataType t = c.input(0).dtype;
+  if (c.input(1).dtype != t) c.fail("the inputs differ in type");
   const bool boolean = is_comparison(op);
   c.output(0) = c.allocate(boolean ? DataType::Bool : t, p.out);
-  switch (t) {
-    case DataType::Float: boolean ? run_compare<float>(c, op, p) : run_arith<float>(c, op, p); break;
-    case DataType::Int32: boolean ? run_compare<int32_t>(c, op, p) : run_arith<int32_t>(c, op, p); break;
-    case DataType::Int64: boolean ? run_compare<int64_t>(c, op, p) : run_arith<int64_t>(c, op, p); break;
-    case DataType::Bool: run_compare<uint8_t>(c, op, p); break;
-    default: c.fail("no kernel for " + std::string(dtype_name(t)));
+  if (t == DataType::Float) {
+    boolean ? run_broadcast<CompareKernel<float>>(c, op, p) : run_broadcast<BinaryKernel>(c, op, p);
+  } else if (t == DataType::Bool && boolean) {
+    run_broadcast<CompareKernel<uint8_t>>(c, op, p);
+  } else if (is_integer(t) && op != BinaryOp::Pow && op != BinaryOp::PRelu && op < BinaryOp::And) {
+    run_integer(c, int_op_of(op), p);
+  } else {
+    c.fail("no kernel for " + std::string(dtype_name(t)));
   }
+}
+
+// BitwiseAnd / BitwiseOr / BitwiseXor (opset 18) and BitShift: integers of one type.
+std::optional<std::string> refuse_bitwise(const Graph& g, const Node& n) {
+  if (n.op_type == "BitShift") {
+    const std::string dir = n.attribute("direction") ? n.attribute("direction")->s : std::string();
+    if (dir != "LEFT" && dir != "RIGHT") return "BitShift direction '" + dir + "'";
+  }
+  if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
+  const DataType t = declared_type(g, n.inputs[0]);
+  if (!is_integer(t) || declared_type(g, n.inputs[1]) != t)
+    return "the CUDA " + n.op_type + " takes two inputs of one integer type";
+  return std::nullopt;
+}
+
+void run_bitwise(OpContext& c) {
+  const std::string& name = c.node().op_type;
+  const IntOp op = name == "BitwiseAnd"  ? IntOp::BitAnd
+                   : name == "BitwiseOr" ? IntOp::BitOr
+                   : name == "BitwiseXor" ? IntOp::BitXor
+                   : c.attr_string("direction", "") == "LEFT" ? IntOp::ShiftLeft
+                                                              : IntOp::ShiftRight;
+  const DataType t = c.input(0).dtype;
+  if (!is_integer(t) || c.input(1).dtype != t) c.fail("the inputs must be of one integer type");
+  const BroadcastPlan p = plan_of(c, {0, 1});
+  c.output(0) = c.allocate(t, p.out);
+  run_integer(c, op, p);
+}
+
+std::optional<std::string> refuse_bitwise_not(const Graph& g, const Node& n) {
+  const DataType t = n.inputs.empty() ? DataType::Undefined : declared_type(g, n.inputs[0]);
+  if (!is_integer(t)) return std::string("the CUDA BitwiseNot takes an integer type");
+  return std::nullopt;
+}
+
+void run_bitwise_not(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (!is_integer(x.dtype)) c.fail("the input must be of an integer type");
+  c.output(0) = c.allocate(x.dtype, x.shape);
+  BitwiseNotKernel k{int_type(x.dtype), x.data, c.output(0).data};
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
 }
 
 std::optional<std::string> refuse_where(const Graph& g, const Node& n) {
@@ -264,9 +408,18 @@ std::optional<std::string> refuse_cast(const Graph& g, const Node& n) {
   return std::nullopt;
 }
 
+// CastLike (opset 15): Cast to input 1's type, whose values are not read.
+std::optional<std::string> refuse_cast_like(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 2) return std::string("CastLike takes two inputs");
+  const DataType from = declared_type(g, n.inputs[0]), to = declared_type(g, n.inputs[1]);
+  if (!castable(from)) return "the CUDA CastLike does not read " + std::string(from == DataType::Undefined ? "an unknown type" : dtype_name(from));
+  if (!castable(to)) return "the CUDA CastLike does not write " + std::string(to == DataType::Undefined ? "an unknown type" : dtype_name(to));
+  return std::nullopt;
+}
+
 void run_cast(OpContext& c) {
   const DeviceTensor& x = c.input(0);
-  const auto to = static_cast<DataType>(c.attr_int("to", 0));
+  const auto to = c.node().op_type == "CastLike" ? c.input(1).dtype : static_cast<DataType>(c.attr_int("to", 0));
   c.output(0) = c.allocate(to, x.shape);
   CastKernel k{static_cast<ElemType>(x.dtype), static_cast<ElemType>(to), x.data, c.output(0).data};
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
@@ -342,9 +495,13 @@ void add_elementwise_ops(std::vector<OpDef>& t) {
   for (const auto& [name, info] : unary_ops()) t.push_back({name.c_str(), refuse_unary, run_unary});
   for (const char* name : {"IsNaN", "IsInf", "Not"}) t.push_back({name, refuse_predicate, run_predicate});
   for (const auto& [name, op] : binary_ops()) t.push_back({name.c_str(), refuse_binary, run_binary});
+  for (const char* name : {"Sum", "Mean"}) t.push_back({name, refuse_variadic, run_variadic});
+  for (const char* name : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"}) t.push_back({name, refuse_bitwise, run_bitwise});
+  t.push_back({"BitwiseNot", refuse_bitwise_not, run_bitwise_not});
   t.push_back({"Where", refuse_where, run_where});
   t.push_back({"Clip", refuse_clip, run_clip, OpBackend::Kernel, clip_reads_on_host});
   t.push_back({"Cast", refuse_cast, run_cast});
+  t.push_back({"CastLike", refuse_cast_like, run_cast});
   t.push_back({"FusedElementwise", refuse_chain, run_chain, OpBackend::Kernel, nullptr, "onnxscope.cpu"});
 }
 

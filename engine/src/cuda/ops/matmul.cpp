@@ -120,7 +120,7 @@ void run_gemm(OpContext& c) {
   if (k == 0) {  // Y = beta * C
     if (beta == 0.f) c.rt().zero(c.output(0).data, bytes_of(DataType::Float, {m, n}));
     else if (beta != 1.f) {
-      BinaryKernel<float> scale{};
+      BinaryKernel scale{};
       scale.op = BinaryOp::Mul;
       scale.bc.rank = 1;
       scale.bc.out[0] = m * n;

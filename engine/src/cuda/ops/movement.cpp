@@ -128,6 +128,62 @@ void run_view(OpContext& c) {
   c.output(0).shape = std::move(shape);
 }
 
+// --- Dropout in inference: y is x (a view), the mask all kept ---
+
+// Whether the node is in inference: is_test before opset 7; from opset 12 a
+// training_mode input, which the device takes only as a constant false.
+std::optional<std::string> refuse_dropout(const Graph& g, const Node& n, int64_t opset) {
+  if (opset < 7 && (!n.attribute("is_test") || n.attribute("is_test")->i == 0))
+    return std::string("Dropout in training (is_test = 0) draws random numbers on the CPU engine");
+  if (opset >= 12 && n.inputs.size() > 2 && !n.inputs[2].empty()) {
+    const Initializer* t = g.initializer(n.inputs[2]);
+    if (!t || t->value.dtype() != DataType::Bool || t->value.element_count() != 1 || t->value.data<uint8_t>()[0] != 0)
+      return std::string("Dropout with a training_mode that is not a constant false draws random numbers on the CPU engine");
+  }
+  const DataType t = declared_type(g, n.inputs.empty() ? std::string() : n.inputs[0]);
+  if (t != DataType::Float && t != DataType::Float16 && t != DataType::BFloat16 && t != DataType::Double)
+    return std::string("the CUDA Dropout takes float16, bfloat16, float or double");
+  return std::nullopt;
+}
+
+// Used only without an opset (refuse_in_opset takes the model's): the spec's
+// newest form, in which no Dropout trains without a training_mode input.
+std::optional<std::string> refuse_dropout_node(const Graph& g, const Node& n) { return refuse_dropout(g, n, INT64_MAX); }
+
+bool dropout_reads_on_host(const Node&, size_t i) { return i == 1 || i == 2; }
+
+void run_dropout(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  double ratio = 0.5;
+  if (c.opset() < 12) {
+    ratio = c.attr_float("ratio", 0.5f);
+  } else if (const Tensor* r = c.host(1)) {
+    if (r->element_count() != 1 || !dtype_info(r->dtype()).is_float) c.fail("ratio must be a float scalar");
+    ratio = r->element_as_double(0);
+  }
+  if (!(ratio >= 0.0 && ratio <= 1.0)) c.fail("ratio must be in [0, 1], got " + std::to_string(ratio));
+  if (c.opset() >= 12)
+    if (const Tensor* t = c.host(2))
+      if (t->element_count() != 1 || t->dtype() != DataType::Bool || t->data<uint8_t>()[0] != 0)
+        c.fail("training_mode must be a constant false on the device");
+  c.output(0) = x;  // nothing dropped in inference
+  if (!c.wants_output(1)) return;
+  // The mask: bool from opset 10, x's type (ones) before.
+  FillKernel k{};
+  if (c.opset() >= 10) {
+    c.output(1) = c.allocate(DataType::Bool, x.shape);
+    k.width = 1;
+    k.bits = 1;
+  } else {
+    c.output(1) = c.allocate(x.dtype, x.shape);
+    k.width = static_cast<int>(dtype_info(x.dtype).bits / 8);
+    k.bits = x.dtype == DataType::Float ? 0x3f800000u : x.dtype == DataType::Double ? 0x3ff0000000000000u
+             : x.dtype == DataType::Float16 ? 0x3c00u : 0x3f80u;  // 1 in each type
+  }
+  k.y = c.output(1).data;
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+}
+
 // --- Transpose ---
 
 void run_transpose(OpContext& c) {
@@ -457,6 +513,7 @@ void run_gather_nd(OpContext& c) {
 void add_movement_ops(std::vector<OpDef>& t) {
   for (const char* name : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
     t.push_back({name, refuse_view, run_view, OpBackend::View, view_reads_on_host});
+  t.push_back({"Dropout", refuse_dropout_node, run_dropout, OpBackend::View, dropout_reads_on_host, "", refuse_dropout});
   t.push_back({"Transpose", refuse_movable, run_transpose});
   t.push_back({"Slice", refuse_movable, run_slice, OpBackend::Kernel, slice_reads_on_host});
   t.push_back({"Concat", refuse_concat, run_concat});

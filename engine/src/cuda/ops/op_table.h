@@ -100,6 +100,9 @@ struct OpDef {
   // Inputs read on the host (shape arguments); nullptr: none.
   bool (*reads_on_host)(const Node& n, size_t input) = nullptr;
   const char* domain = "";  // "onnxscope.cpu" for the CPU engine's fused operators (cpu/fused_ops.h)
+  // In place of `refuse` for an operator whose versions differ in what the
+  // device can run (Dropout: training before opset 7), given the model's opset.
+  std::optional<std::string> (*refuse_in_opset)(const Graph& g, const Node& n, int64_t opset) = nullptr;
 };
 
 // Each family file adds its operators (ops/<family>.cpp).
@@ -122,6 +125,7 @@ void add_integer_product_ops(std::vector<OpDef>& t);  // MatMulInteger, QLinearM
 void add_recurrent_ops(std::vector<OpDef>& t);        // RNN, GRU, LSTM
 void add_range_ops(std::vector<OpDef>& t);            // Range
 void add_nonzero_ops(std::vector<OpDef>& t);          // NonZero
+void add_constant_fill_ops(std::vector<OpDef>& t);    // ConstantOfShape, EyeLike
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
