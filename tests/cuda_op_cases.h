@@ -168,8 +168,8 @@ Case integer_binary(Rng& rng, const std::string& op);
 // Sum and Mean; Max and Min of other than two inputs (cuda_op_cases_variadic.cpp).
 void add_variadic_generators(std::map<std::string, Generator>& m);
 Case variadic(Rng& rng, const std::string& op);
-// Dropout in inference (cuda_op_cases_dropout.cpp).
-void add_dropout_generators(std::map<std::string, Generator>& m);
+// Dropout in inference and BitCast (cuda_op_cases_views.cpp).
+void add_view_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);

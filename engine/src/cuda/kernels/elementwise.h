@@ -181,7 +181,7 @@ struct VariadicKernel {
   const float* x[4];
   float* y;
   OS_HD void operator()(int64_t i) const {
-    int64_t off[4];
+    int64_t off[4] = {};
     bc.offsets(i, inputs, off);
     float v = x[0][off[0]];
     for (int k = 1; k < inputs; ++k) v = binary_float(op, v, x[k][off[k]]);
@@ -291,7 +291,47 @@ struct RoundToHalfKernel {
 
 // Dtype codes of Cast (onnx TensorProto numbers of the fixed-width types).
 enum class ElemType : int { Float = 1, Uint8 = 2, Int8 = 3, Uint16 = 4, Int16 = 5, Int32 = 6, Int64 = 7,
-                            Bool = 9, Float16 = 10, Double = 11, Uint32 = 12, Uint64 = 13, BFloat16 = 16 };
+                            Bool = 9, Float16 = 10, Double = 11, Uint32 = 12, Uint64 = 13, BFloat16 = 16,
+                            Float8E4M3FN = 17, Float8E4M3FNUZ = 18, Float8E5M2 = 19, Float8E5M2FNUZ = 20 };
+
+// Codes by their DataType numbers (QuantizeLinear's packed ones too).
+enum : int { kE4M3FN = 17, kE4M3FNUZ = 18, kE5M2 = 19, kE5M2FNUZ = 20, kUint4 = 21, kInt4 = 22, kE2M1 = 23, kUint2 = 25, kInt2 = 26 };
+
+// The packed codes: int4, uint4 and float4e2m1 two to a byte, int2 and
+// uint2 four; element i in byte i / per at bit (i % per) * width, the first
+// in the low bits (onnx's packing). 0: not packed.
+OS_HD int packed_bits(ElemType t) {
+  const int v = static_cast<int>(t);
+  return v == kUint4 || v == kInt4 || v == kE2M1 ? 4 : v == kUint2 || v == kInt2 ? 2 : 0;
+}
+
+// A float8 or float4 code.
+OS_HD bool float_code(ElemType t) {
+  const int v = static_cast<int>(t);
+  return (v >= kE4M3FN && v <= kE5M2FNUZ) || v == kE2M1;
+}
+
+OS_HD float decode_float_code(ElemType t, uint32_t bits) {
+  const auto b = static_cast<uint8_t>(bits);
+  switch (static_cast<int>(t)) {
+    case kE4M3FN: return narrow::decode_e4m3fn(b);
+    case kE4M3FNUZ: return narrow::decode_e4m3fnuz(b);
+    case kE5M2: return narrow::decode_e5m2(b);
+    case kE5M2FNUZ: return narrow::decode_e5m2fnuz(b);
+    default: return narrow::decode_mx(b, narrow::e2m1_fmt(), 0x08);
+  }
+}
+
+// FP4 always saturates (as the host's encoder, and onnx).
+OS_HD uint32_t encode_float_code(ElemType t, float f, bool saturate) {
+  switch (static_cast<int>(t)) {
+    case kE4M3FN: return narrow::encode_e4m3fn(f, saturate);
+    case kE4M3FNUZ: return narrow::encode_e4m3fnuz(f, saturate);
+    case kE5M2: return narrow::encode_e5m2(f, saturate);
+    case kE5M2FNUZ: return narrow::encode_e5m2fnuz(f, saturate);
+    default: return narrow::encode_mx(f, narrow::e2m1_fmt(), 0x08);
+  }
+}
 
 // A value on its way through Cast: floats as double, integers exactly.
 struct CastValue {
@@ -301,12 +341,15 @@ struct CastValue {
   int kind;  // 0 float, 1 signed, 2 unsigned
 };
 
+// Element i of a Cast type (not a packed one).
 OS_HD CastValue cast_load(ElemType t, const void* p, int64_t i) {
   switch (t) {
     case ElemType::Float: return {static_cast<const float*>(p)[i], 0, 0, 0};
     case ElemType::Double: return {static_cast<const double*>(p)[i], 0, 0, 0};
     case ElemType::Float16: return {half_to_float(static_cast<const uint16_t*>(p)[i]), 0, 0, 0};
     case ElemType::BFloat16: return {bfloat16_to_float(static_cast<const uint16_t*>(p)[i]), 0, 0, 0};
+    case ElemType::Float8E4M3FN: case ElemType::Float8E4M3FNUZ: case ElemType::Float8E5M2: case ElemType::Float8E5M2FNUZ:
+      return {decode_float_code(t, static_cast<const uint8_t*>(p)[i]), 0, 0, 0};
     case ElemType::Int8: return {0, static_cast<const int8_t*>(p)[i], 0, 1};
     case ElemType::Int16: return {0, static_cast<const int16_t*>(p)[i], 0, 1};
     case ElemType::Int32: return {0, static_cast<const int32_t*>(p)[i], 0, 1};
@@ -320,56 +363,48 @@ OS_HD CastValue cast_load(ElemType t, const void* p, int64_t i) {
   return {0, 0, 0, 0};
 }
 
-// A float to an integer type: truncated toward zero, NaN to 0, and out of
-// range saturated (C leaves both undefined; the reference's numpy gives
-// platform values there, which is why such tests are not compared).
-OS_HD int64_t float_to_int(double f, double lo, double hi) {
-  if (f != f) return 0;
-  if (f <= lo) return static_cast<int64_t>(lo);
-  if (f >= hi) return static_cast<int64_t>(hi);
-  return static_cast<int64_t>(f);
-}
-OS_HD uint64_t float_to_uint(double f, double hi) {
-  if (f != f || f <= 0) return 0;
-  if (f >= hi) return static_cast<uint64_t>(hi);
-  return static_cast<uint64_t>(f);
+// The float nearest d toward zero, its last bit set when inexact (rounding
+// to odd): rounded again to a format of at most 22 fraction bits it gives
+// what rounding d directly would, as the reference's casts do (a double to
+// float16 rounded through float32 could round twice).
+OS_HD float round_to_odd_float(double d) {
+  float f = static_cast<float>(d);
+  if (d != d || static_cast<double>(f) == d) return f;
+  uint32_t b = float_to_bits(f);
+  if (fabs(static_cast<double>(f)) > fabs(d)) --b;  // one step toward zero (f is not 0 here)
+  return bits_to_float(b | 1u);
 }
 
-OS_HD void cast_store(ElemType t, void* p, int64_t i, CastValue v) {
+// A value's integer bit pattern, as the reference takes it: floats truncated
+// (NaN to 0) into int64, or uint64 above it, out of both 2^63; the target
+// keeps the low bits (numpy's casts on x86; the spec leaves it undefined).
+OS_HD uint64_t cast_int_bits(CastValue v) {
+  if (v.kind == 1) return static_cast<uint64_t>(v.i);
+  if (v.kind == 2) return v.u;
+  if (v.f != v.f) return 0;
+  const double t = trunc(v.f);
+  if (t >= -9223372036854775808.0 && t < 9223372036854775808.0) return static_cast<uint64_t>(static_cast<int64_t>(t));
+  if (t >= 0 && t < 18446744073709551616.0) return static_cast<uint64_t>(t);
+  return uint64_t{1} << 63;
+}
+
+// saturate: float8 targets only (out of range to +-max, else inf or NaN).
+OS_HD void cast_store(ElemType t, void* p, int64_t i, CastValue v, bool saturate = true) {
   const double f = v.kind == 0 ? v.f : v.kind == 1 ? static_cast<double>(v.i) : static_cast<double>(v.u);
-  // Integers wrap (two's complement) between integer types, as numpy's astype does.
-  const uint64_t bits = v.kind == 1 ? static_cast<uint64_t>(v.i) : v.u;
+  const uint64_t bits = cast_int_bits(v);
   switch (t) {
     case ElemType::Float: static_cast<float*>(p)[i] = v.kind == 1 ? static_cast<float>(v.i) : v.kind == 2 ? static_cast<float>(v.u) : static_cast<float>(v.f); return;
     case ElemType::Double: static_cast<double*>(p)[i] = f; return;
-    case ElemType::Float16: static_cast<uint16_t*>(p)[i] = float_to_half(static_cast<float>(f)); return;
-    case ElemType::BFloat16: static_cast<uint16_t*>(p)[i] = float_to_bfloat16(static_cast<float>(f)); return;
+    case ElemType::Float16: static_cast<uint16_t*>(p)[i] = float_to_half(round_to_odd_float(f)); return;
+    case ElemType::BFloat16: static_cast<uint16_t*>(p)[i] = float_to_bfloat16(round_to_odd_float(f)); return;
+    case ElemType::Float8E4M3FN: case ElemType::Float8E4M3FNUZ: case ElemType::Float8E5M2: case ElemType::Float8E5M2FNUZ:
+      static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(encode_float_code(t, round_to_odd_float(f), saturate));
+      return;
     case ElemType::Bool: static_cast<uint8_t*>(p)[i] = v.kind == 0 ? (v.f != 0 ? 1 : 0) : (bits != 0 ? 1 : 0); return;
-    default: break;
-  }
-  if (v.kind == 0) {
-    switch (t) {
-      case ElemType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(float_to_int(f, -128, 127)); return;
-      case ElemType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(float_to_int(f, -32768, 32767)); return;
-      case ElemType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(float_to_int(f, -2147483648.0, 2147483647.0)); return;
-      case ElemType::Int64: static_cast<int64_t*>(p)[i] = float_to_int(f, -9223372036854775808.0, 9223372036854774784.0); return;
-      case ElemType::Uint8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(float_to_uint(f, 255)); return;
-      case ElemType::Uint16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(float_to_uint(f, 65535)); return;
-      case ElemType::Uint32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(float_to_uint(f, 4294967295.0)); return;
-      case ElemType::Uint64: static_cast<uint64_t*>(p)[i] = float_to_uint(f, 18446744073709549568.0); return;
-      default: return;
-    }
-  }
-  switch (t) {
-    case ElemType::Int8: static_cast<int8_t*>(p)[i] = static_cast<int8_t>(bits); return;
-    case ElemType::Int16: static_cast<int16_t*>(p)[i] = static_cast<int16_t>(bits); return;
-    case ElemType::Int32: static_cast<int32_t*>(p)[i] = static_cast<int32_t>(bits); return;
-    case ElemType::Int64: static_cast<int64_t*>(p)[i] = static_cast<int64_t>(bits); return;
-    case ElemType::Uint8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(bits); return;
-    case ElemType::Uint16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(bits); return;
-    case ElemType::Uint32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(bits); return;
-    case ElemType::Uint64: static_cast<uint64_t*>(p)[i] = bits; return;
-    default: return;
+    case ElemType::Int8: case ElemType::Uint8: static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(bits); return;
+    case ElemType::Int16: case ElemType::Uint16: static_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(bits); return;
+    case ElemType::Int32: case ElemType::Uint32: static_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(bits); return;
+    case ElemType::Int64: case ElemType::Uint64: static_cast<uint64_t*>(p)[i] = bits; return;
   }
 }
 
@@ -377,7 +412,8 @@ struct CastKernel {
   ElemType from, to;
   const void* x;
   void* y;
-  OS_HD void operator()(int64_t i) const { cast_store(to, y, i, cast_load(from, x, i)); }
+  bool saturate;
+  OS_HD void operator()(int64_t i) const { cast_store(to, y, i, cast_load(from, x, i), saturate); }
 };
 
 // Range (core/range_plan.h): integers start + i * delta, wrapping; reals as

@@ -29,45 +29,6 @@ struct QuantIndex {
   }
 };
 
-// Codes by their DataType numbers (ElemType names only the Cast types).
-enum : int { kE4M3FN = 17, kE4M3FNUZ = 18, kE5M2 = 19, kE5M2FNUZ = 20, kUint4 = 21, kInt4 = 22, kE2M1 = 23, kUint2 = 25, kInt2 = 26 };
-
-// The packed codes: int4, uint4 and float4e2m1 two to a byte, int2 and
-// uint2 four; element i in byte i / per at bit (i % per) * width, the first
-// in the low bits (onnx's packing). 0: not packed.
-OS_HD int packed_bits(ElemType t) {
-  const int v = static_cast<int>(t);
-  return v == kUint4 || v == kInt4 || v == kE2M1 ? 4 : v == kUint2 || v == kInt2 ? 2 : 0;
-}
-
-// A float8 or float4 code.
-OS_HD bool float_code(ElemType t) {
-  const int v = static_cast<int>(t);
-  return (v >= kE4M3FN && v <= kE5M2FNUZ) || v == kE2M1;
-}
-
-OS_HD float decode_float_code(ElemType t, uint32_t bits) {
-  const auto b = static_cast<uint8_t>(bits);
-  switch (static_cast<int>(t)) {
-    case kE4M3FN: return narrow::decode_e4m3fn(b);
-    case kE4M3FNUZ: return narrow::decode_e4m3fnuz(b);
-    case kE5M2: return narrow::decode_e5m2(b);
-    case kE5M2FNUZ: return narrow::decode_e5m2fnuz(b);
-    default: return narrow::decode_mx(b, narrow::e2m1_fmt(), 0x08);
-  }
-}
-
-// FP4 always saturates (as the host's encoder, and onnx).
-OS_HD uint32_t encode_float_code(ElemType t, float f, bool saturate) {
-  switch (static_cast<int>(t)) {
-    case kE4M3FN: return narrow::encode_e4m3fn(f, saturate);
-    case kE4M3FNUZ: return narrow::encode_e4m3fnuz(f, saturate);
-    case kE5M2: return narrow::encode_e5m2(f, saturate);
-    case kE5M2FNUZ: return narrow::encode_e5m2fnuz(f, saturate);
-    default: return narrow::encode_mx(f, narrow::e2m1_fmt(), 0x08);
-  }
-}
-
 // A code (or zero point) as a double.
 OS_HD double code_value(ElemType t, const void* p, int64_t i) {
   if (const int w = packed_bits(t)) {

@@ -20,6 +20,7 @@ bool castable(DataType t) {
     case DataType::Float: case DataType::Double: case DataType::Float16: case DataType::BFloat16:
     case DataType::Int8: case DataType::Int16: case DataType::Int32: case DataType::Int64:
     case DataType::Uint8: case DataType::Uint16: case DataType::Uint32: case DataType::Uint64: case DataType::Bool:
+    case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2: case DataType::Float8E5M2FNUZ:
       return true;
     default: return false;
   }
@@ -421,7 +422,8 @@ void run_cast(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const auto to = c.node().op_type == "CastLike" ? c.input(1).dtype : static_cast<DataType>(c.attr_int("to", 0));
   c.output(0) = c.allocate(to, x.shape);
-  CastKernel k{static_cast<ElemType>(x.dtype), static_cast<ElemType>(to), x.data, c.output(0).data};
+  CastKernel k{static_cast<ElemType>(x.dtype), static_cast<ElemType>(to), x.data, c.output(0).data,
+               c.attr_int("saturate", 1) != 0};
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
 }
 

@@ -128,6 +128,32 @@ void run_view(OpContext& c) {
   c.output(0).shape = std::move(shape);
 }
 
+// --- BitCast (opset 26): the same bytes read as another type of the same width ---
+
+std::optional<DataType> bitcast_target(const Node& n) {
+  const Attribute* to = n.attribute("to");
+  if (!to || to->i <= 0 || to->i > INT32_MAX || !is_known_dtype(static_cast<int32_t>(to->i))) return std::nullopt;
+  return static_cast<DataType>(to->i);
+}
+
+std::optional<std::string> refuse_bitcast(const Graph& g, const Node& n) {
+  const DataType from = declared_type(g, n.inputs.empty() ? std::string() : n.inputs[0]);
+  const auto to = bitcast_target(n);
+  if (from == DataType::Undefined || from == DataType::String || !to || *to == DataType::String ||
+      dtype_info(from).bits != dtype_info(*to).bits)
+    return std::string("the CUDA BitCast takes a known non-string type to another of its width");
+  return std::nullopt;
+}
+
+void run_bitcast(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const auto to = bitcast_target(c.node());
+  if (!to || *to == DataType::String || dtype_info(x.dtype).bits != dtype_info(*to).bits)
+    c.fail("BitCast from " + std::string(dtype_name(x.dtype)) + " to a type of another width");
+  c.output(0) = x;  // the same device memory under another type
+  c.output(0).dtype = *to;
+}
+
 // --- Dropout in inference: y is x (a view), the mask all kept ---
 
 // Whether the node is in inference: is_test before opset 7; from opset 12 a
@@ -513,6 +539,7 @@ void run_gather_nd(OpContext& c) {
 void add_movement_ops(std::vector<OpDef>& t) {
   for (const char* name : {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"})
     t.push_back({name, refuse_view, run_view, OpBackend::View, view_reads_on_host});
+  t.push_back({"BitCast", refuse_bitcast, run_bitcast, OpBackend::View});
   t.push_back({"Dropout", refuse_dropout_node, run_dropout, OpBackend::View, dropout_reads_on_host, "", refuse_dropout});
   t.push_back({"Transpose", refuse_movable, run_transpose});
   t.push_back({"Slice", refuse_movable, run_slice, OpBackend::Kernel, slice_reads_on_host});

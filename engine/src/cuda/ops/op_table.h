@@ -130,7 +130,8 @@ void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
 // The types Cast, and the kernels reading through cast_load, take: every
-// float and integer width, bool (defined in ops/elementwise.cpp).
+// float and integer width, the four float8 formats, bool (defined in
+// ops/elementwise.cpp).
 bool castable(DataType t);
 // A whole tensor of n elements split for row kernels: chunks of 256
 // elements or more, at most 1024 of them (warps on a GPU).
