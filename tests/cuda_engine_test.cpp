@@ -40,8 +40,8 @@ struct Kernels : Observer {
 };
 
 // Every kernel family once: unary, broadcast binary, MatMul (B a matrix and
-// batched), the view ops, and an LpNormalization that falls back to the CPU
-// engine.
+// batched), the view ops, and a MeanVarianceNormalization that falls back
+// to the CPU engine.
 std::shared_ptr<const Model> model() {
   ModelBuilder b(17);
   b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{8}});
@@ -67,7 +67,7 @@ std::shared_ptr<const Model> model() {
   b.node("Reshape", {"mm", "flat"}, {"r"}, "reshape");
   b.node("Unsqueeze", {"r", "axes"}, {"un"}, "unsqueeze");
   b.node("Squeeze", {"un", "axes"}, {"sq"}, "squeeze");
-  b.node("LpNormalization", {"sq"}, {"top"}, "lpnorm");
+  attr_ints(b.node("MeanVarianceNormalization", {"sq"}, {"top"}, "mvn"), "axes", {1});
   b.output("top", DataType::Float, {int64_t{2}, int64_t{18}});
   b.output("bmm", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{5}});
   auto r = b.load();
@@ -111,7 +111,7 @@ TEST(CudaEngine, KernelsMatchTheReference) {
     EXPECT_EQ(k.of["add"], "cuda");
     EXPECT_EQ(k.of["matmul"], std::string(precision) == "tf32" ? "cublas-tf32" : "cublas");
     EXPECT_EQ(k.of["reshape"], "cuda-view");
-    EXPECT_EQ(k.of["lpnorm"].rfind("cpu/", 0), 0u) << k.of["lpnorm"];
+    EXPECT_EQ(k.of["mvn"].rfind("cpu/", 0), 0u) << k.of["mvn"];
     // TF32 keeps 10 mantissa bits: its tolerance is that of half precision's.
     const double rtol = std::string(precision) == "tf32" ? 5e-3 : 1e-5;
     ASSERT_EQ(got.size(), want.size());
@@ -135,7 +135,7 @@ TEST(CudaEngine, PlacementNamesFallbacksAndCopies) {
   // The 11 elementwise nodes are two chains for the device (8 ops and 3, fuse-elementwise).
   EXPECT_NE(p.find("7 of 8 nodes on the device, 1 on the host (CPU engine); 5 copies per run, 1 uploads at prepare"), std::string::npos) << p;
   EXPECT_NE(p.find("device  add_Chain (FusedElementwise)"), std::string::npos) << p;
-  EXPECT_NE(p.find("host    lpnorm (LpNormalization): no CUDA kernel for LpNormalization"), std::string::npos) << p;
+  EXPECT_NE(p.find("host    mvn (MeanVarianceNormalization): no CUDA kernel for MeanVarianceNormalization"), std::string::npos) << p;
   EXPECT_NE(p.find("copy    'sq' to the host"), std::string::npos) << p;
   EXPECT_NE(p.find("upload  'w' once, when the model is prepared"), std::string::npos) << p;
   EXPECT_NE(p.find("device  matmul (MatMul)"), std::string::npos) << p;

@@ -1004,6 +1004,7 @@ const std::map<std::string, Generator>& generators() {
     add_integer_math_generators(m);
     add_variadic_generators(m);
     add_view_generators(m);
+    add_norm_generators(m);
     return m;
   }();
   return g;

@@ -158,7 +158,7 @@ void add_einsum_generators(std::map<std::string, Generator>& m);
 void add_integer_generators(std::map<std::string, Generator>& m);
 // RNN, GRU, LSTM (cuda_op_cases_recurrent.cpp).
 void add_recurrent_generators(std::map<std::string, Generator>& m);
-// Range, NonZero, ConstantOfShape and EyeLike (cuda_op_cases_value_shaped.cpp).
+// Range, NonZero, ConstantOfShape, EyeLike and OneHot (cuda_op_cases_value_shaped.cpp).
 void add_value_shaped_generators(std::map<std::string, Generator>& m);
 // BitwiseAnd / Or / Xor / Not and BitShift (cuda_op_cases_integer_math.cpp).
 void add_integer_math_generators(std::map<std::string, Generator>& m);
@@ -170,6 +170,8 @@ void add_variadic_generators(std::map<std::string, Generator>& m);
 Case variadic(Rng& rng, const std::string& op);
 // Dropout in inference and BitCast (cuda_op_cases_views.cpp).
 void add_view_generators(std::map<std::string, Generator>& m);
+// Hardmax, LpNormalization, LRN (cuda_op_cases_norms.cpp).
+void add_norm_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);

@@ -6,7 +6,10 @@
 // many-chunk tensors. ConstantOfShape: shapes given as an input (empty,
 // scalar, with zeros), values of every width, or none. And EyeLike, whose
 // output is made from its input's shape alone: every type, diagonals in,
-// on the edge of and outside the matrix.
+// on the edge of and outside the matrix. OneHot, whose depth sets the
+// output's shape: every integer index type, indices past the depth and
+// negative (counted from the end from opset 11), any axis, depth 0, values
+// of any width.
 #include "cuda_op_cases.h"
 
 namespace onnxscope::test::cuda_cases {
@@ -112,6 +115,23 @@ Case eye_like(Rng& rng, const std::string&) {
   return c;
 }
 
+Case one_hot(Rng& rng, const std::string&) {
+  Case c(coin(rng) ? 9 : 11);
+  const DataType it = choose(rng, std::vector<DataType>{DataType::Int64, DataType::Int64, DataType::Int32, DataType::Int8, DataType::Uint8, DataType::Uint16});
+  const DataType vt = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Int32, DataType::Uint8, DataType::Float16, DataType::Bool});
+  const int64_t depth = pick(rng, 0, 9) == 0 ? 0 : pick(rng, 1, 7);
+  const bool is_signed = dtype_info(it).is_signed;
+  const Shape s = random_shape(rng, pick(rng, 0, 5) == 0 ? 0 : 1, 3);
+  c.add_tensor("indices", it, s, rng, is_signed ? -static_cast<double>(depth) - 2 : 0, static_cast<double>(depth) + 2);
+  c.index_input("depth", DataType::Int64, {}, {depth});
+  c.add_tensor("values", vt, {2}, rng, 0, 4);
+  auto& n = c.node("OneHot", {"indices", "depth", "values"});
+  const auto r = static_cast<int64_t>(s.size());
+  if (coin(rng)) attr_int(n, "axis", pick(rng, -r - 1, r));
+  c.what += std::string(" of ") + std::string(dtype_name(it)) + " depth " + std::to_string(depth) + " opset " + std::to_string(c.opset);
+  return c;
+}
+
 }  // namespace
 
 void add_value_shaped_generators(std::map<std::string, Generator>& m) {
@@ -119,6 +139,7 @@ void add_value_shaped_generators(std::map<std::string, Generator>& m) {
   m["NonZero"] = nonzero;
   m["ConstantOfShape"] = constant_of_shape;
   m["EyeLike"] = eye_like;
+  m["OneHot"] = one_hot;
 }
 
 }  // namespace onnxscope::test::cuda_cases

@@ -153,20 +153,20 @@ TEST(CudaSteadyState, AnObservedRunIsNeitherPlannedNorCaptured) {
   EXPECT_GT(count.nodes, 0);
 }
 
-// LpNormalization has no CUDA kernel: it runs on the host, on values that
+// MeanVarianceNormalization has no CUDA kernel: it runs on the host, on values that
 // change from run to run, so runs are planned but never captured, and say why.
 TEST(CudaSteadyState, ARunWithHostWorkOnChangingValuesIsPlannedButNotCaptured) {
   ModelBuilder b(17);
   b.input("x", DataType::Float, {int64_t{3}, int64_t{7}});
   b.node("Relu", {"x"}, {"r"}, "relu");
-  b.node("LpNormalization", {"r"}, {"v"}, "lpnorm");
+  attr_ints(b.node("MeanVarianceNormalization", {"r"}, {"v"}, "mvn"), "axes", {1});
   b.node("Sigmoid", {"v"}, {"s"}, "sigmoid");
   b.output("s", DataType::Float, {int64_t{3}, int64_t{7}});
   auto r = b.load();
   ASSERT_TRUE(r.ok()) << dump(r);
   std::shared_ptr<const Model> m(std::move(r.model));
   auto prepared = make_cuda_sim_engine()->prepare(m);
-  EXPECT_NE(prepared->placement().find("not captured: node lpnorm (LpNormalization) runs on the host on 'r', which may change from run to run"), std::string::npos)
+  EXPECT_NE(prepared->placement().find("not captured: node mvn (MeanVarianceNormalization) runs on the host on 'r', which may change from run to run"), std::string::npos)
       << prepared->placement();
   for (uint64_t seed = 1; seed <= 3; ++seed) {
     InputSpec spec;

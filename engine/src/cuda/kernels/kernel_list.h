@@ -44,7 +44,8 @@ using AllKernels = KernelList<
     DynamicQuantParamsKernel, RecurrentStepKernel, RangeKernel, TopKCutKernel<float>, TopKCutKernel<int32_t>,
     TopKCutKernel<int64_t>, TopKSelectKernel<float>, TopKSelectKernel<int32_t>, TopKSelectKernel<int64_t>,
     NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel, FillKernel, EyeKernel,
-    IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel>;
+    IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel,
+    HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

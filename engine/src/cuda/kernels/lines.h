@@ -3,9 +3,12 @@
 // base + j * inner for j < n with base = (i / inner) * n * inner + i % inner.
 // A line is sequential by nature here (a running sum, a first extreme), so
 // one thread takes it whole, as the reference does: ArgMax / ArgMin,
-// CumSum / CumProd. TopK instead ranks each element of a line by comparing
-// it with the whole line (one thread per element).
+// CumSum / CumProd, Hardmax, LpNormalization. TopK instead ranks each
+// element of a line by comparing it with the whole line (one thread per
+// element); LRN sums each element's window across channels.
 #pragma once
+
+#include <cmath>
 
 #include "cuda/kernels/portable.h"
 
@@ -219,6 +222,66 @@ struct TopKSelectKernel {
     const int64_t out = (line / inner) * k * inner + line % inner + rank * inner;
     values[out] = v;
     indices[out] = j;
+  }
+};
+
+// Hardmax (float32): 1 at the line's first maximum (its first NaN if it has
+// one, as numpy.argmax), 0 elsewhere.
+struct HardmaxKernel {
+  int64_t n, inner;
+  const float* x;
+  float* y;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t base = line_base(i, n, inner);
+    int64_t best = 0;
+    for (int64_t j = 1; j < n && !is_nan_value(x[base + best * inner]); ++j) {
+      const float v = x[base + j * inner];
+      if (is_nan_value(v) || v > x[base + best * inner]) best = j;
+    }
+    for (int64_t j = 0; j < n; ++j) y[base + j * inner] = j == best ? 1.f : 0.f;
+  }
+};
+
+// LpNormalization (float32, p 1 or 2): the line divided by its norm, summed
+// in double as the reference does; a zero norm gives zeros.
+struct LpNormKernel {
+  int p;
+  int64_t n, inner;
+  const float* x;
+  float* y;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t base = line_base(i, n, inner);
+    double norm = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const double v = x[base + j * inner];
+      norm += p == 1 ? fabs(v) : v * v;
+    }
+    if (p == 2) norm = sqrt(norm);
+    for (int64_t j = 0; j < n; ++j) {
+      const int64_t at = base + j * inner;
+      y[at] = norm == 0 ? 0.f : static_cast<float>(static_cast<double>(x[at]) / norm);
+    }
+  }
+};
+
+// LRN (float32, x as [batch, channels, inner]): each element over
+// (bias + alpha / size * the sum of squares of its channel window)^beta,
+// the window the `before` channels below it to the `after` above, in double
+// as the reference computes it.
+struct LrnKernel {
+  int64_t channels, inner, before, after;
+  double alpha_over_size, beta, bias;
+  const float* x;
+  float* y;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t k = i % inner, ch = (i / inner) % channels, b = i / (inner * channels);
+    const int64_t lo = ch - before > 0 ? ch - before : 0, hi = ch + after < channels - 1 ? ch + after : channels - 1;
+    double sq = 0;
+    for (int64_t c = lo; c <= hi; ++c) {
+      const double v = x[(b * channels + c) * inner + k];
+      sq += v * v;
+    }
+    y[i] = static_cast<float>(static_cast<double>(x[i]) / pow(bias + alpha_over_size * sq, beta));
   }
 };
 

@@ -4,6 +4,7 @@
 // masked copy; Gather with its indices read and checked on the device.
 #pragma once
 
+#include "cuda/kernels/integer_math.h"
 #include "cuda/kernels/portable.h"
 
 namespace onnxscope::cuda {
@@ -126,6 +127,35 @@ struct GatherNDKernel {
     const int64_t q = i / slice;
     const int64_t at = tuple_offset(indices, q, k, dims, stride, fault, site);
     y[i] = at < 0 ? T{} : x[(q / tuples) * batch_block + i % slice + at];
+  }
+};
+
+// OneHot: y viewed as [outer, depth, inner] is values[1] where the index
+// at [outer, inner] (any integer type; negative ones count from the end
+// when `wrap`, from opset 11) is the depth position, values[0] elsewhere;
+// an index out of range makes its whole line values[0], as the spec says.
+// values: two elements of `width` bytes.
+struct OneHotKernel {
+  int64_t depth, inner;
+  bool wrap;
+  IntType index_type;
+  int width;
+  const void* indices;
+  const void* values;
+  void* y;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t in = i % inner, d = (i / inner) % depth, o = i / (inner * depth);
+    int64_t k = static_cast<int64_t>(int_load(index_type, indices, o * inner + in));
+    bool valid = index_type.is_signed || k >= 0;  // a uint64 past INT64_MAX is out of range
+    if (valid && wrap && k < 0 && k >= -depth) k += depth;
+    valid = valid && k >= 0 && k < depth;
+    const int64_t which = valid && k == d ? 1 : 0;
+    switch (width) {
+      case 1: static_cast<uint8_t*>(y)[i] = static_cast<const uint8_t*>(values)[which]; break;
+      case 2: static_cast<uint16_t*>(y)[i] = static_cast<const uint16_t*>(values)[which]; break;
+      case 4: static_cast<uint32_t*>(y)[i] = static_cast<const uint32_t*>(values)[which]; break;
+      default: static_cast<uint64_t*>(y)[i] = static_cast<const uint64_t*>(values)[which]; break;
+    }
   }
 };
 

@@ -1,6 +1,7 @@
 // BatchNormalization (inference), LayerNormalization, GroupNormalization,
 // InstanceNormalization, RMSNormalization, Softmax and LogSoftmax
-// (kernels/rows.h, kernels/elementwise.h), float32.
+// (kernels/rows.h, kernels/elementwise.h); Hardmax, LpNormalization and LRN
+// (kernels/lines.h); float32.
 #include <algorithm>
 
 #include "cuda/ops/op_table.h"
@@ -179,6 +180,77 @@ void run_softmax(OpContext& c) {
   launch(c.rt(), k, outer * inner);
 }
 
+// Hardmax: Softmax's lines (one axis from opset 13, the 2-D flattening at
+// axis before), a thread per line.
+void run_hardmax(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  const bool modern = c.opset() >= 13;
+  const int64_t axis_attr = c.attr_int("axis", modern ? -1 : 1);
+  int64_t outer = 1, n = 1, inner = 1;
+  if (x.shape.empty()) {
+    if (axis_attr != 0) c.fail("axis " + std::to_string(axis_attr) + " of a scalar");
+  } else {
+    const auto axis = static_cast<size_t>(normalize_axis(c, axis_attr, x.shape.size()));
+    for (size_t d = 0; d < x.shape.size(); ++d) {
+      if (d < axis) outer *= x.shape[d];
+      else if (d == axis || !modern) n *= x.shape[d];
+      else inner *= x.shape[d];
+    }
+  }
+  if (outer * n * inner == 0) return;
+  HardmaxKernel k{n, inner, static_cast<const float*>(x.data), static_cast<float*>(c.output(0).data)};
+  launch(c.rt(), k, outer * inner);
+}
+
+std::optional<std::string> refuse_lp_norm(const Graph& g, const Node& n) {
+  if (const Attribute* p = n.attribute("p"); p && p->i != 1 && p->i != 2) return "LpNormalization p=" + std::to_string(p->i);
+  return require_types(g, n, {DataType::Float});
+}
+
+void run_lp_norm(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const int64_t p = c.attr_int("p", 2);
+  if (p != 1 && p != 2) c.fail("p must be 1 or 2, got " + std::to_string(p));
+  if (x.shape.empty()) c.fail("LpNormalization of a scalar");
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", -1), x.shape.size()));
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  const int64_t n = x.shape[axis];
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < x.shape.size(); ++d) inner *= x.shape[d];
+  const auto count = static_cast<int64_t>(elements_of(x.shape));
+  if (count == 0) return;
+  LpNormKernel k{static_cast<int>(p), n, inner, static_cast<const float*>(x.data), static_cast<float*>(c.output(0).data)};
+  launch(c.rt(), k, count / n);
+}
+
+std::optional<std::string> refuse_lrn(const Graph& g, const Node& n) {
+  if (const Attribute* s = n.attribute("size"); !s || s->i <= 0) return std::string("LRN needs a positive size");
+  return require_types(g, n, {DataType::Float});
+}
+
+void run_lrn(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.size() < 2) c.fail("X must have rank 2 or more (N x C x ...), got " + shape_to_string(x.shape));
+  const int64_t size = c.attr_int("size", 0);
+  if (size <= 0) c.fail("size must be positive, got " + std::to_string(size));
+  c.output(0) = c.allocate(DataType::Float, x.shape);
+  const auto count = static_cast<int64_t>(elements_of(x.shape));
+  if (count == 0) return;
+  LrnKernel k{};
+  k.channels = x.shape[1];
+  k.inner = count / (x.shape[0] * x.shape[1]);
+  k.before = (size - 1) / 2;  // floor((size - 1) / 2) below, ceil above
+  k.after = size / 2;
+  // The attributes are float32; the reference computes in double from them.
+  k.alpha_over_size = static_cast<double>(c.attr_float("alpha", 1e-4f)) / static_cast<double>(size);
+  k.beta = c.attr_float("beta", 0.75f);
+  k.bias = c.attr_float("bias", 1.0f);
+  k.x = static_cast<const float*>(x.data);
+  k.y = static_cast<float*>(c.output(0).data);
+  launch(c.rt(), k, count);
+}
+
 }  // namespace
 
 void add_normalization_ops(std::vector<OpDef>& t) {
@@ -189,6 +261,9 @@ void add_normalization_ops(std::vector<OpDef>& t) {
   t.push_back({"RMSNormalization", refuse_rms_norm, run_rms_norm});
   t.push_back({"Softmax", refuse_softmax, run_softmax});
   t.push_back({"LogSoftmax", refuse_softmax, run_softmax});
+  t.push_back({"Hardmax", refuse_softmax, run_hardmax});
+  t.push_back({"LpNormalization", refuse_lp_norm, run_lp_norm});
+  t.push_back({"LRN", refuse_lrn, run_lrn});
 }
 
 }  // namespace onnxscope::cuda

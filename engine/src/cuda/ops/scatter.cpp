@@ -5,6 +5,10 @@
 // stores for any fixed-width type, reductions (add, mul, max, min) on
 // float32, atomically on the GPU. Duplicate indices without a reduction are
 // undefined by the spec; on the GPU any one of the updates may win.
+// OneHot: each output element picks the off or on value by its index
+// (kernels/movement.h OneHotKernel), the depth read on the host.
+#include <cmath>
+
 #include "cuda/ops/op_table.h"
 
 namespace onnxscope::cuda {
@@ -184,6 +188,62 @@ void run_scatter_nd(OpContext& c) {
   });
 }
 
+bool is_integer_type(DataType t) { return dtype_info(t).is_integer; }
+
+std::optional<std::string> refuse_one_hot(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 3) return std::string("OneHot takes indices, depth and values");
+  const DataType idx = declared_type(g, n.inputs[0]), depth = declared_type(g, n.inputs[1]);
+  if (!is_integer_type(idx)) return std::string("the CUDA OneHot takes integer indices");
+  if (!is_integer_type(depth) && !dtype_info(depth).is_float) return std::string("OneHot's depth must be numeric");
+  if (!movable(declared_type(g, n.inputs[2]))) return std::string("the CUDA OneHot takes values of a fixed width");
+  return std::nullopt;
+}
+
+bool one_hot_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+void run_one_hot(OpContext& c) {
+  const DeviceTensor& indices = c.input(0);
+  const DeviceTensor& values = c.input(2);
+  const Tensor* depth_t = c.host(1);
+  if (!depth_t || depth_t->element_count() != 1 || depth_t->shape().size() > 1)
+    c.fail("depth must be a scalar or a one-element 1-D tensor");
+  int64_t depth = 0;
+  if (dtype_info(depth_t->dtype()).is_float) {  // truncated, as the reference casts it
+    const double d = depth_t->element_as_double(0);
+    if (std::isnan(d)) c.fail("depth contains NaN");
+    depth = d >= 9.2e18 ? INT64_MAX : d <= -9.2e18 ? INT64_MIN : static_cast<int64_t>(d);
+  } else {
+    depth = depth_t->element_as_int64(0);
+  }
+  if (depth < 0) c.fail("depth must be non-negative, got " + std::to_string(depth));
+  if (values.shape.size() != 1 || values.shape[0] != 2)
+    c.fail("values must be a 1-D tensor of two elements [off_value, on_value], got shape " + shape_to_string(values.shape));
+  if (!dtype_info(indices.dtype).is_integer) c.fail("indices must be of an integer type");
+  const auto r = static_cast<int64_t>(indices.shape.size());
+  int64_t axis = c.attr_int("axis", -1);
+  if (axis < -r - 1 || axis > r)
+    c.fail("axis " + std::to_string(axis) + " is out of range [" + std::to_string(-r - 1) + ", " + std::to_string(r) + "]");
+  if (axis < 0) axis += r + 1;
+  Shape out(indices.shape.begin(), indices.shape.begin() + axis);
+  out.push_back(depth);
+  out.insert(out.end(), indices.shape.begin() + axis, indices.shape.end());
+  c.output(0) = c.allocate(values.dtype, out);
+  const auto count = static_cast<int64_t>(elements_of(out));
+  if (count == 0) return;
+  int64_t inner = 1;
+  for (size_t d = static_cast<size_t>(axis); d < indices.shape.size(); ++d) inner *= indices.shape[d];
+  OneHotKernel k{};
+  k.depth = depth;
+  k.inner = inner;
+  k.wrap = c.opset() >= 11;  // negative indices count from the end from opset 11
+  k.index_type = {static_cast<int>(dtype_info(indices.dtype).bits / 8), dtype_info(indices.dtype).is_signed};
+  k.width = static_cast<int>(dtype_info(values.dtype).bits / 8);
+  k.indices = indices.data;
+  k.values = values.data;
+  k.y = c.output(0).data;
+  launch(c.rt(), k, count);
+}
+
 }  // namespace
 
 void add_scatter_ops(std::vector<OpDef>& t) {
@@ -191,6 +251,7 @@ void add_scatter_ops(std::vector<OpDef>& t) {
   t.push_back({"ScatterElements", refuse_elements, run_scatter_elements});
   t.push_back({"Scatter", refuse_elements, run_scatter_elements});
   t.push_back({"ScatterND", refuse_scatter_nd, run_scatter_nd});
+  t.push_back({"OneHot", refuse_one_hot, run_one_hot, OpBackend::Kernel, one_hot_reads_on_host});
 }
 
 }  // namespace onnxscope::cuda
