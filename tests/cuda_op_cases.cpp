@@ -1005,13 +1005,14 @@ const std::map<std::string, Generator>& generators() {
     add_variadic_generators(m);
     add_view_generators(m);
     add_norm_generators(m);
+    add_grid_generators(m);
     return m;
   }();
   return g;
 }
 
 int case_weight(const std::string& op) {
-  if (op == "Resize" || op == "Attention" || op == "Einsum" || op == "Cast") return 4;
+  if (op == "Resize" || op == "Attention" || op == "Einsum" || op == "Cast" || op == "GridSample") return 4;
   const bool integer = op == "QLinearConv" || op == "ConvInteger" || op == "QLinearMatMul" || op == "MatMulInteger";
   const bool quantize = op == "QuantizeLinear" || op == "DequantizeLinear" || op == "DynamicQuantizeLinear";
   const bool any_integer = op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Max" ||

@@ -172,6 +172,8 @@ Case variadic(Rng& rng, const std::string& op);
 void add_view_generators(std::map<std::string, Generator>& m);
 // Hardmax, LpNormalization, LRN (cuda_op_cases_norms.cpp).
 void add_norm_generators(std::map<std::string, Generator>& m);
+// GridSample, AffineGrid (cuda_op_cases_grid.cpp).
+void add_grid_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);

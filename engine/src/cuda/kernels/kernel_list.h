@@ -8,6 +8,7 @@
 #include "cuda/kernels/attention.h"
 #include "cuda/kernels/einsum.h"
 #include "cuda/kernels/elementwise.h"
+#include "cuda/kernels/grid_sample.h"
 #include "cuda/kernels/integer.h"
 #include "cuda/kernels/integer_math.h"
 #include "cuda/kernels/lines.h"
@@ -45,7 +46,7 @@ using AllKernels = KernelList<
     TopKCutKernel<int64_t>, TopKSelectKernel<float>, TopKSelectKernel<int32_t>, TopKSelectKernel<int64_t>,
     NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel, FillKernel, EyeKernel,
     IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel,
-    HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel>;
+    HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -126,6 +126,7 @@ void add_recurrent_ops(std::vector<OpDef>& t);        // RNN, GRU, LSTM
 void add_range_ops(std::vector<OpDef>& t);            // Range
 void add_nonzero_ops(std::vector<OpDef>& t);          // NonZero
 void add_constant_fill_ops(std::vector<OpDef>& t);    // ConstantOfShape, EyeLike
+void add_grid_sample_ops(std::vector<OpDef>& t);      // GridSample, AffineGrid
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 

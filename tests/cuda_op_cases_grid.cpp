@@ -1,0 +1,69 @@
+// Random problems for GridSample and AffineGrid: every mode, padding and
+// align_corners, opset 16 (4-D, bilinear / bicubic) and 20 (1 to 3 spatial
+// dims), grid points inside, on the border and far outside the image, NaN
+// coordinates; AffineGrid in 2-D and 3-D, sizes of 1 included.
+#include <cmath>
+
+#include "cuda_op_cases.h"
+
+namespace onnxscope::test::cuda_cases {
+
+namespace {
+
+Case grid_sample(Rng& rng, const std::string&) {
+  const bool v20 = coin(rng);
+  Case c(v20 ? 20 : 16);
+  const int64_t r = v20 ? pick(rng, 1, 3) : 2;
+  Shape xs = {pick(rng, 1, 2), pick(rng, 1, 3)};
+  Shape gs = {xs[0]};
+  for (int64_t d = 0; d < r; ++d) {
+    xs.push_back(pick(rng, 1, r == 3 ? 4 : 6));
+    gs.push_back(pick(rng, 1, r == 3 ? 3 : 5));
+  }
+  gs.push_back(r);
+  c.floats("x", xs, rng);
+  c.floats("grid", gs, rng, -1.6, 1.6);
+  Tensor& g = c.inputs.back().second.tensor();
+  for (uint64_t i = 0; i < g.element_count(); ++i) {  // corners, far outside, NaN
+    const int64_t what = pick(rng, 0, 19);
+    float* v = g.mutable_data<float>() + i;
+    if (what == 0) *v = coin(rng) ? 1.f : -1.f;
+    if (what == 1) *v = coin(rng) ? 7.5f : -9.25f;
+    if (what == 2 && pick(rng, 0, 2) == 0) *v = NAN;
+  }
+  auto& n = c.node("GridSample", {"x", "grid"});
+  const std::vector<std::string> modes = v20 ? std::vector<std::string>{"linear", "nearest", "cubic"}
+                                             : std::vector<std::string>{"bilinear", "nearest", "bicubic"};
+  const std::string mode = choose(rng, modes);
+  const std::string padding = choose(rng, std::vector<std::string>{"zeros", "border", "reflection"});
+  attr_string(n, "mode", mode);
+  attr_string(n, "padding_mode", padding);
+  const bool align = coin(rng);
+  if (align) attr_int(n, "align_corners", 1);
+  c.what += " " + mode + " " + padding + (align ? " align_corners" : "") + " opset " + std::to_string(c.opset);
+  return c;
+}
+
+Case affine_grid(Rng& rng, const std::string&) {
+  Case c(20);
+  const int64_t r = pick(rng, 2, 3), n = pick(rng, 1, 2);
+  std::vector<int64_t> size = {n, pick(rng, 1, 3)};
+  for (int64_t d = 0; d < r; ++d) size.push_back(pick(rng, 1, 5));
+  c.floats("theta", {n, r, r + 1}, rng);
+  c.index_input("size", DataType::Int64, {static_cast<int64_t>(size.size())}, size);
+  auto& node = c.node("AffineGrid", {"theta", "size"});
+  if (coin(rng)) {
+    attr_int(node, "align_corners", 1);
+    c.what += " align_corners";
+  }
+  return c;
+}
+
+}  // namespace
+
+void add_grid_generators(std::map<std::string, Generator>& m) {
+  m["GridSample"] = grid_sample;
+  m["AffineGrid"] = affine_grid;
+}
+
+}  // namespace onnxscope::test::cuda_cases
