@@ -234,6 +234,7 @@ Case pool(Rng& rng, const std::string& op) {
     pads[static_cast<size_t>(d + r)] = pick(rng, 0, kernel[static_cast<size_t>(d)] - 1);
   }
   c.floats("x", s, rng);
+  if (op == "MaxPool" && coin(rng)) nan_some(c.inputs.back().second.tensor(), rng);
   auto& n = c.node(op, {"x"});
   attr_ints(n, "kernel_shape", kernel);
   attr_ints(n, "strides", strides);
@@ -242,13 +243,15 @@ Case pool(Rng& rng, const std::string& op) {
   if (coin(rng)) attr_ints(n, "dilations", dil);
   if (coin(rng)) attr_int(n, "ceil_mode", 1);
   if (op == "AveragePool" && coin(rng)) attr_int(n, "count_include_pad", 1);
+  if (op == "LpPool" && coin(rng)) attr_int(n, "p", pick(rng, 1, 3));
   return c;
 }
 
 Case global_pool(Rng& rng, const std::string& op) {
   Case c(17);
   c.floats("x", random_shape(rng, 3, 5), rng);
-  c.node(op, {"x"});
+  auto& n = c.node(op, {"x"});
+  if (op == "GlobalLpPool" && coin(rng)) attr_int(n, "p", pick(rng, 1, 3));
   return c;
 }
 
@@ -976,8 +979,8 @@ const std::map<std::string, Generator>& generators() {
     for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceSumSquare", "ReduceL1",
                            "ReduceL2", "ReduceLogSum", "ReduceLogSumExp"})
       m[op] = reduce;
-    for (const char* op : {"MaxPool", "AveragePool"}) m[op] = pool;
-    for (const char* op : {"GlobalAveragePool", "GlobalMaxPool"}) m[op] = global_pool;
+    for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) m[op] = pool;
+    for (const char* op : {"GlobalAveragePool", "GlobalMaxPool", "GlobalLpPool"}) m[op] = global_pool;
     m["Conv"] = conv;
     m["ConvTranspose"] = conv_transpose;
     m["MatMul"] = matmul;

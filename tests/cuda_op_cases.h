@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 #include <string>
@@ -24,6 +25,11 @@ using Rng = std::mt19937;
 
 inline int64_t pick(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
 inline bool coin(Rng& rng) { return pick(rng, 0, 1) == 1; }
+// About a quarter of a float32 tensor's elements made NaN.
+inline void nan_some(Tensor& t, Rng& rng) {
+  for (uint64_t i = 0; i < t.element_count(); ++i)
+    if (pick(rng, 0, 3) == 0) t.mutable_data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+}
 template <typename T>
 T choose(Rng& rng, const std::vector<T>& v) { return v[static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(v.size()) - 1))]; }
 

@@ -213,13 +213,16 @@ struct ReduceKernel {
   }
 };
 
-// MaxPool / AveragePool over up to 3 spatial dims, one output element per
-// item: x [N, C, *in], y [N, C, *out]; pads are the leading pads (trailing
-// ones only bound the window). count_include_pad counts padded positions in
-// an average (the window clipped to in + pads), else only real ones.
+// MaxPool / AveragePool / LpPool over up to 3 spatial dims, one output
+// element per item: x [N, C, *in], y [N, C, *out]; pads are the leading
+// pads (trailing ones only bound the window). As the reference: the max
+// skips NaN (NaN when no tap holds a number), sums are in double.
+// count_include_pad counts padded positions in an average (the window
+// clipped to in + pads), else only real ones.
 struct PoolKernel {
-  bool max;
+  int kind;  // 0 max, 1 average, 2 Lp
   bool count_include_pad;
+  double p;  // LpPool's p
   int rank;
   int64_t in[3], out[3], kernel[3], stride[3], pad_begin[3], pad_end[3], dilation[3];
   const float* x;
@@ -235,7 +238,9 @@ struct PoolKernel {
     const float* plane = x + rest * in_size;  // rest = n * C + c
     int64_t window = 1;
     for (int d = 0; d < rank; ++d) window *= kernel[d];
-    float acc = max ? -INFINITY : 0.f;
+    double acc = 0;
+    float best = NAN;  // max: NaN inputs skipped, the first maximum kept; NaN when no tap has a number
+    bool found = false;
     int64_t counted = 0, padded = 0;
     for (int64_t w = 0; w < window; ++w) {
       int64_t k = w, off = 0;
@@ -243,22 +248,29 @@ struct PoolKernel {
       for (int d = rank - 1; d >= 0; --d) {
         const int64_t kd = k % kernel[d];
         k /= kernel[d];
-        const int64_t p = o[d] * stride[d] + kd * dilation[d] - pad_begin[d];
-        if (p < 0 || p >= in[d]) inside = false;
-        if (p < -pad_begin[d] || p >= in[d] + pad_end[d]) in_padded = false;
+        const int64_t q = o[d] * stride[d] + kd * dilation[d] - pad_begin[d];
+        if (q < 0 || q >= in[d]) inside = false;
+        if (q < -pad_begin[d] || q >= in[d] + pad_end[d]) in_padded = false;
         int64_t step = 1;
         for (int e = d + 1; e < rank; ++e) step *= in[e];
-        off += p * step;
+        off += q * step;
       }
       if (in_padded) ++padded;
       if (!inside) continue;
       const float v = plane[off];
-      if (max) acc = (v > acc || v != v) ? v : acc;
-      else acc += v;
+      if (kind == 0) {
+        if (v == v && (!found || v > best)) {
+          best = v;
+          found = true;
+        }
+      } else {
+        acc += kind == 1 ? static_cast<double>(v) : pow(fabs(static_cast<double>(v)), p);
+      }
       ++counted;
     }
-    if (max) y[i] = acc;
-    else y[i] = acc / static_cast<float>(count_include_pad ? padded : counted);
+    if (kind == 0) y[i] = best;
+    else if (kind == 1) y[i] = static_cast<float>(acc / static_cast<double>(count_include_pad ? padded : counted));
+    else y[i] = static_cast<float>(pow(acc, 1.0 / p));
   }
 };
 

@@ -1,5 +1,7 @@
-// Pooling: MaxPool and AveragePool by a window kernel (kernels/rows.h),
-// GlobalAveragePool and GlobalMaxPool as reductions over the spatial dims.
+// Pooling: MaxPool, AveragePool and LpPool by a window kernel
+// (kernels/rows.h), sums in double and NaN skipped by the max as the
+// reference does; GlobalAveragePool and GlobalMaxPool as reductions over the
+// spatial dims; GlobalLpPool as LpPool with the whole image as its window.
 #include "cuda/ops/op_table.h"
 #include "cuda/ops/window.h"
 
@@ -14,16 +16,25 @@ std::optional<std::string> refuse_pool(const Graph& g, const Node& n) {
   return refuse_spatial_rank(g, n);
 }
 
+// LpPool's p: a float attribute in opset 1, an integer after.
+double lp_p(const OpContext& c) {
+  const Attribute* a = c.node().attribute("p");
+  const double p = !a ? 2.0 : a->type == AttrType::Float ? static_cast<double>(a->f) : static_cast<double>(a->i);
+  if (!(p > 0)) c.fail("p must be positive");
+  return p;
+}
+
 void run_pool(OpContext& c) {
   const DeviceTensor& x = c.input(0);
-  const bool max = c.node().op_type == "MaxPool";
+  const std::string& op = c.node().op_type;
   const Window w = window_of(c, x.shape, {}, c.attr_int("ceil_mode", 0) != 0);
   Shape out = {x.shape[0], x.shape[1]};
   out.insert(out.end(), w.out.begin(), w.out.end());
   c.output(0) = c.allocate(DataType::Float, out);
   PoolKernel k{};
-  k.max = max;
-  k.count_include_pad = c.attr_int("count_include_pad", 0) != 0;
+  k.kind = op == "MaxPool" ? 0 : op == "AveragePool" ? 1 : 2;
+  k.count_include_pad = k.kind == 1 && c.attr_int("count_include_pad", 0) != 0;
+  k.p = k.kind == 2 ? lp_p(c) : 1.0;
   k.rank = w.rank;
   for (int d = 0; d < w.rank; ++d) {
     const auto s = static_cast<size_t>(d);
@@ -73,11 +84,42 @@ void run_global(OpContext& c) {
   launch(c.rt(), k, k.kept[0]);
 }
 
+std::optional<std::string> refuse_global_lp(const Graph& g, const Node& n) {
+  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  const TypeInfo* t = g.type_of(n.inputs[0]);
+  if (!t || !t->shape || t->shape->size() < 3 || t->shape->size() > 5)
+    return std::string("the CUDA GlobalLpPool takes 1 to 3 spatial dims (or the rank is unknown)");
+  return std::nullopt;
+}
+
+// The whole image as one window, summed in the reference's (row-major) order.
+void run_global_lp(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (x.shape.size() < 3 || x.shape.size() > 5) c.fail("X must be [N, C, 1 to 3 spatial dims], got " + shape_to_string(x.shape));
+  Shape out(x.shape.size(), 1);
+  out[0] = x.shape[0];
+  out[1] = x.shape[1];
+  c.output(0) = c.allocate(DataType::Float, out);
+  PoolKernel k{};
+  k.kind = 2;
+  k.p = lp_p(c);
+  k.rank = static_cast<int>(x.shape.size()) - 2;
+  for (int d = 0; d < k.rank; ++d) {
+    k.in[d] = k.kernel[d] = x.shape[static_cast<size_t>(d) + 2];
+    k.out[d] = k.stride[d] = k.dilation[d] = 1;
+  }
+  k.x = static_cast<const float*>(x.data);
+  k.y = static_cast<float*>(c.output(0).data);
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(out)));
+}
+
 }  // namespace
 
 void add_pool_ops(std::vector<OpDef>& t) {
   t.push_back({"MaxPool", refuse_pool, run_pool});
   t.push_back({"AveragePool", refuse_pool, run_pool});
+  t.push_back({"LpPool", refuse_pool, run_pool});
+  t.push_back({"GlobalLpPool", refuse_global_lp, run_global_lp});
   t.push_back({"GlobalAveragePool", refuse_global, run_global});
   t.push_back({"GlobalMaxPool", refuse_global, run_global});
 }
