@@ -9,7 +9,8 @@
 // on the edge of and outside the matrix. OneHot, whose depth sets the
 // output's shape: every integer index type, indices past the depth and
 // negative (counted from the end from opset 11), any axis, depth 0, values
-// of any width.
+// of any width. CenterCropPad, whose shape input sets the output's: axes
+// cropped, padded and kept.
 #include "cuda_op_cases.h"
 
 namespace onnxscope::test::cuda_cases {
@@ -115,6 +116,35 @@ Case eye_like(Rng& rng, const std::string&) {
   return c;
 }
 
+// CenterCropPad: each axis cropped, padded or kept, by even and odd
+// differences, on all axes or some (negative ones too).
+Case center_crop_pad(Rng& rng, const std::string&) {
+  Case c(18);
+  const Shape s = random_shape(rng, 1, 4);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Uint8, DataType::Float16});
+  c.add_tensor("x", t, s, rng, 0, 9);
+  const auto rank = static_cast<int64_t>(s.size());
+  std::vector<int64_t> axes, shape;
+  const bool some = coin(rng);
+  for (int64_t d = 0; d < rank; ++d) {
+    if (some && coin(rng)) continue;
+    axes.push_back(coin(rng) ? d - rank : d);
+    shape.push_back(std::max<int64_t>(0, s[static_cast<size_t>(d)] + pick(rng, -3, 3)));
+  }
+  if (axes.empty()) {  // at least one axis listed
+    axes.push_back(0);
+    shape.push_back(s[0] + 1);
+  }
+  c.index_input("shape", DataType::Int64, {static_cast<int64_t>(shape.size())}, shape);
+  auto& n = c.node("CenterCropPad", {"x", "shape"});
+  if (some) {
+    attr_ints(n, "axes", axes);
+    c.what += " axes";
+    c.describe_values(axes);
+  }
+  return c;
+}
+
 Case one_hot(Rng& rng, const std::string&) {
   Case c(coin(rng) ? 9 : 11);
   const DataType it = choose(rng, std::vector<DataType>{DataType::Int64, DataType::Int64, DataType::Int32, DataType::Int8, DataType::Uint8, DataType::Uint16});
@@ -140,6 +170,7 @@ void add_value_shaped_generators(std::map<std::string, Generator>& m) {
   m["ConstantOfShape"] = constant_of_shape;
   m["EyeLike"] = eye_like;
   m["OneHot"] = one_hot;
+  m["CenterCropPad"] = center_crop_pad;
 }
 
 }  // namespace onnxscope::test::cuda_cases

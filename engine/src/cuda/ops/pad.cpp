@@ -100,10 +100,64 @@ void run_pad(OpContext& c) {
   strided_copy(c, x.dtype, p, x.data, c.output(0).data);
 }
 
+// --- CenterCropPad (opset 18): each listed axis cropped or padded (with
+// zeros) to its new size about the centre, an odd difference leaving the
+// extra element at the end; the shape read on the host. ---
+
+bool crop_pad_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+std::optional<std::string> refuse_center_crop_pad(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 2) return std::string("CenterCropPad takes input_data and shape");
+  return refuse_movable(g, n);
+}
+
+void run_center_crop_pad(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const size_t rank = x.shape.size();
+  const std::vector<int64_t> shape = host_ints(c, 1);
+  std::vector<int64_t> axes = c.attr_ints("axes");
+  if (!c.node().attribute("axes"))
+    for (size_t d = 0; d < rank; ++d) axes.push_back(static_cast<int64_t>(d));
+  std::vector<bool> seen(rank, false);
+  for (int64_t& a : axes) {
+    a = normalize_axis(c, a, rank);
+    if (seen[static_cast<size_t>(a)]) c.fail("axes lists axis " + std::to_string(a) + " more than once");
+    seen[static_cast<size_t>(a)] = true;
+  }
+  if (shape.size() != axes.size())
+    c.fail("shape has " + std::to_string(shape.size()) + " entries for " + std::to_string(axes.size()) + " axes");
+  Shape out = x.shape;
+  for (size_t i = 0; i < axes.size(); ++i) {
+    if (shape[i] < 0) c.fail("shape " + shape_to_string(shape) + " has a negative dimension");
+    out[static_cast<size_t>(axes[i])] = shape[i];
+  }
+  c.output(0) = c.allocate(x.dtype, out);
+  const uint64_t bytes = bytes_of(x.dtype, out);
+  if (bytes == 0) return;
+  bool grows = false;
+  for (size_t d = 0; d < rank; ++d) grows = grows || out[d] > x.shape[d];
+  if (grows) c.rt().zero(c.output(0).data, bytes);
+  StridedCopy p;
+  const auto in_stride = contiguous_strides(x.shape), out_stride = contiguous_strides(out);
+  for (size_t d = 0; d < rank; ++d) {
+    const int64_t n = x.shape[d];
+    const int64_t shift = n >= out[d] ? (n - out[d]) / 2 : -((out[d] - n) / 2);  // output k reads input k + shift
+    const int64_t first = std::max<int64_t>(0, -shift), last = std::min<int64_t>(out[d], n - shift);
+    if (last <= first) return;  // nothing of the input survives
+    p.dims.push_back(last - first);
+    p.in_stride.push_back(in_stride[d]);
+    p.out_stride.push_back(out_stride[d]);
+    p.in_base += (first + shift) * in_stride[d];
+    p.out_base += first * out_stride[d];
+  }
+  strided_copy(c, x.dtype, p, x.data, c.output(0).data);
+}
+
 }  // namespace
 
 void add_pad_ops(std::vector<OpDef>& t) {
   t.push_back({"Pad", refuse_pad, run_pad, OpBackend::Kernel, pad_reads_on_host});
+  t.push_back({"CenterCropPad", refuse_center_crop_pad, run_center_crop_pad, OpBackend::Kernel, crop_pad_reads_on_host});
 }
 
 }  // namespace onnxscope::cuda
