@@ -19,7 +19,9 @@ Case unary(Rng& rng, const std::string& op) {
   if (op == "Asin" || op == "Acos" || op == "Atanh") lo = -0.98, hi = 0.98;
   if (op == "Acosh") lo = 1.02, hi = 5;
   if (op == "Tan") lo = -1.3, hi = 1.3;  // away from the poles
-  c.floats("x", random_shape(rng, 0, 4), rng, lo, hi);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, random_shape(rng, 0, 4), rng, lo, hi);
+  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
   auto& n = c.node(op, {"x"});
   if (op == "LeakyRelu" || op == "Elu" || op == "Celu" || op == "ThresholdedRelu" || op == "HardSigmoid" || op == "Selu" ||
       op == "Swish")
@@ -38,11 +40,16 @@ Case predicate(Rng& rng, const std::string& op) {
   if (op == "Not") {
     c.add_tensor("x", DataType::Bool, s, rng, -1, 1);
   } else {
-    c.floats("x", s, rng);
+    const DataType type = real_type(rng);
+    c.add_tensor("x", type, s, rng, -2, 2);
     // NaN and infinities where the predicates have something to find.
     Tensor& t = c.inputs.back().second.tensor();
     const float specials[] = {NAN, INFINITY, -INFINITY};
-    for (uint64_t i = 0; i < t.element_count(); i += 3) t.mutable_data<float>()[i] = specials[i % 3];
+    for (uint64_t i = 0; i < t.element_count(); i += 3) {
+      const float v = specials[i % 3];
+      if (type == DataType::Float) t.mutable_data<float>()[i] = v;
+      else t.mutable_data<uint16_t>()[i] = type == DataType::Float16 ? float_to_half(v) : float_to_bfloat16(v);
+    }
   }
   auto& n = c.node(op, {"x"});
   if (op == "IsInf" && coin(rng)) attr_int(n, coin(rng) ? "detect_negative" : "detect_positive", 0);
@@ -59,8 +66,9 @@ Case binary(Rng& rng, const std::string& op) {
   Shape sa = s, sb = broadcastable(rng, s);
   if (coin(rng)) std::swap(sa, sb);
   const bool float_op = float_only || op == "Div" || op == "Mod";
-  DataType t = logic ? DataType::Bool : float_op ? DataType::Float : choose(rng, std::vector<DataType>{DataType::Float, DataType::Float, DataType::Int32, DataType::Int64});
+  DataType t = logic ? DataType::Bool : float_op ? real_type(rng) : choose(rng, std::vector<DataType>{real_type(rng), real_type(rng), DataType::Int32, DataType::Int64});
   if (op == "Equal" && pick(rng, 0, 3) == 0) t = DataType::Bool;
+  if (t == DataType::Float16 || t == DataType::BFloat16) c.what += std::string(" of ") + std::string(dtype_name(t));
   double lo = -4, hi = 4;
   if (op == "Pow") lo = 0.2;
   c.add_tensor("a", t, sa, rng, lo, hi);
@@ -71,8 +79,8 @@ Case binary(Rng& rng, const std::string& op) {
   }
   if (op == "PRelu") {  // the slope broadcasts to X one way
     c = Case(20);
-    c.floats("a", s, rng);
-    c.floats("b", broadcastable(rng, s), rng);
+    c.add_tensor("a", t, s, rng, -2, 2);
+    c.add_tensor("b", t, broadcastable(rng, s), rng, -2, 2);
   }
   auto& n = c.node(op, {"a", "b"});
   if (op == "Mod") attr_int(n, "fmod", 1);  // float Mod must be fmod
@@ -90,21 +98,38 @@ Case where(Rng& rng, const std::string&) {
   return c;
 }
 
+// Clip on every real type, infinities included (they pass a missing bound).
 Case clip(Rng& rng, const std::string&) {
-  if (coin(rng)) {  // opset 6: bounds as attributes
-    Case c(6);
-    c.floats("x", random_shape(rng, 1, 4), rng);
+  const DataType t = real_type(rng);
+  Case c(coin(rng) ? 6 : 20);  // opset 6: bounds as attributes
+  c.add_tensor("x", t, random_shape(rng, c.opset == 6 ? 1 : 0, 4), rng, -2, 2);
+  Tensor& x = c.inputs.back().second.tensor();
+  for (uint64_t i = 0; i < x.element_count(); i += 4) {
+    const float v = i % 8 == 0 ? INFINITY : -INFINITY;
+    if (t == DataType::Float) x.mutable_data<float>()[i] = v;
+    else x.mutable_data<uint16_t>()[i] = t == DataType::Float16 ? float_to_half(v) : float_to_bfloat16(v);
+  }
+  c.what += std::string(" of ") + std::string(dtype_name(t));
+  if (c.opset == 6) {
     auto& n = c.node("Clip", {"x"});
     if (coin(rng)) attr_float(n, "min", -0.5f);
     if (coin(rng)) attr_float(n, "max", 0.7f);
     return c;
   }
-  Case c(20);
-  c.floats("x", random_shape(rng, 0, 4), rng);
+  auto scalar = [&](const std::string& name, float v) {  // of x's type
+    std::string raw;
+    if (t == DataType::Float) raw.assign(reinterpret_cast<const char*>(&v), 4);
+    else {
+      const uint16_t h = t == DataType::Float16 ? float_to_half(v) : float_to_bfloat16(v);
+      raw.assign(reinterpret_cast<const char*>(&h), 2);
+    }
+    c.m.initializer(make_tensor_raw(name, t, {}, raw));
+    return name;
+  };
   std::vector<std::string> in = {"x"};
   const int form = static_cast<int>(pick(rng, 0, 2));
-  in.push_back(form == 1 ? std::string() : c.float_scalar("lo", -0.5f));
-  if (form != 2) in.push_back(c.float_scalar("hi", 0.6f));
+  in.push_back(form == 1 ? std::string() : scalar("lo", -0.5f));
+  if (form != 2) in.push_back(scalar("hi", 0.6f));
   c.node("Clip", in);
   return c;
 }

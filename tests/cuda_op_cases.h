@@ -25,6 +25,11 @@ using Rng = std::mt19937;
 
 inline int64_t pick(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
 inline bool coin(Rng& rng) { return pick(rng, 0, 1) == 1; }
+// float32 half the time, else float16 or bfloat16: the types the
+// float-computed elementwise kernels store.
+inline DataType real_type(Rng& rng) {
+  return coin(rng) ? DataType::Float : coin(rng) ? DataType::Float16 : DataType::BFloat16;
+}
 // About a quarter of a float32 tensor's elements made NaN.
 inline void nan_some(Tensor& t, Rng& rng) {
   for (uint64_t i = 0; i < t.element_count(); ++i)

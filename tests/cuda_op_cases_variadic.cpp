@@ -1,4 +1,5 @@
-// Random problems for Sum, Mean, Max and Min over 1 to 9 float inputs that
+// Random problems for Sum, Mean, Max and Min over 1 to 9 float32, float16
+// or bfloat16 inputs that
 // broadcast together (more than 4 go to the device kernel in groups), NaN
 // among them for Max and Min.
 #include <cmath>
@@ -11,16 +12,21 @@ Case variadic(Rng& rng, const std::string& op) {
   Case c(13);
   const Shape s = random_shape(rng, 0, 4);
   const int64_t n = pick(rng, 0, 2) == 0 ? pick(rng, 5, 9) : pick(rng, 1, 4);
+  const DataType type = real_type(rng);
   std::vector<std::string> in;
   for (int64_t k = 0; k < n; ++k) {
     const std::string name = "x" + std::to_string(k);
-    c.floats(name, k == 0 || coin(rng) ? s : broadcastable(rng, s), rng, -3, 3);
+    c.add_tensor(name, type, k == 0 || coin(rng) ? s : broadcastable(rng, s), rng, -3, 3);
     if ((op == "Max" || op == "Min") && pick(rng, 0, 3) == 0) {  // NaN propagates
       Tensor& t = c.inputs.back().second.tensor();
-      if (t.element_count() > 0) t.mutable_data<float>()[0] = NAN;
+      if (t.element_count() > 0) {
+        if (type == DataType::Float) t.mutable_data<float>()[0] = NAN;
+        else t.mutable_data<uint16_t>()[0] = type == DataType::Float16 ? float_to_half(NAN) : float_to_bfloat16(NAN);
+      }
     }
     in.push_back(name);
   }
+  if (type != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(type));
   c.node(op, in);
   c.what += " (" + std::to_string(n) + " inputs)";
   return c;

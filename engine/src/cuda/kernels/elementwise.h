@@ -32,6 +32,29 @@ struct BroadcastIndex {
   }
 };
 
+// Dtype codes of Cast (onnx TensorProto numbers of the fixed-width types).
+enum class ElemType : int { Float = 1, Uint8 = 2, Int8 = 3, Uint16 = 4, Int16 = 5, Int32 = 6, Int64 = 7,
+                            Bool = 9, Float16 = 10, Double = 11, Uint32 = 12, Uint64 = 13, BFloat16 = 16,
+                            Float8E4M3FN = 17, Float8E4M3FNUZ = 18, Float8E5M2 = 19, Float8E5M2FNUZ = 20 };
+
+// The float-computed kernels' storage: float32, float16 or bfloat16, read
+// as float and written rounded to nearest even, as the reference computes
+// narrow floats (in float, rounded on store).
+OS_HD float load_real(ElemType t, const void* p, int64_t i) {
+  switch (t) {
+    case ElemType::Float16: return half_to_float(static_cast<const uint16_t*>(p)[i]);
+    case ElemType::BFloat16: return bfloat16_to_float(static_cast<const uint16_t*>(p)[i]);
+    default: return static_cast<const float*>(p)[i];
+  }
+}
+OS_HD void store_real(ElemType t, void* p, int64_t i, float v) {
+  switch (t) {
+    case ElemType::Float16: static_cast<uint16_t*>(p)[i] = float_to_half(v); break;
+    case ElemType::BFloat16: static_cast<uint16_t*>(p)[i] = float_to_bfloat16(v); break;
+    default: static_cast<float*>(p)[i] = v; break;
+  }
+}
+
 enum class UnaryOp : int {
   Relu, Sigmoid, Tanh, Exp, Log, Sqrt, Neg, Abs, Erf, Reciprocal, Floor, Ceil, Round, Sin, Cos, Sign,
   Softplus, Softsign, IsNaN, IsInf, Not, LeakyRelu, Elu, Selu, HardSigmoid, HardSwish, Gelu, GeluTanh,
@@ -96,24 +119,26 @@ OS_HD float unary_math(UnaryOp op, float x, float alpha, float beta, float gamma
 
 struct UnaryKernel {
   UnaryOp op;
+  ElemType type;  // float32, float16 or bfloat16 (load_real)
   float alpha, beta, gamma;
-  const float* x;
-  float* y;
-  OS_HD void operator()(int64_t i) const { y[i] = unary_math(op, x[i], alpha, beta, gamma); }
+  const void* x;
+  void* y;
+  OS_HD void operator()(int64_t i) const { store_real(type, y, i, unary_math(op, load_real(type, x, i), alpha, beta, gamma)); }
 };
 
 // IsNaN, IsInf (detect_negative / detect_positive in alpha / beta), Not.
 struct UnaryPredicateKernel {
   UnaryOp op;
+  ElemType type;  // of x: a real type (load_real), or bool for Not
   bool negative, positive;
-  const void* x;  // float, or bool for Not
+  const void* x;
   bool* y;
   OS_HD void operator()(int64_t i) const {
     if (op == UnaryOp::Not) {
       y[i] = !static_cast<const bool*>(x)[i];
       return;
     }
-    const float v = static_cast<const float*>(x)[i];
+    const float v = load_real(type, x, i);
     y[i] = op == UnaryOp::IsNaN ? v != v : ((v == INFINITY && positive) || (v == -INFINITY && negative));
   }
 };
@@ -154,58 +179,62 @@ OS_HD bool compare(BinaryOp op, double a, double b) {
   }
 }
 
-// Arithmetic on float32, every op (integers: kernels/integer_math.h).
+// Arithmetic on float32, float16 or bfloat16 (computed in float), every op
+// (integers: kernels/integer_math.h).
 struct BinaryKernel {
   BinaryOp op;
+  ElemType type;
   BroadcastIndex bc;
-  const float* a;
-  const float* b;
-  float* y;
+  const void* a;
+  const void* b;
+  void* y;
   OS_HD void operator()(int64_t i) const {
     int64_t off[2];
     bc.offsets(i, 2, off);
-    y[i] = binary_float(op, a[off[0]], b[off[1]]);
+    store_real(type, y, i, binary_float(op, load_real(type, a, off[0]), load_real(type, b, off[1])));
   }
 };
 
-// Sum, Mean, Max and Min of 1 to 4 float32 inputs broadcast together,
+// Sum, Mean, Max and Min of 1 to 4 real inputs broadcast together,
 // combined in order (((x0 op x1) op x2) op x3), as the reference folds
 // them. More inputs go in groups, each after the first led by the previous
 // group's result; Mean divides the last group's result by `count`.
 struct VariadicKernel {
   BinaryOp op;
+  ElemType type;  // the inputs': float32, float16 or bfloat16, computed in float
+  ElemType lead, out;  // x[0]'s and y's: float32 for a group's result passed on (kept unrounded, as the reference's)
   int inputs;
   bool divide;
   float count;
   BroadcastIndex bc;
-  const float* x[4];
-  float* y;
+  const void* x[4];
+  void* y;
   OS_HD void operator()(int64_t i) const {
     int64_t off[4] = {};
     bc.offsets(i, inputs, off);
-    float v = x[0][off[0]];
-    for (int k = 1; k < inputs; ++k) v = binary_float(op, v, x[k][off[k]]);
-    y[i] = divide ? v / count : v;
+    float v = load_real(lead, x[0], off[0]);
+    for (int k = 1; k < inputs; ++k) v = binary_float(op, v, load_real(type, x[k], off[k]));
+    store_real(out, y, i, divide ? v / count : v);
   }
 };
 
-// Comparisons of float32 and logic on bool (T uint8_t): bool results.
-template <class T>
+// Comparisons of float32, float16, bfloat16 and bool, and logic on bool:
+// bool results.
 struct CompareKernel {
   BinaryOp op;
+  ElemType type;
   BroadcastIndex bc;
-  const T* a;
-  const T* b;
+  const void* a;
+  const void* b;
   bool* y;
   OS_HD void operator()(int64_t i) const {
     int64_t off[2];
     bc.offsets(i, 2, off);
-    const T x = a[off[0]], z = b[off[1]];
-    if constexpr (sizeof(T) == 1) {
-      const bool p = x != 0, q = z != 0;
+    if (type == ElemType::Bool) {
+      const bool p = static_cast<const uint8_t*>(a)[off[0]] != 0, q = static_cast<const uint8_t*>(b)[off[1]] != 0;
       y[i] = op == BinaryOp::And ? (p && q) : op == BinaryOp::Or ? (p || q) : op == BinaryOp::Xor ? (p != q) : compare(op, p, q);
     } else {
-      y[i] = compare(op, static_cast<double>(x), static_cast<double>(z));
+      y[i] = compare(op, load_real(type, a, off[0]), load_real(type, b, off[1]));
     }
   }
 };
@@ -225,14 +254,16 @@ struct WhereKernel {
   }
 };
 
-// Clip to [lo, hi] (float32); NaN stays NaN.
+// Clip to [lo, hi] (float32, float16, bfloat16); NaN stays NaN.
 struct ClipKernel {
+  ElemType type;
   float lo, hi;
-  const float* x;
-  float* y;
+  const void* x;
+  void* y;
   OS_HD void operator()(int64_t i) const {
-    const float v = x[i] < lo ? lo : x[i];  // max first, then min: lo > hi gives hi, as numpy.clip
-    y[i] = v > hi ? hi : v;
+    const float u = load_real(type, x, i);
+    const float v = u < lo ? lo : u;  // max first, then min: lo > hi gives hi, as numpy.clip
+    store_real(type, y, i, v > hi ? hi : v);
   }
 };
 
@@ -288,11 +319,6 @@ struct RoundToHalfKernel {
   float* y;
   OS_HD void operator()(int64_t i) const { y[i] = half_to_float(float_to_half(x[i])); }
 };
-
-// Dtype codes of Cast (onnx TensorProto numbers of the fixed-width types).
-enum class ElemType : int { Float = 1, Uint8 = 2, Int8 = 3, Uint16 = 4, Int16 = 5, Int32 = 6, Int64 = 7,
-                            Bool = 9, Float16 = 10, Double = 11, Uint32 = 12, Uint64 = 13, BFloat16 = 16,
-                            Float8E4M3FN = 17, Float8E4M3FNUZ = 18, Float8E5M2 = 19, Float8E5M2FNUZ = 20 };
 
 // Codes by their DataType numbers (QuantizeLinear's packed ones too).
 enum : int { kE4M3FN = 17, kE4M3FNUZ = 18, kE5M2 = 19, kE5M2FNUZ = 20, kUint4 = 21, kInt4 = 22, kE2M1 = 23, kUint2 = 25, kInt2 = 26 };

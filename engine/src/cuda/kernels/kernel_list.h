@@ -28,7 +28,7 @@ struct KernelList {
 };
 
 using AllKernels = KernelList<
-    UnaryKernel, UnaryPredicateKernel, BinaryKernel, CompareKernel<float>, CompareKernel<uint8_t>,
+    UnaryKernel, UnaryPredicateKernel, BinaryKernel, CompareKernel,
     WhereKernel<uint8_t>, WhereKernel<uint16_t>, WhereKernel<uint32_t>, WhereKernel<uint64_t>, ClipKernel, RoundToHalfKernel, EpilogueKernel, ElementwiseChainKernel,
     CastKernel, BatchNormFoldKernel, ChannelAffineKernel, StridedCopyKernel<uint8_t>, StridedCopyKernel<uint16_t>,
     StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, StoreBytesKernel, GatherKernel<uint8_t>, GatherKernel<uint16_t>,

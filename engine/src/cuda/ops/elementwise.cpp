@@ -1,10 +1,11 @@
-// Elementwise operators: float32 unary math and activations, IsNaN / IsInf
-// / Not, broadcast arithmetic and comparisons (float32, and every integer
-// width: kernels/integer_math.h, with bitwise logic and BitShift), logic,
-// Where (any fixed width), Clip, Cast and CastLike (kernels/elementwise.h);
-// and the CPU engine's FusedElementwise, a chain of the float32 ones in one
-// kernel.
-#include <cfloat>
+// Elementwise operators: unary math and activations, IsNaN / IsInf, Clip,
+// and broadcast arithmetic and comparisons on float32, float16 and bfloat16
+// (computed in float and rounded on store, as the reference does) and on
+// every integer width (kernels/integer_math.h, with bitwise logic and
+// BitShift); Not, And / Or / Xor; Where (any fixed width); Cast and
+// CastLike (kernels/elementwise.h); and the CPU engine's FusedElementwise,
+// a chain of the float32 ones in one kernel.
+#include <cmath>
 #include <cstring>
 #include <map>
 #include <stdexcept>
@@ -27,6 +28,9 @@ bool castable(DataType t) {
 }
 
 namespace {
+
+// The types the float-computed kernels store (kernels/elementwise.h load_real).
+bool is_real(DataType t) { return t == DataType::Float || t == DataType::Float16 || t == DataType::BFloat16; }
 
 struct UnaryInfo {
   UnaryOp op;
@@ -93,7 +97,7 @@ std::optional<std::string> refuse_unary(const Graph& g, const Node& n) {
     const Attribute* a = n.attribute("approximate");
     if (a && a->s != "none" && a->s != "tanh") return "Gelu approximate='" + a->s + "'";
   }
-  return require_types(g, n, {DataType::Float});
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16});
 }
 
 void run_unary(OpContext& c) {
@@ -105,14 +109,17 @@ void run_unary(OpContext& c) {
   k.beta = c.attr_float(u.op == UnaryOp::Shrink ? "bias" : "beta", u.beta);
   k.gamma = c.attr_float("gamma", u.gamma);
   const DeviceTensor& x = c.input(0);
-  c.output(0) = c.allocate(DataType::Float, x.shape);
-  k.x = static_cast<const float*>(x.data);
-  k.y = static_cast<float*>(c.output(0).data);
+  if (!is_real(x.dtype)) c.fail("no kernel for " + std::string(dtype_name(x.dtype)));
+  c.output(0) = c.allocate(x.dtype, x.shape);
+  k.type = static_cast<ElemType>(x.dtype);
+  k.x = x.data;
+  k.y = c.output(0).data;
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
 }
 
 std::optional<std::string> refuse_predicate(const Graph& g, const Node& n) {
-  return require_types(g, n, {n.op_type == "Not" ? DataType::Bool : DataType::Float});
+  if (n.op_type == "Not") return require_types(g, n, {DataType::Bool});
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16});
 }
 
 void run_predicate(OpContext& c) {
@@ -122,7 +129,9 @@ void run_predicate(OpContext& c) {
   k.negative = c.attr_int("detect_negative", 1) != 0;
   k.positive = c.attr_int("detect_positive", 1) != 0;
   const DeviceTensor& x = c.input(0);
+  if (k.op != UnaryOp::Not && !is_real(x.dtype)) c.fail("no kernel for " + std::string(dtype_name(x.dtype)));
   c.output(0) = c.allocate(DataType::Bool, x.shape);
+  k.type = static_cast<ElemType>(x.dtype);
   k.x = x.data;
   k.y = static_cast<bool*>(c.output(0).data);
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
@@ -161,12 +170,12 @@ bool is_integer(DataType t) {
 
 IntType int_type(DataType t) { return {static_cast<int>(dtype_info(t).bits / 8), dtype_info(t).is_signed}; }
 
-// Two inputs of one type: float32 or any integer width (`also`: one more type).
+// Two inputs of one type: float32, float16, bfloat16 or any integer width (`also`: one more type).
 std::optional<std::string> require_float_or_integer(const Graph& g, const Node& n, DataType also = DataType::Undefined) {
   if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
   const DataType t = declared_type(g, n.inputs[0]);
-  if (t != DataType::Float && !is_integer(t) && (t == DataType::Undefined || t != also))
-    return "the CUDA kernel for " + n.op_type + " takes float or an integer type (input 0 is " +
+  if (!is_real(t) && !is_integer(t) && (t == DataType::Undefined || t != also))
+    return "the CUDA kernel for " + n.op_type + " takes float, float16, bfloat16 or an integer type (input 0 is " +
            (t == DataType::Undefined ? std::string("of an unknown type") : std::string(dtype_name(t))) + ")";
   if (declared_type(g, n.inputs[1]) != t) return "the inputs of " + n.op_type + " differ in type";
   return std::nullopt;
@@ -176,7 +185,11 @@ std::optional<std::string> refuse_variadic(const Graph& g, const Node& n) {
   if (n.inputs.empty()) return n.op_type + " takes one input or more";
   for (const std::string& in : n.inputs)
     if (in.empty()) return n.op_type + " has an omitted input";
-  return require_types(g, n, {DataType::Float});
+  const DataType t = declared_type(g, n.inputs[0]);
+  if (!is_real(t)) return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16});
+  for (const std::string& in : n.inputs)
+    if (declared_type(g, in) != t) return "the inputs of " + n.op_type + " differ in type";
+  return std::nullopt;
 }
 
 std::optional<std::string> refuse_binary(const Graph& g, const Node& n) {
@@ -184,7 +197,11 @@ std::optional<std::string> refuse_binary(const Graph& g, const Node& n) {
   if ((op == BinaryOp::Max || op == BinaryOp::Min) && n.inputs.size() != 2) return refuse_variadic(g, n);
   if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
   if (op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor) return require_types(g, n, {DataType::Bool});
-  if (op == BinaryOp::Pow || op == BinaryOp::PRelu) return require_types(g, n, {DataType::Float});
+  if (op == BinaryOp::Pow || op == BinaryOp::PRelu) {
+    if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16})) return r;
+    if (declared_type(g, n.inputs[1]) != declared_type(g, n.inputs[0])) return "the inputs of " + n.op_type + " differ in type";
+    return std::nullopt;
+  }
   return require_float_or_integer(g, n, op == BinaryOp::Equal ? DataType::Bool : DataType::Undefined);
 }
 
@@ -225,14 +242,15 @@ void run_integer(OpContext& c, IntOp op, const BroadcastPlan& p) {
   launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out)));
 }
 
-// BinaryKernel (float32 results) or CompareKernel<T> (bool results).
+// BinaryKernel (results of the inputs' real type) or CompareKernel (bool results).
 template <class Kernel>
 void run_broadcast(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
   Kernel k{};
   k.op = op;
+  k.type = static_cast<ElemType>(c.input(0).dtype);
   k.bc = index_of(p);
-  k.a = static_cast<decltype(k.a)>(c.input(0).data);
-  k.b = static_cast<decltype(k.b)>(c.input(1).data);
+  k.a = c.input(0).data;
+  k.b = c.input(1).data;
   k.y = static_cast<decltype(k.y)>(c.output(0).data);
   launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out)));
 }
@@ -244,8 +262,9 @@ void run_variadic(OpContext& c) {
   const BinaryOp op = name == "Max" ? BinaryOp::Max : name == "Min" ? BinaryOp::Min : BinaryOp::Add;
   const size_t n = c.input_count();
   if (n == 0) c.fail("no inputs");
+  const DataType t = c.input(0).dtype;
   for (size_t i = 0; i < n; ++i)
-    if (c.input(i).dtype != DataType::Float) c.fail("the inputs must be float");
+    if (c.input(i).dtype != t || !is_real(t)) c.fail("the inputs must be of one type: float, float16 or bfloat16");
   DeviceTensor acc;
   for (size_t first = 0; first < n;) {
     // This group: the previous group's result (when there is one), then inputs from `first`.
@@ -256,15 +275,20 @@ void run_variadic(OpContext& c) {
     for (const DeviceTensor* t : group) shapes.push_back(t->shape);
     const auto p = broadcast_plan(shapes);
     if (!p) c.fail("the inputs' shapes do not broadcast (or broadcast to more than 8 dims)");
-    DeviceTensor out = c.allocate(DataType::Float, p->out);
+    // A group's result passed to the next stays float32, as the reference's running value.
+    const DataType out_type = first == n ? t : DataType::Float;
+    DeviceTensor out = c.allocate(out_type, p->out);
     VariadicKernel k{};
     k.op = op;
+    k.type = static_cast<ElemType>(t);
+    k.lead = group[0] == &acc ? ElemType::Float : k.type;
+    k.out = static_cast<ElemType>(out_type);
     k.inputs = static_cast<int>(group.size());
     k.divide = name == "Mean" && first == n;
     k.count = static_cast<float>(n);
     k.bc = index_of(*p);
-    for (size_t i = 0; i < group.size(); ++i) k.x[i] = static_cast<const float*>(group[i]->data);
-    k.y = static_cast<float*>(out.data);
+    for (size_t i = 0; i < group.size(); ++i) k.x[i] = group[i]->data;
+    k.y = out.data;
     launch(c.rt(), k, static_cast<int64_t>(elements_of(p->out)));
     acc = std::move(out);
   }
@@ -293,10 +317,10 @@ void run_binary(OpContext& c) {
   if (c.input(1).dtype != t) c.fail("the inputs differ in type");
   const bool boolean = is_comparison(op);
   c.output(0) = c.allocate(boolean ? DataType::Bool : t, p.out);
-  if (t == DataType::Float) {
-    boolean ? run_broadcast<CompareKernel<float>>(c, op, p) : run_broadcast<BinaryKernel>(c, op, p);
+  if (is_real(t)) {
+    boolean ? run_broadcast<CompareKernel>(c, op, p) : run_broadcast<BinaryKernel>(c, op, p);
   } else if (t == DataType::Bool && boolean) {
-    run_broadcast<CompareKernel<uint8_t>>(c, op, p);
+    run_broadcast<CompareKernel>(c, op, p);
   } else if (is_integer(t) && op != BinaryOp::Pow && op != BinaryOp::PRelu && op < BinaryOp::And) {
     run_integer(c, int_op_of(op), p);
   } else {
@@ -374,29 +398,35 @@ void run_where(OpContext& c) {
 // Clip's bounds: inputs 1 and 2 since opset 11 (read on the host), attributes before.
 bool clip_reads_on_host(const Node&, size_t i) { return i == 1 || i == 2; }
 
-std::optional<std::string> refuse_clip(const Graph& g, const Node& n) { return require_types(g, n, {DataType::Float}); }
+std::optional<std::string> refuse_clip(const Graph& g, const Node& n) {
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16});
+}
 
 void run_clip(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  if (!is_real(x.dtype)) c.fail("no kernel for " + std::string(dtype_name(x.dtype)));
   ClipKernel k{};
-  k.lo = -FLT_MAX;
-  k.hi = FLT_MAX;
+  k.lo = -INFINITY;  // no bound: -inf and +inf pass as they are
+  k.hi = INFINITY;
   if (c.opset() < 11) {
-    k.lo = c.attr_float("min", -FLT_MAX);
-    k.hi = c.attr_float("max", FLT_MAX);
+    if (c.node().attribute("min")) k.lo = c.attr_float("min", 0.f);
+    if (c.node().attribute("max")) k.hi = c.attr_float("max", 0.f);
   } else {
     auto bound = [&](size_t i, float& v) {
       const Tensor* t = c.host(i);
       if (!t) return;
-      if (t->element_count() != 1) c.fail("the bound at input " + std::to_string(i) + " is not a scalar");
-      v = t->data<float>()[0];
+      if (t->element_count() != 1 || t->dtype() != x.dtype)
+        c.fail("min and max must be scalars of the input's element type, got " + std::string(dtype_name(t->dtype())) +
+               shape_to_string(t->shape()));
+      v = static_cast<float>(t->element_as_double(0));  // exact: a float, float16 or bfloat16
     };
     bound(1, k.lo);
     bound(2, k.hi);
   }
-  const DeviceTensor& x = c.input(0);
-  c.output(0) = c.allocate(DataType::Float, x.shape);
-  k.x = static_cast<const float*>(x.data);
-  k.y = static_cast<float*>(c.output(0).data);
+  c.output(0) = c.allocate(x.dtype, x.shape);
+  k.type = static_cast<ElemType>(x.dtype);
+  k.x = x.data;
+  k.y = c.output(0).data;
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
 }
 

@@ -128,9 +128,10 @@ void run_gemm(OpContext& c) {
       Tensor beta_t = Tensor::zeros(DataType::Float, {});
       beta_t.mutable_data<float>()[0] = beta;
       const DeviceTensor factor = c.upload(beta_t);
-      scale.a = static_cast<const float*>(c.output(0).data);
-      scale.b = static_cast<const float*>(factor.data);
-      scale.y = static_cast<float*>(c.output(0).data);
+      scale.type = ElemType::Float;
+      scale.a = c.output(0).data;
+      scale.b = factor.data;
+      scale.y = c.output(0).data;
       launch(c.rt(), scale, m * n);
     }
     return;
