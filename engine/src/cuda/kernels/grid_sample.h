@@ -1,36 +1,19 @@
 // GridSample and AffineGrid on float32, one thread per output element,
 // computed as the reference computes them (in double, the denormalised
-// coordinate rounded to float32 first): GridSample's taps per spatial dim
+// coordinate rounded to float32 first; the mirroring and the cubic weights
+// are core/grid_sample_math.h, shared with it): GridSample's taps per spatial dim
 // (1 nearest, 2 linear, 4 cubic), combined with the last dim's taps varying
 // fastest and summed in that order; AffineGrid's base points in [-1, 1].
 #pragma once
 
 #include <cmath>
 
+#include "core/grid_sample_math.h"
 #include "cuda/kernels/portable.h"
 
 namespace onnxscope::cuda {
 
 constexpr int kGridRank = 3;  // spatial dims the device samples (1 to 3)
-
-// x mirrored into [lo, hi] at the borders (the reference's reflect).
-OS_HD double grid_reflect(double x, double lo, double hi) {
-  const double range = hi - lo;
-  if (range <= 0) return lo;
-  if (x < lo) {
-    const double dx = lo - x;
-    const auto n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? lo + r : hi - r;
-  }
-  if (x > hi) {
-    const double dx = x - hi;
-    const auto n = static_cast<int64_t>(dx / range);
-    const double r = dx - static_cast<double>(n) * range;
-    return n % 2 == 0 ? hi - r : lo + r;
-  }
-  return x;
-}
 
 struct GridSampleKernel {
   int rank;     // spatial dims, 1 to 3
@@ -47,7 +30,7 @@ struct GridSampleKernel {
   OS_HD int64_t pixel(int64_t i, int d, double lo, double hi) const {
     const int64_t last = dims[d] - 1;
     if (padding == 0) return i >= 0 && i <= last ? i : -1;
-    if (padding == 2) i = static_cast<int64_t>(grid_reflect(static_cast<double>(i), lo, hi));
+    if (padding == 2) i = static_cast<int64_t>(grid::reflect(static_cast<double>(i), lo, hi));
     return i < 0 ? 0 : i > last ? last : i;
   }
 
@@ -68,7 +51,7 @@ struct GridSampleKernel {
       if (mode == 0) v = rint(v);  // half to even, as nearbyint
       if (v < lo || v > hi) {
         if (padding == 1) v = v < 0.0 ? 0.0 : v > L - 1 ? L - 1 : v;
-        else if (padding == 2) v = static_cast<float>(grid_reflect(v, lo, hi));
+        else if (padding == 2) v = static_cast<float>(grid::reflect(v, lo, hi));
       }
       v = v < -L - 8 ? -L - 8 : v > 2 * L + 8 ? 2 * L + 8 : v;  // far outside every tap reads zero anyway
       const double f = floor(v);
@@ -82,11 +65,7 @@ struct GridSampleKernel {
         weight[d][0] = 1 - (v - f);
         weight[d][1] = v - f;
       } else {
-        const double A = -0.75, t = fabs(v - f);
-        weight[d][0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
-        weight[d][1] = ((A + 2) * t - (A + 3)) * t * t + 1;
-        weight[d][2] = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
-        weight[d][3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
+        grid::cubic_weights(v - f, weight[d]);
         for (int j = 0; j < 4; ++j) index[d][j] = pixel(i0 - 1 + j, d, lo, hi);
       }
     }

@@ -6,6 +6,7 @@
 #include <numeric>
 #include <optional>
 
+#include "core/grid_sample_math.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/nn_parts.h"
 #include "core/resize_plan.h"
@@ -165,33 +166,8 @@ void Upsample(KernelContext& ctx) {
 // Integer X is interpolated in double and rounded half to even on store, like
 // Resize (onnx's Python reference truncates its integer weights instead).
 
-// Reflects x into [lo, hi] by mirroring at the borders.
-double reflect(double x, double lo, double hi) {
-  const double rng = hi - lo;
-  if (rng <= 0) return lo;
-  if (x < lo) {
-    const double dx = lo - x;
-    const int64_t n = static_cast<int64_t>(dx / rng);
-    const double r = dx - static_cast<double>(n) * rng;
-    return n % 2 == 0 ? lo + r : hi - r;
-  }
-  if (x > hi) {
-    const double dx = x - hi;
-    const int64_t n = static_cast<int64_t>(dx / rng);
-    const double r = dx - static_cast<double>(n) * rng;
-    return n % 2 == 0 ? hi - r : lo + r;
-  }
-  return x;
-}
-
-void cubic_weights(double t, double w[4]) {
-  const double A = -0.75;
-  t = std::abs(t);
-  w[0] = ((A * (t + 1) - 5 * A) * (t + 1) + 8 * A) * (t + 1) - 4 * A;
-  w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
-  w[2] = ((A + 2) * (1 - t) - (A + 3)) * (1 - t) * (1 - t) + 1;
-  w[3] = ((A * (2 - t) - 5 * A) * (2 - t) + 8 * A) * (2 - t) - 4 * A;
-}
+using grid::cubic_weights;  // core/grid_sample_math.h, shared with the CUDA kernel
+using grid::reflect;
 
 void GridSample(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
