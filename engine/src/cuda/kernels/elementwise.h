@@ -1,6 +1,7 @@
-// Elementwise kernels: float32 unary and binary math with numpy
-// broadcasting, comparisons and logic, Where, Clip, Cast between every
-// fixed-width dtype (integer math: kernels/integer_math.h).
+// Elementwise kernels: unary and binary math with numpy broadcasting on
+// float32, float16 and bfloat16 (computed in float), comparisons and logic,
+// Where, Clip, Cast between every fixed-width dtype (integer math:
+// kernels/integer_math.h).
 // A broadcast input is read through per-output-dim strides (0 where it
 // repeats); see kernels/portable.h for how a kernel runs.
 #pragma once

@@ -22,7 +22,7 @@ bool shape_reads_on_host(const Node&, size_t) { return true; }
 void run_constant_of_shape(OpContext& c) {
   const Tensor* shape = c.host(0);
   if (!shape) c.fail("the shape must be given");
-  if (shape->rank() != 1) c.fail("the shape must be 1-D, got shape " + shape_to_string(shape->shape()));
+  if (shape->rank() > 1) c.fail("expected a 1-D integer tensor, got shape " + shape_to_string(shape->shape()));
   const std::vector<int64_t> dims = host_ints(c, 0);
   for (int64_t d : dims)
     if (d < 0) c.fail("shape " + shape_to_string(dims) + " has a negative dimension");

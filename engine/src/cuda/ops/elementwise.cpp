@@ -255,8 +255,8 @@ void run_broadcast(OpContext& c, BinaryOp op, const BroadcastPlan& p) {
   launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out)));
 }
 
-// Sum, Mean, and Max / Min of other than two inputs: float32, in groups of
-// up to 4 inputs (kernels/elementwise.h VariadicKernel).
+// Sum, Mean, and Max / Min of other than two inputs: float32, float16 or
+// bfloat16, in groups of up to 4 inputs (kernels/elementwise.h VariadicKernel).
 void run_variadic(OpContext& c) {
   const std::string& name = c.node().op_type;
   const BinaryOp op = name == "Max" ? BinaryOp::Max : name == "Min" ? BinaryOp::Min : BinaryOp::Add;
