@@ -563,7 +563,7 @@ Case indexed(Rng& rng, const std::string& op) {
 
 // Pad (constant mode; pads that grow and crop, axes, a constant) and Tile.
 Case pad_tile(Rng& rng, const std::string& op) {
-  Case c(op == "Pad" && coin(rng) ? 11 : 18);
+  Case c(op == "Pad" ? choose(rng, std::vector<int64_t>{11, 18, 19}) : 18);
   const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Bool, DataType::Int32});
   const Shape s = random_shape(rng, op == "Pad" ? 0 : 1, 4, 5);
   const auto rank = static_cast<int64_t>(s.size());
@@ -578,11 +578,17 @@ Case pad_tile(Rng& rng, const std::string& op) {
   std::vector<int64_t> axes;
   for (int64_t d = 0; d < rank; ++d)
     if (c.opset < 18 || coin(rng)) axes.push_back(coin(rng) ? d : d - rank);
+  // edge, wrap and reflect need every padded dim non-empty; reflect and wrap repeat past the dim.
+  std::string mode = choose(rng, std::vector<std::string>{"constant", "constant", "edge", "reflect", "wrap"});
+  if (mode == "wrap" && c.opset < 19) mode = "reflect";
+  for (int64_t d : s)
+    if (d == 0) mode = "constant";
   std::vector<int64_t> pads(2 * axes.size());
   for (size_t i = 0; i < axes.size(); ++i) {
     const int64_t dim = s[static_cast<size_t>(axes[i] < 0 ? axes[i] + rank : axes[i])];
-    pads[i] = pick(rng, -dim / 2, 3);                 // begin: crop up to half, or grow
-    pads[axes.size() + i] = pick(rng, -(dim - dim / 2), 3);  // end
+    const int64_t grow = mode == "constant" ? 3 : 2 * dim + 1;
+    pads[i] = pick(rng, -dim / 2, grow);                 // begin: crop up to half, or grow
+    pads[axes.size() + i] = pick(rng, -(dim - dim / 2), grow);  // end
   }
   std::vector<std::string> in = {"x", c.ints("pads", pads)};
   if (coin(rng)) {  // a constant of data's type
@@ -595,7 +601,9 @@ Case pad_tile(Rng& rng, const std::string& op) {
     if (in.size() == 2) in.push_back("");
     in.push_back(c.ints("axes", axes));
   }
-  c.node("Pad", in);
+  auto& n = c.node("Pad", in);
+  if (mode != "constant" || coin(rng)) attr_string(n, "mode", mode);
+  c.what += " " + mode + " opset " + std::to_string(c.opset);
   return c;
 }
 

@@ -46,7 +46,7 @@ using AllKernels = KernelList<
     TopKCutKernel<int64_t>, TopKSelectKernel<float>, TopKSelectKernel<int32_t>, TopKSelectKernel<int64_t>,
     NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel, FillKernel, EyeKernel,
     IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel,
-    HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel>;
+    HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

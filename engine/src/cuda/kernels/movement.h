@@ -159,4 +159,44 @@ struct OneHotKernel {
   }
 };
 
+// Pad in edge, wrap or reflect mode: each output element copies the input
+// element its coordinates map to (any fixed width): output coordinate k is
+// input coordinate k - begin, clamped (edge), taken modulo the dim (wrap) or
+// reflected about the edge elements, repeatedly if needed (numpy's reflect).
+struct PadMapKernel {
+  int mode;  // 1 edge, 2 wrap, 3 reflect
+  int rank, width;
+  int64_t out[kKernelRank], in[kKernelRank], begin[kKernelRank], in_stride[kKernelRank];
+  const void* x;
+  void* y;
+  OS_HD static int64_t floor_mod(int64_t a, int64_t n) {
+    const int64_t r = a % n;
+    return r < 0 ? r + n : r;
+  }
+  OS_HD void operator()(int64_t i) const {
+    int64_t rest = i, off = 0;
+    for (int d = rank - 1; d >= 0; --d) {
+      const int64_t k = rest % out[d], n = in[d];
+      rest /= out[d];
+      int64_t c = k - begin[d];
+      if (mode == 1) {
+        c = c < 0 ? 0 : c > n - 1 ? n - 1 : c;
+      } else if (mode == 2) {
+        c = floor_mod(c, n);
+      } else {
+        const int64_t period = 2 * (n - 1);
+        c = period == 0 ? 0 : floor_mod(c, period);
+        if (c >= n) c = period - c;
+      }
+      off += c * in_stride[d];
+    }
+    switch (width) {
+      case 1: static_cast<uint8_t*>(y)[i] = static_cast<const uint8_t*>(x)[off]; break;
+      case 2: static_cast<uint16_t*>(y)[i] = static_cast<const uint16_t*>(x)[off]; break;
+      case 4: static_cast<uint32_t*>(y)[i] = static_cast<const uint32_t*>(x)[off]; break;
+      default: static_cast<uint64_t*>(y)[i] = static_cast<const uint64_t*>(x)[off]; break;
+    }
+  }
+};
+
 }  // namespace onnxscope::cuda

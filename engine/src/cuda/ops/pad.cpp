@@ -1,8 +1,9 @@
-// Pad in constant mode on the device, any fixed-width type: the output is
+// Pad on the device, any fixed-width type. Constant mode: the output is
 // filled with the constant (zeroed, or the value broadcast from a scalar),
 // then the part of the input that survives (negative pads crop) is copied
-// into place by the strided-copy kernel. pads, axes and constant_value are
-// read on the host. reflect, edge and wrap run on the CPU engine.
+// into place by the strided-copy kernel. Edge, wrap and reflect: one kernel
+// mapping each output element to its input element (kernels/movement.h
+// PadMapKernel). pads, axes and constant_value are read on the host.
 #include <algorithm>
 #include <cstring>
 
@@ -16,7 +17,12 @@ bool pad_reads_on_host(const Node&, size_t i) { return i >= 1; }
 
 std::optional<std::string> refuse_pad(const Graph& g, const Node& n) {
   if (auto r = refuse_movable(g, n)) return r;
-  if (const Attribute* m = n.attribute("mode"); m && m->s != "constant") return "Pad mode '" + m->s + "'";
+  if (const Attribute* m = n.attribute("mode"); m && m->s != "constant") {
+    if (m->s != "edge" && m->s != "wrap" && m->s != "reflect") return "Pad mode '" + m->s + "'";
+    const TypeInfo* t = g.type_of(n.inputs[0]);
+    if (!g.initializer(n.inputs[0]) && (!t || !t->shape || t->shape->size() > static_cast<size_t>(kKernelRank)))
+      return "the CUDA Pad in " + m->s + " mode takes ranks up to " + std::to_string(kKernelRank) + " (or the rank is unknown)";
+  }
   // Before opset 11 the constant is a float attribute: float32 data only here.
   if (const Attribute* v = n.attribute("value"); v && v->f != 0.f && declared_type(g, n.inputs[0]) != DataType::Float)
     return std::string("Pad's float 'value' on non-float32 data");
@@ -69,9 +75,34 @@ void run_pad(OpContext& c) {
       c.fail("pads " + shape_to_string(pads) + " overflow");
     if (out[d] < 0) c.fail("pads " + shape_to_string(pads) + " remove more than dimension " + std::to_string(d) + " holds");
   }
+  const std::string mode = c.attr_string("mode", "constant");
+  if (mode != "constant") {
+    if (mode == "wrap" && c.opset() < 19) c.fail("unsupported mode 'wrap'");
+    if (mode != "edge" && mode != "wrap" && mode != "reflect") c.fail("unsupported mode '" + mode + "'");
+    for (size_t d = 0; d < rank; ++d)
+      if (x.shape[d] == 0 && out[d] > 0) c.fail("cannot " + mode + "-pad dimension " + std::to_string(d) + " of size 0");
+  }
   c.output(0) = c.allocate(x.dtype, out);
   const uint64_t bytes = bytes_of(x.dtype, out);
   if (bytes == 0) return;
+  if (mode != "constant") {
+    if (rank > static_cast<size_t>(kKernelRank)) c.fail("more than " + std::to_string(kKernelRank) + " dims");
+    PadMapKernel k{};
+    k.mode = mode == "edge" ? 1 : mode == "wrap" ? 2 : 3;
+    k.rank = static_cast<int>(rank);
+    k.width = static_cast<int>(dtype_info(x.dtype).bits / 8);
+    const auto in_stride = contiguous_strides(x.shape);
+    for (size_t d = 0; d < rank; ++d) {
+      k.out[d] = out[d];
+      k.in[d] = x.shape[d];
+      k.begin[d] = begin[d];
+      k.in_stride[d] = in_stride[d];
+    }
+    k.x = x.data;
+    k.y = c.output(0).data;
+    launch(c.rt(), k, static_cast<int64_t>(elements_of(out)));
+    return;
+  }
   // The border (all of it, then the interior is written over).
   const bool grows = std::any_of(begin.begin(), begin.end(), [](int64_t p) { return p > 0; }) ||
                      std::any_of(end.begin(), end.end(), [](int64_t p) { return p > 0; });
