@@ -330,9 +330,11 @@ Case matmul(Rng& rng, const std::string&) {
     if (coin(rng)) a = {k};
     else b = {k};
   }
-  c.floats("a", a, rng);
-  c.floats("b", b, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("a", t, a, rng, -2, 2);
+  c.add_tensor("b", t, b, rng, -2, 2);
   c.node("MatMul", {"a", "b"});
+  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
   return c;
 }
 

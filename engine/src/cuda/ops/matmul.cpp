@@ -1,5 +1,6 @@
 // MatMul and Gemm on the runtime's strided-batched GEMM (cuBLAS on the
-// GPU), through row_major_gemm: no data moves for the transposes.
+// GPU), through row_major_gemm: no data moves for the transposes. MatMul
+// on float16 / bfloat16 widens its operands to float32 first.
 #include "cuda/ops/op_table.h"
 #include "cuda/shapes.h"
 
@@ -37,15 +38,25 @@ namespace {
 
 std::optional<std::string> refuse_matmul(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2) return std::string("MatMul takes two inputs");
-  return require_types(g, n, {DataType::Float});
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16})) return r;
+  if (declared_type(g, n.inputs[0]) != declared_type(g, n.inputs[1])) return std::string("the inputs of MatMul differ in type");
+  return std::nullopt;
+}
+
+// x (float16 or bfloat16) as float32 (exact), or to `to` from float32 (rounded once).
+DeviceTensor cast_copy(OpContext& c, const DeviceTensor& x, DataType to) {
+  DeviceTensor y = c.allocate(to, x.shape);
+  const CastKernel k{static_cast<ElemType>(x.dtype), static_cast<ElemType>(to), x.data, y.data, true};
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+  return y;
 }
 
 // numpy's matmul: 1-D operands get a dim of 1 (dropped from the result),
 // batch dims broadcast. Batches one strided-batched GEMM can take go as
-// one call; other broadcasts as one call per output matrix.
-void run_matmul(OpContext& c) {
-  const DeviceTensor& a = c.input(0);
-  const DeviceTensor& b = c.input(1);
+// one call; other broadcasts as one call per output matrix. float32 a and
+// b; `constants`: a and b are the node's inputs 0 and 1 (whose fp16 copies
+// c.half_constant keeps).
+DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor& b, bool constants) {
   if (a.shape.empty() || b.shape.empty()) c.fail("MatMul does not take scalars");
   Shape as = a.shape, bs = b.shape;
   if (as.size() == 1) as.insert(as.begin(), 1);
@@ -58,25 +69,25 @@ void run_matmul(OpContext& c) {
   Shape out = batch->out;
   if (a.shape.size() > 1) out.push_back(m);
   if (b.shape.size() > 1) out.push_back(n);
-  c.output(0) = c.allocate(DataType::Float, out);
+  DeviceTensor result = c.allocate(DataType::Float, out);
   const int64_t count = static_cast<int64_t>(elements_of(batch->out));
-  if (m == 0 || n == 0 || count == 0) return;
-  float* y = static_cast<float*>(c.output(0).data);
+  if (m == 0 || n == 0 || count == 0) return result;
+  float* y = static_cast<float*>(result.data);
   if (k == 0) {
     c.rt().zero(y, bytes_of(DataType::Float, out));
-    return;
+    return result;
   }
   const auto* ad = static_cast<const float*>(a.data);
   const auto* bd = static_cast<const float*>(b.data);
   // Weights (constants) in fp16 mode: their float16 copies, made once.
-  const void* a16 = c.half_constant(0);
-  const void* b16 = c.half_constant(1);
+  const void* a16 = constants ? c.half_constant(0) : nullptr;
+  const void* b16 = constants ? c.half_constant(1) : nullptr;
   if (auto plan = matmul_plan(as, bs)) {
     if (plan->b_stride == 0)  // one B for every batch: A's batches are rows of one taller GEMM
       row_major_gemm(c, ad, bd, y, m * plan->batch, k, n, false, false, 1.f, 0.f, 1, 0, 0, a16, b16);
     else
       row_major_gemm(c, ad, bd, y, m, k, n, false, false, 1.f, 0.f, plan->batch, plan->a_stride, plan->b_stride, a16, b16);
-    return;
+    return result;
   }
   auto half_at = [](const void* h, int64_t elements) -> const void* {
     return h ? static_cast<const uint16_t*>(h) + elements : nullptr;
@@ -92,6 +103,22 @@ void run_matmul(OpContext& c) {
     row_major_gemm(c, ad + ao * m * k, bd + bo * k * n, y + i * m * n, m, k, n, false, false, 1.f, 0.f, 1, 0, 0,
                    half_at(a16, ao * m * k), half_at(b16, bo * k * n));
   }
+  return result;
+}
+
+// float16 / bfloat16: the operands widened to float32 (exact), the product
+// accumulated in float32 as a float32 MatMul's, rounded once to the type.
+void run_matmul(OpContext& c) {
+  const DeviceTensor& a = c.input(0);
+  const DeviceTensor& b = c.input(1);
+  if (a.dtype != b.dtype) c.fail("A and B must have the same element type");
+  if (a.dtype == DataType::Float) {
+    c.output(0) = matmul_f32(c, a, b, true);
+    return;
+  }
+  if (a.dtype != DataType::Float16 && a.dtype != DataType::BFloat16) c.fail("no kernel for " + std::string(dtype_name(a.dtype)));
+  const DeviceTensor y = matmul_f32(c, cast_copy(c, a, DataType::Float), cast_copy(c, b, DataType::Float), false);
+  c.output(0) = cast_copy(c, y, a.dtype);
 }
 
 std::optional<std::string> refuse_gemm(const Graph& g, const Node& n) {
