@@ -343,11 +343,13 @@ Case gemm(Rng& rng, const std::string&) {
   c.loose = true;
   const int64_t m = pick(rng, 1, 9), k = pick(rng, 0, 9), n = pick(rng, 1, 9);  // k 0: sums over nothing
   const bool ta = coin(rng), tb = coin(rng);
-  c.floats("a", ta ? Shape{k, m} : Shape{m, k}, rng);
-  c.floats("b", tb ? Shape{n, k} : Shape{k, n}, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("a", t, ta ? Shape{k, m} : Shape{m, k}, rng, -2, 2);
+  c.add_tensor("b", t, tb ? Shape{n, k} : Shape{k, n}, rng, -2, 2);
   std::vector<std::string> in = {"a", "b"};
-  if (coin(rng)) in.push_back(c.floats("c", choose(rng, std::vector<Shape>{{n}, {1, n}, {m, n}, {m, 1}, {}}), rng));
+  if (coin(rng)) in.push_back(c.add_tensor("c", t, choose(rng, std::vector<Shape>{{n}, {1, n}, {m, n}, {m, 1}, {}}), rng, -2, 2));
   auto& node = c.node("Gemm", in);
+  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
   if (ta) attr_int(node, "transA", 1);
   if (tb) attr_int(node, "transB", 1);
   if (coin(rng)) attr_float(node, "alpha", 0.5f);

@@ -1,6 +1,6 @@
 // MatMul and Gemm on the runtime's strided-batched GEMM (cuBLAS on the
-// GPU), through row_major_gemm: no data moves for the transposes. MatMul
-// on float16 / bfloat16 widens its operands to float32 first.
+// GPU), through row_major_gemm: no data moves for the transposes. On
+// float16 / bfloat16 both widen their operands to float32 first.
 #include "cuda/ops/op_table.h"
 #include "cuda/shapes.h"
 
@@ -123,14 +123,18 @@ void run_matmul(OpContext& c) {
 
 std::optional<std::string> refuse_gemm(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("Gemm takes A and B");
-  return require_types(g, n, {DataType::Float});
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16})) return r;
+  for (size_t i = 1; i < n.inputs.size() && i < 3; ++i)
+    if (!n.inputs[i].empty() && declared_type(g, n.inputs[i]) != declared_type(g, n.inputs[0]))
+      return std::string("the inputs of Gemm differ in type");
+  return std::nullopt;
 }
 
 // Y = alpha * A' B' + beta * C, A' = transA ? A^T : A (row-major [M, K]),
 // B' likewise [K, N]; C broadcasts to [M, N] and is copied into Y first.
-void run_gemm(OpContext& c) {
-  const DeviceTensor& a = c.input(0);
-  const DeviceTensor& b = c.input(1);
+// float32 a, b and bias (or nullptr); `constants`: a and b are the node's
+// inputs 0 and 1 (whose fp16 copies c.half_constant keeps).
+DeviceTensor gemm_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor& b, const DeviceTensor* bias, bool constants) {
   if (a.shape.size() != 2 || b.shape.size() != 2) c.fail("A and B must be matrices, not " + shape_to_string(a.shape) + " and " + shape_to_string(b.shape));
   const bool ta = c.attr_int("transA", 0) != 0, tb = c.attr_int("transB", 0) != 0;
   const int64_t m = ta ? a.shape[1] : a.shape[0], k = ta ? a.shape[0] : a.shape[1];
@@ -138,14 +142,14 @@ void run_gemm(OpContext& c) {
   if (k != kb) c.fail("inner sizes differ: " + shape_to_string(a.shape) + (ta ? "^T" : "") + " x " + shape_to_string(b.shape) + (tb ? "^T" : ""));
   const float alpha = c.attr_float("alpha", 1.f);
   float beta = c.attr_float("beta", 1.f);
-  c.output(0) = c.allocate(DataType::Float, {m, n});
-  if (m == 0 || n == 0) return;
-  if (c.has_input(2) && beta != 0.f)
-    broadcast_into(c, c.input(2), {m, n}, c.output(0).data);
+  DeviceTensor y = c.allocate(DataType::Float, {m, n});
+  if (m == 0 || n == 0) return y;
+  if (bias && beta != 0.f)
+    broadcast_into(c, *bias, {m, n}, y.data);
   else
     beta = 0.f;
   if (k == 0) {  // Y = beta * C
-    if (beta == 0.f) c.rt().zero(c.output(0).data, bytes_of(DataType::Float, {m, n}));
+    if (beta == 0.f) c.rt().zero(y.data, bytes_of(DataType::Float, {m, n}));
     else if (beta != 1.f) {
       BinaryKernel scale{};
       scale.op = BinaryOp::Mul;
@@ -156,15 +160,35 @@ void run_gemm(OpContext& c) {
       beta_t.mutable_data<float>()[0] = beta;
       const DeviceTensor factor = c.upload(beta_t);
       scale.type = ElemType::Float;
-      scale.a = c.output(0).data;
+      scale.a = y.data;
       scale.b = factor.data;
-      scale.y = c.output(0).data;
+      scale.y = y.data;
       launch(c.rt(), scale, m * n);
     }
+    return y;
+  }
+  row_major_gemm(c, static_cast<const float*>(a.data), static_cast<const float*>(b.data), static_cast<float*>(y.data),
+                 m, k, n, ta, tb, alpha, beta, 1, 0, 0, constants ? c.half_constant(0) : nullptr,
+                 constants ? c.half_constant(1) : nullptr);
+  return y;
+}
+
+// float16 / bfloat16: A, B and C widened to float32 (exact), the float32
+// Gemm, the result rounded once to the type.
+void run_gemm(OpContext& c) {
+  const DeviceTensor& a = c.input(0);
+  const DeviceTensor& b = c.input(1);
+  const DeviceTensor* bias = c.has_input(2) ? &c.input(2) : nullptr;
+  if (b.dtype != a.dtype || (bias && bias->dtype != a.dtype)) c.fail("A, B and C must have the same element type");
+  if (a.dtype == DataType::Float) {
+    c.output(0) = gemm_f32(c, a, b, bias, true);
     return;
   }
-  row_major_gemm(c, static_cast<const float*>(a.data), static_cast<const float*>(b.data), static_cast<float*>(c.output(0).data),
-                 m, k, n, ta, tb, alpha, beta, 1, 0, 0, c.half_constant(0), c.half_constant(1));
+  if (a.dtype != DataType::Float16 && a.dtype != DataType::BFloat16) c.fail("no kernel for " + std::string(dtype_name(a.dtype)));
+  DeviceTensor bias32;
+  if (bias) bias32 = cast_copy(c, *bias, DataType::Float);
+  const DeviceTensor y = gemm_f32(c, cast_copy(c, a, DataType::Float), cast_copy(c, b, DataType::Float), bias ? &bias32 : nullptr, false);
+  c.output(0) = cast_copy(c, y, a.dtype);
 }
 
 }  // namespace
