@@ -68,7 +68,9 @@ void expect_close(const Tensor& got, const Tensor& want, double atol, double rto
 // or bfloat16 result may round to the neighbouring value: one unit of its
 // last place is allowed there, and for a GEMM's (`loose`: its sums run in
 // another order than the reference's); otherwise the host runtime must give
-// the same bits.
+// the same bits (Softmax's and the reductions' float16 results, whose
+// float32 sums the reference takes in double, round alike in every case
+// drawn).
 void check_engine(const std::function<std::unique_ptr<Engine>(const CudaOptions&)>& make, const std::string& precision,
                   bool gpu = false) {
   CudaOptions options;

@@ -216,9 +216,11 @@ Case softmax(Rng& rng, const std::string& op) {
   Case c(coin(rng) ? 13 : 11);  // 11: over the 2-D flattening at axis
   const Shape s = random_shape(rng, 1, 4, 9);
   const int64_t rank = static_cast<int64_t>(s.size());
-  c.floats("x", s, rng, -5, 5);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, s, rng, -5, 5);
   auto& n = c.node(op, {"x"});
   attr_int(n, "axis", pick(rng, -rank, rank - 1));
+  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
   return c;
 }
 
@@ -230,7 +232,9 @@ Case reduce(Rng& rng, const std::string& op) {
   double lo = -2, hi = 2;
   if (op == "ReduceLogSum") lo = 0.1;
   if (op == "ReduceProd") lo = 0.5, hi = 1.5;
-  c.floats("x", s, rng, lo, hi);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, s, rng, lo, hi);
+  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
   std::vector<int64_t> axes;
   for (int64_t d = 0; d < rank; ++d)
     if (coin(rng)) axes.push_back(coin(rng) ? d : d - rank);

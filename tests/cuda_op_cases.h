@@ -30,6 +30,12 @@ inline bool coin(Rng& rng) { return pick(rng, 0, 1) == 1; }
 inline DataType real_type(Rng& rng) {
   return coin(rng) ? DataType::Float : coin(rng) ? DataType::Float16 : DataType::BFloat16;
 }
+// Element i of a float32, float16 or bfloat16 tensor set to v (rounded).
+inline void set_real(Tensor& t, uint64_t i, float v) {
+  if (t.dtype() == DataType::Float) t.mutable_data<float>()[i] = v;
+  else t.mutable_data<uint16_t>()[i] = t.dtype() == DataType::Float16 ? float_to_half(v) : float_to_bfloat16(v);
+}
+
 // About a quarter of a float32 tensor's elements made NaN.
 inline void nan_some(Tensor& t, Rng& rng) {
   for (uint64_t i = 0; i < t.element_count(); ++i)

@@ -14,12 +14,13 @@ namespace {
 Case hardmax(Rng& rng, const std::string&) {
   Case c(coin(rng) ? 11 : 13);
   const Shape s = random_shape(rng, c.opset < 13 ? 2 : 1, 4);  // before 13 the default axis is 1
-  c.floats("x", s, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, s, rng, -2, 2);
   Tensor& x = c.inputs.back().second.tensor();
   for (uint64_t i = 0; i < x.element_count(); ++i) {  // ties and NaN where the first one wins
     const int64_t what = pick(rng, 0, 9);
-    if (what == 0) x.mutable_data<float>()[i] = 1.5f;
-    if (what == 1 && pick(rng, 0, 3) == 0) x.mutable_data<float>()[i] = NAN;
+    if (what == 0) set_real(x, i, 1.5f);
+    if (what == 1 && pick(rng, 0, 3) == 0) set_real(x, i, NAN);
   }
   auto& n = c.node("Hardmax", {"x"});
   if (coin(rng)) attr_int(n, "axis", pick(rng, -static_cast<int64_t>(s.size()), static_cast<int64_t>(s.size()) - 1));

@@ -1,7 +1,8 @@
 // BatchNormalization (inference), LayerNormalization, GroupNormalization,
 // InstanceNormalization, RMSNormalization, Softmax and LogSoftmax
 // (kernels/rows.h, kernels/elementwise.h); Hardmax, LpNormalization and LRN
-// (kernels/lines.h); float32.
+// (kernels/lines.h); float32, and Softmax, LogSoftmax and Hardmax on
+// float16 / bfloat16 through float32 (run_on_float32).
 #include <algorithm>
 
 #include "cuda/ops/op_table.h"
@@ -155,10 +156,12 @@ void run_rms_norm(OpContext& c) {
   launch(c.rt(), k, rows);
 }
 
-std::optional<std::string> refuse_softmax(const Graph& g, const Node& n) { return require_types(g, n, {DataType::Float}); }
+std::optional<std::string> refuse_softmax(const Graph& g, const Node& n) {
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16});
+}
 
 // Since opset 13 along one axis; before, over the 2-D flattening at axis.
-void run_softmax(OpContext& c) {
+void run_softmax_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   c.output(0) = c.allocate(DataType::Float, x.shape);
   if (x.shape.empty()) {  // a scalar: softmax 1, log-softmax 0
@@ -180,9 +183,12 @@ void run_softmax(OpContext& c) {
   launch(c.rt(), k, outer * inner);
 }
 
+// float16 / bfloat16 through float32 (run_on_float32).
+void run_softmax(OpContext& c) { run_on_float32(c, run_softmax_f32); }
+
 // Hardmax: Softmax's lines (one axis from opset 13, the 2-D flattening at
 // axis before), a thread per line.
-void run_hardmax(OpContext& c) {
+void run_hardmax_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   c.output(0) = c.allocate(DataType::Float, x.shape);
   const bool modern = c.opset() >= 13;
@@ -202,6 +208,8 @@ void run_hardmax(OpContext& c) {
   HardmaxKernel k{n, inner, static_cast<const float*>(x.data), static_cast<float*>(c.output(0).data)};
   launch(c.rt(), k, outer * inner);
 }
+
+void run_hardmax(OpContext& c) { run_on_float32(c, run_hardmax_f32); }
 
 std::optional<std::string> refuse_lp_norm(const Graph& g, const Node& n) {
   if (const Attribute* p = n.attribute("p"); p && p->i != 1 && p->i != 2) return "LpNormalization p=" + std::to_string(p->i);

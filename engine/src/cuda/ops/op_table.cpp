@@ -57,6 +57,36 @@ std::string OpContext::attr_string(const char* name, const std::string& dflt) co
 
 void OpContext::fail(const std::string& what) const { throw std::runtime_error(node_.op_type + ": " + what); }
 
+void run_on_float32(OpContext& c, void (*run)(OpContext&)) {
+  const size_t inputs = c.input_count();
+  DataType narrow = DataType::Undefined;
+  std::vector<DeviceTensor> widened(inputs);
+  std::vector<const DeviceTensor*> in(inputs, nullptr);
+  for (size_t i = 0; i < inputs; ++i) {
+    if (!c.has_input(i)) continue;
+    const DeviceTensor& x = c.input(i);
+    in[i] = &x;
+    if (x.dtype != DataType::Float16 && x.dtype != DataType::BFloat16) continue;
+    narrow = x.dtype;
+    widened[i] = c.allocate(DataType::Float, x.shape);
+    const CastKernel k{static_cast<ElemType>(x.dtype), ElemType::Float, x.data, widened[i].data, true};
+    launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+    in[i] = &widened[i];
+  }
+  std::vector<DeviceTensor> out(c.node().outputs.size());
+  OpContext f = c.over(in, out);
+  run(f);
+  for (size_t o = 0; o < out.size(); ++o) {
+    if (narrow == DataType::Undefined || out[o].dtype != DataType::Float) {
+      c.output(o) = std::move(out[o]);
+      continue;
+    }
+    c.output(o) = c.allocate(narrow, out[o].shape);
+    const CastKernel k{ElemType::Float, static_cast<ElemType>(narrow), out[o].data, c.output(o).data, true};
+    launch(c.rt(), k, static_cast<int64_t>(elements_of(out[o].shape)));
+  }
+}
+
 uint64_t elements_of(const Shape& s) {
   auto n = checked_element_count(s);
   if (!n) throw std::runtime_error("the shape " + shape_to_string(s) + " has too many elements");

@@ -60,6 +60,10 @@ class OpContext {
   std::string attr_string(const char* name, const std::string& dflt) const;
   // Throws std::runtime_error naming the operator.
   [[noreturn]] void fail(const std::string& what) const;
+  // The same node over other device inputs and outputs (run_on_float32's widened copies).
+  OpContext over(std::span<const DeviceTensor* const> in, std::vector<DeviceTensor>& out) const {
+    return OpContext(rt_, faults_, node_, opset_, mode_, in, host_, out, halves_);
+  }
 
  private:
   std::shared_ptr<Runtime> rt_;
@@ -143,6 +147,13 @@ inline Chunks chunks_of(int64_t n) {
   const int64_t per_chunk = (n + 1023) / 1024, size = per_chunk > 256 ? per_chunk : 256;
   return {size, (n + size - 1) / size};
 }
+
+// Runs `run`, a float32 operator, on a node whose inputs may be float16 or
+// bfloat16: those widened to float32 (exact), `run` on them, each float32
+// output rounded once to that type (ops/op_table.cpp). The float32 math is
+// the operator's own; the reference computes these in double, so a result
+// can round to the neighbouring float16 value where it falls next to a tie.
+void run_on_float32(OpContext& c, void (*run)(OpContext&));
 
 // Shared by the families (defined in ops/movement.cpp).
 bool movable(DataType t);  // a fixed width of 1, 2, 4 or 8 bytes

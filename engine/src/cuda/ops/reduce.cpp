@@ -1,5 +1,6 @@
 // The Reduce* family over any set of axes (kernels/rows.h: one warp per
-// output element), float32. Axes come from the attribute, or from input 1
+// output element), float32 (float16 and bfloat16 through it: run_on_float32).
+// Axes come from the attribute, or from input 1
 // read on the host (ReduceSum since opset 13, the others since 18).
 #include <algorithm>
 #include <map>
@@ -23,9 +24,11 @@ bool axes_are_input(const std::string& op, int64_t opset) { return op == "Reduce
 
 bool reduce_reads_on_host(const Node&, size_t i) { return i == 1; }
 
-std::optional<std::string> refuse_reduce(const Graph& g, const Node& n) { return require_types(g, n, {DataType::Float}, 0, 1); }
+std::optional<std::string> refuse_reduce(const Graph& g, const Node& n) {
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, 0, 1);
+}
 
-void run_reduce(OpContext& c) {
+void run_reduce_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const std::string& op = c.node().op_type;
   const size_t rank = x.shape.size();
@@ -67,6 +70,9 @@ void run_reduce(OpContext& c) {
   k.y = static_cast<float*>(c.output(0).data);
   launch(c.rt(), k, rows);
 }
+
+// float16 / bfloat16 through float32 (run_on_float32).
+void run_reduce(OpContext& c) { run_on_float32(c, run_reduce_f32); }
 
 }  // namespace
 
