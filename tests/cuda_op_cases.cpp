@@ -201,14 +201,17 @@ Case layernorm(Rng& rng, const std::string&) {
   const int64_t rank = static_cast<int64_t>(s.size());
   const int64_t axis = pick(rng, -rank, rank - 1);
   const int64_t a = axis < 0 ? axis + rank : axis;
-  c.floats("x", s, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, s, rng, -2, 2);
   Shape ns(s.begin() + a, s.end());
-  c.floats("scale", ns, rng);
+  c.add_tensor("scale", t, ns, rng, -2, 2);
   std::vector<std::string> in = {"x", "scale"};
-  if (coin(rng)) in.push_back(c.floats("bias", ns, rng));
+  if (coin(rng)) in.push_back(c.add_tensor("bias", t, ns, rng, -2, 2));
   const int outputs = static_cast<int>(pick(rng, 1, 3));
   auto& n = c.node("LayerNormalization", in, outputs);
   attr_int(n, "axis", axis);
+  c.rounds_apart = t != DataType::Float;
+  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
   return c;
 }
 

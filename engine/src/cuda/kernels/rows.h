@@ -63,6 +63,7 @@ struct LayerNormKernel {
   static constexpr bool kRows = true;
   int64_t n;
   float epsilon;
+  int narrow;  // 1 float16, 2 bfloat16: the normalized value rounded to it first, as the reference's
   int64_t scale_step, bias_step;
   const float *x, *scale, *bias;
   float *y, *mean, *inv_std_dev;
@@ -72,8 +73,12 @@ struct LayerNormKernel {
     float mu, inv;
     row_moments(xr, n, epsilon, lanes, mu, inv);
     float* yr = y + r * n;
-    for (int64_t j = lanes.lane(); j < n; j += lanes.count())
-      yr[j] = (xr[j] - mu) * inv * scale[j * scale_step] + (bias ? bias[j * bias_step] : 0.f);
+    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) {
+      float normalized = (xr[j] - mu) * inv;
+      if (narrow == 1) normalized = half_to_float(float_to_half(normalized));
+      else if (narrow == 2) normalized = bfloat16_to_float(float_to_bfloat16(normalized));
+      yr[j] = normalized * scale[j * scale_step] + (bias ? bias[j * bias_step] : 0.f);
+    }
     if (lanes.lane() == 0) {
       if (mean) mean[r] = mu;
       if (inv_std_dev) inv_std_dev[r] = inv;

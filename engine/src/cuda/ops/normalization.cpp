@@ -46,7 +46,11 @@ void run_batchnorm(OpContext& c) {
 std::optional<std::string> refuse_layernorm(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("LayerNormalization takes X and Scale");
   if (const Attribute* s = n.attribute("stash_type"); s && s->i != 1) return std::string("stash_type other than float");
-  return require_types(g, n, {DataType::Float});
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16})) return r;
+  for (size_t i = 1; i < n.inputs.size() && i < 3; ++i)
+    if (!n.inputs[i].empty() && declared_type(g, n.inputs[i]) != declared_type(g, n.inputs[0]))
+      return std::string("the CUDA LayerNormalization takes Scale and B of X's type");
+  return std::nullopt;
 }
 
 // Scale and bias hold the normalized dims (right-aligned, leading 1s
@@ -62,7 +66,8 @@ int64_t param_step(OpContext& c, size_t input, const Shape& x, size_t axis, int6
   return 1;
 }
 
-void run_layernorm(OpContext& c) {
+// `type`: X's (the normalized values are rounded to float16 or bfloat16 first).
+void layernorm_f32(OpContext& c, DataType type) {
   const DeviceTensor& x = c.input(0);
   if (x.shape.empty()) c.fail("a scalar has nothing to normalize");
   const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", -1), x.shape.size()));
@@ -71,6 +76,7 @@ void run_layernorm(OpContext& c) {
   LayerNormKernel k{};
   k.n = n;
   k.epsilon = c.attr_float("epsilon", 1e-5f);
+  k.narrow = type == DataType::Float16 ? 1 : type == DataType::BFloat16 ? 2 : 0;
   k.scale_step = param_step(c, 1, x.shape, axis, n);
   k.scale = static_cast<const float*>(c.input(1).data);
   if (c.has_input(2)) {
@@ -88,6 +94,14 @@ void run_layernorm(OpContext& c) {
   k.inv_std_dev = c.wants_output(2) ? static_cast<float*>(c.output(2).data) : nullptr;
   if (n == 0) return;
   launch(c.rt(), k, rows);
+}
+
+// float16 / bfloat16 X, Scale and B through float32; Y rounded to X's type,
+// Mean and InvStdDev kept in float32 (stash_type 1), as the reference's
+// (which also rounds the normalized values to X's type before the scale).
+void run_layernorm(OpContext& c) {
+  const DataType t = c.input(0).dtype;
+  run_on_float32(c, [t](OpContext& f) { layernorm_f32(f, t); }, 1u);
 }
 
 // InstanceNormalization is GroupNormalization with a group per channel and

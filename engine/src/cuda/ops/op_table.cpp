@@ -57,7 +57,7 @@ std::string OpContext::attr_string(const char* name, const std::string& dflt) co
 
 void OpContext::fail(const std::string& what) const { throw std::runtime_error(node_.op_type + ": " + what); }
 
-void run_on_float32(OpContext& c, void (*run)(OpContext&)) {
+void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, uint32_t narrowed) {
   const size_t inputs = c.input_count();
   DataType narrow = DataType::Undefined;
   std::vector<DeviceTensor> widened(inputs);
@@ -77,7 +77,7 @@ void run_on_float32(OpContext& c, void (*run)(OpContext&)) {
   OpContext f = c.over(in, out);
   run(f);
   for (size_t o = 0; o < out.size(); ++o) {
-    if (narrow == DataType::Undefined || out[o].dtype != DataType::Float) {
+    if (narrow == DataType::Undefined || out[o].dtype != DataType::Float || o >= 32 || !(narrowed >> o & 1u)) {
       c.output(o) = std::move(out[o]);
       continue;
     }

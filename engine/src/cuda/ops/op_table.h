@@ -5,6 +5,8 @@
 // that refuses a node sends it to the CPU engine with the reason.
 #pragma once
 
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -150,10 +152,11 @@ inline Chunks chunks_of(int64_t n) {
 
 // Runs `run`, a float32 operator, on a node whose inputs may be float16 or
 // bfloat16: those widened to float32 (exact), `run` on them, each float32
-// output rounded once to that type (ops/op_table.cpp). The float32 math is
-// the operator's own; the reference computes these in double, so a result
-// can round to the neighbouring float16 value where it falls next to a tie.
-void run_on_float32(OpContext& c, void (*run)(OpContext&));
+// output among `narrowed` (a bit per output) rounded once to that type
+// (ops/op_table.cpp). The float32 math is the operator's own; the
+// reference computes these in double, so a result can round to the
+// neighbouring float16 value where it falls next to a tie.
+void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, uint32_t narrowed = ~0u);
 
 // Shared by the families (defined in ops/movement.cpp).
 bool movable(DataType t);  // a fixed width of 1, 2, 4 or 8 bytes
