@@ -644,15 +644,17 @@ Case rms_norm(Rng& rng, const std::string&) {
   const Shape x = random_shape(rng, 1, 4);
   const auto rank = static_cast<int64_t>(x.size());
   const int64_t axis = pick(rng, -rank, rank - 1);
-  c.floats("x", x, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, x, rng, -2, 2);
   Shape scale(x.begin() + (axis < 0 ? axis + rank : axis), x.end());
   const int kind = static_cast<int>(pick(rng, 0, 3));
   if (kind == 0) scale = {1};
   if (kind == 1 && scale.size() < x.size()) scale.insert(scale.begin(), 1);
-  c.floats("scale", scale, rng);
+  c.add_tensor("scale", t, scale, rng, -2, 2);
   auto& n = c.node("RMSNormalization", {"x", "scale"});
   attr_int(n, "axis", axis);
   if (coin(rng)) attr_float(n, "epsilon", 1e-2f);
+  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
   return c;
 }
 

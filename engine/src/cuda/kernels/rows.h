@@ -123,6 +123,7 @@ struct RmsNormKernel {
   int64_t scale_step;
   const float *x, *scale;
   float* y;
+  int narrow;  // 1 float16, 2 bfloat16: the normalized value rounded to it first, as the reference's
   template <class L>
   OS_HD void operator()(int64_t r, const L& lanes) const {
     const float* xr = x + r * n;
@@ -130,7 +131,12 @@ struct RmsNormKernel {
     for (int64_t j = lanes.lane(); j < n; j += lanes.count()) s += xr[j] * xr[j];
     const float inv = 1.f / sqrtf(lanes.sum(s) / static_cast<float>(n) + epsilon);
     float* yr = y + r * n;
-    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) yr[j] = xr[j] * inv * scale[j * scale_step];
+    for (int64_t j = lanes.lane(); j < n; j += lanes.count()) {
+      float normalized = xr[j] * inv;
+      if (narrow == 1) normalized = half_to_float(float_to_half(normalized));
+      else if (narrow == 2) normalized = bfloat16_to_float(float_to_bfloat16(normalized));
+      yr[j] = normalized * scale[j * scale_step];
+    }
   }
 };
 

@@ -150,10 +150,13 @@ void run_group_norm(OpContext& c) {
 std::optional<std::string> refuse_rms_norm(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2) return std::string("RMSNormalization takes X and scale");
   if (const Attribute* s = n.attribute("stash_type"); s && s->i != 1) return std::string("stash_type other than float");
-  return require_types(g, n, {DataType::Float});
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16})) return r;
+  if (declared_type(g, n.inputs[1]) != declared_type(g, n.inputs[0])) return std::string("the CUDA RMSNormalization takes scale of X's type");
+  return std::nullopt;
 }
 
-void run_rms_norm(OpContext& c) {
+// `type`: X's (the normalized values are rounded to float16 or bfloat16 first).
+void rms_norm_f32(OpContext& c, DataType type) {
   const DeviceTensor& x = c.input(0);
   if (x.shape.empty()) c.fail("a scalar has nothing to normalize");
   const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", -1), x.shape.size()));
@@ -166,8 +169,16 @@ void run_rms_norm(OpContext& c) {
                   param_step(c, 1, x.shape, axis, n),
                   static_cast<const float*>(x.data),
                   static_cast<const float*>(c.input(1).data),
-                  static_cast<float*>(c.output(0).data)};
+                  static_cast<float*>(c.output(0).data),
+                  type == DataType::Float16 ? 1 : type == DataType::BFloat16 ? 2 : 0};
   launch(c.rt(), k, rows);
+}
+
+// float16 / bfloat16 X and scale (of one type) through float32, as LayerNormalization.
+void run_rms_norm(OpContext& c) {
+  const DataType t = c.input(0).dtype;
+  if (c.input(1).dtype != t) c.fail("scale must have X's element type on the device");
+  run_on_float32(c, [t](OpContext& f) { rms_norm_f32(f, t); });
 }
 
 std::optional<std::string> refuse_softmax(const Graph& g, const Node& n) {
