@@ -184,6 +184,25 @@ TEST(CudaEngine, DropoutLeavesTrainingToTheCpuEngine) {
   }
 }
 
+// OneHot's device kernel loads indices of 8 bits or more: packed int4
+// indices (which dtype_info also calls integer) stay with the CPU engine.
+TEST(CudaEngine, OneHotLeavesPackedIndicesToTheCpuEngine) {
+  for (const DataType t : {DataType::Int8, DataType::Int4}) {
+    ModelBuilder b(21);
+    b.input("i", t, {int64_t{3}});
+    b.initializer(make_int64_tensor("depth", {}, {4}));
+    b.initializer(make_float_tensor("values", {2}, {0.f, 1.f}));
+    b.node("OneHot", {"i", "depth", "values"}, {"y"}, "onehot");
+    b.output_untyped("y");
+    auto r = b.load();
+    ASSERT_TRUE(r.ok()) << dump(r);
+    std::shared_ptr<const Model> m(std::move(r.model));
+    const std::string p = make_cuda_sim_engine()->prepare(m)->placement();
+    if (t == DataType::Int8) EXPECT_NE(p.find("device  onehot (OneHot)"), std::string::npos) << p;
+    else EXPECT_NE(p.find("host    onehot (OneHot): the CUDA OneHot takes integer indices of 8 bits or more"), std::string::npos) << p;
+  }
+}
+
 // The debugger's blame re-runs each node alone: with the cuda engines that
 // must place the node as the whole run did (here: on the device, in fp16),
 // or the error a half-precision Conv introduces is blamed on nothing.

@@ -45,11 +45,7 @@ Case predicate(Rng& rng, const std::string& op) {
     // NaN and infinities where the predicates have something to find.
     Tensor& t = c.inputs.back().second.tensor();
     const float specials[] = {NAN, INFINITY, -INFINITY};
-    for (uint64_t i = 0; i < t.element_count(); i += 3) {
-      const float v = specials[i % 3];
-      if (type == DataType::Float) t.mutable_data<float>()[i] = v;
-      else t.mutable_data<uint16_t>()[i] = type == DataType::Float16 ? float_to_half(v) : float_to_bfloat16(v);
-    }
+    for (uint64_t i = 0; i < t.element_count(); i += 3) set_real(t, i, specials[i % 3]);
   }
   auto& n = c.node(op, {"x"});
   if (op == "IsInf" && coin(rng)) attr_int(n, coin(rng) ? "detect_negative" : "detect_positive", 0);
@@ -104,11 +100,7 @@ Case clip(Rng& rng, const std::string&) {
   Case c(coin(rng) ? 6 : 20);  // opset 6: bounds as attributes
   c.add_tensor("x", t, random_shape(rng, c.opset == 6 ? 1 : 0, 4), rng, -2, 2);
   Tensor& x = c.inputs.back().second.tensor();
-  for (uint64_t i = 0; i < x.element_count(); i += 4) {
-    const float v = i % 8 == 0 ? INFINITY : -INFINITY;
-    if (t == DataType::Float) x.mutable_data<float>()[i] = v;
-    else x.mutable_data<uint16_t>()[i] = t == DataType::Float16 ? float_to_half(v) : float_to_bfloat16(v);
-  }
+  for (uint64_t i = 0; i < x.element_count(); i += 4) set_real(x, i, i % 8 == 0 ? INFINITY : -INFINITY);
   c.what += std::string(" of ") + std::string(dtype_name(t));
   if (c.opset == 6) {
     auto& n = c.node("Clip", {"x"});

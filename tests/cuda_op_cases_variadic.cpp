@@ -19,10 +19,7 @@ Case variadic(Rng& rng, const std::string& op) {
     c.add_tensor(name, type, k == 0 || coin(rng) ? s : broadcastable(rng, s), rng, -3, 3);
     if ((op == "Max" || op == "Min") && pick(rng, 0, 3) == 0) {  // NaN propagates
       Tensor& t = c.inputs.back().second.tensor();
-      if (t.element_count() > 0) {
-        if (type == DataType::Float) t.mutable_data<float>()[0] = NAN;
-        else t.mutable_data<uint16_t>()[0] = type == DataType::Float16 ? float_to_half(NAN) : float_to_bfloat16(NAN);
-      }
+      if (t.element_count() > 0) set_real(t, 0, NAN);
     }
     in.push_back(name);
   }

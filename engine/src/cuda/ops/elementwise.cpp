@@ -27,6 +27,15 @@ bool castable(DataType t) {
   }
 }
 
+bool fixed_width_integer(DataType t) {
+  switch (t) {
+    case DataType::Int8: case DataType::Int16: case DataType::Int32: case DataType::Int64:
+    case DataType::Uint8: case DataType::Uint16: case DataType::Uint32: case DataType::Uint64:
+      return true;
+    default: return false;
+  }
+}
+
 namespace {
 
 // The types the float-computed kernels store (kernels/elementwise.h load_real).
@@ -159,22 +168,12 @@ BroadcastPlan plan_of(OpContext& c, const std::vector<size_t>& inputs) {
   return *p;
 }
 
-bool is_integer(DataType t) {
-  switch (t) {
-    case DataType::Int8: case DataType::Int16: case DataType::Int32: case DataType::Int64:
-    case DataType::Uint8: case DataType::Uint16: case DataType::Uint32: case DataType::Uint64:
-      return true;
-    default: return false;
-  }
-}
-
-IntType int_type(DataType t) { return {static_cast<int>(dtype_info(t).bits / 8), dtype_info(t).is_signed}; }
 
 // Two inputs of one type: float32, float16, bfloat16 or any integer width (`also`: one more type).
 std::optional<std::string> require_float_or_integer(const Graph& g, const Node& n, DataType also = DataType::Undefined) {
   if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
   const DataType t = declared_type(g, n.inputs[0]);
-  if (!is_real(t) && !is_integer(t) && (t == DataType::Undefined || t != also))
+  if (!is_real(t) && !fixed_width_integer(t) && (t == DataType::Undefined || t != also))
     return "the CUDA kernel for " + n.op_type + " takes float, float16, bfloat16 or an integer type (input 0 is " +
            (t == DataType::Undefined ? std::string("of an unknown type") : std::string(dtype_name(t))) + ")";
   if (declared_type(g, n.inputs[1]) != t) return "the inputs of " + n.op_type + " differ in type";
@@ -321,7 +320,7 @@ void run_binary(OpContext& c) {
     boolean ? run_broadcast<CompareKernel>(c, op, p) : run_broadcast<BinaryKernel>(c, op, p);
   } else if (t == DataType::Bool && boolean) {
     run_broadcast<CompareKernel>(c, op, p);
-  } else if (is_integer(t) && op != BinaryOp::Pow && op != BinaryOp::PRelu && op < BinaryOp::And) {
+  } else if (fixed_width_integer(t) && op != BinaryOp::Pow && op != BinaryOp::PRelu && op < BinaryOp::And) {
     run_integer(c, int_op_of(op), p);
   } else {
     c.fail("no kernel for " + std::string(dtype_name(t)));
@@ -336,7 +335,7 @@ std::optional<std::string> refuse_bitwise(const Graph& g, const Node& n) {
   }
   if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
   const DataType t = declared_type(g, n.inputs[0]);
-  if (!is_integer(t) || declared_type(g, n.inputs[1]) != t)
+  if (!fixed_width_integer(t) || declared_type(g, n.inputs[1]) != t)
     return "the CUDA " + n.op_type + " takes two inputs of one integer type";
   return std::nullopt;
 }
@@ -349,7 +348,7 @@ void run_bitwise(OpContext& c) {
                    : c.attr_string("direction", "") == "LEFT" ? IntOp::ShiftLeft
                                                               : IntOp::ShiftRight;
   const DataType t = c.input(0).dtype;
-  if (!is_integer(t) || c.input(1).dtype != t) c.fail("the inputs must be of one integer type");
+  if (!fixed_width_integer(t) || c.input(1).dtype != t) c.fail("the inputs must be of one integer type");
   const BroadcastPlan p = plan_of(c, {0, 1});
   c.output(0) = c.allocate(t, p.out);
   run_integer(c, op, p);
@@ -357,13 +356,13 @@ void run_bitwise(OpContext& c) {
 
 std::optional<std::string> refuse_bitwise_not(const Graph& g, const Node& n) {
   const DataType t = n.inputs.empty() ? DataType::Undefined : declared_type(g, n.inputs[0]);
-  if (!is_integer(t)) return std::string("the CUDA BitwiseNot takes an integer type");
+  if (!fixed_width_integer(t)) return std::string("the CUDA BitwiseNot takes an integer type");
   return std::nullopt;
 }
 
 void run_bitwise_not(OpContext& c) {
   const DeviceTensor& x = c.input(0);
-  if (!is_integer(x.dtype)) c.fail("the input must be of an integer type");
+  if (!fixed_width_integer(x.dtype)) c.fail("the input must be of an integer type");
   c.output(0) = c.allocate(x.dtype, x.shape);
   BitwiseNotKernel k{int_type(x.dtype), x.data, c.output(0).data};
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));

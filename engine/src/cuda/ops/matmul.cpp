@@ -43,13 +43,6 @@ std::optional<std::string> refuse_matmul(const Graph& g, const Node& n) {
   return std::nullopt;
 }
 
-// x (float16 or bfloat16) as float32 (exact), or to `to` from float32 (rounded once).
-DeviceTensor cast_copy(OpContext& c, const DeviceTensor& x, DataType to) {
-  DeviceTensor y = c.allocate(to, x.shape);
-  const CastKernel k{static_cast<ElemType>(x.dtype), static_cast<ElemType>(to), x.data, y.data, true};
-  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
-  return y;
-}
 
 // numpy's matmul: 1-D operands get a dim of 1 (dropped from the result),
 // batch dims broadcast. Batches one strided-batched GEMM can take go as
@@ -117,8 +110,8 @@ void run_matmul(OpContext& c) {
     return;
   }
   if (a.dtype != DataType::Float16 && a.dtype != DataType::BFloat16) c.fail("no kernel for " + std::string(dtype_name(a.dtype)));
-  const DeviceTensor y = matmul_f32(c, cast_copy(c, a, DataType::Float), cast_copy(c, b, DataType::Float), false);
-  c.output(0) = cast_copy(c, y, a.dtype);
+  // The widened copies are no weights: their fp16 copies are not kept.
+  run_on_float32(c, [](OpContext& f) { f.output(0) = matmul_f32(f, f.input(0), f.input(1), false); });
 }
 
 std::optional<std::string> refuse_gemm(const Graph& g, const Node& n) {
@@ -185,10 +178,9 @@ void run_gemm(OpContext& c) {
     return;
   }
   if (a.dtype != DataType::Float16 && a.dtype != DataType::BFloat16) c.fail("no kernel for " + std::string(dtype_name(a.dtype)));
-  DeviceTensor bias32;
-  if (bias) bias32 = cast_copy(c, *bias, DataType::Float);
-  const DeviceTensor y = gemm_f32(c, cast_copy(c, a, DataType::Float), cast_copy(c, b, DataType::Float), bias ? &bias32 : nullptr, false);
-  c.output(0) = cast_copy(c, y, a.dtype);
+  run_on_float32(c, [](OpContext& f) {
+    f.output(0) = gemm_f32(f, f.input(0), f.input(1), f.has_input(2) ? &f.input(2) : nullptr, false);
+  });
 }
 
 }  // namespace

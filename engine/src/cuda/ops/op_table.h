@@ -140,6 +140,11 @@ void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their
 // float and integer width, the four float8 formats, bool (defined in
 // ops/elementwise.cpp).
 bool castable(DataType t);
+// The integer types of one byte or more (int8..int64, uint8..uint64): what
+// the integer kernels (kernels/integer_math.h) load; not the packed 4- and
+// 2-bit ones, which dtype_info also calls integer (ops/elementwise.cpp).
+bool fixed_width_integer(DataType t);
+inline IntType int_type(DataType t) { return {static_cast<int>(dtype_info(t).bits / 8), dtype_info(t).is_signed}; }
 // A whole tensor of n elements split for row kernels: chunks of 256
 // elements or more, at most 1024 of them (warps on a GPU).
 struct Chunks {

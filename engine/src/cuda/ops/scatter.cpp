@@ -188,13 +188,11 @@ void run_scatter_nd(OpContext& c) {
   });
 }
 
-bool is_integer_type(DataType t) { return dtype_info(t).is_integer; }
-
 std::optional<std::string> refuse_one_hot(const Graph& g, const Node& n) {
   if (n.inputs.size() != 3) return std::string("OneHot takes indices, depth and values");
   const DataType idx = declared_type(g, n.inputs[0]), depth = declared_type(g, n.inputs[1]);
-  if (!is_integer_type(idx)) return std::string("the CUDA OneHot takes integer indices");
-  if (!is_integer_type(depth) && !dtype_info(depth).is_float) return std::string("OneHot's depth must be numeric");
+  if (!fixed_width_integer(idx)) return std::string("the CUDA OneHot takes integer indices of 8 bits or more");
+  if (!dtype_info(depth).is_integer && !dtype_info(depth).is_float) return std::string("OneHot's depth must be numeric");
   if (!movable(declared_type(g, n.inputs[2]))) return std::string("the CUDA OneHot takes values of a fixed width");
   return std::nullopt;
 }
@@ -218,7 +216,7 @@ void run_one_hot(OpContext& c) {
   if (depth < 0) c.fail("depth must be non-negative, got " + std::to_string(depth));
   if (values.shape.size() != 1 || values.shape[0] != 2)
     c.fail("values must be a 1-D tensor of two elements [off_value, on_value], got shape " + shape_to_string(values.shape));
-  if (!dtype_info(indices.dtype).is_integer) c.fail("indices must be of an integer type");
+  if (!fixed_width_integer(indices.dtype)) c.fail("indices must be of an integer type of 8 bits or more");
   const auto r = static_cast<int64_t>(indices.shape.size());
   int64_t axis = c.attr_int("axis", -1);
   if (axis < -r - 1 || axis > r)
@@ -236,7 +234,7 @@ void run_one_hot(OpContext& c) {
   k.depth = depth;
   k.inner = inner;
   k.wrap = c.opset() >= 11;  // negative indices count from the end from opset 11
-  k.index_type = {static_cast<int>(dtype_info(indices.dtype).bits / 8), dtype_info(indices.dtype).is_signed};
+  k.index_type = int_type(indices.dtype);
   k.width = static_cast<int>(dtype_info(values.dtype).bits / 8);
   k.indices = indices.data;
   k.values = values.data;
