@@ -24,6 +24,7 @@ APT_PACKAGES=(
   python3 python3-venv
   protobuf-compiler libprotobuf-dev
   libeigen3-dev libdnnl-dev libgraphviz-dev libhdf5-dev
+  ocl-icd-opencl-dev  # Debian's dnnl-config.cmake looks for OpenCL (its GPU runtime)
   libgtest-dev libgmock-dev
   libcli11-dev libtomlplusplus-dev nlohmann-json3-dev libfmt-dev libre2-dev
   libjpeg-dev libpng-dev libwebp-dev libtiff-dev libopenjp2-7-dev
