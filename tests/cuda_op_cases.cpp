@@ -21,7 +21,7 @@ Case unary(Rng& rng, const std::string& op) {
   if (op == "Tan") lo = -1.3, hi = 1.3;  // away from the poles
   const DataType t = real_type(rng);
   c.add_tensor("x", t, random_shape(rng, 0, 4), rng, lo, hi);
-  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
+  c.note_type(t);
   auto& n = c.node(op, {"x"});
   if (op == "LeakyRelu" || op == "Elu" || op == "Celu" || op == "ThresholdedRelu" || op == "HardSigmoid" || op == "Selu" ||
       op == "Swish")
@@ -177,11 +177,15 @@ Case batchnorm(Rng& rng, const std::string&) {
   Case c(15);
   Shape s = random_shape(rng, 2, 4);
   const int64_t ch = s[1];
-  c.floats("x", s, rng);
-  c.floats("scale", {ch}, rng);
-  c.floats("bias", {ch}, rng);
-  c.floats("mean", {ch}, rng);
-  c.floats("var", {ch}, rng, 0.1, 2);
+  // X of a real type; scale and B (T1), mean and var (T2) of X's type or of their own (opset 15).
+  const DataType t = real_type(rng), t1 = coin(rng) ? t : real_type(rng), t2 = coin(rng) ? t : real_type(rng);
+  c.add_tensor("x", t, s, rng, -2, 2);
+  c.add_tensor("scale", t1, {ch}, rng, -2, 2);
+  c.add_tensor("bias", t1, {ch}, rng, -2, 2);
+  c.add_tensor("mean", t2, {ch}, rng, -2, 2);
+  c.add_tensor("var", t2, {ch}, rng, 0.1, 2);
+  c.note_type(t);
+  c.rounds_apart = t != DataType::Float;  // the device folds scale and variance into one float32 factor
   auto& n = c.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"});
   if (coin(rng)) attr_float(n, "epsilon", 1e-3f);
   return c;
@@ -203,7 +207,7 @@ Case layernorm(Rng& rng, const std::string&) {
   auto& n = c.node("LayerNormalization", in, outputs);
   attr_int(n, "axis", axis);
   c.rounds_apart = t != DataType::Float;
-  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
+  c.note_type(t);
   return c;
 }
 
@@ -215,7 +219,7 @@ Case softmax(Rng& rng, const std::string& op) {
   c.add_tensor("x", t, s, rng, -5, 5);
   auto& n = c.node(op, {"x"});
   attr_int(n, "axis", pick(rng, -rank, rank - 1));
-  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
+  c.note_type(t);
   return c;
 }
 
@@ -229,7 +233,7 @@ Case reduce(Rng& rng, const std::string& op) {
   if (op == "ReduceProd") lo = 0.5, hi = 1.5;
   const DataType t = real_type(rng);
   c.add_tensor("x", t, s, rng, lo, hi);
-  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
+  c.note_type(t);
   std::vector<int64_t> axes;
   for (int64_t d = 0; d < rank; ++d)
     if (coin(rng)) axes.push_back(coin(rng) ? d : d - rank);
@@ -257,7 +261,9 @@ Case pool(Rng& rng, const std::string& op) {
     pads[static_cast<size_t>(d)] = pick(rng, 0, kernel[static_cast<size_t>(d)] - 1);
     pads[static_cast<size_t>(d + r)] = pick(rng, 0, kernel[static_cast<size_t>(d)] - 1);
   }
-  c.floats("x", s, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, s, rng, -2, 2);
+  c.note_type(t);
   if (op == "MaxPool" && coin(rng)) nan_some(c.inputs.back().second.tensor(), rng);
   auto& n = c.node(op, {"x"});
   attr_ints(n, "kernel_shape", kernel);
@@ -273,7 +279,9 @@ Case pool(Rng& rng, const std::string& op) {
 
 Case global_pool(Rng& rng, const std::string& op) {
   Case c(17);
-  c.floats("x", random_shape(rng, 3, 5), rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, random_shape(rng, 3, 5), rng, -2, 2);
+  c.note_type(t);
   auto& n = c.node(op, {"x"});
   if (op == "GlobalLpPool" && coin(rng)) attr_int(n, "p", pick(rng, 1, 3));
   return c;
@@ -296,10 +304,12 @@ Case conv(Rng& rng, const std::string&) {
     dil.push_back(pick(rng, 1, 2));
   }
   for (auto& p : pads) p = pick(rng, 0, 2);
-  c.floats("x", x, rng);
-  c.floats("w", w, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, x, rng, -2, 2);
+  c.add_tensor("w", t, w, rng, -2, 2);
   std::vector<std::string> in = {"x", "w"};
-  if (coin(rng)) in.push_back(c.floats("b", {cout}, rng));
+  if (coin(rng)) in.push_back(c.add_tensor("b", t, {cout}, rng, -2, 2));
+  c.note_type(t);
   auto& n = c.node("Conv", in);
   attr_int(n, "group", groups);
   attr_ints(n, "strides", strides);
@@ -333,7 +343,7 @@ Case matmul(Rng& rng, const std::string&) {
   c.add_tensor("a", t, a, rng, -2, 2);
   c.add_tensor("b", t, b, rng, -2, 2);
   c.node("MatMul", {"a", "b"});
-  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
+  c.note_type(t);
   return c;
 }
 
@@ -348,7 +358,7 @@ Case gemm(Rng& rng, const std::string&) {
   std::vector<std::string> in = {"a", "b"};
   if (coin(rng)) in.push_back(c.add_tensor("c", t, choose(rng, std::vector<Shape>{{n}, {1, n}, {m, n}, {m, 1}, {}}), rng, -2, 2));
   auto& node = c.node("Gemm", in);
-  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
+  c.note_type(t);
   if (ta) attr_int(node, "transA", 1);
   if (tb) attr_int(node, "transB", 1);
   if (coin(rng)) attr_float(node, "alpha", 0.5f);
@@ -619,10 +629,13 @@ Case group_norm(Rng& rng, const std::string& op) {
   const int64_t channels = instance ? pick(rng, 1, 5) : groups * pick(rng, 1, 3);
   Shape x = {pick(rng, 1, 3), channels};
   for (int64_t d = pick(rng, 0, 3); d > 0; --d) x.push_back(pick(rng, 0, 9) == 0 ? 0 : pick(rng, 1, 7));
-  c.floats("x", x, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, x, rng, -2, 2);
   const int64_t params = instance || c.opset >= 21 ? channels : groups;
-  c.floats("scale", {params}, rng);
-  c.floats("bias", {params}, rng);
+  c.add_tensor("scale", t, {params}, rng, -2, 2);
+  c.add_tensor("bias", t, {params}, rng, -2, 2);
+  c.note_type(t);
+  c.rounds_apart = t != DataType::Float;  // float32 statistics, the reference's in double
   auto& n = c.node(op, {"x", "scale", "bias"});
   if (!instance) attr_int(n, "num_groups", groups);
   if (coin(rng)) attr_float(n, "epsilon", 1e-2f);
@@ -646,7 +659,7 @@ Case rms_norm(Rng& rng, const std::string&) {
   auto& n = c.node("RMSNormalization", {"x", "scale"});
   attr_int(n, "axis", axis);
   if (coin(rng)) attr_float(n, "epsilon", 1e-2f);
-  if (t != DataType::Float) c.what += std::string(" of ") + std::string(dtype_name(t));
+  c.note_type(t);
   return c;
 }
 
@@ -689,12 +702,13 @@ Case trilu(Rng& rng, const std::string&) {
 // decides them), NaN among the floats.
 Case arg_extreme(Rng& rng, const std::string& op) {
   Case c(choose(rng, std::vector<int64_t>{11, 13}));
-  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int32, DataType::Int64});
+  const DataType t = choose(rng, std::vector<DataType>{real_type(rng), DataType::Int32, DataType::Int64});
   const Shape x = random_shape(rng, 0, 4);
   c.add_tensor("x", t, x, rng, -3, 3);
-  if (t == DataType::Float && coin(rng)) {
+  c.note_type(t);
+  if (is_real(t) && coin(rng)) {
     Tensor& v = c.inputs.back().second.tensor();
-    for (uint64_t i = 0; i < v.element_count(); i += 4) v.mutable_data<float>()[i] = NAN;
+    for (uint64_t i = 0; i < v.element_count(); i += 4) set_real(v, i, NAN);
   }
   auto& n = c.node(op, {"x"});
   const auto rank = static_cast<int64_t>(x.size());
@@ -708,10 +722,11 @@ Case arg_extreme(Rng& rng, const std::string& op) {
 // reverse, the axis an int32 or int64 scalar.
 Case cumulative(Rng& rng, const std::string& op) {
   Case c(op == "CumProd" ? 26 : 14);
-  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Double, DataType::Int32, DataType::Int64});
+  const DataType t = choose(rng, std::vector<DataType>{real_type(rng), DataType::Double, DataType::Int32, DataType::Int64});
   Shape x = random_shape(rng, 1, 4);
   if (pick(rng, 0, 7) == 0) x[0] = 0;
   c.add_tensor("x", t, x, rng, op == "CumProd" ? -1.5 : -9, op == "CumProd" ? 1.5 : 9);
+  c.note_type(t);
   const auto rank = static_cast<int64_t>(x.size());
   const int64_t axis = pick(rng, -rank, rank - 1);
   std::string a = "axis";
@@ -747,10 +762,12 @@ Case conv_transpose(Rng& rng, const std::string&) {
     out_pad.push_back(pick(rng, 0, std::max(strides.back(), dil.back()) - 1));
   }
   for (auto& p : pads) p = pick(rng, 0, 2);
-  c.floats("x", x, rng);
-  c.floats("w", w, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, x, rng, -2, 2);
+  c.add_tensor("w", t, w, rng, -2, 2);
   std::vector<std::string> in = {"x", "w"};
-  if (coin(rng)) in.push_back(c.floats("b", {groups * cout_g}, rng));
+  if (coin(rng)) in.push_back(c.add_tensor("b", t, {groups * cout_g}, rng, -2, 2));
+  c.note_type(t);
   auto& n = c.node("ConvTranspose", in);
   if (groups > 1 || coin(rng)) attr_int(n, "group", groups);
   attr_ints(n, "strides", strides);
@@ -790,8 +807,10 @@ Case resize(Rng& rng, const std::string& op) {
     Case c(9);
     const Shape x = random_shape(rng, 1, 4, 5);
     const bool nearest = coin(rng);
-    c.add_tensor("x", nearest ? choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Uint8}) : DataType::Float,
-                 x, rng, -9, 9);
+    const DataType t = nearest ? choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Uint8}) : real_type(rng);
+    c.add_tensor("x", t, x, rng, -9, 9);
+    c.note_type(t);
+    c.rounds_apart = !nearest && t != DataType::Float;  // float32 passes, the reference's in double
     std::vector<float> scales;
     for (size_t d = 0; d < x.size(); ++d) scales.push_back(d + 2 < x.size() && !coin(rng) ? 1.f : static_cast<float>(pick(rng, 1, 6)) / 2.f);
     c.float_list("scales", scales);
@@ -801,9 +820,12 @@ Case resize(Rng& rng, const std::string& op) {
   Case c(choose(rng, std::vector<int64_t>{11, 13, 18, 19, 19}));
   const std::string mode = choose(rng, std::vector<std::string>{"nearest", "linear", "cubic"});
   const Shape x = random_shape(rng, mode == "cubic" ? 2 : 1, 4, 6);
-  const DataType t = mode == "nearest" ? choose(rng, std::vector<DataType>{DataType::Float, DataType::Int32, DataType::Int64, DataType::Uint8})
-                                       : DataType::Float;
+  const DataType t = mode == "nearest" ? choose(rng, std::vector<DataType>{DataType::Float, DataType::Int32, DataType::Int64, DataType::Uint8,
+                                                                             DataType::Float16})
+                                       : real_type(rng);
   c.add_tensor("x", t, x, rng, -9, 9);
+  c.note_type(t);
+  c.rounds_apart = mode != "nearest" && t != DataType::Float;  // float32 passes, the reference's in double
   const auto rank = static_cast<int64_t>(x.size());
   // Resize the last one or two dims (all of them at times), through axes at times (opset 18).
   std::vector<int64_t> axes;
@@ -935,11 +957,14 @@ Case rotary(Rng& rng, const std::string&) {
   const int64_t B = pick(rng, 1, 2), H = pick(rng, 1, 3), S = pick(rng, 1, 5), D = 2 * pick(rng, 1, 4);
   const bool packed = coin(rng), ids = coin(rng);
   const int64_t rd = coin(rng) ? 0 : 2 * pick(rng, 1, D / 2), half = (rd ? rd : D) / 2;
-  std::vector<std::string> in = {c.floats("x", packed ? Shape{B, S, H * D} : Shape{B, H, S, D}, rng)};
+  const DataType t = real_type(rng);
+  std::vector<std::string> in = {c.add_tensor("x", t, packed ? Shape{B, S, H * D} : Shape{B, H, S, D}, rng, -2, 2)};
   const int64_t rows = ids ? pick(rng, 1, 8) : 0;
   const Shape cache = ids ? Shape{rows, half} : Shape{B, S, half};
-  in.push_back(c.floats("cos", cache, rng, -1, 1));
-  in.push_back(c.floats("sin", cache, rng, -1, 1));
+  in.push_back(c.add_tensor("cos", t, cache, rng, -1, 1));
+  in.push_back(c.add_tensor("sin", t, cache, rng, -1, 1));
+  c.note_type(t);
+  c.rounds_apart = t != DataType::Float;  // x cos - y sin in float32, the reference's in double
   if (ids) {
     std::vector<int64_t> v;
     for (int64_t i = 0; i < B * S; ++i) v.push_back(pick(rng, 0, rows - 1));
@@ -956,7 +981,7 @@ Case rotary(Rng& rng, const std::string&) {
 // ties, int32, int64; k from 0 to the whole axis.
 Case topk(Rng& rng, const std::string&) {
   Case c(choose(rng, std::vector<int64_t>{1, 10, 11}));
-  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int32, DataType::Int64});
+  const DataType t = choose(rng, std::vector<DataType>{real_type(rng), DataType::Int32, DataType::Int64});
   // A third of the cases: lines past 4096 (the cut-then-select kernels), k
   // up to 1024. Half of those nearly all ties (integers all 0, floats
   // mostly -0 and 0), short enough that over 4095 keys tie with fewer than
@@ -965,17 +990,17 @@ Case topk(Rng& rng, const std::string&) {
   const int64_t line_length = ties ? pick(rng, 4097, 4600) : pick(rng, 4097, 6000);
   const Shape x = long_lines ? Shape{pick(rng, 1, 2), line_length, pick(rng, 1, 2)} : random_shape(rng, 1, 4, 7);
   c.add_tensor("x", t, x, rng, ties ? 0 : -3, ties ? 0.9 : 3);  // integers from a small range: ties
-  if (ties && t == DataType::Float) {
+  c.note_type(t);
+  if (ties && is_real(t)) {
     Tensor& v = c.inputs.back().second.tensor();
     for (uint64_t i = 0; i < v.element_count(); ++i)
-      if (i % 10) v.mutable_data<float>()[i] = i % 2 ? -0.f : 0.f;
+      if (i % 10) set_real(v, i, i % 2 ? -0.f : 0.f);
   }
-  if (t == DataType::Float && coin(rng)) {
+  if (is_real(t) && coin(rng)) {
     Tensor& v = c.inputs.back().second.tensor();
     for (uint64_t i = 0; i < v.element_count(); ++i) {
-      float& f = v.mutable_data<float>()[i];
-      if (i % 5 == 0) f = NAN;
-      else if (i % 3 == 0) f = std::round(f);  // ties among floats too (-0 with 0)
+      if (i % 5 == 0) set_real(v, i, NAN);
+      else if (i % 3 == 0) set_real(v, i, std::round(static_cast<float>(v.element_as_double(i))));  // ties among floats too (-0 with 0)
     }
   }
   const auto rank = static_cast<int64_t>(x.size());

@@ -30,16 +30,17 @@ inline bool coin(Rng& rng) { return pick(rng, 0, 1) == 1; }
 inline DataType real_type(Rng& rng) {
   return coin(rng) ? DataType::Float : coin(rng) ? DataType::Float16 : DataType::BFloat16;
 }
+inline bool is_real(DataType t) { return t == DataType::Float || t == DataType::Float16 || t == DataType::BFloat16; }
 // Element i of a float32, float16 or bfloat16 tensor set to v (rounded).
 inline void set_real(Tensor& t, uint64_t i, float v) {
   if (t.dtype() == DataType::Float) t.mutable_data<float>()[i] = v;
   else t.mutable_data<uint16_t>()[i] = t.dtype() == DataType::Float16 ? float_to_half(v) : float_to_bfloat16(v);
 }
 
-// About a quarter of a float32 tensor's elements made NaN.
+// About a quarter of a float32, float16 or bfloat16 tensor's elements made NaN.
 inline void nan_some(Tensor& t, Rng& rng) {
   for (uint64_t i = 0; i < t.element_count(); ++i)
-    if (pick(rng, 0, 3) == 0) t.mutable_data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+    if (pick(rng, 0, 3) == 0) set_real(t, i, std::numeric_limits<float>::quiet_NaN());
 }
 template <typename T>
 T choose(Rng& rng, const std::vector<T>& v) { return v[static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(v.size()) - 1))]; }
@@ -72,6 +73,9 @@ struct Case {
   NamedValues inputs;
   std::string what;
   bool loose = false;  // a GEMM/convolution output: TF32's tolerance applies
+  // A loose output's sum of products: how many terms, when more than the 9
+  // the TF32/fp16 tolerance is set for (its rounding error grows with them).
+  int64_t loose_terms = 0;
   // A float16/bfloat16 result rounded from a value computed from float32
   // statistics the reference takes in double: one unit in the last place
   // apart where the two fall either side of a tie (LayerNormalization).
@@ -109,6 +113,10 @@ struct Case {
     inputs.emplace_back(name, Value(std::move(v)));
     what += " " + name + shape_to_string(s);
     return name;
+  }
+  // " of float16" in `what` for a narrow case (float32 goes unsaid).
+  void note_type(DataType t) {
+    if (t != DataType::Float) what += std::string(" of ") + std::string(dtype_name(t));
   }
   std::string floats(const std::string& name, const Shape& s, Rng& rng, double lo = -2, double hi = 2) {
     return add_tensor(name, DataType::Float, s, rng, lo, hi);

@@ -2,6 +2,7 @@
 // and batched products, outer products, attention's bhqd,bhkd->bhqk,
 // transposes, traces, diagonals, sums, ellipses that broadcast) and random
 // equations of 1 to 3 operands, explicit or implicit.
+#include <algorithm>
 #include <string>
 
 #include "cuda_op_cases.h"
@@ -49,6 +50,7 @@ Case einsum(Rng& rng, const std::string&) {
         if (used.find(ch) != std::string::npos && coin(rng)) out += ch;
     }
   }
+  const DataType type = real_type(rng);
   std::string eq;
   const int64_t ellipsis = pick(rng, 0, 2);  // the dims "..." stands for in the first operand
   for (size_t i = 0; i < terms.size(); ++i) {
@@ -63,14 +65,27 @@ Case einsum(Rng& rng, const std::string&) {
         s.push_back(size[t[k] - 'a']);
       }
     }
-    c.floats("x" + std::to_string(i), s, rng);
+    c.add_tensor("x" + std::to_string(i), type, s, rng, -2, 2);
     eq += (i ? "," : "") + t;
   }
   eq += out;
+  // The summed labels: those not in the output (implicit: the labels used once).
+  std::string used, kept;
+  for (const std::string& t : terms) used += t;
+  if (out.empty()) {
+    for (char ch : std::string(letters))
+      if (std::count(used.begin(), used.end(), ch) == 1) kept += ch;
+  } else {
+    kept = out.substr(2);
+  }
+  c.loose_terms = 1;
+  for (char ch : std::string(letters))
+    if (used.find(ch) != std::string::npos && kept.find(ch) == std::string::npos) c.loose_terms *= size[ch - 'a'];
   std::vector<std::string> in;
   for (size_t i = 0; i < terms.size(); ++i) in.push_back("x" + std::to_string(i));
   attr_string(c.node("Einsum", in), "equation", eq);
   c.what += " " + eq;
+  c.note_type(type);
   return c;
 }
 

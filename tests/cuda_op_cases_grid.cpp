@@ -21,15 +21,18 @@ Case grid_sample(Rng& rng, const std::string&) {
     gs.push_back(pick(rng, 1, r == 3 ? 3 : 5));
   }
   gs.push_back(r);
-  c.floats("x", xs, rng);
-  c.floats("grid", gs, rng, -1.6, 1.6);
+  const DataType tx = real_type(rng), tg = coin(rng) ? tx : real_type(rng);  // X (T1) and grid (T2)
+  c.add_tensor("x", tx, xs, rng, -2, 2);
+  c.add_tensor("grid", tg, gs, rng, -1.6, 1.6);
+  c.note_type(tx);
+  if (tg != tx) c.what += " grid of " + std::string(dtype_name(tg));
+  c.rounds_apart = tx != DataType::Float;  // float32 weights, the reference's in double
   Tensor& g = c.inputs.back().second.tensor();
   for (uint64_t i = 0; i < g.element_count(); ++i) {  // corners, far outside, NaN
     const int64_t what = pick(rng, 0, 19);
-    float* v = g.mutable_data<float>() + i;
-    if (what == 0) *v = coin(rng) ? 1.f : -1.f;
-    if (what == 1) *v = coin(rng) ? 7.5f : -9.25f;
-    if (what == 2 && pick(rng, 0, 2) == 0) *v = NAN;
+    if (what == 0) set_real(g, i, coin(rng) ? 1.f : -1.f);
+    if (what == 1) set_real(g, i, coin(rng) ? 7.5f : -9.25f);
+    if (what == 2 && pick(rng, 0, 2) == 0) set_real(g, i, NAN);
   }
   auto& n = c.node("GridSample", {"x", "grid"});
   const std::vector<std::string> modes = v20 ? std::vector<std::string>{"linear", "nearest", "cubic"}
@@ -49,7 +52,10 @@ Case affine_grid(Rng& rng, const std::string&) {
   const int64_t r = pick(rng, 2, 3), n = pick(rng, 1, 2);
   std::vector<int64_t> size = {n, pick(rng, 1, 3)};
   for (int64_t d = 0; d < r; ++d) size.push_back(pick(rng, 1, 5));
-  c.floats("theta", {n, r, r + 1}, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("theta", t, {n, r, r + 1}, rng, -2, 2);
+  c.note_type(t);
+  c.rounds_apart = t != DataType::Float;
   c.index_input("size", DataType::Int64, {static_cast<int64_t>(size.size())}, size);
   auto& node = c.node("AffineGrid", {"theta", "size"});
   if (coin(rng)) {

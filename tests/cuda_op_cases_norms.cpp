@@ -31,10 +31,12 @@ Case hardmax(Rng& rng, const std::string&) {
 Case lp_norm(Rng& rng, const std::string&) {
   Case c(22);
   const Shape s = random_shape(rng, 1, 4);
-  c.floats("x", s, rng);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, s, rng, -2, 2);
+  c.note_type(t);
   Tensor& x = c.inputs.back().second.tensor();
   if (coin(rng) && x.element_count() > 0)  // a leading run of zeros: some lines have a zero norm
-    for (uint64_t i = 0; i < x.element_count() / 2; ++i) x.mutable_data<float>()[i] = 0.f;
+    for (uint64_t i = 0; i < x.element_count() / 2; ++i) set_real(x, i, 0.f);
   auto& n = c.node("LpNormalization", {"x"});
   if (coin(rng)) attr_int(n, "p", pick(rng, 1, 2));
   if (coin(rng)) attr_int(n, "axis", pick(rng, -static_cast<int64_t>(s.size()), static_cast<int64_t>(s.size()) - 1));
@@ -44,7 +46,9 @@ Case lp_norm(Rng& rng, const std::string&) {
 Case lrn(Rng& rng, const std::string&) {
   Case c(13);
   Shape s = random_shape(rng, 2, 4);
-  c.floats("x", s, rng, -3, 3);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, s, rng, -3, 3);
+  c.note_type(t);
   auto& n = c.node("LRN", {"x"});
   attr_int(n, "size", pick(rng, 1, 2 * s[1] + 1));
   if (coin(rng)) attr_float(n, "alpha", 0.05f);

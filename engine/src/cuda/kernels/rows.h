@@ -14,6 +14,15 @@ namespace onnxscope::cuda {
 // base + j * inner for j < n, base = (r / inner) * n * inner + r % inner.
 OS_HD int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
 
+// v rounded to float16 (narrow 1) or bfloat16 (narrow 2), or v (0): the
+// normalizations whose reference rounds the normalized value to X's type
+// before the scale.
+OS_HD float round_to_narrow(float v, int narrow) {
+  if (narrow == 1) return half_to_float(float_to_half(v));
+  if (narrow == 2) return bfloat16_to_float(float_to_bfloat16(v));
+  return v;
+}
+
 // The mean of n contiguous elements and 1 / sqrt(variance + epsilon), two
 // passes over the row, each lane its share, every lane getting both.
 template <class L>
@@ -74,9 +83,7 @@ struct LayerNormKernel {
     row_moments(xr, n, epsilon, lanes, mu, inv);
     float* yr = y + r * n;
     for (int64_t j = lanes.lane(); j < n; j += lanes.count()) {
-      float normalized = (xr[j] - mu) * inv;
-      if (narrow == 1) normalized = half_to_float(float_to_half(normalized));
-      else if (narrow == 2) normalized = bfloat16_to_float(float_to_bfloat16(normalized));
+      const float normalized = round_to_narrow((xr[j] - mu) * inv, narrow);
       yr[j] = normalized * scale[j * scale_step] + (bias ? bias[j * bias_step] : 0.f);
     }
     if (lanes.lane() == 0) {
@@ -98,6 +105,7 @@ struct GroupNormKernel {
   bool per_channel;
   const float *x, *scale, *bias;
   float* y;
+  int narrow = 0;  // GroupNormalization's normalized value rounded to X's type first (1 float16, 2 bfloat16)
   template <class L>
   OS_HD void operator()(int64_t r, const L& lanes) const {
     const int64_t block = channels_per_group * spatial;
@@ -108,7 +116,7 @@ struct GroupNormKernel {
     float* yr = y + r * block;
     for (int64_t j = lanes.lane(); j < block; j += lanes.count()) {
       const int64_t p = per_channel ? g * channels_per_group + j / spatial : g;
-      yr[j] = (xr[j] - mu) * inv * scale[p] + bias[p];
+      yr[j] = round_to_narrow((xr[j] - mu) * inv, narrow) * scale[p] + bias[p];
     }
   }
 };
@@ -132,9 +140,7 @@ struct RmsNormKernel {
     const float inv = 1.f / sqrtf(lanes.sum(s) / static_cast<float>(n) + epsilon);
     float* yr = y + r * n;
     for (int64_t j = lanes.lane(); j < n; j += lanes.count()) {
-      float normalized = xr[j] * inv;
-      if (narrow == 1) normalized = half_to_float(float_to_half(normalized));
-      else if (narrow == 2) normalized = bfloat16_to_float(float_to_bfloat16(normalized));
+      const float normalized = round_to_narrow(xr[j] * inv, narrow);
       yr[j] = normalized * scale[j * scale_step];
     }
   }

@@ -1,7 +1,9 @@
 // Operators that walk each line along an axis (kernels/lines.h): ArgMax and
 // ArgMin (float32, int32, int64) and CumSum / CumProd (float32, float64,
 // int32, int64), one thread per line; TopK (float32, int32, int64), one
-// thread per element ranking it in its line.
+// thread per element ranking it in its line. float16 / bfloat16 through
+// float32 (run_on_float32): exact for the comparisons, and CumSum's double
+// sums round through float32 to the narrow type as the reference's do.
 #include "cuda/ops/op_table.h"
 
 namespace onnxscope::cuda {
@@ -9,7 +11,7 @@ namespace onnxscope::cuda {
 namespace {
 
 std::optional<std::string> refuse_arg(const Graph& g, const Node& n) {
-  return require_types(g, n, {DataType::Float, DataType::Int32, DataType::Int64});
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16, DataType::Int32, DataType::Int64});
 }
 
 template <class T>
@@ -18,7 +20,7 @@ void launch_arg(OpContext& c, const DeviceTensor& x, bool max, bool last, int64_
   launch(c.rt(), k, lines);
 }
 
-void run_arg(OpContext& c) {
+void arg_extreme(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const bool keepdims = c.attr_int("keepdims", 1) != 0;
   const bool last = c.opset() >= 12 && c.attr_int("select_last_index", 0) != 0;
@@ -52,7 +54,7 @@ bool cumulative_reads_on_host(const Node&, size_t i) { return i == 1; }
 
 std::optional<std::string> refuse_cumulative(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2) return n.op_type + " takes x and axis";
-  return require_types(g, n, {DataType::Float, DataType::Double, DataType::Int32, DataType::Int64}, 0, 1);
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16, DataType::Double, DataType::Int32, DataType::Int64}, 0, 1);
 }
 
 template <class T>
@@ -67,7 +69,7 @@ void launch_cumulative(OpContext& c, const DeviceTensor& x, int64_t n, int64_t i
   launch(c.rt(), k, lines);
 }
 
-void run_cumulative(OpContext& c) {
+void cumulative(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   if (x.shape.empty()) c.fail("x must have rank 1 or more");
   const std::vector<int64_t> axis_value = host_ints(c, 1);
@@ -100,7 +102,8 @@ constexpr int64_t kTopKLongK = 1024;
 bool topk_reads_on_host(const Node&, size_t i) { return i == 1; }
 
 std::optional<std::string> refuse_topk(const Graph& g, const Node& n) {
-  if (auto r = require_types(g, n, {DataType::Float, DataType::Int32, DataType::Int64}, 0, 1)) return r;
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16, DataType::Int32, DataType::Int64}, 0, 1))
+    return r;
   // The other dims may be symbolic (a batch): only the axis must be known.
   const TypeInfo* t = g.type_of(n.inputs[0]);
   const Initializer* init = g.initializer(n.inputs[0]);
@@ -141,7 +144,7 @@ void launch_topk(OpContext& c, const DeviceTensor& x, bool largest, int64_t n, i
   launch(c.rt(), TopKSelectKernel<T>{largest, n, k, inner, xd, cuts, values, indices}, items);
 }
 
-void run_topk(OpContext& c) {
+void topk(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   int64_t k = 0;
   if (c.opset() < 10) {  // k an attribute in opset 1, the second input from 10
@@ -176,6 +179,10 @@ void run_topk(OpContext& c) {
     default: c.fail("no kernel for " + std::string(dtype_name(x.dtype)));
   }
 }
+
+void run_arg(OpContext& c) { run_on_float32(c, arg_extreme); }
+void run_cumulative(OpContext& c) { run_on_float32(c, cumulative); }
+void run_topk(OpContext& c) { run_on_float32(c, topk); }
 
 }  // namespace
 

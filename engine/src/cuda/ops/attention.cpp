@@ -196,14 +196,15 @@ void run_fused_attention(OpContext& c) {
 
 std::optional<std::string> refuse_rotary(const Graph& g, const Node& n) {
   if (n.inputs.size() < 3) return std::string("RotaryEmbedding takes X, cos_cache and sin_cache");
-  if (auto r = require_types(g, n, {DataType::Float}, 0, 3)) return r;
+  if (auto r = require_one_real_type(g, n, 0, 3)) return r;
   return require_types(g, n, {DataType::Int64}, 3, 1);
 }
 
 // RotaryEmbedding (opset 23), float32: y = x, then each rotated pair written
 // by one thread; the shape checks are the reference's, position ids are
-// checked on the device (a fault reported after the run).
-void run_rotary(OpContext& c) {
+// checked on the device (a fault reported after the run). float16 /
+// bfloat16 through float32 (run_rotary), rounded once.
+void rotary(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const Shape& cache = c.input(1).shape;
   if (c.input(2).shape != cache) c.fail("cos_cache and sin_cache must have the same shape");
@@ -262,6 +263,8 @@ void run_rotary(OpContext& c) {
   }
   launch(c.rt(), k, B * k.S * k.H * k.half);
 }
+
+void run_rotary(OpContext& c) { run_on_float32(c, rotary); }
 
 }  // namespace
 

@@ -1,6 +1,7 @@
 // Conv on the runtime's convolution (cuDNN on the GPU), float32, 1 to 3
 // spatial dims; asymmetric pads are applied by copying into a zeroed,
 // padded input first; the bias (and a fused activation) by one epilogue kernel.
+// float16 / bfloat16 through float32 (run_on_float32), rounded once.
 #include "cuda/ops/op_table.h"
 #include "cuda/ops/window.h"
 
@@ -10,7 +11,7 @@ namespace {
 
 std::optional<std::string> refuse_conv(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("Conv takes X and W");
-  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  if (auto r = require_one_real_type(g, n, 0, 3)) return r;
   return refuse_spatial_rank(g, n);
 }
 
@@ -85,7 +86,9 @@ void conv_forward(OpContext& c, const Activation& act) {
 
 namespace {
 
-void run_conv(OpContext& c) { conv_forward(c, {}); }
+void run_conv(OpContext& c) {
+  run_on_float32(c, [](OpContext& f) { conv_forward(f, {}); });
+}
 
 }  // namespace
 

@@ -1,5 +1,6 @@
 // ConvTranspose on the runtime's transposed convolution (cuDNN's backward
-// data on the GPU), float32, 1 to 3 spatial dims. The output geometry
+// data on the GPU), float32 (float16 / bfloat16 through it, rounded once),
+// 1 to 3 spatial dims. The output geometry
 // (pads, auto_pad, output_shape, output_padding) follows the reference.
 // Where the pads fit cuDNN's one symmetric pad, one call writes the output;
 // otherwise the whole unpadded result is made and the output window copied
@@ -15,7 +16,7 @@ namespace {
 
 std::optional<std::string> refuse_conv_transpose(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("ConvTranspose takes X and W");
-  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  if (auto r = require_one_real_type(g, n, 0, 3)) return r;
   return refuse_spatial_rank(g, n);
 }
 
@@ -86,7 +87,7 @@ Geometry geometry(const OpContext& c, const Shape& x, const Shape& w) {
   return g;
 }
 
-void run_conv_transpose(OpContext& c) {
+void conv_transpose_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const DeviceTensor& w = c.input(1);
   if (x.shape.size() < 3 || x.shape.size() > 5) c.fail("the input " + shape_to_string(x.shape) + " should have 1 to 3 spatial dims");
@@ -167,6 +168,8 @@ void run_conv_transpose(OpContext& c) {
   }
   if (bias) apply_epilogue(c, y, bias, inner, k, {});
 }
+
+void run_conv_transpose(OpContext& c) { run_on_float32(c, conv_transpose_f32); }
 
 }  // namespace
 

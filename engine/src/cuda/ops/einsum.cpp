@@ -1,4 +1,4 @@
-// Einsum (float32, 1 to 3 operands): labels, sizes and strides from the
+// Einsum (float32, and float16 / bfloat16 through it rounded once; 1 to 3 operands): labels, sizes and strides from the
 // reference's own plan (core/einsum_plan.h). A contraction of two operands
 // (16 summed elements or more, every summed label in both) runs as a
 // strided-batched GEMM between two gathers and a scatter; the rest (outer
@@ -26,7 +26,7 @@ std::string equation_of(const Node& n) {
 std::optional<std::string> refuse_einsum(const Graph& g, const Node& n) {
   if (n.inputs.empty() || n.inputs.size() > static_cast<size_t>(EinsumKernel::kOperands))
     return "the CUDA kernel for Einsum takes 1 to " + std::to_string(EinsumKernel::kOperands) + " operands";
-  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  if (auto r = require_one_real_type(g, n)) return r;
   // Every label is an output or a summed dim: at most kKernelRank of them,
   // counting what each ellipsis stands for (from the declared ranks).
   const std::string eq = equation_of(n);
@@ -126,7 +126,7 @@ bool einsum_as_gemm(OpContext& c, const einsum::Plan& p) {
   return true;
 }
 
-void run_einsum(OpContext& c) {
+void einsum_f32(OpContext& c) {
   std::vector<Shape> shapes;
   for (size_t i = 0; i < c.input_count(); ++i) shapes.push_back(c.input(i).shape);
   einsum::Plan p;
@@ -155,6 +155,8 @@ void run_einsum(OpContext& c) {
   k.y = static_cast<float*>(c.output(0).data);
   launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out_shape)));
 }
+
+void run_einsum(OpContext& c) { run_on_float32(c, einsum_f32); }
 
 }  // namespace
 

@@ -1,7 +1,8 @@
 // GridSample (opset 16's bilinear / bicubic names on 4-D input, opset 20's
 // linear / cubic on 1 to 3 spatial dims; nearest; zeros, border and
 // reflection padding; align_corners) and AffineGrid (2-D and 3-D, size read
-// on the host), float32 (kernels/grid_sample.h).
+// on the host), float32 (kernels/grid_sample.h); float16 / bfloat16 through
+// float32 (run_on_float32), rounded once to X's (theta's) type.
 #include "cuda/ops/op_table.h"
 
 namespace onnxscope::cuda {
@@ -10,7 +11,8 @@ namespace {
 
 std::optional<std::string> refuse_grid_sample(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2) return std::string("GridSample takes X and grid");
-  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  // X (T1) and grid (T2) may differ in type.
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16})) return r;
   const TypeInfo* t = g.type_of(n.inputs[0]);
   if (!t || !t->shape || t->shape->size() < 3 || t->shape->size() > 2 + kGridRank)
     return "the CUDA GridSample takes X of a known rank with 1 to " + std::to_string(kGridRank) + " spatial dims";
@@ -23,7 +25,7 @@ std::optional<std::string> refuse_grid_sample(const Graph& g, const Node& n) {
   return std::nullopt;
 }
 
-void run_grid_sample(OpContext& c) {
+void grid_sample(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const DeviceTensor& grid = c.input(1);
   const Shape& xs = x.shape;
@@ -71,10 +73,10 @@ bool affine_grid_reads_on_host(const Node&, size_t i) { return i == 1; }
 
 std::optional<std::string> refuse_affine_grid(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2) return std::string("AffineGrid takes theta and size");
-  return require_types(g, n, {DataType::Float}, 0, 1);
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, 0, 1);
 }
 
-void run_affine_grid(OpContext& c) {
+void affine_grid(OpContext& c) {
   const DeviceTensor& theta = c.input(0);
   const std::vector<int64_t> size = host_ints(c, 1);
   if (size.size() != 4 && size.size() != 5) c.fail("size must be [N, C, H, W] or [N, C, D, H, W]");
@@ -103,6 +105,9 @@ void run_affine_grid(OpContext& c) {
   k.y = static_cast<float*>(c.output(0).data);
   launch(c.rt(), k, count);
 }
+
+void run_grid_sample(OpContext& c) { run_on_float32(c, grid_sample); }
+void run_affine_grid(OpContext& c) { run_on_float32(c, affine_grid); }
 
 }  // namespace
 

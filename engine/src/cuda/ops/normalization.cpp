@@ -1,8 +1,8 @@
 // BatchNormalization (inference), LayerNormalization, GroupNormalization,
 // InstanceNormalization, RMSNormalization, Softmax and LogSoftmax
 // (kernels/rows.h, kernels/elementwise.h); Hardmax, LpNormalization and LRN
-// (kernels/lines.h); float32, and Softmax, LogSoftmax and Hardmax on
-// float16 / bfloat16 through float32 (run_on_float32).
+// (kernels/lines.h); float32, and every one of them on float16 / bfloat16
+// through float32 (run_on_float32), rounded once.
 #include <algorithm>
 
 #include "cuda/ops/op_table.h"
@@ -15,10 +15,11 @@ std::optional<std::string> refuse_batchnorm(const Graph& g, const Node& n) {
   if (n.inputs.size() != 5) return std::string("BatchNormalization takes five inputs");
   if (n.outputs.size() > 1) return std::string("the CUDA BatchNormalization runs inference only (one output)");
   if (const Attribute* t = n.attribute("training_mode"); t && t->i != 0) return std::string("training_mode=1");
-  return require_types(g, n, {DataType::Float});
+  // From opset 15 scale and B (T1) and the statistics (T2) may differ from X's type.
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16});
 }
 
-void run_batchnorm(OpContext& c) {
+void batchnorm_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   if (x.shape.size() < 2) c.fail("the input " + shape_to_string(x.shape) + " has no channel dim");
   const int64_t channels = x.shape[1];
@@ -76,7 +77,7 @@ void layernorm_f32(OpContext& c, DataType type) {
   LayerNormKernel k{};
   k.n = n;
   k.epsilon = c.attr_float("epsilon", 1e-5f);
-  k.narrow = type == DataType::Float16 ? 1 : type == DataType::BFloat16 ? 2 : 0;
+  k.narrow = narrow_code(type);
   k.scale_step = param_step(c, 1, x.shape, axis, n);
   k.scale = static_cast<const float*>(c.input(1).data);
   if (c.has_input(2)) {
@@ -114,10 +115,12 @@ std::optional<std::string> refuse_group_norm(const Graph& g, const Node& n) {
     if (!groups || groups->i <= 0) return std::string("GroupNormalization without a positive num_groups");
     if (const Attribute* s = n.attribute("stash_type"); s && s->i != 1) return std::string("stash_type other than float");
   }
-  return require_types(g, n, {DataType::Float});
+  return require_one_real_type(g, n);
 }
 
-void run_group_norm(OpContext& c) {
+// `type`: X's (GroupNormalization's normalized values are rounded to
+// float16 or bfloat16 first, InstanceNormalization's are not, as the reference's).
+void group_norm_f32(OpContext& c, DataType type) {
   const DeviceTensor& x = c.input(0);
   if (x.shape.size() < 2) c.fail("the input " + shape_to_string(x.shape) + " has no channel dim");
   const bool instance = c.node().op_type == "InstanceNormalization";
@@ -143,9 +146,17 @@ void run_group_norm(OpContext& c) {
                     static_cast<const float*>(x.data),
                     static_cast<const float*>(c.input(1).data),
                     static_cast<const float*>(c.input(2).data),
-                    static_cast<float*>(c.output(0).data)};
+                    static_cast<float*>(c.output(0).data),
+                    instance ? 0 : narrow_code(type)};
   launch(c.rt(), k, batch * groups);
 }
+
+void run_group_norm(OpContext& c) {
+  const DataType t = c.input(0).dtype;
+  run_on_float32(c, [t](OpContext& f) { group_norm_f32(f, t); });
+}
+
+void run_batchnorm(OpContext& c) { run_on_float32(c, batchnorm_f32); }
 
 std::optional<std::string> refuse_rms_norm(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2) return std::string("RMSNormalization takes X and scale");
@@ -170,7 +181,7 @@ void rms_norm_f32(OpContext& c, DataType type) {
                   static_cast<const float*>(x.data),
                   static_cast<const float*>(c.input(1).data),
                   static_cast<float*>(c.output(0).data),
-                  type == DataType::Float16 ? 1 : type == DataType::BFloat16 ? 2 : 0};
+                  narrow_code(type)};
   launch(c.rt(), k, rows);
 }
 
@@ -238,10 +249,10 @@ void run_hardmax(OpContext& c) { run_on_float32(c, run_hardmax_f32); }
 
 std::optional<std::string> refuse_lp_norm(const Graph& g, const Node& n) {
   if (const Attribute* p = n.attribute("p"); p && p->i != 1 && p->i != 2) return "LpNormalization p=" + std::to_string(p->i);
-  return require_types(g, n, {DataType::Float});
+  return require_one_real_type(g, n);
 }
 
-void run_lp_norm(OpContext& c) {
+void lp_norm_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const int64_t p = c.attr_int("p", 2);
   if (p != 1 && p != 2) c.fail("p must be 1 or 2, got " + std::to_string(p));
@@ -259,10 +270,10 @@ void run_lp_norm(OpContext& c) {
 
 std::optional<std::string> refuse_lrn(const Graph& g, const Node& n) {
   if (const Attribute* s = n.attribute("size"); !s || s->i <= 0) return std::string("LRN needs a positive size");
-  return require_types(g, n, {DataType::Float});
+  return require_one_real_type(g, n);
 }
 
-void run_lrn(OpContext& c) {
+void lrn_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   if (x.shape.size() < 2) c.fail("X must have rank 2 or more (N x C x ...), got " + shape_to_string(x.shape));
   const int64_t size = c.attr_int("size", 0);
@@ -283,6 +294,9 @@ void run_lrn(OpContext& c) {
   k.y = static_cast<float*>(c.output(0).data);
   launch(c.rt(), k, count);
 }
+
+void run_lp_norm(OpContext& c) { run_on_float32(c, lp_norm_f32); }
+void run_lrn(OpContext& c) { run_on_float32(c, lrn_f32); }
 
 }  // namespace
 

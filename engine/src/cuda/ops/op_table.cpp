@@ -59,7 +59,8 @@ void OpContext::fail(const std::string& what) const { throw std::runtime_error(n
 
 void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, uint32_t narrowed) {
   const size_t inputs = c.input_count();
-  DataType narrow = DataType::Undefined;
+  const DataType first = c.has_input(0) ? c.input(0).dtype : DataType::Undefined;
+  const DataType narrow = first == DataType::Float16 || first == DataType::BFloat16 ? first : DataType::Undefined;
   std::vector<DeviceTensor> widened(inputs);
   std::vector<const DeviceTensor*> in(inputs, nullptr);
   for (size_t i = 0; i < inputs; ++i) {
@@ -67,7 +68,6 @@ void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, ui
     const DeviceTensor& x = c.input(i);
     in[i] = &x;
     if (x.dtype != DataType::Float16 && x.dtype != DataType::BFloat16) continue;
-    narrow = x.dtype;
     widened[i] = c.allocate(DataType::Float, x.shape);
     const CastKernel k{static_cast<ElemType>(x.dtype), ElemType::Float, x.data, widened[i].data, true};
     launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
@@ -137,6 +137,18 @@ std::optional<std::string> require_types(const Graph& g, const Node& n, std::ini
              (t == DataType::Undefined ? std::string("of an unknown type") : std::string(dtype_name(t))) + ")";
     }
   }
+  return std::nullopt;
+}
+
+std::optional<std::string> require_one_real_type(const Graph& g, const Node& n, size_t first, size_t count) {
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, first, count)) return r;
+  if (first >= n.inputs.size()) return std::nullopt;
+  const DataType t = declared_type(g, n.inputs[first]);
+  for (size_t i = first + 1; i < n.inputs.size() && i - first < count; ++i)
+    if (!n.inputs[i].empty() && declared_type(g, n.inputs[i]) != t)
+      return "the CUDA kernel for " + n.op_type + " takes inputs of one type (input " + std::to_string(i) + " is " +
+             std::string(dtype_name(declared_type(g, n.inputs[i]))) + ", input " + std::to_string(first) + " " +
+             std::string(dtype_name(t)) + ")";
   return std::nullopt;
 }
 

@@ -161,7 +161,12 @@ inline Chunks chunks_of(int64_t n) {
 // (ops/op_table.cpp). The float32 math is the operator's own; the
 // reference computes these in double, so a result can round to the
 // neighbouring float16 value where it falls next to a tie.
+// The narrow type is input 0's: an input of another type (BatchNormalization's
+// float32 statistics beside a float16 X) is widened too, but sets no output's type.
 void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, uint32_t narrowed = ~0u);
+// What the kernels' `narrow` field takes for a normalization's X type: 1
+// float16, 2 bfloat16, 0 otherwise (kernels/rows.h round_to_narrow).
+inline int narrow_code(DataType t) { return t == DataType::Float16 ? 1 : t == DataType::BFloat16 ? 2 : 0; }
 
 // Shared by the families (defined in ops/movement.cpp).
 bool movable(DataType t);  // a fixed width of 1, 2, 4 or 8 bytes
@@ -208,5 +213,9 @@ DataType declared_type(const Graph& g, const std::string& value);
 std::optional<Shape> declared_shape(const Graph& g, const std::string& value);  // nullopt when unknown or symbolic
 std::optional<std::string> require_types(const Graph& g, const Node& n, std::initializer_list<DataType> allowed,
                                          size_t first = 0, size_t count = SIZE_MAX);
+// The rule of the float operators run through run_on_float32: inputs
+// [first, first + count) float32, float16 or bfloat16, all of input
+// `first`'s type (the spec's one T).
+std::optional<std::string> require_one_real_type(const Graph& g, const Node& n, size_t first = 0, size_t count = SIZE_MAX);
 
 }  // namespace onnxscope::cuda

@@ -2,6 +2,7 @@
 // (kernels/rows.h), sums in double and NaN skipped by the max as the
 // reference does; GlobalAveragePool and GlobalMaxPool as reductions over the
 // spatial dims; GlobalLpPool as LpPool with the whole image as its window.
+// float16 / bfloat16 through float32 (run_on_float32), rounded once.
 #include "cuda/ops/op_table.h"
 #include "cuda/ops/window.h"
 
@@ -10,7 +11,7 @@ namespace onnxscope::cuda {
 namespace {
 
 std::optional<std::string> refuse_pool(const Graph& g, const Node& n) {
-  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  if (auto r = require_one_real_type(g, n)) return r;
   if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
     return std::string("the CUDA MaxPool does not write Indices");
   return refuse_spatial_rank(g, n);
@@ -24,7 +25,7 @@ double lp_p(const OpContext& c) {
   return p;
 }
 
-void run_pool(OpContext& c) {
+void pool_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const std::string& op = c.node().op_type;
   const Window w = window_of(c, x.shape, {}, c.attr_int("ceil_mode", 0) != 0);
@@ -52,7 +53,7 @@ void run_pool(OpContext& c) {
 }
 
 std::optional<std::string> refuse_global(const Graph& g, const Node& n) {
-  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  if (auto r = require_one_real_type(g, n)) return r;
   const TypeInfo* t = g.type_of(n.inputs[0]);
   if (!t || !t->shape || t->shape->size() < 2 || t->shape->size() > static_cast<size_t>(kKernelRank))
     return "the CUDA " + n.op_type + " takes ranks 2 to 8 (or the rank is unknown)";
@@ -60,7 +61,7 @@ std::optional<std::string> refuse_global(const Graph& g, const Node& n) {
 }
 
 // One row per (n, c): the spatial block is contiguous.
-void run_global(OpContext& c) {
+void global_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   if (x.shape.size() < 2) c.fail("the input " + shape_to_string(x.shape) + " has no channel dim");
   Shape out = {x.shape[0], x.shape[1]};
@@ -85,7 +86,7 @@ void run_global(OpContext& c) {
 }
 
 std::optional<std::string> refuse_global_lp(const Graph& g, const Node& n) {
-  if (auto r = require_types(g, n, {DataType::Float})) return r;
+  if (auto r = require_one_real_type(g, n)) return r;
   const TypeInfo* t = g.type_of(n.inputs[0]);
   if (!t || !t->shape || t->shape->size() < 3 || t->shape->size() > 5)
     return std::string("the CUDA GlobalLpPool takes 1 to 3 spatial dims (or the rank is unknown)");
@@ -93,7 +94,7 @@ std::optional<std::string> refuse_global_lp(const Graph& g, const Node& n) {
 }
 
 // The whole image as one window, summed in the reference's (row-major) order.
-void run_global_lp(OpContext& c) {
+void global_lp_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   if (x.shape.size() < 3 || x.shape.size() > 5) c.fail("X must be [N, C, 1 to 3 spatial dims], got " + shape_to_string(x.shape));
   Shape out(x.shape.size(), 1);
@@ -112,6 +113,10 @@ void run_global_lp(OpContext& c) {
   k.y = static_cast<float*>(c.output(0).data);
   launch(c.rt(), k, static_cast<int64_t>(elements_of(out)));
 }
+
+void run_pool(OpContext& c) { run_on_float32(c, pool_f32); }
+void run_global(OpContext& c) { run_on_float32(c, global_f32); }
+void run_global_lp(OpContext& c) { run_on_float32(c, global_lp_f32); }
 
 }  // namespace
 

@@ -2,7 +2,8 @@
 // geometry from the attributes and the roi/scales/sizes inputs it reads
 // (core/resize_plan.h, the reference kernel's own planning) and uploads
 // the per-axis tables; nearest is one gather of any fixed-width type,
-// linear and cubic (float32) one launch per axis that changes, as the
+// linear and cubic (float32; float16 / bfloat16 through it, rounded once)
+// one launch per axis that changes, as the
 // reference resizes one axis after another (each pass rounded to float32
 // here, where the reference keeps double).
 #include <cmath>
@@ -82,7 +83,8 @@ std::optional<std::string> refuse_resize(const Graph& g, const Node& n) {
       return "the CUDA " + n.op_type + " has no extrapolation value for " + std::string(dtype_name(t));
     return std::nullopt;
   }
-  if (t != DataType::Float) return "the CUDA " + n.op_type + " (" + mode + ") takes float32";
+  if (t != DataType::Float && t != DataType::Float16 && t != DataType::BFloat16)
+    return "the CUDA " + n.op_type + " (" + mode + ") takes float32, float16 or bfloat16";
   return std::nullopt;
 }
 
@@ -204,7 +206,7 @@ void resize_separable(OpContext& c, const resize::Spec& sp, const DeviceTensor& 
   }
 }
 
-void run_resize(OpContext& c) {
+void resize(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const resize::Spec sp = spec_of(c, x.shape);
   for (int64_t d : sp.out)
@@ -218,6 +220,14 @@ void run_resize(OpContext& c) {
   } catch (const std::invalid_argument& e) {
     c.fail(e.what());
   }
+}
+
+// Nearest moves any fixed-width type as it is; linear and cubic interpolate
+// float16 / bfloat16 in float32 (run_on_float32) and round once.
+void run_resize(OpContext& c) {
+  const DataType t = c.input(0).dtype;
+  if (mode_of(c.node()) != "nearest" && (t == DataType::Float16 || t == DataType::BFloat16)) run_on_float32(c, resize);
+  else resize(c);
 }
 
 }  // namespace
