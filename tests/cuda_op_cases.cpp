@@ -902,11 +902,13 @@ Case attention(Rng& rng, const std::string&) {
   const bool past = !nonpad && coin(rng);
   const int64_t P = past ? pick(rng, 1, 3) : 0, T = P + Skv;
   auto heads = [&](int64_t h, int64_t s, int64_t d) { return packed ? Shape{B, s, h * d} : Shape{B, h, s, d}; };
-  std::vector<std::string> in = {c.floats("q", heads(Hq, Sq, D), rng), c.floats("k", heads(Hkv, Skv, D), rng),
-                                 c.floats("v", heads(Hkv, Skv, Dv), rng), "", "", "", ""};
+  const DataType t = real_type(rng);
+  std::vector<std::string> in = {c.add_tensor("q", t, heads(Hq, Sq, D), rng, -2, 2), c.add_tensor("k", t, heads(Hkv, Skv, D), rng, -2, 2),
+                                 c.add_tensor("v", t, heads(Hkv, Skv, Dv), rng, -2, 2), "", "", "", ""};
+  c.note_type(t);
   if (pick(rng, 0, 5) == 0) {  // a NaN query: its rows are NaN, or zeros where every key is masked
     Tensor& q = c.inputs[0].second.tensor();
-    q.mutable_data<float>()[pick(rng, 0, static_cast<int64_t>(q.element_count()) - 1)] = NAN;
+    set_real(q, static_cast<uint64_t>(pick(rng, 0, static_cast<int64_t>(q.element_count()) - 1)), NAN);
     c.what += " (a NaN in q)";
   }
   switch (pick(rng, 0, 2)) {
@@ -916,12 +918,20 @@ Case attention(Rng& rng, const std::string&) {
       Shape m(full.begin() + pick(rng, 0, 3), full.end());
       for (size_t a = 0; a + 1 < m.size(); ++a)
         if (coin(rng)) m[a] = 1;
-      in[3] = coin(rng) ? c.add_tensor("mask", DataType::Bool, m, rng, -1, 3) : c.floats("mask", m, rng, -4, 1);
+      if (coin(rng)) {
+        in[3] = c.add_tensor("mask", DataType::Bool, m, rng, -1, 3);
+        break;
+      }
+      const DataType mt = coin(rng) ? t : real_type(rng);  // a float32 mask beside float16 Q at times
+      in[3] = c.add_tensor("mask", mt, m, rng, -4, 1);
+      if (mt != t) c.what += " mask of " + std::string(dtype_name(mt));
+      Tensor& mv = c.inputs.back().second.tensor();
+      if (coin(rng)) set_real(mv, 0, -7e4f);  // -inf once rounded to float16
     }
   }
   if (past) {
-    in[4] = c.floats("past_key", {B, Hkv, P, D}, rng);
-    in[5] = c.floats("past_value", {B, Hkv, P, Dv}, rng);
+    in[4] = c.add_tensor("past_key", t, {B, Hkv, P, D}, rng, -2, 2);
+    in[5] = c.add_tensor("past_value", t, {B, Hkv, P, Dv}, rng, -2, 2);
   }
   if (nonpad) {
     std::vector<int64_t> len;
@@ -945,6 +955,10 @@ Case attention(Rng& rng, const std::string&) {
   if (qk) attr_int(n, "qk_matmul_output_mode", pick(rng, 0, 3));
   if (opset >= 25 && coin(rng)) attr_int(n, "left_window_size", pick(rng, 0, 3));
   if (opset >= 25 && coin(rng)) attr_int(n, "right_window_size", pick(rng, 0, 3));
+  if (coin(rng)) {  // the softmax in float32 (a narrow Q's is in its own type otherwise)
+    attr_int(n, "softmax_precision", 1);
+    c.what += " softmax_precision 1";
+  }
   c.what += " opset " + std::to_string(opset);
   return c;
 }

@@ -36,6 +36,11 @@ struct AttentionSoftmaxKernel {
   // (torch.onnx's Where(IsNaN(P), 0, P)). A float mask's last dim may be 1
   // (broadcast) here: Tm = T with stride 0.
   bool plain = false, nan_to_zero = false;
+  // float16 (1) or bfloat16 (2) Q: each stage rounded to Q's type and the
+  // softmax computed in `soft` (Q's type, or float32 (0) under
+  // softmax_precision 1) as the reference does, its sum in the reference's
+  // order by one lane (narrow_row). 0: float32 Q.
+  int narrow = 0, soft = 0;
 
   OS_HD float bias(int64_t b, int64_t h, int64_t i, int64_t j, int64_t pos, int64_t valid) const {
     if ((causal && j > pos) || (left >= 0 && pos - j > left) || (right >= 0 && j - pos > right) || j >= valid)
@@ -48,6 +53,41 @@ struct AttentionSoftmaxKernel {
     return 0.f;
   }
 
+  // A narrow row, by one lane: the logits rounded to Q's type after the
+  // product, the softcap and the bias; the softmax's exponentials, sum and
+  // quotients each rounded to its type, the sum kept in float for float16,
+  // in bfloat16 for bfloat16, in double for float32, in key order (numpy's
+  // and ml_dtypes' sums, which the reference follows); the probabilities
+  // rounded to Q's type.
+  OS_HD void narrow_row(float* x, float* out, int64_t b, int64_t h, int64_t i, int64_t pos, int64_t valid) const {
+    float m = -INFINITY;
+    bool open = false;
+    for (int64_t j = 0; j < T; ++j) {
+      float v = round_to_narrow(x[j], narrow);
+      if (out && mode == 0) out[j] = v;
+      if (softcap > 0.f) v = round_to_narrow(softcap * tanhf(v / softcap), narrow);
+      if (out && mode == 1) out[j] = v;
+      const float bj = round_to_narrow(bias(b, h, i, j, pos, valid), narrow);  // a float32 mask's -7e4 is -inf in float16
+      if (bj != -INFINITY) open = true;
+      v = round_to_narrow(v + bj, narrow);
+      if (out && mode == 2) out[j] = v;
+      x[j] = round_to_narrow(v, soft);
+      m = fmaxf(m, x[j]);
+    }
+    const float shift = m == -INFINITY ? 0.f : m;
+    double sum = 0;
+    for (int64_t j = 0; j < T; ++j) {
+      x[j] = round_to_narrow(expf(round_to_narrow(x[j] - shift, soft)), soft);
+      sum = soft == 0 ? sum + x[j] : round_to_narrow(static_cast<float>(sum) + x[j], soft == 2 ? 2 : 0);
+    }
+    float total = round_to_narrow(static_cast<float>(sum), soft);
+    if (total == 0.f) total = 1.f;
+    for (int64_t j = 0; j < T; ++j) {
+      x[j] = open ? round_to_narrow(round_to_narrow(x[j] / total, soft), narrow) : 0.f;
+      if (out && mode == 3) out[j] = x[j];
+    }
+  }
+
   template <class L>
   OS_HD void operator()(int64_t r, const L& lanes) const {
     const int64_t i = r % Sq, h = (r / Sq) % Hq, b = r / (Sq * Hq);
@@ -55,6 +95,10 @@ struct AttentionSoftmaxKernel {
     const int64_t pos = i + (nonpad ? nonpad[b] - Sq : past);
     float* x = s + r * T;
     float* out = qk ? qk + r * T : nullptr;
+    if (narrow != 0) {  // no shuffles on this path: the other lanes only return
+      if (lanes.lane() == 0) narrow_row(x, out, b, h, i, pos, valid);
+      return;
+    }
     // Pass 1: the biased logits (written back, and to qk at their stage),
     // their maximum, and whether any key is attendable.
     float m = -INFINITY, open = 0.f;
@@ -85,6 +129,17 @@ struct AttentionSoftmaxKernel {
       if (out && mode == 3) out[j] = p;
     }
   }
+};
+
+// y = x * scale rounded to float16 (narrow 1) or bfloat16 (2): a narrow
+// Attention's Q and K each scaled by the square root of its scale (itself
+// rounded), as the reference scales them before the product.
+struct ScaleRoundKernel {
+  float scale = 1.f;
+  int narrow = 0;
+  const float* x = nullptr;
+  float* y = nullptr;
+  OS_HD void operator()(int64_t i) const { y[i] = round_to_narrow(x[i] * scale, narrow); }
 };
 
 // RotaryEmbedding: one item per (b, s, h, i), i < half = rotary_dim / 2,

@@ -46,7 +46,8 @@ using AllKernels = KernelList<
     TopKCutKernel<int64_t>, TopKSelectKernel<float>, TopKSelectKernel<int32_t>, TopKSelectKernel<int64_t>,
     NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel, FillKernel, EyeKernel,
     IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel,
-    HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel>;
+    HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel,
+    ScaleRoundKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -112,4 +112,14 @@ OS_HD uint16_t float_to_bfloat16(float f) {
   return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 
+// v rounded to float16 (narrow 1) or bfloat16 (narrow 2), or v (0): where
+// the reference rounds an intermediate value to a narrow input's type (the
+// normalized values of LayerNormalization, RMSNormalization and
+// GroupNormalization; each stage of Attention).
+OS_HD float round_to_narrow(float v, int narrow) {
+  if (narrow == 1) return half_to_float(float_to_half(v));
+  if (narrow == 2) return bfloat16_to_float(float_to_bfloat16(v));
+  return v;
+}
+
 }  // namespace onnxscope::cuda

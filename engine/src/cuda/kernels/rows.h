@@ -14,15 +14,6 @@ namespace onnxscope::cuda {
 // base + j * inner for j < n, base = (r / inner) * n * inner + r % inner.
 OS_HD int64_t row_base(int64_t r, int64_t n, int64_t inner) { return (r / inner) * n * inner + r % inner; }
 
-// v rounded to float16 (narrow 1) or bfloat16 (narrow 2), or v (0): the
-// normalizations whose reference rounds the normalized value to X's type
-// before the scale.
-OS_HD float round_to_narrow(float v, int narrow) {
-  if (narrow == 1) return half_to_float(float_to_half(v));
-  if (narrow == 2) return bfloat16_to_float(float_to_bfloat16(v));
-  return v;
-}
-
 // The mean of n contiguous elements and 1 / sqrt(variance + epsilon), two
 // passes over the row, each lane its share, every lane getting both.
 template <class L>

@@ -1,4 +1,6 @@
-// Attention (ai.onnx 23 to 25), float32, as three steps on the device:
+// Attention (ai.onnx 23 to 25), float32, as three steps on the device
+// (float16 / bfloat16 through float32, each stage rounded as the
+// reference's: see run_attention):
 // S = scale * Q K^T (one strided-batched GEMM), the masked softmax in place
 // (kernels/attention.h), Y = S V (a second GEMM). Grouped query heads need
 // no copies: the query heads of a group are contiguous in (B, Hq, Sq, D), so
@@ -8,6 +10,7 @@
 // Also onnxscope.cpu FusedAttention (masked, guarded torch.onnx exports;
 // cpu/fused_ops.h) on the same steps, and RotaryEmbedding, which LLM exports
 // run on Q and K before Attention.
+#include <cmath>
 #include <stdexcept>
 
 #include "core/attention_plan.h"
@@ -21,9 +24,12 @@ enum Input { kQ, kK, kV, kMask, kPastKey, kPastValue, kNonpad };
 
 std::optional<std::string> refuse_attention(const Graph& g, const Node& n) {
   if (n.inputs.size() < 3) return std::string("Attention takes Q, K and V");
-  if (auto r = require_types(g, n, {DataType::Float}, kQ, 3)) return r;
-  if (auto r = require_types(g, n, {DataType::Bool, DataType::Float}, kMask, 1)) return r;
-  if (auto r = require_types(g, n, {DataType::Float}, kPastKey, 2)) return r;
+  // Q, K, V and the cache of one type (the spec lets V's differ): every float output is then of Q's type.
+  if (auto r = require_one_real_type(g, n, kQ, 3)) return r;
+  if (auto r = require_types(g, n, {DataType::Bool, DataType::Float, DataType::Float16, DataType::BFloat16}, kMask, 1)) return r;
+  for (size_t i : {size_t{kPastKey}, size_t{kPastValue}})
+    if (i < n.inputs.size() && !n.inputs[i].empty() && declared_type(g, n.inputs[i]) != declared_type(g, n.inputs[kQ]))
+      return std::string("the CUDA Attention takes past_key and past_value of Q's type");
   if (auto r = require_types(g, n, {DataType::Int64}, kNonpad, 1)) return r;
   if (const Attribute* p = n.attribute("softmax_precision"); p && p->i != 1)
     return std::string("softmax_precision other than float (1)");
@@ -60,8 +66,9 @@ DeviceTensor keys_or_values(OpContext& c, const attention::Geometry& g, Input in
 // rows (one strided-batched GEMM), the row kernel `k` in place (the caller
 // sets its masking and outputs), then Y = P V into y (B, Hq, Sq, Dv).
 // Q, keys and values are 4-D: (B, Hq, Sq, D), (B, Hkv, T, D), (B, Hkv, T, Dv).
+// `alpha` scales the product (1 where Q and K come scaled).
 void attend(OpContext& c, const attention::Geometry& g, const DeviceTensor& q, const DeviceTensor& keys,
-            const DeviceTensor& values, AttentionSoftmaxKernel k, const DeviceTensor& y) {
+            const DeviceTensor& values, AttentionSoftmaxKernel k, const DeviceTensor& y, float alpha) {
   DeviceTensor s = c.allocate(DataType::Float, g.qk_shape());
   auto* sd = static_cast<float*>(s.data);
   const int64_t m = g.group * g.Sq;
@@ -69,7 +76,7 @@ void attend(OpContext& c, const attention::Geometry& g, const DeviceTensor& q, c
     c.rt().zero(sd, bytes_of(DataType::Float, g.qk_shape()));
   else
     row_major_gemm(c, static_cast<const float*>(q.data), static_cast<const float*>(keys.data), sd, m, g.D, g.T, false,
-                   true, static_cast<float>(g.scale), 0.f, g.B * g.Hkv, m * g.D, g.T * g.D);
+                   true, alpha, 0.f, g.B * g.Hkv, m * g.D, g.T * g.D);
   k.T = g.T;
   k.Hq = g.Hq;
   k.Sq = g.Sq;
@@ -80,7 +87,8 @@ void attend(OpContext& c, const attention::Geometry& g, const DeviceTensor& q, c
                  false, 1.f, 0.f, g.B * g.Hkv, m * g.T, g.T * g.Dv);
 }
 
-void run_attention(OpContext& c) {
+// `type`: Q's (float16 or bfloat16: the reference's roundings, narrow_row).
+void attention_f32(OpContext& c, DataType type) {
   attention::Request req = attention::request_of(c.node(), c.opset());
   req.q = c.input(kQ).shape;
   req.k = c.input(kK).shape;
@@ -113,6 +121,25 @@ void run_attention(OpContext& c) {
     copy_heads(c, c.input(kQ).data, true, g.B, g.Hq, g.Sq, g.D, q.data, g.Sq, 0);
   }
   AttentionSoftmaxKernel k;
+  k.narrow = narrow_code(type);
+  k.soft = c.node().attribute("softmax_precision") ? 0 : k.narrow;  // 1 (float) is the only other one taken
+  DeviceTensor scaled_keys = keys;
+  float alpha = static_cast<float>(g.scale);
+  if (k.narrow != 0) {  // Q and K each scaled by sqrt(scale) rounded to their type, then rounded, before the product
+    ScaleRoundKernel sk;
+    sk.scale = round_to_narrow(static_cast<float>(std::sqrt(g.scale)), k.narrow);
+    sk.narrow = k.narrow;
+    DeviceTensor qs = c.allocate(DataType::Float, q.shape);
+    sk.x = static_cast<const float*>(q.data);
+    sk.y = static_cast<float*>(qs.data);
+    launch(c.rt(), sk, static_cast<int64_t>(elements_of(q.shape)));
+    q = qs;
+    scaled_keys = c.allocate(DataType::Float, keys.shape);
+    sk.x = static_cast<const float*>(keys.data);
+    sk.y = static_cast<float*>(scaled_keys.data);
+    launch(c.rt(), sk, static_cast<int64_t>(elements_of(keys.shape)));
+    alpha = 1.f;
+  }
   k.softcap = g.softcap > 0 ? static_cast<float>(g.softcap) : 0.f;
   k.causal = g.causal;
   k.left = g.left;
@@ -133,7 +160,7 @@ void run_attention(OpContext& c) {
   }
   // Y = P V, into Y itself when it is 4-D.
   DeviceTensor y4 = g.packed ? c.allocate(DataType::Float, {g.B, g.Hq, g.Sq, g.Dv}) : c.output(0);
-  attend(c, g, q, keys, values, k, y4);
+  attend(c, g, q, scaled_keys, values, k, y4, alpha);
   if (g.packed) {  // (B, Hq, Sq, Dv) -> (B, Sq, Hq * Dv)
     StridedCopy p;
     p.dims = {g.B, g.Hq, g.Sq, g.Dv};
@@ -191,7 +218,7 @@ void run_fused_attention(OpContext& c) {
     c.rt().zero(c.output(0).data, bytes_of(DataType::Float, g.y_shape()));
     return;
   }
-  attend(c, g, c.input(0), c.input(1), c.input(2), k, c.output(0));
+  attend(c, g, c.input(0), c.input(1), c.input(2), k, c.output(0), static_cast<float>(g.scale));
 }
 
 std::optional<std::string> refuse_rotary(const Graph& g, const Node& n) {
@@ -265,6 +292,11 @@ void rotary(OpContext& c) {
 }
 
 void run_rotary(OpContext& c) { run_on_float32(c, rotary); }
+
+void run_attention(OpContext& c) {
+  const DataType t = c.input(kQ).dtype;
+  run_on_float32(c, [t](OpContext& f) { attention_f32(f, t); });
+}
 
 }  // namespace
 
