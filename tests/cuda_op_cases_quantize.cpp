@@ -65,19 +65,24 @@ void code_range(DataType t, double& lo, double& hi) {
 Case quantize(Rng& rng, const std::string&) {
   Case c(choose(rng, std::vector<int64_t>{10, 13, 19, 21, 23, 25}));
   const Shape x = random_shape(rng, 1, 4, 6);
-  c.floats("x", x, rng, -300, 300);
+  // x and the scale float16 / bfloat16 from opset 19, of two types from 23.
+  const DataType tx = c.opset >= 19 ? real_type(rng) : DataType::Float;
+  const DataType ts = c.opset >= 23 && coin(rng) ? real_type(rng) : tx;
+  c.add_tensor("x", tx, x, rng, -300, 300);
   Tensor& xv = c.inputs.back().second.tensor();
   for (uint64_t i = 0; i < xv.element_count(); ++i) {
-    float& f = xv.mutable_data<float>()[i];
-    if (i % 3 == 0) f = std::round(f * 2) / 2;  // halves (over the scales of 1 below): to even
-    if (i % 11 == 5) f = i % 2 ? NAN : (i % 3 ? INFINITY : -INFINITY);
+    const auto f = static_cast<float>(xv.element_as_double(i));
+    if (i % 3 == 0) set_real(xv, i, std::round(f * 2) / 2);  // halves (over the scales of 1 below): to even
+    if (i % 11 == 5) set_real(xv, i, i % 2 ? NAN : (i % 3 ? INFINITY : -INFINITY));
   }
   std::vector<std::pair<const char*, int64_t>> attrs;
   const Shape scale = scale_layout(rng, c, x, attrs);
-  std::vector<std::string> in = {"x", c.floats("scale", scale, rng, 0.25, 3)};
+  std::vector<std::string> in = {"x", c.add_tensor("scale", ts, scale, rng, 0.25, 3)};
   Tensor& sv = c.inputs.back().second.tensor();
   for (uint64_t i = 0; i < sv.element_count(); ++i)  // exact quotients too
-    if (coin(rng)) sv.mutable_data<float>()[i] = choose(rng, std::vector<float>{0.5f, 1.f, 1.f, 2.f});
+    if (coin(rng)) set_real(sv, i, choose(rng, std::vector<float>{0.5f, 1.f, 1.f, 2.f}));
+  c.note_type(tx);
+  if (ts != tx) c.what += " scale of " + std::string(dtype_name(ts));
   const DataType code = choose(rng, codes(c.opset, false));
   const bool zero_point = c.opset < 21 ? coin(rng) || code != DataType::Uint8 : coin(rng);
   if (zero_point) {
@@ -91,6 +96,11 @@ Case quantize(Rng& rng, const std::string&) {
   for (const auto& [name, v] : attrs) attr_int(n, name, v);
   if (c.opset >= 21 && (!zero_point ? code != DataType::Uint8 || coin(rng) : coin(rng)))
     attr_int(n, "output_dtype", static_cast<int64_t>(code));
+  if (c.opset >= 23 && coin(rng)) {  // the division in another type than the scale's
+    const DataType p = choose(rng, std::vector<DataType>{DataType::Float, DataType::Float16, DataType::BFloat16});
+    attr_int(n, "precision", static_cast<int64_t>(p));
+    c.what += " precision " + std::string(dtype_name(p));
+  }
   return c;
 }
 
@@ -104,11 +114,17 @@ Case dequantize(Rng& rng, const std::string&) {
   c.add_tensor("x", code, x, rng, lo, hi);
   std::vector<std::pair<const char*, int64_t>> attrs;
   const Shape scale = scale_layout(rng, c, x, attrs);
-  std::vector<std::string> in = {"x", c.floats("scale", scale, rng, -2, 2)};
+  const DataType ts = c.opset >= 19 ? real_type(rng) : DataType::Float;  // float16 / bfloat16 scales from 19
+  std::vector<std::string> in = {"x", c.add_tensor("scale", ts, scale, rng, -2, 2)};
+  c.note_type(ts);
   if (coin(rng)) in.push_back(c.add_tensor("zero_point", code, scale, rng, lo, hi));
   auto& n = c.node("DequantizeLinear", in);
   for (const auto& [name, v] : attrs) attr_int(n, name, v);
-  if (c.opset >= 23 && coin(rng)) attr_int(n, "output_dtype", 1);
+  if (c.opset >= 23 && coin(rng)) {  // the output's type, the scale's or another
+    const DataType o = coin(rng) ? ts : real_type(rng);
+    attr_int(n, "output_dtype", static_cast<int64_t>(o));
+    c.what += " output_dtype " + std::string(dtype_name(o));
+  }
   return c;
 }
 

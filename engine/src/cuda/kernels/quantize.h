@@ -57,9 +57,10 @@ struct QuantizeKernel {
   bool saturate;           // float codes: out of range to +-max (else inf or NaN)
   int64_t n;               // elements
   void* y;
+  int narrow = 0;  // the division's precision: float16 (1) or bfloat16 (2) rounds x, the scale and the quotient to it
   OS_HD double value(int64_t i) const {
     const int64_t s = at(i);
-    const float q = x[i] / scale[s];
+    const float q = round_to_narrow(round_to_narrow(x[i], narrow) / round_to_narrow(scale[s], narrow), narrow);
     const double z = zero_point ? code_value(code, zero_point, s) : 0.0;
     if (float_code(code)) return static_cast<double>(q) + z;
     const double v = (q != q ? 0.0 : static_cast<double>(rintf(q))) + z;

@@ -57,10 +57,10 @@ std::string OpContext::attr_string(const char* name, const std::string& dflt) co
 
 void OpContext::fail(const std::string& what) const { throw std::runtime_error(node_.op_type + ": " + what); }
 
-void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, uint32_t narrowed) {
+void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, uint32_t narrowed, DataType to) {
   const size_t inputs = c.input_count();
-  const DataType first = c.has_input(0) ? c.input(0).dtype : DataType::Undefined;
-  const DataType narrow = first == DataType::Float16 || first == DataType::BFloat16 ? first : DataType::Undefined;
+  if (to == DataType::Undefined && c.has_input(0)) to = c.input(0).dtype;
+  const DataType narrow = to == DataType::Float16 || to == DataType::BFloat16 ? to : DataType::Undefined;
   std::vector<DeviceTensor> widened(inputs);
   std::vector<const DeviceTensor*> in(inputs, nullptr);
   for (size_t i = 0; i < inputs; ++i) {

@@ -161,9 +161,12 @@ inline Chunks chunks_of(int64_t n) {
 // (ops/op_table.cpp). The float32 math is the operator's own; the
 // reference computes these in double, so a result can round to the
 // neighbouring float16 value where it falls next to a tie.
-// The narrow type is input 0's: an input of another type (BatchNormalization's
-// float32 statistics beside a float16 X) is widened too, but sets no output's type.
-void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, uint32_t narrowed = ~0u);
+// The narrow type is `to`, by default input 0's when that is float16 or
+// bfloat16: an input of another type (BatchNormalization's float32
+// statistics beside a float16 X) is widened too, but sets no output's type.
+// `to` Float: no output rounded (DequantizeLinear's float32 output_dtype).
+void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, uint32_t narrowed = ~0u,
+                    DataType to = DataType::Undefined);
 // What the kernels' `narrow` field takes for a normalization's X type: 1
 // float16, 2 bfloat16, 0 otherwise (kernels/rows.h round_to_narrow).
 inline int narrow_code(DataType t) { return t == DataType::Float16 ? 1 : t == DataType::BFloat16 ? 2 : 0; }

@@ -3,9 +3,12 @@
 // the four float8 formats and the packed float4e2m1 (and int32 codes for
 // dequantization): per tensor, per axis or blocked, the layout and its
 // checks the reference's (core/quant_plan.h), one elementwise kernel each
-// (kernels/quantize.h). Float16/bfloat16 values and a `precision` other
-// than float go to the CPU engine. DynamicQuantizeLinear: its range in two
-// steps (kernels/integer.h), then the same kernel.
+// (kernels/quantize.h). float16 / bfloat16 values and scales through
+// float32 (run_on_float32): QuantizeLinear divides in the scale's type (or
+// `precision`'s) as the reference does, rounding x and the quotient to it;
+// DequantizeLinear writes the scale's type (or output_dtype's), rounded
+// once. DynamicQuantizeLinear: its range in two steps (kernels/integer.h),
+// then the same kernel.
 #include <algorithm>
 #include <stdexcept>
 
@@ -56,15 +59,17 @@ DataType quantized_type(const Graph& g, const Node& n) {
 
 std::optional<std::string> refuse_quantize(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("QuantizeLinear takes x and y_scale");
-  if (auto r = require_types(g, n, {DataType::Float}, 0, 2)) return r;
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, 0, 2)) return r;
   if (auto r = require_types(g, n, kCodes, 2, 1)) return r;
   if (!quantized_code(quantized_type(g, n))) return std::string("the CUDA kernel for QuantizeLinear writes integer codes of 16, 8, 4 or 2 bits, float8 or float4");
-  if (const Attribute* p = n.attribute("precision"); p && p->i != 0 && p->i != static_cast<int64_t>(DataType::Float))
-    return std::string("the CUDA kernel for QuantizeLinear divides in float32 (precision 1)");
+  if (const Attribute* p = n.attribute("precision"); p && p->i != 0 && p->i != static_cast<int64_t>(DataType::Float) &&
+                                                     p->i != static_cast<int64_t>(DataType::Float16) && p->i != static_cast<int64_t>(DataType::BFloat16))
+    return std::string("the CUDA kernel for QuantizeLinear divides in float32, float16 or bfloat16 (precision 1, 10 or 16)");
   return std::nullopt;
 }
 
-void run_quantize(OpContext& c) {
+// `precision`: the division's type (the scale's, or the precision attribute's).
+void quantize(OpContext& c, DataType precision) {
   const DeviceTensor& x = c.input(0);
   const DataType code = c.has_input(2) ? c.input(2).dtype : attribute_code(c.node());
   if (const int64_t od = c.attr_int("output_dtype", 0); c.has_input(2) && od != 0 && od != static_cast<int64_t>(code))
@@ -90,6 +95,7 @@ void run_quantize(OpContext& c) {
     default: break;  // float codes: no range, saturate instead
   }
   k.saturate = c.attr_int("saturate", 1) != 0;
+  k.narrow = narrow_code(precision);
   k.n = static_cast<int64_t>(elements_of(x.shape));
   k.y = c.output(0).data;
   const int per = packed_bits(k.code) ? 8 / packed_bits(k.code) : 1;
@@ -100,14 +106,15 @@ std::optional<std::string> refuse_dequantize(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("DequantizeLinear takes x and x_scale");
   if (declared_type(g, n.inputs[0]) != DataType::Int32)
     if (auto r = require_types(g, n, kCodes, 0, 1)) return r;
-  if (auto r = require_types(g, n, {DataType::Float}, 1, 1)) return r;
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, 1, 1)) return r;
   if (auto r = require_types(g, n, {declared_type(g, n.inputs[0])}, 2, 1)) return r;
-  if (const Attribute* a = n.attribute("output_dtype"); a && a->i != 0 && a->i != static_cast<int64_t>(DataType::Float))
-    return std::string("the CUDA kernel for DequantizeLinear writes float32");
+  if (const Attribute* a = n.attribute("output_dtype"); a && a->i != 0 && a->i != static_cast<int64_t>(DataType::Float) &&
+                                                          a->i != static_cast<int64_t>(DataType::Float16) && a->i != static_cast<int64_t>(DataType::BFloat16))
+    return std::string("the CUDA kernel for DequantizeLinear writes float32, float16 or bfloat16");
   return std::nullopt;
 }
 
-void run_dequantize(OpContext& c) {
+void dequantize(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   if (c.has_input(2) && c.input(2).dtype != x.dtype)
     c.fail("x_zero_point type " + std::string(dtype_name(c.input(2).dtype)) + " differs from x's " + std::string(dtype_name(x.dtype)));
@@ -121,6 +128,18 @@ void run_dequantize(OpContext& c) {
   k.zero_point = c.has_input(2) ? c.input(2).data : nullptr;
   k.y = static_cast<float*>(c.output(0).data);
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+}
+
+void run_quantize(OpContext& c) {
+  const int64_t p = c.attr_int("precision", 0);
+  const DataType precision = p != 0 ? static_cast<DataType>(p) : c.input(1).dtype;
+  run_on_float32(c, [precision](OpContext& f) { quantize(f, precision); });
+}
+
+// The output is output_dtype's type, else the scale's.
+void run_dequantize(OpContext& c) {
+  const int64_t od = c.attr_int("output_dtype", 0);
+  run_on_float32(c, dequantize, ~0u, od != 0 ? static_cast<DataType>(od) : c.input(1).dtype);
 }
 
 std::optional<std::string> refuse_dynamic_quantize(const Graph& g, const Node& n) {
