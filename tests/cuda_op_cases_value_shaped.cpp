@@ -10,7 +10,12 @@
 // output's shape: every integer index type, indices past the depth and
 // negative (counted from the end from opset 11), any axis, depth 0, values
 // of any width. CenterCropPad, whose shape input sets the output's: axes
-// cropped, padded and kept.
+// cropped, padded and kept. NonMaxSuppression, whose output holds the boxes
+// kept: overlapping, identical, flipped and empty boxes, both box formats,
+// tied and NaN scores, every box limit and threshold (or none).
+#include <algorithm>
+#include <cmath>
+
 #include "cuda_op_cases.h"
 
 namespace onnxscope::test::cuda_cases {
@@ -162,6 +167,45 @@ Case one_hot(Rng& rng, const std::string&) {
   return c;
 }
 
+Case nms(Rng& rng, const std::string&) {
+  Case c(choose(rng, std::vector<int64_t>{10, 11}));
+  const int64_t batches = pick(rng, 1, 2), classes = pick(rng, 1, 3);
+  const int64_t nb = pick(rng, 0, 5) == 0 ? pick(rng, 40, 70) : pick(rng, 0, 12);
+  const bool center = coin(rng);
+  c.floats("boxes", {batches, nb, 4}, rng, 0, 10);
+  Tensor& bx = c.inputs.back().second.tensor();
+  float* b = bx.mutable_data<float>();
+  for (int64_t i = 0; i < batches * nb; ++i) {
+    float* p = b + i * 4;
+    if (center) {  // centers in [0, 10], sizes in [0, 6)
+      p[2] = std::fabs(p[2]) * 0.6f;
+      p[3] = std::fabs(p[3]) * 0.6f;
+    }
+    const int64_t what = pick(rng, 0, 11);
+    if (what <= 1 && i > 0) std::copy(p - 4, p, p);          // the box before it again: IoU 1, a tie with a threshold of 1
+    if (what == 4 && !center) std::swap(p[0], p[2]);         // corners flipped
+    if (what == 2) p[center ? 2 : 3] = p[center ? 2 : 1];    // no area
+    if (what == 3 && pick(rng, 0, 2) == 0) p[0] = NAN;
+  }
+  c.floats("scores", {batches, classes, nb}, rng, 0, 1);
+  Tensor& sc = c.inputs.back().second.tensor();
+  for (uint64_t i = 0; i < sc.element_count(); ++i) {
+    float& f = sc.mutable_data<float>()[i];
+    const int64_t what = pick(rng, 0, 9);
+    if (what < 3) f = std::round(f * 4) / 4;  // ties
+    if (what == 3 && pick(rng, 0, 3) == 0) f = NAN;
+  }
+  std::vector<std::string> in = {"boxes", "scores"};
+  const int64_t given = pick(rng, 0, 3);  // how many of the optional inputs
+  if (given >= 1) in.push_back(c.ints("max_out", {choose(rng, std::vector<int64_t>{0, 1, 2, pick(rng, 1, nb + 2), 1000})}));
+  if (given >= 2) in.push_back(c.float_list("iou", {choose(rng, std::vector<float>{0.f, 0.3f, 0.5f, 0.7f, 1.f, 1.f})}));
+  if (given >= 3) in.push_back(c.float_list("score", {choose(rng, std::vector<float>{0.f, 0.25f, 0.5f, 0.9f})}));
+  auto& n = c.node("NonMaxSuppression", in);
+  if (center) attr_int(n, "center_point_box", 1);
+  c.what += center ? " center boxes" : " corner boxes";
+  return c;
+}
+
 }  // namespace
 
 void add_value_shaped_generators(std::map<std::string, Generator>& m) {
@@ -171,6 +215,7 @@ void add_value_shaped_generators(std::map<std::string, Generator>& m) {
   m["EyeLike"] = eye_like;
   m["OneHot"] = one_hot;
   m["CenterCropPad"] = center_crop_pad;
+  m["NonMaxSuppression"] = nms;
 }
 
 }  // namespace onnxscope::test::cuda_cases

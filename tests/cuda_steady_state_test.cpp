@@ -337,6 +337,43 @@ TEST(CudaSteadyState, NonZeroRunsArePlannedButNotCapturedWhateverTheirCounts) {
   }
 }
 
+// NonMaxSuppression likewise: the boxes kept per class are read back
+// mid-run, and how many are kept changes with the scores.
+TEST(CudaSteadyState, NonMaxSuppressionRunsArePlannedButNotCapturedWhateverTheyKeep) {
+  ModelBuilder b(11);
+  b.input("boxes", DataType::Float, {int64_t{1}, int64_t{6}, int64_t{4}});
+  b.input("scores", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{6}});
+  b.initializer(make_int64_tensor("max_out", {1}, {4}));
+  b.initializer(make_float_tensor("iou", {1}, {0.5f}));
+  b.initializer(make_float_tensor("score", {1}, {0.1f}));
+  b.node("NonMaxSuppression", {"boxes", "scores", "max_out", "iou", "score"}, {"kept"}, "nms");
+  b.output_untyped("kept");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto reference = make_reference_engine()->prepare(m);
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  EXPECT_NE(prepared->placement().find("1 of 1 nodes on the device"), std::string::npos) << prepared->placement();
+  auto input = [](float spread) {  // boxes further apart overlap less: more are kept
+    Tensor boxes = Tensor::zeros(DataType::Float, {1, 6, 4});
+    Tensor scores = Tensor::zeros(DataType::Float, {1, 2, 6});
+    for (int i = 0; i < 6; ++i) {
+      float* p = boxes.mutable_data<float>() + i * 4;
+      p[0] = p[1] = spread * static_cast<float>(i);
+      p[2] = p[3] = p[0] + 1.f;
+      scores.mutable_data<float>()[i] = 0.9f - 0.1f * static_cast<float>(i);
+      scores.mutable_data<float>()[6 + i] = i % 2 ? 0.05f : 0.5f;
+    }
+    return NamedValues{{"boxes", Value(std::move(boxes))}, {"scores", Value(std::move(scores))}};
+  };
+  const float spreads[] = {0.f, 0.f, 2.f, 0.1f, 0.4f, 0.f};
+  for (size_t i = 0; i < std::size(spreads); ++i) {
+    const NamedValues in = input(spreads[i]);
+    expect_matches(prepared->run(in), reference->run(in), "run " + std::to_string(i) + " with boxes " + std::to_string(spreads[i]) + " apart");
+    EXPECT_EQ(prepared->last_run_stats().how, i == 0 ? "memory recorded for planning" : "planned memory") << "run " << i;
+  }
+}
+
 TEST(CudaArena, LaterRunsGetThePlannedPlacesAndNeverBytesInUse) {
   auto rt = cuda::make_host_runtime();
   Arena arena(rt);

@@ -13,6 +13,7 @@
 #include "cuda/kernels/integer_math.h"
 #include "cuda/kernels/lines.h"
 #include "cuda/kernels/movement.h"
+#include "cuda/kernels/nms.h"
 #include "cuda/kernels/nonzero.h"
 #include "cuda/kernels/quantize.h"
 #include "cuda/kernels/recurrent.h"
@@ -47,7 +48,7 @@ using AllKernels = KernelList<
     NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel, FillKernel, EyeKernel,
     IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel,
     HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel,
-    ScaleRoundKernel>;
+    ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -511,8 +511,15 @@ void NonMaxSuppression(KernelContext& ctx) {
       std::vector<int64_t> cand;
       for (int64_t i = 0; i < NB; ++i)
         if (!score_threshold || static_cast<float>(sc[i]) > *score_threshold) cand.push_back(i);
-      // Highest score first; equal scores keep the lower box index first.
-      std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) { return static_cast<float>(sc[p]) > static_cast<float>(sc[q]); });
+      // Highest score first, NaN after every number (the spec leaves NaN
+      // open; a comparator that is not a strict weak order would leave the
+      // order to the sort's implementation); equal scores, and NaNs, keep
+      // the lower box index first.
+      std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) {
+        const float a = static_cast<float>(sc[p]), b = static_cast<float>(sc[q]);
+        if (std::isnan(a) != std::isnan(b)) return std::isnan(b);
+        return a > b;
+      });
       std::vector<int64_t> kept;
       for (int64_t i : cand) {
         if (static_cast<int64_t>(kept.size()) >= max_out) break;
