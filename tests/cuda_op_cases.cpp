@@ -261,11 +261,16 @@ Case pool(Rng& rng, const std::string& op) {
     pads[static_cast<size_t>(d)] = pick(rng, 0, kernel[static_cast<size_t>(d)] - 1);
     pads[static_cast<size_t>(d + r)] = pick(rng, 0, kernel[static_cast<size_t>(d)] - 1);
   }
-  const DataType t = real_type(rng);
-  c.add_tensor("x", t, s, rng, -2, 2);
+  // MaxPool on int8 / uint8 too (small ranges: ties, which decide Indices).
+  const DataType t = op == "MaxPool" && pick(rng, 0, 3) == 0 ? choose(rng, std::vector<DataType>{DataType::Int8, DataType::Uint8})
+                                                           : real_type(rng);
+  c.add_tensor("x", t, s, rng, is_real(t) ? -2 : -4, is_real(t) ? 2 : 4);
   c.note_type(t);
-  if (op == "MaxPool" && coin(rng)) nan_some(c.inputs.back().second.tensor(), rng);
-  auto& n = c.node(op, {"x"});
+  if (op == "MaxPool" && is_real(t) && coin(rng)) nan_some(c.inputs.back().second.tensor(), rng);
+  const bool indices = op == "MaxPool" && coin(rng);
+  auto& n = c.node(op, {"x"}, indices ? 2 : 1);
+  if (indices && coin(rng)) attr_int(n, "storage_order", 1);
+  if (indices) c.what += " with Indices";
   attr_ints(n, "kernel_shape", kernel);
   attr_ints(n, "strides", strides);
   if (coin(rng)) attr_ints(n, "pads", pads);

@@ -235,6 +235,11 @@ struct PoolKernel {
   int64_t in[3], out[3], kernel[3], stride[3], pad_begin[3], pad_end[3], dilation[3];
   const float* x;
   float* y;
+  // MaxPool's Indices, or nullptr: the maximum's place in X, flattened over
+  // (N, C, spatial dims), the spatial dims row-major or (storage_order 1)
+  // column-major; 0 within the plane when no tap holds a number.
+  int64_t* indices = nullptr;
+  bool column_major = false;
   OS_HD void operator()(int64_t i) const {
     int64_t o[3] = {0, 0, 0};
     int64_t rest = i, in_size = 1;
@@ -249,9 +254,10 @@ struct PoolKernel {
     double acc = 0;
     float best = NAN;  // max: NaN inputs skipped, the first maximum kept; NaN when no tap has a number
     bool found = false;
+    int64_t best_off = 0, best_col = 0;
     int64_t counted = 0, padded = 0;
     for (int64_t w = 0; w < window; ++w) {
-      int64_t k = w, off = 0;
+      int64_t k = w, off = 0, col = 0;
       bool inside = true, in_padded = true;
       for (int d = rank - 1; d >= 0; --d) {
         const int64_t kd = k % kernel[d];
@@ -259,9 +265,11 @@ struct PoolKernel {
         const int64_t q = o[d] * stride[d] + kd * dilation[d] - pad_begin[d];
         if (q < 0 || q >= in[d]) inside = false;
         if (q < -pad_begin[d] || q >= in[d] + pad_end[d]) in_padded = false;
-        int64_t step = 1;
+        int64_t step = 1, col_step = 1;
         for (int e = d + 1; e < rank; ++e) step *= in[e];
+        for (int e = 0; e < d; ++e) col_step *= in[e];
         off += q * step;
+        col += q * col_step;
       }
       if (in_padded) ++padded;
       if (!inside) continue;
@@ -270,12 +278,15 @@ struct PoolKernel {
         if (v == v && (!found || v > best)) {
           best = v;
           found = true;
+          best_off = off;
+          best_col = col;
         }
       } else {
         acc += kind == 1 ? static_cast<double>(v) : pow(fabs(static_cast<double>(v)), p);
       }
       ++counted;
     }
+    if (kind == 0 && indices) indices[i] = rest * in_size + (column_major ? best_col : best_off);
     if (kind == 0) y[i] = best;
     else if (kind == 1) y[i] = static_cast<float>(acc / static_cast<double>(count_include_pad ? padded : counted));
     else y[i] = static_cast<float>(pow(acc, 1.0 / p));

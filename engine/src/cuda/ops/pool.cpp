@@ -2,7 +2,9 @@
 // (kernels/rows.h), sums in double and NaN skipped by the max as the
 // reference does; GlobalAveragePool and GlobalMaxPool as reductions over the
 // spatial dims; GlobalLpPool as LpPool with the whole image as its window.
-// float16 / bfloat16 through float32 (run_on_float32), rounded once.
+// float16 / bfloat16 through float32 (run_on_float32), rounded once;
+// MaxPool also on int8 / uint8 (opset 12), widened to float32 and stored
+// back (both exact), and with its Indices output.
 #include "cuda/ops/op_table.h"
 #include "cuda/ops/window.h"
 
@@ -11,9 +13,11 @@ namespace onnxscope::cuda {
 namespace {
 
 std::optional<std::string> refuse_pool(const Graph& g, const Node& n) {
-  if (auto r = require_one_real_type(g, n)) return r;
-  if (n.op_type == "MaxPool" && n.outputs.size() > 1 && !n.outputs[1].empty())
-    return std::string("the CUDA MaxPool does not write Indices");
+  const DataType t = n.inputs.empty() ? DataType::Undefined : declared_type(g, n.inputs[0]);
+  if (n.op_type != "MaxPool" || (t != DataType::Int8 && t != DataType::Uint8))
+    if (auto r = require_one_real_type(g, n)) return r;
+  if (const Attribute* s = n.attribute("storage_order"); s && s->i != 0 && s->i != 1)
+    return "storage_order " + std::to_string(s->i);
   return refuse_spatial_rank(g, n);
 }
 
@@ -49,7 +53,31 @@ void pool_f32(OpContext& c) {
   }
   k.x = static_cast<const float*>(x.data);
   k.y = static_cast<float*>(c.output(0).data);
+  if (k.kind == 0 && c.wants_output(1)) {
+    const int64_t order = c.attr_int("storage_order", 0);
+    if (order != 0 && order != 1) c.fail("storage_order must be 0 or 1, got " + std::to_string(order));
+    c.output(1) = c.allocate(DataType::Int64, out);
+    k.indices = static_cast<int64_t*>(c.output(1).data);
+    k.column_major = order == 1;
+  }
   launch(c.rt(), k, static_cast<int64_t>(elements_of(out)));
+}
+
+// int8 / uint8 MaxPool: the codes widened to float32, pooled, the maxima
+// (each one of the codes) stored back; Indices as they come.
+void max_pool_bytes(OpContext& c) {
+  if (c.node().op_type != "MaxPool") c.fail("only MaxPool takes int8 or uint8 on the device");
+  const DeviceTensor& x = c.input(0);
+  const auto type = static_cast<ElemType>(x.dtype);
+  DeviceTensor wide = c.allocate(DataType::Float, x.shape);
+  launch(c.rt(), CastKernel{type, ElemType::Float, x.data, wide.data, true}, static_cast<int64_t>(elements_of(x.shape)));
+  const DeviceTensor* in[] = {&wide};
+  std::vector<DeviceTensor> out(c.node().outputs.size());
+  OpContext f = c.over(in, out);
+  pool_f32(f);
+  c.output(0) = c.allocate(x.dtype, out[0].shape);
+  launch(c.rt(), CastKernel{ElemType::Float, type, out[0].data, c.output(0).data, true}, static_cast<int64_t>(elements_of(out[0].shape)));
+  for (size_t o = 1; o < out.size(); ++o) c.output(o) = std::move(out[o]);
 }
 
 std::optional<std::string> refuse_global(const Graph& g, const Node& n) {
@@ -114,7 +142,11 @@ void global_lp_f32(OpContext& c) {
   launch(c.rt(), k, static_cast<int64_t>(elements_of(out)));
 }
 
-void run_pool(OpContext& c) { run_on_float32(c, pool_f32); }
+void run_pool(OpContext& c) {
+  const DataType t = c.input(0).dtype;
+  if (t == DataType::Int8 || t == DataType::Uint8) max_pool_bytes(c);
+  else run_on_float32(c, pool_f32);
+}
 void run_global(OpContext& c) { run_on_float32(c, global_f32); }
 void run_global_lp(OpContext& c) { run_on_float32(c, global_lp_f32); }
 
