@@ -131,7 +131,39 @@ Case clip(Rng& rng, const std::string&) {
 // float8's range with and without saturate, and doubles just past a tie of
 // the narrow formats, which a float16 (bfloat16, float8) rounds wrongly when
 // rounded twice through float32.
+// A packed type (int4, uint4, int2, uint2, float4e2m1) to or from any Cast
+// type, or to another packed one (opset 25); odd counts leave a half-used
+// last byte.
+Case packed_cast(Rng& rng) {
+  Case c(25);
+  const std::vector<DataType> packed = {DataType::Int4, DataType::Uint4, DataType::Int2, DataType::Uint2, DataType::Float4E2M1};
+  const std::vector<DataType> other = {DataType::Float, DataType::Double, DataType::Float16, DataType::BFloat16, DataType::Int8,
+                                       DataType::Int32, DataType::Uint8, DataType::Int64, DataType::Bool, DataType::Float8E4M3FN};
+  // 0: from packed, 1: to packed, 2: packed to packed, 3: doubles next to float4's ties
+  const int dir = static_cast<int>(pick(rng, 0, 3));
+  DataType f = dir == 1 ? choose(rng, other) : choose(rng, packed);
+  DataType t = dir == 0 ? choose(rng, other) : choose(rng, packed);
+  if (dir == 3) f = DataType::Double, t = DataType::Float4E2M1;
+  double lo = -100, hi = 100;  // past the packed targets' ranges: the low bits are kept
+  if (f == DataType::Int4) lo = -8, hi = 7.99;
+  if (f == DataType::Uint4) lo = 0, hi = 15.99;
+  if (f == DataType::Int2) lo = -2, hi = 1.99;
+  if (f == DataType::Uint2) lo = 0, hi = 3.99;
+  if (f == DataType::Float4E2M1 || f == DataType::Float8E4M3FN) lo = -7, hi = 7;
+  if (f == DataType::Uint8 || f == DataType::Bool) lo = 0;
+  c.add_tensor("x", f, random_shape(rng, 0, 3, 7), rng, lo, hi);
+  if (f == DataType::Double && t == DataType::Float4E2M1) {  // just past float4's ties: rounded twice through float32 they would tie
+    Tensor& x = c.inputs.back().second.tensor();
+    for (uint64_t i = 0; i < x.element_count(); i += 2)
+      x.mutable_data<double>()[i] = (coin(rng) ? -1 : 1) * (choose(rng, std::vector<double>{0.25, 0.75, 1.25, 1.75, 2.5, 3.5, 5}) + std::ldexp(1.0, -40));
+  }
+  attr_int(c.node("Cast", {"x"}), "to", static_cast<int64_t>(t));
+  c.what += std::string(" of ") + std::string(dtype_name(f)) + " to " + std::string(dtype_name(t));
+  return c;
+}
+
 Case cast(Rng& rng, const std::string&) {
+  if (pick(rng, 0, 3) == 0) return packed_cast(rng);
   Case c(21);
   const std::vector<DataType> types = {DataType::Float,   DataType::Double, DataType::Float16, DataType::BFloat16,
                                        DataType::Int8,    DataType::Int16,  DataType::Int32,   DataType::Int64,

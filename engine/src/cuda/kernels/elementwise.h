@@ -443,6 +443,48 @@ struct CastKernel {
   OS_HD void operator()(int64_t i) const { cast_store(to, y, i, cast_load(from, x, i), saturate); }
 };
 
+// Cast where either side is a packed type (int4, uint4, int2, uint2,
+// float4e2m1): one item per output byte when the output is packed (its
+// codes written together, the unused bits of the last byte 0), else one per
+// element. Packed integers read sign- or zero-extended and written as the
+// value's low bits (wrapping, as the reference's casts); float4e2m1 through
+// the float8 codes' coder, always saturating, rounded once (to odd first).
+struct PackedCastKernel {
+  ElemType from, to;
+  int64_t n;  // elements
+  const void* x;
+  void* y;
+  bool saturate;
+  OS_HD CastValue load(int64_t i) const {
+    const int w = packed_bits(from);
+    if (!w) return cast_load(from, x, i);
+    const int per = 8 / w;
+    const uint32_t bits = (static_cast<const uint8_t*>(x)[i / per] >> ((i % per) * w)) & ((1u << w) - 1u);
+    const int v = static_cast<int>(from);
+    if (v == kE2M1) return {decode_float_code(from, bits), 0, 0, 0};
+    if (v == kInt4 || v == kInt2) return {0, static_cast<int64_t>(bits) - ((bits >> (w - 1)) ? (int64_t{1} << w) : 0), 0, 1};
+    return {0, 0, bits, 2};
+  }
+  OS_HD uint32_t code(CastValue v) const {
+    if (static_cast<int>(to) == kE2M1) {
+      const double f = v.kind == 0 ? v.f : v.kind == 1 ? static_cast<double>(v.i) : static_cast<double>(v.u);
+      return encode_float_code(to, round_to_odd_float(f), true);
+    }
+    return static_cast<uint32_t>(cast_int_bits(v));
+  }
+  OS_HD void operator()(int64_t i) const {
+    const int w = packed_bits(to);
+    if (!w) {
+      cast_store(to, y, i, load(i), saturate);
+      return;
+    }
+    const int per = 8 / w;
+    uint32_t byte = 0;
+    for (int j = 0; j < per && i * per + j < n; ++j) byte |= (code(load(i * per + j)) & ((1u << w) - 1u)) << (j * w);
+    static_cast<uint8_t*>(y)[i] = static_cast<uint8_t>(byte);
+  }
+};
+
 // Range (core/range_plan.h): integers start + i * delta, wrapping; reals as
 // numpy.arange in double (first, second, then first + i * step), cast to
 // float32 or stored as double. The product is rounded on its own (no fused

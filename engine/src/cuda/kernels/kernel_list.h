@@ -48,7 +48,7 @@ using AllKernels = KernelList<
     NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel, FillKernel, EyeKernel,
     IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel,
     HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel,
-    ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel>;
+    ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

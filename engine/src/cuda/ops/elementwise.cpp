@@ -429,12 +429,20 @@ void run_clip(OpContext& c) {
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
 }
 
+// The packed types Cast also takes (PackedCastKernel): int4, uint4, int2, uint2, float4e2m1.
+bool packed_castable(DataType t) {
+  return t == DataType::Int4 || t == DataType::Uint4 || t == DataType::Int2 || t == DataType::Uint2 || t == DataType::Float4E2M1;
+}
+
 std::optional<std::string> refuse_cast(const Graph& g, const Node& n) {
   const DataType from = declared_type(g, n.inputs.empty() ? std::string() : n.inputs[0]);
   const Attribute* to = n.attribute("to");
-  if (!castable(from)) return "the CUDA Cast does not read " + std::string(from == DataType::Undefined ? "an unknown type" : dtype_name(from));
-  if (!to || !is_known_dtype(static_cast<int32_t>(to->i)) || !castable(static_cast<DataType>(to->i)))
+  if (!castable(from) && !packed_castable(from))
+    return "the CUDA Cast does not read " + std::string(from == DataType::Undefined ? "an unknown type" : dtype_name(from));
+  if (!to || !is_known_dtype(static_cast<int32_t>(to->i)))
     return std::string("the CUDA Cast does not write that type");
+  if (const auto t = static_cast<DataType>(to->i); !castable(t) && !packed_castable(t))
+    return "the CUDA Cast does not write " + std::string(dtype_name(t));
   return std::nullopt;
 }
 
@@ -442,8 +450,10 @@ std::optional<std::string> refuse_cast(const Graph& g, const Node& n) {
 std::optional<std::string> refuse_cast_like(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2) return std::string("CastLike takes two inputs");
   const DataType from = declared_type(g, n.inputs[0]), to = declared_type(g, n.inputs[1]);
-  if (!castable(from)) return "the CUDA CastLike does not read " + std::string(from == DataType::Undefined ? "an unknown type" : dtype_name(from));
-  if (!castable(to)) return "the CUDA CastLike does not write " + std::string(to == DataType::Undefined ? "an unknown type" : dtype_name(to));
+  if (!castable(from) && !packed_castable(from))
+    return "the CUDA CastLike does not read " + std::string(from == DataType::Undefined ? "an unknown type" : dtype_name(from));
+  if (!castable(to) && !packed_castable(to))
+    return "the CUDA CastLike does not write " + std::string(to == DataType::Undefined ? "an unknown type" : dtype_name(to));
   return std::nullopt;
 }
 
@@ -451,9 +461,15 @@ void run_cast(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const auto to = c.node().op_type == "CastLike" ? c.input(1).dtype : static_cast<DataType>(c.attr_int("to", 0));
   c.output(0) = c.allocate(to, x.shape);
-  CastKernel k{static_cast<ElemType>(x.dtype), static_cast<ElemType>(to), x.data, c.output(0).data,
-               c.attr_int("saturate", 1) != 0};
-  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+  const bool saturate = c.attr_int("saturate", 1) != 0;
+  const auto n = static_cast<int64_t>(elements_of(x.shape));
+  if (!packed_castable(x.dtype) && !packed_castable(to)) {
+    launch(c.rt(), CastKernel{static_cast<ElemType>(x.dtype), static_cast<ElemType>(to), x.data, c.output(0).data, saturate}, n);
+    return;
+  }
+  const PackedCastKernel k{static_cast<ElemType>(x.dtype), static_cast<ElemType>(to), n, x.data, c.output(0).data, saturate};
+  const int w = packed_bits(k.to);
+  launch(c.rt(), k, w ? (n + 8 / w - 1) / (8 / w) : n);
 }
 
 // --- FusedElementwise (cpu/fused_ops.h) ---
