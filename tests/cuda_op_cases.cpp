@@ -1123,6 +1123,7 @@ const std::map<std::string, Generator>& generators() {
     add_view_generators(m);
     add_norm_generators(m);
     add_grid_generators(m);
+    add_llm_block_generators(m);
     return m;
   }();
   return g;

@@ -203,6 +203,8 @@ void add_view_generators(std::map<std::string, Generator>& m);
 void add_norm_generators(std::map<std::string, Generator>& m);
 // GridSample, AffineGrid (cuda_op_cases_grid.cpp).
 void add_grid_generators(std::map<std::string, Generator>& m);
+// SwiGLU, CausalConvWithState, LinearAttention (cuda_op_cases_llm_blocks.cpp).
+void add_llm_block_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).
 int case_weight(const std::string& op);

@@ -12,6 +12,7 @@
 #include "cuda/kernels/integer.h"
 #include "cuda/kernels/integer_math.h"
 #include "cuda/kernels/lines.h"
+#include "cuda/kernels/llm_blocks.h"
 #include "cuda/kernels/movement.h"
 #include "cuda/kernels/nms.h"
 #include "cuda/kernels/nonzero.h"
@@ -48,7 +49,8 @@ using AllKernels = KernelList<
     NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel, FillKernel, EyeKernel,
     IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel,
     HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel,
-    ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel>;
+    ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel,
+    SwiGluKernel, CausalConvKernel, CausalConvStateKernel, LinearAttentionKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -178,6 +178,7 @@ const std::map<std::string, OpDef>& table() {
     add_range_ops(defs);
     add_nonzero_ops(defs);
     add_nms_ops(defs);
+    add_llm_block_ops(defs);
     add_constant_fill_ops(defs);
     add_grid_sample_ops(defs);
     add_fused_ops(defs);

@@ -132,6 +132,7 @@ void add_recurrent_ops(std::vector<OpDef>& t);        // RNN, GRU, LSTM
 void add_range_ops(std::vector<OpDef>& t);            // Range
 void add_nonzero_ops(std::vector<OpDef>& t);          // NonZero
 void add_nms_ops(std::vector<OpDef>& t);              // NonMaxSuppression
+void add_llm_block_ops(std::vector<OpDef>& t);        // SwiGLU, CausalConvWithState, LinearAttention
 void add_constant_fill_ops(std::vector<OpDef>& t);    // ConstantOfShape, EyeLike
 void add_grid_sample_ops(std::vector<OpDef>& t);      // GridSample, AffineGrid
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
