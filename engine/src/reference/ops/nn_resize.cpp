@@ -7,6 +7,7 @@
 #include <optional>
 
 #include "core/grid_sample_math.h"
+#include "core/nms_math.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/nn_parts.h"
 #include "core/resize_plan.h"
@@ -476,33 +477,16 @@ void NonMaxSuppression(KernelContext& ctx) {
   const int64_t B = boxes.shape()[0], NB = boxes.shape()[1], NC = scores.shape()[1];
   // Coordinates and scores are compared in float, as onnxruntime does.
   const std::vector<double> bv = real_values(boxes), sv = real_values(scores);
-  auto corners = [&](int64_t b, int64_t i, float out[4]) {  // ymin, xmin, ymax, xmax
-    const double* p = bv.data() + (b * NB + i) * 4;
-    if (center == 0) {
-      out[0] = static_cast<float>(std::min(p[0], p[2]));
-      out[2] = static_cast<float>(std::max(p[0], p[2]));
-      out[1] = static_cast<float>(std::min(p[1], p[3]));
-      out[3] = static_cast<float>(std::max(p[1], p[3]));
-    } else {
-      const float xc = static_cast<float>(p[0]), yc = static_cast<float>(p[1]), w = static_cast<float>(p[2]), h = static_cast<float>(p[3]);
-      out[1] = xc - w / 2;
-      out[3] = xc + w / 2;
-      out[0] = yc - h / 2;
-      out[2] = yc + h / 2;
-    }
-  };
+  // Corners and the overlap test are core/nms_math.h's, shared with the CUDA kernels.
   auto suppress = [&](int64_t b, int64_t i, int64_t j) {
-    float a[4], c[4];
-    corners(b, i, a);
-    corners(b, j, c);
-    const float ix = std::min(a[3], c[3]) - std::max(a[1], c[1]);
-    const float iy = std::min(a[2], c[2]) - std::max(a[0], c[0]);
-    if (ix <= 0 || iy <= 0) return false;
-    const float inter = ix * iy;
-    const float area_a = (a[2] - a[0]) * (a[3] - a[1]), area_c = (c[2] - c[0]) * (c[3] - c[1]);
-    const float uni = area_a + area_c - inter;
-    if (area_a <= 0 || area_c <= 0 || uni <= 0) return false;
-    return inter / uni > iou_threshold;
+    float pi[4], pj[4], a[4], c[4];
+    for (int k = 0; k < 4; ++k) {
+      pi[k] = static_cast<float>(bv[static_cast<size_t>((b * NB + i) * 4 + k)]);
+      pj[k] = static_cast<float>(bv[static_cast<size_t>((b * NB + j) * 4 + k)]);
+    }
+    nms::corners(pi, center == 1, a);
+    nms::corners(pj, center == 1, c);
+    return nms::suppresses(a, c, iou_threshold);
   };
   std::vector<int64_t> selected;  // triples
   for (int64_t b = 0; b < B; ++b)
@@ -513,12 +497,9 @@ void NonMaxSuppression(KernelContext& ctx) {
         if (!score_threshold || static_cast<float>(sc[i]) > *score_threshold) cand.push_back(i);
       // Highest score first, NaN after every number (the spec leaves NaN
       // open; a comparator that is not a strict weak order would leave the
-      // order to the sort's implementation); equal scores, and NaNs, keep
-      // the lower box index first.
-      std::stable_sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) {
-        const float a = static_cast<float>(sc[p]), b = static_cast<float>(sc[q]);
-        if (std::isnan(a) != std::isnan(b)) return std::isnan(b);
-        return a > b;
+      // order to the sort's implementation), then the lower box index.
+      std::sort(cand.begin(), cand.end(), [&](int64_t p, int64_t q) {
+        return nms::before(static_cast<float>(sc[p]), p, static_cast<float>(sc[q]), q);
       });
       std::vector<int64_t> kept;
       for (int64_t i : cand) {
