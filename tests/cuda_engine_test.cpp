@@ -203,6 +203,26 @@ TEST(CudaEngine, OneHotLeavesPackedIndicesToTheCpuEngine) {
   }
 }
 
+// NonMaxSuppression ranks each box against its whole line on the device:
+// a known count of boxes up to 4096 runs there, more (or an unknown count)
+// on the CPU engine, which sorts.
+TEST(CudaEngine, NonMaxSuppressionOfManyOrUncountedBoxesGoesToTheCpuEngine) {
+  const std::vector<DimSpec> counts = {int64_t{4096}, int64_t{4097}, std::string("boxes")};
+  for (const DimSpec& n : counts) {
+    ModelBuilder b(11);
+    b.input("boxes", DataType::Float, {int64_t{1}, n, int64_t{4}});
+    b.input("scores", DataType::Float, {int64_t{1}, int64_t{2}, n});
+    b.node("NonMaxSuppression", {"boxes", "scores"}, {"kept"}, "nms");
+    b.output_untyped("kept");
+    auto r = b.load();
+    ASSERT_TRUE(r.ok()) << dump(r);
+    std::shared_ptr<const Model> m(std::move(r.model));
+    const std::string p = make_cuda_sim_engine()->prepare(m)->placement();
+    if (n == DimSpec{int64_t{4096}}) EXPECT_NE(p.find("device  nms (NonMaxSuppression)"), std::string::npos) << p;
+    else EXPECT_NE(p.find("host    nms (NonMaxSuppression): NonMaxSuppression on the device takes a known number of boxes up to 4096"), std::string::npos) << p;
+  }
+}
+
 // The debugger's blame re-runs each node alone: with the cuda engines that
 // must place the node as the whole run did (here: on the device, in fp16),
 // or the error a half-precision Conv introduces is blamed on nothing.

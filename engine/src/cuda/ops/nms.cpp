@@ -14,11 +14,23 @@ namespace {
 
 bool nms_reads_on_host(const Node&, size_t i) { return i >= 2; }
 
+// Each candidate is ranked against its whole line (n * n reads): lines of a
+// known length up to this go to the device, longer or unknown ones to the
+// CPU engine, which sorts.
+constexpr int64_t kNmsBoxes = 4096;
+
 std::optional<std::string> refuse_nms(const Graph& g, const Node& n) {
   if (n.inputs.size() < 2) return std::string("NonMaxSuppression takes boxes and scores");
   if (auto r = require_types(g, n, {DataType::Float}, 0, 2)) return r;
   if (auto r = require_types(g, n, {DataType::Int64}, 2, 1)) return r;
-  return require_types(g, n, {DataType::Float}, 3, 2);
+  if (auto r = require_types(g, n, {DataType::Float}, 3, 2)) return r;
+  const TypeInfo* t = g.type_of(n.inputs[1]);
+  const Initializer* init = g.initializer(n.inputs[1]);
+  const bool known = init ? init->value.shape().size() == 3 && init->value.shape()[2] <= kNmsBoxes
+                          : t && t->is_tensor() && t->shape && t->shape->size() == 3 && (*t->shape)[2].is_known() &&
+                                (*t->shape)[2].value <= kNmsBoxes;
+  if (!known) return "NonMaxSuppression on the device takes a known number of boxes up to " + std::to_string(kNmsBoxes);
+  return std::nullopt;
 }
 
 // An optional scalar input read on the host: absent or empty gives nullopt.
@@ -45,6 +57,8 @@ void run_nms(OpContext& c) {
   if (center != 0 && center != 1) c.fail("center_point_box must be 0 or 1");
   if (iou < 0 || iou > 1) c.fail("iou_threshold must be in [0, 1]");
   const int64_t nb = bs[1], classes = ss[1], lines = ss[0] * classes;
+  if (nb > kNmsBoxes)  // the declared shape said otherwise
+    c.fail(std::to_string(nb) + " boxes: the device ranks up to " + std::to_string(kNmsBoxes) + " per class");
   const int64_t cap = std::clamp<int64_t>(max_out, 0, nb);
   if (lines * nb == 0 || cap == 0) {
     c.output(0) = c.allocate(DataType::Int64, {0, 3});

@@ -169,8 +169,9 @@ inline Chunks chunks_of(int64_t n) {
 // `to` Float: no output rounded (DequantizeLinear's float32 output_dtype).
 void run_on_float32(OpContext& c, const std::function<void(OpContext&)>& run, uint32_t narrowed = ~0u,
                     DataType to = DataType::Undefined);
-// What the kernels' `narrow` field takes for a normalization's X type: 1
-// float16, 2 bfloat16, 0 otherwise (kernels/rows.h round_to_narrow).
+// What the kernels' `narrow` fields take for a narrow input's type, where
+// the reference rounds an intermediate value to it: 1 float16, 2 bfloat16,
+// 0 otherwise (kernels/portable.h round_to_narrow).
 inline int narrow_code(DataType t) { return t == DataType::Float16 ? 1 : t == DataType::BFloat16 ? 2 : 0; }
 
 // Shared by the families (defined in ops/movement.cpp).
