@@ -187,7 +187,7 @@ void add_einsum_generators(std::map<std::string, Generator>& m);
 void add_integer_generators(std::map<std::string, Generator>& m);
 // RNN, GRU, LSTM (cuda_op_cases_recurrent.cpp).
 void add_recurrent_generators(std::map<std::string, Generator>& m);
-// Range, NonZero, ConstantOfShape, EyeLike, OneHot, CenterCropPad and NonMaxSuppression (cuda_op_cases_value_shaped.cpp).
+// Range, NonZero, ConstantOfShape, EyeLike, OneHot, CenterCropPad, NonMaxSuppression and Compress (cuda_op_cases_value_shaped.cpp).
 void add_value_shaped_generators(std::map<std::string, Generator>& m);
 // BitwiseAnd / Or / Xor / Not and BitShift (cuda_op_cases_integer_math.cpp).
 void add_integer_math_generators(std::map<std::string, Generator>& m);

@@ -12,7 +12,9 @@
 // of any width. CenterCropPad, whose shape input sets the output's: axes
 // cropped, padded and kept. NonMaxSuppression, whose output holds the boxes
 // kept: overlapping, identical, flipped and empty boxes, both box formats,
-// tied and NaN scores, every box limit and threshold (or none).
+// tied and NaN scores, every box limit and threshold (or none). Compress:
+// conditions shorter than the axis, all false or mostly true, with an axis
+// (negative too) or over the flattened input, any element width.
 #include <algorithm>
 #include <cmath>
 
@@ -206,6 +208,25 @@ Case nms(Rng& rng, const std::string&) {
   return c;
 }
 
+Case compress(Rng& rng, const std::string&) {
+  Case c(11);
+  const Shape x = random_shape(rng, 1, 4);
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Int64, DataType::Uint8, DataType::Float16});
+  c.add_tensor("x", t, x, rng, -9, 9);
+  const auto rank = static_cast<int64_t>(x.size());
+  const bool has_axis = coin(rng);
+  const int64_t axis = has_axis ? pick(rng, -rank, rank - 1) : 0;
+  const int64_t dim = has_axis ? x[static_cast<size_t>(axis < 0 ? axis + rank : axis)] : static_cast<int64_t>(count(x));
+  const int64_t len = pick(rng, 0, dim);  // shorter than the axis at times
+  c.add_tensor("condition", DataType::Bool, {len}, rng, pick(rng, 0, 4) == 0 ? -1 : -0.5, pick(rng, 0, 4) == 0 ? 0 : 1);
+  auto& n = c.node("Compress", {"x", "condition"});
+  if (has_axis) {
+    attr_int(n, "axis", axis);
+    c.what += " axis " + std::to_string(axis);
+  }
+  return c;
+}
+
 }  // namespace
 
 void add_value_shaped_generators(std::map<std::string, Generator>& m) {
@@ -216,6 +237,7 @@ void add_value_shaped_generators(std::map<std::string, Generator>& m) {
   m["OneHot"] = one_hot;
   m["CenterCropPad"] = center_crop_pad;
   m["NonMaxSuppression"] = nms;
+  m["Compress"] = compress;
 }
 
 }  // namespace onnxscope::test::cuda_cases

@@ -2,7 +2,8 @@
 // Identity: a new shape over the same memory) and, by one strided-copy
 // kernel, Transpose, Slice, Concat, Split, Expand and Tile; Gather with its
 // indices read and checked on the device (kernels/movement.h), and
-// GatherND likewise. Any fixed-width type.
+// GatherND likewise; Compress as a Gather of the places its condition (read
+// on the host) keeps. Any fixed-width type.
 #include <algorithm>
 #include <climits>
 #include <numeric>
@@ -483,6 +484,57 @@ void run_gather(OpContext& c) {
   });
 }
 
+// --- Compress ---
+
+// The condition is read on the host (it sets the output's size, and is
+// short: one flag per place along the axis); the places it keeps become
+// Gather's indices, uploaded once per run.
+bool compress_reads_on_host(const Node&, size_t i) { return i == 1; }
+
+std::optional<std::string> refuse_compress(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 2) return std::string("Compress takes input and condition");
+  if (auto r = refuse_movable(g, n)) return r;
+  return require_types(g, n, {DataType::Bool}, 1, 1);
+}
+
+void run_compress(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const Tensor* cond = c.host(1);
+  if (!cond || cond->dtype() != DataType::Bool) c.fail("condition must be a bool tensor");
+  if (cond->shape().size() != 1) c.fail("condition must be 1-D, got shape " + shape_to_string(cond->shape()));
+  // Without an axis the input is flattened first.
+  const bool has_axis = c.node().attribute("axis") != nullptr;
+  if (has_axis && x.shape.empty()) c.fail("input must have rank >= 1 when axis is given");
+  const Shape view = has_axis ? x.shape : Shape{static_cast<int64_t>(elements_of(x.shape))};
+  const auto axis = static_cast<size_t>(has_axis ? normalize_axis(c, c.attr_int("axis", 0), x.shape.size()) : 0);
+  const int64_t dim = view[axis];
+  std::vector<int64_t> kept;
+  const auto* flags = reinterpret_cast<const uint8_t*>(cond->raw());
+  for (uint64_t i = 0; i < cond->element_count(); ++i) {
+    if (!flags[i]) continue;
+    if (static_cast<int64_t>(i) >= dim)
+      c.fail("condition is true at position " + std::to_string(i) + ", beyond the size " + std::to_string(dim) + " of axis " +
+             std::to_string(axis));
+    kept.push_back(static_cast<int64_t>(i));
+  }
+  Shape out = view;
+  out[axis] = static_cast<int64_t>(kept.size());
+  c.output(0) = c.allocate(x.dtype, out);
+  const auto n = static_cast<int64_t>(elements_of(out));
+  if (n == 0) return;
+  Tensor places = Tensor::zeros(DataType::Int64, {static_cast<int64_t>(kept.size())});
+  std::copy(kept.begin(), kept.end(), places.mutable_data<int64_t>());
+  const DeviceTensor idx = c.upload(places);
+  int64_t inner = 1;
+  for (size_t d = axis + 1; d < view.size(); ++d) inner *= view[d];
+  with_element_width(x.dtype, [&](auto w) {
+    GatherKernel<decltype(w)> k{dim, static_cast<int64_t>(kept.size()), inner};
+    k.indices = idx.data;
+    k.indices32 = false;
+    launch_gather(c, k, x, n);
+  });
+}
+
 // --- GatherND ---
 
 std::optional<std::string> refuse_gather_nd(const Graph& g, const Node& n) {
@@ -548,6 +600,7 @@ void add_movement_ops(std::vector<OpDef>& t) {
   t.push_back({"Expand", refuse_movable, run_expand, OpBackend::Kernel, expand_reads_on_host});
   t.push_back({"Tile", refuse_tile, run_tile, OpBackend::Kernel, tile_reads_on_host});
   t.push_back({"Gather", refuse_gather, run_gather});
+  t.push_back({"Compress", refuse_compress, run_compress, OpBackend::Kernel, compress_reads_on_host});
   t.push_back({"GatherND", refuse_gather_nd, run_gather_nd});
 }
 
