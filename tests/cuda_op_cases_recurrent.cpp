@@ -29,25 +29,27 @@ Case recurrent(Rng& rng, const std::string& op) {
   const int64_t dirs = direction == "bidirectional" ? 2 : 1;
   const bool batch_first = c.opset >= 14 && coin(rng);
   const Shape state = batch_first ? Shape{batch, dirs, hidden} : Shape{dirs, batch, hidden};
-  c.floats("x", batch_first ? Shape{batch, seq, input} : Shape{seq, batch, input}, rng);
-  c.floats("w", {dirs, gates * hidden, input}, rng, -0.7, 0.7);
+  const DataType t = real_type(rng);
+  c.note_type(t);
+  c.add_tensor("x", t, batch_first ? Shape{batch, seq, input} : Shape{seq, batch, input}, rng, -2, 2);
+  c.add_tensor("w", t, {dirs, gates * hidden, input}, rng, -0.7, 0.7);
   // Rows of R summing under 1 in size: with the functions' slopes at most 1
   // the recurrence contracts, so TF32's and fp16's rounding does not grow
   // from step to step past their tolerance.
   const double reach = 0.95 / static_cast<double>(hidden);
-  c.floats("r", {dirs, gates * hidden, hidden}, rng, -reach, reach);
+  c.add_tensor("r", t, {dirs, gates * hidden, hidden}, rng, -reach, reach);
   std::vector<std::string> in = {"x", "w", "r"};
   auto optional = [&](bool present, const std::function<std::string()>& make) { in.push_back(present ? make() : ""); };
-  optional(coin(rng), [&] { return c.floats("b", {dirs, 2 * gates * hidden}, rng, -1, 1); });
+  optional(coin(rng), [&] { return c.add_tensor("b", t, {dirs, 2 * gates * hidden}, rng, -1, 1); });
   optional(coin(rng), [&] {
     std::vector<int64_t> lengths(static_cast<size_t>(batch));
     for (auto& l : lengths) l = pick(rng, 0, 2) == 0 ? seq : pick(rng, 0, seq);
     return c.index_input("lengths", DataType::Int32, {batch}, lengths);
   });
-  optional(coin(rng), [&] { return c.floats("initial_h", state, rng, -1, 1); });
+  optional(coin(rng), [&] { return c.add_tensor("initial_h", t, state, rng, -1, 1); });
   if (gates == 4) {
-    optional(coin(rng), [&] { return c.floats("initial_c", state, rng, -1, 1); });
-    optional(coin(rng), [&] { return c.floats("p", {dirs, 3 * hidden}, rng, -1, 1); });
+    optional(coin(rng), [&] { return c.add_tensor("initial_c", t, state, rng, -1, 1); });
+    optional(coin(rng), [&] { return c.add_tensor("p", t, {dirs, 3 * hidden}, rng, -1, 1); });
   }
   while (!in.empty() && in.back().empty()) in.pop_back();
   auto& n = c.node(op, in, gates == 4 ? 3 : 2);

@@ -1,5 +1,6 @@
-// RNN, GRU and LSTM (float32, every opset and attribute the reference
-// takes) as GEMMs and one gate kernel per step (kernels/recurrent.h):
+// RNN, GRU and LSTM (float32, and float16 / bfloat16 through it; every
+// opset and attribute the reference takes) as GEMMs and one gate kernel per
+// step (kernels/recurrent.h):
 //  - X·W^T for every step and both directions, one strided-batched GEMM;
 //  - per step, h·R^T for both directions, one strided-batched GEMM (GRU
 //    without linear_before_reset: the z and r rows, then a second GEMM of
@@ -31,9 +32,12 @@ const Recurrent& recurrent_of(const std::string& op) {
 
 std::optional<std::string> refuse_recurrent(const Graph& g, const Node& n) {
   if (n.inputs.size() < 3) return n.op_type + " takes X, W and R";
-  if (auto r = require_types(g, n, {DataType::Float}, 0, 4)) return r;
+  if (auto r = require_one_real_type(g, n, 0, 4)) return r;  // X, W, R, B
   if (auto r = require_types(g, n, {DataType::Int32}, 4, 1)) return r;
-  return require_types(g, n, {DataType::Float}, 5);
+  for (size_t i = 5; i < n.inputs.size(); ++i)  // initial_h, initial_c, P
+    if (!n.inputs[i].empty() && declared_type(g, n.inputs[i]) != declared_type(g, n.inputs[0]))
+      return "the CUDA " + n.op_type + " takes initial states and peepholes of X's type";
+  return std::nullopt;
 }
 
 // Copies a state between the kernel's [dirs, batch, hidden] and the
@@ -61,7 +65,7 @@ RecurrentActivation device_activation(const rnn::Activation& a) {
   return r;
 }
 
-void run_recurrent(OpContext& c) {
+void recurrent_f32(OpContext& c) {
   const Recurrent& kind = recurrent_of(c.node().op_type);
   const DeviceTensor& x = c.input(0);
   const DeviceTensor& w = c.input(1);
@@ -171,6 +175,10 @@ void run_recurrent(OpContext& c) {
   if (want_h && p.batch_first) copy_state(c, p, h, c.output(1).data, false);
   if (want_c && p.batch_first) copy_state(c, p, cs, c.output(2).data, false);
 }
+
+// float16 / bfloat16 through float32 (the reference runs the recurrence in
+// double and rounds each output once).
+void run_recurrent(OpContext& c) { run_on_float32(c, recurrent_f32); }
 
 }  // namespace
 
