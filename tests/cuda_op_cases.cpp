@@ -68,7 +68,15 @@ Case binary(Rng& rng, const std::string& op) {
   double lo = -4, hi = 4;
   if (op == "Pow") lo = 0.2;
   c.add_tensor("a", t, sa, rng, lo, hi);
-  if (op == "Div" || op == "Mod") {
+  if (op == "Pow" && coin(rng)) {  // an exponent of another type (opset 12): integers too, under negative bases
+    const DataType te = choose(rng, std::vector<DataType>{DataType::Float, DataType::Float16, DataType::Double, DataType::Int64,
+                                                          DataType::Int32, DataType::Int8, DataType::Uint8});
+    c = Case(20);
+    c.add_tensor("a", t, sa, rng, dtype_info(te).is_integer ? -4 : 0.2, 4);
+    c.add_tensor("b", te, sb, rng, te == DataType::Uint8 ? 0 : -3, 3.99);
+    c.note_type(t);
+    c.what += " exponent of " + std::string(dtype_name(te));
+  } else if (op == "Div" || op == "Mod") {
     c.add_tensor("b", t, sb, rng, 0.5, 3);
   } else {
     c.add_tensor("b", t, sb, rng, op == "Pow" ? -2 : lo, op == "Pow" ? 2 : hi);

@@ -196,7 +196,14 @@ std::optional<std::string> refuse_binary(const Graph& g, const Node& n) {
   if ((op == BinaryOp::Max || op == BinaryOp::Min) && n.inputs.size() != 2) return refuse_variadic(g, n);
   if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
   if (op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor) return require_types(g, n, {DataType::Bool});
-  if (op == BinaryOp::Pow || op == BinaryOp::PRelu) {
+  if (op == BinaryOp::Pow) {  // the exponent may be of any numeric type (opset 12 on)
+    if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, 0, 1)) return r;
+    const DataType e = declared_type(g, n.inputs[1]);
+    if (e == DataType::Bool || !castable(e) || !(dtype_info(e).is_float || dtype_info(e).is_integer))
+      return "the CUDA Pow takes a float or integer exponent (it is " + std::string(dtype_name(e)) + ")";
+    return std::nullopt;
+  }
+  if (op == BinaryOp::PRelu) {
     if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16})) return r;
     if (declared_type(g, n.inputs[1]) != declared_type(g, n.inputs[0])) return "the inputs of " + n.op_type + " differ in type";
     return std::nullopt;
@@ -294,6 +301,24 @@ void run_variadic(OpContext& c) {
   c.output(0) = std::move(acc);
 }
 
+void run_binary(OpContext& c);
+
+// Pow with an exponent of another type than the base: the exponent cast to
+// float32 and the base widened to it (run_on_float32), as the reference
+// takes both in the base's compute type (float) and rounds the power to the
+// base's type.
+void run_pow_mixed(OpContext& c) {
+  const DeviceTensor& e = c.input(1);
+  const DeviceTensor ef = c.allocate(DataType::Float, e.shape);
+  launch(c.rt(), CastKernel{static_cast<ElemType>(e.dtype), ElemType::Float, e.data, ef.data, true},
+         static_cast<int64_t>(elements_of(e.shape)));
+  const DeviceTensor* in[] = {&c.input(0), &ef};
+  std::vector<DeviceTensor> out(1);
+  OpContext f = c.over(in, out);
+  run_on_float32(f, run_binary);
+  c.output(0) = std::move(out[0]);
+}
+
 void run_binary(OpContext& c) {
   if (c.input_count() != 2) {
     run_variadic(c);
@@ -313,6 +338,10 @@ void run_binary(OpContext& c) {
     p = plan_of(c, {0, 1});
   }
   const DataType t = c.input(0).dtype;
+  if (op == BinaryOp::Pow && c.input(1).dtype != t) {
+    run_pow_mixed(c);
+    return;
+  }
   if (c.input(1).dtype != t) c.fail("the inputs differ in type");
   const bool boolean = is_comparison(op);
   c.output(0) = c.allocate(boolean ? DataType::Bool : t, p.out);
