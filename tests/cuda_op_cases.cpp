@@ -12,6 +12,7 @@ namespace {
 // --- generators, by family ---
 
 Case unary(Rng& rng, const std::string& op) {
+  if ((op == "Neg" || op == "Abs" || op == "Sign" || op == "Relu") && pick(rng, 0, 2) == 0) return integer_unary(rng, op);
   Case c(op == "Swish" ? 24 : 20);
   double lo = -3, hi = 3;
   if (op == "Log" || op == "Sqrt") lo = 0.05;
@@ -57,6 +58,7 @@ Case binary(Rng& rng, const std::string& op) {
   const bool float_only = op == "Pow" || op == "PRelu";
   if ((op == "Max" || op == "Min") && pick(rng, 0, 3) == 0) return variadic(rng, op);
   if (!logic && !float_only && coin(rng)) return integer_binary(rng, op);
+  if (op == "Pow" && pick(rng, 0, 2) == 0) return integer_pow(rng, op);
   Case c(20);
   const Shape s = random_shape(rng, 0, 4);
   Shape sa = s, sb = broadcastable(rng, s);
@@ -102,8 +104,9 @@ Case where(Rng& rng, const std::string&) {
   return c;
 }
 
-// Clip on every real type, infinities included (they pass a missing bound).
-Case clip(Rng& rng, const std::string&) {
+// Clip on every real type, infinities included (they pass a missing bound); integers a third of the time.
+Case clip(Rng& rng, const std::string& op) {
+  if (pick(rng, 0, 2) == 0) return integer_clip(rng, op);
   const DataType t = real_type(rng);
   Case c(coin(rng) ? 6 : 20);  // opset 6: bounds as attributes
   c.add_tensor("x", t, random_shape(rng, c.opset == 6 ? 1 : 0, 4), rng, -2, 2);

@@ -194,6 +194,11 @@ void add_integer_math_generators(std::map<std::string, Generator>& m);
 // Add, Sub, Mul, Div, Mod, Max, Min or a comparison on a random integer
 // type, with wrapping and extreme values (cuda_op_cases_integer_math.cpp).
 Case integer_binary(Rng& rng, const std::string& op);
+// Neg, Abs, Sign or Relu; Clip (opset 13); Pow of an integer base, its
+// exponent of an integer or float type (cuda_op_cases_integer_math.cpp).
+Case integer_unary(Rng& rng, const std::string& op);
+Case integer_clip(Rng& rng, const std::string& op);
+Case integer_pow(Rng& rng, const std::string& op);
 // Sum and Mean; Max and Min of other than two inputs (cuda_op_cases_variadic.cpp).
 void add_variadic_generators(std::map<std::string, Generator>& m);
 Case variadic(Rng& rng, const std::string& op);

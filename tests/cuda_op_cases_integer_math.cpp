@@ -1,6 +1,7 @@
 // Random problems for the integer elementwise kernels (kernels/integer_math.h):
 // Add, Sub, Mul, Div, Mod (both forms), Max, Min and the comparisons on
-// every integer width, and BitwiseAnd / Or / Xor / Not and BitShift. Values
+// every integer width, BitwiseAnd / Or / Xor / Not and BitShift, Neg / Abs /
+// Sign / Relu, Clip, and Pow of an integer base. Values
 // mix small numbers, the type's extremes (so sums and products wrap, and
 // INT_MIN / -1 comes up) and random bit patterns; divisors are never 0 (a
 // zero divisor is cuda_engine_test's).
@@ -101,6 +102,69 @@ Case integer_binary(Rng& rng, const std::string& op) {
     c.what += " fmod";
   }
   c.what += std::string(" of ") + std::string(dtype_name(t));
+  return c;
+}
+
+Case integer_unary(Rng& rng, const std::string& op) {
+  Case c(14);
+  const bool signed_only = op == "Neg" || op == "Relu";
+  const DataType t = choose(rng, signed_only ? std::vector<DataType>{DataType::Int8, DataType::Int16, DataType::Int32, DataType::Int64}
+                                             : integer_types());
+  integer_input(c, "x", t, random_shape(rng, 0, 4), rng, false);
+  c.node(op, {"x"});
+  c.what += std::string(" of ") + std::string(dtype_name(t));
+  return c;
+}
+
+// Clip (opset 13) of an integer type: no bound, either or both, lo > hi too.
+Case integer_clip(Rng& rng, const std::string&) {
+  Case c(13);
+  const DataType t = choose(rng, integer_types());
+  integer_input(c, "x", t, random_shape(rng, 0, 4), rng, false);
+  auto bound = [&](const std::string& name) {
+    const uint32_t bits = dtype_info(t).bits;
+    const int64_t v = coin(rng) ? pick(rng, dtype_info(t).is_signed ? -5 : 0, 5) : static_cast<int64_t>(rng());
+    std::string raw(bits / 8, '\0');
+    std::memcpy(raw.data(), &v, bits / 8);  // little-endian low bytes
+    c.m.initializer(make_tensor_raw(name, t, {}, raw));
+    c.what += " " + name;
+    return name;
+  };
+  std::vector<std::string> in = {"x"};
+  const int form = static_cast<int>(pick(rng, 0, 3));
+  if (form != 0) in.push_back(form == 2 ? std::string() : bound("lo"));
+  if (form >= 2) in.push_back(bound("hi"));
+  c.node("Clip", in);
+  c.what += std::string(" of ") + std::string(dtype_name(t));
+  return c;
+}
+
+// Pow of an integer base: the exponent an integer (small, past the width,
+// negative) or a float (fractions, negatives, NaN, infinities), so both
+// of the reference's paths and its out-of-range rule come up.
+Case integer_pow(Rng& rng, const std::string&) {
+  Case c(15);
+  const DataType t = choose(rng, integer_types());
+  const DataType te = choose(rng, std::vector<DataType>{t, DataType::Int64, DataType::Int32, DataType::Int8, DataType::Uint8,
+                                                        DataType::Float, DataType::Float16, DataType::Double});
+  const Shape s = random_shape(rng, 0, 4);
+  Shape sa = s, sb = broadcastable(rng, s);
+  if (coin(rng)) std::swap(sa, sb);
+  integer_input(c, "a", t, sa, rng, false);
+  if (dtype_info(te).is_integer) {
+    integer_input(c, "b", te, sb, rng, false, true);  // amounts around the width: 0 up to bits + 2, negatives
+  } else {
+    c.add_tensor("b", te, sb, rng, -3, 3);
+    Tensor& b = c.inputs.back().second.tensor();
+    const double specials[] = {0.5, 2.0, -1.0, 3.0, NAN, INFINITY, -INFINITY, 70.0};
+    for (uint64_t i = 0; i < b.element_count(); i += 2) {
+      const double v = specials[pick(rng, 0, 7)];
+      if (te == DataType::Double) b.mutable_data<double>()[i] = v;
+      else set_real(b, i, static_cast<float>(v));
+    }
+  }
+  c.node("Pow", {"a", "b"});
+  c.what += std::string(" of ") + std::string(dtype_name(t)) + " exponent of " + std::string(dtype_name(te));
   return c;
 }
 

@@ -1,7 +1,7 @@
 // Elementwise integer math on every integer width, signed and unsigned, in
 // one kernel each: arithmetic (wrapping), Div and Mod (a zero divisor is
 // reported, never executed), Max/Min, comparisons, bitwise logic, BitShift
-// and BitwiseNot. Values are loaded into 64 bits (sign- or zero-extended),
+// and BitwiseNot; Neg, Abs, Sign, Relu and Clip; Pow of an integer base. Values are loaded into 64 bits (sign- or zero-extended),
 // computed there and stored as their low bits: for the wrapping ops the low
 // bits of the 64-bit result are the narrow type's wrapped result.
 #pragma once
@@ -122,6 +122,77 @@ struct BitwiseNotKernel {
   const void* x;
   void* y;
   OS_HD void operator()(int64_t i) const { int_store(type, y, i, ~int_load(type, x, i)); }
+};
+
+// The integer unary operators. Clip's bounds are the kernel's lo / hi.
+enum class IntUnaryOp : int { Neg, Abs, Sign, Relu, Clip };
+
+// y = op(x), any integer width (Neg and Relu: signed types only, as their
+// schemas have them). The most negative value has no positive counterpart:
+// Neg and Abs leave it as it is (numpy wraps). Clip, as the reference: below
+// lo becomes lo, then above hi becomes hi (so lo > hi gives hi everywhere).
+struct IntegerUnaryKernel {
+  IntUnaryOp op;
+  IntType type;
+  bool has_lo, has_hi;
+  uint64_t lo, hi;  // Clip's bounds, sign- or zero-extended like the values
+  const void* x;
+  void* y;
+  OS_HD void operator()(int64_t i) const {
+    uint64_t v = int_load(type, x, i);
+    const bool negative = type.is_signed && static_cast<int64_t>(v) < 0;
+    switch (op) {
+      case IntUnaryOp::Neg: v = 0 - v; break;
+      case IntUnaryOp::Abs: v = negative ? 0 - v : v; break;
+      case IntUnaryOp::Sign: v = negative ? ~uint64_t{0} : v != 0 ? 1 : 0; break;
+      case IntUnaryOp::Relu: v = negative ? 0 : v; break;
+      case IntUnaryOp::Clip:
+        if (has_lo && int_less(type, v, lo)) v = lo;
+        if (has_hi && int_less(type, hi, v)) v = hi;
+        break;
+    }
+    int_store(type, y, i, v);
+  }
+};
+
+// base ** e for an integer base of the reference's rule (its integer_pow):
+// a whole exponent from 0 up is exact by squaring, modulo 2^64 (the low bits
+// are the narrow type's wrapped power); any other exponent goes through
+// double pow, truncated toward zero, and a power outside the type's range
+// (infinity, NaN) gives the type's lowest value.
+OS_HD uint64_t int_pow(IntType t, uint64_t base, double e) {
+  if (e >= 0 && e == floor(e) && e < 1.8e19) {
+    uint64_t r = 1, b = base;
+    for (uint64_t n = static_cast<uint64_t>(e); n; n >>= 1) {
+      if (n & 1) r *= b;
+      b *= b;
+    }
+    return r;
+  }
+  const int bits = 8 * t.bytes;
+  const double p = pow(t.is_signed ? static_cast<double>(static_cast<int64_t>(base)) : static_cast<double>(base), e);
+  const double hi = ldexp(1.0, t.is_signed ? bits - 1 : bits);
+  const double lo = t.is_signed ? -hi : 0.0;
+  if (!(p >= lo && p < hi)) return t.is_signed ? uint64_t{1} << (bits - 1) : 0;
+  return t.is_signed ? static_cast<uint64_t>(static_cast<int64_t>(p)) : static_cast<uint64_t>(p);
+}
+
+// Pow with an integer base a (any width) and an exponent b of any numeric
+// type (read as the reference reads it, as a double), numpy broadcasting.
+struct IntegerPowKernel {
+  IntType type;
+  ElemType exponent;
+  BroadcastIndex bc;
+  const void* a;
+  const void* b;
+  void* y;
+  OS_HD void operator()(int64_t i) const {
+    int64_t off[2];
+    bc.offsets(i, 2, off);
+    const CastValue e = cast_load(exponent, b, off[1]);
+    const double ed = e.kind == 0 ? e.f : e.kind == 1 ? static_cast<double>(e.i) : static_cast<double>(e.u);
+    int_store(type, y, i, int_pow(type, int_load(type, a, off[0]), ed));
+  }
 };
 
 }  // namespace onnxscope::cuda

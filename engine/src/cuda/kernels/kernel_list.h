@@ -47,7 +47,7 @@ using AllKernels = KernelList<
     DynamicQuantParamsKernel, RecurrentStepKernel, RangeKernel, TopKCutKernel<float>, TopKCutKernel<int32_t>,
     TopKCutKernel<int64_t>, TopKSelectKernel<float>, TopKSelectKernel<int32_t>, TopKSelectKernel<int64_t>,
     NonZeroCountKernel, NonZeroPlacesKernel, NonZeroWriteKernel, FillKernel, EyeKernel,
-    IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel,
+    IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel, IntegerUnaryKernel, IntegerPowKernel,
     HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel,
     ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel,
     SwiGluKernel, CausalConvKernel, CausalConvStateKernel, LinearAttentionKernel>;

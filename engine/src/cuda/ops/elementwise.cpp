@@ -1,8 +1,8 @@
 // Elementwise operators: unary math and activations, IsNaN / IsInf, Clip,
 // and broadcast arithmetic and comparisons on float32, float16 and bfloat16
 // (computed in float and rounded on store, as the reference does) and on
-// every integer width (kernels/integer_math.h, with bitwise logic and
-// BitShift); Not, And / Or / Xor; Where (any fixed width); Cast and
+// every integer width (kernels/integer_math.h, with bitwise logic,
+// BitShift, Neg / Abs / Sign / Relu, Clip and Pow); Not, And / Or / Xor; Where (any fixed width); Cast and
 // CastLike (kernels/elementwise.h); and the CPU engine's FusedElementwise,
 // a chain of the float32 ones in one kernel.
 #include <cmath>
@@ -101,15 +101,47 @@ const std::map<std::string, BinaryOp>& binary_ops() {
   return m;
 }
 
+// The unary operators with integer forms (IntegerUnaryKernel), by their schemas' types.
+std::optional<IntUnaryOp> int_unary_op(const std::string& op) {
+  if (op == "Neg") return IntUnaryOp::Neg;
+  if (op == "Abs") return IntUnaryOp::Abs;
+  if (op == "Sign") return IntUnaryOp::Sign;
+  if (op == "Relu") return IntUnaryOp::Relu;
+  return std::nullopt;
+}
+bool integer_unary_signed_only(const std::string& op) { return op == "Neg" || op == "Relu"; }
+
 std::optional<std::string> refuse_unary(const Graph& g, const Node& n) {
   if (n.op_type == "Gelu") {
     const Attribute* a = n.attribute("approximate");
     if (a && a->s != "none" && a->s != "tanh") return "Gelu approximate='" + a->s + "'";
   }
+  const DataType t = n.inputs.empty() ? DataType::Undefined : declared_type(g, n.inputs[0]);
+  if (int_unary_op(n.op_type) && fixed_width_integer(t) && (dtype_info(t).is_signed || !integer_unary_signed_only(n.op_type)))
+    return std::nullopt;
   return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16});
 }
 
+// IntegerUnaryKernel on x (any integer width), output 0 allocated like x.
+void run_integer_unary(OpContext& c, IntegerUnaryKernel k) {
+  const DeviceTensor& x = c.input(0);
+  c.output(0) = c.allocate(x.dtype, x.shape);
+  k.type = int_type(x.dtype);
+  k.x = x.data;
+  k.y = c.output(0).data;
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
+}
+
 void run_unary(OpContext& c) {
+  const std::optional<IntUnaryOp> int_op = int_unary_op(c.node().op_type);
+  if (int_op && fixed_width_integer(c.input(0).dtype)) {
+    if (integer_unary_signed_only(c.node().op_type) && !dtype_info(c.input(0).dtype).is_signed)
+      c.fail(c.node().op_type + " takes signed integers, not " + std::string(dtype_name(c.input(0).dtype)));
+    IntegerUnaryKernel k{};
+    k.op = *int_op;
+    run_integer_unary(c, k);
+    return;
+  }
   const UnaryInfo& u = unary_ops().at(c.node().op_type);
   UnaryKernel k{};
   k.op = u.op;
@@ -197,7 +229,8 @@ std::optional<std::string> refuse_binary(const Graph& g, const Node& n) {
   if (n.inputs.size() != 2) return "the CUDA " + n.op_type + " takes two inputs";
   if (op == BinaryOp::And || op == BinaryOp::Or || op == BinaryOp::Xor) return require_types(g, n, {DataType::Bool});
   if (op == BinaryOp::Pow) {  // the exponent may be of any numeric type (opset 12 on)
-    if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, 0, 1)) return r;
+    if (!fixed_width_integer(declared_type(g, n.inputs[0])))
+      if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, 0, 1)) return r;
     const DataType e = declared_type(g, n.inputs[1]);
     if (e == DataType::Bool || !castable(e) || !(dtype_info(e).is_float || dtype_info(e).is_integer))
       return "the CUDA Pow takes a float or integer exponent (it is " + std::string(dtype_name(e)) + ")";
@@ -319,6 +352,21 @@ void run_pow_mixed(OpContext& c) {
   c.output(0) = std::move(out[0]);
 }
 
+// Pow of an integer base (IntegerPowKernel), the exponent of any numeric type.
+void run_integer_pow(OpContext& c, const BroadcastPlan& p) {
+  const DeviceTensor& e = c.input(1);
+  if (!castable(e.dtype) || e.dtype == DataType::Bool) c.fail("no kernel for a " + std::string(dtype_name(e.dtype)) + " exponent");
+  c.output(0) = c.allocate(c.input(0).dtype, p.out);
+  IntegerPowKernel k{};
+  k.type = int_type(c.input(0).dtype);
+  k.exponent = static_cast<ElemType>(e.dtype);
+  k.bc = index_of(p);
+  k.a = c.input(0).data;
+  k.b = e.data;
+  k.y = c.output(0).data;
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(p.out)));
+}
+
 void run_binary(OpContext& c) {
   if (c.input_count() != 2) {
     run_variadic(c);
@@ -338,6 +386,10 @@ void run_binary(OpContext& c) {
     p = plan_of(c, {0, 1});
   }
   const DataType t = c.input(0).dtype;
+  if (op == BinaryOp::Pow && fixed_width_integer(t)) {
+    run_integer_pow(c, p);
+    return;
+  }
   if (op == BinaryOp::Pow && c.input(1).dtype != t) {
     run_pow_mixed(c);
     return;
@@ -426,12 +478,40 @@ void run_where(OpContext& c) {
 // Clip's bounds: inputs 1 and 2 since opset 11 (read on the host), attributes before.
 bool clip_reads_on_host(const Node&, size_t i) { return i == 1 || i == 2; }
 
-std::optional<std::string> refuse_clip(const Graph& g, const Node& n) {
+// Integer types from opset 11 on (the bounds inputs of x's type); floats in every version.
+std::optional<std::string> refuse_clip(const Graph& g, const Node& n, int64_t opset) {
+  const DataType t = n.inputs.empty() ? DataType::Undefined : declared_type(g, n.inputs[0]);
+  if (opset >= 11 && fixed_width_integer(t)) return std::nullopt;
   return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16});
+}
+// Used only without an opset (refuse_in_opset takes the model's): the newest form.
+std::optional<std::string> refuse_clip_any(const Graph& g, const Node& n) { return refuse_clip(g, n, INT64_MAX); }
+
+// The bounds as the integer kernel compares them (sign- or zero-extended).
+void run_integer_clip(OpContext& c) {
+  IntegerUnaryKernel k{};
+  k.op = IntUnaryOp::Clip;
+  const DataType t = c.input(0).dtype;
+  auto bound = [&](size_t i, bool& has, uint64_t& v) {
+    const Tensor* b = c.host(i);
+    if (!b) return;
+    if (b->element_count() != 1 || b->dtype() != t)
+      c.fail("min and max must be scalars of the input's element type, got " + std::string(dtype_name(b->dtype())) +
+             shape_to_string(b->shape()));
+    has = true;
+    v = int_load(int_type(t), b->raw(), 0);
+  };
+  bound(1, k.has_lo, k.lo);
+  bound(2, k.has_hi, k.hi);
+  run_integer_unary(c, k);
 }
 
 void run_clip(OpContext& c) {
   const DeviceTensor& x = c.input(0);
+  if (fixed_width_integer(x.dtype) && c.opset() >= 11) {
+    run_integer_clip(c);
+    return;
+  }
   if (!is_real(x.dtype)) c.fail("no kernel for " + std::string(dtype_name(x.dtype)));
   ClipKernel k{};
   k.lo = -INFINITY;  // no bound: -inf and +inf pass as they are
@@ -575,7 +655,7 @@ void add_elementwise_ops(std::vector<OpDef>& t) {
   for (const char* name : {"BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitShift"}) t.push_back({name, refuse_bitwise, run_bitwise});
   t.push_back({"BitwiseNot", refuse_bitwise_not, run_bitwise_not});
   t.push_back({"Where", refuse_where, run_where});
-  t.push_back({"Clip", refuse_clip, run_clip, OpBackend::Kernel, clip_reads_on_host});
+  t.push_back({"Clip", refuse_clip_any, run_clip, OpBackend::Kernel, clip_reads_on_host, "", refuse_clip});
   t.push_back({"Cast", refuse_cast, run_cast});
   t.push_back({"CastLike", refuse_cast_like, run_cast});
   t.push_back({"FusedElementwise", refuse_chain, run_chain, OpBackend::Kernel, nullptr, "onnxscope.cpu"});
