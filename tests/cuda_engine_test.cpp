@@ -372,6 +372,81 @@ TEST(CudaEngine, SimChecksSequenceLengths) {
   }
 }
 
+// RoiAlign's rois and batch indices are read on the host and checked there
+// as the reference checks them: a batch index out of range, a corner that
+// is not finite, an adaptive sampling grid too large to loop over, and an
+// empty image each fail the run at the node; good rois run again after.
+TEST(CudaEngine, SimChecksRoiAlignRois) {
+  ModelBuilder b(16);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{2}, std::string("h"), int64_t{4}});
+  b.input("rois", DataType::Float, {int64_t{1}, int64_t{4}});
+  b.input("batch", DataType::Int64, {int64_t{1}});
+  auto& n = b.node("RoiAlign", {"x", "rois", "batch"}, {"y"}, "roi");
+  attr_int(n, "output_height", 2);
+  attr_int(n, "output_width", 2);
+  b.output_untyped("y");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  auto reference = make_reference_engine()->prepare(m);
+  auto inputs = [](int64_t h, std::vector<float> box, int64_t batch) {
+    Tensor x = Tensor::zeros(DataType::Float, {1, 2, h, 4});
+    for (uint64_t i = 0; i < x.element_count(); ++i) x.mutable_data<float>()[i] = static_cast<float>(i % 7) - 3.f;
+    Tensor idx = Tensor::zeros(DataType::Int64, {1});
+    idx.mutable_data<int64_t>()[0] = batch;
+    Tensor rois = Tensor::zeros(DataType::Float, {1, 4});
+    for (int q = 0; q < 4; ++q) rois.mutable_data<float>()[q] = box[static_cast<size_t>(q)];
+    return NamedValues{{"x", Value(std::move(x))}, {"rois", Value(std::move(rois))}, {"batch", Value(std::move(idx))}};
+  };
+  const std::vector<float> good = {0.5f, 0.25f, 3.f, 2.5f};
+  expect_refused(*prepared, inputs(3, good, 1), {"node 'roi'", "batch index 1 is out of range [0, 1)"});
+  EXPECT_THROW(reference->run(inputs(3, good, 1)), Error);
+  expect_refused(*prepared, inputs(3, {0.f, NAN, 1.f, 1.f}, 0), {"node 'roi'", "rois must be finite"});
+  expect_refused(*prepared, inputs(3, {0.f, 0.f, 1e9f, 1e9f}, 0), {"node 'roi'", "the sampling grid of roi 0 is too large"});
+  expect_refused(*prepared, inputs(0, good, 0), {"node 'roi'", "cannot sample from an empty image"});
+  EXPECT_THROW(reference->run(inputs(0, good, 0)), Error);
+  const NamedValues got = prepared->run(inputs(3, good, 0)), want = reference->run(inputs(3, good, 0));
+  ASSERT_EQ(got.size(), 1u);
+  const Tensor& g = got[0].second.tensor();
+  const Tensor& w = want[0].second.tensor();
+  ASSERT_EQ(g.shape(), w.shape());
+  for (uint64_t k = 0; k < g.element_count(); ++k) EXPECT_EQ(g.data<float>()[k], w.data<float>()[k]) << k;
+}
+
+// A loss's targets are read on the device: a class outside [0, C) that is
+// not ignore_index is reported after the run with the node and the element,
+// as the reference refuses it; good targets run again after it.
+TEST(CudaEngine, SimChecksLossTargets) {
+  ModelBuilder b(13);
+  b.input("scores", DataType::Float, {int64_t{2}, int64_t{3}});
+  b.input("target", DataType::Int64, {int64_t{2}});
+  attr_int(b.node("SoftmaxCrossEntropyLoss", {"scores", "target"}, {"loss"}, "sce"), "ignore_index", -1);
+  b.output_untyped("loss");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  auto reference = make_reference_engine()->prepare(m);
+  auto inputs = [](int64_t second) {
+    Tensor s = Tensor::zeros(DataType::Float, {2, 3});
+    for (int i = 0; i < 6; ++i) s.mutable_data<float>()[i] = 0.5f * static_cast<float>(i) - 1.f;
+    Tensor t = Tensor::zeros(DataType::Int64, {2});
+    t.mutable_data<int64_t>()[0] = 2;
+    t.mutable_data<int64_t>()[1] = second;
+    return NamedValues{{"scores", Value(std::move(s))}, {"target", Value(std::move(t))}};
+  };
+  for (const int64_t bad : {int64_t{3}, int64_t{-2}}) {
+    expect_refused(*prepared, inputs(bad), {"node 'sce'", "target value " + std::to_string(bad) + " (at 1) is outside [0, 2]"});
+    EXPECT_THROW(reference->run(inputs(bad)), Error);
+  }
+  for (const int64_t good : {int64_t{0}, int64_t{-1}}) {  // -1: ignored
+    const NamedValues got = prepared->run(inputs(good)), want = reference->run(inputs(good));
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].second.tensor().data<float>()[0], want[0].second.tensor().data<float>()[0]) << good;
+  }
+}
+
 // Integer Div and Mod run on the device: a zero divisor is not divided by
 // but reported after the run with the node and the output element, as the
 // reference refuses it; good divisors run again after it.

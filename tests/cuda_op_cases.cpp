@@ -1135,6 +1135,7 @@ const std::map<std::string, Generator>& generators() {
     add_norm_generators(m);
     add_grid_generators(m);
     add_llm_block_generators(m);
+    add_loss_generators(m);
     return m;
   }();
   return g;

@@ -206,8 +206,10 @@ Case variadic(Rng& rng, const std::string& op);
 void add_view_generators(std::map<std::string, Generator>& m);
 // Hardmax, LpNormalization, LRN (cuda_op_cases_norms.cpp).
 void add_norm_generators(std::map<std::string, Generator>& m);
-// GridSample, AffineGrid (cuda_op_cases_grid.cpp).
+// GridSample, AffineGrid, RoiAlign (cuda_op_cases_grid.cpp).
 void add_grid_generators(std::map<std::string, Generator>& m);
+// NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (cuda_op_cases_losses.cpp).
+void add_loss_generators(std::map<std::string, Generator>& m);
 // SwiGLU, CausalConvWithState, LinearAttention (cuda_op_cases_llm_blocks.cpp).
 void add_llm_block_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one

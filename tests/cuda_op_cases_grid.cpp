@@ -1,7 +1,11 @@
 // Random problems for GridSample and AffineGrid: every mode, padding and
 // align_corners, opset 16 (4-D, bilinear / bicubic) and 20 (1 to 3 spatial
 // dims), grid points inside, on the border and far outside the image, NaN
-// coordinates; AffineGrid in 2-D and 3-D, sizes of 1 included.
+// coordinates; AffineGrid in 2-D and 3-D, sizes of 1 included. RoiAlign:
+// both modes and coordinate conventions, rois inside, across the border,
+// far outside and inverted, fixed and adaptive sampling, an infinity at
+// pixel 0 (which an off-image sample multiplies by 0).
+#include <algorithm>
 #include <cmath>
 
 #include "cuda_op_cases.h"
@@ -65,9 +69,56 @@ Case affine_grid(Rng& rng, const std::string&) {
   return c;
 }
 
+Case roi_align(Rng& rng, const std::string&) {
+  const int opset = choose(rng, std::vector<int>{10, 16, 22});
+  Case c(opset);
+  const int64_t n = pick(rng, 1, 2), h = pick(rng, 1, 7), w = pick(rng, 1, 7), rois = pick(rng, 0, 4);
+  const DataType t = opset == 22 ? real_type(rng) : choose(rng, std::vector<DataType>{DataType::Float, DataType::Float16});
+  c.add_tensor("x", t, {n, pick(rng, 1, 3), h, w}, rng, -2, 2);
+  c.note_type(t);
+  if (pick(rng, 0, 3) == 0) {
+    set_real(c.inputs.back().second.tensor(), 0, INFINITY);
+    c.what += " (inf at pixel 0)";
+  }
+  c.add_tensor("rois", t, {rois, 4}, rng, -2, static_cast<double>(std::max(h, w)) + 2);
+  Tensor& r = c.inputs.back().second.tensor();
+  for (int64_t i = 0; i < rois; ++i) {
+    const int64_t what = pick(rng, 0, 5);
+    if (what == 0) {  // far outside
+      set_real(r, static_cast<uint64_t>(i * 4), -40.f);
+      set_real(r, static_cast<uint64_t>(i * 4 + 2), -30.f);
+    }
+    if (what == 1) {  // the whole image, exactly
+      const float box[4] = {0.f, 0.f, static_cast<float>(w), static_cast<float>(h)};
+      for (int q = 0; q < 4; ++q) set_real(r, static_cast<uint64_t>(i * 4 + q), box[q]);
+    }
+  }
+  std::vector<int64_t> batch;
+  for (int64_t i = 0; i < rois; ++i) batch.push_back(pick(rng, 0, n - 1));
+  c.index_input("batch", DataType::Int64, {rois}, batch);
+  auto& node = c.node("RoiAlign", {"x", "rois", "batch"});
+  const bool max_mode = coin(rng);
+  if (max_mode) attr_string(node, "mode", "max");
+  const int64_t oh = pick(rng, 1, 4), ow = pick(rng, 1, 4), sampling = pick(rng, 0, 3);
+  attr_int(node, "output_height", oh);
+  attr_int(node, "output_width", ow);
+  if (sampling || coin(rng)) attr_int(node, "sampling_ratio", sampling);
+  const float scale = choose(rng, std::vector<float>{1.f, 0.5f, 1.25f});
+  if (scale != 1.f) attr_float(node, "spatial_scale", scale);
+  std::string ctm = opset >= 16 ? "half_pixel" : "output_half_pixel";
+  if (opset >= 16 && coin(rng)) {
+    ctm = "output_half_pixel";
+    attr_string(node, "coordinate_transformation_mode", ctm);
+  }
+  c.what += std::string(max_mode ? " max" : " avg") + " " + ctm + " out " + std::to_string(oh) + "x" + std::to_string(ow) +
+            " sampling " + std::to_string(sampling) + " scale " + std::to_string(scale);
+  return c;
+}
+
 }  // namespace
 
 void add_grid_generators(std::map<std::string, Generator>& m) {
+  m["RoiAlign"] = roi_align;
   m["GridSample"] = grid_sample;
   m["AffineGrid"] = affine_grid;
 }

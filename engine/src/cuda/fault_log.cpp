@@ -44,7 +44,10 @@ bool FaultLog::end_capture() {
 std::string describe_fault(const FaultLog::Fault& f) {
   if (f.kind == FaultKind::Divisor) return "integer division by zero (output element " + std::to_string(f.position) + ")";
   const bool index = f.kind == FaultKind::Index;
-  const char* what = index ? "index " : f.kind == FaultKind::Position ? "position id " : "sequence length ";
+  const char* what = index                           ? "index "
+                     : f.kind == FaultKind::Position ? "position id "
+                     : f.kind == FaultKind::Target   ? "target value "
+                                                     : "sequence length ";
   const char* at = f.kind == FaultKind::Length ? " (batch " : " (at ";
   return what + std::to_string(f.value) + at + std::to_string(f.position) + ") is outside [" +
          std::to_string(index ? -f.bound : 0) + ", " + std::to_string(f.bound - 1) + "]";

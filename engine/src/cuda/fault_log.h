@@ -23,6 +23,7 @@ enum class FaultKind {
   Position,  // a row of a table: [0, bound)
   Length,    // a sequence's length (sequence_lens, at a batch index): [0, bound)
   Divisor,   // an integer divisor of 0 (at an output element)
+  Target,    // a class index of a loss's target: [0, bound)
 };
 
 class FaultLog {
@@ -62,7 +63,8 @@ class FaultLog {
 };
 
 // A fault in words: "index 7 (at 3) is outside [-5, 4]", "position id 7 (at
-// 3) is outside [0, 4]", "integer division by zero (output element 3)".
+// 3) is outside [0, 4]", "integer division by zero (output element 3)",
+// "target value 7 (at 3) is outside [0, 4]".
 std::string describe_fault(const FaultLog::Fault& f);
 
 }  // namespace onnxscope::cuda

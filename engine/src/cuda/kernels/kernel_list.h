@@ -12,6 +12,7 @@
 #include "cuda/kernels/integer.h"
 #include "cuda/kernels/integer_math.h"
 #include "cuda/kernels/lines.h"
+#include "cuda/kernels/losses.h"
 #include "cuda/kernels/llm_blocks.h"
 #include "cuda/kernels/movement.h"
 #include "cuda/kernels/nms.h"
@@ -19,6 +20,7 @@
 #include "cuda/kernels/quantize.h"
 #include "cuda/kernels/recurrent.h"
 #include "cuda/kernels/resize.h"
+#include "cuda/kernels/roi_align.h"
 #include "cuda/kernels/rows.h"
 #include "cuda/kernels/scatter.h"
 
@@ -50,7 +52,8 @@ using AllKernels = KernelList<
     IntegerBinaryKernel, BitwiseNotKernel, VariadicKernel, IntegerUnaryKernel, IntegerPowKernel,
     HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel,
     ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel,
-    SwiGluKernel, CausalConvKernel, CausalConvStateKernel, LinearAttentionKernel>;
+    SwiGluKernel, CausalConvKernel, CausalConvStateKernel, LinearAttentionKernel, RoiAlignKernel,
+    LogSoftmaxLineKernel, NllLossKernel, NllReduceKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -181,6 +181,8 @@ const std::map<std::string, OpDef>& table() {
     add_llm_block_ops(defs);
     add_constant_fill_ops(defs);
     add_grid_sample_ops(defs);
+    add_roi_align_ops(defs);
+    add_loss_ops(defs);
     add_fused_ops(defs);
     std::map<std::string, OpDef> m;
     for (const OpDef& d : defs) {

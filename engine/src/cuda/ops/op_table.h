@@ -135,6 +135,8 @@ void add_nms_ops(std::vector<OpDef>& t);              // NonMaxSuppression
 void add_llm_block_ops(std::vector<OpDef>& t);        // SwiGLU, CausalConvWithState, LinearAttention
 void add_constant_fill_ops(std::vector<OpDef>& t);    // ConstantOfShape, EyeLike
 void add_grid_sample_ops(std::vector<OpDef>& t);      // GridSample, AffineGrid
+void add_roi_align_ops(std::vector<OpDef>& t);        // RoiAlign
+void add_loss_ops(std::vector<OpDef>& t);             // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 

@@ -373,6 +373,9 @@ void RoiAlign(KernelContext& ctx) {
   if (oh < 1 || ow < 1) ctx.fail("output_height and output_width must be >= 1");
   if (sampling < 0) ctx.fail("sampling_ratio must be >= 0");
   const int64_t N = x.shape()[0], C = x.shape()[1], H = x.shape()[2], W = x.shape()[3], R = rois.shape()[0];
+  // A sample clamps to pixel H - 1 or W - 1, which an empty image does not have.
+  if ((H == 0 || W == 0) && R > 0 && C > 0)
+    ctx.fail("cannot sample from an empty image (X has shape " + shape_to_string(x.shape()) + ")");
   dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
     const std::vector<double> xv = real_values(x), rv = real_values(rois);
