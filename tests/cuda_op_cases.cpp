@@ -1148,7 +1148,9 @@ int case_weight(const std::string& op) {
   const bool any_integer = op == "Add" || op == "Sub" || op == "Mul" || op == "Div" || op == "Mod" || op == "Max" ||
                            op == "Min" || op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
                            op == "GreaterOrEqual" || op == "BitShift" || op == "BitwiseAnd";  // every integer width
-  return integer || quantize || any_integer || op == "RNN" || op == "GRU" || op == "LSTM" ? 2 : 1;
+  const bool many_forms = op == "RoiAlign" || op == "TensorScatter" || op == "NegativeLogLikelihoodLoss" ||
+                          op == "SoftmaxCrossEntropyLoss";
+  return integer || quantize || any_integer || many_forms || op == "RNN" || op == "GRU" || op == "LSTM" ? 2 : 1;
 }
 
 }  // namespace onnxscope::test::cuda_cases

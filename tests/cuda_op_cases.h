@@ -210,7 +210,7 @@ void add_norm_generators(std::map<std::string, Generator>& m);
 void add_grid_generators(std::map<std::string, Generator>& m);
 // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss (cuda_op_cases_losses.cpp).
 void add_loss_generators(std::map<std::string, Generator>& m);
-// SwiGLU, CausalConvWithState, LinearAttention (cuda_op_cases_llm_blocks.cpp).
+// SwiGLU, CausalConvWithState, LinearAttention, TensorScatter (cuda_op_cases_llm_blocks.cpp).
 void add_llm_block_generators(std::map<std::string, Generator>& m);
 // How many times the usual number of cases an operator gets: more for one
 // whose attributes combine into many paths (Resize, Attention).

@@ -4,7 +4,10 @@
 // update rule, grouped query heads, decay per head or per key dimension,
 // beta per head or shared, with and without a past state. The device
 // computes these in double in the reference's order, so on the host runtime
-// even float16 results must be the reference's bits.
+// even float16 results must be the reference's bits. TensorScatter (opset
+// 24), the key/value cache write: 3-D and 4-D caches, the sequence axis
+// given or not, linear and circular modes, write indices or none, circular
+// starts far past the cache and negative.
 #include "cuda_op_cases.h"
 
 namespace onnxscope::test::cuda_cases {
@@ -62,7 +65,38 @@ Case linear_attention(Rng& rng, const std::string&) {
 
 }  // namespace
 
+Case tensor_scatter(Rng& rng, const std::string&) {
+  Case c(24);
+  const bool four = coin(rng);
+  const int64_t batch = pick(rng, 1, 3), max_len = pick(rng, 1, 6), seq = pick(rng, 0, max_len);
+  Shape past = four ? Shape{batch, pick(rng, 1, 2), max_len, pick(rng, 1, 3)} : Shape{batch, max_len, pick(rng, 1, 4)};
+  const size_t axis = four ? 2 : 1;
+  Shape upd = past;
+  upd[axis] = seq;
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Float16, DataType::Int64, DataType::Uint8});
+  c.add_tensor("past", t, past, rng, 0, 9);
+  c.add_tensor("update", t, upd, rng, 10, 20);
+  c.note_type(t);
+  const bool circular = coin(rng);
+  std::vector<std::string> in = {"past", "update"};
+  if (pick(rng, 0, 3) != 0) {
+    std::vector<int64_t> w;
+    for (int64_t b = 0; b < batch; ++b) {
+      if (!circular) w.push_back(pick(rng, 0, max_len - seq));
+      else w.push_back(choose(rng, std::vector<int64_t>{pick(rng, -9, -1), pick(rng, 0, 9), INT64_MAX - pick(rng, 0, 3), INT64_MIN + pick(rng, 0, 3)}));
+    }
+    c.index_input("write", DataType::Int64, {batch}, w);
+    in.push_back("write");
+  }
+  auto& n = c.node("TensorScatter", in);
+  if (circular) attr_string(n, "mode", "circular");
+  if (coin(rng)) attr_int(n, "axis", coin(rng) ? static_cast<int64_t>(axis) : static_cast<int64_t>(axis) - static_cast<int64_t>(past.size()));
+  c.what += circular ? " circular" : " linear";
+  return c;
+}
+
 void add_llm_block_generators(std::map<std::string, Generator>& m) {
+  m["TensorScatter"] = tensor_scatter;
   m["SwiGLU"] = swiglu;
   m["CausalConvWithState"] = causal_conv;
   m["LinearAttention"] = linear_attention;

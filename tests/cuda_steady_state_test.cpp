@@ -282,11 +282,47 @@ void check_scatter_indices(Engine& engine) {
   expect_matches(prepared->run(good[1]), reference->run(good[1]), "a good run after a fault");
 }
 
+// A decoding step's cache write: TensorScatter of one token's row into a
+// cache at positions from a model input. The write indices stay on the
+// device, so the run is captured and replayed with new positions each time
+// (a replay that kept the first positions would differ from the reference);
+// a position past the cache is reported at the node in any kind of run.
+void check_cache_writes(Engine& engine) {
+  ModelBuilder b(24);
+  b.input("past", DataType::Float, {int64_t{2}, int64_t{4}, int64_t{3}});
+  b.input("token", DataType::Float, {int64_t{2}, int64_t{1}, int64_t{3}});
+  b.input("pos", DataType::Int64, {int64_t{2}});
+  b.node("TensorScatter", {"past", "token", "pos"}, {"present"}, "cache_write");
+  b.output("present", DataType::Float, {int64_t{2}, int64_t{4}, int64_t{3}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto reference = make_reference_engine()->prepare(m);
+  auto prepared = engine.prepare(m);
+  EXPECT_NE(prepared->placement().find("1 of 1 nodes on the device"), std::string::npos) << prepared->placement();
+  auto in = [](const std::vector<int64_t>& pos) {
+    Tensor past = Tensor::zeros(DataType::Float, {2, 4, 3}), token = Tensor::zeros(DataType::Float, {2, 1, 3});
+    for (int i = 0; i < 24; ++i) past.mutable_data<float>()[i] = static_cast<float>(i);
+    for (int i = 0; i < 6; ++i) token.mutable_data<float>()[i] = -1.f - static_cast<float>(i);
+    return NamedValues{{"past", Value(std::move(past))}, {"token", Value(std::move(token))}, {"pos", Value(int64s({2}, pos))}};
+  };
+  expect_fault(*prepared, in({0, 4}), "cache_write", "write index 4 (batch 1) is outside [0, 3]");
+  const std::vector<int64_t> positions[] = {{0, 1}, {1, 2}, {2, 3}, {3, 0}};
+  for (int i = 0; i < 4; ++i) {
+    const NamedValues good = in(positions[i]);
+    expect_matches(prepared->run(good), reference->run(good), "run " + std::to_string(i));
+    EXPECT_EQ(prepared->last_run_stats().how, i == 0 ? "memory recorded for planning" : i == 1 ? "planned memory, run captured" : "captured run replayed");
+  }
+  expect_fault(*prepared, in({-1, 0}), "cache_write", "write index -1 (batch 0) is outside [0, 3]");
+  expect_matches(prepared->run(in({1, 1})), reference->run(in({1, 1})), "a good run after a fault");
+}
+
 }  // namespace
 
 TEST(CudaSteadyState, IndicesAreCheckedOnTheDeviceInEveryKindOfRun) {
   check_indices(*make_cuda_sim_engine());
   check_scatter_indices(*make_cuda_sim_engine());
+  check_cache_writes(*make_cuda_sim_engine());
 }
 
 // The same on a GPU: the fault record written by atomicCAS, read after a graph launch.
@@ -295,6 +331,7 @@ TEST(CudaSteadyState, OnAGpuIndicesAreCheckedInEveryKindOfRun) {
   if (status.devices.empty()) GTEST_SKIP() << "no GPU to run on: " << (status.reason.empty() ? "no CUDA device" : status.reason);
   check_indices(*make_cuda_engine());
   check_scatter_indices(*make_cuda_engine());
+  check_cache_writes(*make_cuda_engine());
 }
 
 // --- the arena and the runtime's capture rules, directly

@@ -47,8 +47,9 @@ std::string describe_fault(const FaultLog::Fault& f) {
   const char* what = index                           ? "index "
                      : f.kind == FaultKind::Position ? "position id "
                      : f.kind == FaultKind::Target   ? "target value "
+                     : f.kind == FaultKind::Write    ? "write index "
                                                      : "sequence length ";
-  const char* at = f.kind == FaultKind::Length ? " (batch " : " (at ";
+  const char* at = f.kind == FaultKind::Length || f.kind == FaultKind::Write ? " (batch " : " (at ";
   return what + std::to_string(f.value) + at + std::to_string(f.position) + ") is outside [" +
          std::to_string(index ? -f.bound : 0) + ", " + std::to_string(f.bound - 1) + "]";
 }

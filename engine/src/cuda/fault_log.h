@@ -24,6 +24,7 @@ enum class FaultKind {
   Length,    // a sequence's length (sequence_lens, at a batch index): [0, bound)
   Divisor,   // an integer divisor of 0 (at an output element)
   Target,    // a class index of a loss's target: [0, bound)
+  Write,     // a cache write's start (at a batch index): [0, bound)
 };
 
 class FaultLog {
@@ -64,7 +65,8 @@ class FaultLog {
 
 // A fault in words: "index 7 (at 3) is outside [-5, 4]", "position id 7 (at
 // 3) is outside [0, 4]", "integer division by zero (output element 3)",
-// "target value 7 (at 3) is outside [0, 4]".
+// "target value 7 (at 3) is outside [0, 4]", "write index 7 (batch 1) is
+// outside [0, 4]".
 std::string describe_fault(const FaultLog::Fault& f);
 
 }  // namespace onnxscope::cuda

@@ -53,7 +53,7 @@ using AllKernels = KernelList<
     HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel,
     ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel,
     SwiGluKernel, CausalConvKernel, CausalConvStateKernel, LinearAttentionKernel, RoiAlignKernel,
-    LogSoftmaxLineKernel, NllLossKernel, NllReduceKernel>;
+    LogSoftmaxLineKernel, NllLossKernel, NllReduceKernel, TensorScatterKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -1,5 +1,5 @@
 // Element-indexed gather and scatter: GatherElements, and ScatterElements
-// and ScatterND with or without a reduction. Indices are read and checked on
+// and ScatterND with or without a reduction; TensorScatter's cache writes. Indices are read and checked on
 // the device as Gather's are (kernels/movement.h): a bad index is reported
 // through `fault` and never reads or writes outside the tensor.
 #pragma once
@@ -128,6 +128,44 @@ struct ScatterKernel {
       if (at < 0) return;
     }
     scatter_store(y + at, updates[i], op);
+  }
+};
+
+// TensorScatter (opset 24): update [.., seq_len, ..] written into the copy
+// of past_cache [.., max_len, ..] along the sequence axis, batch entry b's
+// rows from write[b] on (0 without write indices); circular mode wraps them
+// modulo max_len, linear mode reports a start outside [0, max_len - seq_len]
+// and writes nothing for it. Item i is update element i, copied as `bytes`.
+struct TensorScatterKernel {
+  int bytes;
+  bool circular;
+  int64_t per_batch, max_len, seq_len, inner;  // per_batch: positions between the batch and sequence axes
+  const int64_t* write;                        // [batch] or nullptr
+  const void* update;
+  void* y;
+  int64_t* fault;
+  int64_t site;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t e = i % inner, s = (i / inner) % seq_len, o = i / (inner * seq_len);
+    const int64_t b = o / per_batch, start = write ? write[b] : 0;
+    int64_t row;
+    if (circular) {  // (start + s) mod max_len, never negative, without overflowing start + s
+      row = ((start % max_len) + max_len) % max_len;
+      row = (row + s) % max_len;
+    } else {
+      if (start < 0 || start > max_len - seq_len) {
+        report_fault(fault, site, b, start, max_len - seq_len + 1);
+        return;
+      }
+      row = start + s;
+    }
+    const int64_t to = (o * max_len + row) * inner + e;
+    switch (bytes) {
+      case 1: static_cast<uint8_t*>(y)[to] = static_cast<const uint8_t*>(update)[i]; break;
+      case 2: static_cast<uint16_t*>(y)[to] = static_cast<const uint16_t*>(update)[i]; break;
+      case 4: static_cast<uint32_t*>(y)[to] = static_cast<const uint32_t*>(update)[i]; break;
+      default: static_cast<uint64_t*>(y)[to] = static_cast<const uint64_t*>(update)[i]; break;
+    }
   }
 };
 

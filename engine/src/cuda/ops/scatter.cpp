@@ -7,6 +7,9 @@
 // undefined by the spec; on the GPU any one of the updates may win.
 // OneHot: each output element picks the off or on value by its index
 // (kernels/movement.h OneHotKernel), the depth read on the host.
+// TensorScatter: the cache copied, then the update's rows written at the
+// write indices, which stay on the device (so a decoding loop's runs can be
+// captured) and are checked there.
 #include <cmath>
 
 #include "cuda/ops/op_table.h"
@@ -242,9 +245,60 @@ void run_one_hot(OpContext& c) {
   launch(c.rt(), k, count);
 }
 
+std::optional<std::string> refuse_tensor_scatter(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2) return std::string("TensorScatter takes past_cache and update");
+  if (!movable(declared_type(g, n.inputs[0]))) return std::string("the CUDA TensorScatter takes a cache of a fixed width");
+  if (n.inputs.size() > 2 && !n.inputs[2].empty())
+    if (auto r = require_types(g, n, {DataType::Int64}, 2, 1)) return r;
+  return std::nullopt;
+}
+
+void run_tensor_scatter(OpContext& c) {
+  const DeviceTensor& past = c.input(0);
+  const DeviceTensor& upd = c.input(1);
+  const DeviceTensor* write = c.has_input(2) ? &c.input(2) : nullptr;
+  const std::string mode = c.attr_string("mode", "linear");
+  if (mode != "linear" && mode != "circular") c.fail("mode must be 'linear' or 'circular', got '" + mode + "'");
+  if (upd.dtype != past.dtype)
+    c.fail("past_cache and update must have one type, got " + std::string(dtype_name(past.dtype)) + " and " +
+           std::string(dtype_name(upd.dtype)));
+  const auto r = static_cast<int64_t>(past.shape.size());
+  if (r < 2) c.fail("past_cache must have rank >= 2 (batch and sequence axes), got " + shape_to_string(past.shape));
+  const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", -2), past.shape.size()));
+  if (axis == 0) c.fail("axis must not be 0, the batch axis");
+  if (upd.shape.size() != past.shape.size()) c.fail("update must have the same rank as past_cache");
+  for (size_t d = 0; d < past.shape.size(); ++d)
+    if (d == axis ? upd.shape[d] > past.shape[d] : upd.shape[d] != past.shape[d])
+      c.fail("update shape " + shape_to_string(upd.shape) + " does not fit past_cache shape " + shape_to_string(past.shape) +
+             " on axis " + std::to_string(d));
+  const int64_t batch = past.shape[0];
+  if (write && (write->dtype != DataType::Int64 || write->shape != Shape{batch}))
+    c.fail("write_indices must be int64 of shape [" + std::to_string(batch) + "], got " + std::string(dtype_name(write->dtype)) +
+           shape_to_string(write->shape));
+  c.output(0) = c.allocate(past.dtype, past.shape);
+  c.rt().copy(c.output(0).data, past.data, bytes_of(past.dtype, past.shape));
+  const auto count = static_cast<int64_t>(elements_of(upd.shape));
+  if (count == 0) return;
+  TensorScatterKernel k{};
+  k.bytes = static_cast<int>(dtype_info(past.dtype).bits / 8);
+  k.circular = mode == "circular";
+  k.per_batch = static_cast<int64_t>(elements_of(Shape(past.shape.begin() + 1, past.shape.begin() + static_cast<std::ptrdiff_t>(axis))));
+  k.max_len = past.shape[axis];
+  k.seq_len = upd.shape[axis];
+  k.inner = static_cast<int64_t>(elements_of(Shape(past.shape.begin() + static_cast<std::ptrdiff_t>(axis) + 1, past.shape.end())));
+  k.write = write ? static_cast<const int64_t*>(write->data) : nullptr;
+  k.update = upd.data;
+  k.y = c.output(0).data;
+  const FaultLog::Site site = c.fault_site(FaultKind::Write);
+  k.fault = site.record;
+  k.site = site.id;
+  launch(c.rt(), k, count);
+}
+
 }  // namespace
 
 void add_scatter_ops(std::vector<OpDef>& t) {
+  t.push_back({"TensorScatter", refuse_tensor_scatter, run_tensor_scatter});
   t.push_back({"GatherElements", refuse_elements, run_gather_elements});
   t.push_back({"ScatterElements", refuse_elements, run_scatter_elements});
   t.push_back({"Scatter", refuse_elements, run_scatter_elements});

@@ -296,8 +296,8 @@ void TensorScatter(KernelContext& ctx) {
   for (uint64_t o = 0; o < outer; ++o) {
     const int64_t start = w[o / per_batch];
     for (int64_t s = 0; s < seq_len; ++s) {
-      int64_t c = start + s;
-      if (circular) c = ((c % max_len) + max_len) % max_len;  // Python's modulo: never negative
+      // Circular: (start + s) mod max_len as Python's modulo (never negative), without forming start + s.
+      int64_t c = circular ? (((start % max_len) + max_len) % max_len + s) % max_len : start + s;
       copy.block((o * static_cast<uint64_t>(max_len) + static_cast<uint64_t>(c)) * inner,
                  (o * static_cast<uint64_t>(seq_len) + static_cast<uint64_t>(s)) * inner, inner);
     }
