@@ -1136,6 +1136,7 @@ const std::map<std::string, Generator>& generators() {
     add_grid_generators(m);
     add_llm_block_generators(m);
     add_loss_generators(m);
+    add_signal_generators(m);
     return m;
   }();
   return g;
@@ -1149,7 +1150,7 @@ int case_weight(const std::string& op) {
                            op == "Min" || op == "Equal" || op == "Less" || op == "Greater" || op == "LessOrEqual" ||
                            op == "GreaterOrEqual" || op == "BitShift" || op == "BitwiseAnd";  // every integer width
   const bool many_forms = op == "RoiAlign" || op == "TensorScatter" || op == "NegativeLogLikelihoodLoss" ||
-                          op == "SoftmaxCrossEntropyLoss";
+                          op == "SoftmaxCrossEntropyLoss" || op == "DFT" || op == "STFT";
   return integer || quantize || any_integer || many_forms || op == "RNN" || op == "GRU" || op == "LSTM" ? 2 : 1;
 }
 

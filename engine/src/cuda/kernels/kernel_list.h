@@ -23,6 +23,7 @@
 #include "cuda/kernels/roi_align.h"
 #include "cuda/kernels/rows.h"
 #include "cuda/kernels/scatter.h"
+#include "cuda/kernels/signal.h"
 
 namespace onnxscope::cuda {
 
@@ -53,7 +54,8 @@ using AllKernels = KernelList<
     HardmaxKernel, LpNormKernel, LrnKernel, OneHotKernel, GridSampleKernel, AffineGridKernel, PadMapKernel,
     ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel,
     SwiGluKernel, CausalConvKernel, CausalConvStateKernel, LinearAttentionKernel, RoiAlignKernel,
-    LogSoftmaxLineKernel, NllLossKernel, NllReduceKernel, TensorScatterKernel>;
+    LogSoftmaxLineKernel, NllLossKernel, NllReduceKernel, TensorScatterKernel,
+    DftKernel, StftKernel, CosineWindowKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

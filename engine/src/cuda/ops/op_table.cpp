@@ -183,6 +183,7 @@ const std::map<std::string, OpDef>& table() {
     add_grid_sample_ops(defs);
     add_roi_align_ops(defs);
     add_loss_ops(defs);
+    add_signal_ops(defs);
     add_fused_ops(defs);
     std::map<std::string, OpDef> m;
     for (const OpDef& d : defs) {

@@ -137,6 +137,7 @@ void add_constant_fill_ops(std::vector<OpDef>& t);    // ConstantOfShape, EyeLik
 void add_grid_sample_ops(std::vector<OpDef>& t);      // GridSample, AffineGrid
 void add_roi_align_ops(std::vector<OpDef>& t);        // RoiAlign
 void add_loss_ops(std::vector<OpDef>& t);             // NegativeLogLikelihoodLoss, SoftmaxCrossEntropyLoss
+void add_signal_ops(std::vector<OpDef>& t);           // DFT, STFT, HannWindow, HammingWindow, BlackmanWindow
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
