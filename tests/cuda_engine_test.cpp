@@ -447,6 +447,47 @@ TEST(CudaEngine, SimChecksLossTargets) {
   }
 }
 
+// MaxUnpool's indices and ReverseSequence's lengths are read on the device:
+// a flat index outside the unpooled shape and a length past the sequence
+// are reported after the run at their node, as the reference refuses them.
+TEST(CudaEngine, SimChecksUnpoolIndicesAndReversedLengths) {
+  ModelBuilder b(11);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{1}, int64_t{2}});
+  b.input("i", DataType::Int64, {int64_t{1}, int64_t{1}, int64_t{2}});
+  b.input("lens", DataType::Int64, {int64_t{1}});
+  auto& unpool = b.node("MaxUnpool", {"x", "i"}, {"up"}, "unpool");
+  attr_ints(unpool, "kernel_shape", {2});
+  attr_ints(unpool, "strides", {2});
+  attr_int(b.node("ReverseSequence", {"up", "lens"}, {"rev"}, "reverse"), "batch_axis", 1);
+  b.output_untyped("rev");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto prepared = make_cuda_sim_engine()->prepare(m);
+  auto reference = make_reference_engine()->prepare(m);
+  auto inputs = [](int64_t second_index, int64_t len) {
+    Tensor x = Tensor::zeros(DataType::Float, {1, 1, 2});
+    x.mutable_data<float>()[0] = 5.f;
+    x.mutable_data<float>()[1] = -7.f;
+    Tensor i = Tensor::zeros(DataType::Int64, {1, 1, 2});
+    i.mutable_data<int64_t>()[0] = 1;
+    i.mutable_data<int64_t>()[1] = second_index;
+    Tensor l = Tensor::zeros(DataType::Int64, {1});
+    l.mutable_data<int64_t>()[0] = len;
+    return NamedValues{{"x", Value(std::move(x))}, {"i", Value(std::move(i))}, {"lens", Value(std::move(l))}};
+  };
+  expect_refused(*prepared, inputs(4, 1), {"node 'unpool'", "index 4 (at 1) is outside [0, 3]"});
+  EXPECT_THROW(reference->run(inputs(4, 1)), Error);
+  expect_refused(*prepared, inputs(2, 2), {"node 'reverse'", "sequence length 2 (batch 0) is outside [0, 1]"});
+  EXPECT_THROW(reference->run(inputs(2, 2)), Error);
+  const NamedValues got = prepared->run(inputs(2, 1)), want = reference->run(inputs(2, 1));
+  ASSERT_EQ(got.size(), 1u);
+  const Tensor& g = got[0].second.tensor();
+  const Tensor& w = want[0].second.tensor();
+  ASSERT_EQ(g.shape(), w.shape());
+  for (uint64_t k = 0; k < g.element_count(); ++k) EXPECT_EQ(g.data<float>()[k], w.data<float>()[k]) << k;
+}
+
 // Integer Div and Mod run on the device: a zero divisor is not divided by
 // but reported after the run with the node and the output element, as the
 // reference refuses it; good divisors run again after it.

@@ -1137,6 +1137,7 @@ const std::map<std::string, Generator>& generators() {
     add_llm_block_generators(m);
     add_loss_generators(m);
     add_signal_generators(m);
+    add_reorder_generators(m);
     return m;
   }();
   return g;

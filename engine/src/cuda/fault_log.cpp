@@ -44,7 +44,7 @@ bool FaultLog::end_capture() {
 std::string describe_fault(const FaultLog::Fault& f) {
   if (f.kind == FaultKind::Divisor) return "integer division by zero (output element " + std::to_string(f.position) + ")";
   const bool index = f.kind == FaultKind::Index;
-  const char* what = index                           ? "index "
+  const char* what = index || f.kind == FaultKind::Flat ? "index "
                      : f.kind == FaultKind::Position ? "position id "
                      : f.kind == FaultKind::Target   ? "target value "
                      : f.kind == FaultKind::Write    ? "write index "

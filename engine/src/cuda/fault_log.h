@@ -25,6 +25,7 @@ enum class FaultKind {
   Divisor,   // an integer divisor of 0 (at an output element)
   Target,    // a class index of a loss's target: [0, bound)
   Write,     // a cache write's start (at a batch index): [0, bound)
+  Flat,      // a flat index that does not count from the end: [0, bound)
 };
 
 class FaultLog {

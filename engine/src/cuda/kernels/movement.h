@@ -199,4 +199,39 @@ struct PadMapKernel {
   }
 };
 
+// Element i of a fixed-width array copied to place `to` of another.
+OS_HD void copy_element(int bytes, const void* from, int64_t i, void* to, int64_t j) {
+  switch (bytes) {
+    case 1: static_cast<uint8_t*>(to)[j] = static_cast<const uint8_t*>(from)[i]; break;
+    case 2: static_cast<uint16_t*>(to)[j] = static_cast<const uint16_t*>(from)[i]; break;
+    case 4: static_cast<uint32_t*>(to)[j] = static_cast<const uint32_t*>(from)[i]; break;
+    default: static_cast<uint64_t*>(to)[j] = static_cast<const uint64_t*>(from)[i]; break;
+  }
+}
+
+// ReverseSequence: x viewed as [d0, d1, inner] with the batch and time axes
+// 0 and 1 in some order; y[i] is x[i] with the time step t < len[b] read
+// from step len[b] - 1 - t. A length outside [0, time] is reported (at its
+// batch entry) and leaves its elements as they are.
+struct ReverseSequenceKernel {
+  int bytes;
+  bool batch_first;  // batch_axis 0 (time_axis 1)
+  int64_t d1, inner, time;
+  const void* lens;
+  bool lens_wide;  // int64 (else int32)
+  const void* x;
+  void* y;
+  int64_t* fault;
+  int64_t site;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t p1 = (i / inner) % d1, p0 = i / (inner * d1);
+    const int64_t b = batch_first ? p0 : p1, t = batch_first ? p1 : p0;
+    const int64_t len = lens_wide ? static_cast<const int64_t*>(lens)[b] : static_cast<const int32_t*>(lens)[b];
+    int64_t src = i;
+    if (len < 0 || len > time) report_fault(fault, site, b, len, time + 1);
+    else if (t < len) src = i + (len - 1 - 2 * t) * (batch_first ? inner : d1 * inner);
+    copy_element(bytes, x, src, y, i);
+  }
+};
+
 }  // namespace onnxscope::cuda

@@ -1,5 +1,6 @@
 // Element-indexed gather and scatter: GatherElements, and ScatterElements
-// and ScatterND with or without a reduction; TensorScatter's cache writes. Indices are read and checked on
+// and ScatterND with or without a reduction; TensorScatter's cache writes;
+// MaxUnpool. Indices are read and checked on
 // the device as Gather's are (kernels/movement.h): a bad index is reported
 // through `fault` and never reads or writes outside the tensor.
 #pragma once
@@ -166,6 +167,58 @@ struct TensorScatterKernel {
       case 4: static_cast<uint32_t*>(y)[to] = static_cast<const uint32_t*>(update)[i]; break;
       default: static_cast<uint64_t*>(y)[to] = static_cast<const uint64_t*>(update)[i]; break;
     }
+  }
+};
+
+// MaxUnpool, step 1: each input element i claims its output place (the
+// flat index I[i] of the inferred shape, mapped into the output's), the
+// largest i winning, as the reference's loop leaves the last write; a flat
+// index outside [0, total) is reported. winner: the output's size, -1 each.
+struct UnpoolClaimKernel {
+  int rank;
+  int64_t total;
+  int64_t in_stride[8], out_stride[8];  // the inferred shape's and the output's
+  const int64_t* indices;
+  int64_t* winner;
+  int64_t* fault;
+  int64_t site;
+  OS_HD int64_t place(int64_t flat) const {
+    int64_t o = 0;
+    for (int d = 0; d < rank; ++d) {
+      o += (flat / in_stride[d]) * out_stride[d];
+      flat %= in_stride[d];
+    }
+    return o;
+  }
+  OS_HD void operator()(int64_t i) const {
+    const int64_t flat = indices[i];
+    if (flat < 0 || flat >= total) {
+      report_fault(fault, site, i, flat, total);
+      return;
+    }
+    int64_t* w = winner + place(flat);
+#ifdef __CUDA_ARCH__
+    atomicMax(reinterpret_cast<long long*>(w), static_cast<long long>(i));
+#else
+    if (*w < i) *w = i;
+#endif
+  }
+};
+
+// Step 2: each output place takes its winner's value, or 0.
+struct UnpoolWriteKernel {
+  int bytes;
+  const int64_t* winner;
+  const void* x;
+  void* y;
+  OS_HD void operator()(int64_t o) const {
+    const int64_t i = winner[o];
+    if (i >= 0) {
+      copy_element(bytes, x, i, y, o);
+      return;
+    }
+    const uint64_t zero = 0;
+    copy_element(bytes, &zero, 0, y, o);
   }
 };
 

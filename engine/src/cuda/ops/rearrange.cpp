@@ -1,6 +1,7 @@
 // DepthToSpace and SpaceToDepth (DCR and CRD): each one strided copy of
 // the input, its channels split into the block's offsets; Trilu: a masked
-// copy. Any fixed-width type.
+// copy; ReverseSequence: a gather whose sequence lengths are read and
+// checked on the device. Any fixed-width type.
 #include "cuda/ops/op_table.h"
 
 namespace onnxscope::cuda {
@@ -95,9 +96,45 @@ void run_trilu(OpContext& c) {
   });
 }
 
+std::optional<std::string> refuse_reverse_sequence(const Graph& g, const Node& n) {
+  if (auto r = refuse_movable(g, n)) return r;
+  return require_types(g, n, {DataType::Int64, DataType::Int32}, 1, 1);
+}
+
+void run_reverse_sequence(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const DeviceTensor& lens = c.input(1);
+  if (x.shape.size() < 2) c.fail("input must have rank >= 2, got shape " + shape_to_string(x.shape));
+  const int64_t batch_axis = c.attr_int("batch_axis", 1), time_axis = c.attr_int("time_axis", 0);
+  if ((batch_axis != 0 && batch_axis != 1) || (time_axis != 0 && time_axis != 1) || batch_axis == time_axis)
+    c.fail("batch_axis and time_axis must be 0 and 1 in some order, got batch_axis=" + std::to_string(batch_axis) +
+           ", time_axis=" + std::to_string(time_axis));
+  const int64_t batch = x.shape[static_cast<size_t>(batch_axis)], time = x.shape[static_cast<size_t>(time_axis)];
+  if (lens.shape != Shape{batch}) c.fail("sequence_lens must have shape [" + std::to_string(batch) + "], got " + shape_to_string(lens.shape));
+  if (lens.dtype != DataType::Int64 && lens.dtype != DataType::Int32) c.fail("sequence_lens must be int32 or int64");
+  c.output(0) = c.allocate(x.dtype, x.shape);
+  const auto count = static_cast<int64_t>(elements_of(x.shape));
+  if (count == 0) return;
+  ReverseSequenceKernel k{};
+  k.bytes = static_cast<int>(dtype_info(x.dtype).bits / 8);
+  k.batch_first = batch_axis == 0;
+  k.d1 = x.shape[1];
+  k.inner = static_cast<int64_t>(elements_of(Shape(x.shape.begin() + 2, x.shape.end())));
+  k.time = time;
+  k.lens = lens.data;
+  k.lens_wide = lens.dtype == DataType::Int64;
+  k.x = x.data;
+  k.y = c.output(0).data;
+  const FaultLog::Site site = c.fault_site(FaultKind::Length);
+  k.fault = site.record;
+  k.site = site.id;
+  launch(c.rt(), k, count);
+}
+
 }  // namespace
 
 void add_rearrange_ops(std::vector<OpDef>& t) {
+  t.push_back({"ReverseSequence", refuse_reverse_sequence, run_reverse_sequence});
   t.push_back({"DepthToSpace", refuse_block, run_depth_to_space});
   t.push_back({"SpaceToDepth", refuse_block, run_space_to_depth});
   t.push_back({"Trilu", refuse_movable, run_trilu, OpBackend::Kernel, trilu_reads_on_host});

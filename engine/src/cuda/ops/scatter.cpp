@@ -9,7 +9,9 @@
 // (kernels/movement.h OneHotKernel), the depth read on the host.
 // TensorScatter: the cache copied, then the update's rows written at the
 // write indices, which stay on the device (so a decoding loop's runs can be
-// captured) and are checked there.
+// captured) and are checked there. MaxUnpool: each input element claims its
+// output place (the last one in order winning, as in the reference), then
+// each place takes its winner's value or 0.
 #include <cmath>
 
 #include "cuda/ops/op_table.h"
@@ -295,9 +297,82 @@ void run_tensor_scatter(OpContext& c) {
   launch(c.rt(), k, count);
 }
 
+std::optional<std::string> refuse_max_unpool(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 2) return std::string("MaxUnpool takes X and I");
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16, DataType::Double}, 0, 1)) return r;
+  if (auto r = require_types(g, n, {DataType::Int64}, 1, 1)) return r;
+  const TypeInfo* t = g.type_of(n.inputs[0]);
+  if (t && t->shape && t->shape->size() > 8) return std::string("the CUDA MaxUnpool takes at most 6 spatial dims");
+  return std::nullopt;
+}
+
+bool max_unpool_reads_on_host(const Node&, size_t i) { return i == 2; }
+
+// One spatial attribute: k values in [lo, 2^40] (`fill` each when absent), as the reference checks it.
+std::vector<int64_t> window_attr(const OpContext& c, const char* name, size_t k, int64_t fill, int64_t lo) {
+  std::vector<int64_t> v = c.node().attribute(name) ? c.attr_ints(name) : std::vector<int64_t>(k, fill);
+  if (v.empty()) v.assign(k, fill);
+  if (v.size() != k) c.fail(std::string(name) + " has " + std::to_string(v.size()) + " values, expected " + std::to_string(k));
+  for (int64_t x : v)
+    if (x < lo || x > (int64_t{1} << 40)) c.fail(std::string(name) + " values must be in [" + std::to_string(lo) + ", 2^40]");
+  return v;
+}
+
+void run_max_unpool(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const DeviceTensor& ind = c.input(1);
+  const Shape& xs = x.shape;
+  if (xs.size() < 3) c.fail("X must have shape [N, C, D1, ...] with at least one spatial dimension, got " + shape_to_string(xs));
+  if (xs.size() > 8) c.fail("X has more than 6 spatial dims");
+  if (ind.shape != xs) c.fail("I must have the shape of X " + shape_to_string(xs) + ", got " + shape_to_string(ind.shape));
+  if (ind.dtype != DataType::Int64) c.fail("I must be int64");
+  const size_t k = xs.size() - 2;
+  if (!c.node().attribute("kernel_shape")) c.fail("kernel_shape is required");
+  const std::vector<int64_t> kernel = window_attr(c, "kernel_shape", k, 1, 1);
+  const std::vector<int64_t> strides = window_attr(c, "strides", k, 1, 1);
+  const std::vector<int64_t> pads = window_attr(c, "pads", 2 * k, 0, 0);
+  Shape inferred{xs[0], xs[1]};
+  for (size_t d = 0; d < k; ++d) {
+    inferred.push_back((xs[d + 2] - 1) * strides[d] - (pads[d] + pads[k + d]) + kernel[d]);
+    if (inferred.back() < 0) c.fail("the inferred output shape is negative");
+  }
+  Shape out = inferred;
+  if (const Tensor* os = c.host(2)) {
+    if (!dtype_info(os->dtype()).is_integer || os->rank() != 1) c.fail("output_shape must be a 1-D integer tensor");
+    out.clear();
+    for (uint64_t i = 0; i < os->element_count(); ++i) out.push_back(os->element_as_int64(i));
+    if (out.size() != xs.size()) c.fail("output_shape must have the rank of X");
+    for (size_t d = 0; d < out.size(); ++d)
+      if (out[d] < inferred[d])
+        c.fail("output_shape " + shape_to_string(out) + " is smaller than the inferred shape " + shape_to_string(inferred));
+  }
+  const auto total = static_cast<int64_t>(elements_of(inferred));
+  c.output(0) = c.allocate(x.dtype, out);
+  const auto places = static_cast<int64_t>(elements_of(out));  // no places: every index is out of range, and reported
+  const DeviceTensor winner = c.allocate(DataType::Int64, out);
+  launch(c.rt(), FillKernel{8, ~uint64_t{0}, winner.data}, places);
+  UnpoolClaimKernel claim{};
+  claim.rank = static_cast<int>(xs.size());
+  claim.total = total;
+  for (size_t d = xs.size(); d-- > 0;) {
+    claim.in_stride[d] = d + 1 == xs.size() ? 1 : claim.in_stride[d + 1] * inferred[d + 1];
+    claim.out_stride[d] = d + 1 == xs.size() ? 1 : claim.out_stride[d + 1] * out[d + 1];
+  }
+  claim.indices = static_cast<const int64_t*>(ind.data);
+  claim.winner = static_cast<int64_t*>(winner.data);
+  const FaultLog::Site site = c.fault_site(FaultKind::Flat);
+  claim.fault = site.record;
+  claim.site = site.id;
+  launch(c.rt(), claim, static_cast<int64_t>(elements_of(xs)));
+  launch(c.rt(), UnpoolWriteKernel{static_cast<int>(dtype_info(x.dtype).bits / 8), static_cast<const int64_t*>(winner.data), x.data,
+                                   c.output(0).data},
+         places);
+}
+
 }  // namespace
 
 void add_scatter_ops(std::vector<OpDef>& t) {
+  t.push_back({"MaxUnpool", refuse_max_unpool, run_max_unpool, OpBackend::Kernel, max_unpool_reads_on_host});
   t.push_back({"TensorScatter", refuse_tensor_scatter, run_tensor_scatter});
   t.push_back({"GatherElements", refuse_elements, run_gather_elements});
   t.push_back({"ScatterElements", refuse_elements, run_scatter_elements});
