@@ -160,13 +160,7 @@ struct TensorScatterKernel {
       }
       row = start + s;
     }
-    const int64_t to = (o * max_len + row) * inner + e;
-    switch (bytes) {
-      case 1: static_cast<uint8_t*>(y)[to] = static_cast<const uint8_t*>(update)[i]; break;
-      case 2: static_cast<uint16_t*>(y)[to] = static_cast<const uint16_t*>(update)[i]; break;
-      case 4: static_cast<uint32_t*>(y)[to] = static_cast<const uint32_t*>(update)[i]; break;
-      default: static_cast<uint64_t*>(y)[to] = static_cast<const uint64_t*>(update)[i]; break;
-    }
+    copy_element(bytes, update, i, y, (o * max_len + row) * inner + e);
   }
 };
 
