@@ -208,7 +208,7 @@ void add_view_generators(std::map<std::string, Generator>& m);
 void add_norm_generators(std::map<std::string, Generator>& m);
 // GridSample, AffineGrid, RoiAlign (cuda_op_cases_grid.cpp).
 void add_grid_generators(std::map<std::string, Generator>& m);
-// ReverseSequence, MaxUnpool (cuda_op_cases_reorder.cpp).
+// ReverseSequence, MaxUnpool, Col2Im (cuda_op_cases_reorder.cpp).
 void add_reorder_generators(std::map<std::string, Generator>& m);
 // DFT, STFT, HannWindow, HammingWindow, BlackmanWindow (cuda_op_cases_signal.cpp).
 void add_signal_generators(std::map<std::string, Generator>& m);

@@ -2,7 +2,11 @@
 // lengths from 0 to the whole sequence, int32 and int64 lengths, any
 // width) and MaxUnpool (1 to 3 spatial dims, strides, pads, an
 // output_shape larger than the inferred one, indices that repeat so that
-// the last write must win, as in the reference).
+// the last write must win, as in the reference) and Col2Im (1 to 3
+// spatial dims, strides, dilations and pads, blocks that overlap, so that
+// the order of the sums shows in float16).
+#include <algorithm>
+
 #include "cuda_op_cases.h"
 
 namespace onnxscope::test::cuda_cases {
@@ -69,11 +73,41 @@ Case max_unpool(Rng& rng, const std::string&) {
   return c;
 }
 
+Case col2im(Rng& rng, const std::string&) {
+  Case c(18);
+  const int64_t nd = pick(rng, 1, 3);
+  std::vector<int64_t> image, block, strides, dil, pads(static_cast<size_t>(2 * nd), 0);
+  int64_t kernel = 1, blocks = 1;
+  for (int64_t d = 0; d < nd; ++d) {
+    image.push_back(pick(rng, 1, nd == 3 ? 4 : 6));
+    block.push_back(pick(rng, 1, std::min<int64_t>(image.back(), 3)));
+    strides.push_back(pick(rng, 1, 2));
+    dil.push_back(block.back() * 2 - 1 <= image.back() ? pick(rng, 1, 2) : 1);
+  }
+  if (coin(rng))
+    for (auto& p : pads) p = pick(rng, 0, 1);
+  for (int64_t d = 0; d < nd; ++d) {
+    const auto u = static_cast<size_t>(d);
+    const int64_t room = image[u] + pads[u] + pads[u + static_cast<size_t>(nd)] - dil[u] * (block[u] - 1) - 1;
+    kernel *= block[u];
+    blocks *= room / strides[u] + 1;
+  }
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, {pick(rng, 1, 2), pick(rng, 1, 2) * kernel, blocks}, rng, -2, 2);
+  c.note_type(t);
+  auto& n = c.node("Col2Im", {"x", c.ints("image", image), c.ints("block", block)});
+  attr_ints(n, "strides", strides);
+  attr_ints(n, "dilations", dil);
+  attr_ints(n, "pads", pads);
+  return c;
+}
+
 }  // namespace
 
 void add_reorder_generators(std::map<std::string, Generator>& m) {
   m["ReverseSequence"] = reverse_sequence;
   m["MaxUnpool"] = max_unpool;
+  m["Col2Im"] = col2im;
 }
 
 }  // namespace onnxscope::test::cuda_cases

@@ -234,4 +234,46 @@ struct ReverseSequenceKernel {
   }
 };
 
+constexpr int kCol2ImRank = 6;  // spatial dims Col2Im takes on the device
+
+// Col2Im: output element i = (n * C + c) * image_size + pos sums, in
+// double and in the reference's order (kernel offset, then block), every
+// column entry x[(n * C + c) * kernel + k, block] whose block position and
+// kernel offset land on pos: for each offset at most one block does, found
+// by dividing instead of searching. float32, float16, bfloat16.
+struct Col2ImKernel {
+  ElemType type;
+  int nd;
+  int64_t kernel, blocks, image_size;
+  int64_t image[kCol2ImRank], block[kCol2ImRank], nblocks[kCol2ImRank];
+  int64_t stride[kCol2ImRank], dilation[kCol2ImRank], pad[kCol2ImRank];
+  const void* x;
+  void* y;
+  OS_HD void operator()(int64_t i) const {
+    const int64_t nc = i / image_size;
+    int64_t p[kCol2ImRank];
+    for (int64_t r = i % image_size, d = nd - 1; d >= 0; --d) {
+      p[d] = r % image[d];
+      r /= image[d];
+    }
+    double acc = 0;
+    for (int64_t k = 0; k < kernel; ++k) {
+      int64_t kpos[kCol2ImRank];
+      for (int64_t r = k, d = nd - 1; d >= 0; --d) {
+        kpos[d] = r % block[d];
+        r /= block[d];
+      }
+      int64_t b = 0;
+      bool hit = true;
+      for (int d = 0; d < nd && hit; ++d) {
+        const int64_t q = p[d] + pad[d] - kpos[d] * dilation[d];
+        hit = q >= 0 && q % stride[d] == 0 && q / stride[d] < nblocks[d];
+        b = b * nblocks[d] + q / stride[d];
+      }
+      if (hit) acc += static_cast<double>(load_real(type, x, (nc * kernel + k) * blocks + b));
+    }
+    store_real(type, y, i, static_cast<float>(acc));
+  }
+};
+
 }  // namespace onnxscope::cuda

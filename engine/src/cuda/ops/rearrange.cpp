@@ -1,7 +1,11 @@
 // DepthToSpace and SpaceToDepth (DCR and CRD): each one strided copy of
 // the input, its channels split into the block's offsets; Trilu: a masked
 // copy; ReverseSequence: a gather whose sequence lengths are read and
-// checked on the device. Any fixed-width type.
+// checked on the device. Any fixed-width type. Col2Im (float32, float16,
+// bfloat16): the image and block shapes read on the host, each output
+// element summing the column entries that land on it.
+#include <climits>
+
 #include "cuda/ops/op_table.h"
 
 namespace onnxscope::cuda {
@@ -131,9 +135,70 @@ void run_reverse_sequence(OpContext& c) {
   launch(c.rt(), k, count);
 }
 
+std::optional<std::string> refuse_col2im(const Graph& g, const Node& n) {
+  if (n.inputs.size() != 3) return std::string("Col2Im takes input, image_shape and block_shape");
+  return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, 0, 1);
+}
+
+bool col2im_reads_on_host(const Node&, size_t i) { return i == 1 || i == 2; }
+
+std::vector<int64_t> host_ints(const OpContext& c, size_t k, const char* what) {
+  const Tensor* t = c.host(k);
+  if (!t || !dtype_info(t->dtype()).is_integer || t->rank() != 1) c.fail(std::string(what) + " must be a 1-D integer tensor");
+  std::vector<int64_t> v;
+  for (uint64_t i = 0; i < t->element_count(); ++i) v.push_back(t->element_as_int64(i));
+  return v;
+}
+
+// Checked in the reference's order, with its words (ops/tensor_shape_layout.cpp Col2Im).
+void run_col2im(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  const std::vector<int64_t> image = host_ints(c, 1, "image_shape"), block = host_ints(c, 2, "block_shape");
+  const size_t nd = image.size();
+  if (nd == 0 || block.size() != nd) c.fail("image_shape and block_shape must have the same, non-zero length");
+  if (nd > static_cast<size_t>(kCol2ImRank)) c.fail("more than " + std::to_string(kCol2ImRank) + " spatial dims");
+  const auto dil = c.node().attribute("dilations") ? c.attr_ints("dilations") : std::vector<int64_t>(nd, 1);
+  const auto strides = c.node().attribute("strides") ? c.attr_ints("strides") : std::vector<int64_t>(nd, 1);
+  const auto pads = c.node().attribute("pads") ? c.attr_ints("pads") : std::vector<int64_t>(2 * nd, 0);
+  if (dil.size() != nd || strides.size() != nd || pads.size() != 2 * nd)
+    c.fail("dilations, strides and pads must match the " + std::to_string(nd) + " spatial dimensions");
+  if (x.shape.size() != 3) c.fail("input must be 3-D [N, C * prod(block_shape), L], got " + shape_to_string(x.shape));
+  Col2ImKernel k{};
+  k.type = static_cast<ElemType>(x.dtype);
+  k.nd = static_cast<int>(nd);
+  Shape kernel_dims, block_dims;
+  for (size_t i = 0; i < nd; ++i) {
+    if (image[i] <= 0 || block[i] <= 0 || dil[i] <= 0 || strides[i] <= 0 || pads[i] < 0 || pads[nd + i] < 0)
+      c.fail("image_shape, block_shape, dilations and strides must be positive and pads not negative");
+    if (image[i] > INT32_MAX || block[i] > INT32_MAX || dil[i] > INT32_MAX || strides[i] > INT32_MAX || pads[i] > INT32_MAX ||
+        pads[nd + i] > INT32_MAX)
+      c.fail("Col2Im sizes beyond 2^31 are not supported");
+    const int64_t room = image[i] + pads[i] + pads[nd + i] - dil[i] * (block[i] - 1) - 1;
+    if (room < 0) c.fail("the blocks do not fit the padded image");
+    k.image[i] = image[i], k.block[i] = block[i], k.nblocks[i] = room / strides[i] + 1;
+    k.stride[i] = strides[i], k.dilation[i] = dil[i], k.pad[i] = pads[i];
+    kernel_dims.push_back(block[i]);
+    block_dims.push_back(k.nblocks[i]);
+  }
+  k.kernel = static_cast<int64_t>(elements_of(kernel_dims));
+  k.blocks = static_cast<int64_t>(elements_of(block_dims));
+  if (x.shape[1] % k.kernel != 0)
+    c.fail("input dimension 1 (" + std::to_string(x.shape[1]) + ") is not divisible by prod(block_shape)");
+  if (x.shape[2] != k.blocks)
+    c.fail("input dimension 2 is " + std::to_string(x.shape[2]) + ", expected " + std::to_string(k.blocks) + " blocks");
+  Shape out{x.shape[0], x.shape[1] / k.kernel};
+  out.insert(out.end(), image.begin(), image.end());
+  k.image_size = static_cast<int64_t>(elements_of(Shape(image.begin(), image.end())));
+  c.output(0) = c.allocate(x.dtype, out);
+  k.x = x.data;
+  k.y = c.output(0).data;
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(out)));
+}
+
 }  // namespace
 
 void add_rearrange_ops(std::vector<OpDef>& t) {
+  t.push_back({"Col2Im", refuse_col2im, run_col2im, OpBackend::Kernel, col2im_reads_on_host});
   t.push_back({"ReverseSequence", refuse_reverse_sequence, run_reverse_sequence});
   t.push_back({"DepthToSpace", refuse_block, run_depth_to_space});
   t.push_back({"SpaceToDepth", refuse_block, run_space_to_depth});
