@@ -142,18 +142,10 @@ std::optional<std::string> refuse_col2im(const Graph& g, const Node& n) {
 
 bool col2im_reads_on_host(const Node&, size_t i) { return i == 1 || i == 2; }
 
-std::vector<int64_t> host_ints(const OpContext& c, size_t k, const char* what) {
-  const Tensor* t = c.host(k);
-  if (!t || !dtype_info(t->dtype()).is_integer || t->rank() != 1) c.fail(std::string(what) + " must be a 1-D integer tensor");
-  std::vector<int64_t> v;
-  for (uint64_t i = 0; i < t->element_count(); ++i) v.push_back(t->element_as_int64(i));
-  return v;
-}
-
 // Checked in the reference's order, with its words (ops/tensor_shape_layout.cpp Col2Im).
 void run_col2im(OpContext& c) {
   const DeviceTensor& x = c.input(0);
-  const std::vector<int64_t> image = host_ints(c, 1, "image_shape"), block = host_ints(c, 2, "block_shape");
+  const std::vector<int64_t> image = host_ints(c, 1), block = host_ints(c, 2);
   const size_t nd = image.size();
   if (nd == 0 || block.size() != nd) c.fail("image_shape and block_shape must have the same, non-zero length");
   if (nd > static_cast<size_t>(kCol2ImRank)) c.fail("more than " + std::to_string(kCol2ImRank) + " spatial dims");

@@ -337,10 +337,8 @@ void run_max_unpool(OpContext& c) {
     if (inferred.back() < 0) c.fail("the inferred output shape is negative");
   }
   Shape out = inferred;
-  if (const Tensor* os = c.host(2)) {
-    if (!dtype_info(os->dtype()).is_integer || os->rank() != 1) c.fail("output_shape must be a 1-D integer tensor");
-    out.clear();
-    for (uint64_t i = 0; i < os->element_count(); ++i) out.push_back(os->element_as_int64(i));
+  if (c.host(2)) {
+    out = host_ints(c, 2);
     if (out.size() != xs.size()) c.fail("output_shape must have the rank of X");
     for (size_t d = 0; d < out.size(); ++d)
       if (out[d] < inferred[d])
