@@ -2,10 +2,9 @@
 // both coordinate transformation modes. The rois and batch indices are read
 // on the host, where each roi is checked as the reference checks it (the
 // batch index in range, finite corners, a sampling grid of bounded size) and
-// planned into a RoiGeometry; the samples are the kernel's
+// planned into a RoiGeometry (core/roi_align_math.h, the reference's plan); the samples are the kernel's
 // (kernels/roi_align.h). Reading them on the host means a run holding
 // RoiAlign after device nodes is not captured.
-#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -64,19 +63,8 @@ void run_roi_align(OpContext& c) {
       v[q] = rois->element_as_double(static_cast<uint64_t>(r * 4 + q));
       if (!std::isfinite(v[q])) c.fail("rois must be finite");
     }
-    const double off = half_pixel ? 0.5 : 0.0;
-    const double x1 = v[0] * scale - off, y1 = v[1] * scale - off, x2 = v[2] * scale - off, y2 = v[3] * scale - off;
-    double rw = x2 - x1, rh = y2 - y1;
-    if (!half_pixel) {
-      rw = std::max(rw, 1.0);
-      rh = std::max(rh, 1.0);
-    }
-    const double gh = sampling > 0 ? static_cast<double>(sampling) : std::max(0.0, std::ceil(rh / static_cast<double>(oh)));
-    const double gw = sampling > 0 ? static_cast<double>(sampling) : std::max(0.0, std::ceil(rw / static_cast<double>(ow)));
-    if (gh * gw * static_cast<double>(oh) * static_cast<double>(ow) > kMaxRoiSamples)
+    if (!roi::plan(v, scale, half_pixel, oh, ow, sampling, b, kMaxRoiSamples, geometry[static_cast<size_t>(r)]))
       c.fail("the sampling grid of roi " + std::to_string(r) + " is too large");
-    geometry[static_cast<size_t>(r)] = RoiGeometry{x1, y1, rh / static_cast<double>(oh), rw / static_cast<double>(ow),
-                                                   static_cast<int64_t>(gh), static_cast<int64_t>(gw), b};
   }
   Tensor table = Tensor::zeros(DataType::Uint8, {static_cast<int64_t>(geometry.size() * sizeof(RoiGeometry))});
   std::memcpy(table.mutable_raw(), geometry.data(), geometry.size() * sizeof(RoiGeometry));
@@ -85,7 +73,7 @@ void run_roi_align(OpContext& c) {
   k.max_mode = mode == "max";
   k.type = static_cast<ElemType>(x.dtype);
   k.channels = channels, k.height = h, k.width = w, k.out_h = oh, k.out_w = ow;
-  k.roi = static_cast<const RoiGeometry*>(t.data);
+  k.rois = static_cast<const RoiGeometry*>(t.data);
   k.x = x.data;
   k.y = c.output(0).data;
   launch(c.rt(), k, static_cast<int64_t>(elements_of(out)));

@@ -8,6 +8,7 @@
 
 #include "core/grid_sample_math.h"
 #include "core/nms_math.h"
+#include "core/roi_align_math.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/nn_parts.h"
 #include "core/resize_plan.h"
@@ -381,58 +382,30 @@ void RoiAlign(KernelContext& ctx) {
     const std::vector<double> xv = real_values(x), rv = real_values(rois);
     Tensor& y = ctx.allocate_output(0, x.dtype(), Shape{R, C, oh, ow});
     struct Sample { int64_t p[4]; double w[4]; };
-    for (int64_t roi = 0; roi < R; ++roi) {
-      const int64_t b = bidx.element_as_int64(static_cast<uint64_t>(roi));
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t b = bidx.element_as_int64(static_cast<uint64_t>(r));
       if (b < 0 || b >= N) ctx.fail("batch index " + std::to_string(b) + " is out of range [0, " + std::to_string(N) + ")");
       for (int q = 0; q < 4; ++q)
-        if (!std::isfinite(rv[roi * 4 + q])) ctx.fail("rois must be finite");
-      const double off = half_pixel ? 0.5 : 0.0;
-      const double x1 = rv[roi * 4] * scale - off, y1 = rv[roi * 4 + 1] * scale - off;
-      const double x2 = rv[roi * 4 + 2] * scale - off, y2 = rv[roi * 4 + 3] * scale - off;
-      double rw = x2 - x1, rh = y2 - y1;
-      if (!half_pixel) {
-        rw = std::max(rw, 1.0);
-        rh = std::max(rh, 1.0);
-      }
-      const double bh = rh / static_cast<double>(oh), bw = rw / static_cast<double>(ow);
-      const double ghd = sampling > 0 ? static_cast<double>(sampling) : std::max(0.0, std::ceil(rh / static_cast<double>(oh)));
-      const double gwd = sampling > 0 ? static_cast<double>(sampling) : std::max(0.0, std::ceil(rw / static_cast<double>(ow)));
-      // Guard the sample grid (a huge roi with adaptive sampling would need billions of points).
-      if (ghd * gwd * static_cast<double>(oh) * static_cast<double>(ow) * 72.0 > static_cast<double>(ctx.max_tensor_bytes()))
-        ctx.fail("the sampling grid of roi " + std::to_string(roi) + " is too large");
-      const int64_t gh = static_cast<int64_t>(ghd), gw = static_cast<int64_t>(gwd);
+        if (!std::isfinite(rv[r * 4 + q])) ctx.fail("rois must be finite");
+      // The roi's bins and samples (core/roi_align_math.h, shared with the
+      // CUDA kernel); the grid is bounded so a huge roi with adaptive
+      // sampling cannot ask for billions of points.
+      roi::Geometry g;
+      if (!roi::plan(&rv[r * 4], scale, half_pixel, oh, ow, sampling, b,
+                     static_cast<double>(ctx.max_tensor_bytes()) / sizeof(Sample), g))
+        ctx.fail("the sampling grid of roi " + std::to_string(r) + " is too large");
+      const int64_t gh = g.grid_h, gw = g.grid_w;
       const double count = static_cast<double>(std::max<int64_t>(gh * gw, 1));
       // Bilinear sample points of every bin, shared by all channels.
       std::vector<Sample> samples;
       for (int64_t ph = 0; ph < oh; ++ph)
         for (int64_t pw = 0; pw < ow; ++pw)
-          for (int64_t iy = 0; iy < gh; ++iy) {
-            const double yy = y1 + static_cast<double>(ph) * bh + (static_cast<double>(iy) + 0.5) * bh / static_cast<double>(gh);
+          for (int64_t iy = 0; iy < gh; ++iy)
             for (int64_t ix = 0; ix < gw; ++ix) {
-              const double xx = x1 + static_cast<double>(pw) * bw + (static_cast<double>(ix) + 0.5) * bw / static_cast<double>(gw);
-              Sample s{{0, 0, 0, 0}, {0, 0, 0, 0}};
-              if (!(yy < -1.0 || yy > static_cast<double>(H) || xx < -1.0 || xx > static_cast<double>(W))) {
-                double yc = std::max(yy, 0.0), xc = std::max(xx, 0.0);
-                int64_t ylo = static_cast<int64_t>(yc), xlo = static_cast<int64_t>(xc), yhi, xhi;
-                if (ylo >= H - 1) {
-                  yhi = ylo = H - 1;
-                  yc = static_cast<double>(ylo);
-                } else {
-                  yhi = ylo + 1;
-                }
-                if (xlo >= W - 1) {
-                  xhi = xlo = W - 1;
-                  xc = static_cast<double>(xlo);
-                } else {
-                  xhi = xlo + 1;
-                }
-                const double ly = yc - static_cast<double>(ylo), lx = xc - static_cast<double>(xlo);
-                const double hy = 1 - ly, hx = 1 - lx;
-                s = Sample{{ylo * W + xlo, ylo * W + xhi, yhi * W + xlo, yhi * W + xhi}, {hy * hx, hy * lx, ly * hx, ly * lx}};
-              }
+              Sample s;
+              roi::corners(roi::sample_y(g, ph, iy), roi::sample_x(g, pw, ix), H, W, s.p, s.w);
               samples.push_back(s);
             }
-          }
       for (int64_t c = 0; c < C; ++c) {
         const double* plane = xv.data() + (b * C + c) * H * W;
         size_t si = 0;
@@ -453,7 +426,7 @@ void RoiAlign(KernelContext& ctx) {
               }
             }
             if (mode == "avg") v /= count;
-            put<S>(y, static_cast<uint64_t>(((roi * C + c) * oh + ph) * ow + pw), static_cast<compute_t<S>>(v));
+            put<S>(y, static_cast<uint64_t>(((r * C + c) * oh + ph) * ow + pw), static_cast<compute_t<S>>(v));
           }
       }
     }
