@@ -44,7 +44,11 @@ sys.path.insert(0, str(HERE))
 
 
 def export(name: str, out: Path):
-    """The module (eval, seed 0 as make_bench_models.py) and its ONNX file."""
+    """The module (eval, seed 0 as make_bench_models.py) and its ONNX file.
+
+    An ONNX file already at out/NAME.onnx (an earlier --export-only run, with
+    the same seed and definitions) is reused: the module is rebuilt from the
+    seed, so its weights are the file's."""
     import torch
     import make_bench_models as mbm
 
@@ -54,11 +58,27 @@ def export(name: str, out: Path):
     if name == "bert_base":
         module = mbm._Unwrap(module)
     path = out / f"{name}.onnx"
+    if path.exists():
+        return module, list(example), path
     batch = torch.export.Dim("batch", min=1, max=64)
     dynamic = tuple({0: batch} for _ in example)
-    torch.onnx.export(module, tuple(example.values()), str(path), dynamo=True, opset_version=18,
-                      input_names=list(example), output_names=["output"], dynamic_shapes=dynamic,
-                      external_data=False, verbose=False)
+    tmp = path.with_suffix(".tmp.onnx")
+    start = time.time()
+    try:
+        torch.onnx.export(module, tuple(example.values()), str(tmp), dynamo=True, opset_version=18,
+                          input_names=list(example), output_names=["output"], dynamic_shapes=dynamic,
+                          external_data=False, verbose=False)
+        how = "torch.export"
+    except Exception as e:  # an exporter that fails on this torch: the TorchScript one
+        print(f"{name}: torch.export-based export failed ({type(e).__name__}: {str(e)[:200]}); "
+              "trying the TorchScript exporter", file=sys.stderr, flush=True)
+        axes = {n: {0: "batch"} for n in example}
+        torch.onnx.export(module, tuple(example.values()), str(tmp), dynamo=False, opset_version=18,
+                          input_names=list(example), output_names=["output"], dynamic_axes=axes)
+        how = "TorchScript"
+    tmp.rename(path)
+    print(f"{name}: exported ({how}) in {time.time() - start:.1f} s, {path.stat().st_size / 2**20:.0f} MiB",
+          file=sys.stderr, flush=True)
     return module, list(example), path
 
 
@@ -147,11 +167,21 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--onnxscope", default=os.environ.get("ONNXSCOPE", str(HERE.parent / "build" / "app" / "onnxscope")))
     ap.add_argument("--json", help="also write every measurement here")
+    ap.add_argument("--models-dir", help="where the exported models are kept (and reused when there); default: a temporary folder")
+    ap.add_argument("--export-only", action="store_true", help="export the models into --models-dir and stop (no GPU needed)")
     a = ap.parse_args()
 
     import torch
     from onnx import numpy_helper
 
+    models = [m for m in a.models.split(",") if m]
+    if a.export_only:
+        if not a.models_dir:
+            ap.error("--export-only needs --models-dir")
+        Path(a.models_dir).mkdir(parents=True, exist_ok=True)
+        for name in models:
+            export(name, Path(a.models_dir))
+        return 0
     if not torch.cuda.is_available():
         print("bench_cuda: PyTorch sees no CUDA device", file=sys.stderr)
         return 2
@@ -160,9 +190,11 @@ def main() -> int:
     rows, records = [], []
     with tempfile.TemporaryDirectory(prefix="bench_cuda_") as tmp:
         tmp = Path(tmp)
-        for name in [m for m in a.models.split(",") if m]:
+        model_dir = Path(a.models_dir) if a.models_dir else tmp
+        model_dir.mkdir(parents=True, exist_ok=True)
+        for name in models:
             print(f"{name}: export ...", file=sys.stderr, flush=True)
-            module, names, path = export(name, tmp)
+            module, names, path = export(name, model_dir)
             for batch in [int(b) for b in a.batches.split(",") if b]:
                 feeds = make_inputs(name, names, batch, a.seed)
                 work = tmp / f"{name}_b{batch}"
@@ -192,6 +224,10 @@ def main() -> int:
                                  f"{cpu_ms / ms:.1f}" if ms and cpu_ms else "-",
                                  diff(output_of(res), torch_out), diff(output_of(cpu_res) if cpu_res else None, torch_out),
                                  res.get("error", "") or (cpu_res or {}).get("error", "")])
+                    # Each row as it is measured, so a run cut off still leaves its rows.
+                    print("row: | " + " | ".join(rows[-1]) + " |", file=sys.stderr, flush=True)
+                    if a.json:
+                        Path(a.json).write_text(json.dumps(records, indent=1))
             del module
             torch.cuda.empty_cache()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {gpu}, torch {torch.__version__}, "

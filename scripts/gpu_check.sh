@@ -1,46 +1,141 @@
 #!/usr/bin/env bash
 # Runs on a GPU machine, from the repository root, with .gpu/bundle.tar.xz
 # made here by scripts/gpu_bundle.sh: the CUDA engine's tests, the upstream
-# conformance suite on the cuda engine (against its expectations file), and
-# the benchmark against PyTorch eager. Logs go to $OUT (or ./gpu-out).
+# conformance suite on the cuda engine, and the benchmark against PyTorch
+# eager. Made for a short lease: every step has its own time limit, the
+# benchmark models are exported while the suite runs, and each log is written
+# as it goes, so a run that is cut off still returns what it did.
 #
-#   scripts/gpu_check.sh [tests] [conformance] [bench]    # default: all three
+#   scripts/gpu_check.sh [diag] [tests] [conformance] [bench]   # default: all four
+#
+# Output, in $OUT (or ./gpu-out), at most eight files (what the device tool
+# brings back): diag.log, tests.log, conformance.log, progress.tsv (one line
+# per finished test), conformance-cuda.json, cuda.toml (written from the run
+# when conformance/expectations/cuda.toml does not exist yet), bench.log,
+# bench_cuda.json.
+#
+# Time limits (seconds): TESTS_S, CONF_S, BENCH_S, EXPORT_S; the suite's
+# parallel jobs: JOBS (default: every core, one when the GPU runs one process
+# at a time). For a dry run of the script without a GPU: ENGINE=cuda-sim and a
+# FILTER regex of the suite's tests.
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
+T0=$(date +%s)
+stamp() { echo "[gpu_check +$(( $(date +%s) - T0 )) s] $*"; }
+diag=$out/diag.log
+steps=${*:-diag tests conformance bench}
+
 b=/tmp/onnxscope-bundle
-rm -rf "$b" && mkdir -p "$b" && tar xJf .gpu/bundle.tar.xz -C "$b" || { echo "gpu_check: no bundle (.gpu/bundle.tar.xz)"; exit 2; }
-# cuBLAS and cuDNN: the toolkit's, or those of the Python packages (nvidia-cublas, nvidia-cudnn-cu13).
-libs=$(python3 - <<'PY' 2>/dev/null
+rm -rf "$b" && mkdir -p "$b"
+tar xJf .gpu/bundle.tar.xz -C "$b" || { echo "gpu_check: no bundle (.gpu/bundle.tar.xz)" | tee -a "$diag"; exit 2; }
+
+# cuBLAS and cuDNN are opened at run time by soname: the toolkit's, or those
+# of the Python packages (nvidia-cublas, nvidia-cudnn-cu13). The bundle's
+# libraries go on the path of onnxscope's binaries only (through wrappers), so
+# that python3 and PyTorch keep the machine's own.
+pylibs=$(python3 - <<'PY' 2>/dev/null
 import glob, os, site
 dirs = []
 for s in site.getsitepackages():
-    dirs += glob.glob(os.path.join(s, "nvidia", "*", "lib"))
+    dirs += sorted(glob.glob(os.path.join(s, "nvidia", "*", "lib")))
 print(":".join(dirs))
 PY
 )
-export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64:${libs}:${LD_LIBRARY_PATH:-}"
-nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$out/gpu.txt"
-steps=${*:-tests conformance bench}
-rc=0
-for step in $steps; do
-  case $step in
-    tests)
-      "$b/bin/cuda_kernels_test" 2>&1 | tee "$out/cuda_kernels_test.log" | tail -15 || rc=1
-      "$b/bin/cuda_engine_test" 2>&1 | tee "$out/cuda_engine_test.log" | tail -8 || rc=1
-      "$b/bin/cuda_steady_state_test" 2>&1 | tee "$out/cuda_steady_state_test.log" | tail -8 || rc=1 ;;
-    conformance)
-      # Against conformance/expectations/cuda.toml when it exists; the first
-      # time, the run writes $out/cuda.toml (statuses; reasons are written by hand).
-      expect=(--expectations conformance/expectations/cuda.toml)
-      [ -f conformance/expectations/cuda.toml ] || expect=(--expectations "$out/cuda.toml" --update-expectations)
-      "$b/bin/onnxscope" conformance --suite "$b/suite" --engine cuda --jobs 8 --timeout 120 "${expect[@]}" \
-        --report "$out/conformance-cuda.md" --junit "$out/conformance-cuda.xml" --json "$out/conformance-cuda.json" -v \
-        2>&1 | tee "$out/conformance.log" | tail -25 || rc=1 ;;
-    bench)
-      PYTHONUNBUFFERED=1 python3 "$b/bench_cuda.py" --onnxscope "$b/bin/onnxscope" --precisions fp32,tf32,fp16 \
-        --json "$out/bench_cuda.json" 2>&1 | tee "$out/bench.log" | tail -25 || rc=1 ;;
-    *) echo "gpu_check: unknown step $step"; exit 2 ;;
-  esac
+ld="$b/lib:/usr/local/cuda/lib64:${pylibs}"
+mkdir -p "$b/wrap"
+for f in "$b"/bin/*; do
+  n=$(basename "$f")
+  printf '#!/bin/sh\nLD_LIBRARY_PATH="%s${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" exec "%s" "$@"\n' "$ld" "$f" > "$b/wrap/$n"
+  chmod +x "$b/wrap/$n"
 done
-exit $rc
+OS=$b/wrap/onnxscope
+mode=$(nvidia-smi --query-gpu=compute_mode --format=csv,noheader 2>/dev/null | head -1)
+cores=$(nproc)
+JOBS=${JOBS:-$cores}
+[ "$mode" = "Default" ] || JOBS=1
+
+export_pid=
+start_export() {  # the benchmark's models, on the CPU, while the suite runs on the GPU
+  [[ " $steps " == *" bench "* ]] || return 0
+  mkdir -p /tmp/bench-models
+  ( OMP_NUM_THREADS=4 PYTHONUNBUFFERED=1 timeout -k 5 "${EXPORT_S:-400}" python3 scripts/bench_cuda.py --export-only --models-dir /tmp/bench-models \
+      >> "$out/bench.log" 2>&1; echo "export exit $?" >> "$out/bench.log" ) &
+  export_pid=$!
+}
+
+run_diag() {
+  {
+    stamp "diag"
+    date -u; uname -r; grep -E '^(PRETTY_NAME)=' /etc/os-release; ldd --version | head -1
+    nvidia-smi --query-gpu=name,driver_version,memory.total,memory.used,compute_mode,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
+    echo "cores: $cores, jobs: $JOBS"
+    echo "library path: $ld"
+    for so in libcublas.so.13 libcublasLt.so.13 libcudnn.so.9; do
+      found=$(IFS=:; for d in $ld; do [ -e "$d/$so" ] && echo "$d/$so"; done | head -1)
+      echo "$so: ${found:-NOT FOUND}"
+    done
+    echo "unresolved libraries of the bundle's binaries:"
+    for f in "$b"/bin/*; do LD_LIBRARY_PATH=$ld ldd "$f" | grep 'not found' | sed "s|^|  $(basename "$f"): |"; done
+    python3 -c 'import torch, torchvision, transformers, onnx, onnxscript, numpy; print("torch", torch.__version__, "cuda", torch.version.cuda, "torchvision", torchvision.__version__, "transformers", transformers.__version__, "onnx", onnx.__version__, "onnxscript", onnxscript.__version__, "numpy", numpy.__version__)'
+    for e in cuda cpu; do
+      s=$(date +%s%N)
+      timeout 60 "$OS" run resources/models/sample_cnn.onnx --engine "$e" --dim batch=2 --explain > /tmp/sample_$e.log 2>&1
+      rc=$?
+      tail -12 /tmp/sample_$e.log
+      echo "sample_cnn on $e: exit $rc, $(( ($(date +%s%N) - s) / 1000000 )) ms"
+      [ "$e" = cuda ] && [ $rc -ne 0 ] && cuda_ok=0
+    done
+    stamp "diag done"
+  } >> "$diag" 2>&1
+}
+cuda_ok=1
+
+tests_pid=
+start_tests() {
+  ( for t in cuda_kernels_test cuda_engine_test cuda_steady_state_test; do
+      stamp "$t"
+      s=$(date +%s)
+      timeout -k 5 "${TESTS_S:-240}" "$b/wrap/$t" --gtest_brief=1 2>&1
+      echo "$t: exit $? in $(( $(date +%s) - s )) s"
+    done ) >> "$out/tests.log" 2>&1 &
+  tests_pid=$!
+}
+
+run_conformance() {
+  stamp "conformance on ${ENGINE:-cuda}, $JOBS jobs" >> "$out/conformance.log"
+  expect=(--expectations conformance/expectations/cuda.toml)
+  [ -f conformance/expectations/cuda.toml ] || expect=(--expectations "$out/cuda.toml" --update-expectations)
+  filter=(); [ -n "${FILTER:-}" ] && filter=(--filter "$FILTER")
+  timeout -k 10 "${CONF_S:-300}" "$OS" conformance --suite "$b/suite" --engine "${ENGINE:-cuda}" --jobs "$JOBS" --timeout 60 "${expect[@]}" "${filter[@]}" \
+    --json "$out/conformance-cuda.json" --progress-log "$out/progress.tsv" -v >> "$out/conformance.log" 2>&1
+  echo "conformance exit $?" >> "$out/conformance.log"
+  stamp "conformance done" >> "$out/conformance.log"
+}
+
+run_bench() {
+  [ -n "$export_pid" ] && wait "$export_pid"
+  stamp "bench" >> "$out/bench.log"
+  PYTHONUNBUFFERED=1 timeout -k 10 "${BENCH_S:-300}" python3 scripts/bench_cuda.py --onnxscope "$OS" --models-dir /tmp/bench-models \
+    --precisions "${PRECISIONS:-fp32,tf32,fp16}" --json "$out/bench_cuda.json" >> "$out/bench.log" 2>&1
+  echo "bench exit $?" >> "$out/bench.log"
+  stamp "bench done" >> "$out/bench.log"
+}
+
+[[ " $steps " == *" diag "* ]] && run_diag
+if [ "$cuda_ok" = 0 ]; then  # the engine does not start: the unit tests say more, the rest would only repeat it
+  echo "gpu_check: the cuda engine failed on sample_cnn: only the unit tests run" | tee -a "$diag"
+  steps="tests"; TESTS_S=60
+fi
+start_export
+[[ " $steps " == *" tests "* ]] && start_tests
+[[ " $steps " == *" conformance "* ]] && run_conformance
+[ -n "$tests_pid" ] && wait "$tests_pid"
+[[ " $steps " == *" bench "* ]] && run_bench
+
+# The end of the output is what the device tool shows: the summaries.
+echo "===== diag";        [ -f "$diag" ] && tail -40 "$diag"
+echo "===== tests";       [ -f "$out/tests.log" ] && grep -E '^\[  (FAILED|PASSED|SKIPPED) |^\[==========\]|exit [0-9]+ in|Failure|error' "$out/tests.log" | head -60
+echo "===== conformance"; [ -f "$out/conformance.log" ] && tail -30 "$out/conformance.log"
+echo "===== bench";       [ -f "$out/bench.log" ] && grep -vE ': (export|PyTorch eager|onnxscope (cuda|cpu)) \.\.\.$' "$out/bench.log" | tail -40
+stamp "end"

@@ -14,6 +14,8 @@
 #include "model_builder.h"
 #include "onnxscope/conformance/compare.h"
 #include "onnxscope/conformance/expectations.h"
+#include "onnxscope/conformance/runner.h"
+#include "onnxscope/engines.h"
 #include "onnxscope/proto_io.h"
 #include "onnxscope/reference.h"
 
@@ -198,4 +200,28 @@ TEST_F(Gate, CrashAndHangAreIsolated) {
   EXPECT_EQ(by_key["node/test_hang"], Status::Timeout);
   EXPECT_EQ(by_key["node/test_good"], Status::Pass);
   EXPECT_EQ(by_key["node/test_wrong"], Status::Fail);
+}
+
+// The suite's engine is first made once in a child: an engine that cannot
+// start is one clear error, and the parent process makes none itself (a CUDA
+// context made there would be unusable in every forked test).
+TEST(EngineStart, AnEngineThatCannotStartIsOneErrorFromAChild) {
+  const pid_t parent = getpid();
+  EXPECT_EQ(engine_start_error([] { return make_reference_engine({}); }, 10), "");
+  EXPECT_EQ(engine_start_error([]() -> std::unique_ptr<Engine> { throw std::runtime_error("no GPU here"); }, 10),
+            "no GPU here");
+  EXPECT_EQ(engine_start_error([]() -> std::unique_ptr<Engine> { return nullptr; }, 10), "no such engine");
+  const std::string crashed = engine_start_error([]() -> std::unique_ptr<Engine> { std::abort(); }, 10);
+  EXPECT_NE(crashed.find("killed by signal"), std::string::npos) << crashed;
+  const std::string hung = engine_start_error(
+      []() -> std::unique_ptr<Engine> {
+        for (;;) pause();
+      },
+      1);
+  EXPECT_NE(hung.find("did not start within 1 s"), std::string::npos) << hung;
+  EXPECT_EQ(getpid(), parent);
+  // A name is known without making the engine.
+  for (const char* n : {"reference", "cpu", "cuda", "cuda-sim"}) EXPECT_TRUE(is_engine_name(n)) << n;
+  for (const char* n : {"", "gpu", "CUDA", "reference "}) EXPECT_FALSE(is_engine_name(n)) << n;
+  EXPECT_EQ(make_engine("gpu"), nullptr);
 }

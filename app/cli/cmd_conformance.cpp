@@ -1,5 +1,6 @@
 // onnxscope conformance: run the upstream backend suite (or any folder of the
 // same shape) on an engine, compare with expectations, report drift.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -16,7 +17,7 @@ namespace onnxscope::cli {
 
 namespace {
 struct ConformanceArgs {
-  std::string suite, engine = "reference", expectations, report, junit, json, filter;
+  std::string suite, engine = "reference", expectations, report, junit, json, filter, progress_log;
   int jobs = 2;
   double timeout = 60;
   bool update = false, verbose = false;
@@ -34,8 +35,10 @@ std::string suite_onnx_version(const std::filesystem::path& suite) {
   return {};
 }
 
+// Nothing is made here: the runner's forked children make their own engines,
+// and CUDA initialised in this process would be unusable in them.
 conformance::EngineFactory engine_factory(const std::string& name) {
-  if (!make_engine(name)) return nullptr;
+  if (!is_engine_name(name)) return nullptr;
   return [name] { return make_engine(name, with_plugins({}, name)); };
 }
 }  // namespace
@@ -54,6 +57,9 @@ Runner add_conformance_command(CLI::App& app) {
   cmd->add_option("--timeout", a->timeout, "Seconds per test before it counts as a timeout")->capture_default_str();
   cmd->add_flag("--update-expectations", a->update, "Rewrite the expectations file from this run's results");
   cmd->add_flag("-v,--verbose", a->verbose, "Print every non-passing test as it finishes");
+  cmd->add_option("--progress-log", a->progress_log,
+                  "Append a line per finished test (status, seconds, test, detail) to this file as it finishes, "
+                  "so a run that is cut off still tells what it ran");
   return [a]() -> int {
     auto factory = engine_factory(a->engine);
     if (!factory) {
@@ -81,6 +87,13 @@ Runner add_conformance_command(CLI::App& app) {
       std::cerr << "onnxscope: no test cases under " << a->suite << (a->filter.empty() ? "" : " matching the filter") << "\n";
       return kExitBadInput;
     }
+    // One engine made (in a child) before the suite: an engine that cannot
+    // start here, a GPU engine on a machine without one say, is one error
+    // rather than an error in every test.
+    if (std::string why = conformance::engine_start_error(factory, a->timeout); !why.empty()) {
+      std::cerr << "onnxscope: the " << a->engine << " engine cannot run: " << why << "\n";
+      return kExitBadInput;
+    }
     conformance::Expectations exp;
     if (!a->expectations.empty() && !a->update) {
       try {
@@ -98,15 +111,33 @@ Runner add_conformance_command(CLI::App& app) {
     conformance::SuiteOptions opts;
     opts.jobs = a->jobs;
     opts.timeout_seconds = a->timeout;
+    // CUDA's initialisation maps tens of GiB of address space (unified
+    // addressing) and fails under an RLIMIT_AS of a few GiB; the engine's own
+    // --max-tensor-bytes checks still bound what a test may allocate.
+    if (a->engine == "cuda") opts.memory_limit_bytes = 0;
     if (!plugins().empty()) opts.plugins = &plugins();
     for (const auto& [key, e] : exp.tests) {
       if (e.tolerance) opts.tolerances[key] = *e.tolerance;
       if (e.status == conformance::Status::Skip) opts.skips[key] = e.reason;
     }
+    std::ofstream progress_log;
+    if (!a->progress_log.empty()) {
+      progress_log.open(a->progress_log, std::ios::app);
+      if (!progress_log) {
+        std::cerr << "onnxscope: cannot write " << a->progress_log << "\n";
+        return kExitBadInput;
+      }
+    }
     opts.progress = [&](const conformance::CaseResult& r, size_t done, size_t total) {
       if (a->verbose && r.status != conformance::Status::Pass)
         std::cerr << "[" << done << "/" << total << "] " << conformance::status_name(r.status) << " " << r.key << ": "
                   << r.detail.substr(0, 300) << "\n";
+      if (progress_log.is_open()) {
+        std::string detail = r.detail.substr(0, 300);
+        std::replace(detail.begin(), detail.end(), '\n', ' ');
+        progress_log << conformance::status_name(r.status) << '\t' << r.seconds << '\t' << r.key << '\t' << detail
+                     << std::endl;  // flushed: the log outlives a run that is killed
+      }
     };
     auto results = conformance::run_suite(cases, factory, opts);
     conformance::Drift drift;

@@ -198,7 +198,7 @@ std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const Engi
         close(fds[0]);
         // An address-space limit cannot work under AddressSanitizer (its shadow
         // memory reserves terabytes of addresses): sanitizer builds run without it.
-        if (!kAddressSanitizer) {
+        if (!kAddressSanitizer && options.memory_limit_bytes != 0) {
           rlimit lim{options.memory_limit_bytes, options.memory_limit_bytes};
           setrlimit(RLIMIT_AS, &lim);
         }
@@ -265,6 +265,60 @@ std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const Engi
     }
   }
   return results;
+}
+
+std::string engine_start_error(const EngineFactory& make_engine, double timeout_seconds) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return "fork failed";
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    std::string msg;
+    try {
+      if (!make_engine()) msg = "no such engine";
+    } catch (const std::exception& e) {
+      msg = e.what();
+      if (msg.empty()) msg = "the engine failed to start";
+    }
+    for (size_t off = 0; off < msg.size();) {
+      const ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
+      if (w <= 0) break;
+      off += static_cast<size_t>(w);
+    }
+    _exit(0);
+  }
+  close(fds[1]);
+  std::string out;
+  const auto start = std::chrono::steady_clock::now();
+  for (;;) {
+    pollfd p{fds[0], POLLIN, 0};
+    poll(&p, 1, 100);
+    if (p.revents & (POLLIN | POLLHUP | POLLERR)) {
+      char buf[4096];
+      const ssize_t n = read(fds[0], buf, sizeof buf);
+      if (n > 0) {
+        out.append(buf, static_cast<size_t>(n));
+        continue;
+      }
+      break;
+    }
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > timeout_seconds) {
+      kill(pid, SIGKILL);
+      waitpid(pid, nullptr, 0);
+      close(fds[0]);
+      return "the engine did not start within " + std::to_string(static_cast<int>(timeout_seconds)) + " s";
+    }
+  }
+  close(fds[0]);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (WIFSIGNALED(status)) return std::string("starting the engine was killed by signal ") + strsignal(WTERMSIG(status));
+  return out;
 }
 
 Value light_model_input(const ValueInfo& in) {

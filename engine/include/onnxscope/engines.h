@@ -25,6 +25,9 @@ struct EngineSettings {
 // "reference", "cpu", "cuda"; nullptr for an unknown name. "cuda" throws
 // onnxscope::Error (no-device) where there is no GPU to run on.
 std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSettings& settings = {});
+// Whether make_engine() knows this name; constructs nothing, so it touches no
+// GPU (a process that initialises CUDA cannot hand it to the children it forks).
+bool is_engine_name(const std::string& name);
 // The engines this machine can run ("cuda" only with a GPU).
 std::vector<std::string> engine_names();
 

@@ -63,6 +63,10 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
   return nullptr;
 }
 
+bool is_engine_name(const std::string& name) {
+  return name == "reference" || name == "cpu" || name == "cuda" || name == "cuda-sim";
+}
+
 std::vector<std::string> engine_names() {
   static const bool gpu = !cuda_status().devices.empty();
   if (gpu) return {"reference", "cpu", "cuda"};

@@ -37,7 +37,9 @@ CaseResult run_case(const TestCase& c, Engine& engine, const Tolerance& tol, con
 struct SuiteOptions {
   int jobs = 2;
   double timeout_seconds = 60;
-  uint64_t memory_limit_bytes = uint64_t{6} << 30;  // address-space limit of each child
+  // Address-space limit of each child; 0: none. A GPU engine needs none:
+  // the CUDA driver reserves far more address space than memory at start.
+  uint64_t memory_limit_bytes = uint64_t{6} << 30;
   // Per-case tolerance overrides and skips (key -> ...).
   std::map<std::string, Tolerance> tolerances;
   std::map<std::string, std::string> skips;  // key -> reason: not run at all
@@ -49,6 +51,11 @@ struct SuiteOptions {
 // Runs every case isolated in a child process; results in the order of `cases`.
 std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const EngineFactory& make_engine,
                                   const SuiteOptions& options);
+
+// Makes one engine in a child process, as run_suite's children will, and
+// returns why it failed ("" when it started). The parent touches no engine:
+// a GPU engine made here would leave CUDA unusable in every forked child.
+std::string engine_start_error(const EngineFactory& make_engine, double timeout_seconds);
 
 std::string case_key(const TestCase& c);
 
