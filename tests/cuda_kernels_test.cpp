@@ -16,6 +16,9 @@
 // significant bits and has a narrower range: 1e-2 there.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
+
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -77,8 +80,15 @@ void check_engine(const std::function<std::unique_ptr<Engine>(const CudaOptions&
   CudaOptions options;
   options.precision = precision;
   auto reference = make_reference_engine();
+  // One engine for every case, as a user's session keeps one: on a GPU, a
+  // new engine per case (a context's stream, cuBLAS and cuDNN handles) costs
+  // more than the cases, and state one case leaves must not break the next.
+  const auto engine = make(options);
   for (const auto& [op, gen] : generators()) {
     Rng rng(static_cast<uint32_t>(std::hash<std::string>{}(op) & 0xffffffu));
+    const auto started = std::chrono::steady_clock::now();
+    if (gpu)  // where a GPU run stops or slows, its log says
+      std::fprintf(stderr, "[%s] %s ...", precision.c_str(), op.c_str());
     for (int i = 0; i < kCasesPerOp * case_weight(op); ++i) {
       Case c = gen(rng, op);
       const std::string where = op + " case " + std::to_string(i) + ":" + c.what;
@@ -97,7 +107,7 @@ void check_engine(const std::function<std::unique_ptr<Engine>(const CudaOptions&
       ro.observer = &k;
       NamedValues got;
       try {
-        got = make(options)->prepare(m)->run(c.inputs, ro);
+        got = engine->prepare(m)->run(c.inputs, ro);
       } catch (const Error& e) {
         ADD_FAILURE() << where << ": " << e.what();
         continue;
@@ -113,6 +123,9 @@ void check_engine(const std::function<std::unique_ptr<Engine>(const CudaOptions&
         expect_close(got[o].second.tensor(), want[o].second.tensor(), 1e-5 + tol, 1e-4 + tol + ulp, where + " output " + want[o].first);
       }
     }
+    if (gpu)
+      std::fprintf(stderr, " %.0f ms\n",
+                   std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - started).count());
   }
 }
 
@@ -333,6 +346,7 @@ struct AsRun : Observer {
 
 void check_fusions(const std::function<std::unique_ptr<Engine>()>& make) {
   auto reference = make_reference_engine();
+  const auto engine = make();  // one for every case, as check_engine
   for (const FusionCase& fc : fusion_cases())
     for (int trial = 0; trial < fc.trials; ++trial) {
       SCOPED_TRACE(fc.fused + " case " + std::to_string(trial));
@@ -342,7 +356,7 @@ void check_fusions(const std::function<std::unique_ptr<Engine>()>& make) {
       ASSERT_TRUE(loaded.ok()) << fc.fused << "\n" << dump(loaded);
       std::shared_ptr<const Model> m(std::move(loaded.model));
       const NamedValues want = reference->prepare(m)->run(c.inputs);
-      auto prepared = make()->prepare(m);
+      auto prepared = engine->prepare(m);
       AsRun as_run;
       RunOptions ro;
       ro.observer = &as_run;
