@@ -30,7 +30,6 @@ done | sort -u | while read -r lib; do
   [[ $base =~ $skip ]] || cp -L "$lib" "$stage/lib/$base"
 done
 cp -r "$suite/." "$stage/suite/"
-cp scripts/bench_cuda.py scripts/bench_vs_ort.py scripts/make_bench_models.py "$stage/"
 mkdir -p .gpu
 tar cf - -C "$stage" . | xz -T0 -6 > .gpu/bundle.tar.xz
 echo "gpu_bundle: .gpu/bundle.tar.xz, $(du -m .gpu/bundle.tar.xz | cut -f1) MiB ($(ls "$stage/lib" | wc -l) libraries)"
