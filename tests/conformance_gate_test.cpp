@@ -202,6 +202,43 @@ TEST_F(Gate, CrashAndHangAreIsolated) {
   EXPECT_EQ(by_key["node/test_wrong"], Status::Fail);
 }
 
+// Several tests to a child: a crash or a hang is still its own test's, and
+// the tests after it in that child run again in a new one.
+TEST_F(Gate, CrashAndHangStayTheirOwnWhenAChildRunsManyTests) {
+  make_custom_case(root / "suite" / "node" / "test_crash", "Crash");
+  make_custom_case(root / "suite" / "node" / "test_hang", "Hang");
+  static KernelRegistry extra;
+  extra.add(KernelDef{"com.example", "Crash", 1, INT_MAX, "test", crash_kernel, nullptr});
+  extra.add(KernelDef{"com.example", "Hang", 1, INT_MAX, "test", hang_kernel, nullptr});
+  auto cases = discover_suite(root / "suite");
+  ASSERT_EQ(cases.size(), 4u);
+  for (int jobs : {1, 2}) {
+    SCOPED_TRACE(jobs);
+    SuiteOptions opts;
+    opts.timeout_seconds = 2;
+    opts.jobs = jobs;
+    opts.tests_per_child = 4;
+    std::vector<std::string> order;
+    opts.progress = [&](const CaseResult& r, size_t, size_t) { order.push_back(r.key); };
+    auto results = run_suite(cases, [] {
+      ReferenceOptions o;
+      o.extra_kernels = &extra;
+      return make_reference_engine(o);
+    }, opts);
+    ASSERT_EQ(results.size(), cases.size());
+    std::map<std::string, Status> by_key;
+    for (size_t i = 0; i < results.size(); ++i) {
+      EXPECT_EQ(results[i].key, case_key(cases[i]));  // in the order of the cases
+      by_key[results[i].key] = results[i].status;
+    }
+    EXPECT_EQ(by_key["node/test_crash"], Status::Crash);
+    EXPECT_EQ(by_key["node/test_hang"], Status::Timeout);
+    EXPECT_EQ(by_key["node/test_good"], Status::Pass);
+    EXPECT_EQ(by_key["node/test_wrong"], Status::Fail);
+    EXPECT_EQ(order.size(), 4u);  // each reported once
+  }
+}
+
 // The suite's engine is first made once in a child: an engine that cannot
 // start is one clear error, and the parent process makes none itself (a CUDA
 // context made there would be unusable in every forked test).

@@ -18,7 +18,7 @@ namespace onnxscope::cli {
 namespace {
 struct ConformanceArgs {
   std::string suite, engine = "reference", expectations, report, junit, json, filter, progress_log;
-  int jobs = 2;
+  int jobs = 2, tests_per_child = 1;
   double timeout = 60;
   bool update = false, verbose = false;
 };
@@ -55,6 +55,11 @@ Runner add_conformance_command(CLI::App& app) {
   cmd->add_option("--filter", a->filter, "Only tests whose group/name matches this regex (search)");
   cmd->add_option("--jobs", a->jobs, "Tests run in parallel, each in its own process")->capture_default_str();
   cmd->add_option("--timeout", a->timeout, "Seconds per test before it counts as a timeout")->capture_default_str();
+  cmd->add_option("--tests-per-child", a->tests_per_child,
+                  "Tests each child process runs in turn, each with a new engine: more than 1 pays a process's start "
+                  "(CUDA's on a GPU) once for many; a crash or timeout still fails only its own test")
+      ->check(CLI::Range(1, 100000))
+      ->capture_default_str();
   cmd->add_flag("--update-expectations", a->update, "Rewrite the expectations file from this run's results");
   cmd->add_flag("-v,--verbose", a->verbose, "Print every non-passing test as it finishes");
   cmd->add_option("--progress-log", a->progress_log,
@@ -111,6 +116,7 @@ Runner add_conformance_command(CLI::App& app) {
     conformance::SuiteOptions opts;
     opts.jobs = a->jobs;
     opts.timeout_seconds = a->timeout;
+    opts.tests_per_child = a->tests_per_child;
     // CUDA's initialisation maps tens of GiB of address space (unified
     // addressing) and fails under an RLIMIT_AS of a few GiB; the engine's own
     // --max-tensor-bytes checks still bound what a test may allocate.

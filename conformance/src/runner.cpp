@@ -3,12 +3,16 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
+#include <optional>
 #include <set>
 
 #include "onnxscope/loader.h"
@@ -158,13 +162,68 @@ CaseResult decode(const std::string& key, const std::string& s) {
   return r;
 }
 
+// Each result goes to the parent framed as "<bytes>\n<encode()>", so a child
+// can send several and a cut-off one is told from a complete one.
+std::string frame(const CaseResult& r) {
+  const std::string msg = encode(r);
+  return std::to_string(msg.size()) + "\n" + msg;
+}
+
+// The next complete frame's payload taken off the front of buf, if there is one.
+std::optional<std::string> take_frame(std::string& buf) {
+  const size_t nl = buf.find('\n');
+  if (nl == std::string::npos) return std::nullopt;
+  char* end = nullptr;
+  const unsigned long long n = std::strtoull(buf.c_str(), &end, 10);
+  if (end != buf.c_str() + nl || buf.size() - nl - 1 < n) return std::nullopt;
+  std::string payload = buf.substr(nl + 1, n);
+  buf.erase(0, nl + 1 + n);
+  return payload;
+}
+
+void write_all(int fd, const std::string& msg) {
+  for (size_t off = 0; off < msg.size();) {
+    const ssize_t w = write(fd, msg.data() + off, msg.size() - off);
+    if (w <= 0) break;
+    off += static_cast<size_t>(w);
+  }
+}
+
 struct Child {
   pid_t pid;
-  int fd;
-  size_t index;
+  int cmd;  // parent -> child: the index of the next test (a socket: no SIGPIPE)
+  int res;  // child -> parent: framed results
+  std::optional<size_t> current;  // the test it is running
+  int count = 0;                  // tests given to it so far
   std::string out;
-  std::chrono::steady_clock::time_point started;
+  std::chrono::steady_clock::time_point started;  // when its current test began
 };
+
+// What a child does: take test indices from `cmd` until it closes, run each
+// with an engine of its own, and send each result as it ends.
+[[noreturn]] void serve_tests(int cmd, int res, const std::vector<TestCase>& cases, const EngineFactory& make_engine,
+                              const SuiteOptions& options) {
+  for (;;) {
+    uint64_t i = 0;
+    size_t got = 0;
+    while (got < sizeof i) {
+      const ssize_t n = recv(cmd, reinterpret_cast<char*>(&i) + got, sizeof i - got, 0);
+      if (n <= 0) _exit(0);  // no more tests for this child
+      got += static_cast<size_t>(n);
+    }
+    if (i >= cases.size()) _exit(2);
+    Tolerance tol;
+    if (auto t = options.tolerances.find(case_key(cases[i])); t != options.tolerances.end()) tol = t->second;
+    CaseResult r;
+    try {
+      auto engine = make_engine();
+      r = run_case(cases[i], *engine, tol, options.plugins);
+    } catch (const std::exception& e) {
+      r = CaseResult{case_key(cases[i]), Status::Error, e.what(), 0, {}};
+    }
+    write_all(res, frame(r));
+  }
+}
 
 }  // namespace
 
@@ -173,93 +232,114 @@ std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const Engi
   std::vector<CaseResult> results(cases.size());
   std::deque<size_t> todo;
   size_t done = 0;
+  auto report = [&](size_t i, CaseResult r) {
+    results[i] = std::move(r);
+    ++done;
+    if (options.progress) options.progress(results[i], done, cases.size());
+  };
   for (size_t i = 0; i < cases.size(); ++i) {
     auto skip = options.skips.find(case_key(cases[i]));
-    if (skip != options.skips.end()) {
-      results[i] = CaseResult{case_key(cases[i]), Status::Skip, skip->second, 0, {}};
-      ++done;
-      if (options.progress) options.progress(results[i], done, cases.size());
-    } else {
+    if (skip != options.skips.end())
+      report(i, CaseResult{case_key(cases[i]), Status::Skip, skip->second, 0, {}});
+    else
       todo.push_back(i);
-    }
   }
   std::vector<Child> running;
   const int jobs = std::max(1, options.jobs);
+  const int per_child = std::max(1, options.tests_per_child);
+  // The next test to a child that has room for one, or its end when none is
+  // left for it (closing `cmd` ends it once it has sent its last result).
+  auto give_next = [&](Child& ch) {
+    if (ch.cmd >= 0 && !todo.empty() && ch.count < per_child) {
+      const uint64_t i = todo.front();
+      if (send(ch.cmd, &i, sizeof i, MSG_NOSIGNAL) == static_cast<ssize_t>(sizeof i)) {
+        todo.pop_front();
+        ch.current = i;
+        ++ch.count;
+        ch.started = std::chrono::steady_clock::now();
+        return;
+      }
+    }
+    if (ch.cmd >= 0) close(ch.cmd);
+    ch.cmd = -1;
+  };
   while (!todo.empty() || !running.empty()) {
     while (!todo.empty() && static_cast<int>(running.size()) < jobs) {
-      size_t i = todo.front();
-      todo.pop_front();
-      int fds[2];
-      if (pipe(fds) != 0) throw std::runtime_error("pipe failed");
+      int cmd[2], res[2];
+      if (socketpair(AF_UNIX, SOCK_STREAM, 0, cmd) != 0) throw std::runtime_error("socketpair failed");
+      if (pipe(res) != 0) throw std::runtime_error("pipe failed");
       pid_t pid = fork();
       if (pid < 0) throw std::runtime_error("fork failed");
       if (pid == 0) {
-        // Child: bounded memory, run the case, report, exit without cleanup.
-        close(fds[0]);
+        // Child: bounded memory, tests until the parent sends no more, exit
+        // without cleanup. The other children's channels are closed here, or
+        // their ends would outlive the parent's closing them.
+        close(cmd[0]);
+        close(res[0]);
+        for (const Child& other : running) {
+          if (other.cmd >= 0) close(other.cmd);
+          close(other.res);
+        }
         // An address-space limit cannot work under AddressSanitizer (its shadow
         // memory reserves terabytes of addresses): sanitizer builds run without it.
         if (!kAddressSanitizer && options.memory_limit_bytes != 0) {
           rlimit lim{options.memory_limit_bytes, options.memory_limit_bytes};
           setrlimit(RLIMIT_AS, &lim);
         }
-        Tolerance tol;
-        if (auto t = options.tolerances.find(case_key(cases[i])); t != options.tolerances.end()) tol = t->second;
-        CaseResult r;
-        try {
-          auto engine = make_engine();
-          r = run_case(cases[i], *engine, tol, options.plugins);
-        } catch (const std::exception& e) {
-          r = CaseResult{case_key(cases[i]), Status::Error, e.what(), 0, {}};
-        }
-        std::string msg = encode(r);
-        for (size_t off = 0; off < msg.size();) {
-          ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
-          if (w <= 0) break;
-          off += static_cast<size_t>(w);
-        }
-        _exit(0);
+        serve_tests(cmd[1], res[1], cases, make_engine, options);
       }
-      close(fds[1]);
-      running.push_back({pid, fds[0], i, {}, std::chrono::steady_clock::now()});
+      close(cmd[1]);
+      close(res[1]);
+      running.push_back({pid, cmd[0], res[0], std::nullopt, 0, {}, std::chrono::steady_clock::now()});
+      give_next(running.back());
     }
     std::vector<pollfd> pfds;
-    for (const auto& c : running) pfds.push_back({c.fd, POLLIN, 0});
+    for (const auto& c : running) pfds.push_back({c.res, POLLIN, 0});
     poll(pfds.data(), pfds.size(), 100);
     for (size_t k = 0; k < running.size();) {
       Child& ch = running[k];
       bool finished = false;
       if (pfds[k].revents & (POLLIN | POLLHUP | POLLERR)) {
         char buf[65536];
-        ssize_t n = read(ch.fd, buf, sizeof buf);
+        ssize_t n = read(ch.res, buf, sizeof buf);
         if (n > 0) ch.out.append(buf, static_cast<size_t>(n));
         else finished = true;
       }
+      while (ch.current) {
+        auto payload = take_frame(ch.out);
+        if (!payload) break;
+        const size_t i = *ch.current;
+        ch.current.reset();
+        report(i, decode(case_key(cases[i]), *payload));
+        give_next(ch);
+      }
       const double age = std::chrono::duration<double>(std::chrono::steady_clock::now() - ch.started).count();
-      CaseResult r;
       if (finished) {
         int status = 0;
         waitpid(ch.pid, &status, 0);
-        if (WIFSIGNALED(status)) {
-          r = CaseResult{case_key(cases[ch.index]), Status::Crash,
-                         std::string("killed by signal ") + strsignal(WTERMSIG(status)), age, {}};
-        } else {
-          r = decode(case_key(cases[ch.index]), ch.out);
+        if (ch.current) {  // it died in its current test; complete results were taken above
+          const size_t i = *ch.current;
+          report(i, CaseResult{case_key(cases[i]), Status::Crash,
+                               WIFSIGNALED(status) ? std::string("killed by signal ") + strsignal(WTERMSIG(status))
+                                                   : "the test process exited (status " +
+                                                         std::to_string(WIFEXITED(status) ? WEXITSTATUS(status) : -1) +
+                                                         ") without a complete result",
+                               age, {}});
         }
-      } else if (age > options.timeout_seconds) {
+      } else if (ch.current && age > options.timeout_seconds) {
         kill(ch.pid, SIGKILL);
         waitpid(ch.pid, nullptr, 0);
-        r = CaseResult{case_key(cases[ch.index]), Status::Timeout,
-                       "no result after " + std::to_string(static_cast<int>(options.timeout_seconds)) + " s", age, {}};
+        const size_t i = *ch.current;
+        report(i, CaseResult{case_key(cases[i]), Status::Timeout,
+                             "no result after " + std::to_string(static_cast<int>(options.timeout_seconds)) + " s", age, {}});
         finished = true;
       }
       if (!finished) {
         ++k;
         continue;
       }
-      close(ch.fd);
-      results[ch.index] = r;
-      ++done;
-      if (options.progress) options.progress(r, done, cases.size());
+      if (ch.cmd >= 0) close(ch.cmd);
+      close(ch.res);
       pfds.erase(pfds.begin() + static_cast<long>(k));
       running.erase(running.begin() + static_cast<long>(k));
     }

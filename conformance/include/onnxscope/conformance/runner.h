@@ -40,6 +40,11 @@ struct SuiteOptions {
   // Address-space limit of each child; 0: none. A GPU engine needs none:
   // the CUDA driver reserves far more address space than memory at start.
   uint64_t memory_limit_bytes = uint64_t{6} << 30;
+  // Tests one child runs one after another (each with an engine of its own).
+  // 1 isolates every test; more pays a process's start-up once for many (a
+  // GPU engine's: CUDA, cuBLAS, cuDNN). A crash or a timeout is still its
+  // test's alone: the child's tests after it run again in a new child.
+  int tests_per_child = 1;
   // Per-case tolerance overrides and skips (key -> ...).
   std::map<std::string, Tolerance> tolerances;
   std::map<std::string, std::string> skips;  // key -> reason: not run at all
@@ -48,7 +53,8 @@ struct SuiteOptions {
   const PluginSet* plugins = nullptr;
 };
 
-// Runs every case isolated in a child process; results in the order of `cases`.
+// Runs every case in child processes (tests_per_child at a time in each);
+// results in the order of `cases`.
 std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const EngineFactory& make_engine,
                                   const SuiteOptions& options);
 
