@@ -142,6 +142,23 @@ def run_onnxscope(cli: str, model: Path, engine: str, precision: str, batch: int
     return json.loads(p.stdout)
 
 
+def profile_onnxscope(cli: str, model: Path, precision: str, files: dict[str, Path], timeout: float, top: int = 12) -> str:
+    """`onnxscope run --profile` on the cuda engine: time by operator and
+    kernel, each node synchronised (so each time is the node's own)."""
+    cmd = [cli, "run", str(model), "--engine", "cuda", "--precision", precision, "--profile"]
+    for name, f in files.items():
+        cmd += ["--input", f"{name}={f}"]
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return f"profile: timeout after {timeout} s"
+    lines = p.stdout.splitlines()
+    at = next((i for i, l in enumerate(lines) if l.startswith("time by operator")), None)
+    if p.returncode != 0 or at is None:
+        return "profile failed: " + ((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
+    return "\n".join(lines[at:at + 1 + top])
+
+
 def output_of(res: dict) -> np.ndarray | None:
     from onnx import TensorProto, numpy_helper
 
@@ -177,6 +194,8 @@ def main() -> int:
     ap.add_argument("--json", help="also write every measurement here")
     ap.add_argument("--models-dir", help="where the exported models are kept (and reused when there); default: a temporary folder")
     ap.add_argument("--export-only", action="store_true", help="export the models into --models-dir and stop (no GPU needed)")
+    ap.add_argument("--profile", action="store_true",
+                    help="after each cuda row, `onnxscope run --profile` on the same inputs: where its time goes (to stderr)")
     a = ap.parse_args()
 
     import torch
@@ -234,6 +253,9 @@ def main() -> int:
                                  res.get("error", "") or (cpu_res or {}).get("error", "")])
                     # Each row as it is measured, so a run cut off still leaves its rows.
                     print("row: | " + " | ".join(rows[-1]) + " |", file=sys.stderr, flush=True)
+                    if a.profile:
+                        print(f"{name} b{batch} {precision}: " + profile_onnxscope(a.onnxscope, path, precision, files, a.timeout),
+                              file=sys.stderr, flush=True)
                     if a.json:
                         Path(a.json).write_text(json.dumps(records, indent=1))
             del module

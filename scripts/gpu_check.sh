@@ -19,7 +19,8 @@
 # at a time); tests per child process: PER_CHILD (default 64: CUDA's start
 # paid once for many tests; one process running sample_cnn took 1.6 s on an
 # H100). For a dry run of the script without a GPU: ENGINE=cuda-sim and a
-# FILTER regex of the suite's tests.
+# FILTER regex of the suite's tests. BENCH_ARGS: more arguments for
+# bench_cuda.py (--profile: where the cuda engine's time goes, per row).
 set -uo pipefail
 out=${OUT:-$PWD/gpu-out}
 mkdir -p "$out"
@@ -119,7 +120,7 @@ run_bench() {
   [ -n "$export_pid" ] && wait "$export_pid"
   stamp "bench" >> "$out/bench.log"
   PYTHONUNBUFFERED=1 timeout -k 10 "${BENCH_S:-300}" python3 scripts/bench_cuda.py --onnxscope "$OS" --models-dir /tmp/bench-models \
-    --precisions "${PRECISIONS:-fp32,tf32,fp16}" --json "$out/bench_cuda.json" >> "$out/bench.log" 2>&1
+    --precisions "${PRECISIONS:-fp32,tf32,fp16}" --json "$out/bench_cuda.json" ${BENCH_ARGS:-} >> "$out/bench.log" 2>&1
   echo "bench exit $?" >> "$out/bench.log"
   stamp "bench done" >> "$out/bench.log"
 }
