@@ -15,6 +15,7 @@
 #include "onnxscope/conformance/compare.h"
 #include "onnxscope/conformance/expectations.h"
 #include "onnxscope/conformance/runner.h"
+#include "onnxscope/cuda.h"
 #include "onnxscope/engines.h"
 #include "onnxscope/proto_io.h"
 #include "onnxscope/reference.h"
@@ -126,6 +127,40 @@ TEST_F(Gate, WrongExpectedOutputFailsAndDriftExitsNonZero) {
   EXPECT_NE(fixed.out.find("NEW PASS node/test_wrong"), std::string::npos) << fixed.out;
 }
 
+// --tests-per-child and --progress-log from the command line: the same
+// results, and a line per test in the log as each finishes.
+TEST_F(Gate, ProgressLogAndTestsPerChildFromTheCommandLine) {
+  const fs::path log = root / "progress.tsv";
+  CliRun r = run_cli("conformance --suite " + (root / "suite").string() + " --tests-per-child 8 --progress-log " +
+                     log.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  EXPECT_NE(r.out.find("conformance: 1 passed, 1 failed, 0 skipped"), std::string::npos) << r.out;
+  std::ifstream in(log);
+  std::map<std::string, std::string> lines;  // test -> status
+  for (std::string line; std::getline(in, line);) {
+    const size_t a = line.find('\t'), b = line.find('\t', a + 1), c = line.find('\t', b + 1);
+    ASSERT_NE(c, std::string::npos) << line;
+    lines[line.substr(b + 1, c - b - 1)] = line.substr(0, a);
+  }
+  EXPECT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines["node/test_good"], "pass");
+  EXPECT_EQ(lines["node/test_wrong"], "fail");
+  EXPECT_EQ(run_cli("conformance --suite " + (root / "suite").string() + " --tests-per-child 0").exit_code, 2);
+  EXPECT_EQ(run_cli("conformance --suite " + (root / "suite").string() + " --progress-log " + (root / "no/such/dir/x").string())
+                .exit_code,
+            1);
+}
+
+// Without a GPU, the cuda engine is refused once, before any test runs.
+TEST_F(Gate, CudaWithoutAGpuIsOneError) {
+  if (!cuda_status().devices.empty()) GTEST_SKIP() << "this machine has a GPU: " << cuda_status().devices[0].name;
+  CliRun r = run_cli("conformance --suite " + (root / "suite").string() + " --engine cuda --progress-log " +
+                     (root / "p.tsv").string());
+  EXPECT_EQ(r.exit_code, 1) << r.out;
+  EXPECT_NE(r.out.find("the cuda engine cannot run"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("node/test_good"), std::string::npos) << r.out;  // no test ran
+}
+
 TEST_F(Gate, TestsMissingFromEitherSideAreDrift) {
   const fs::path exp = root / "expect.toml";
   std::ofstream(exp) << "[tests.\"node/test_good\"]\nstatus = \"pass\"\n\n"
@@ -188,6 +223,12 @@ TEST_F(Gate, CrashAndHangAreIsolated) {
   extra.add(KernelDef{"com.example", "Hang", 1, INT_MAX, "test", hang_kernel, nullptr});
   auto cases = discover_suite(root / "suite");
   ASSERT_EQ(cases.size(), 4u);
+  auto open_fds = [] {
+    size_t n = 0;
+    for ([[maybe_unused]] const auto& e : fs::directory_iterator("/proc/self/fd")) ++n;
+    return n;
+  };
+  const size_t fds_before = open_fds();
   for (auto [per_child, jobs] : {std::pair{1, 2}, std::pair{4, 1}, std::pair{4, 2}}) {
     SCOPED_TRACE("tests per child " + std::to_string(per_child) + ", jobs " + std::to_string(jobs));
     SuiteOptions opts;
@@ -213,6 +254,7 @@ TEST_F(Gate, CrashAndHangAreIsolated) {
     EXPECT_EQ(by_key["node/test_wrong"], Status::Fail);
     EXPECT_EQ(reported, 4u);  // each once
   }
+  EXPECT_EQ(open_fds(), fds_before);  // every child's channels closed
 }
 
 // The suite's engine is first made once in a child: an engine that cannot
