@@ -117,10 +117,7 @@ Runner add_conformance_command(CLI::App& app) {
     opts.jobs = a->jobs;
     opts.timeout_seconds = a->timeout;
     opts.tests_per_child = a->tests_per_child;
-    // CUDA's initialisation maps tens of GiB of address space (unified
-    // addressing) and fails under an RLIMIT_AS of a few GiB; the engine's own
-    // --max-tensor-bytes checks still bound what a test may allocate.
-    if (a->engine == "cuda") opts.memory_limit_bytes = 0;
+    opts.memory_limit_bytes = conformance::child_memory_limit(a->engine);
     if (!plugins().empty()) opts.plugins = &plugins();
     for (const auto& [key, e] : exp.tests) {
       if (e.tolerance) opts.tolerances[key] = *e.tolerance;

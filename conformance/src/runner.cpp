@@ -347,6 +347,10 @@ std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const Engi
   return results;
 }
 
+uint64_t child_memory_limit(const std::string& engine) {
+  return engine == "cuda" ? 0 : SuiteOptions{}.memory_limit_bytes;
+}
+
 std::string engine_start_error(const EngineFactory& make_engine, double timeout_seconds) {
   int fds[2];
   if (pipe(fds) != 0) return "pipe failed";
@@ -365,11 +369,7 @@ std::string engine_start_error(const EngineFactory& make_engine, double timeout_
       msg = e.what();
       if (msg.empty()) msg = "the engine failed to start";
     }
-    for (size_t off = 0; off < msg.size();) {
-      const ssize_t w = write(fds[1], msg.data() + off, msg.size() - off);
-      if (w <= 0) break;
-      off += static_cast<size_t>(w);
-    }
+    write_all(fds[1], msg);
     _exit(0);
   }
   close(fds[1]);

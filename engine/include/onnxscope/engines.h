@@ -28,7 +28,8 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
 // Whether make_engine() knows this name; constructs nothing, so it touches no
 // GPU (a process that initialises CUDA cannot hand it to the children it forks).
 bool is_engine_name(const std::string& name);
-// The engines this machine can run ("cuda" only with a GPU).
+// The engines this machine can run ("cuda" only with a GPU, asked once, in a
+// child process, so this one does not start CUDA).
 std::vector<std::string> engine_names();
 
 }  // namespace onnxscope

@@ -1,5 +1,10 @@
 #include "onnxscope/engines.h"
 
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <cstdlib>
 
@@ -67,8 +72,39 @@ bool is_engine_name(const std::string& name) {
   return name == "reference" || name == "cpu" || name == "cuda" || name == "cuda-sim";
 }
 
+namespace {
+// Whether a GPU answers, asked in a child process: cudaGetDeviceCount starts
+// CUDA in the process that calls it, and a process that has started CUDA
+// cannot hand it to the children it forks (the GUI lists the engines, then
+// runs the conformance suite in forked children). No answer in 20 s: none.
+bool gpu_answers_in_child() {
+  int fds[2];
+  if (pipe(fds) != 0) return false;
+  const pid_t pid = fork();
+  if (pid < 0) {
+    close(fds[0]);
+    close(fds[1]);
+    return false;
+  }
+  if (pid == 0) {
+    close(fds[0]);
+    const char answer = cuda_status().devices.empty() ? '0' : '1';
+    [[maybe_unused]] const ssize_t w = write(fds[1], &answer, 1);
+    _exit(0);
+  }
+  close(fds[1]);
+  char answer = '0';
+  pollfd p{fds[0], POLLIN, 0};
+  const bool got = poll(&p, 1, 20000) > 0 && read(fds[0], &answer, 1) == 1;
+  close(fds[0]);
+  if (!got) kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  return got && answer == '1';
+}
+}  // namespace
+
 std::vector<std::string> engine_names() {
-  static const bool gpu = !cuda_status().devices.empty();
+  static const bool gpu = gpu_answers_in_child();
   if (gpu) return {"reference", "cpu", "cuda"};
   return {"reference", "cpu"};
 }

@@ -36,7 +36,9 @@ bool ConformanceRun::start(const SuiteRunRequest& req, QString* error) {
     return false;
   };
   if (running()) return fail("a run is already in progress");
-  if (!make_engine(req.engine)) return fail("unknown engine '" + QString::fromStdString(req.engine) + "'");
+  // By name only: an engine made here (CUDA started in the GUI's process)
+  // would be unusable in the runner's forked children.
+  if (!is_engine_name(req.engine)) return fail("unknown engine '" + QString::fromStdString(req.engine) + "'");
   std::vector<conformance::TestCase> cases;
   try {
     cases = conformance::discover_suite(req.suite);
@@ -66,6 +68,7 @@ bool ConformanceRun::start(const SuiteRunRequest& req, QString* error) {
     conformance::SuiteOptions opts = req.extra;
     opts.jobs = std::max(1, req.jobs);
     opts.timeout_seconds = req.timeout_seconds;
+    if (conformance::child_memory_limit(engine) == 0) opts.memory_limit_bytes = 0;
     const size_t total = cases_.size();
     size_t base = 0;
     opts.progress = [&](const conformance::CaseResult& r, size_t, size_t) {

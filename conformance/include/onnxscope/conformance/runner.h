@@ -53,6 +53,12 @@ struct SuiteOptions {
   const PluginSet* plugins = nullptr;
 };
 
+// The address-space limit for a test child of this engine: none for cuda,
+// whose start maps tens of GiB of address space (unified addressing) and fails
+// under a limit of a few GiB (the engine's --max-tensor-bytes checks still
+// bound what a test may allocate); SuiteOptions' default for the others.
+uint64_t child_memory_limit(const std::string& engine);
+
 // Runs every case in child processes (tests_per_child at a time in each);
 // results in the order of `cases`.
 std::vector<CaseResult> run_suite(const std::vector<TestCase>& cases, const EngineFactory& make_engine,
