@@ -124,7 +124,8 @@ def time_torch(module, feeds: dict[str, np.ndarray], precision: str, warmup: int
 
 
 def run_onnxscope(cli: str, model: Path, engine: str, precision: str, batch: int, files: dict[str, Path],
-                  out_dir: Path, warmup: int, iterations: int, threads: int, timeout: float) -> dict:
+                  out_dir: Path, warmup: int, iterations: int, threads: int, timeout: float,
+                  env: dict[str, str] | None = None) -> dict:
     cmd = [cli, "bench", str(model), "--engine", engine, "--warmup", str(warmup), "--iterations", str(iterations),
            "--json", "--save-outputs", str(out_dir), "--batch", str(batch)]
     if engine == "cuda":
@@ -134,7 +135,8 @@ def run_onnxscope(cli: str, model: Path, engine: str, precision: str, batch: int
     for name, f in files.items():
         cmd += ["--input", f"{name}={f}"]
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                           env={**os.environ, **env} if env else None)
     except subprocess.TimeoutExpired:
         return {"error": f"timeout after {timeout} s"}
     if p.returncode != 0:
@@ -194,6 +196,9 @@ def main() -> int:
     ap.add_argument("--json", help="also write every measurement here")
     ap.add_argument("--models-dir", help="where the exported models are kept (and reused when there); default: a temporary folder")
     ap.add_argument("--export-only", action="store_true", help="export the models into --models-dir and stop (no GPU needed)")
+    ap.add_argument("--kernel-epilogues", action="store_true",
+                    help="also time each cuda row with ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0 (bias and activation as a "
+                         "kernel after cuDNN's and cuBLAS's calls, not inside them): the fused calls' gain, in the same run")
     ap.add_argument("--profile", action="store_true",
                     help="after each cuda row, `onnxscope run --profile` on the same inputs: where its time goes (to stderr)")
     a = ap.parse_args()
@@ -243,8 +248,17 @@ def main() -> int:
                     res = run_onnxscope(a.onnxscope, path, "cuda", precision, batch, files, work / f"out_cuda_{precision}",
                                         a.warmup, a.iterations, 0, a.timeout)
                     ms = res.get("latency_ms", {}).get("median")
+                    unfused_ms = None
+                    if a.kernel_epilogues:
+                        print(f"{name} b{batch} {precision}: onnxscope cuda, epilogues as kernels ...", file=sys.stderr, flush=True)
+                        unfused = run_onnxscope(a.onnxscope, path, "cuda", precision, batch, files,
+                                                work / f"out_cuda_{precision}_unfused", a.warmup, a.iterations, 0, a.timeout,
+                                                {"ONNXSCOPE_CUDA_LIBRARY_EPILOGUES": "0"})
+                        unfused_ms = unfused.get("latency_ms", {}).get("median")
+                        print(f"{name} b{batch} {precision}: epilogues in the libraries' calls {ms} ms, as kernels "
+                              f"{unfused_ms} ms, {unfused.get('error', '')}", file=sys.stderr, flush=True)
                     records.append({"model": name, "batch": batch, "precision": precision, "torch_ms": torch_ms,
-                                    "cuda": res, "cpu": cpu_res})
+                                    "cuda": res, "cpu": cpu_res, "cuda_kernel_epilogues_ms": unfused_ms})
                     rows.append([name, str(batch), precision, f"{torch_ms:.2f}", f"{ms:.2f}" if ms else "-",
                                  res.get("last_run", "-"),
                                  f"{torch_ms / ms:.2f}" if ms else "-", f"{cpu_ms:.1f}" if cpu_ms else "-",

@@ -5,6 +5,7 @@
 // hundreds of MiB of resident memory at start, GPU or not.
 #include "cuda/cuda_runtime.h"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime_api.h>
 #include <cudnn.h>
@@ -12,6 +13,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -66,12 +69,37 @@ const Blas& blas() {
   return b;
 }
 
+// cuBLASLt: a GEMM with its bias added in the kernel's own epilogue.
+#define ONNXSCOPE_CUBLASLT_FUNCTIONS(X)                                                                             \
+  X(Create) X(Destroy) X(MatmulDescCreate) X(MatmulDescDestroy) X(MatmulDescSetAttribute) X(MatrixLayoutCreate)     \
+  X(MatrixLayoutDestroy) X(MatrixLayoutSetAttribute) X(MatmulPreferenceCreate) X(MatmulPreferenceDestroy)            \
+  X(MatmulPreferenceSetAttribute) X(MatmulAlgoGetHeuristic) X(Matmul)
+
+struct BlasLt {
+#define X(f) decltype(&cublasLt##f) f;
+  ONNXSCOPE_CUBLASLT_FUNCTIONS(X)
+#undef X
+};
+
+const BlasLt& blas_lt() {
+  static const BlasLt t = [] {
+    void* lib = open_library("libcublasLt.so.13");
+    BlasLt r{};
+#define X(f) r.f = symbol<decltype(&cublasLt##f)>(lib, "cuBLASLt", "cublasLt" #f);
+    ONNXSCOPE_CUBLASLT_FUNCTIONS(X)
+#undef X
+    return r;
+  }();
+  return t;
+}
+
 #define ONNXSCOPE_CUDNN_FUNCTIONS(X) \
   X(Create) X(Destroy) X(SetStream) X(GetErrorString) X(CreateTensorDescriptor) X(DestroyTensorDescriptor) \
   X(SetTensorNdDescriptor) X(CreateFilterDescriptor) X(DestroyFilterDescriptor) X(SetFilterNdDescriptor) \
   X(CreateConvolutionDescriptor) X(DestroyConvolutionDescriptor) X(SetConvolutionNdDescriptor) X(SetConvolutionGroupCount) \
   X(SetConvolutionMathType) X(FindConvolutionForwardAlgorithm) X(ConvolutionForward) \
-  X(FindConvolutionBackwardDataAlgorithm) X(ConvolutionBackwardData)
+  X(FindConvolutionBackwardDataAlgorithm) X(ConvolutionBackwardData) X(ConvolutionBiasActivationForward) \
+  X(CreateActivationDescriptor) X(DestroyActivationDescriptor) X(SetActivationDescriptor)
 
 struct Dnn {
 #define X(f) decltype(&cudnn##f) f;
@@ -122,11 +150,20 @@ struct ConvPlan {
   cudnnConvolutionFwdAlgo_t algo{};           // forward
   cudnnConvolutionBwdDataAlgo_t bwd_algo{};   // transposed: backward data
   size_t workspace = 0;
+  // The fused call (cudnnConvolutionBiasActivationForward), made at its
+  // first use: the bias as [1, k, 1, ...], ReLU and identity; `fused`
+  // 0 untried, 1 works, -1 cuDNN refused it (the epilogue kernel runs).
+  cudnnTensorDescriptor_t bias = nullptr;
+  cudnnActivationDescriptor_t relu = nullptr, identity = nullptr;
+  int fused[2] = {0, 0};  // by act: ReLU, identity
   ~ConvPlan() {
     if (x) dnn().DestroyTensorDescriptor(x);
     if (y) dnn().DestroyTensorDescriptor(y);
     if (w) dnn().DestroyFilterDescriptor(w);
     if (conv) dnn().DestroyConvolutionDescriptor(conv);
+    if (bias) dnn().DestroyTensorDescriptor(bias);
+    if (relu) dnn().DestroyActivationDescriptor(relu);
+    if (identity) dnn().DestroyActivationDescriptor(identity);
   }
 };
 
@@ -157,6 +194,54 @@ class Scratch {
   Runtime& rt_;
   DeviceMemory m_;
 };
+
+// One cuBLASLt problem with a bias epilogue: the descriptors and the
+// algorithm its heuristic chose (ok false: it offered none; the GEMM then
+// goes the plain way and the epilogue runs as a kernel).
+struct LtKey {
+  bool trans_a, trans_b;
+  int64_t m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, batch;
+  MathMode mode;
+  int align_a, align_b, align_c, align_bias;
+  auto tie() const {
+    return std::tie(trans_a, trans_b, m, n, k, lda, ldb, ldc, stride_a, stride_b, stride_c, batch, mode, align_a, align_b,
+                    align_c, align_bias);
+  }
+  bool operator<(const LtKey& o) const { return tie() < o.tie(); }
+};
+
+struct LtPlan {
+  bool ok = false;
+  cublasLtMatmulDesc_t desc = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  size_t workspace = 0;
+  ~LtPlan() {
+    if (desc) blas_lt().MatmulDescDestroy(desc);
+    if (a) blas_lt().MatrixLayoutDestroy(a);
+    if (b) blas_lt().MatrixLayoutDestroy(b);
+    if (c) blas_lt().MatrixLayoutDestroy(c);
+  }
+};
+
+// The largest power of two up to 256 that divides the address: what the
+// heuristic may assume of the operands' alignment.
+int alignment_of(const void* p) {
+  const auto a = reinterpret_cast<uintptr_t>(p);
+  int al = 1;
+  while (al < 256 && a % static_cast<uintptr_t>(al * 2) == 0) al *= 2;
+  return al;
+}
+
+// ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0 leaves every epilogue to the kernel
+// (to time the difference, or to rule the fused calls out).
+bool library_epilogues_allowed() {
+  static const bool allowed = [] {
+    const char* v = std::getenv("ONNXSCOPE_CUDA_LIBRARY_EPILOGUES");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return allowed;
+}
 
 // A captured run: the CUDA graph and its executable form.
 struct GpuGraph final : offload::CapturedWork {
@@ -189,6 +274,8 @@ class GpuRuntime final : public Runtime {
   ~GpuRuntime() override {
     if (stream_) cudaStreamSynchronize(stream_);
     conv_plans_.clear();
+    lt_plans_.clear();
+    if (lt_) blas_lt().Destroy(lt_);
     if (dnn_) dnn().Destroy(dnn_);
     if (blas_) blas().destroy(blas_);
     if (blas_workspace_) cudaFree(blas_workspace_);
@@ -215,7 +302,11 @@ class GpuRuntime final : public Runtime {
   std::string conv_name() const override { return "cudnn"; }
 
  protected:
-  void device_gemm(const GemmArgs& g, MathMode mode) override {
+  bool device_gemm(const GemmArgs& g, MathMode mode) override {
+    if (lt_gemm(g, mode)) {
+      note_library_epilogue();
+      return true;
+    }
     const void* a = g.a;
     const void* b = g.b;
     cudaDataType type = CUDA_R_32F;
@@ -235,15 +326,23 @@ class GpuRuntime final : public Runtime {
                       &g.beta, g.c, CUDA_R_32F, as_int(g.ldc), g.stride_c, as_int(g.batch),
                       mode == MathMode::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
           "cublasGemmStridedBatchedEx");
-    if (mode == MathMode::Fp16) {  // the result as a half tensor would hold it
-      const int64_t c_extent = (g.batch - 1) * g.stride_c + (g.n - 1) * g.ldc + g.m;
-      const RoundToHalfKernel round{g.c, g.c};
-      launch(*this, round, c_extent);
+    if (mode != MathMode::Fp16) return false;
+    // The result as a half tensor would hold it, and the epilogue after
+    // that rounding, in one pass (C is packed when there is an epilogue).
+    if (g.epilogue.any()) {
+      EpilogueKernel k = epilogue_kernel(g.epilogue, g.c);
+      k.source = 1;
+      launch(*this, k, g.batch * g.m * g.n);
+      return true;
     }
+    const int64_t c_extent = (g.batch - 1) * g.stride_c + (g.n - 1) * g.ldc + g.m;
+    const RoundToHalfKernel round{g.c, g.c};
+    launch(*this, round, c_extent);
+    return false;
   }
 
-  void device_conv(const ConvArgs& c, MathMode mode) override {
-    const ConvPlan& p = plan(c, mode);
+  bool device_conv(const ConvArgs& c, MathMode mode) override {
+    ConvPlan& p = plan(c, mode);
     int64_t xs = c.n * c.c, ws = c.transposed ? c.c * (c.k / c.groups) : c.k * (c.c / c.groups), ys = c.n * c.k;
     for (int d = 0; d < c.rank; ++d) {
       xs *= c.in[d];
@@ -261,18 +360,25 @@ class GpuRuntime final : public Runtime {
     }
     Scratch workspace(*this);
     const float one = 1.f, zero = 0.f;
-    if (c.transposed)  // the plan's y is this x (the "gradient"), its x this y
+    if (c.transposed) {  // the plan's y is this x (the "gradient"), its x this y
       check(dnn().ConvolutionBackwardData(dnn_, &one, p.w, w, p.y, x, p.conv, p.bwd_algo, workspace.get(p.workspace),
                                           p.workspace, &zero, p.x, y),
             "cudnnConvolutionBackwardData");
-    else
+    } else if (mode != MathMode::Fp16 && fused_conv(c, p, workspace)) {
+      note_library_epilogue();
+      return true;
+    } else {
       check(dnn().ConvolutionForward(dnn_, &one, p.x, x, p.w, w, p.conv, p.algo, workspace.get(p.workspace), p.workspace,
                                      &zero, p.y, y),
             "cudnnConvolutionForward");
-    if (mode == MathMode::Fp16) {
-      const CastKernel back{ElemType::Float16, ElemType::Float, y, c.y};
-      launch(*this, back, ys);
     }
+    if (mode != MathMode::Fp16) return false;
+    // Back to float32 with the epilogue in the same pass.
+    EpilogueKernel k = epilogue_kernel(c.epilogue, c.y);
+    k.source = 2;
+    k.half = static_cast<const uint16_t*>(y);
+    launch(*this, k, ys);
+    return true;
   }
 
   void* device_allocate(uint64_t bytes) override {
@@ -325,6 +431,141 @@ class GpuRuntime final : public Runtime {
  private:
   static constexpr size_t kBlasWorkspace = size_t{32} << 20;
 
+  static EpilogueKernel epilogue_kernel(const Epilogue& e, float* y) {
+    EpilogueKernel k;
+    k.act = e.act;
+    k.alpha = e.alpha;
+    k.beta = e.beta;
+    k.bias = e.bias;
+    k.inner = e.inner;
+    k.channels = e.channels;
+    k.y = y;
+    return k;
+  }
+
+  // A float32 or TF32 GEMM whose epilogue is a bias over C's rows and
+  // nothing else, on cuBLASLt with the bias added in its epilogue: C is
+  // then written once instead of written and read back. cuBLASLt's ReLU and
+  // GELU epilogues are left alone: its ReLU turns NaN into 0 and its GELU is
+  // not the one the operators define. False: the plain path instead.
+  bool lt_gemm(const GemmArgs& g, MathMode mode) {
+    const Epilogue& e = g.epilogue;
+    if (mode == MathMode::Fp16 || !library_epilogues_allowed() || !e.bias || e.act != UnaryOp::Identity || e.inner != 1 ||
+        e.channels != g.m || g.beta != 0.f)
+      return false;
+    LtKey key{g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c, g.batch, mode,
+              alignment_of(g.a), alignment_of(g.b), alignment_of(g.c), alignment_of(e.bias)};
+    auto it = lt_plans_.find(key);
+    if (it == lt_plans_.end()) it = lt_plans_.emplace(key, make_lt_plan(key, e.bias)).first;
+    const LtPlan& p = *it->second;
+    if (!p.ok) return false;
+    const void* bias = e.bias;
+    check(blas_lt().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+          "cublasLtMatmulDescSetAttribute (bias)");
+    check(blas_lt().Matmul(lt_, p.desc, &g.alpha, g.a, p.a, g.b, p.b, &g.beta, g.c, p.c, g.c, p.c, &p.algo,
+                           blas_workspace_, kBlasWorkspace, stream_),
+          "cublasLtMatmul");
+    return true;
+  }
+
+  // The plan of one cuBLASLt problem; any refusal on the way gives a plan
+  // that is not ok (the plain path is always there).
+  std::unique_ptr<LtPlan> make_lt_plan(const LtKey& k, const void* bias) {
+    auto p = std::make_unique<LtPlan>();
+    const BlasLt& lt = blas_lt();
+    if (!lt_ && lt.Create(&lt_) != CUBLAS_STATUS_SUCCESS) {
+      lt_ = nullptr;
+      return p;
+    }
+    auto ok = [](cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS; };
+    const cublasComputeType_t compute = k.mode == MathMode::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+    if (!ok(lt.MatmulDescCreate(&p->desc, compute, CUDA_R_32F))) return p;
+    const int32_t ta = k.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, tb = k.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+    const uint32_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const int32_t bias_type = CUDA_R_32F;
+    if (!ok(lt.MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof ta)) ||
+        !ok(lt.MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb)) ||
+        !ok(lt.MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue)) ||
+        !ok(lt.MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type, sizeof bias_type)) ||
+        !ok(lt.MatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias)))
+      return p;
+    // Stored shapes: op(A) is m x k, so A is k x m when transposed.
+    auto layout = [&](cublasLtMatrixLayout_t* l, int64_t rows, int64_t cols, int64_t ld, int64_t stride) {
+      if (!ok(lt.MatrixLayoutCreate(l, CUDA_R_32F, static_cast<uint64_t>(rows), static_cast<uint64_t>(cols), ld))) return false;
+      if (k.batch == 1) return true;
+      const int32_t count = static_cast<int32_t>(k.batch);
+      return ok(lt.MatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count)) &&
+             ok(lt.MatrixLayoutSetAttribute(*l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+    };
+    if (!layout(&p->a, k.trans_a ? k.k : k.m, k.trans_a ? k.m : k.k, k.lda, k.stride_a) ||
+        !layout(&p->b, k.trans_b ? k.n : k.k, k.trans_b ? k.k : k.n, k.ldb, k.stride_b) ||
+        !layout(&p->c, k.m, k.n, k.ldc, k.stride_c))
+      return p;
+    cublasLtMatmulPreference_t pref = nullptr;
+    if (!ok(lt.MatmulPreferenceCreate(&pref))) return p;
+    const uint64_t workspace = kBlasWorkspace;
+    const uint32_t al_a = static_cast<uint32_t>(k.align_a), al_b = static_cast<uint32_t>(k.align_b),
+                   al_c = static_cast<uint32_t>(k.align_c);
+    cublasLtMatmulHeuristicResult_t result{};
+    int found = 0;
+    const bool asked =
+        ok(lt.MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace, sizeof workspace)) &&
+        ok(lt.MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, &al_a, sizeof al_a)) &&
+        ok(lt.MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, &al_b, sizeof al_b)) &&
+        ok(lt.MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, &al_c, sizeof al_c)) &&
+        ok(lt.MatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, &al_c, sizeof al_c)) &&
+        ok(lt.MatmulAlgoGetHeuristic(lt_, p->desc, p->a, p->b, p->c, p->c, pref, 1, &result, &found));
+    lt.MatmulPreferenceDestroy(pref);
+    if (!asked || found < 1 || result.state != CUBLAS_STATUS_SUCCESS || result.workspaceSize > kBlasWorkspace) return p;
+    p->algo = result.algo;
+    p->workspace = result.workspaceSize;
+    p->ok = true;
+    return p;
+  }
+
+  // Forward float32 / TF32 convolution with a bias and ReLU or nothing
+  // after it, as one cuDNN call: y = act(conv(x) + bias), with the ReLU
+  // keeping NaN as the operator does. cuDNN takes the identity only with
+  // its implicit-precomputed-GEMM algorithm. False: the plain path instead
+  // (also when cuDNN refuses the call the first time; the refusal is kept).
+  bool fused_conv(const ConvArgs& c, ConvPlan& p, Scratch& workspace) {
+    const Epilogue& e = c.epilogue;
+    if (!library_epilogues_allowed() || !e.bias || c.transposed || e.channels != c.k) return false;
+    const bool relu = e.act == UnaryOp::Relu;
+    if (!relu && (e.act != UnaryOp::Identity || p.algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)) return false;
+    int& state = p.fused[relu ? 0 : 1];
+    if (state < 0) return false;
+    if (!p.bias) {
+      const int nd = c.rank == 1 ? 4 : c.rank + 2;
+      std::vector<int> dims(static_cast<size_t>(nd), 1);
+      dims[1] = as_int(c.k);
+      check(dnn().CreateTensorDescriptor(&p.bias), "cudnnCreateTensorDescriptor");
+      check(dnn().SetTensorNdDescriptor(p.bias, CUDNN_DATA_FLOAT, nd, dims.data(), packed_strides(dims).data()),
+            "cudnnSetTensorNdDescriptor (bias)");
+    }
+    cudnnActivationDescriptor_t& act = relu ? p.relu : p.identity;
+    if (!act) {
+      check(dnn().CreateActivationDescriptor(&act), "cudnnCreateActivationDescriptor");
+      check(dnn().SetActivationDescriptor(act, relu ? CUDNN_ACTIVATION_RELU : CUDNN_ACTIVATION_IDENTITY, CUDNN_PROPAGATE_NAN, 0.0),
+            "cudnnSetActivationDescriptor");
+    }
+    const float one = 1.f, zero = 0.f;
+    // z is y weighted by 0, as cuDNN's API asks for a z (PyTorch passes its
+    // uninitialised output the same way); cuda_engine_test's
+    // GpuFusedEpiloguesIgnoreWhatYHeld fills y with NaN first to check that
+    // the 0 weight means z is not read.
+    const cudnnStatus_t st = dnn().ConvolutionBiasActivationForward(
+        dnn_, &one, p.x, c.x, p.w, c.w, p.conv, p.algo, workspace.get(p.workspace), p.workspace, &zero, p.y, c.y, p.bias, e.bias,
+        act, p.y, c.y);
+    if (st == CUDNN_STATUS_SUCCESS) {
+      state = 1;
+      return true;
+    }
+    if (state == 1 || capturing()) check(st, "cudnnConvolutionBiasActivationForward");  // it worked before: a real failure
+    state = -1;
+    return false;
+  }
+
   // The fastest of cuDNN's timed candidates that keeps to the mode: strict
   // fp32 takes no tensor-op math and keeps FMA math whatever the timing
   // reported (DEFAULT math would let Ampere and later round inputs to TF32).
@@ -365,7 +606,7 @@ class GpuRuntime final : public Runtime {
            a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD || a == CUDNN_CONVOLUTION_BWD_DATA_ALGO_WINOGRAD_NONFUSED;
   }
 
-  const ConvPlan& plan(const ConvArgs& c, MathMode mode) {
+  ConvPlan& plan(const ConvArgs& c, MathMode mode) {
     ConvKey key;
     key.transposed = c.transposed;
     // Forward terms: a transposed convolution's output is the forward input.
@@ -445,6 +686,8 @@ class GpuRuntime final : public Runtime {
   void* blas_workspace_ = nullptr;
   cudnnHandle_t dnn_ = nullptr;
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
+  cublasLtHandle_t lt_ = nullptr;
+  std::map<LtKey, std::unique_ptr<LtPlan>> lt_plans_;
 };
 
 }  // namespace

@@ -210,11 +210,14 @@ class HostRuntime final : public Runtime {
   void device_copy_in(void* device, const void* host, uint64_t bytes) override { std::memcpy(device, host, bytes); }
   void device_copy_out(void* host, const void* device, uint64_t bytes) override { std::memcpy(host, device, bytes); }
   void device_synchronize() override {}
-  void device_gemm(const GemmArgs& g, MathMode mode) override {
+  // The epilogue is left to Runtime's kernel.
+  bool device_gemm(const GemmArgs& g, MathMode mode) override {
     run_or_record([g, mode] { host_gemm(g, mode); });
+    return false;
   }
-  void device_conv(const ConvArgs& c, MathMode mode) override {
+  bool device_conv(const ConvArgs& c, MathMode mode) override {
     run_or_record([c, mode] { c.transposed ? host_conv_transpose(c, mode) : host_conv(c, mode); });
+    return false;
   }
   void device_begin_capture() override { capture_ = std::make_unique<HostCapture>(); }
   std::unique_ptr<offload::CapturedWork> device_end_capture() override { return std::move(capture_); }

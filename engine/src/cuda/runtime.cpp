@@ -38,6 +38,9 @@ void check_gemm(const GemmArgs& g) {
   leading("lda", g.lda, g.trans_a ? g.k : g.m);
   leading("ldb", g.ldb, g.trans_b ? g.n : g.k);
   leading("ldc", g.ldc, g.m);
+  if (g.epilogue.any() && (g.ldc != g.m || (g.batch > 1 && g.stride_c != g.m * g.n)))
+    throw std::logic_error("a GEMM epilogue needs a packed C");
+  if (g.epilogue.any() && (g.epilogue.inner < 1 || g.epilogue.channels < 1)) throw std::logic_error("bad epilogue geometry");
 }
 
 // cuDNN's descriptors: every dim at least 1 and in int, pads not negative,
@@ -160,15 +163,32 @@ void Runtime::synchronize() {
   device_synchronize();
 }
 
+void run_epilogue(Runtime& rt, const Epilogue& e, float* y, int64_t count) {
+  EpilogueKernel k;
+  k.act = e.act;
+  k.alpha = e.alpha;
+  k.beta = e.beta;
+  k.bias = e.bias;
+  k.inner = e.inner;
+  k.channels = e.channels;
+  k.y = y;
+  launch(rt, k, count);
+}
+
 void Runtime::gemm(const GemmArgs& g, MathMode mode) {
   check_gemm(g);
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
-  device_gemm(g, mode);
+  if (!device_gemm(g, mode) && g.epilogue.any()) run_epilogue(*this, g.epilogue, g.c, g.batch * g.m * g.n);
 }
 
 void Runtime::conv(const ConvArgs& c, MathMode mode) {
   check_conv(c);
-  device_conv(c, mode);
+  if (c.transposed && c.epilogue.any()) throw std::logic_error("no epilogue on a transposed convolution");
+  if (c.epilogue.any() && (c.epilogue.inner < 1 || c.epilogue.channels < 1)) throw std::logic_error("bad epilogue geometry");
+  if (device_conv(c, mode) || !c.epilogue.any()) return;
+  int64_t ys = c.n * c.k;
+  for (int d = 0; d < c.rank; ++d) ys *= c.out[d];
+  run_epilogue(*this, c.epilogue, c.y, ys);
 }
 
 void Runtime::begin_capture() {

@@ -24,6 +24,20 @@ namespace onnxscope::cuda {
 enum class MathMode { Fp32, Tf32, Fp16 };
 const char* math_mode_name(MathMode m);  // "fp32", "tf32", "fp16"
 
+// What a fused operator applies in place to a GEMM's or convolution's
+// result: y[i] = act(y[i] + bias[(i / inner) % channels]) over the result's
+// elements in memory order (no bias: nullptr). The runtime runs it as one
+// kernel after the call (EpilogueKernel), or inside the library's call where
+// the library computes the same thing (cuDNN's convolution with bias and
+// ReLU, cuBLASLt's bias epilogue); library_epilogues() counts those.
+struct Epilogue {
+  const float* bias = nullptr;
+  int64_t inner = 1, channels = 1;
+  UnaryOp act = UnaryOp::Identity;
+  float alpha = 0.f, beta = 0.f;
+  bool any() const { return bias != nullptr || act != UnaryOp::Identity; }
+};
+
 // C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b] for b < batch, all
 // column-major float32 as cuBLAS reads them (m x n result, inner size k).
 // Element extents (for a runtime that converts the operands first):
@@ -44,6 +58,9 @@ struct GemmArgs {
   float* c = nullptr;
   int64_t ldc = 0, stride_c = 0;
   int64_t batch = 1;
+  // Applied to C after the product; C must then be packed (ldc == m, and
+  // stride_c == m * n when batch > 1), its batch * m * n elements in order.
+  Epilogue epilogue;
 };
 
 // y = conv(x, w) with cuDNN's meaning, float32 NCHW: x [n, c, *in],
@@ -63,6 +80,7 @@ struct ConvArgs {
   const float* w = nullptr;
   float* y = nullptr;
   const void* w_half = nullptr;  // Fp16: w already in float16 (cuda/half_cache.h)
+  Epilogue epilogue;             // applied to y (not for a transposed convolution)
 };
 
 // Device memory, freed (in the device's stream order) when the last holder goes.
@@ -106,6 +124,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // it too. A GEMM with m, n or batch 0 does nothing.
   void gemm(const GemmArgs& g, MathMode mode);
   void conv(const ConvArgs& c, MathMode mode);
+  // Epilogues done inside a library call (not as a kernel after it) since
+  // the runtime was made.
+  uint64_t library_epilogues() const { return library_epilogues_; }
   // "cublas" / "cudnn" on the GPU, "host-gemm" / "host-conv" on the host.
   virtual std::string gemm_name() const = 0;
   virtual std::string conv_name() const = 0;
@@ -135,8 +156,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   virtual void device_copy_in(void* device, const void* host, uint64_t bytes) = 0;
   virtual void device_copy_out(void* host, const void* device, uint64_t bytes) = 0;
   virtual void device_synchronize() = 0;
-  virtual void device_gemm(const GemmArgs& g, MathMode mode) = 0;  // checked, m, n, batch > 0
-  virtual void device_conv(const ConvArgs& c, MathMode mode) = 0;  // checked
+  // Checked (gemm: m, n, batch > 0). Each returns true when it applied the
+  // epilogue itself; the base class runs EpilogueKernel otherwise.
+  virtual bool device_gemm(const GemmArgs& g, MathMode mode) = 0;
+  virtual bool device_conv(const ConvArgs& c, MathMode mode) = 0;
+  void note_library_epilogue() { ++library_epilogues_; }
   virtual void device_begin_capture() = 0;
   virtual std::unique_ptr<offload::CapturedWork> device_end_capture() = 0;
   virtual void device_abort_capture() = 0;
@@ -147,6 +171,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   Arena* arena_ = nullptr;
   bool capturing_ = false;
   uint64_t max_allocation_ = 0, max_live_ = 0;
+  uint64_t library_epilogues_ = 0;
   // Bytes allocate() has given that are still held; shared with each
   // allocation's release, which may come after the runtime is gone.
   std::shared_ptr<std::atomic<uint64_t>> live_ = std::make_shared<std::atomic<uint64_t>>(0);

@@ -271,14 +271,24 @@ struct ClipKernel {
 // The epilogue of a fused GEMM or convolution, in place: y = act(y + bias),
 // the bias indexed by (i / inner) % channels (a convolution's channel, or a
 // MatMul's last dim with inner 1); no bias when it is nullptr.
+// A fused GEMM's or convolution's epilogue (cuda/runtime.h Epilogue):
+// y[i] = act(v + bias[(i / inner) % channels]), where v is y[i] (source 0),
+// y[i] rounded to float16 (1: an fp16 GEMM's float32 result, as the half
+// tensor it stands for holds it), or half element i of `half` (2: an fp16
+// convolution's float16 output): one pass instead of a conversion and then
+// the epilogue.
 struct EpilogueKernel {
-  UnaryOp act;
-  float alpha, beta;
-  const float* bias;
-  int64_t inner, channels;
-  float* y;
+  UnaryOp act = UnaryOp::Identity;
+  float alpha = 0.f, beta = 0.f;
+  const float* bias = nullptr;
+  int64_t inner = 1, channels = 1;
+  int source = 0;
+  const uint16_t* half = nullptr;
+  float* y = nullptr;
   OS_HD void operator()(int64_t i) const {
-    const float v = y[i] + (bias ? bias[(i / inner) % channels] : 0.f);
+    float v = source == 2 ? half_to_float(half[i]) : y[i];
+    if (source == 1) v = half_to_float(float_to_half(v));
+    if (bias) v += bias[inner == 1 ? i % channels : (i / inner) % channels];
     y[i] = unary_math(act, v, alpha, beta, 0.f);
   }
 };

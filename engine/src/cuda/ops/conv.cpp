@@ -1,6 +1,7 @@
 // Conv on the runtime's convolution (cuDNN on the GPU), float32, 1 to 3
 // spatial dims; asymmetric pads are applied by copying into a zeroed,
-// padded input first; the bias (and a fused activation) by one epilogue kernel.
+// padded input first; the bias (and a fused activation) as the runtime's
+// epilogue (inside cuDNN's call where it can, else one kernel).
 // float16 / bfloat16 through float32 (run_on_float32), rounded once.
 #include "cuda/ops/op_table.h"
 #include "cuda/ops/window.h"
@@ -73,15 +74,22 @@ void conv_forward(OpContext& c, const Activation& act) {
   a.w = static_cast<const float*>(w.data);
   a.y = static_cast<float*>(c.output(0).data);
   a.w_half = c.half_constant(1);
-  if (ch == 0)  // a sum over no channels (cuDNN takes no empty tensor)
-    c.rt().zero(a.y, bytes_of(DataType::Float, out));
-  else
-    c.rt().conv(a, c.mode());
   const DeviceTensor* bias = c.has_input(2) ? &c.input(2) : nullptr;
   if (bias && elements_of(bias->shape) != static_cast<uint64_t>(k))
     c.fail("the bias " + shape_to_string(bias->shape) + " does not have " + std::to_string(k) + " elements");
-  if (bias || act.op != UnaryOp::Identity)
-    apply_epilogue(c, c.output(0), bias, static_cast<int64_t>(elements_of(out) / static_cast<uint64_t>(n * k)), k, act);
+  const int64_t inner = static_cast<int64_t>(elements_of(out) / static_cast<uint64_t>(n * k));
+  if (ch == 0) {  // a sum over no channels (cuDNN takes no empty tensor)
+    c.rt().zero(a.y, bytes_of(DataType::Float, out));
+    if (bias || act.op != UnaryOp::Identity) apply_epilogue(c, c.output(0), bias, inner, k, act);
+    return;
+  }
+  a.epilogue.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
+  a.epilogue.inner = inner;
+  a.epilogue.channels = k;
+  a.epilogue.act = act.op;
+  a.epilogue.alpha = act.alpha;
+  a.epilogue.beta = act.beta;
+  c.rt().conv(a, c.mode());
 }
 
 namespace {

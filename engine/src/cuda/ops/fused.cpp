@@ -1,8 +1,9 @@
 // The CPU engine's fused operators (cpu/fused_ops.h, domain onnxscope.cpu),
 // which its passes make when the offload engine lets them run for the
-// device: FusedConv, FusedGemm and FusedMatMul as the base operator and one
-// epilogue kernel (bias and activation), Gelu as ai.onnx Gelu. Also the
-// epilogue itself.
+// device: FusedConv, FusedGemm and FusedMatMul as the base operator and its
+// epilogue (bias and activation: inside cuDNN's or cuBLASLt's call where
+// the runtime can, else one kernel), Gelu as ai.onnx Gelu. Also the
+// epilogue kernel's launch for the operators that apply it themselves.
 #include <map>
 #include <set>
 
@@ -38,8 +39,14 @@ void apply_epilogue(OpContext& c, DeviceTensor& y, const DeviceTensor* bias, int
   const int64_t n = static_cast<int64_t>(elements_of(y.shape));
   if (n == 0) return;
   if (inner <= 0 || channels <= 0) c.fail("bad epilogue geometry");
-  EpilogueKernel k{act.op, act.alpha, act.beta, bias ? static_cast<const float*>(bias->data) : nullptr, inner, channels,
-                   static_cast<float*>(y.data)};
+  EpilogueKernel k;
+  k.act = act.op;
+  k.alpha = act.alpha;
+  k.beta = act.beta;
+  k.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
+  k.inner = inner;
+  k.channels = channels;
+  k.y = static_cast<float*>(y.data);
   launch(c.rt(), k, n);
 }
 
@@ -62,16 +69,13 @@ void run_fused_gemm(OpContext& c) {
   if (act.op != UnaryOp::Identity) apply_epilogue(c, c.output(0), nullptr, 1, 1, act);
 }
 
-// Y = act(MatMul(A, B) + Bias), Bias 1-D over the last dim.
+// Y = act(MatMul(A, B) + Bias), Bias 1-D over the last dim (float32 only:
+// refuse_fused).
 void run_fused_matmul(OpContext& c) {
-  const Activation act = activation_of(c);
-  const DeviceTensor* bias = c.has_input(2) ? &c.input(2) : nullptr;
-  find_op("MatMul")->run(c);  // reads inputs 0 and 1 only
-  DeviceTensor& y = c.output(0);
-  const int64_t n = y.shape.empty() ? 1 : y.shape.back();
-  if (bias && elements_of(bias->shape) != static_cast<uint64_t>(n))
-    c.fail("the bias " + shape_to_string(bias->shape) + " does not match the last dim of " + shape_to_string(y.shape));
-  if (bias || act.op != UnaryOp::Identity) apply_epilogue(c, y, bias, 1, n, act);
+  const DeviceTensor& a = c.input(0);
+  const DeviceTensor& b = c.input(1);
+  if (a.dtype != DataType::Float || b.dtype != DataType::Float) c.fail("FusedMatMul takes float32");
+  c.output(0) = matmul_f32(c, a, b, true, c.has_input(2) ? &c.input(2) : nullptr, activation_of(c));
 }
 
 }  // namespace

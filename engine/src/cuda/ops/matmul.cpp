@@ -10,7 +10,7 @@ namespace onnxscope::cuda {
 // each row-major buffer as its transpose.
 void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n, bool ta,
                     bool tb, float alpha, float beta, int64_t batch, int64_t a_stride, int64_t b_stride, const void* a_half,
-                    const void* b_half) {
+                    const void* b_half, const Epilogue& epilogue) {
   GemmArgs g;
   g.trans_a = tb;
   g.trans_b = ta;
@@ -31,6 +31,7 @@ void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, in
   g.ldc = n;
   g.stride_c = m * n;
   g.batch = batch;
+  g.epilogue = epilogue;
   c.rt().gemm(g, c.mode());
 }
 
@@ -44,12 +45,13 @@ std::optional<std::string> refuse_matmul(const Graph& g, const Node& n) {
 }
 
 
+}  // namespace
+
 // numpy's matmul: 1-D operands get a dim of 1 (dropped from the result),
 // batch dims broadcast. Batches one strided-batched GEMM can take go as
-// one call; other broadcasts as one call per output matrix. float32 a and
-// b; `constants`: a and b are the node's inputs 0 and 1 (whose fp16 copies
-// c.half_constant keeps).
-DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor& b, bool constants) {
+// one call; other broadcasts as one call per output matrix.
+DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor& b, bool constants, const DeviceTensor* bias,
+                        const Activation& act) {
   if (a.shape.empty() || b.shape.empty()) c.fail("MatMul does not take scalars");
   Shape as = a.shape, bs = b.shape;
   if (as.size() == 1) as.insert(as.begin(), 1);
@@ -62,14 +64,24 @@ DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor&
   Shape out = batch->out;
   if (a.shape.size() > 1) out.push_back(m);
   if (b.shape.size() > 1) out.push_back(n);
+  const int64_t last = b.shape.size() > 1 ? n : m;  // the result's last dim (m when B is 1-D)
+  if (bias && elements_of(bias->shape) != static_cast<uint64_t>(last))
+    c.fail("the bias " + shape_to_string(bias->shape) + " does not match the last dim of " + shape_to_string(out));
   DeviceTensor result = c.allocate(DataType::Float, out);
   const int64_t count = static_cast<int64_t>(elements_of(batch->out));
   if (m == 0 || n == 0 || count == 0) return result;
   float* y = static_cast<float*>(result.data);
-  if (k == 0) {
+  if (k == 0) {  // a sum over nothing
     c.rt().zero(y, bytes_of(DataType::Float, out));
+    if (bias || act.op != UnaryOp::Identity) apply_epilogue(c, result, bias, 1, last, act);
     return result;
   }
+  Epilogue ep;  // bias over the last dim: the rows of cuBLAS's column-major C
+  ep.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
+  ep.channels = last;
+  ep.act = act.op;
+  ep.alpha = act.alpha;
+  ep.beta = act.beta;
   const auto* ad = static_cast<const float*>(a.data);
   const auto* bd = static_cast<const float*>(b.data);
   // Weights (constants) in fp16 mode: their float16 copies, made once.
@@ -77,9 +89,10 @@ DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor&
   const void* b16 = constants ? c.half_constant(1) : nullptr;
   if (auto plan = matmul_plan(as, bs)) {
     if (plan->b_stride == 0)  // one B for every batch: A's batches are rows of one taller GEMM
-      row_major_gemm(c, ad, bd, y, m * plan->batch, k, n, false, false, 1.f, 0.f, 1, 0, 0, a16, b16);
+      row_major_gemm(c, ad, bd, y, m * plan->batch, k, n, false, false, 1.f, 0.f, 1, 0, 0, a16, b16, ep);
     else
-      row_major_gemm(c, ad, bd, y, m, k, n, false, false, 1.f, 0.f, plan->batch, plan->a_stride, plan->b_stride, a16, b16);
+      row_major_gemm(c, ad, bd, y, m, k, n, false, false, 1.f, 0.f, plan->batch, plan->a_stride, plan->b_stride, a16, b16,
+                     ep);
     return result;
   }
   auto half_at = [](const void* h, int64_t elements) -> const void* {
@@ -94,10 +107,12 @@ DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor&
       bo += coord * batch->strides[1][static_cast<size_t>(d)];
     }
     row_major_gemm(c, ad + ao * m * k, bd + bo * k * n, y + i * m * n, m, k, n, false, false, 1.f, 0.f, 1, 0, 0,
-                   half_at(a16, ao * m * k), half_at(b16, bo * k * n));
+                   half_at(a16, ao * m * k), half_at(b16, bo * k * n), ep);
   }
   return result;
 }
+
+namespace {
 
 // float16 / bfloat16: the operands widened to float32 (exact), the product
 // accumulated in float32 as a float32 MatMul's, rounded once to the type.

@@ -206,7 +206,14 @@ void apply_epilogue(OpContext& c, DeviceTensor& y, const DeviceTensor* bias, int
 // a_half, b_half: a and b already in float16 (c.half_constant), or nullptr.
 void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, int64_t m, int64_t k, int64_t n,
                     bool ta = false, bool tb = false, float alpha = 1.f, float beta = 0.f, int64_t batch = 1,
-                    int64_t a_stride = 0, int64_t b_stride = 0, const void* a_half = nullptr, const void* b_half = nullptr);
+                    int64_t a_stride = 0, int64_t b_stride = 0, const void* a_half = nullptr, const void* b_half = nullptr,
+                    const Epilogue& epilogue = {});
+// MatMul of float32 a and b, numpy's broadcasting (ops/matmul.cpp), then
+// y = act(y + bias) with bias (or nullptr) over the last dim, inside the
+// GEMM where the runtime can. `constants`: a and b are the node's inputs 0
+// and 1 (whose fp16 copies c.half_constant keeps).
+DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor& b, bool constants,
+                        const DeviceTensor* bias = nullptr, const Activation& act = {});
 // Conv with its bias and `act` applied in one epilogue (ops/conv.cpp).
 void conv_forward(OpContext& c, const Activation& act);
 int64_t normalize_axis(const OpContext& c, int64_t axis, size_t rank);

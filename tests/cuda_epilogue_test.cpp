@@ -1,0 +1,233 @@
+// A fused operator's epilogue (bias and activation after a GEMM or a
+// convolution, cuda/runtime.h Epilogue): on the host runtime it is the
+// epilogue kernel after the call, and its fp16 forms (rounding first,
+// reading a half result) give what the two passes they replace give; on a
+// GPU, where cuDNN and cuBLASLt apply it inside their calls, every form
+// gives what the host gives, whatever the output memory held before.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "cuda/kernels/elementwise.h"
+#include "cuda/runtime.h"
+#include "onnxscope/cuda.h"
+#ifdef ONNXSCOPE_TEST_GPU_RUNTIME
+#include "cuda/cuda_runtime.h"
+#endif
+
+using namespace onnxscope;
+using namespace onnxscope::cuda;
+
+namespace {
+
+std::vector<float> random_floats(size_t n, unsigned seed, float scale = 1.f) {
+  std::mt19937 gen(seed);
+  std::uniform_real_distribution<float> d(-scale, scale);
+  std::vector<float> v(n);
+  for (float& x : v) x = d(gen);
+  return v;
+}
+
+// One GEMM or convolution problem, with its epilogue; run on a runtime
+// from host vectors, the output memory filled with `fill` first.
+struct Problem {
+  std::string name;
+  bool conv = false;
+  GemmArgs g;
+  ConvArgs c;
+  std::vector<float> a, b, bias;  // A / x, B / w
+  int64_t out_offset = 0;         // C placed this many floats past an aligned address
+  int64_t out_count = 0;
+};
+
+Problem gemm_problem(const std::string& name, int64_t m, int64_t n, int64_t k, int64_t batch, UnaryOp act, bool bias,
+                     int64_t out_offset = 0) {
+  Problem p;
+  p.name = name;
+  p.g.m = m;
+  p.g.n = n;
+  p.g.k = k;
+  p.g.lda = m;
+  p.g.ldb = k;
+  p.g.ldc = m;
+  p.g.batch = batch;
+  p.g.stride_a = m * k;
+  p.g.stride_b = k * n;
+  p.g.stride_c = m * n;
+  p.a = random_floats(static_cast<size_t>(batch * m * k), 1);
+  p.b = random_floats(static_cast<size_t>(batch * k * n), 2);
+  if (bias) p.bias = random_floats(static_cast<size_t>(m), 3);
+  p.g.epilogue.act = act;
+  p.g.epilogue.alpha = 0.1f;
+  p.g.epilogue.channels = m;  // over C's rows: the row-major result's last dim
+  p.out_offset = out_offset;
+  p.out_count = batch * m * n;
+  return p;
+}
+
+Problem conv_problem(const std::string& name, int64_t kernel, UnaryOp act) {
+  Problem p;
+  p.name = name;
+  p.conv = true;
+  ConvArgs& c = p.c;
+  c.n = 2;
+  c.c = 8;
+  c.k = 16;
+  for (int d = 0; d < 2; ++d) {
+    c.in[d] = 10;
+    c.kernel[d] = kernel;
+    c.pad[d] = kernel / 2;
+    c.out[d] = 10;
+  }
+  p.a = random_floats(static_cast<size_t>(2 * 8 * 10 * 10), 4);
+  p.b = random_floats(static_cast<size_t>(16 * 8 * kernel * kernel), 5, 0.3f);
+  p.bias = random_floats(16, 6);
+  c.epilogue.act = act;
+  c.epilogue.alpha = 0.1f;
+  c.epilogue.inner = 100;
+  c.epilogue.channels = 16;
+  p.out_count = 2 * 16 * 10 * 10;
+  return p;
+}
+
+std::vector<Problem> problems() {
+  return {conv_problem("conv3x3_bias_relu", 3, UnaryOp::Relu), conv_problem("conv3x3_bias", 3, UnaryOp::Identity),
+          conv_problem("conv1x1_bias_leakyrelu", 1, UnaryOp::LeakyRelu),
+          gemm_problem("gemm_bias", 64, 48, 32, 1, UnaryOp::Identity, true),
+          gemm_problem("gemm_batched_bias", 24, 40, 16, 3, UnaryOp::Identity, true),
+          gemm_problem("gemm_unaligned_bias", 33, 17, 9, 1, UnaryOp::Identity, true, 1),
+          gemm_problem("gemm_bias_gelu", 32, 32, 32, 1, UnaryOp::Gelu, true),
+          gemm_problem("gemm_relu", 16, 8, 8, 1, UnaryOp::Relu, false)};
+}
+
+// Runs p on rt, the output filled with `fill` before; returns the output.
+std::vector<float> run(Runtime& rt, const Problem& p, MathMode mode, float fill) {
+  auto upload = [&](const std::vector<float>& v) {
+    DeviceMemory m = rt.allocate_unplanned(v.size() * 4 + 4);
+    if (!v.empty()) rt.copy_in(m.get(), v.data(), v.size() * 4);
+    return m;
+  };
+  DeviceMemory a = upload(p.a), b = upload(p.b), bias = upload(p.bias);
+  std::vector<float> filled(static_cast<size_t>(p.out_count + p.out_offset), fill);
+  DeviceMemory out = upload(filled);
+  float* y = static_cast<float*>(out.get()) + p.out_offset;
+  const float* bias_ptr = p.bias.empty() ? nullptr : static_cast<const float*>(bias.get());
+  if (p.conv) {
+    ConvArgs c = p.c;
+    c.x = static_cast<const float*>(a.get());
+    c.w = static_cast<const float*>(b.get());
+    c.y = y;
+    c.epilogue.bias = bias_ptr;
+    rt.conv(c, mode);
+  } else {
+    GemmArgs g = p.g;
+    g.a = static_cast<const float*>(a.get());
+    g.b = static_cast<const float*>(b.get());
+    g.c = y;
+    g.epilogue.bias = bias_ptr;
+    rt.gemm(g, mode);
+  }
+  std::vector<float> got(static_cast<size_t>(p.out_count));
+  rt.copy_out(got.data(), y, got.size() * 4);
+  return got;
+}
+
+}  // namespace
+
+// On the host the epilogue is the kernel after the call: the same as the
+// call without it followed by bias and activation, element by element.
+TEST(CudaEpilogue, HostAppliesItAfterTheCall) {
+  auto rt = make_host_runtime(1);
+  for (const Problem& p : problems()) {
+    SCOPED_TRACE(p.name);
+    Problem plain = p;
+    plain.g.epilogue = {};
+    plain.c.epilogue = {};
+    plain.bias.clear();
+    const std::vector<float> base = run(*rt, plain, MathMode::Fp32, 0.f);
+    const std::vector<float> got = run(*rt, p, MathMode::Fp32, NAN);
+    const Epilogue& e = p.conv ? p.c.epilogue : p.g.epilogue;
+    for (size_t i = 0; i < got.size(); ++i) {
+      float v = base[i];
+      if (!p.bias.empty()) v += p.bias[(static_cast<int64_t>(i) / e.inner) % e.channels];
+      ASSERT_EQ(got[i], unary_math(e.act, v, e.alpha, e.beta, 0.f)) << i;
+    }
+  }
+  EXPECT_EQ(rt->library_epilogues(), 0u);
+}
+
+// A GEMM's epilogue is defined over its result in memory order: C must be packed.
+TEST(CudaEpilogue, NeedsAPackedResult) {
+  auto rt = make_host_runtime(1);
+  Problem p = gemm_problem("strided", 4, 3, 2, 1, UnaryOp::Relu, false);
+  p.g.ldc = 5;
+  std::vector<float> a(8, 1.f), b(6, 1.f), c(15, 0.f);
+  p.g.a = a.data();
+  p.g.b = b.data();
+  p.g.c = c.data();
+  EXPECT_THROW(rt->gemm(p.g, MathMode::Fp32), std::logic_error);
+  p.g.ldc = 4;
+  EXPECT_NO_THROW(rt->gemm(p.g, MathMode::Fp32));
+}
+
+// The fp16 forms the GPU runtime uses in one pass: rounding the float
+// result to half first (an fp16 GEMM), or reading a half result (an fp16
+// convolution), give the bits of a conversion followed by the epilogue.
+TEST(CudaEpilogue, HalfFormsGiveTheTwoPassesBits) {
+  auto rt = make_host_runtime(1);
+  const std::vector<float> v = random_floats(96, 7, 3.f), bias = random_floats(6, 8);
+  for (int source : {1, 2}) {
+    SCOPED_TRACE(source);
+    std::vector<uint16_t> half(v.size());
+    for (size_t i = 0; i < v.size(); ++i) half[i] = float_to_half(v[i]);
+    std::vector<float> y = source == 1 ? v : std::vector<float>(v.size(), NAN);
+    EpilogueKernel k;
+    k.act = UnaryOp::Gelu;
+    k.bias = bias.data();
+    k.inner = 4;
+    k.channels = 6;
+    k.source = source;
+    k.half = half.data();
+    k.y = y.data();
+    launch(*rt, k, static_cast<int64_t>(y.size()));
+    for (size_t i = 0; i < v.size(); ++i) {
+      const float r = half_to_float(half[i]) + bias[(i / 4) % 6];
+      ASSERT_EQ(y[i], unary_math(UnaryOp::Gelu, r, 0.f, 0.f, 0.f)) << i;
+    }
+  }
+}
+
+#ifdef ONNXSCOPE_TEST_GPU_RUNTIME
+// Every problem on the GPU against the host, the output filled with NaN
+// first (cuDNN's fused call is given y as its z, weighted 0), in each
+// precision; in fp32 the bias-only GEMMs and the ReLU convolution must have
+// gone through the libraries' fused calls.
+TEST(CudaEpilogue, GpuFusedEpiloguesIgnoreWhatYHeld) {
+  const CudaStatus s = cuda_status();
+  if (s.devices.empty()) GTEST_SKIP() << "no GPU to run on: " << (s.reason.empty() ? "no CUDA device" : s.reason);
+  auto host = make_host_runtime(1);
+  auto gpu = make_gpu_runtime(0);
+  for (MathMode mode : {MathMode::Fp32, MathMode::Tf32, MathMode::Fp16}) {
+    for (const Problem& p : problems()) {
+      SCOPED_TRACE(p.name + " " + math_mode_name(mode));
+      const uint64_t before = gpu->library_epilogues();
+      const std::vector<float> want = run(*host, p, mode, 0.f);
+      const std::vector<float> got = run(*gpu, p, mode, NAN);
+      if (mode == MathMode::Fp32 && (p.name == "conv3x3_bias_relu" || p.name == "gemm_bias" || p.name == "gemm_batched_bias")) {
+        EXPECT_EQ(gpu->library_epilogues(), before + 1) << "not fused in the library's call";
+      }
+      double sq = 0;
+      for (float w : want) sq += double(w) * w;
+      const double rms = std::sqrt(sq / static_cast<double>(want.size()));
+      const double tol = mode == MathMode::Fp32 ? 1e-5 : mode == MathMode::Tf32 ? 5e-3 : 1e-2;
+      for (size_t i = 0; i < got.size(); ++i)
+        ASSERT_NEAR(got[i], want[i], tol * std::max<double>(std::abs(want[i]), rms) + 1e-6) << i;
+    }
+  }
+}
+#endif
