@@ -198,4 +198,44 @@ std::optional<BroadcastPlan> broadcast_plan(std::span<const Shape> inputs) {
   return p;
 }
 
+CopyPlan plan_copy(std::span<const int64_t> dims, std::span<const int64_t> in_stride, std::span<const int64_t> out_stride,
+                   int64_t in_base, int64_t out_base, int width, uintptr_t x, uintptr_t y) {
+  CopyPlan p;
+  p.in_base = in_base;
+  p.out_base = out_base;
+  p.unit = width;
+  for (size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] == 1) continue;
+    if (!p.dims.empty() && p.in_stride.back() == in_stride[d] * dims[d] && p.out_stride.back() == out_stride[d] * dims[d]) {
+      // The outer dim steps over exactly the inner one on both sides: one dim.
+      p.dims.back() *= dims[d];
+      p.in_stride.back() = in_stride[d];
+      p.out_stride.back() = out_stride[d];
+      continue;
+    }
+    p.dims.push_back(dims[d]);
+    p.in_stride.push_back(in_stride[d]);
+    p.out_stride.push_back(out_stride[d]);
+  }
+  if (p.dims.empty() || p.in_stride.back() != 1 || p.out_stride.back() != 1) return p;
+  // Units of f elements: f divides the inner size, every other stride and
+  // both bases, and both addresses sit on a multiple of the unit.
+  for (int f = 16 / width; f > 1; f /= 2) {
+    const auto unit = static_cast<uintptr_t>(width * f);
+    bool fits = p.dims.back() % f == 0 && p.in_base % f == 0 && p.out_base % f == 0 && x % unit == 0 && y % unit == 0;
+    for (size_t d = 0; fits && d + 1 < p.dims.size(); ++d) fits = p.in_stride[d] % f == 0 && p.out_stride[d] % f == 0;
+    if (!fits) continue;
+    p.dims.back() /= f;
+    for (size_t d = 0; d + 1 < p.dims.size(); ++d) {
+      p.in_stride[d] /= f;
+      p.out_stride[d] /= f;
+    }
+    p.in_base /= f;
+    p.out_base /= f;
+    p.unit = width * f;
+    break;
+  }
+  return p;
+}
+
 }  // namespace onnxscope::cuda

@@ -9,6 +9,12 @@
 
 namespace onnxscope::cuda {
 
+// 16 bytes moved as one unit (a strided copy's widest, cuda/shapes.h
+// plan_copy): one 128-bit load and store on the GPU.
+struct alignas(16) Bytes16 {
+  uint64_t lo, hi;
+};
+
 // y[out_base + sum c_d * out_stride_d] = x[in_base + sum c_d * in_stride_d]
 // for every coordinate c of `dims`: a strided view copied into a strided
 // place. Transpose permutes the input strides, Slice scales them by its

@@ -55,7 +55,7 @@ int64_t normalize_axis(const OpContext& c, int64_t axis, size_t rank) {
 namespace {
 
 template <class T>
-void copy_as(OpContext& c, const StridedCopy& p, const void* x, void* y) {
+void copy_as(OpContext& c, const CopyPlan& p, const void* x, void* y) {
   StridedCopyKernel<T> k{};
   k.rank = static_cast<int>(p.dims.size());
   for (size_t d = 0; d < p.dims.size(); ++d) {
@@ -74,9 +74,18 @@ void copy_as(OpContext& c, const StridedCopy& p, const void* x, void* y) {
 
 }  // namespace
 
-void strided_copy(OpContext& c, DataType dtype, const StridedCopy& p, const void* x, void* y) {
+void strided_copy(OpContext& c, DataType dtype, const StridedCopy& s, const void* x, void* y) {
+  const CopyPlan p = plan_copy(s.dims, s.in_stride, s.out_stride, s.in_base, s.out_base,
+                               static_cast<int>(dtype_info(dtype).bits / 8), reinterpret_cast<uintptr_t>(x),
+                               reinterpret_cast<uintptr_t>(y));
   if (p.dims.size() > static_cast<size_t>(kKernelRank)) c.fail("more than 8 dims");
-  with_element_width(dtype, [&](auto w) { copy_as<decltype(w)>(c, p, x, y); });
+  switch (p.unit) {
+    case 1: copy_as<uint8_t>(c, p, x, y); break;
+    case 2: copy_as<uint16_t>(c, p, x, y); break;
+    case 4: copy_as<uint32_t>(c, p, x, y); break;
+    case 8: copy_as<uint64_t>(c, p, x, y); break;
+    default: copy_as<Bytes16>(c, p, x, y); break;
+  }
 }
 
 void broadcast_into(OpContext& c, const DeviceTensor& x, const Shape& out, void* y) {
