@@ -41,6 +41,7 @@ struct Problem {
   GemmArgs g;
   ConvArgs c;
   std::vector<float> a, b, bias;  // A / x, B / w
+  std::vector<float> residual;    // a convolution's, or empty
   int64_t out_offset = 0;         // C placed this many floats past an aligned address
   int64_t out_count = 0;
 };
@@ -70,7 +71,7 @@ Problem gemm_problem(const std::string& name, int64_t m, int64_t n, int64_t k, i
   return p;
 }
 
-Problem conv_problem(const std::string& name, int64_t kernel, UnaryOp act) {
+Problem conv_problem(const std::string& name, int64_t kernel, UnaryOp act, bool residual = false) {
   Problem p;
   p.name = name;
   p.conv = true;
@@ -92,11 +93,14 @@ Problem conv_problem(const std::string& name, int64_t kernel, UnaryOp act) {
   c.epilogue.inner = 100;
   c.epilogue.channels = 16;
   p.out_count = 2 * 16 * 10 * 10;
+  if (residual) p.residual = random_floats(static_cast<size_t>(p.out_count), 9);
   return p;
 }
 
 std::vector<Problem> problems() {
   return {conv_problem("conv3x3_bias_relu", 3, UnaryOp::Relu), conv_problem("conv3x3_bias", 3, UnaryOp::Identity),
+          conv_problem("conv3x3_bias_residual_relu", 3, UnaryOp::Relu, true),
+          conv_problem("conv1x1_bias_residual", 1, UnaryOp::Identity, true),
           conv_problem("conv1x1_bias_leakyrelu", 1, UnaryOp::LeakyRelu),
           gemm_problem("gemm_bias", 64, 48, 32, 1, UnaryOp::Identity, true),
           gemm_problem("gemm_batched_bias", 24, 40, 16, 3, UnaryOp::Identity, true),
@@ -112,7 +116,7 @@ std::vector<float> run(Runtime& rt, const Problem& p, MathMode mode, float fill)
     if (!v.empty()) rt.copy_in(m.get(), v.data(), v.size() * 4);
     return m;
   };
-  DeviceMemory a = upload(p.a), b = upload(p.b), bias = upload(p.bias);
+  DeviceMemory a = upload(p.a), b = upload(p.b), bias = upload(p.bias), residual = upload(p.residual);
   std::vector<float> filled(static_cast<size_t>(p.out_count + p.out_offset), fill);
   DeviceMemory out = upload(filled);
   float* y = static_cast<float*>(out.get()) + p.out_offset;
@@ -123,6 +127,7 @@ std::vector<float> run(Runtime& rt, const Problem& p, MathMode mode, float fill)
     c.w = static_cast<const float*>(b.get());
     c.y = y;
     c.epilogue.bias = bias_ptr;
+    c.epilogue.residual = p.residual.empty() ? nullptr : static_cast<const float*>(residual.get());
     rt.conv(c, mode);
   } else {
     GemmArgs g = p.g;
@@ -149,12 +154,14 @@ TEST(CudaEpilogue, HostAppliesItAfterTheCall) {
     plain.g.epilogue = {};
     plain.c.epilogue = {};
     plain.bias.clear();
+    plain.residual.clear();
     const std::vector<float> base = run(*rt, plain, MathMode::Fp32, 0.f);
     const std::vector<float> got = run(*rt, p, MathMode::Fp32, NAN);
     const Epilogue& e = p.conv ? p.c.epilogue : p.g.epilogue;
     for (size_t i = 0; i < got.size(); ++i) {
       float v = base[i];
       if (!p.bias.empty()) v += p.bias[(static_cast<int64_t>(i) / e.inner) % e.channels];
+      if (!p.residual.empty()) v += p.residual[i];
       ASSERT_EQ(got[i], unary_math(e.act, v, e.alpha, e.beta, 0.f)) << i;
     }
   }
@@ -218,7 +225,8 @@ TEST(CudaEpilogue, GpuFusedEpiloguesIgnoreWhatYHeld) {
       const uint64_t before = gpu->library_epilogues();
       const std::vector<float> want = run(*host, p, mode, 0.f);
       const std::vector<float> got = run(*gpu, p, mode, NAN);
-      if (mode == MathMode::Fp32 && (p.name == "conv3x3_bias_relu" || p.name == "gemm_bias" || p.name == "gemm_batched_bias")) {
+      if (mode == MathMode::Fp32 && (p.name == "conv3x3_bias_relu" || p.name == "conv3x3_bias_residual_relu" ||
+                                     p.name == "gemm_bias" || p.name == "gemm_batched_bias")) {
         EXPECT_EQ(gpu->library_epilogues(), before + 1) << "not fused in the library's call";
       }
       double sq = 0;

@@ -1,12 +1,13 @@
 // Operators the CPU engine's passes create, in domain "onnxscope.cpu" (opset 1).
 // The contract between the fusion passes and the kernels that run them:
 //
-//  FusedConv(X, W, [B]) -> Y
+//  FusedConv(X, W, [B], [Z]) -> Y
 //     every Conv attribute (auto_pad, dilations, group, kernel_shape, pads, strides), plus
 //     activation: string, "" (none), "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid", "Gelu"
 //     activation_params: floats, LeakyRelu [alpha]; Clip [min, max]; HardSigmoid [alpha, beta];
 //                        Gelu [0: exact (erf), 1: tanh approximation]
-//     Y = activation(Conv(X, W, B))
+//     Y = activation(Conv(X, W, B)), or with Z (a residual, fuse-conv-residual,
+//     devices only): Y = activation(Add(Conv(X, W, B), Z)), Add's broadcasting included
 //
 //  FusedGemm(A, B, [C]) -> Y
 //     every Gemm attribute (alpha, beta, transA, transB), plus activation / activation_params

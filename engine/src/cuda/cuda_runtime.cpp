@@ -155,7 +155,7 @@ struct ConvPlan {
   // 0 untried, 1 works, -1 cuDNN refused it (the epilogue kernel runs).
   cudnnTensorDescriptor_t bias = nullptr;
   cudnnActivationDescriptor_t relu = nullptr, identity = nullptr;
-  int fused[2] = {0, 0};  // by act: ReLU, identity
+  int fused[4] = {0, 0, 0, 0};  // ReLU, identity; then each with a residual
   ~ConvPlan() {
     if (x) dnn().DestroyTensorDescriptor(x);
     if (y) dnn().DestroyTensorDescriptor(y);
@@ -431,18 +431,6 @@ class GpuRuntime final : public Runtime {
  private:
   static constexpr size_t kBlasWorkspace = size_t{32} << 20;
 
-  static EpilogueKernel epilogue_kernel(const Epilogue& e, float* y) {
-    EpilogueKernel k;
-    k.act = e.act;
-    k.alpha = e.alpha;
-    k.beta = e.beta;
-    k.bias = e.bias;
-    k.inner = e.inner;
-    k.channels = e.channels;
-    k.y = y;
-    return k;
-  }
-
   // A float32 or TF32 GEMM whose epilogue is a bias over C's rows and
   // nothing else, on cuBLASLt with the bias added in its epilogue: C is
   // then written once instead of written and read back. cuBLASLt's ReLU and
@@ -523,9 +511,9 @@ class GpuRuntime final : public Runtime {
     return p;
   }
 
-  // Forward float32 / TF32 convolution with a bias and ReLU or nothing
-  // after it, as one cuDNN call: y = act(conv(x) + bias), with the ReLU
-  // keeping NaN as the operator does. cuDNN takes the identity only with
+  // Forward float32 / TF32 convolution with a bias, a residual or not, and
+  // ReLU or nothing after it, as one cuDNN call: y = act(conv(x) + z +
+  // bias), z the residual, with the ReLU keeping NaN as the operator does. cuDNN takes the identity only with
   // its implicit-precomputed-GEMM algorithm. False: the plain path instead
   // (also when cuDNN refuses the call the first time; the refusal is kept).
   bool fused_conv(const ConvArgs& c, ConvPlan& p, Scratch& workspace) {
@@ -533,7 +521,7 @@ class GpuRuntime final : public Runtime {
     if (!library_epilogues_allowed() || !e.bias || c.transposed || e.channels != c.k) return false;
     const bool relu = e.act == UnaryOp::Relu;
     if (!relu && (e.act != UnaryOp::Identity || p.algo != CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM)) return false;
-    int& state = p.fused[relu ? 0 : 1];
+    int& state = p.fused[(relu ? 0 : 1) + (e.residual ? 2 : 0)];
     if (state < 0) return false;
     if (!p.bias) {
       const int nd = c.rank == 1 ? 4 : c.rank + 2;
@@ -550,13 +538,14 @@ class GpuRuntime final : public Runtime {
             "cudnnSetActivationDescriptor");
     }
     const float one = 1.f, zero = 0.f;
-    // z is y weighted by 0, as cuDNN's API asks for a z (PyTorch passes its
-    // uninitialised output the same way); cuda_engine_test's
-    // GpuFusedEpiloguesIgnoreWhatYHeld fills y with NaN first to check that
-    // the 0 weight means z is not read.
+    // Without a residual, z is y weighted by 0, as cuDNN's API asks for a z
+    // (PyTorch passes its uninitialised output the same way);
+    // cuda_epilogue_test's GpuFusedEpiloguesIgnoreWhatYHeld fills y with NaN
+    // first to check that the 0 weight means z is not read.
+    const void* z = e.residual ? static_cast<const void*>(e.residual) : c.y;
     const cudnnStatus_t st = dnn().ConvolutionBiasActivationForward(
-        dnn_, &one, p.x, c.x, p.w, c.w, p.conv, p.algo, workspace.get(p.workspace), p.workspace, &zero, p.y, c.y, p.bias, e.bias,
-        act, p.y, c.y);
+        dnn_, &one, p.x, c.x, p.w, c.w, p.conv, p.algo, workspace.get(p.workspace), p.workspace, e.residual ? &one : &zero,
+        p.y, z, p.bias, e.bias, act, p.y, c.y);
     if (st == CUDNN_STATUS_SUCCESS) {
       state = 1;
       return true;

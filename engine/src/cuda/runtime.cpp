@@ -41,6 +41,7 @@ void check_gemm(const GemmArgs& g) {
   if (g.epilogue.any() && (g.ldc != g.m || (g.batch > 1 && g.stride_c != g.m * g.n)))
     throw std::logic_error("a GEMM epilogue needs a packed C");
   if (g.epilogue.any() && (g.epilogue.inner < 1 || g.epilogue.channels < 1)) throw std::logic_error("bad epilogue geometry");
+  if (g.epilogue.residual) throw std::logic_error("a residual is a convolution's epilogue only");
 }
 
 // cuDNN's descriptors: every dim at least 1 and in int, pads not negative,
@@ -163,7 +164,7 @@ void Runtime::synchronize() {
   device_synchronize();
 }
 
-void run_epilogue(Runtime& rt, const Epilogue& e, float* y, int64_t count) {
+EpilogueKernel epilogue_kernel(const Epilogue& e, float* y) {
   EpilogueKernel k;
   k.act = e.act;
   k.alpha = e.alpha;
@@ -171,9 +172,12 @@ void run_epilogue(Runtime& rt, const Epilogue& e, float* y, int64_t count) {
   k.bias = e.bias;
   k.inner = e.inner;
   k.channels = e.channels;
+  k.residual = e.residual;
   k.y = y;
-  launch(rt, k, count);
+  return k;
 }
+
+void run_epilogue(Runtime& rt, const Epilogue& e, float* y, int64_t count) { launch(rt, epilogue_kernel(e, y), count); }
 
 void Runtime::gemm(const GemmArgs& g, MathMode mode) {
   check_gemm(g);

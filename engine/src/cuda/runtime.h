@@ -25,17 +25,19 @@ enum class MathMode { Fp32, Tf32, Fp16 };
 const char* math_mode_name(MathMode m);  // "fp32", "tf32", "fp16"
 
 // What a fused operator applies in place to a GEMM's or convolution's
-// result: y[i] = act(y[i] + bias[(i / inner) % channels]) over the result's
-// elements in memory order (no bias: nullptr). The runtime runs it as one
+// result: y[i] = act(y[i] + bias[(i / inner) % channels] + residual[i]) over
+// the result's elements in memory order (no bias, no residual: nullptr; the
+// residual is a convolution's only, fuse-conv-residual). The runtime runs it as one
 // kernel after the call (EpilogueKernel), or inside the library's call where
 // the library computes the same thing (cuDNN's convolution with bias and
 // ReLU, cuBLASLt's bias epilogue); library_epilogues() counts those.
 struct Epilogue {
   const float* bias = nullptr;
   int64_t inner = 1, channels = 1;
+  const float* residual = nullptr;
   UnaryOp act = UnaryOp::Identity;
   float alpha = 0.f, beta = 0.f;
-  bool any() const { return bias != nullptr || act != UnaryOp::Identity; }
+  bool any() const { return bias != nullptr || residual != nullptr || act != UnaryOp::Identity; }
 };
 
 // C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b] for b < batch, all
@@ -176,6 +178,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // allocation's release, which may come after the runtime is gone.
   std::shared_ptr<std::atomic<uint64_t>> live_ = std::make_shared<std::atomic<uint64_t>>(0);
 };
+
+// The epilogue as its kernel over y (source 0), and that kernel launched
+// over `count` elements.
+EpilogueKernel epilogue_kernel(const Epilogue& e, float* y);
+void run_epilogue(Runtime& rt, const Epilogue& e, float* y, int64_t count);
 
 template <class F>
 void launch(Runtime& rt, const F& f, int64_t n) {

@@ -141,10 +141,22 @@ void activate_and_store(KernelContext& ctx, Value v) {
   ctx.set_output(0, f.take(0));
 }
 
+// With a fourth input Z: activation(Add(Conv(X, W, B), Z)).
 void FusedConv(KernelContext& ctx) {
-  Forward conv(ctx, base_node(ctx, "Conv"), 22, inputs_of(ctx), 1);
+  std::vector<const Value*> in = inputs_of(ctx);
+  const Value* z = in.size() > 3 ? in[3] : nullptr;
+  if (in.size() > 4 || (in.size() == 4 && !z)) ctx.fail("FusedConv takes X, W, an optional B and an optional Z");
+  in.resize(std::min<size_t>(in.size(), 3));
+  if (in.size() == 3 && !in[2]) in.resize(2);
+  Forward conv(ctx, base_node(ctx, "Conv"), 22, in, 1);
   run_reference(ctx, conv, "Conv", 22);
-  activate_and_store(ctx, conv.take(0));
+  Value y = conv.take(0);
+  if (z) {
+    Forward add(ctx, base_node(ctx, "Add"), 14, {&y, z}, 1);
+    run_reference(ctx, add, "Add", 14);
+    y = add.take(0);
+  }
+  activate_and_store(ctx, std::move(y));
 }
 
 void FusedGemm(KernelContext& ctx) {

@@ -29,7 +29,7 @@ struct ConvProblem {
 // Fills `p` from the node; false when oneDNN should not take it. May throw
 // (bad attributes): the callers run it under safely() / ctx.fail.
 bool conv_problem(const KernelContext& ctx, ConvProblem& p) {
-  if (!float_inputs(ctx) || ctx.input_count() < 2) return false;
+  if (!float_inputs(ctx) || ctx.input_count() < 2 || ctx.input_count() > 3) return false;  // no sum input here
   const Value* xv = ctx.input_value(0);
   const Value* wv = ctx.input_value(1);
   if (!xv || !wv) return false;

@@ -47,7 +47,8 @@ struct ConvShape {
   bool depthwise = false;
 };
 std::optional<ConvShape> convertible(const Model& m, const Node& n) {
-  if (!is_conv(n) || n.inputs.size() < 2 || n.outputs.size() != 1 || n.outputs[0].empty()) return std::nullopt;
+  if (!is_conv(n) || n.inputs.size() < 2 || n.inputs.size() > 3 || n.outputs.size() != 1 || n.outputs[0].empty())
+    return std::nullopt;  // (a FusedConv's sum input is the devices')
   const Tensor* w = constant_tensor(m, n.inputs[1]);
   if (!w || w->dtype() != DataType::Float || w->shape().size() != 4) return std::nullopt;
   // X has W's type in a valid model: float, whether or not its type is recorded.

@@ -272,7 +272,8 @@ struct ClipKernel {
 // the bias indexed by (i / inner) % channels (a convolution's channel, or a
 // MatMul's last dim with inner 1); no bias when it is nullptr.
 // A fused GEMM's or convolution's epilogue (cuda/runtime.h Epilogue):
-// y[i] = act(v + bias[(i / inner) % channels]), where v is y[i] (source 0),
+// y[i] = act(v + bias[(i / inner) % channels] + residual[i]) (each sum
+// rounded to float, as the unfused Adds), where v is y[i] (source 0),
 // y[i] rounded to float16 (1: an fp16 GEMM's float32 result, as the half
 // tensor it stands for holds it), or half element i of `half` (2: an fp16
 // convolution's float16 output): one pass instead of a conversion and then
@@ -282,6 +283,7 @@ struct EpilogueKernel {
   float alpha = 0.f, beta = 0.f;
   const float* bias = nullptr;
   int64_t inner = 1, channels = 1;
+  const float* residual = nullptr;
   int source = 0;
   const uint16_t* half = nullptr;
   float* y = nullptr;
@@ -289,6 +291,7 @@ struct EpilogueKernel {
     float v = source == 2 ? half_to_float(half[i]) : y[i];
     if (source == 1) v = half_to_float(float_to_half(v));
     if (bias) v += bias[inner == 1 ? i % channels : (i / inner) % channels];
+    if (residual) v += residual[i];
     y[i] = unary_math(act, v, alpha, beta, 0.f);
   }
 };

@@ -18,7 +18,7 @@ std::optional<std::string> refuse_conv(const Graph& g, const Node& n) {
 
 }  // namespace
 
-void conv_forward(OpContext& c, const Activation& act) {
+bool conv_forward(OpContext& c, const Activation& act_in, const DeviceTensor* residual_in) {
   const DeviceTensor& x = c.input(0);
   const DeviceTensor& w = c.input(1);
   if (w.shape.size() != x.shape.size()) c.fail("W " + shape_to_string(w.shape) + " and X " + shape_to_string(x.shape) + " differ in rank");
@@ -31,8 +31,11 @@ void conv_forward(OpContext& c, const Activation& act) {
   if (!ks.empty() && ks != win.kernel) c.fail("kernel_shape disagrees with W " + shape_to_string(w.shape));
   Shape out = {n, k};
   out.insert(out.end(), win.out.begin(), win.out.end());
+  const bool residual_fits = !residual_in || residual_in->shape == out;
+  const DeviceTensor* residual = residual_fits ? residual_in : nullptr;
+  const Activation act = residual_fits ? act_in : Activation{};
   c.output(0) = c.allocate(DataType::Float, out);
-  if (elements_of(out) == 0) return;
+  if (elements_of(out) == 0) return residual_fits;
 
   ConvArgs a;
   a.rank = win.rank;
@@ -78,18 +81,20 @@ void conv_forward(OpContext& c, const Activation& act) {
   if (bias && elements_of(bias->shape) != static_cast<uint64_t>(k))
     c.fail("the bias " + shape_to_string(bias->shape) + " does not have " + std::to_string(k) + " elements");
   const int64_t inner = static_cast<int64_t>(elements_of(out) / static_cast<uint64_t>(n * k));
-  if (ch == 0) {  // a sum over no channels (cuDNN takes no empty tensor)
-    c.rt().zero(a.y, bytes_of(DataType::Float, out));
-    if (bias || act.op != UnaryOp::Identity) apply_epilogue(c, c.output(0), bias, inner, k, act);
-    return;
-  }
   a.epilogue.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
   a.epilogue.inner = inner;
   a.epilogue.channels = k;
+  a.epilogue.residual = residual ? static_cast<const float*>(residual->data) : nullptr;
   a.epilogue.act = act.op;
   a.epilogue.alpha = act.alpha;
   a.epilogue.beta = act.beta;
+  if (ch == 0) {  // a sum over no channels (cuDNN takes no empty tensor): the epilogue over zeros
+    c.rt().zero(a.y, bytes_of(DataType::Float, out));
+    if (a.epilogue.any()) run_epilogue(c.rt(), a.epilogue, a.y, static_cast<int64_t>(elements_of(out)));
+    return residual_fits;
+  }
   c.rt().conv(a, c.mode());
+  return residual_fits;
 }
 
 namespace {

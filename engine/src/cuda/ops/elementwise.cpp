@@ -36,6 +36,16 @@ bool fixed_width_integer(DataType t) {
   }
 }
 
+BroadcastIndex index_of(const BroadcastPlan& p) {
+  BroadcastIndex b;
+  b.rank = p.rank;
+  for (int d = 0; d < p.rank; ++d) {
+    b.out[d] = p.dims[static_cast<size_t>(d)];
+    for (size_t k = 0; k < p.strides.size(); ++k) b.stride[k][d] = p.strides[k][static_cast<size_t>(d)];
+  }
+  return b;
+}
+
 namespace {
 
 // The types the float-computed kernels store (kernels/elementwise.h load_real).
@@ -176,16 +186,6 @@ void run_predicate(OpContext& c) {
   k.x = x.data;
   k.y = static_cast<bool*>(c.output(0).data);
   launch(c.rt(), k, static_cast<int64_t>(elements_of(x.shape)));
-}
-
-BroadcastIndex index_of(const BroadcastPlan& p) {
-  BroadcastIndex b;
-  b.rank = p.rank;
-  for (int d = 0; d < p.rank; ++d) {
-    b.out[d] = p.dims[static_cast<size_t>(d)];
-    for (size_t k = 0; k < p.strides.size(); ++k) b.stride[k][d] = p.strides[k][static_cast<size_t>(d)];
-  }
-  return b;
 }
 
 BroadcastPlan plan_of(OpContext& c, const std::vector<size_t>& inputs) {

@@ -9,6 +9,7 @@
 
 #include "cuda/ops/op_table.h"
 #include "cuda/ops/window.h"
+#include "cuda/shapes.h"
 
 namespace onnxscope::cuda {
 
@@ -39,15 +40,14 @@ void apply_epilogue(OpContext& c, DeviceTensor& y, const DeviceTensor* bias, int
   const int64_t n = static_cast<int64_t>(elements_of(y.shape));
   if (n == 0) return;
   if (inner <= 0 || channels <= 0) c.fail("bad epilogue geometry");
-  EpilogueKernel k;
-  k.act = act.op;
-  k.alpha = act.alpha;
-  k.beta = act.beta;
-  k.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
-  k.inner = inner;
-  k.channels = channels;
-  k.y = static_cast<float*>(y.data);
-  launch(c.rt(), k, n);
+  Epilogue e;
+  e.act = act.op;
+  e.alpha = act.alpha;
+  e.beta = act.beta;
+  e.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
+  e.inner = inner;
+  e.channels = channels;
+  run_epilogue(c.rt(), e, static_cast<float*>(y.data), n);
 }
 
 namespace {
@@ -61,7 +61,29 @@ std::optional<std::string> refuse_fused(const Graph& g, const Node& n) {
   return std::nullopt;
 }
 
-void run_fused_conv(OpContext& c) { conv_forward(c, activation_of(c)); }
+// With a residual Z (fuse-conv-residual): Z added in the convolution's
+// epilogue when it has the output's shape, else as the Add it replaced
+// (broadcast), then the activation, in one kernel.
+void run_fused_conv(OpContext& c) {
+  const Activation act = activation_of(c);
+  const DeviceTensor* z = c.has_input(3) ? &c.input(3) : nullptr;
+  if (conv_forward(c, act, z)) return;
+  const DeviceTensor y = c.output(0);
+  const Shape shapes[2] = {y.shape, z->shape};
+  auto p = broadcast_plan(shapes);
+  if (!p) c.fail("the residual " + shape_to_string(z->shape) + " does not broadcast with the output " + shape_to_string(y.shape));
+  ElementwiseChainKernel k{};
+  k.inputs = 2;
+  k.bc = index_of(*p);
+  k.step[0] = ChainStep{true, static_cast<int>(BinaryOp::Add), 0, 1, 0.f, 0.f, 0.f};
+  k.step[1] = ChainStep{false, static_cast<int>(act.op), 2, -1, act.alpha, act.beta, 0.f};
+  k.steps = 2;
+  k.x[0] = static_cast<const float*>(y.data);
+  k.x[1] = static_cast<const float*>(z->data);
+  c.output(0) = c.allocate(DataType::Float, p->out);
+  k.y = static_cast<float*>(c.output(0).data);
+  launch(c.rt(), k, static_cast<int64_t>(elements_of(p->out)));
+}
 
 void run_fused_gemm(OpContext& c) {
   const Activation act = activation_of(c);

@@ -190,6 +190,9 @@ struct StridedCopy {
 void strided_copy(OpContext& c, DataType dtype, const StridedCopy& p, const void* x, void* y);
 // x broadcast (numpy, one way) to `out`, written contiguously at y.
 void broadcast_into(OpContext& c, const DeviceTensor& x, const Shape& out, void* y);
+// A broadcast plan (cuda/shapes.h) as a kernel's index (ops/elementwise.cpp).
+struct BroadcastPlan;
+BroadcastIndex index_of(const BroadcastPlan& p);
 // A fused node's activation (attributes activation, activation_params; cpu/fused_ops.h).
 struct Activation {
   UnaryOp op = UnaryOp::Identity;
@@ -214,8 +217,10 @@ void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, in
 // and 1 (whose fp16 copies c.half_constant keeps).
 DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor& b, bool constants,
                         const DeviceTensor* bias = nullptr, const Activation& act = {});
-// Conv with its bias and `act` applied in one epilogue (ops/conv.cpp).
-void conv_forward(OpContext& c, const Activation& act);
+// Conv with its bias, `residual` (or nullptr) and `act` applied in one
+// epilogue (ops/conv.cpp). A residual whose shape is not the output's is
+// left out, and `act` with it: false, for the caller to add it broadcast.
+bool conv_forward(OpContext& c, const Activation& act, const DeviceTensor* residual = nullptr);
 int64_t normalize_axis(const OpContext& c, int64_t axis, size_t rank);
 std::vector<int64_t> host_ints(const OpContext& c, size_t input);  // int64/int32 input read on the host
 
