@@ -298,6 +298,32 @@ const std::vector<FusionCase>& fusion_cases() {
          c.m.output_untyped("y0");
          return c;
        }},
+      {"onnxscope.cpu::FusedConv",
+       [](Rng& rng) {  // a residual block's end: Relu(Conv(x) + r), fuse-conv-residual
+         Case c(17);
+         c.floats("x", {2, 3, 6, 6}, rng);
+         c.floats("r", {2, 4, 6, 6}, rng);
+         init(c, "w", {4, 3, 3, 3}, rng);
+         init(c, "bias", {4}, rng);
+         c.m.node("Conv", {"x", "w", "bias"}, {"conv"}, "conv");
+         attr_ints(c.m.graph().mutable_node()->Mutable(0)[0], "pads", {1, 1, 1, 1});
+         c.m.node("Add", {"r", "conv"}, {"sum"}, "add");
+         c.m.node("Relu", {"sum"}, {"y0"}, "relu");
+         c.m.output_untyped("y0");
+         return c;
+       }},
+      {"onnxscope.cpu::FusedAddLayerNorm",
+       [](Rng& rng) {  // a transformer's residual sum, normalized
+         Case c(17);
+         c.floats("a", {2, 5, 16}, rng);
+         c.floats("b", {2, 5, 16}, rng);
+         init(c, "gamma", {16}, rng);
+         init(c, "beta", {16}, rng);
+         c.m.node("Add", {"a", "b"}, {"sum"}, "add");
+         attr_float(c.m.node("LayerNormalization", {"sum", "gamma", "beta"}, {"y0"}, "ln"), "epsilon", 1e-3f);
+         c.m.output_untyped("y0");
+         return c;
+       }},
       {"onnxscope.cpu::FusedElementwise", elementwise_chain, 40},
       {"LayerNormalization",
        [](Rng& rng) {  // the decomposition exporters write below opset 17, in a model of opset 17

@@ -31,6 +31,11 @@
 //          filled in, in kChainOps' order (Gelu: 1 for approximate="tanh")
 //     Y = the last op's result, of the broadcast shape of X0 .. Xn-1
 //
+//  FusedAddLayerNorm(A, B, Scale, [Bias]) -> Y     (made for devices only,
+//     LayerNormalization's attributes (axis,       see fuse_add_layernorm.cpp)
+//     epsilon, stash_type); A and B of one shape, float32
+//     Y = LayerNormalization(Add(A, B), Scale, Bias)
+//
 //  FusedAttention(Q, K, V, [Mask]) -> Y           (made for devices only,
 //     float32 throughout                          see fuse_masked_sdpa.cpp)
 //     Q [B, H, Sq, D], K [B, H, T, D], V [B, H, T, Dv]; Mask broadcasts into
@@ -59,6 +64,7 @@ inline constexpr const char* kFusedMatMul = "FusedMatMul";
 inline constexpr const char* kGelu = "Gelu";
 inline constexpr const char* kFusedElementwise = "FusedElementwise";
 inline constexpr const char* kFusedAttention = "FusedAttention";
+inline constexpr const char* kFusedAddLayerNorm = "FusedAddLayerNorm";
 
 // Activations a fusion may absorb, with their parameter count.
 struct FusableActivation {

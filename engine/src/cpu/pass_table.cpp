@@ -33,6 +33,8 @@ const std::vector<Pass>& pass_table() {
       {{"fuse-gemm-activation", 2, true, "Gemm + activation -> FusedGemm"}, fuse_gemm_activation},
       {{"fuse-matmul-bias-activation", 2, true, "MatMul + bias Add and/or activation -> FusedMatMul"},
        fuse_matmul_bias_activation},
+      {{"fuse-add-layernorm", 3, true, "residual Add + LayerNormalization -> FusedAddLayerNorm (device engines only)", true},
+       fuse_add_layernorm},
       {{"fuse-conv-residual", 2, true, "Conv + residual Add [+ Relu] -> FusedConv with a sum input (device engines only)", true},
        fuse_conv_residual},
       {{"fuse-elementwise", 3, true, "chains of float32 elementwise ops -> FusedElementwise (device engines only)", true},

@@ -141,7 +141,7 @@ class KernelDevice final : public offload::Device {
   // nchwc-layout: a CPU layout.)
   std::set<std::string> passes() const override {
     return {"fold-conv-batchnorm", "fold-conv-mul-add", "fuse-layernorm", "fuse-gelu", "fuse-sdpa", "fuse-masked-sdpa",
-            "matmul-add-to-gemm", "fuse-conv-activation", "fuse-gemm-activation", "fuse-matmul-bias-activation", "fuse-conv-residual",
+            "matmul-add-to-gemm", "fuse-conv-activation", "fuse-gemm-activation", "fuse-matmul-bias-activation", "fuse-conv-residual", "fuse-add-layernorm",
             "fuse-elementwise"};
   }
 

@@ -251,6 +251,23 @@ void CpuGelu(KernelContext& ctx) {
   ctx.set_output(0, gelu.take(0));
 }
 
+// FusedAddLayerNorm: Add(A, B) by its reference kernel, then
+// LayerNormalization-17 on the sum with the node's attributes.
+void FusedAddLayerNorm(KernelContext& ctx) {
+  if (ctx.input_count() < 3 || ctx.input_count() > 4) ctx.fail("FusedAddLayerNorm takes A, B, Scale and an optional Bias");
+  Node add_node;
+  add_node.name = ctx.node().name;
+  add_node.op_type = "Add";
+  Forward add(ctx, std::move(add_node), 14, {ctx.input_value(0), ctx.input_value(1)}, 1);
+  run_reference(ctx, add, "Add", 14);
+  const Value sum = add.take(0);
+  std::vector<const Value*> in = {&sum, ctx.input_value(2)};
+  if (ctx.input_count() > 3) in.push_back(ctx.input_value(3));
+  Forward ln(ctx, base_node(ctx, "LayerNormalization"), 17, std::move(in), 1);
+  run_reference(ctx, ln, "LayerNormalization", 17);
+  ctx.set_output(0, ln.take(0));
+}
+
 // FusedElementwise: each op of the chain by its reference kernel, on the
 // values it read in the unfused graph.
 void FusedElementwise(KernelContext& ctx) {
@@ -363,6 +380,7 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "fused-reference", CpuGelu, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedElementwise, 1, INT_MAX, "fused-reference", FusedElementwise, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedAttention, 1, INT_MAX, "fused-reference", FusedAttention, nullptr});
+  r.add(KernelDef{kCpuDomain, kFusedAddLayerNorm, 1, INT_MAX, "fused-reference", FusedAddLayerNorm, nullptr});
   r.add(KernelDef{kCpuDomain, kToNchwc, 1, INT_MAX, "fused-reference", ToNchwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kFromNchwc, 1, INT_MAX, "fused-reference", FromNchwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNchwcConv, 1, INT_MAX, "fused-reference", NchwcConvRef, nullptr});

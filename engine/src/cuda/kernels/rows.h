@@ -67,12 +67,18 @@ struct LayerNormKernel {
   int64_t scale_step, bias_step;
   const float *x, *scale, *bias;
   float *y, *mean, *inv_std_dev;
+  const float* skip;  // FusedAddLayerNorm's B (x's shape), or nullptr
   template <class L>
   OS_HD void operator()(int64_t r, const L& lanes) const {
     const float* xr = x + r * n;
+    float* yr = y + r * n;
+    if (skip) {  // the sum, rounded to float as the Add's, into y: each lane rereads only what it wrote
+      const float* sr = skip + r * n;
+      for (int64_t j = lanes.lane(); j < n; j += lanes.count()) yr[j] = xr[j] + sr[j];
+      xr = yr;
+    }
     float mu, inv;
     row_moments(xr, n, epsilon, lanes, mu, inv);
-    float* yr = y + r * n;
     for (int64_t j = lanes.lane(); j < n; j += lanes.count()) {
       const float normalized = round_to_narrow((xr[j] - mu) * inv, narrow);
       yr[j] = normalized * scale[j * scale_step] + (bias ? bias[j * bias_step] : 0.f);

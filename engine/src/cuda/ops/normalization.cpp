@@ -67,9 +67,14 @@ int64_t param_step(OpContext& c, size_t input, const Shape& x, size_t axis, int6
   return 1;
 }
 
-// `type`: X's (the normalized values are rounded to float16 or bfloat16 first).
-void layernorm_f32(OpContext& c, DataType type) {
+// `type`: X's (the normalized values are rounded to float16 or bfloat16
+// first). `skip`: FusedAddLayerNorm's B, added to X first (X's shape), its
+// Scale and Bias then inputs 2 and 3; else LayerNormalization's 1 and 2.
+void layernorm_f32(OpContext& c, DataType type, const DeviceTensor* skip = nullptr) {
   const DeviceTensor& x = c.input(0);
+  const size_t scale_at = skip ? 2 : 1;
+  if (skip && skip->shape != x.shape)
+    c.fail("A " + shape_to_string(x.shape) + " and B " + shape_to_string(skip->shape) + " differ in shape");
   if (x.shape.empty()) c.fail("a scalar has nothing to normalize");
   const auto axis = static_cast<size_t>(normalize_axis(c, c.attr_int("axis", -1), x.shape.size()));
   int64_t rows = 1, n = 1;
@@ -78,21 +83,23 @@ void layernorm_f32(OpContext& c, DataType type) {
   k.n = n;
   k.epsilon = c.attr_float("epsilon", 1e-5f);
   k.narrow = narrow_code(type);
-  k.scale_step = param_step(c, 1, x.shape, axis, n);
-  k.scale = static_cast<const float*>(c.input(1).data);
-  if (c.has_input(2)) {
-    k.bias_step = param_step(c, 2, x.shape, axis, n);
-    k.bias = static_cast<const float*>(c.input(2).data);
+  k.scale_step = param_step(c, scale_at, x.shape, axis, n);
+  k.scale = static_cast<const float*>(c.input(scale_at).data);
+  if (c.has_input(scale_at + 1)) {
+    k.bias_step = param_step(c, scale_at + 1, x.shape, axis, n);
+    k.bias = static_cast<const float*>(c.input(scale_at + 1).data);
   }
+  k.skip = skip ? static_cast<const float*>(skip->data) : nullptr;
   c.output(0) = c.allocate(DataType::Float, x.shape);
   Shape stat = x.shape;
   for (size_t d = axis; d < stat.size(); ++d) stat[d] = 1;
-  if (c.wants_output(1)) c.output(1) = c.allocate(DataType::Float, stat);
-  if (c.wants_output(2)) c.output(2) = c.allocate(DataType::Float, stat);
+  const bool stats = !skip;  // FusedAddLayerNorm has Y only
+  if (stats && c.wants_output(1)) c.output(1) = c.allocate(DataType::Float, stat);
+  if (stats && c.wants_output(2)) c.output(2) = c.allocate(DataType::Float, stat);
   k.x = static_cast<const float*>(x.data);
   k.y = static_cast<float*>(c.output(0).data);
-  k.mean = c.wants_output(1) ? static_cast<float*>(c.output(1).data) : nullptr;
-  k.inv_std_dev = c.wants_output(2) ? static_cast<float*>(c.output(2).data) : nullptr;
+  k.mean = stats && c.wants_output(1) ? static_cast<float*>(c.output(1).data) : nullptr;
+  k.inv_std_dev = stats && c.wants_output(2) ? static_cast<float*>(c.output(2).data) : nullptr;
   if (n == 0) return;
   launch(c.rt(), k, rows);
 }
@@ -103,6 +110,19 @@ void layernorm_f32(OpContext& c, DataType type) {
 void run_layernorm(OpContext& c) {
   const DataType t = c.input(0).dtype;
   run_on_float32(c, [t](OpContext& f) { layernorm_f32(f, t); }, 1u);
+}
+
+// FusedAddLayerNorm (cpu/fused_ops.h, fuse-add-layernorm): float32 only.
+std::optional<std::string> refuse_add_layernorm(const Graph& g, const Node& n) {
+  if (n.inputs.size() < 3 || n.inputs.size() > 4) return std::string("FusedAddLayerNorm takes A, B, Scale and an optional Bias");
+  if (const Attribute* s = n.attribute("stash_type"); s && s->i != 1) return std::string("stash_type other than float");
+  return require_types(g, n, {DataType::Float});
+}
+
+void run_add_layernorm(OpContext& c) {
+  for (size_t i = 0; i < c.input_count(); ++i)
+    if (c.has_input(i) && c.input(i).dtype != DataType::Float) c.fail("FusedAddLayerNorm takes float32");
+  layernorm_f32(c, DataType::Float, &c.input(1));
 }
 
 // InstanceNormalization is GroupNormalization with a group per channel and
@@ -303,6 +323,7 @@ void run_lrn(OpContext& c) { run_on_float32(c, lrn_f32); }
 void add_normalization_ops(std::vector<OpDef>& t) {
   t.push_back({"BatchNormalization", refuse_batchnorm, run_batchnorm});
   t.push_back({"LayerNormalization", refuse_layernorm, run_layernorm});
+  t.push_back({"FusedAddLayerNorm", refuse_add_layernorm, run_add_layernorm, OpBackend::Kernel, nullptr, "onnxscope.cpu"});
   t.push_back({"GroupNormalization", refuse_group_norm, run_group_norm});
   t.push_back({"InstanceNormalization", refuse_group_norm, run_group_norm});
   t.push_back({"RMSNormalization", refuse_rms_norm, run_rms_norm});
