@@ -270,6 +270,14 @@ class GpuRuntime final : public Runtime {
     // GEMM must not allocate (32 MiB, what Hopper's kernels ask at most).
     check(cudaMalloc(&blas_workspace_, kBlasWorkspace), "cudaMalloc (cuBLAS workspace)");
     check(blas().set_workspace(blas_, blas_workspace_, kBlasWorkspace), "cublasSetWorkspace");
+    // cuBLASLt (the GEMMs with a bias epilogue): its handle made here, not
+    // at a first use that could fall inside a capture. Without it the plain
+    // path does every GEMM.
+    try {
+      if (blas_lt().Create(&lt_) != CUBLAS_STATUS_SUCCESS) lt_ = nullptr;
+    } catch (const std::runtime_error&) {
+      lt_ = nullptr;  // no cuBLASLt library
+    }
   }
   ~GpuRuntime() override {
     if (stream_) cudaStreamSynchronize(stream_);
@@ -438,7 +446,7 @@ class GpuRuntime final : public Runtime {
   // not the one the operators define. False: the plain path instead.
   bool lt_gemm(const GemmArgs& g, MathMode mode) {
     const Epilogue& e = g.epilogue;
-    if (mode == MathMode::Fp16 || !library_epilogues_allowed() || !e.bias || e.act != UnaryOp::Identity || e.inner != 1 ||
+    if (!lt_ || mode == MathMode::Fp16 || !library_epilogues_allowed() || !e.bias || e.act != UnaryOp::Identity || e.inner != 1 ||
         e.channels != g.m || g.beta != 0.f)
       return false;
     LtKey key{g.trans_a, g.trans_b, g.m, g.n, g.k, g.lda, g.ldb, g.ldc, g.stride_a, g.stride_b, g.stride_c, g.batch, mode,
@@ -461,10 +469,6 @@ class GpuRuntime final : public Runtime {
   std::unique_ptr<LtPlan> make_lt_plan(const LtKey& k, const void* bias) {
     auto p = std::make_unique<LtPlan>();
     const BlasLt& lt = blas_lt();
-    if (!lt_ && lt.Create(&lt_) != CUBLAS_STATUS_SUCCESS) {
-      lt_ = nullptr;
-      return p;
-    }
     auto ok = [](cublasStatus_t s) { return s == CUBLAS_STATUS_SUCCESS; };
     const cublasComputeType_t compute = k.mode == MathMode::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
     if (!ok(lt.MatmulDescCreate(&p->desc, compute, CUDA_R_32F))) return p;
