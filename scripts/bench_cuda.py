@@ -265,6 +265,8 @@ def main() -> int:
                                  f"{cpu_ms / ms:.1f}" if ms and cpu_ms else "-",
                                  diff(output_of(res), torch_out), diff(output_of(cpu_res) if cpu_res else None, torch_out),
                                  res.get("error", "") or (cpu_res or {}).get("error", "")])
+                    if a.kernel_epilogues:
+                        rows[-1].insert(5, f"{unfused_ms:.2f}" if unfused_ms else "-")
                     # Each row as it is measured, so a run cut off still leaves its rows.
                     print("row: | " + " | ".join(rows[-1]) + " |", file=sys.stderr, flush=True)
                     if a.profile:
@@ -277,7 +279,10 @@ def main() -> int:
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {gpu}, torch {torch.__version__}, "
           f"warm-up {a.warmup}, {a.iterations} timed runs (cpu engine: {a.cpu_iterations}); times are medians in ms, "
           f"host inputs to host outputs; PyTorch/cuda above 1: onnxscope is faster")
-    head = ["model", "batch", "precision", "PyTorch eager ms", "onnxscope cuda ms", "cuda's last run", "PyTorch/cuda",
+    head = ["model", "batch", "precision", "PyTorch eager ms", "onnxscope cuda ms"]
+    if a.kernel_epilogues:
+        head.append("cuda, epilogues as kernels ms")
+    head += ["cuda's last run", "PyTorch/cuda",
             "onnxscope cpu ms", "cpu/cuda", "max abs diff cuda vs PyTorch", "max abs diff cpu vs PyTorch", "error"]
     print("| " + " | ".join(head) + " |")
     print("|" + "|".join("---" for _ in head) + "|")
