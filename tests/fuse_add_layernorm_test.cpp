@@ -11,6 +11,7 @@
 #include "cpu/fused_ops.h"
 #include "cpu/optimizer.h"
 #include "cpu/passes/passes.h"
+#include "compare_outputs.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
 #include "onnxscope/engines.h"
@@ -66,19 +67,6 @@ NamedValues inputs_for(const Model& m) {
   return make_inputs(m, spec);
 }
 
-void expect_close(const NamedValues& want, const NamedValues& got, double tol) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t k = 0; k < want.size(); ++k) {
-    const Tensor& a = want[k].second.tensor();
-    const Tensor& b = got[k].second.tensor();
-    ASSERT_EQ(a.shape(), b.shape()) << want[k].first;
-    for (uint64_t i = 0; i < a.element_count(); ++i) {
-      const float x = a.data<float>()[i], y = b.data<float>()[i];
-      if (tol == 0) ASSERT_TRUE(x == y) << want[k].first << "[" << i << "]: " << x << " vs " << y;
-      else ASSERT_NEAR(x, y, tol * (1 + std::abs(x))) << want[k].first << "[" << i << "]";
-    }
-  }
-}
 
 }  // namespace
 
@@ -100,7 +88,7 @@ TEST(FuseAddLayerNorm, AResidualSumNormalizedBecomesOneNode) {
     const NamedValues in = inputs_for(*original);
     CpuOptions co;
     co.opt_level = 0;
-    expect_close(make_reference_engine()->prepare(original)->run(in), make_cpu_engine(co)->prepare(m)->run(in), 0);
+    expect_float_outputs(make_reference_engine()->prepare(original)->run(in), make_cpu_engine(co)->prepare(m)->run(in), 0);
   }
 }
 
@@ -131,5 +119,5 @@ TEST(FuseAddLayerNorm, OnlyDeviceEnginesRunIt) {
   EXPECT_NE(p.find("1 of 1 nodes on the device"), std::string::npos) << p;
   EXPECT_NE(p.find("(FusedAddLayerNorm)"), std::string::npos) << p;
   const NamedValues in = inputs_for(*original);
-  expect_close(make_reference_engine()->prepare(original)->run(in), prepared->run(in), 1e-5);
+  expect_float_outputs(make_reference_engine()->prepare(original)->run(in), prepared->run(in), 1e-5);
 }

@@ -14,6 +14,7 @@
 #include "cpu/fused_ops.h"
 #include "cpu/optimizer.h"
 #include "cpu/passes/passes.h"
+#include "compare_outputs.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
 #include "onnxscope/cuda.h"
@@ -86,20 +87,6 @@ NamedValues reference_run(const std::shared_ptr<Model>& m, const NamedValues& in
   return make_reference_engine()->prepare(m)->run(in);
 }
 
-// got against want: the same bits (tol 0), or within tol of each element's scale.
-void expect_close(const NamedValues& want, const NamedValues& got, double tol) {
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t k = 0; k < want.size(); ++k) {
-    const Tensor& a = want[k].second.tensor();
-    const Tensor& b = got[k].second.tensor();
-    ASSERT_EQ(a.shape(), b.shape()) << want[k].first;
-    for (uint64_t i = 0; i < a.element_count(); ++i) {
-      const float x = a.data<float>()[i], y = b.data<float>()[i];
-      if (tol == 0) ASSERT_TRUE(x == y) << want[k].first << "[" << i << "]: " << x << " vs " << y;
-      else ASSERT_NEAR(x, y, tol * (1 + std::abs(x))) << want[k].first << "[" << i << "]";
-    }
-  }
-}
 
 // The plain kernel (CPU engine, no rewrites of its own) on the fused model
 // gives the reference's bits on the original.
@@ -109,7 +96,7 @@ void expect_exact(const std::shared_ptr<Model>& original, const std::shared_ptr<
   const NamedValues in = make_inputs(*original, spec);
   CpuOptions o;
   o.opt_level = 0;
-  expect_close(reference_run(original, in), make_cpu_engine(o)->prepare(rewritten)->run(in), 0);
+  expect_float_outputs(reference_run(original, in), make_cpu_engine(o)->prepare(rewritten)->run(in), 0);
 }
 
 }  // namespace
@@ -192,6 +179,6 @@ TEST(FuseConvResidual, OnlyDeviceEnginesRunIt) {
     spec.seed = 9;
     const NamedValues in = make_inputs(*original, spec);
     const NamedValues got = prepared->run(in);
-    expect_close(reference_run(original, in), got, 1e-5);
+    expect_float_outputs(reference_run(original, in), got, 1e-5);
   }
 }

@@ -12,9 +12,7 @@
 namespace onnxscope::cpu {
 namespace {
 
-bool is_add(const Node& n) {
-  return (is_op(n, "Add") || is_op(n, "Sum")) && n.inputs.size() == 2 && n.outputs.size() == 1 && !n.outputs[0].empty();
-}
+bool is_add(const Node& n) { return is_two_input_add(n) && n.outputs.size() == 1 && !n.outputs[0].empty(); }
 
 // The two values certainly have one shape: every dim a known number or a
 // symbolic name on both sides, pairwise equal.

@@ -12,11 +12,7 @@
 namespace onnxscope::cpu {
 namespace {
 
-// A two-input Sum is an Add (older exporters write residuals as Sum).
-bool is_add(const Node& n) {
-  return (is_op(n, "Add") || (is_op(n, "Sum") && n.inputs.size() == 2)) && n.inputs.size() == 2 && n.outputs.size() == 1 &&
-         !n.outputs[0].empty();
-}
+bool is_add(const Node& n) { return is_two_input_add(n) && n.outputs.size() == 1 && !n.outputs[0].empty(); }
 
 }  // namespace
 
