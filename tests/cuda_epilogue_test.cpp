@@ -13,9 +13,13 @@
 #include <string>
 #include <vector>
 
+#include "cuda/kernel_device.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/runtime.h"
+#include "model_builder.h"
+#include "offload/offload_engine.h"
 #include "onnxscope/cuda.h"
+#include "onnxscope/inputs.h"
 #ifdef ONNXSCOPE_TEST_GPU_RUNTIME
 #include "cuda/cuda_runtime.h"
 #endif
@@ -206,6 +210,104 @@ TEST(CudaEpilogue, HalfFormsGiveTheTwoPassesBits) {
       const float r = half_to_float(half[i]) + bias[(i / 4) % 6];
       ASSERT_EQ(y[i], unary_math(UnaryOp::Gelu, r, 0.f, 0.f, 0.f)) << i;
     }
+  }
+}
+
+// fp16 mode: a convolution's epilogue writes its output's half copy beside
+// the float32 values (the same bits a conversion gives), and the next
+// convolution (or GEMM) reads it instead of converting; results are the
+// same bits with the copies as without them.
+TEST(CudaEpilogue, Fp16HalfCopiesGiveTheConversionsBits) {
+  // Runtime level: the copy is the result rounded to half, and a
+  // convolution reading it gives the bits of one converting its input.
+  auto rt = make_host_runtime(1);
+  Problem p = conv_problem("conv3x3_bias_relu", 3, UnaryOp::Relu);
+  std::vector<uint16_t> copy(static_cast<size_t>(p.out_count));
+  Problem first = p;
+  DeviceMemory x = rt->allocate_unplanned(p.a.size() * 4), w = rt->allocate_unplanned(p.b.size() * 4),
+               bias = rt->allocate_unplanned(64), y = rt->allocate_unplanned(static_cast<size_t>(p.out_count) * 4);
+  rt->copy_in(x.get(), p.a.data(), p.a.size() * 4);
+  rt->copy_in(w.get(), p.b.data(), p.b.size() * 4);
+  rt->copy_in(bias.get(), p.bias.data(), 64);
+  ConvArgs c = p.c;
+  c.x = static_cast<const float*>(x.get());
+  c.w = static_cast<const float*>(w.get());
+  c.y = static_cast<float*>(y.get());
+  c.epilogue.bias = static_cast<const float*>(bias.get());
+  c.epilogue.half_out = copy.data();
+  rt->conv(c, MathMode::Fp16);
+  std::vector<float> out(static_cast<size_t>(p.out_count));
+  rt->copy_out(out.data(), y.get(), out.size() * 4);
+  for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(copy[i], float_to_half(out[i])) << i;
+  EXPECT_THROW(rt->conv(c, MathMode::Fp32), std::logic_error);  // a half copy is fp16 mode's only
+
+  // The output as the next convolution's input (16 channels, 10 x 10): from
+  // the copy and by conversion, the same bits.
+  ConvArgs next;
+  next.n = 2;
+  next.c = 16;
+  next.k = 4;
+  for (int d = 0; d < 2; ++d) {
+    next.in[d] = next.out[d] = 10;
+    next.kernel[d] = 3;
+    next.pad[d] = 1;
+  }
+  const std::vector<float> w2 = random_floats(4 * 16 * 9, 11, 0.3f);
+  std::vector<float> y_converted(2 * 4 * 100), y_from_copy(y_converted.size());
+  next.x = out.data();
+  next.w = w2.data();
+  next.y = y_converted.data();
+  rt->conv(next, MathMode::Fp16);
+  std::vector<float> poisoned(out.size(), NAN);  // the float values unread when the copy is there
+  next.x = poisoned.data();
+  next.x_half = copy.data();
+  next.y = y_from_copy.data();
+  const uint64_t read_before = rt->half_inputs_read();
+  rt->conv(next, MathMode::Fp16);
+  EXPECT_EQ(rt->half_inputs_read(), read_before + 1);
+  for (size_t i = 0; i < y_converted.size(); ++i) ASSERT_EQ(y_from_copy[i], y_converted[i]) << i;
+
+  // Engine level (cuda-sim's operators): Conv + Relu -> Conv -> Conv + Add;
+  // in fp16 the second and third read the copies; the outputs are the bits
+  // of a run that converts.
+  onnxscope::test::ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{3}, int64_t{8}, int64_t{8}});
+  b.input("r", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{8}, int64_t{8}});
+  std::mt19937 gen(3);
+  auto weights = [&](const char* name, std::vector<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    b.initializer(onnxscope::test::make_float_tensor(name, dims, random_floats(static_cast<size_t>(n), gen(), 0.4f)));
+  };
+  weights("w1", {4, 3, 3, 3});
+  weights("b1", {4});
+  weights("w2", {4, 4, 3, 3});
+  weights("w3", {4, 4, 1, 1});
+  for (auto* n : {&b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "conv1"), &b.node("Conv", {"a1", "w2"}, {"c2"}, "conv2")})
+    onnxscope::test::attr_ints(*n, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c1"}, {"a1"}, "relu1");
+  b.node("Conv", {"c2", "w3"}, {"c3"}, "conv3");
+  b.node("Add", {"c3", "r"}, {"y"}, "add");
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{8}, int64_t{8}});
+  auto model = onnxscope::test::load_model(b);
+  InputSpec spec;
+  spec.seed = 8;
+  const NamedValues in = make_inputs(*model, spec);
+  std::vector<NamedValues> outs;
+  for (bool copies : {true, false}) {
+    auto sim = make_host_runtime(1);
+    sim->set_half_copies(copies);
+    auto engine = offload::make_offload_engine("cuda-sim", make_kernel_device(sim, MathMode::Fp16, "host fp16"));
+    auto prepared = engine->prepare(model);
+    for (int run = 0; run < 3; ++run) outs.push_back(prepared->run(in));  // recorded, captured, replayed
+    // conv2 and conv3 in the first two runs (the third replays the second's calls)
+    EXPECT_EQ(sim->half_inputs_read(), copies ? 4u : 0u);
+  }
+  for (size_t k = 1; k < outs.size(); ++k) {
+    const Tensor& a = outs[0][0].second.tensor();
+    const Tensor& o = outs[k][0].second.tensor();
+    ASSERT_EQ(a.element_count(), o.element_count());
+    for (uint64_t i = 0; i < a.element_count(); ++i) ASSERT_EQ(a.data<float>()[i], o.data<float>()[i]) << "run " << k << " [" << i << "]";
   }
 }
 

@@ -362,7 +362,7 @@ class GpuRuntime final : public Runtime {
     const void* w = c.w;
     void* y = c.y;
     if (mode == MathMode::Fp16) {
-      x = x16.half_of(c.x, xs);
+      x = c.x_half ? c.x_half : x16.half_of(c.x, xs);
       w = c.w_half ? c.w_half : w16.half_of(c.w, ws);
       y = y16.get(static_cast<uint64_t>(ys) * 2);
     }

@@ -79,7 +79,6 @@ SpatialSizes spatial_sizes(const ConvArgs& c) {
 // the input under kernel position w for output o), so the inner loop runs
 // over contiguous outputs; the light models' convolutions take seconds.
 void host_conv(const ConvArgs& c, MathMode mode) {
-  auto round = [&](float v) { return round_input(mode, v); };
   const int64_t cg = c.c / c.groups, kg = c.k / c.groups;
   const auto [in_size, out_size, window] = spatial_sizes(c);
   std::vector<float> col(static_cast<size_t>(cg * window * out_size));
@@ -93,7 +92,7 @@ void host_conv(const ConvArgs& c, MathMode mode) {
   for (int64_t n = 0; n < c.n; ++n)
     for (int64_t g = 0; g < c.groups; ++g) {
       for (int64_t ci = 0; ci < cg; ++ci) {
-        const float* plane = c.x + (n * c.c + g * cg + ci) * in_size;
+        const int64_t plane_at = (n * c.c + g * cg + ci) * in_size;
         for (int64_t w = 0; w < window; ++w) {
           float* row = col.data() + (ci * window + w) * out_size;
           for (int64_t o = 0; o < out_size; ++o) {
@@ -106,7 +105,7 @@ void host_conv(const ConvArgs& c, MathMode mode) {
               off += p * step;
               step *= c.in[d];
             }
-            row[o] = inside ? round(plane[off]) : 0.f;
+            row[o] = inside ? operand(c.x, c.x_half, plane_at + off, mode) : 0.f;
           }
         }
       }

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -173,6 +174,7 @@ EpilogueKernel epilogue_kernel(const Epilogue& e, float* y) {
   k.inner = e.inner;
   k.channels = e.channels;
   k.residual = e.residual;
+  k.half_out = e.half_out;
   k.y = y;
   return k;
 }
@@ -181,14 +183,23 @@ void run_epilogue(Runtime& rt, const Epilogue& e, float* y, int64_t count) { lau
 
 void Runtime::gemm(const GemmArgs& g, MathMode mode) {
   check_gemm(g);
+  if (g.epilogue.half_out && mode != MathMode::Fp16) throw std::logic_error("a half copy outside fp16 mode");
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
   if (!device_gemm(g, mode) && g.epilogue.any()) run_epilogue(*this, g.epilogue, g.c, g.batch * g.m * g.n);
+}
+
+bool Runtime::half_copies_by_default() {
+  const char* v = std::getenv("ONNXSCOPE_CUDA_HALF_COPIES");
+  return !(v && std::string(v) == "0");
 }
 
 void Runtime::conv(const ConvArgs& c, MathMode mode) {
   check_conv(c);
   if (c.transposed && c.epilogue.any()) throw std::logic_error("no epilogue on a transposed convolution");
   if (c.epilogue.any() && (c.epilogue.inner < 1 || c.epilogue.channels < 1)) throw std::logic_error("bad epilogue geometry");
+  if (c.epilogue.half_out && mode != MathMode::Fp16) throw std::logic_error("a half copy outside fp16 mode");
+  if (c.x_half && (mode != MathMode::Fp16 || c.transposed)) throw std::logic_error("a half input outside fp16 mode");
+  if (c.x_half) ++half_inputs_read_;
   if (device_conv(c, mode) || !c.epilogue.any()) return;
   int64_t ys = c.n * c.k;
   for (int d = 0; d < c.rank; ++d) ys *= c.out[d];

@@ -37,7 +37,10 @@ struct Epilogue {
   const float* residual = nullptr;
   UnaryOp act = UnaryOp::Identity;
   float alpha = 0.f, beta = 0.f;
-  bool any() const { return bias != nullptr || residual != nullptr || act != UnaryOp::Identity; }
+  // fp16 mode: the result also written here rounded to float16 (the output's
+  // half copy, offload::DeviceTensor::half_copy), or nullptr.
+  uint16_t* half_out = nullptr;
+  bool any() const { return bias != nullptr || residual != nullptr || act != UnaryOp::Identity || half_out != nullptr; }
 };
 
 // C[b] = alpha * op(A[b]) * op(B[b]) + beta * C[b] for b < batch, all
@@ -82,6 +85,7 @@ struct ConvArgs {
   const float* w = nullptr;
   float* y = nullptr;
   const void* w_half = nullptr;  // Fp16: w already in float16 (cuda/half_cache.h)
+  const void* x_half = nullptr;  // Fp16: x already in float16 (its producer's half copy)
   Epilogue epilogue;             // applied to y (not for a transposed convolution)
 };
 
@@ -129,6 +133,13 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // Epilogues done inside a library call (not as a kernel after it) since
   // the runtime was made.
   uint64_t library_epilogues() const { return library_epilogues_; }
+  // fp16 mode's half copies of activations (offload::DeviceTensor::
+  // half_copy): whether producers write them (default: yes, unless
+  // ONNXSCOPE_CUDA_HALF_COPIES=0), and how many convolutions have read
+  // their input from one instead of converting it.
+  bool half_copies() const { return half_copies_; }
+  void set_half_copies(bool on) { half_copies_ = on; }
+  uint64_t half_inputs_read() const { return half_inputs_read_; }
   // "cublas" / "cudnn" on the GPU, "host-gemm" / "host-conv" on the host.
   virtual std::string gemm_name() const = 0;
   virtual std::string conv_name() const = 0;
@@ -174,6 +185,9 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   bool capturing_ = false;
   uint64_t max_allocation_ = 0, max_live_ = 0;
   uint64_t library_epilogues_ = 0;
+  bool half_copies_ = half_copies_by_default();
+  uint64_t half_inputs_read_ = 0;
+  static bool half_copies_by_default();
   // Bytes allocate() has given that are still held; shared with each
   // allocation's release, which may come after the runtime is gone.
   std::shared_ptr<std::atomic<uint64_t>> live_ = std::make_shared<std::atomic<uint64_t>>(0);

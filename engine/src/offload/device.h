@@ -26,6 +26,13 @@ struct DeviceTensor {
   void* data = nullptr;            // device address (nullptr for zero elements)
   std::shared_ptr<void> storage;   // freed on the device when the last holder goes
   bool constant = false;           // uploaded when the model was prepared: the same bytes for the plan's life
+  // A float32 tensor's values rounded to float16, written beside them by the
+  // producer for readers that take half operands (the CUDA engine's fp16
+  // mode: a convolution's epilogue writes it, the next GEMM or convolution
+  // reads it instead of converting); nullptr: none. A view of the same
+  // memory order keeps it.
+  const void* half_copy = nullptr;
+  std::shared_ptr<void> half_storage;
 };
 
 // node_output: the first output of the node whose kernel found the fault.

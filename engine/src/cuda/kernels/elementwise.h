@@ -286,13 +286,16 @@ struct EpilogueKernel {
   const float* residual = nullptr;
   int source = 0;
   const uint16_t* half = nullptr;
+  uint16_t* half_out = nullptr;  // the result rounded to float16 too (the output's half copy), or nullptr
   float* y = nullptr;
   OS_HD void operator()(int64_t i) const {
     float v = source == 2 ? half_to_float(half[i]) : y[i];
     if (source == 1) v = half_to_float(float_to_half(v));
     if (bias) v += bias[inner == 1 ? i % channels : (i / inner) % channels];
     if (residual) v += residual[i];
-    y[i] = unary_math(act, v, alpha, beta, 0.f);
+    const float r = unary_math(act, v, alpha, beta, 0.f);
+    y[i] = r;
+    if (half_out) half_out[i] = float_to_half(r);
   }
 };
 

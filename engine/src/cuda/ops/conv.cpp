@@ -77,6 +77,7 @@ bool conv_forward(OpContext& c, const Activation& act_in, const DeviceTensor* re
   a.w = static_cast<const float*>(w.data);
   a.y = static_cast<float*>(c.output(0).data);
   a.w_half = c.half_constant(1);
+  if (xdata == x.data) a.x_half = c.half_input(0);  // fp16: X's half copy, when its producer wrote one
   const DeviceTensor* bias = c.has_input(2) ? &c.input(2) : nullptr;
   if (bias && elements_of(bias->shape) != static_cast<uint64_t>(k))
     c.fail("the bias " + shape_to_string(bias->shape) + " does not have " + std::to_string(k) + " elements");
@@ -88,6 +89,9 @@ bool conv_forward(OpContext& c, const Activation& act_in, const DeviceTensor* re
   a.epilogue.act = act.op;
   a.epilogue.alpha = act.alpha;
   a.epilogue.beta = act.beta;
+  // fp16: the output's half copy, for the next convolution or GEMM (a
+  // convolution's output most often feeds one).
+  if (residual_fits) a.epilogue.half_out = c.make_half_copy(c.output(0));
   if (ch == 0) {  // a sum over no channels (cuDNN takes no empty tensor): the epilogue over zeros
     c.rt().zero(a.y, bytes_of(DataType::Float, out));
     if (a.epilogue.any()) run_epilogue(c.rt(), a.epilogue, a.y, static_cast<int64_t>(elements_of(out)));

@@ -82,11 +82,15 @@ DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor&
   ep.act = act.op;
   ep.alpha = act.alpha;
   ep.beta = act.beta;
+  // fp16: after an activation the result is most likely the next GEMM's A
+  // (a transformer's feed-forward block): its half copy is written beside it.
+  if (act.op != UnaryOp::Identity) ep.half_out = c.make_half_copy(result);
   const auto* ad = static_cast<const float*>(a.data);
   const auto* bd = static_cast<const float*>(b.data);
   // Weights (constants) in fp16 mode: their float16 copies, made once.
-  const void* a16 = constants ? c.half_constant(0) : nullptr;
-  const void* b16 = constants ? c.half_constant(1) : nullptr;
+  // Activations with a half copy beside them: that copy.
+  const void* a16 = constants ? c.half_input(0) : nullptr;
+  const void* b16 = constants ? c.half_input(1) : nullptr;
   if (auto plan = matmul_plan(as, bs)) {
     if (plan->b_stride == 0)  // one B for every batch: A's batches are rows of one taller GEMM
       row_major_gemm(c, ad, bd, y, m * plan->batch, k, n, false, false, 1.f, 0.f, 1, 0, 0, a16, b16, ep);
@@ -98,6 +102,7 @@ DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor&
   auto half_at = [](const void* h, int64_t elements) -> const void* {
     return h ? static_cast<const uint16_t*>(h) + elements : nullptr;
   };
+  const Epilogue whole = ep;
   for (int64_t i = 0; i < count; ++i) {  // strides in matrices, from the merged batch dims
     int64_t rest = i, ao = 0, bo = 0;
     for (int d = batch->rank - 1; d >= 0; --d) {
@@ -106,6 +111,7 @@ DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor&
       ao += coord * batch->strides[0][static_cast<size_t>(d)];
       bo += coord * batch->strides[1][static_cast<size_t>(d)];
     }
+    if (whole.half_out) ep.half_out = whole.half_out + i * m * n;  // this matrix's part of the half copy
     row_major_gemm(c, ad + ao * m * k, bd + bo * k * n, y + i * m * n, m, k, n, false, false, 1.f, 0.f, 1, 0, 0,
                    half_at(a16, ao * m * k), half_at(b16, bo * k * n), ep);
   }
@@ -176,8 +182,8 @@ DeviceTensor gemm_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor& b
     return y;
   }
   row_major_gemm(c, static_cast<const float*>(a.data), static_cast<const float*>(b.data), static_cast<float*>(y.data),
-                 m, k, n, ta, tb, alpha, beta, 1, 0, 0, constants ? c.half_constant(0) : nullptr,
-                 constants ? c.half_constant(1) : nullptr);
+                 m, k, n, ta, tb, alpha, beta, 1, 0, 0, constants ? c.half_input(0) : nullptr,
+                 constants ? c.half_input(1) : nullptr);
   return y;
 }
 

@@ -161,6 +161,8 @@ void run_bitcast(OpContext& c) {
   if (!to || *to == DataType::String || dtype_info(x.dtype).bits != dtype_info(*to).bits)
     c.fail("BitCast from " + std::string(dtype_name(x.dtype)) + " to a type of another width");
   c.output(0) = x;  // the same device memory under another type
+  c.output(0).half_copy = nullptr;  // (its half copy held the old type's values)
+  c.output(0).half_storage.reset();
   c.output(0).dtype = *to;
 }
 

@@ -29,6 +29,15 @@ DeviceTensor OpContext::allocate(DataType dtype, const Shape& shape) {
   return d;
 }
 
+uint16_t* OpContext::make_half_copy(DeviceTensor& t) {
+  if (mode_ != MathMode::Fp16 || t.dtype != DataType::Float || !rt_->half_copies()) return nullptr;
+  const uint64_t bytes = bytes_of(DataType::Float16, t.shape);
+  if (bytes == 0) return nullptr;
+  t.half_storage = rt_->allocate(bytes);
+  t.half_copy = t.half_storage.get();
+  return static_cast<uint16_t*>(t.half_storage.get());
+}
+
 DeviceTensor OpContext::upload(const Tensor& t) {
   DeviceTensor d = allocate(t.dtype(), t.shape());
   if (t.byte_size()) rt_->copy_in(d.data, t.raw(), t.byte_size());

@@ -47,6 +47,16 @@ class OpContext {
   const void* half_constant(size_t k) {
     return mode_ == MathMode::Fp16 && halves_ && has_input(k) ? halves_->get(*in_[k]) : nullptr;
   }
+  // In fp16 mode, input k in float16 without a conversion: a weight's kept
+  // copy (half_constant), or the half copy its producer wrote beside a
+  // float32 activation (DeviceTensor::half_copy); else nullptr.
+  const void* half_input(size_t k) {
+    if (const void* h = half_constant(k)) return h;
+    return mode_ == MathMode::Fp16 && has_input(k) && in_[k]->dtype == DataType::Float ? in_[k]->half_copy : nullptr;
+  }
+  // In fp16 mode, room for t's half copy (t float32), attached to t, for its
+  // producer's epilogue to fill; else nullptr.
+  uint16_t* make_half_copy(DeviceTensor& t);
   // Input k read on the host (nullptr when omitted).
   const Tensor* host(size_t k) const { return k < host_.size() ? host_[k] : nullptr; }
   bool wants_output(size_t k) const { return k < node_.outputs.size() && !node_.outputs[k].empty(); }
