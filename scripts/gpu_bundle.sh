@@ -12,15 +12,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build}
 suite=${ONNXSCOPE_TEST_DATA:-$HOME/.cache/onnxscope/onnx-1.23.2}
-for f in "$build/app/onnxscope" "$build/tests/cuda_kernels_test" "$build/tests/cuda_engine_test" "$build/tests/cuda_steady_state_test" "$build/tests/cuda_epilogue_test"; do
-  [ -x "$f" ] || { echo "gpu_bundle: $f is missing: build it first (ninja -C $build onnxscope cuda_kernels_test cuda_engine_test cuda_steady_state_test cuda_epilogue_test)" >&2; exit 1; }
+for f in "$build/app/onnxscope" "$build/tests/cuda_kernels_test" "$build/tests/cuda_engine_test" "$build/tests/cuda_steady_state_test" "$build/tests/cuda_fast_paths_test"; do
+  [ -x "$f" ] || { echo "gpu_bundle: $f is missing: build it first (ninja -C $build onnxscope cuda_kernels_test cuda_engine_test cuda_steady_state_test cuda_fast_paths_test)" >&2; exit 1; }
 done
 [ -d "$suite/node" ] || { echo "gpu_bundle: no test suite at $suite (scripts/setup.sh makes it)" >&2; exit 1; }
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/suite"
-cp "$build/app/onnxscope" "$build/tests/cuda_kernels_test" "$build/tests/cuda_engine_test" "$build/tests/cuda_steady_state_test" "$build/tests/cuda_epilogue_test" "$stage/bin/"
+cp "$build/app/onnxscope" "$build/tests/cuda_kernels_test" "$build/tests/cuda_engine_test" "$build/tests/cuda_steady_state_test" "$build/tests/cuda_fast_paths_test" "$stage/bin/"
 # Every library the binaries load, less the C/C++ runtime and CUDA's own.
 skip='^(libc|libm|libdl|librt|libpthread|libresolv|libnsl|libutil|libanl|libgcc_s|libstdc\+\+|ld-linux-x86-64|libcuda|libcudart|libcublas|libcublasLt|libcudnn)\.so'
 for f in "$stage"/bin/*; do

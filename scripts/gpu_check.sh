@@ -96,7 +96,7 @@ cuda_ok=1
 
 tests_pid=
 start_tests() {
-  ( for t in cuda_epilogue_test cuda_kernels_test cuda_engine_test cuda_steady_state_test; do
+  ( for t in cuda_fast_paths_test cuda_kernels_test cuda_engine_test cuda_steady_state_test; do
       stamp "$t"
       s=$(date +%s)
       timeout -k 5 "${TESTS_S:-240}" "$b/wrap/$t" --gtest_brief=1 2>&1

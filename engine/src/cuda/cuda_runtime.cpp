@@ -243,6 +243,72 @@ bool library_epilogues_allowed() {
   return allowed;
 }
 
+// ONNXSCOPE_CUDA_PINNED=0: host memory is never page-locked (downloads into
+// heap memory, inputs copied from where they are), to time the difference.
+bool pinned_transfers_allowed() {
+  static const bool allowed = [] {
+    const char* v = std::getenv("ONNXSCOPE_CUDA_PINNED");
+    return !(v && std::strcmp(v, "0") == 0);
+  }();
+  return allowed;
+}
+
+// Transfers below this go as they are: page-locking pays off on large ones.
+constexpr uint64_t kPinnedFrom = uint64_t{1} << 20;
+
+// Page-locked host memory for downloads, kept for reuse by size: a
+// benchmark's or a service's outputs come back at the link's full speed
+// instead of through the driver's staging copies (cudaMallocHost is slow
+// itself, so blocks are not given back). At most kMaxBytes held; past that
+// the caller uses heap memory.
+class PinnedPool : public std::enable_shared_from_this<PinnedPool> {
+ public:
+  static constexpr uint64_t kMaxBytes = uint64_t{512} << 20;
+  ~PinnedPool() {
+    for (auto& [bytes, p] : free_) cudaFreeHost(p);
+  }
+  std::shared_ptr<Buffer> get(uint64_t bytes);
+  void give_back(void* p, uint64_t bytes) { free_.emplace(bytes, p); }
+
+ private:
+  std::multimap<uint64_t, void*> free_;
+  uint64_t held_ = 0;  // every block made, free or out
+};
+
+class PinnedBuffer final : public Buffer {
+ public:
+  PinnedBuffer(void* p, uint64_t bytes, std::weak_ptr<PinnedPool> pool) : p_(p), bytes_(bytes), pool_(std::move(pool)) {}
+  ~PinnedBuffer() override {
+    if (auto pool = pool_.lock()) pool->give_back(p_, bytes_);
+    else cudaFreeHost(p_);  // the runtime went first
+  }
+  const std::byte* data() const override { return static_cast<const std::byte*>(p_); }
+  std::size_t size() const override { return bytes_; }
+  std::byte* mutable_data() override { return static_cast<std::byte*>(p_); }
+  bool owns_bytes() const override { return true; }
+
+ private:
+  void* p_;
+  uint64_t bytes_;
+  std::weak_ptr<PinnedPool> pool_;
+};
+
+std::shared_ptr<Buffer> PinnedPool::get(uint64_t bytes) {
+  void* p = nullptr;
+  if (auto it = free_.find(bytes); it != free_.end()) {
+    p = it->second;
+    free_.erase(it);
+  } else {
+    if (held_ + bytes > kMaxBytes) return nullptr;
+    if (cudaMallocHost(&p, bytes) != cudaSuccess) {
+      cudaGetLastError();
+      return nullptr;
+    }
+    held_ += bytes;
+  }
+  return std::make_shared<PinnedBuffer>(p, bytes, weak_from_this());
+}
+
 // A captured run: the CUDA graph and its executable form.
 struct GpuGraph final : offload::CapturedWork {
   cudaGraph_t graph = nullptr;
@@ -281,6 +347,9 @@ class GpuRuntime final : public Runtime {
   }
   ~GpuRuntime() override {
     if (stream_) cudaStreamSynchronize(stream_);
+    for (auto& [b, r] : registered_)
+      if (r.pinned) cudaHostUnregister(const_cast<std::byte*>(r.storage->data()));
+    registered_.clear();
     conv_plans_.clear();
     lt_plans_.clear();
     if (lt_) blas_lt().Destroy(lt_);
@@ -308,6 +377,10 @@ class GpuRuntime final : public Runtime {
   }
   std::string gemm_name() const override { return "cublas"; }
   std::string conv_name() const override { return "cudnn"; }
+  std::shared_ptr<Buffer> host_buffer(uint64_t bytes) override {
+    if (!pinned_transfers_allowed() || bytes < kPinnedFrom) return nullptr;
+    return pinned_->get(bytes);
+  }
 
  protected:
   bool device_gemm(const GemmArgs& g, MathMode mode) override {
@@ -400,6 +473,37 @@ class GpuRuntime final : public Runtime {
   }
   void device_release(void* p) override {
     if (p) cudaFreeAsync(p, stream_);
+  }
+  // A graph input's storage page-locked (cudaHostRegister) and the
+  // registration kept while the caller holds the storage: the next run's
+  // copy of the same tensor runs at the link's speed. The registration holds
+  // a reference, so the memory cannot be freed while registered; entries
+  // only this runtime still holds are dropped at the next registration. At
+  // most kMaxRegistered bytes; storage that is not plain heap memory (a
+  // mapped file, a view) is left as it is.
+  void prepare_host_source(const std::shared_ptr<Buffer>& storage) override {
+    if (!pinned_transfers_allowed() || !storage->owns_bytes() || storage->size() < kPinnedFrom) return;
+    if (registered_.count(storage.get())) return;
+    for (auto it = registered_.begin(); it != registered_.end();) {
+      if (it->second.storage.use_count() > 1) {
+        ++it;
+        continue;
+      }
+      if (it->second.pinned) {
+        cudaHostUnregister(const_cast<std::byte*>(it->second.storage->data()));
+        registered_bytes_ -= it->second.storage->size();
+      }
+      it = registered_.erase(it);
+    }
+    if (registered_bytes_ + storage->size() > kMaxRegistered) return;
+    Registration r{storage, false};
+    if (cudaHostRegister(const_cast<std::byte*>(storage->data()), storage->size(), cudaHostRegisterDefault) == cudaSuccess) {
+      r.pinned = true;
+      registered_bytes_ += storage->size();
+    } else {
+      cudaGetLastError();  // not registered (kept as such, not tried again while held)
+    }
+    registered_.emplace(storage.get(), std::move(r));
   }
   void device_copy_in(void* device, const void* host, uint64_t bytes) override {
     check(cudaMemcpyAsync(device, host, bytes, cudaMemcpyHostToDevice, stream_), "cudaMemcpyAsync to the GPU");
@@ -544,7 +648,7 @@ class GpuRuntime final : public Runtime {
     const float one = 1.f, zero = 0.f;
     // Without a residual, z is y weighted by 0, as cuDNN's API asks for a z
     // (PyTorch passes its uninitialised output the same way);
-    // cuda_epilogue_test's GpuFusedEpiloguesIgnoreWhatYHeld fills y with NaN
+    // cuda_fast_paths_test's GpuFusedEpiloguesIgnoreWhatYHeld fills y with NaN
     // first to check that the 0 weight means z is not read.
     const void* z = e.residual ? static_cast<const void*>(e.residual) : c.y;
     const cudnnStatus_t st = dnn().ConvolutionBiasActivationForward(
@@ -681,6 +785,14 @@ class GpuRuntime final : public Runtime {
   std::map<ConvKey, std::unique_ptr<ConvPlan>> conv_plans_;
   cublasLtHandle_t lt_ = nullptr;
   std::map<LtKey, std::unique_ptr<LtPlan>> lt_plans_;
+  std::shared_ptr<PinnedPool> pinned_ = std::make_shared<PinnedPool>();
+  struct Registration {
+    std::shared_ptr<Buffer> storage;
+    bool pinned;
+  };
+  static constexpr uint64_t kMaxRegistered = uint64_t{1} << 30;
+  std::map<const Buffer*, Registration> registered_;
+  uint64_t registered_bytes_ = 0;
 };
 
 }  // namespace

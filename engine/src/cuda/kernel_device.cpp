@@ -55,12 +55,16 @@ class KernelDevice final : public offload::Device {
     if (bytes == 0) return d;
     d.storage = rt_->allocate(bytes);
     d.data = d.storage.get();
-    rt_->copy_in(d.data, t.raw(), bytes);
+    rt_->copy_in_tensor(d.data, t);
     return d;
   }
 
   Tensor download(const offload::DeviceTensor& d) override {
-    Tensor t = Tensor::zeros(d.dtype, d.shape);
+    // Page-locked host memory where the runtime has it (the copy then runs
+    // at the link's speed), else zeroed heap memory.
+    const std::optional<uint64_t> bytes = storage_bytes(d.dtype, elements_of(d.shape));
+    std::shared_ptr<Buffer> pinned = bytes && *bytes ? rt_->host_buffer(*bytes) : nullptr;
+    Tensor t = pinned ? Tensor::from_buffer(d.dtype, d.shape, std::move(pinned)) : Tensor::zeros(d.dtype, d.shape);
     if (t.byte_size()) rt_->copy_out(t.mutable_raw(), d.data, t.byte_size());
     return t;
   }
@@ -129,7 +133,7 @@ class KernelDevice final : public offload::Device {
       throw std::runtime_error("a " + std::string(dtype_name(from.dtype())) + " " + shape_to_string(from.shape()) +
                                " tensor cannot be written over a " + std::string(dtype_name(to.dtype)) + " " +
                                shape_to_string(to.shape) + " one");
-    rt_->copy_in(to.data, from.raw(), from.byte_size());
+    rt_->copy_in_tensor(to.data, from);
   }
 
   // The CPU engine's passes whose results the table runs: BatchNormalization

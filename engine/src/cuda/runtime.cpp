@@ -154,6 +154,12 @@ void Runtime::copy_in(void* device, const void* host, uint64_t bytes) {
   }
 }
 
+void Runtime::copy_in_tensor(void* device, const Tensor& t) {
+  const uint64_t bytes = t.byte_size();
+  if (!capturing_ && bytes > kInlineCopyBytes && t.buffer()) prepare_host_source(t.buffer());
+  copy_in(device, t.raw(), bytes);
+}
+
 void Runtime::copy_out(void* host, const void* device, uint64_t bytes) {
   if (capturing_)
     throw offload::CaptureUnsupported("a copy of " + std::to_string(bytes) + " bytes to the host in the middle of the run");

@@ -13,6 +13,8 @@
 
 #include "cuda/kernels/kernel_list.h"
 #include "offload/steady_state.h"
+#include "onnxscope/buffer.h"
+#include "onnxscope/tensor.h"
 
 namespace onnxscope::cuda {
 
@@ -116,8 +118,19 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // and every copy inside a capture, go as kernels carrying the bytes: no
   // wait, and a capture keeps them.
   void copy_in(void* device, const void* host, uint64_t bytes);
+  // copy_in of a tensor's bytes (a graph input), the runtime free to keep
+  // its host memory page-locked for this and later copies (the GPU: a
+  // registration kept while the caller still holds the tensor's storage).
+  void copy_in_tensor(void* device, const Tensor& t);
   // Waits for everything queued before it. Not inside a capture.
   void copy_out(void* host, const void* device, uint64_t bytes);
+  // Host memory for a tensor about to be copied from the device (zeroed or
+  // not: the copy fills it): the GPU's comes page-locked from a pool, so the
+  // copy runs at the link's speed; nullptr: the caller's own allocation.
+  virtual std::shared_ptr<Buffer> host_buffer(uint64_t bytes) {
+    (void)bytes;
+    return nullptr;
+  }
   // Not inside a capture.
   void synchronize();
   virtual void copy(void* to, const void* from, uint64_t bytes) = 0;
@@ -167,6 +180,8 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   virtual void* device_allocate(uint64_t bytes) = 0;
   virtual void device_release(void* p) = 0;
   virtual void device_copy_in(void* device, const void* host, uint64_t bytes) = 0;
+  // Before a large copy_in_tensor: the runtime may page-lock the storage.
+  virtual void prepare_host_source(const std::shared_ptr<Buffer>& storage) { (void)storage; }
   virtual void device_copy_out(void* host, const void* device, uint64_t bytes) = 0;
   virtual void device_synchronize() = 0;
   // Checked (gemm: m, n, batch > 0). Each returns true when it applied the

@@ -1,9 +1,13 @@
-// A fused operator's epilogue (bias and activation after a GEMM or a
-// convolution, cuda/runtime.h Epilogue): on the host runtime it is the
-// epilogue kernel after the call, and its fp16 forms (rounding first,
-// reading a half result) give what the two passes they replace give; on a
-// GPU, where cuDNN and cuBLASLt apply it inside their calls, every form
-// gives what the host gives, whatever the output memory held before.
+// The CUDA runtime's fast paths, each against the plain way it replaces:
+// - a fused operator's epilogue (bias, residual and activation after a GEMM
+//   or a convolution, cuda/runtime.h Epilogue): on the host runtime the
+//   epilogue kernel after the call, its fp16 forms (rounding first, reading
+//   a half result) giving what the two passes they replace give; on a GPU,
+//   where cuDNN and cuBLASLt apply it inside their calls, every form giving
+//   what the host gives, whatever the output memory held before;
+// - fp16 half copies of activations: the bits of a conversion;
+// - on a GPU, page-locked host memory for large inputs and outputs: the
+//   same bytes both ways, run after run.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -339,5 +343,31 @@ TEST(CudaEpilogue, GpuFusedEpiloguesIgnoreWhatYHeld) {
         ASSERT_NEAR(got[i], want[i], tol * std::max<double>(std::abs(want[i]), rms) + 1e-6) << i;
     }
   }
+}
+
+// Large transfers through page-locked memory: a 4 MiB tensor up and back
+// down, three times (registered the first time, reused after), the download
+// in a buffer of the pool; then a new tensor after the first is dropped.
+TEST(CudaPinned, GpuLargeTransfersKeepTheirBytes) {
+  const CudaStatus s = cuda_status();
+  if (s.devices.empty()) GTEST_SKIP() << "no GPU to run on: " << (s.reason.empty() ? "no CUDA device" : s.reason);
+  auto gpu = make_gpu_runtime(0);
+  for (int tensor = 0; tensor < 2; ++tensor) {
+    Tensor t = Tensor::zeros(DataType::Float, {1024, 1024});
+    const std::vector<float> v = random_floats(1024 * 1024, 20 + static_cast<unsigned>(tensor));
+    std::memcpy(t.mutable_raw(), v.data(), v.size() * 4);
+    DeviceMemory d = gpu->allocate_unplanned(t.byte_size());
+    for (int run = 0; run < 3; ++run) {
+      SCOPED_TRACE("tensor " + std::to_string(tensor) + ", run " + std::to_string(run));
+      gpu->copy_in_tensor(d.get(), t);
+      std::shared_ptr<Buffer> back = gpu->host_buffer(t.byte_size());
+      ASSERT_NE(back, nullptr) << "no page-locked buffer for 4 MiB";
+      ASSERT_EQ(back->size(), t.byte_size());
+      std::memset(back->mutable_data(), 0xff, back->size());
+      gpu->copy_out(back->mutable_data(), d.get(), t.byte_size());
+      ASSERT_EQ(std::memcmp(back->data(), t.raw(), t.byte_size()), 0);
+    }
+  }
+  EXPECT_EQ(gpu->host_buffer(1000), nullptr) << "small transfers go as they are";
 }
 #endif
