@@ -22,6 +22,11 @@ transformers, onnx and onnxscript (a GPU machine's image has them).
     python3 scripts/bench_cuda.py --onnxscope build/app/onnxscope
     python3 scripts/bench_cuda.py --models resnet50 --batches 1 --precisions fp32,tf32 --cpu-iterations 2
 
+--variant NAME=VALUE (repeatable) times each cuda row again with that
+environment setting, a column each: what one of the engine's fast paths
+gains, in the same run (ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0,
+ONNXSCOPE_CUDA_PINNED=0, ONNXSCOPE_CUDA_HALF_COPIES=0; docs/cuda-engine.md).
+
 Prints a Markdown table; ratio = PyTorch median / onnxscope cuda median
 (above 1: onnxscope is faster); "cuda's last run" says whether the timed
 runs replayed a captured CUDA graph. See docs/cuda-engine.md.
@@ -196,15 +201,27 @@ def main() -> int:
     ap.add_argument("--json", help="also write every measurement here")
     ap.add_argument("--models-dir", help="where the exported models are kept (and reused when there); default: a temporary folder")
     ap.add_argument("--export-only", action="store_true", help="export the models into --models-dir and stop (no GPU needed)")
-    ap.add_argument("--kernel-epilogues", action="store_true",
-                    help="also time each cuda row with ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0 (bias and activation as a "
-                         "kernel after cuDNN's and cuBLAS's calls, not inside them): the fused calls' gain, in the same run")
+    ap.add_argument("--variant", action="append", default=[], metavar="NAME=VALUE[,NAME=VALUE]",
+                    help="also time each cuda row with these environment settings (a column each), e.g. "
+                         "ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0 (bias and activation as a kernel after cuDNN's and "
+                         "cuBLAS's calls), ONNXSCOPE_CUDA_PINNED=0 (pageable transfers), ONNXSCOPE_CUDA_HALF_COPIES=0; "
+                         "--kernel-epilogues is the first")
+    ap.add_argument("--kernel-epilogues", action="store_true", help="--variant ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0")
     ap.add_argument("--profile", action="store_true",
                     help="after each cuda row, `onnxscope run --profile` on the same inputs: where its time goes (to stderr)")
     a = ap.parse_args()
 
     import torch
     from onnx import numpy_helper
+
+    # Each variant: its label and the environment settings it runs with.
+    variant_specs = (["ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0"] if a.kernel_epilogues else []) + a.variant
+    variants = []
+    for spec in variant_specs:
+        env = dict(kv.split("=", 1) for kv in spec.split(",") if "=" in kv)
+        if not env:
+            ap.error(f"--variant {spec!r}: expected NAME=VALUE")
+        variants.append((spec, env))
 
     models = [m for m in a.models.split(",") if m]
     if a.export_only:
@@ -248,25 +265,25 @@ def main() -> int:
                     res = run_onnxscope(a.onnxscope, path, "cuda", precision, batch, files, work / f"out_cuda_{precision}",
                                         a.warmup, a.iterations, 0, a.timeout)
                     ms = res.get("latency_ms", {}).get("median")
-                    unfused_ms = None
-                    if a.kernel_epilogues:
-                        print(f"{name} b{batch} {precision}: onnxscope cuda, epilogues as kernels ...", file=sys.stderr, flush=True)
-                        unfused = run_onnxscope(a.onnxscope, path, "cuda", precision, batch, files,
-                                                work / f"out_cuda_{precision}_unfused", a.warmup, a.iterations, 0, a.timeout,
-                                                {"ONNXSCOPE_CUDA_LIBRARY_EPILOGUES": "0"})
-                        unfused_ms = unfused.get("latency_ms", {}).get("median")
-                        print(f"{name} b{batch} {precision}: epilogues in the libraries' calls {ms} ms, as kernels "
-                              f"{unfused_ms} ms, {unfused.get('error', '')}", file=sys.stderr, flush=True)
+                    variant_ms = {}
+                    for vname, env in variants:
+                        print(f"{name} b{batch} {precision}: onnxscope cuda with {vname} ...", file=sys.stderr, flush=True)
+                        v = run_onnxscope(a.onnxscope, path, "cuda", precision, batch, files,
+                                          work / f"out_cuda_{precision}_{len(variant_ms)}", a.warmup, a.iterations, 0,
+                                          a.timeout, env)
+                        variant_ms[vname] = v.get("latency_ms", {}).get("median")
+                        print(f"{name} b{batch} {precision}: {ms} ms as built, {variant_ms[vname]} ms with {vname} "
+                              f"{v.get('error', '')}", file=sys.stderr, flush=True)
                     records.append({"model": name, "batch": batch, "precision": precision, "torch_ms": torch_ms,
-                                    "cuda": res, "cpu": cpu_res, "cuda_kernel_epilogues_ms": unfused_ms})
+                                    "cuda": res, "cpu": cpu_res, "variants_ms": variant_ms})
                     rows.append([name, str(batch), precision, f"{torch_ms:.2f}", f"{ms:.2f}" if ms else "-",
                                  res.get("last_run", "-"),
                                  f"{torch_ms / ms:.2f}" if ms else "-", f"{cpu_ms:.1f}" if cpu_ms else "-",
                                  f"{cpu_ms / ms:.1f}" if ms and cpu_ms else "-",
                                  diff(output_of(res), torch_out), diff(output_of(cpu_res) if cpu_res else None, torch_out),
                                  res.get("error", "") or (cpu_res or {}).get("error", "")])
-                    if a.kernel_epilogues:
-                        rows[-1].insert(5, f"{unfused_ms:.2f}" if unfused_ms else "-")
+                    for k, (vname, _) in enumerate(variants):
+                        rows[-1].insert(5 + k, f"{variant_ms[vname]:.2f}" if variant_ms.get(vname) else "-")
                     # Each row as it is measured, so a run cut off still leaves its rows.
                     print("row: | " + " | ".join(rows[-1]) + " |", file=sys.stderr, flush=True)
                     if a.profile:
@@ -280,8 +297,7 @@ def main() -> int:
           f"warm-up {a.warmup}, {a.iterations} timed runs (cpu engine: {a.cpu_iterations}); times are medians in ms, "
           f"host inputs to host outputs; PyTorch/cuda above 1: onnxscope is faster")
     head = ["model", "batch", "precision", "PyTorch eager ms", "onnxscope cuda ms"]
-    if a.kernel_epilogues:
-        head.append("cuda, epilogues as kernels ms")
+    head += [f"cuda with {vname} ms" for vname, _ in variants]
     head += ["cuda's last run", "PyTorch/cuda",
             "onnxscope cpu ms", "cpu/cuda", "max abs diff cuda vs PyTorch", "max abs diff cpu vs PyTorch", "error"]
     print("| " + " | ".join(head) + " |")

@@ -143,5 +143,5 @@ start_export
 echo "===== diag";        [ -f "$diag" ] && tail -40 "$diag"
 echo "===== tests";       [ -f "$out/tests.log" ] && grep -E '^\[  (FAILED|PASSED|SKIPPED) |^\[==========\]|exit [0-9]+ in|Failure|error' "$out/tests.log" | head -60
 echo "===== conformance"; [ -f "$out/conformance.log" ] && tail -30 "$out/conformance.log"
-echo "===== bench";       [ -f "$out/bench.log" ] && grep -vE ': (export|PyTorch eager|onnxscope (cuda|cpu)) \.\.\.$' "$out/bench.log" | tail -40
+echo "===== bench";       [ -f "$out/bench.log" ] && grep -vE ': (export|PyTorch eager|onnxscope (cuda|cpu)( with [^ ]+)?) \.\.\.$' "$out/bench.log" | tail -40
 stamp "end"
