@@ -54,6 +54,11 @@ struct Blas {
                                   const void*, void*, cudaDataType, int, long long, int, cublasComputeType_t,
                                   cublasGemmAlgo_t);
   Gemm gemm;
+  using GemmBatched = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                         const void* const[], cudaDataType, int, const void* const[], cudaDataType, int,
+                                         const void*, void* const[], cudaDataType, int, int, cublasComputeType_t,
+                                         cublasGemmAlgo_t);
+  GemmBatched gemm_batched;
 };
 
 const Blas& blas() {
@@ -64,7 +69,8 @@ const Blas& blas() {
                 symbol<decltype(&cublasDestroy_v2)>(lib, n, "cublasDestroy_v2"),
                 symbol<decltype(&cublasSetStream_v2)>(lib, n, "cublasSetStream_v2"),
                 symbol<decltype(&cublasSetWorkspace_v2)>(lib, n, "cublasSetWorkspace_v2"),
-                symbol<Blas::Gemm>(lib, n, "cublasGemmStridedBatchedEx")};
+                symbol<Blas::Gemm>(lib, n, "cublasGemmStridedBatchedEx"),
+                symbol<Blas::GemmBatched>(lib, n, "cublasGemmBatchedEx")};
   }();
   return b;
 }
@@ -420,6 +426,16 @@ class GpuRuntime final : public Runtime {
     const RoundToHalfKernel round{g.c, g.c};
     launch(*this, round, c_extent);
     return false;
+  }
+
+  void device_gemm_pointers(const GemmPointersArgs& g, MathMode mode) override {
+    check(blas().gemm_batched(blas_, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
+                              as_int(g.m), as_int(g.n), as_int(g.k), &g.alpha,
+                              reinterpret_cast<const void* const*>(g.a), CUDA_R_32F, as_int(g.lda),
+                              reinterpret_cast<const void* const*>(g.b), CUDA_R_32F, as_int(g.ldb), &g.beta,
+                              reinterpret_cast<void* const*>(g.c), CUDA_R_32F, as_int(g.ldc), as_int(g.batch),
+                              mode == MathMode::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+          "cublasGemmBatchedEx");
   }
 
   bool device_conv(const ConvArgs& c, MathMode mode) override {

@@ -214,6 +214,29 @@ class HostRuntime final : public Runtime {
     run_or_record([g, mode] { host_gemm(g, mode); });
     return false;
   }
+  // The pointer arrays are read when the call runs (in a replay: after the
+  // kernels that fill them), each matrix then as a GEMM of its own.
+  void device_gemm_pointers(const GemmPointersArgs& g, MathMode mode) override {
+    run_or_record([g, mode] {
+      for (int64_t i = 0; i < g.batch; ++i) {
+        GemmArgs one;
+        one.trans_a = g.trans_a;
+        one.trans_b = g.trans_b;
+        one.m = g.m;
+        one.n = g.n;
+        one.k = g.k;
+        one.alpha = g.alpha;
+        one.beta = g.beta;
+        one.a = g.a[i];
+        one.lda = g.lda;
+        one.b = g.b[i];
+        one.ldb = g.ldb;
+        one.c = g.c[i];
+        one.ldc = g.ldc;
+        host_gemm(one, mode);
+      }
+    });
+  }
   bool device_conv(const ConvArgs& c, MathMode mode) override {
     run_or_record([c, mode] { c.transposed ? host_conv_transpose(c, mode) : host_conv(c, mode); });
     return false;

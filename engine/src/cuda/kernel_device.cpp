@@ -141,12 +141,14 @@ class KernelDevice final : public offload::Device {
   // FusedGemm / FusedMatMul epilogues, decomposed LayerNormalization and
   // GELU made whole, scaled dot-product attention made Attention (opset >=
   // 23) or FusedAttention (masked, guarded, or below 23), MatMul + Add made
-  // Gemm, what elementwise chains remain made one kernel each. (Not
-  // nchwc-layout: a CPU layout.)
+  // Gemm, residual sums folded into the convolution or the layer
+  // normalization after them, attention's transposes read in place, what
+  // elementwise chains remain made one kernel each. (Not nchwc-layout: a
+  // CPU layout.)
   std::set<std::string> passes() const override {
     return {"fold-conv-batchnorm", "fold-conv-mul-add", "fuse-layernorm", "fuse-gelu", "fuse-sdpa", "fuse-masked-sdpa",
-            "matmul-add-to-gemm", "fuse-conv-activation", "fuse-gemm-activation", "fuse-matmul-bias-activation", "fuse-conv-residual", "fuse-add-layernorm",
-            "fuse-elementwise"};
+            "matmul-add-to-gemm", "fuse-conv-activation", "fuse-gemm-activation", "fuse-matmul-bias-activation",
+            "fuse-conv-residual", "fuse-add-layernorm", "fuse-attention-transposes", "fuse-elementwise"};
   }
 
  private:

@@ -45,6 +45,20 @@ void check_gemm(const GemmArgs& g) {
   if (g.epilogue.residual) throw std::logic_error("a residual is a convolution's epilogue only");
 }
 
+void check_gemm_pointers(const GemmPointersArgs& g) {
+  GemmArgs plain;  // the same sizes and leading dims under cuBLAS's rules
+  plain.trans_a = g.trans_a;
+  plain.trans_b = g.trans_b;
+  plain.m = g.m;
+  plain.n = g.n;
+  plain.k = g.k;
+  plain.lda = g.lda;
+  plain.ldb = g.ldb;
+  plain.ldc = g.ldc;
+  plain.batch = g.batch;
+  check_gemm(plain);
+}
+
 // cuDNN's descriptors: every dim at least 1 and in int, pads not negative,
 // strides and dilations at least 1, each tensor under 2^31 elements; and
 // the output size the forward geometry gives, floor((in + 2 pad - span) /
@@ -197,6 +211,13 @@ void Runtime::gemm(const GemmArgs& g, MathMode mode) {
 bool Runtime::half_copies_by_default() {
   const char* v = std::getenv("ONNXSCOPE_CUDA_HALF_COPIES");
   return !(v && std::string(v) == "0");
+}
+
+void Runtime::gemm_pointers(const GemmPointersArgs& g, MathMode mode) {
+  if (mode == MathMode::Fp16) throw std::logic_error("no fp16 GEMM over pointer arrays");
+  check_gemm_pointers(g);
+  if (g.m == 0 || g.n == 0 || g.batch == 0) return;
+  device_gemm_pointers(g, mode);
 }
 
 void Runtime::conv(const ConvArgs& c, MathMode mode) {

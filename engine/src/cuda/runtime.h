@@ -70,6 +70,24 @@ struct GemmArgs {
   Epilogue epilogue;
 };
 
+// C[i] = alpha * op(A[i]) * op(B[i]) + beta * C[i] for i < batch, as GemmArgs
+// but each matrix at its own address: a, b, c are device arrays of `batch`
+// pointers (PointerTableKernel makes them). float32 and TF32 only. For
+// matrices no single batch stride reaches: attention's heads read in place
+// from [B, S, H, D].
+struct GemmPointersArgs {
+  bool trans_a = false, trans_b = false;
+  int64_t m = 0, n = 0, k = 0;
+  float alpha = 1.f, beta = 0.f;
+  const float* const* a = nullptr;
+  int64_t lda = 0;
+  const float* const* b = nullptr;
+  int64_t ldb = 0;
+  float* const* c = nullptr;
+  int64_t ldc = 0;
+  int64_t batch = 1;
+};
+
 // y = conv(x, w) with cuDNN's meaning, float32 NCHW: x [n, c, *in],
 // w [k, c / groups, *kernel], y [n, k, *out], 1 to 3 spatial dims,
 // symmetric zero padding (asymmetric pads are applied before, by a copy).
@@ -142,6 +160,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // std::runtime_error for what the GPU would refuse, so cuda-sim refuses
   // it too. A GEMM with m, n or batch 0 does nothing.
   void gemm(const GemmArgs& g, MathMode mode);
+  void gemm_pointers(const GemmPointersArgs& g, MathMode mode);  // not Fp16 (std::logic_error)
   void conv(const ConvArgs& c, MathMode mode);
   // Epilogues done inside a library call (not as a kernel after it) since
   // the runtime was made.
@@ -188,6 +207,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // epilogue itself; the base class runs EpilogueKernel otherwise.
   virtual bool device_gemm(const GemmArgs& g, MathMode mode) = 0;
   virtual bool device_conv(const ConvArgs& c, MathMode mode) = 0;
+  virtual void device_gemm_pointers(const GemmPointersArgs& g, MathMode mode) = 0;  // checked, m, n, batch > 0
   void note_library_epilogue() { ++library_epilogues_; }
   virtual void device_begin_capture() = 0;
   virtual std::unique_ptr<offload::CapturedWork> device_end_capture() = 0;

@@ -313,11 +313,31 @@ void FusedElementwise(KernelContext& ctx) {
 // the fusion did not promise fails on every engine alike.
 void FusedAttention(KernelContext& ctx) {
   if (ctx.input_count() < 3 || ctx.input_count() > 4) ctx.fail("FusedAttention takes Q, K, V and an optional Mask");
-  const Tensor& q = ctx.input(0);
-  const Tensor& k = ctx.input(1);
-  const Tensor& v = ctx.input(2);
-  for (const Tensor* t : {&q, &k, &v})
-    if (t->dtype() != DataType::Float || t->rank() != 4) ctx.fail("Q, K and V must be 4-D float32");
+  for (size_t i = 0; i < 3; ++i)
+    if (ctx.input(i).dtype() != DataType::Float || ctx.input(i).rank() != 4) ctx.fail("Q, K and V must be 4-D float32");
+  auto step = [&](const char* op, int64_t version, std::vector<const Value*> in, std::vector<Attribute> attrs = {}) {
+    Node n;
+    n.name = ctx.node().name;
+    n.op_type = op;
+    n.attributes = std::move(attrs);
+    Forward f(ctx, std::move(n), version, std::move(in), 1);
+    run_reference(ctx, f, op, version);
+    return f.take(0);
+  };
+  // [B, S, H, D] <-> [B, H, S, D] (bshd_in, bshd_out): the Transposes fuse-attention-transposes took in.
+  Attribute swap;
+  swap.name = "perm";
+  swap.type = AttrType::Ints;
+  swap.ints = {0, 2, 1, 3};
+  const bool bshd_in = ctx.attr_int("bshd_in", 0) != 0, bshd_out = ctx.attr_int("bshd_out", 0) != 0;
+  std::vector<Value> heads_outer;
+  if (bshd_in)
+    for (size_t i = 0; i < 3; ++i) heads_outer.push_back(step("Transpose", 21, {ctx.input_value(i)}, {swap}));
+  const Value* qkv[3];
+  for (size_t i = 0; i < 3; ++i) qkv[i] = bshd_in ? &heads_outer[i] : ctx.input_value(i);
+  const Tensor& q = qkv[0]->tensor();
+  const Tensor& k = qkv[1]->tensor();
+  const Tensor& v = qkv[2]->tensor();
   const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
   if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1] || ks[3] != qs[3] || vs[2] != ks[2])
     ctx.fail("Q " + shape_to_string(qs) + ", K " + shape_to_string(ks) + " and V " + shape_to_string(vs) +
@@ -333,15 +353,6 @@ void FusedAttention(KernelContext& ctx) {
     }
     if (!fits) ctx.fail("the mask " + shape_to_string(ms) + " does not broadcast into the scores " + shape_to_string(scores));
   }
-  auto step = [&](const char* op, int64_t version, std::vector<const Value*> in, std::vector<Attribute> attrs = {}) {
-    Node n;
-    n.name = ctx.node().name;
-    n.op_type = op;
-    n.attributes = std::move(attrs);
-    Forward f(ctx, std::move(n), version, std::move(in), 1);
-    run_reference(ctx, f, op, version);
-    return f.take(0);
-  };
   auto scaled = [&](Value x, const char* attr) {
     const float c = ctx.attr_float(attr, 1.f);
     if (c == 1.f) return x;
@@ -354,8 +365,8 @@ void FusedAttention(KernelContext& ctx) {
   perm.name = "perm";
   perm.type = AttrType::Ints;
   perm.ints = {0, 1, 3, 2};
-  const Value qv = scaled(*ctx.input_value(0), "scale_q");
-  const Value kt = scaled(step("Transpose", 21, {ctx.input_value(1)}, {perm}), "scale_k");
+  const Value qv = scaled(*qkv[0], "scale_q");
+  const Value kt = scaled(step("Transpose", 21, {qkv[1]}, {perm}), "scale_k");
   Value s = scaled(step("MatMul", 13, {&qv, &kt}), "scale");
   if (mask) s = step("Add", 14, {&s, ctx.input_value(3)});
   Attribute axis;
@@ -368,7 +379,9 @@ void FusedAttention(KernelContext& ctx) {
     const Value zero(Tensor::zeros(DataType::Float, {}));
     p = step("Where", 16, {&nan, &zero, &p});
   }
-  ctx.set_output(0, step("MatMul", 13, {&p, ctx.input_value(2)}));
+  Value y = step("MatMul", 13, {&p, qkv[2]});
+  if (bshd_out) y = step("Transpose", 21, {&y}, {swap});
+  ctx.set_output(0, std::move(y));
 }
 
 }  // namespace

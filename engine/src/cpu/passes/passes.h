@@ -26,6 +26,7 @@ bool fuse_layernorm(Model& model, PassContext& ctx);        // passes/fuse_layer
 bool fuse_gelu(Model& model, PassContext& ctx);             // passes/fuse_gelu.cpp
 bool fuse_sdpa(Model& model, PassContext& ctx);             // passes/fuse_sdpa.cpp
 bool fuse_masked_sdpa(Model& model, PassContext& ctx);      // passes/fuse_masked_sdpa.cpp (devices only)
+bool fuse_attention_transposes(Model& model, PassContext& ctx);  // passes/fuse_attention_transposes.cpp (devices only)
 bool fuse_add_layernorm(Model& model, PassContext& ctx);    // passes/fuse_add_layernorm.cpp (devices only)
 bool fuse_conv_residual(Model& model, PassContext& ctx);    // passes/fuse_conv_residual.cpp (devices only)
 bool fuse_elementwise(Model& model, PassContext& ctx);      // passes/fuse_elementwise.cpp (devices only)

@@ -36,7 +36,7 @@ using AllKernels = KernelList<
     UnaryKernel, UnaryPredicateKernel, BinaryKernel, CompareKernel,
     WhereKernel<uint8_t>, WhereKernel<uint16_t>, WhereKernel<uint32_t>, WhereKernel<uint64_t>, ClipKernel, RoundToHalfKernel, EpilogueKernel, ElementwiseChainKernel,
     CastKernel, BatchNormFoldKernel, ChannelAffineKernel, StridedCopyKernel<uint8_t>, StridedCopyKernel<uint16_t>,
-    StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, StridedCopyKernel<Bytes16>, StoreBytesKernel, GatherKernel<uint8_t>, GatherKernel<uint16_t>,
+    StridedCopyKernel<uint32_t>, StridedCopyKernel<uint64_t>, StridedCopyKernel<Bytes16>, PointerTableKernel, StoreBytesKernel, GatherKernel<uint8_t>, GatherKernel<uint16_t>,
     GatherKernel<uint32_t>, GatherKernel<uint64_t>, GatherNDKernel<uint8_t>, GatherNDKernel<uint16_t>,
     GatherNDKernel<uint32_t>, GatherNDKernel<uint64_t>, GatherElementsKernel<uint8_t>, GatherElementsKernel<uint16_t>,
     GatherElementsKernel<uint32_t>, GatherElementsKernel<uint64_t>, ScatterKernel<uint8_t>, ScatterKernel<uint16_t>,

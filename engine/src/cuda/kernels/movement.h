@@ -44,6 +44,16 @@ struct StridedCopyKernel {
   }
 };
 
+// A batched GEMM's matrix addresses (Runtime::gemm_pointers): out[i] =
+// base + (i / inner) * outer_stride + (i % inner) * inner_stride, in bytes.
+// Made on the device, so a captured run keeps them with its other work.
+struct PointerTableKernel {
+  const unsigned char* base;
+  int64_t inner, outer_stride, inner_stride;
+  const void** out;
+  OS_HD void operator()(int64_t i) const { out[i] = base + (i / inner) * outer_stride + (i % inner) * inner_stride; }
+};
+
 // Trilu: x viewed as matrices [batch, rows, cols]; element (r, c) kept
 // where c - r >= k (upper) or c - r <= k (lower), else zero.
 template <class T>

@@ -170,6 +170,56 @@ void attention_f32(OpContext& c, DataType type) {
   }
 }
 
+// FusedAttention from [B, S, H, D] in float32 / TF32: each (batch, head)
+// matrix read in place through pointer arrays (Runtime::gemm_pointers), the
+// scores [B, H, Sq, T] contiguous as attend's, Y written straight into its
+// layout: no copies of Q, K, V or Y. Column-major, S_bh^T = K_bh Q_bh^T and
+// Y_bh^T = V_bh^T P_bh^T, a head's rows H * D apart.
+void attend_in_place(OpContext& c, const attention::Geometry& g, AttentionSoftmaxKernel k, bool bshd_out) {
+  const int64_t BH = g.B * g.Hq;
+  DeviceTensor s = c.allocate(DataType::Float, g.qk_shape());
+  DeviceTensor tables = c.allocate(DataType::Int64, {6, BH});  // K, Q, S, V, P, Y addresses
+  const void** t = static_cast<const void**>(tables.data);
+  auto table = [&](int at, const void* base, int64_t outer, int64_t inner) {  // strides in floats
+    PointerTableKernel p{static_cast<const unsigned char*>(base), g.Hq, outer * 4, inner * 4, t + at * BH};
+    launch(c.rt(), p, BH);
+    return static_cast<void*>(t + at * BH);  // the array, typed by its use
+  };
+  const int64_t HD = g.Hq * g.D, HDv = g.Hq * g.Dv;
+  GemmPointersArgs qk;
+  qk.trans_a = true;  // K_bh stored [T, D] rows HD apart: column-major [D, T], op(A) = K_bh
+  qk.m = g.T;
+  qk.n = g.Sq;
+  qk.k = g.D;
+  qk.alpha = static_cast<float>(g.scale);
+  qk.a = static_cast<const float* const*>(table(0, c.input(1).data, g.T * HD, g.D));
+  qk.lda = HD;
+  qk.b = static_cast<const float* const*>(table(1, c.input(0).data, g.Sq * HD, g.D));
+  qk.ldb = HD;
+  qk.c = static_cast<float* const*>(table(2, s.data, g.Hq * g.Sq * g.T, g.Sq * g.T));
+  qk.ldc = g.T;
+  qk.batch = BH;
+  c.rt().gemm_pointers(qk, c.mode());
+  k.T = g.T;
+  k.Hq = g.Hq;
+  k.Sq = g.Sq;
+  k.s = static_cast<float*>(s.data);
+  launch(c.rt(), k, BH * g.Sq);
+  GemmPointersArgs pv;
+  pv.m = g.Dv;
+  pv.n = g.Sq;
+  pv.k = g.T;
+  pv.a = static_cast<const float* const*>(table(3, c.input(2).data, g.T * HDv, g.Dv));
+  pv.lda = HDv;
+  pv.b = static_cast<const float* const*>(table(4, s.data, g.Hq * g.Sq * g.T, g.Sq * g.T));
+  pv.ldb = g.T;
+  pv.c = static_cast<float* const*>(bshd_out ? table(5, c.output(0).data, g.Sq * HDv, g.Dv)
+                                                  : table(5, c.output(0).data, g.Hq * g.Sq * g.Dv, g.Sq * g.Dv));
+  pv.ldc = bshd_out ? HDv : g.Dv;
+  pv.batch = BH;
+  c.rt().gemm_pointers(pv, c.mode());
+}
+
 std::optional<std::string> refuse_fused_attention(const Graph& g, const Node& n) {
   if (n.inputs.size() < 3 || n.inputs.size() > 4) return std::string("FusedAttention takes Q, K, V and an optional Mask");
   return require_types(g, n, {DataType::Float});
@@ -179,12 +229,18 @@ std::optional<std::string> refuse_fused_attention(const Graph& g, const Node& n)
 // the unfused graph's values: the three scales as one GEMM factor, the
 // mask added as Add broadcasts it (a last dim of 1 covers every key),
 // Softmax's NaN rows, and the NaN guard when asked.
+// bshd_in / bshd_out (fuse-attention-transposes): Q, K, V read and Y
+// written as [B, S, H, D] instead of [B, H, S, D].
 void run_fused_attention(OpContext& c) {
-  const Shape &qs = c.input(0).shape, &ks = c.input(1).shape, &vs = c.input(2).shape;
+  const bool bshd_in = c.attr_int("bshd_in", 0) != 0, bshd_out = c.attr_int("bshd_out", 0) != 0;
+  // The shapes as [B, H, S, D] whatever the layout.
+  auto heads_outer = [&](const Shape& s) { return bshd_in && s.size() == 4 ? Shape{s[0], s[2], s[1], s[3]} : s; };
+  const Shape qs = heads_outer(c.input(0).shape), ks = heads_outer(c.input(1).shape), vs = heads_outer(c.input(2).shape);
   if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] ||
       vs[1] != qs[1] || ks[3] != qs[3] || vs[2] != ks[2])
-    c.fail("Q " + shape_to_string(qs) + ", K " + shape_to_string(ks) + " and V " + shape_to_string(vs) +
-           " are not [B, H, Sq, D], [B, H, T, D], [B, H, T, Dv]");
+    c.fail("Q " + shape_to_string(c.input(0).shape) + ", K " + shape_to_string(c.input(1).shape) + " and V " +
+           shape_to_string(c.input(2).shape) +
+           (bshd_in ? " are not [B, Sq, H, D], [B, T, H, D], [B, T, H, Dv]" : " are not [B, H, Sq, D], [B, H, T, D], [B, H, T, Dv]"));
   attention::Geometry g;
   g.B = qs[0];
   g.Hq = g.Hkv = qs[1];
@@ -212,13 +268,36 @@ void run_fused_attention(OpContext& c) {
     k.mask_f = static_cast<const float*>(mask.data);
     k.Tm = g.T;
   }
-  c.output(0) = c.allocate(DataType::Float, g.y_shape());
+  const Shape y_shape = bshd_out ? Shape{g.B, g.Sq, g.Hq, g.Dv} : g.y_shape();
+  c.output(0) = c.allocate(DataType::Float, y_shape);
   if (g.B * g.Hq * g.Sq * g.Dv == 0) return;
   if (g.T == 0) {  // a product over no keys
-    c.rt().zero(c.output(0).data, bytes_of(DataType::Float, g.y_shape()));
+    c.rt().zero(c.output(0).data, bytes_of(DataType::Float, y_shape));
     return;
   }
-  attend(c, g, c.input(0), c.input(1), c.input(2), k, c.output(0), static_cast<float>(g.scale));
+  if (bshd_in && c.mode() != MathMode::Fp16 && g.D > 0) {
+    attend_in_place(c, g, k, bshd_out);
+    return;
+  }
+  // fp16 (whose GEMMs take contiguous half copies): [B, S, H, D] copied to
+  // [B, H, S, D] for the strided-batched GEMMs (the layout of Attention's
+  // packed 3-D inputs, copy_heads).
+  auto as_heads_outer = [&](size_t i, int64_t S, int64_t D) {
+    if (!bshd_in) return c.input(i);
+    DeviceTensor t = c.allocate(DataType::Float, {g.B, g.Hq, S, D});
+    copy_heads(c, c.input(i).data, true, g.B, g.Hq, S, D, t.data, S, 0);
+    return t;
+  };
+  const DeviceTensor q = as_heads_outer(0, g.Sq, g.D), keys = as_heads_outer(1, g.T, g.D), values = as_heads_outer(2, g.T, g.Dv);
+  const DeviceTensor y4 = bshd_out ? c.allocate(DataType::Float, g.y_shape()) : c.output(0);
+  attend(c, g, q, keys, values, k, y4, static_cast<float>(g.scale));
+  if (bshd_out) {  // [B, H, Sq, Dv] -> [B, Sq, H, Dv]
+    StridedCopy p;
+    p.dims = {g.B, g.Hq, g.Sq, g.Dv};
+    p.in_stride = {g.Hq * g.Sq * g.Dv, g.Sq * g.Dv, g.Dv, 1};
+    p.out_stride = {g.Sq * g.Hq * g.Dv, g.Dv, g.Hq * g.Dv, 1};
+    strided_copy(c, DataType::Float, p, y4.data, c.output(0).data);
+  }
 }
 
 std::optional<std::string> refuse_rotary(const Graph& g, const Node& n) {

@@ -1,0 +1,141 @@
+// The fuse-attention-transposes pass (cpu/passes/fuse_attention_transposes.cpp):
+// the Transposes [0, 2, 1, 3] around a FusedAttention (its Q, K, V from
+// [B, S, H, D], its output back to it) taken into the node. Checked: the
+// node it makes, what must not fire (a Transpose read elsewhere, another
+// perm, only some inputs transposed), the plain kernel's bits against the
+// model as it was, and cuda-sim on the rewritten layout against it.
+#include <gtest/gtest.h>
+
+#include "compare_outputs.h"
+#include "cpu/fused_ops.h"
+#include "cpu/passes/passes.h"
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/cuda.h"
+#include "onnxscope/engines.h"
+#include "onnxscope/inputs.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+struct Options {
+  std::vector<int64_t> v_perm = {0, 2, 1, 3};
+  bool q_read_twice = false;
+  bool mask = true;
+};
+
+// q, k, v [B=2, S=5, H=3, D=4] -> Transpose each -> FusedAttention (scale,
+// a float mask [B, 1, 1, T]) -> Transpose -> y [2, 5, 3, 4].
+ModelBuilder block(const Options& o) {
+  ModelBuilder b(17);
+  b.opset("onnxscope.cpu", 1);
+  const std::vector<DimSpec> bshd = {int64_t{2}, int64_t{5}, int64_t{3}, int64_t{4}};
+  for (const char* n : {"q", "k", "v"}) b.input(n, DataType::Float, bshd);
+  b.input("mask", DataType::Float, {int64_t{2}, int64_t{1}, int64_t{1}, int64_t{5}});
+  attr_ints(b.node("Transpose", {"q"}, {"qt"}, "tq"), "perm", {0, 2, 1, 3});
+  attr_ints(b.node("Transpose", {"k"}, {"kt"}, "tk"), "perm", {0, 2, 1, 3});
+  attr_ints(b.node("Transpose", {"v"}, {"vt"}, "tv"), "perm", o.v_perm);
+  std::vector<std::string> in = {"qt", "kt", "vt"};
+  if (o.mask) in.push_back("mask");
+  auto& f = b.node("FusedAttention", in, {"a"}, "attention", "onnxscope.cpu");
+  attr_float(f, "scale", 0.5f);
+  attr_float(f, "scale_q", 0.75f);
+  attr_ints(b.node("Transpose", {"a"}, {"y"}, "ty"), "perm", {0, 2, 1, 3});
+  b.output("y", DataType::Float, o.v_perm == std::vector<int64_t>{0, 2, 1, 3} ? bshd : std::vector<DimSpec>{});
+  if (o.q_read_twice) {
+    b.node("Neg", {"qt"}, {"n"}, "second_reader");
+    b.output_untyped("n");
+  }
+  return b;
+}
+
+std::shared_ptr<Model> fused(const Model& original, bool expect_change) {
+  auto m = std::make_shared<Model>(original);
+  Diagnostics log;
+  cpu::PassContext ctx{&log};
+  EXPECT_EQ(cpu::fuse_attention_transposes(*m, ctx), expect_change);
+  return m;
+}
+
+NamedValues inputs_for(const Model& m) {
+  InputSpec spec;
+  spec.seed = 6;
+  return make_inputs(m, spec);
+}
+
+NamedValues plain_cpu(const std::shared_ptr<Model>& m, const NamedValues& in) {
+  CpuOptions o;
+  o.opt_level = 0;
+  return make_cpu_engine(o)->prepare(m)->run(in);
+}
+
+}  // namespace
+
+TEST(FuseAttentionTransposes, TheFourTransposesGoIntoTheNode) {
+  for (bool mask : {true, false}) {
+    SCOPED_TRACE(mask);
+    Options o;
+    o.mask = mask;
+    auto original = load_model(block(o));
+    auto m = fused(*original, true);
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedAttention"}));
+    const Node& f = m->graph.nodes[0];
+    EXPECT_EQ(f.inputs[0], "q");
+    EXPECT_EQ(f.inputs[1], "k");
+    EXPECT_EQ(f.inputs[2], "v");
+    EXPECT_EQ(f.outputs, (std::vector<std::string>{"y"}));
+    EXPECT_EQ(f.attribute("bshd_in")->i, 1);
+    EXPECT_EQ(f.attribute("bshd_out")->i, 1);
+    EXPECT_FLOAT_EQ(f.attribute("scale")->f, 0.5f);
+    EXPECT_EQ(cpu::fused_from(f), (std::vector<std::string>{"tq", "tk", "tv", "attention", "ty"}));
+    const NamedValues in = inputs_for(*original);
+    const NamedValues want = plain_cpu(original, in);
+    expect_float_outputs(want, plain_cpu(m, in), 0);  // the plain kernel: the same bits
+    expect_float_outputs(want, make_engine("cuda-sim")->prepare(m)->run(in), 1e-5);
+  }
+}
+
+TEST(FuseAttentionTransposes, NotWhenAnInputsTransposeIsReadElsewhereOrDiffers) {
+  Options o;
+  o.q_read_twice = true;  // the inputs stay; the output Transpose still goes
+  auto original = load_model(block(o));
+  auto m = fused(*original, true);
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Transpose", "Transpose", "Transpose", "FusedAttention", "Neg"}));
+  const Node& f = m->graph.nodes[3];
+  EXPECT_EQ(f.attribute("bshd_in"), nullptr);
+  EXPECT_EQ(f.attribute("bshd_out")->i, 1);
+  const NamedValues in = inputs_for(*original);
+  expect_float_outputs(plain_cpu(original, in), plain_cpu(m, in), 0);
+
+  o = {};
+  o.v_perm = {0, 2, 3, 1};  // V moved otherwise: [B, H, D, S] would not be V's [B, H, T, Dv]
+  auto other = fused(*load_model(block(o)), true);
+  EXPECT_EQ(op_types(*other), (std::vector<std::string>{"Transpose", "Transpose", "Transpose", "FusedAttention"}));
+  EXPECT_EQ(other->graph.nodes.back().attribute("bshd_in"), nullptr);
+}
+
+// cuda-sim runs the rewritten node on the device from BERT-like inputs, in
+// each precision (fp32 and TF32 read the heads in place through pointer
+// arrays; fp16 copies them for its half GEMMs), in recorded, captured and
+// replayed runs, with new inputs each time.
+TEST(FuseAttentionTransposes, CudaSimRunsItOnTheDevice) {
+  auto original = load_model(block({}));
+  for (const char* precision : {"fp32", "tf32", "fp16"}) {
+    SCOPED_TRACE(precision);
+    CudaOptions o;
+    o.precision = precision;
+    auto prepared = make_cuda_sim_engine(o)->prepare(original);
+    const std::string p = prepared->placement();
+    EXPECT_NE(p.find("1 of 1 nodes on the device"), std::string::npos) << p;
+    const double tol = std::string(precision) == "fp32" ? 1e-5 : 2e-2;
+    for (uint64_t run = 0; run < 4; ++run) {
+      InputSpec spec;
+      spec.seed = 30 + run;
+      const NamedValues in = make_inputs(*original, spec);
+      expect_float_outputs(plain_cpu(original, in), prepared->run(in), tol);
+    }
+    EXPECT_EQ(prepared->last_run_stats().how, "captured run replayed");
+  }
+}
