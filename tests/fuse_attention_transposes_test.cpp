@@ -21,19 +21,20 @@ using namespace onnxscope::test;
 namespace {
 
 struct Options {
+  int64_t S = 6;  // 6 x 6 scores: each head's matrices on 16 bytes, read in place; 5: copied
   std::vector<int64_t> v_perm = {0, 2, 1, 3};
   bool q_read_twice = false;
   bool mask = true;
 };
 
-// q, k, v [B=2, S=5, H=3, D=4] -> Transpose each -> FusedAttention (scale,
-// a float mask [B, 1, 1, T]) -> Transpose -> y [2, 5, 3, 4].
+// q, k, v [B=2, S, H=3, D=4] -> Transpose each -> FusedAttention (scale,
+// a float mask [B, 1, 1, T]) -> Transpose -> y [2, S, 3, 4].
 ModelBuilder block(const Options& o) {
   ModelBuilder b(17);
   b.opset("onnxscope.cpu", 1);
-  const std::vector<DimSpec> bshd = {int64_t{2}, int64_t{5}, int64_t{3}, int64_t{4}};
+  const std::vector<DimSpec> bshd = {int64_t{2}, o.S, int64_t{3}, int64_t{4}};
   for (const char* n : {"q", "k", "v"}) b.input(n, DataType::Float, bshd);
-  b.input("mask", DataType::Float, {int64_t{2}, int64_t{1}, int64_t{1}, int64_t{5}});
+  b.input("mask", DataType::Float, {int64_t{2}, int64_t{1}, int64_t{1}, o.S});
   attr_ints(b.node("Transpose", {"q"}, {"qt"}, "tq"), "perm", {0, 2, 1, 3});
   attr_ints(b.node("Transpose", {"k"}, {"kt"}, "tk"), "perm", {0, 2, 1, 3});
   attr_ints(b.node("Transpose", {"v"}, {"vt"}, "tv"), "perm", o.v_perm);
@@ -118,12 +119,16 @@ TEST(FuseAttentionTransposes, NotWhenAnInputsTransposeIsReadElsewhereOrDiffers) 
 
 // cuda-sim runs the rewritten node on the device from BERT-like inputs, in
 // each precision (fp32 and TF32 read the heads in place through pointer
-// arrays; fp16 copies them for its half GEMMs), in recorded, captured and
-// replayed runs, with new inputs each time.
+// arrays where each matrix starts on 16 bytes, else copy them, as fp16 does
+// for its half GEMMs), in recorded, captured and replayed runs, with new
+// inputs each time.
 TEST(FuseAttentionTransposes, CudaSimRunsItOnTheDevice) {
-  auto original = load_model(block({}));
+  for (int64_t S : {6, 5})
   for (const char* precision : {"fp32", "tf32", "fp16"}) {
-    SCOPED_TRACE(precision);
+    SCOPED_TRACE(std::string(precision) + ", S " + std::to_string(S));
+    Options opt;
+    opt.S = S;
+    auto original = load_model(block(opt));
     CudaOptions o;
     o.precision = precision;
     auto prepared = make_cuda_sim_engine(o)->prepare(original);

@@ -275,7 +275,12 @@ void run_fused_attention(OpContext& c) {
     c.rt().zero(c.output(0).data, bytes_of(DataType::Float, y_shape));
     return;
   }
-  if (bshd_in && c.mode() != MathMode::Fp16 && g.D > 0) {
+  // In place when every matrix starts on 16 bytes: cuBLAS cannot see the
+  // addresses in a pointer array, and its tensor-core kernels assume it.
+  auto on16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
+  const bool aligned = g.D % 4 == 0 && g.Dv % 4 == 0 && (g.Sq * g.T) % 4 == 0 && on16(c.input(0).data) &&
+                       on16(c.input(1).data) && on16(c.input(2).data) && on16(c.output(0).data);
+  if (bshd_in && c.mode() != MathMode::Fp16 && g.D > 0 && aligned) {
     attend_in_place(c, g, k, bshd_out);
     return;
   }
