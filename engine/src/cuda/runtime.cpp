@@ -226,7 +226,6 @@ void Runtime::conv(const ConvArgs& c, MathMode mode) {
   if (c.epilogue.any() && (c.epilogue.inner < 1 || c.epilogue.channels < 1)) throw std::logic_error("bad epilogue geometry");
   if (c.epilogue.half_out && mode != MathMode::Fp16) throw std::logic_error("a half copy outside fp16 mode");
   if (c.x_half && (mode != MathMode::Fp16 || c.transposed)) throw std::logic_error("a half input outside fp16 mode");
-  if (c.x_half) ++half_inputs_read_;
   if (device_conv(c, mode) || !c.epilogue.any()) return;
   int64_t ys = c.n * c.k;
   for (int d = 0; d < c.rank; ++d) ys *= c.out[d];

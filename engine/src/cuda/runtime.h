@@ -167,11 +167,12 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   uint64_t library_epilogues() const { return library_epilogues_; }
   // fp16 mode's half copies of activations (offload::DeviceTensor::
   // half_copy): whether producers write them (default: yes, unless
-  // ONNXSCOPE_CUDA_HALF_COPIES=0), and how many convolutions have read
-  // their input from one instead of converting it.
+  // ONNXSCOPE_CUDA_HALF_COPIES=0), and how many operator inputs have been
+  // read from one instead of converted (OpContext::half_input counts them).
   bool half_copies() const { return half_copies_; }
   void set_half_copies(bool on) { half_copies_ = on; }
   uint64_t half_inputs_read() const { return half_inputs_read_; }
+  void count_half_input() { ++half_inputs_read_; }
   // "cublas" / "cudnn" on the GPU, "host-gemm" / "host-conv" on the host.
   virtual std::string gemm_name() const = 0;
   virtual std::string conv_name() const = 0;

@@ -68,6 +68,7 @@ struct LayerNormKernel {
   const float *x, *scale, *bias;
   float *y, *mean, *inv_std_dev;
   const float* skip;  // FusedAddLayerNorm's B (x's shape), or nullptr
+  uint16_t* half_out;  // fp16 mode: Y rounded to float16 too (its half copy), or nullptr
   template <class L>
   OS_HD void operator()(int64_t r, const L& lanes) const {
     const float* xr = x + r * n;
@@ -81,7 +82,9 @@ struct LayerNormKernel {
     row_moments(xr, n, epsilon, lanes, mu, inv);
     for (int64_t j = lanes.lane(); j < n; j += lanes.count()) {
       const float normalized = round_to_narrow((xr[j] - mu) * inv, narrow);
-      yr[j] = normalized * scale[j * scale_step] + (bias ? bias[j * bias_step] : 0.f);
+      const float out = normalized * scale[j * scale_step] + (bias ? bias[j * bias_step] : 0.f);
+      yr[j] = out;
+      if (half_out) half_out[r * n + j] = float_to_half(out);
     }
     if (lanes.lane() == 0) {
       if (mean) mean[r] = mu;

@@ -98,6 +98,9 @@ void layernorm_f32(OpContext& c, DataType type, const DeviceTensor* skip = nullp
   if (stats && c.wants_output(2)) c.output(2) = c.allocate(DataType::Float, stat);
   k.x = static_cast<const float*>(x.data);
   k.y = static_cast<float*>(c.output(0).data);
+  // fp16: Y's half copy, for the GEMMs a transformer's normalization feeds
+  // (BERT's three projections read one: converted once instead of thrice).
+  if (type == DataType::Float) k.half_out = c.make_half_copy(c.output(0));  // (not a widened copy's)
   k.mean = stats && c.wants_output(1) ? static_cast<float*>(c.output(1).data) : nullptr;
   k.inv_std_dev = stats && c.wants_output(2) ? static_cast<float*>(c.output(2).data) : nullptr;
   if (n == 0) return;

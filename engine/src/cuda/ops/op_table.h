@@ -52,7 +52,9 @@ class OpContext {
   // float32 activation (DeviceTensor::half_copy); else nullptr.
   const void* half_input(size_t k) {
     if (const void* h = half_constant(k)) return h;
-    return mode_ == MathMode::Fp16 && has_input(k) && in_[k]->dtype == DataType::Float ? in_[k]->half_copy : nullptr;
+    if (mode_ != MathMode::Fp16 || !has_input(k) || in_[k]->dtype != DataType::Float || !in_[k]->half_copy) return nullptr;
+    rt_->count_half_input();
+    return in_[k]->half_copy;
   }
   // In fp16 mode, room for t's half copy (t float32), attached to t, for its
   // producer's epilogue to fill; else nullptr.
