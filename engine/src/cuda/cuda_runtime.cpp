@@ -218,6 +218,7 @@ struct LtKey {
 
 struct LtPlan {
   bool ok = false;
+  bool used = false;  // has run once
   cublasLtMatmulDesc_t desc = nullptr;
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, c = nullptr;
   cublasLtMatmulAlgo_t algo{};
@@ -573,14 +574,19 @@ class GpuRuntime final : public Runtime {
               alignment_of(g.a), alignment_of(g.b), alignment_of(g.c), alignment_of(e.bias)};
     auto it = lt_plans_.find(key);
     if (it == lt_plans_.end()) it = lt_plans_.emplace(key, make_lt_plan(key, e.bias)).first;
-    const LtPlan& p = *it->second;
+    LtPlan& p = *it->second;
     if (!p.ok) return false;
     const void* bias = e.bias;
     check(blas_lt().MatmulDescSetAttribute(p.desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
           "cublasLtMatmulDescSetAttribute (bias)");
-    check(blas_lt().Matmul(lt_, p.desc, &g.alpha, g.a, p.a, g.b, p.b, &g.beta, g.c, p.c, g.c, p.c, &p.algo,
-                           blas_workspace_, kBlasWorkspace, stream_),
-          "cublasLtMatmul");
+    const cublasStatus_t st = blas_lt().Matmul(lt_, p.desc, &g.alpha, g.a, p.a, g.b, p.b, &g.beta, g.c, p.c, g.c, p.c,
+                                               &p.algo, blas_workspace_, kBlasWorkspace, stream_);
+    if (st != CUBLAS_STATUS_SUCCESS && !p.used && !capturing()) {  // refused the first time: the plain path from now on
+      p.ok = false;
+      return false;
+    }
+    check(st, "cublasLtMatmul");
+    p.used = true;
     return true;
   }
 
