@@ -89,6 +89,15 @@ run_diag() {
       echo "sample_cnn on $e: exit $rc, $(( ($(date +%s%N) - s) / 1000000 )) ms"
       [ "$e" = cuda ] && [ $rc -ne 0 ] && cuda_ok=0
     done
+    # The fast paths one at a time off (a run without an observer: the
+    # fused graph, captured and replayed), so a failure names its path.
+    for v in "" ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0 ONNXSCOPE_CUDA_PINNED=0 ONNXSCOPE_CUDA_HALF_COPIES=0; do
+      for p in fp32 fp16; do
+        env ${v:+$v} timeout 60 "$OS" bench resources/models/sample_cnn.onnx --engine cuda --precision "$p" --dim batch=2 \
+          --warmup 1 --iterations 3 > /tmp/sample_bench.log 2>&1
+        echo "sample_cnn bench on cuda $p ${v:-(as built)}: exit $? $(grep -m1 -iE 'median|error' /tmp/sample_bench.log)"
+      done
+    done
     stamp "diag done"
   } >> "$diag" 2>&1
 }
