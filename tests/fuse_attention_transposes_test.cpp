@@ -6,8 +6,13 @@
 // model as it was, and cuda-sim on the rewritten layout against it.
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "compare_outputs.h"
 #include "cpu/fused_ops.h"
+#include "cuda/kernel_device.h"
+#include "cuda/runtime.h"
+#include "offload/offload_engine.h"
 #include "cpu/passes/passes.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
@@ -143,4 +148,50 @@ TEST(FuseAttentionTransposes, CudaSimRunsItOnTheDevice) {
     }
     EXPECT_EQ(prepared->last_run_stats().how, "captured run replayed");
   }
+}
+
+// fp16 from projections: x -> MatMul + bias (FusedMatMul) x3 -> Reshape [B,
+// S, H, D] -> Transpose -> FusedAttention -> Transpose. The projections write half
+// copies and the attention reads the heads from them in place; the outputs
+// are the bits of the run that copies the heads and converts them.
+TEST(FuseAttentionTransposes, Fp16ReadsTheProjectionsHalfCopies) {
+  ModelBuilder b(17);
+  b.opset("onnxscope.cpu", 1);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{8}, int64_t{16}});  // B 2, S 8, E 16 = H 2 x D 8
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+  auto weights = [&](const std::string& name, std::vector<int64_t> dims) {
+    int64_t n = 1;
+    for (int64_t d : dims) n *= d;
+    std::vector<float> v(static_cast<size_t>(n));
+    for (float& x : v) x = u(gen);
+    b.initializer(make_float_tensor(name, dims, v));
+  };
+  b.initializer(make_int64_tensor("heads", {4}, {2, 8, 2, 8}));
+  for (const char* p : {"q", "k", "v"}) {
+    const std::string n(p);
+    weights("w" + n, {16, 16});
+    weights("b" + n, {16});
+    b.node("MatMul", {"x", "w" + n}, {n + "p"}, n + "_proj");  // -> FusedMatMul with the bias
+    b.node("Add", {n + "p", "b" + n}, {n + "0"}, n + "_bias");
+    b.node("Reshape", {n + "0", "heads"}, {n + "1"}, n + "_heads");
+    attr_ints(b.node("Transpose", {n + "1"}, {n + "2"}, n + "_t"), "perm", {0, 2, 1, 3});
+  }
+  attr_float(b.node("FusedAttention", {"q2", "k2", "v2"}, {"a"}, "attention", "onnxscope.cpu"), "scale", 0.35f);
+  attr_ints(b.node("Transpose", {"a"}, {"y"}, "ty"), "perm", {0, 2, 1, 3});
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{8}, int64_t{2}, int64_t{8}});
+  auto model = load_model(b);
+  const NamedValues in = inputs_for(*model);
+  std::vector<NamedValues> outs;
+  for (bool copies : {true, false}) {
+    auto rt = cuda::make_host_runtime(1);
+    rt->set_half_copies(copies);
+    auto prepared = offload::make_offload_engine("cuda-sim", cuda::make_kernel_device(rt, cuda::MathMode::Fp16, "host fp16"))
+                        ->prepare(model);
+    EXPECT_NE(prepared->placement().find("7 of 7 nodes on the device"), std::string::npos) << prepared->placement();
+    for (int run = 0; run < 3; ++run) outs.push_back(prepared->run(in));
+    EXPECT_EQ(rt->half_inputs_read(), copies ? 6u : 0u) << "Q, K and V in the first two runs (the third replays the second)";
+  }
+  for (size_t k = 1; k < outs.size(); ++k) expect_float_outputs(outs[0], outs[k], 0);
+  expect_float_outputs(plain_cpu(model, in), outs[0], 2e-2);
 }

@@ -432,8 +432,8 @@ class GpuRuntime final : public Runtime {
   void device_gemm_pointers(const GemmPointersArgs& g, MathMode mode) override {
     check(blas().gemm_batched(blas_, g.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N, g.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N,
                               as_int(g.m), as_int(g.n), as_int(g.k), &g.alpha,
-                              reinterpret_cast<const void* const*>(g.a), CUDA_R_32F, as_int(g.lda),
-                              reinterpret_cast<const void* const*>(g.b), CUDA_R_32F, as_int(g.ldb), &g.beta,
+                              reinterpret_cast<const void* const*>(g.a), g.half ? CUDA_R_16F : CUDA_R_32F, as_int(g.lda),
+                              reinterpret_cast<const void* const*>(g.b), g.half ? CUDA_R_16F : CUDA_R_32F, as_int(g.ldb), &g.beta,
                               reinterpret_cast<void* const*>(g.c), CUDA_R_32F, as_int(g.ldc), as_int(g.batch),
                               mode == MathMode::Tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
           "cublasGemmBatchedEx");

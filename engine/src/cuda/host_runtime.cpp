@@ -227,9 +227,14 @@ class HostRuntime final : public Runtime {
         one.k = g.k;
         one.alpha = g.alpha;
         one.beta = g.beta;
-        one.a = g.a[i];
+        if (g.half) {  // float16 operands (operand() reads them); C rounded as fp16 rounds it
+          one.a_half = g.a[i];
+          one.b_half = g.b[i];
+        } else {
+          one.a = g.a[i];
+          one.b = g.b[i];
+        }
         one.lda = g.lda;
-        one.b = g.b[i];
         one.ldb = g.ldb;
         one.c = g.c[i];
         one.ldc = g.ldc;

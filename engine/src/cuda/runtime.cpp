@@ -214,7 +214,7 @@ bool Runtime::half_copies_by_default() {
 }
 
 void Runtime::gemm_pointers(const GemmPointersArgs& g, MathMode mode) {
-  if (mode == MathMode::Fp16) throw std::logic_error("no fp16 GEMM over pointer arrays");
+  if ((mode == MathMode::Fp16) != g.half) throw std::logic_error("a pointer-array GEMM's operands are float16 in fp16 mode, and only there");
   check_gemm_pointers(g);
   if (g.m == 0 || g.n == 0 || g.batch == 0) return;
   device_gemm_pointers(g, mode);

@@ -72,9 +72,12 @@ struct GemmArgs {
 
 // C[i] = alpha * op(A[i]) * op(B[i]) + beta * C[i] for i < batch, as GemmArgs
 // but each matrix at its own address: a, b, c are device arrays of `batch`
-// pointers (PointerTableKernel makes them). float32 and TF32 only. For
-// matrices no single batch stride reaches: attention's heads read in place
-// from [B, S, H, D].
+// pointers (PointerTableKernel makes them). For matrices no single batch
+// stride reaches: attention's heads read in place from [B, S, H, D]. In
+// float32 and TF32 A and B are float32; in fp16 (`half`) they are float16
+// (half copies), accumulated in float32 into float32 C, which the caller
+// then rounds to float16 (the host's is rounded already; rounding twice
+// changes nothing).
 struct GemmPointersArgs {
   bool trans_a = false, trans_b = false;
   int64_t m = 0, n = 0, k = 0;
@@ -86,6 +89,7 @@ struct GemmPointersArgs {
   float* const* c = nullptr;
   int64_t ldc = 0;
   int64_t batch = 1;
+  bool half = false;  // a and b point at float16: fp16 mode, and only there
 };
 
 // y = conv(x, w) with cuDNN's meaning, float32 NCHW: x [n, c, *in],
@@ -160,7 +164,7 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   // std::runtime_error for what the GPU would refuse, so cuda-sim refuses
   // it too. A GEMM with m, n or batch 0 does nothing.
   void gemm(const GemmArgs& g, MathMode mode);
-  void gemm_pointers(const GemmPointersArgs& g, MathMode mode);  // not Fp16 (std::logic_error)
+  void gemm_pointers(const GemmPointersArgs& g, MathMode mode);  // half operands in Fp16 only (else std::logic_error)
   void conv(const ConvArgs& c, MathMode mode);
   // Epilogues done inside a library call (not as a kernel after it) since
   // the runtime was made.

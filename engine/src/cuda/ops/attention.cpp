@@ -170,18 +170,26 @@ void attention_f32(OpContext& c, DataType type) {
   }
 }
 
-// FusedAttention from [B, S, H, D] in float32 / TF32: each (batch, head)
-// matrix read in place through pointer arrays (Runtime::gemm_pointers), the
-// scores [B, H, Sq, T] contiguous as attend's, Y written straight into its
-// layout: no copies of Q, K, V or Y. Column-major, S_bh^T = K_bh Q_bh^T and
-// Y_bh^T = V_bh^T P_bh^T, a head's rows H * D apart.
-void attend_in_place(OpContext& c, const attention::Geometry& g, AttentionSoftmaxKernel k, bool bshd_out) {
+// FusedAttention from [B, S, H, D]: each (batch, head) matrix read in place
+// through pointer arrays (Runtime::gemm_pointers), the scores [B, H, Sq, T]
+// contiguous as attend's, Y written straight into its layout: no copies of
+// Q, K, V or Y. Column-major, S_bh^T = K_bh Q_bh^T and Y_bh^T = V_bh^T P_bh^T,
+// a head's rows H * D apart. fp16 (`half`: Q, K, V's half copies, written by
+// their projections' epilogues): the products of float16 operands rounded
+// to float16 after each GEMM, P converted for the second, as attend's GEMMs
+// do; the same bits.
+void attend_in_place(OpContext& c, const attention::Geometry& g, AttentionSoftmaxKernel k, bool bshd_out,
+                     const void* const* half) {
   const int64_t BH = g.B * g.Hq;
+  const int64_t es = half ? 2 : 4;  // Q, K, V, P's element bytes
+  const void* q = half ? half[0] : c.input(0).data;
+  const void* kk = half ? half[1] : c.input(1).data;
+  const void* v = half ? half[2] : c.input(2).data;
   DeviceTensor s = c.allocate(DataType::Float, g.qk_shape());
   DeviceTensor tables = c.allocate(DataType::Int64, {6, BH});  // K, Q, S, V, P, Y addresses
   const void** t = static_cast<const void**>(tables.data);
-  auto table = [&](int at, const void* base, int64_t outer, int64_t inner) {  // strides in floats
-    PointerTableKernel p{static_cast<const unsigned char*>(base), g.Hq, outer * 4, inner * 4, t + at * BH};
+  auto table = [&](int at, const void* base, int64_t outer, int64_t inner, int64_t bytes) {  // strides in elements
+    PointerTableKernel p{static_cast<const unsigned char*>(base), g.Hq, outer * bytes, inner * bytes, t + at * BH};
     launch(c.rt(), p, BH);
     return static_cast<void*>(t + at * BH);  // the array, typed by its use
   };
@@ -192,14 +200,17 @@ void attend_in_place(OpContext& c, const attention::Geometry& g, AttentionSoftma
   qk.n = g.Sq;
   qk.k = g.D;
   qk.alpha = static_cast<float>(g.scale);
-  qk.a = static_cast<const float* const*>(table(0, c.input(1).data, g.T * HD, g.D));
+  qk.a = static_cast<const float* const*>(table(0, kk, g.T * HD, g.D, es));
   qk.lda = HD;
-  qk.b = static_cast<const float* const*>(table(1, c.input(0).data, g.Sq * HD, g.D));
+  qk.b = static_cast<const float* const*>(table(1, q, g.Sq * HD, g.D, es));
   qk.ldb = HD;
-  qk.c = static_cast<float* const*>(table(2, s.data, g.Hq * g.Sq * g.T, g.Sq * g.T));
+  qk.c = static_cast<float* const*>(table(2, s.data, g.Hq * g.Sq * g.T, g.Sq * g.T, 4));
   qk.ldc = g.T;
   qk.batch = BH;
+  qk.half = half != nullptr;
   c.rt().gemm_pointers(qk, c.mode());
+  const int64_t scores = BH * g.Sq * g.T;
+  if (half) launch(c.rt(), RoundToHalfKernel{static_cast<const float*>(s.data), static_cast<float*>(s.data)}, scores);
   k.T = g.T;
   k.Hq = g.Hq;
   k.Sq = g.Sq;
@@ -209,15 +220,25 @@ void attend_in_place(OpContext& c, const attention::Geometry& g, AttentionSoftma
   pv.m = g.Dv;
   pv.n = g.Sq;
   pv.k = g.T;
-  pv.a = static_cast<const float* const*>(table(3, c.input(2).data, g.T * HDv, g.Dv));
+  DeviceTensor p16;  // fp16: P in float16 for the second product
+  if (half) {
+    p16 = c.allocate(DataType::Float16, g.qk_shape());
+    launch(c.rt(), CastKernel{ElemType::Float, ElemType::Float16, s.data, p16.data, false}, scores);
+  }
+  pv.a = static_cast<const float* const*>(table(3, v, g.T * HDv, g.Dv, es));
   pv.lda = HDv;
-  pv.b = static_cast<const float* const*>(table(4, s.data, g.Hq * g.Sq * g.T, g.Sq * g.T));
+  pv.b = static_cast<const float* const*>(table(4, half ? p16.data : s.data, g.Hq * g.Sq * g.T, g.Sq * g.T, es));
   pv.ldb = g.T;
-  pv.c = static_cast<float* const*>(bshd_out ? table(5, c.output(0).data, g.Sq * HDv, g.Dv)
-                                                  : table(5, c.output(0).data, g.Hq * g.Sq * g.Dv, g.Sq * g.Dv));
+  pv.c = static_cast<float* const*>(bshd_out ? table(5, c.output(0).data, g.Sq * HDv, g.Dv, 4)
+                                                  : table(5, c.output(0).data, g.Hq * g.Sq * g.Dv, g.Sq * g.Dv, 4));
   pv.ldc = bshd_out ? HDv : g.Dv;
   pv.batch = BH;
+  pv.half = half != nullptr;
   c.rt().gemm_pointers(pv, c.mode());
+  if (half) {
+    float* y = static_cast<float*>(c.output(0).data);
+    launch(c.rt(), RoundToHalfKernel{y, y}, static_cast<int64_t>(elements_of(c.output(0).shape)));
+  }
 }
 
 std::optional<std::string> refuse_fused_attention(const Graph& g, const Node& n) {
@@ -276,17 +297,28 @@ void run_fused_attention(OpContext& c) {
     return;
   }
   // In place when every matrix starts on 16 bytes: cuBLAS cannot see the
-  // addresses in a pointer array, and its tensor-core kernels assume it.
+  // addresses in a pointer array, and its tensor-core kernels assume it. In
+  // fp16 from Q, K and V's half copies (8 elements to 16 bytes), when their
+  // producers wrote them.
   auto on16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
-  const bool aligned = g.D % 4 == 0 && g.Dv % 4 == 0 && (g.Sq * g.T) % 4 == 0 && on16(c.input(0).data) &&
-                       on16(c.input(1).data) && on16(c.input(2).data) && on16(c.output(0).data);
-  if (bshd_in && c.mode() != MathMode::Fp16 && g.D > 0 && aligned) {
-    attend_in_place(c, g, k, bshd_out);
+  const bool fp16 = c.mode() == MathMode::Fp16;
+  const int64_t per16 = fp16 ? 8 : 4;
+  bool in_place = bshd_in && g.D > 0 && g.D % per16 == 0 && g.Dv % per16 == 0 && (g.Sq * g.T) % per16 == 0 &&
+                  g.Dv % 4 == 0 && on16(c.output(0).data);
+  for (size_t i = 0; in_place && i < 3; ++i) {
+    const DeviceTensor& in = c.input(i);
+    in_place = fp16 ? in.half_copy && on16(in.half_copy) : on16(in.data);
+  }
+  if (in_place) {
+    const void* half[3] = {};
+    if (fp16)
+      for (size_t i = 0; i < 3; ++i) half[i] = c.half_input(i);
+    attend_in_place(c, g, k, bshd_out, fp16 ? half : nullptr);
     return;
   }
-  // fp16 (whose GEMMs take contiguous half copies): [B, S, H, D] copied to
-  // [B, H, S, D] for the strided-batched GEMMs (the layout of Attention's
-  // packed 3-D inputs, copy_heads).
+  // Otherwise (fp16 without half copies, matrices off 16 bytes): [B, S, H, D]
+  // copied to [B, H, S, D] for the strided-batched GEMMs (the layout of
+  // Attention's packed 3-D inputs, copy_heads).
   auto as_heads_outer = [&](size_t i, int64_t S, int64_t D) {
     if (!bshd_in) return c.input(i);
     DeviceTensor t = c.allocate(DataType::Float, {g.B, g.Hq, S, D});

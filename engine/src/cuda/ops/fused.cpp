@@ -97,7 +97,7 @@ void run_fused_matmul(OpContext& c) {
   const DeviceTensor& a = c.input(0);
   const DeviceTensor& b = c.input(1);
   if (a.dtype != DataType::Float || b.dtype != DataType::Float) c.fail("FusedMatMul takes float32");
-  c.output(0) = matmul_f32(c, a, b, true, c.has_input(2) ? &c.input(2) : nullptr, activation_of(c));
+  c.output(0) = matmul_f32(c, a, b, true, c.has_input(2) ? &c.input(2) : nullptr, activation_of(c), true);
 }
 
 }  // namespace

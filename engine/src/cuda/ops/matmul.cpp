@@ -51,7 +51,7 @@ std::optional<std::string> refuse_matmul(const Graph& g, const Node& n) {
 // batch dims broadcast. Batches one strided-batched GEMM can take go as
 // one call; other broadcasts as one call per output matrix.
 DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor& b, bool constants, const DeviceTensor* bias,
-                        const Activation& act) {
+                        const Activation& act, bool half_copy) {
   if (a.shape.empty() || b.shape.empty()) c.fail("MatMul does not take scalars");
   Shape as = a.shape, bs = b.shape;
   if (as.size() == 1) as.insert(as.begin(), 1);
@@ -82,9 +82,9 @@ DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor&
   ep.act = act.op;
   ep.alpha = act.alpha;
   ep.beta = act.beta;
-  // fp16: after an activation the result is most likely the next GEMM's A
-  // (a transformer's feed-forward block): its half copy is written beside it.
-  if (act.op != UnaryOp::Identity) ep.half_out = c.make_half_copy(result);
+  // fp16: the half copy of a fused node's result, for the GEMMs that read
+  // it next (a feed-forward block's second, attention's from Q, K, V).
+  if (half_copy) ep.half_out = c.make_half_copy(result);
   const auto* ad = static_cast<const float*>(a.data);
   const auto* bd = static_cast<const float*>(b.data);
   // Weights (constants) in fp16 mode: their float16 copies, made once.

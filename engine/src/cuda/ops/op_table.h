@@ -226,9 +226,10 @@ void row_major_gemm(OpContext& c, const float* a, const float* b, float* out, in
 // MatMul of float32 a and b, numpy's broadcasting (ops/matmul.cpp), then
 // y = act(y + bias) with bias (or nullptr) over the last dim, inside the
 // GEMM where the runtime can. `constants`: a and b are the node's inputs 0
-// and 1 (whose fp16 copies c.half_constant keeps).
+// and 1 (their half copies read in fp16). `half_copy`: fp16 writes the
+// result's half copy too.
 DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor& b, bool constants,
-                        const DeviceTensor* bias = nullptr, const Activation& act = {});
+                        const DeviceTensor* bias = nullptr, const Activation& act = {}, bool half_copy = false);
 // Conv with its bias, `residual` (or nullptr) and `act` applied in one
 // epilogue (ops/conv.cpp). A residual whose shape is not the output's is
 // left out, and `act` with it: false, for the caller to add it broadcast.
