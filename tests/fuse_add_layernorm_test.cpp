@@ -121,3 +121,31 @@ TEST(FuseAddLayerNorm, OnlyDeviceEnginesRunIt) {
   const NamedValues in = inputs_for(*original);
   expect_float_outputs(make_reference_engine()->prepare(original)->run(in), prepared->run(in), 1e-5);
 }
+
+// A FusedAddLayerNorm written into a model by hand with operands of two
+// shapes: refused at the node by the plain kernel and by the device alike.
+TEST(FuseAddLayerNorm, OperandsOfTwoShapesAreRefusedEverywhere) {
+  ModelBuilder b(17);
+  b.opset("onnxscope.cpu", 1);
+  b.input("a", DataType::Float, {int64_t{2}, int64_t{4}, int64_t{8}});
+  b.input("b", DataType::Float, {int64_t{4}, int64_t{8}});
+  b.initializer(make_float_tensor("gamma", {8}, std::vector<float>(8, 1.f)));
+  b.node("FusedAddLayerNorm", {"a", "b", "gamma"}, {"y"}, "fused", "onnxscope.cpu");
+  b.output_untyped("y");
+  auto m = load_model(b);
+  InputSpec spec;
+  const NamedValues in = make_inputs(*m, spec);
+  CpuOptions co;
+  co.opt_level = 0;
+  for (const char* engine : {"cpu", "cuda-sim"}) {
+    SCOPED_TRACE(engine);
+    try {
+      (std::string(engine) == "cpu" ? make_cpu_engine(co) : make_engine(engine))->prepare(m)->run(in);
+      ADD_FAILURE() << "not refused";
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("fused"), std::string::npos) << what;
+      EXPECT_NE(what.find("differ in shape"), std::string::npos) << what;
+    }
+  }
+}

@@ -255,6 +255,8 @@ void CpuGelu(KernelContext& ctx) {
 // LayerNormalization-17 on the sum with the node's attributes.
 void FusedAddLayerNorm(KernelContext& ctx) {
   if (ctx.input_count() < 3 || ctx.input_count() > 4) ctx.fail("FusedAddLayerNorm takes A, B, Scale and an optional Bias");
+  if (ctx.input(0).shape() != ctx.input(1).shape())  // the contract (no broadcasting), as the device checks it
+    ctx.fail("A " + shape_to_string(ctx.input(0).shape()) + " and B " + shape_to_string(ctx.input(1).shape()) + " differ in shape");
   Node add_node;
   add_node.name = ctx.node().name;
   add_node.op_type = "Add";
