@@ -22,6 +22,10 @@ transformers, onnx and onnxscript (a GPU machine's image has them).
     python3 scripts/bench_cuda.py --onnxscope build/app/onnxscope
     python3 scripts/bench_cuda.py --models resnet50 --batches 1 --precisions fp32,tf32 --cpu-iterations 2
 
+--rounds R alternates PyTorch's and onnxscope's timings R times per row and
+reports the median of the rounds' medians (PyTorch's times moved by up to
+2.3x between runs on an H100).
+
 --variant NAME=VALUE (repeatable) times each cuda row again with that
 environment setting, a column each: what one of the engine's fast paths
 gains, in the same run (ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0,
@@ -201,6 +205,10 @@ def main() -> int:
     ap.add_argument("--json", help="also write every measurement here")
     ap.add_argument("--models-dir", help="where the exported models are kept (and reused when there); default: a temporary folder")
     ap.add_argument("--export-only", action="store_true", help="export the models into --models-dir and stop (no GPU needed)")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="time PyTorch and onnxscope's cuda engine this many times each, alternating, per row; the "
+                         "table shows the median of the rounds' medians (PyTorch's times moved up to 2.3x between "
+                         "runs on an H100: alternating rounds expose that, and the spread goes to stderr and --json)")
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=VALUE[,NAME=VALUE]",
                     help="also time each cuda row with these environment settings (a column each), e.g. "
                          "ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0 (bias and activation as a kernel after cuDNN's and "
@@ -259,12 +267,21 @@ def main() -> int:
                                             1, a.cpu_iterations, a.cpu_threads, a.timeout)
                     cpu_ms = cpu_res.get("latency_ms", {}).get("median")
                 for precision in precisions:
-                    print(f"{name} b{batch} {precision}: PyTorch eager ...", file=sys.stderr, flush=True)
-                    torch_ms, torch_out = time_torch(module, feeds, precision, a.warmup, a.iterations)
-                    print(f"{name} b{batch} {precision}: onnxscope cuda ...", file=sys.stderr, flush=True)
-                    res = run_onnxscope(a.onnxscope, path, "cuda", precision, batch, files, work / f"out_cuda_{precision}",
-                                        a.warmup, a.iterations, 0, a.timeout)
-                    ms = res.get("latency_ms", {}).get("median")
+                    torch_rounds, cuda_rounds = [], []
+                    for r in range(max(1, a.rounds)):  # alternating, so drift hits both alike
+                        print(f"{name} b{batch} {precision}: PyTorch eager ...", file=sys.stderr, flush=True)
+                        t_ms, torch_out = time_torch(module, feeds, precision, a.warmup, a.iterations)
+                        torch_rounds.append(t_ms)
+                        print(f"{name} b{batch} {precision}: onnxscope cuda ...", file=sys.stderr, flush=True)
+                        res = run_onnxscope(a.onnxscope, path, "cuda", precision, batch, files,
+                                            work / f"out_cuda_{precision}", a.warmup, a.iterations, 0, a.timeout)
+                        if res.get("latency_ms", {}).get("median"):
+                            cuda_rounds.append(res["latency_ms"]["median"])
+                    torch_ms = float(np.median(torch_rounds))
+                    ms = float(np.median(cuda_rounds)) if cuda_rounds else None
+                    if a.rounds > 1:
+                        print(f"{name} b{batch} {precision}: rounds PyTorch {['%.2f' % t for t in torch_rounds]}, "
+                              f"onnxscope cuda {['%.2f' % t for t in cuda_rounds]}", file=sys.stderr, flush=True)
                     variant_ms = {}
                     for vname, env in variants:
                         print(f"{name} b{batch} {precision}: onnxscope cuda with {vname} ...", file=sys.stderr, flush=True)
@@ -275,6 +292,7 @@ def main() -> int:
                         print(f"{name} b{batch} {precision}: {ms} ms as built, {variant_ms[vname]} ms with {vname} "
                               f"{v.get('error', '')}", file=sys.stderr, flush=True)
                     records.append({"model": name, "batch": batch, "precision": precision, "torch_ms": torch_ms,
+                                    "torch_rounds_ms": torch_rounds, "cuda_rounds_ms": cuda_rounds,
                                     "cuda": res, "cpu": cpu_res, "variants_ms": variant_ms})
                     rows.append([name, str(batch), precision, f"{torch_ms:.2f}", f"{ms:.2f}" if ms else "-",
                                  res.get("last_run", "-"),
@@ -294,7 +312,8 @@ def main() -> int:
             del module
             torch.cuda.empty_cache()
     print(f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {gpu}, torch {torch.__version__}, "
-          f"warm-up {a.warmup}, {a.iterations} timed runs (cpu engine: {a.cpu_iterations}); times are medians in ms, "
+          f"warm-up {a.warmup}, {a.iterations} timed runs (cpu engine: {a.cpu_iterations})"
+          f"{f', {a.rounds} alternating rounds (median of their medians)' if a.rounds > 1 else ''}; times are medians in ms, "
           f"host inputs to host outputs; PyTorch/cuda above 1: onnxscope is faster")
     head = ["model", "batch", "precision", "PyTorch eager ms", "onnxscope cuda ms"]
     head += [f"cuda with {vname} ms" for vname, _ in variants]
