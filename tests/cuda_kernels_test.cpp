@@ -173,11 +173,27 @@ std::string init(Case& c, const std::string& name, const Shape& s, Rng& rng, flo
 Case torch_sdpa(Rng& rng) {
   Case c(choose(rng, std::vector<int64_t>{13, 17, 23}));
   c.loose = true;
-  const int64_t B = pick(rng, 1, 2), H = pick(rng, 1, 3), Sq = pick(rng, 1, 5), T = pick(rng, 1, 6), D = pick(rng, 2, 8),
-                Dv = pick(rng, 1, 5);
-  c.floats("q", {B, H, Sq, D}, rng);
-  c.floats("k", {B, H, T, D}, rng);
-  c.floats("v", {B, H, T, Dv}, rng);
+  // A third from [B, S, H, D] through Transposes [0, 2, 1, 3] and back, as
+  // exporters' projections give them (fuse-attention-transposes: heads read
+  // in place where every matrix starts on 16 bytes, D and Dv then mostly
+  // multiples of 4; copied where not).
+  const bool bshd = pick(rng, 0, 2) == 0;
+  const int64_t B = pick(rng, 1, 2), H = pick(rng, 1, 3), Sq = pick(rng, 1, 5);
+  const int64_t T = bshd ? choose(rng, std::vector<int64_t>{4, 8, 5}) : pick(rng, 1, 6);
+  const int64_t D = bshd ? choose(rng, std::vector<int64_t>{4, 8, 6}) : pick(rng, 2, 8);
+  const int64_t Dv = bshd ? choose(rng, std::vector<int64_t>{4, 8, 3}) : pick(rng, 1, 5);
+  if (bshd) {
+    c.what += " (from [B, S, H, D])";
+    c.floats("q_in", {B, Sq, H, D}, rng);
+    c.floats("k_in", {B, T, H, D}, rng);
+    c.floats("v_in", {B, T, H, Dv}, rng);
+    for (const char* n : {"q", "k", "v"})
+      attr_ints(c.m.node("Transpose", {std::string(n) + "_in"}, {n}, std::string(n) + "_heads"), "perm", {0, 2, 1, 3});
+  } else {
+    c.floats("q", {B, H, Sq, D}, rng);
+    c.floats("k", {B, H, T, D}, rng);
+    c.floats("v", {B, H, T, Dv}, rng);
+  }
   if (pick(rng, 0, 4) == 0) {
     Tensor& q = c.inputs[0].second.tensor();
     q.mutable_data<float>()[pick(rng, 0, static_cast<int64_t>(q.element_count()) - 1)] = NAN;
@@ -185,7 +201,11 @@ Case torch_sdpa(Rng& rng) {
   }
   // D >= 2: with a scale of 1 and no mask or guard, opset 23 makes Attention
   const std::string half = c.float_scalar("half_scale", static_cast<float>(std::pow(static_cast<double>(D), -0.25)));
-  if (coin(rng)) {
+  // From [B, S, H, D], K^T in the reshaped form only (BERT's export): a plain
+  // Transpose [0, 1, 3, 2] would merge with K's [0, 2, 1, 3] into one
+  // [0, 2, 3, 1], a K^T fuse-masked-sdpa does not recognise (the attention
+  // then runs unfused, on the device).
+  if (!bshd && coin(rng)) {
     attr_ints(c.m.node("Transpose", {"k"}, {"kt"}, "kt"), "perm", {0, 1, 3, 2});
   } else {
     c.what += " (K^T reshaped)";
@@ -238,7 +258,12 @@ Case torch_sdpa(Rng& rng) {
     c.m.node("Where", {"nan", c.float_scalar("zero_p", 0.f), "p"}, {"pg"}, "guard");
     p = "pg";
   }
-  c.m.node("MatMul", {p, "v"}, {"y0"}, "pv");
+  if (bshd) {
+    c.m.node("MatMul", {p, "v"}, {"y_heads"}, "pv");
+    attr_ints(c.m.node("Transpose", {"y_heads"}, {"y0"}, "y_back"), "perm", {0, 2, 1, 3});
+  } else {
+    c.m.node("MatMul", {p, "v"}, {"y0"}, "pv");
+  }
   c.m.output_untyped("y0");
   return c;
 }
