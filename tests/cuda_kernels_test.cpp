@@ -201,11 +201,10 @@ Case torch_sdpa(Rng& rng) {
   }
   // D >= 2: with a scale of 1 and no mask or guard, opset 23 makes Attention
   const std::string half = c.float_scalar("half_scale", static_cast<float>(std::pow(static_cast<double>(D), -0.25)));
-  // From [B, S, H, D], K^T in the reshaped form only (BERT's export): a plain
-  // Transpose [0, 1, 3, 2] would merge with K's [0, 2, 1, 3] into one
-  // [0, 2, 3, 1], a K^T fuse-masked-sdpa does not recognise (the attention
-  // then runs unfused, on the device).
-  if (!bshd && coin(rng)) {
+  // From [B, S, H, D], a plain K^T Transpose [0, 1, 3, 2] merges with K's
+  // [0, 2, 1, 3] into one [0, 2, 3, 1] (transpose cancellation), which
+  // fuse-masked-sdpa takes as K^T of K in [B, T, H, D].
+  if (coin(rng)) {
     attr_ints(c.m.node("Transpose", {"k"}, {"kt"}, "kt"), "perm", {0, 1, 3, 2});
   } else {
     c.what += " (K^T reshaped)";

@@ -92,7 +92,7 @@ TEST(FuseAttentionTransposes, TheFourTransposesGoIntoTheNode) {
     EXPECT_EQ(f.inputs[1], "k");
     EXPECT_EQ(f.inputs[2], "v");
     EXPECT_EQ(f.outputs, (std::vector<std::string>{"y"}));
-    EXPECT_EQ(f.attribute("bshd_in")->i, 1);
+    EXPECT_EQ(f.attribute("bshd_in")->i, 7);  // Q, K and V
     EXPECT_EQ(f.attribute("bshd_out")->i, 1);
     EXPECT_FLOAT_EQ(f.attribute("scale")->f, 0.5f);
     EXPECT_EQ(cpu::fused_from(f), (std::vector<std::string>{"tq", "tk", "tv", "attention", "ty"}));
@@ -103,23 +103,29 @@ TEST(FuseAttentionTransposes, TheFourTransposesGoIntoTheNode) {
   }
 }
 
-TEST(FuseAttentionTransposes, NotWhenAnInputsTransposeIsReadElsewhereOrDiffers) {
+TEST(FuseAttentionTransposes, NotWhereAnInputsTransposeIsReadElsewhereOrDiffers) {
   Options o;
-  o.q_read_twice = true;  // the inputs stay; the output Transpose still goes
+  o.q_read_twice = true;  // Q's Transpose stays; K's, V's and the output's go
   auto original = load_model(block(o));
   auto m = fused(*original, true);
-  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Transpose", "Transpose", "Transpose", "FusedAttention", "Neg"}));
-  const Node& f = m->graph.nodes[3];
-  EXPECT_EQ(f.attribute("bshd_in"), nullptr);
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Transpose", "FusedAttention", "Neg"}));
+  const Node& f = m->graph.nodes[1];
+  EXPECT_EQ(f.attribute("bshd_in")->i, 6);  // K and V
   EXPECT_EQ(f.attribute("bshd_out")->i, 1);
   const NamedValues in = inputs_for(*original);
   expect_float_outputs(plain_cpu(original, in), plain_cpu(m, in), 0);
+  for (const char* precision : {"fp32", "fp16"}) {  // in place with Q in [B, H, S, D] (fp32), copied (fp16: no half copies)
+    CudaOptions co;
+    co.precision = precision;
+    expect_float_outputs(plain_cpu(original, in), make_cuda_sim_engine(co)->prepare(m)->run(in),
+                         std::string(precision) == "fp32" ? 1e-5 : 2e-2);
+  }
 
   o = {};
   o.v_perm = {0, 2, 3, 1};  // V moved otherwise: [B, H, D, S] would not be V's [B, H, T, Dv]
   auto other = fused(*load_model(block(o)), true);
-  EXPECT_EQ(op_types(*other), (std::vector<std::string>{"Transpose", "Transpose", "Transpose", "FusedAttention"}));
-  EXPECT_EQ(other->graph.nodes.back().attribute("bshd_in"), nullptr);
+  EXPECT_EQ(op_types(*other), (std::vector<std::string>{"Transpose", "FusedAttention"}));
+  EXPECT_EQ(other->graph.nodes.back().attribute("bshd_in")->i, 3);  // Q and K
 }
 
 // cuda-sim runs the rewritten node on the device from BERT-like inputs, in

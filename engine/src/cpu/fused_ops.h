@@ -43,8 +43,9 @@
 //     scale_q, scale_k, scale: floats (1 when absent)
 //     nan_to_zero: int, 1: probabilities that are NaN become 0
 //     Y = MatMul(G(Softmax(MatMul(Q * scale_q, Transpose(K, [0,1,3,2]) * scale_k) * scale + Mask, axis=-1)), V)
-//     bshd_in: int, 1: Q, K, V given as [B, Sq, H, D], [B, T, H, D], [B, T, H, Dv] (each
-//              the above's Transpose [0,2,1,3]; fuse-attention-transposes)
+//     bshd_in: int, bits 1 Q, 2 K, 4 V: that input given as [B, Sq, H, D], [B, T, H, D] or
+//              [B, T, H, Dv] (the above's Transpose [0,2,1,3]; fuse-attention-transposes,
+//              fuse-masked-sdpa for a K^T merged into one Transpose [0,2,3,1])
 //     bshd_out: int, 1: Y written as [B, Sq, H, Dv]
 //     with G(p) = IsNaN(p) ? 0 : p when nan_to_zero, else p (torch.onnx's
 //     scaled_dot_product_attention below opset 23, where ai.onnx has no

@@ -331,12 +331,15 @@ void FusedAttention(KernelContext& ctx) {
   swap.name = "perm";
   swap.type = AttrType::Ints;
   swap.ints = {0, 2, 1, 3};
-  const bool bshd_in = ctx.attr_int("bshd_in", 0) != 0, bshd_out = ctx.attr_int("bshd_out", 0) != 0;
-  std::vector<Value> heads_outer;
-  if (bshd_in)
-    for (size_t i = 0; i < 3; ++i) heads_outer.push_back(step("Transpose", 21, {ctx.input_value(i)}, {swap}));
+  const int64_t bshd_in = ctx.attr_int("bshd_in", 0);  // bits: 1 Q, 2 K, 4 V
+  const bool bshd_out = ctx.attr_int("bshd_out", 0) != 0;
+  if (bshd_in < 0 || bshd_in > 7) ctx.fail("bshd_in " + std::to_string(bshd_in) + " is not a set of the bits 1, 2, 4");
+  Value heads_outer[3];
   const Value* qkv[3];
-  for (size_t i = 0; i < 3; ++i) qkv[i] = bshd_in ? &heads_outer[i] : ctx.input_value(i);
+  for (size_t i = 0; i < 3; ++i) {
+    if (bshd_in & (int64_t{1} << i)) heads_outer[i] = step("Transpose", 21, {ctx.input_value(i)}, {swap});
+    qkv[i] = (bshd_in & (int64_t{1} << i)) ? &heads_outer[i] : ctx.input_value(i);
+  }
   const Tensor& q = qkv[0]->tensor();
   const Tensor& k = qkv[1]->tensor();
   const Tensor& v = qkv[2]->tensor();

@@ -1,12 +1,12 @@
 // Transpose(perm [0, 2, 1, 3]) on FusedAttention's Q, K and V, and on its
-// output -> FusedAttention reading [B, S, H, D] (bshd_in = 1) and writing
-// [B, S, H, Dv] (bshd_out = 1) itself (contract in fused_ops.h): exporters'
-// attention moves each of the four between the heads-inner layout its
-// projections make and the heads-outer one the products want; the device
-// reads and writes the heads-inner layout in place instead (BERT-base: 48
-// Transposes). Devices only. The inputs are taken when all three come
-// through such a Transpose that nothing else reads; the output when such a
-// Transpose alone reads it.
+// output -> FusedAttention reading [B, S, H, D] (bshd_in's bit for that
+// input) and writing [B, S, H, Dv] (bshd_out = 1) itself (contract in
+// fused_ops.h): exporters' attention moves each of the four between the
+// heads-inner layout its projections make and the heads-outer one the
+// products want; the device reads and writes the heads-inner layout in place
+// instead (BERT-base: 48 Transposes). Devices only. An input is taken when
+// it comes through such a Transpose that nothing else reads; the output
+// when such a Transpose alone reads it.
 #include "cpu/fused_ops.h"
 #include "cpu/passes/passes.h"
 
@@ -30,28 +30,26 @@ bool fuse_attention_transposes(Model& model, PassContext& ctx) {
     Node& f = g.nodes[i];
     if (f.domain != kCpuDomain || f.op_type != kFusedAttention || f.inputs.size() < 3 || f.outputs.size() != 1) continue;
     const Attribute* in_attr = f.attribute("bshd_in");
-    if (!in_attr || in_attr->i == 0) {
-      std::vector<int> t(3, -1);
-      bool all = true;
-      for (size_t k = 0; k < 3 && all; ++k) {
-        t[k] = idx.producer_index(f.inputs[k]);
-        all = t[k] >= 0 && !remove[static_cast<size_t>(t[k])] && swaps_middle(g.nodes[static_cast<size_t>(t[k])]) &&
-              idx.only_read_by(f.inputs[k], i);
-      }
-      if (all && t[0] != t[1] && t[1] != t[2] && t[0] != t[2]) {
-        std::vector<const Node*> from;
-        for (size_t k = 0; k < 3; ++k) {
-          const Node& tr = g.nodes[static_cast<size_t>(t[k])];
-          from.push_back(&tr);
-          f.inputs[k] = tr.inputs[0];
-          remove[static_cast<size_t>(t[k])] = true;
-        }
-        from.push_back(&f);
-        set_fused_from(f, from);
-        std::erase_if(f.attributes, [](const Attribute& a) { return a.name == "bshd_in"; });
-        f.attributes.push_back(make_attr_int("bshd_in", 1));
-        ++inputs;
-      }
+    int64_t bits = in_attr ? in_attr->i : 0;
+    std::vector<const Node*> from;
+    for (size_t k = 0; k < 3; ++k) {
+      if (bits & (int64_t{1} << k)) continue;
+      const int t = idx.producer_index(f.inputs[k]);
+      if (t < 0 || remove[static_cast<size_t>(t)] || !swaps_middle(g.nodes[static_cast<size_t>(t)]) ||
+          !idx.only_read_by(f.inputs[k], i))
+        continue;
+      const Node& tr = g.nodes[static_cast<size_t>(t)];
+      from.push_back(&tr);
+      f.inputs[k] = tr.inputs[0];
+      remove[static_cast<size_t>(t)] = true;
+      bits |= int64_t{1} << k;
+    }
+    if (!from.empty()) {
+      from.push_back(&f);
+      set_fused_from(f, from);
+      std::erase_if(f.attributes, [](const Attribute& a) { return a.name == "bshd_in"; });
+      f.attributes.push_back(make_attr_int("bshd_in", bits));
+      inputs += from.size() - 1;
     }
     const Attribute* out_attr = f.attribute("bshd_out");
     const Node* tr = idx.sole_reader(g, f.outputs[0], "Transpose");
@@ -71,8 +69,9 @@ bool fuse_attention_transposes(Model& model, PassContext& ctx) {
     }
   }
   erase_nodes(g, remove);
-  if (inputs + outputs) log_pass(ctx, model, "fuse-attention-transposes: " + std::to_string(inputs) + " attentions read Q, K, V and " +
-                                                 std::to_string(outputs) + " write Y without a Transpose");
+  if (inputs + outputs)
+    log_pass(ctx, model, "fuse-attention-transposes: " + std::to_string(inputs) + " inputs read and " + std::to_string(outputs) +
+                             " outputs written without a Transpose");
   return inputs + outputs > 0;
 }
 

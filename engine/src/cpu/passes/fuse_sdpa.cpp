@@ -20,7 +20,7 @@ bool fuse_sdpa(Model& model, PassContext& ctx) {
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     auto m = match_sdpa(model, idx, i);
     // Attention's own form only; the rest is fuse-masked-sdpa's (devices).
-    if (!m || !m->mask.empty() || m->nan_guard || m->scale_q != 1 || m->scale_k != 1 || m->reshaped_transpose) continue;
+    if (!m || !m->mask.empty() || m->nan_guard || m->scale_q != 1 || m->scale_k != 1 || m->reshaped_transpose || m->k_bshd) continue;
     const Node& qk = g.nodes[i];
     Node att;
     att.name = unique_node_name(g, qk.name.empty() ? "Attention" : qk.name + "_Attention");

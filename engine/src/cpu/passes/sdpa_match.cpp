@@ -189,6 +189,11 @@ std::optional<SdpaMatch> match_sdpa(const Model& model, const GraphIndex& idx, s
       idx.only_read_by(kt, kt_reader)) {
     r.k = tr->inputs[0];
     k_nodes = {tr};
+  } else if (tr && is_op(*tr, "Transpose") && tr->inputs.size() == 1 && perm &&
+             perm->ints == std::vector<int64_t>{0, 2, 3, 1} && idx.only_read_by(kt, kt_reader)) {
+    r.k = tr->inputs[0];  // [B, T, H, D]: K's heads Transpose and K^T's, merged
+    r.k_bshd = true;
+    k_nodes = {tr};
   } else if (auto k = reshaped_transpose(model, idx, kt, kt_reader, k_nodes)) {
     r.k = *k;
     r.reshaped_transpose = true;
@@ -199,7 +204,9 @@ std::optional<SdpaMatch> match_sdpa(const Model& model, const GraphIndex& idx, s
   if (kmul) r.chain.push_back(kmul);
   r.chain.push_back(&qk);
   if (!float_rank4(g, r.q) || !float_rank4(g, r.k)) return std::nullopt;
-  const std::vector<Dim> qd = *dims_of(g, r.q), kd = *dims_of(g, r.k);
+  const std::vector<Dim> qd = *dims_of(g, r.q);
+  std::vector<Dim> kd = *dims_of(g, r.k);
+  if (r.k_bshd) std::swap(kd[1], kd[2]);  // as [B, H, T, D]
   if (!same_dim(qd[0], kd[0]) || !same_dim(qd[1], kd[1])) return std::nullopt;
 
   // Logits * s or / s.

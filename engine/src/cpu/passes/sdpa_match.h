@@ -5,8 +5,10 @@
 //
 // where each scaling (sq, sk: Mul by a positive constant scalar; s: Mul or
 // Div by one) and the Mask (Add of a float tensor that broadcasts into the
-// scores without enlarging them) may be absent, K^T is Transpose(K, [0,1,3,2])
-// or torch.onnx's Reshape(Transpose(Reshape(K, [-1, S, D]), [0,2,1]),
+// scores without enlarging them) may be absent, K^T is Transpose(K, [0,1,3,2]),
+// or Transpose(K', [0,2,3,1]) of K' = K in [B, S, H, D] (K's own [0,2,1,3]
+// Transpose merged into it by transpose cancellation; k_bshd), or
+// torch.onnx's Reshape(Transpose(Reshape(K, [-1, S, D]), [0,2,1]),
 // [B, H, D, S]) with both shapes read off Shape(K), and G is the identity or
 // torch.onnx's NaN guard Where(IsNaN(P), 0, P). Q, K and V are 4-D float32
 // with the same batch and head dims (no broadcasting, no grouped heads).
@@ -26,6 +28,7 @@ struct SdpaMatch {
   double scale_q = 1, scale_k = 1, scale = 1;
   bool nan_guard = false;
   bool reshaped_transpose = false;  // K^T as torch.onnx's Reshape/Transpose/Reshape
+  bool k_bshd = false;              // k is [B, T, H, D] (K^T as Transpose [0,2,3,1])
   std::string y;
   std::vector<const Node*> chain;  // the nodes Y replaces, last the MatMul with V
 };

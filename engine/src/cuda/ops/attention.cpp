@@ -178,8 +178,8 @@ void attention_f32(OpContext& c, DataType type) {
 // their projections' epilogues): the products of float16 operands rounded
 // to float16 after each GEMM, P converted for the second, as attend's GEMMs
 // do; the same bits.
-void attend_in_place(OpContext& c, const attention::Geometry& g, AttentionSoftmaxKernel k, bool bshd_out,
-                     const void* const* half) {
+void attend_in_place(OpContext& c, const attention::Geometry& g, AttentionSoftmaxKernel k, int64_t bshd_in,
+                     bool bshd_out, const void* const* half) {
   const int64_t BH = g.B * g.Hq;
   const int64_t es = half ? 2 : 4;  // Q, K, V, P's element bytes
   const void* q = half ? half[0] : c.input(0).data;
@@ -193,17 +193,26 @@ void attend_in_place(OpContext& c, const attention::Geometry& g, AttentionSoftma
     launch(c.rt(), p, BH);
     return static_cast<void*>(t + at * BH);  // the array, typed by its use
   };
-  const int64_t HD = g.Hq * g.D, HDv = g.Hq * g.Dv;
+  // Per input: a head's matrix's batch stride, head stride and row stride,
+  // in elements, in [B, S, H, D] (bit set) or [B, H, S, D].
+  struct Layout {
+    int64_t outer, inner, ld;
+  };
+  auto layout = [&](int bit, int64_t S, int64_t D) {
+    return (bshd_in & bit) ? Layout{S * g.Hq * D, D, g.Hq * D} : Layout{g.Hq * S * D, S * D, D};
+  };
+  const Layout lq = layout(1, g.Sq, g.D), lk = layout(2, g.T, g.D), lv = layout(4, g.T, g.Dv);
+  const Layout ly = bshd_out ? Layout{g.Sq * g.Hq * g.Dv, g.Dv, g.Hq * g.Dv} : Layout{g.Hq * g.Sq * g.Dv, g.Sq * g.Dv, g.Dv};
   GemmPointersArgs qk;
-  qk.trans_a = true;  // K_bh stored [T, D] rows HD apart: column-major [D, T], op(A) = K_bh
+  qk.trans_a = true;  // K_bh stored [T, D] rows lk.ld apart: column-major [D, T], op(A) = K_bh
   qk.m = g.T;
   qk.n = g.Sq;
   qk.k = g.D;
   qk.alpha = static_cast<float>(g.scale);
-  qk.a = static_cast<const float* const*>(table(0, kk, g.T * HD, g.D, es));
-  qk.lda = HD;
-  qk.b = static_cast<const float* const*>(table(1, q, g.Sq * HD, g.D, es));
-  qk.ldb = HD;
+  qk.a = static_cast<const float* const*>(table(0, kk, lk.outer, lk.inner, es));
+  qk.lda = lk.ld;
+  qk.b = static_cast<const float* const*>(table(1, q, lq.outer, lq.inner, es));
+  qk.ldb = lq.ld;
   qk.c = static_cast<float* const*>(table(2, s.data, g.Hq * g.Sq * g.T, g.Sq * g.T, 4));
   qk.ldc = g.T;
   qk.batch = BH;
@@ -225,13 +234,12 @@ void attend_in_place(OpContext& c, const attention::Geometry& g, AttentionSoftma
     p16 = c.allocate(DataType::Float16, g.qk_shape());
     launch(c.rt(), CastKernel{ElemType::Float, ElemType::Float16, s.data, p16.data, false}, scores);
   }
-  pv.a = static_cast<const float* const*>(table(3, v, g.T * HDv, g.Dv, es));
-  pv.lda = HDv;
+  pv.a = static_cast<const float* const*>(table(3, v, lv.outer, lv.inner, es));
+  pv.lda = lv.ld;
   pv.b = static_cast<const float* const*>(table(4, half ? p16.data : s.data, g.Hq * g.Sq * g.T, g.Sq * g.T, es));
   pv.ldb = g.T;
-  pv.c = static_cast<float* const*>(bshd_out ? table(5, c.output(0).data, g.Sq * HDv, g.Dv, 4)
-                                                  : table(5, c.output(0).data, g.Hq * g.Sq * g.Dv, g.Sq * g.Dv, 4));
-  pv.ldc = bshd_out ? HDv : g.Dv;
+  pv.c = static_cast<float* const*>(table(5, c.output(0).data, ly.outer, ly.inner, 4));
+  pv.ldc = ly.ld;
   pv.batch = BH;
   pv.half = half != nullptr;
   c.rt().gemm_pointers(pv, c.mode());
@@ -253,15 +261,21 @@ std::optional<std::string> refuse_fused_attention(const Graph& g, const Node& n)
 // bshd_in / bshd_out (fuse-attention-transposes): Q, K, V read and Y
 // written as [B, S, H, D] instead of [B, H, S, D].
 void run_fused_attention(OpContext& c) {
-  const bool bshd_in = c.attr_int("bshd_in", 0) != 0, bshd_out = c.attr_int("bshd_out", 0) != 0;
+  const int64_t bshd_in = c.attr_int("bshd_in", 0);  // bits: 1 Q, 2 K, 4 V
+  const bool bshd_out = c.attr_int("bshd_out", 0) != 0;
+  if (bshd_in < 0 || bshd_in > 7) c.fail("bshd_in " + std::to_string(bshd_in) + " is not a set of the bits 1, 2, 4");
+  auto bshd = [&](size_t i) { return (bshd_in & (int64_t{1} << i)) != 0; };
   // The shapes as [B, H, S, D] whatever the layout.
-  auto heads_outer = [&](const Shape& s) { return bshd_in && s.size() == 4 ? Shape{s[0], s[2], s[1], s[3]} : s; };
-  const Shape qs = heads_outer(c.input(0).shape), ks = heads_outer(c.input(1).shape), vs = heads_outer(c.input(2).shape);
+  auto heads_outer = [&](size_t i) {
+    const Shape& s = c.input(i).shape;
+    return bshd(i) && s.size() == 4 ? Shape{s[0], s[2], s[1], s[3]} : s;
+  };
+  const Shape qs = heads_outer(0), ks = heads_outer(1), vs = heads_outer(2);
   if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] ||
       vs[1] != qs[1] || ks[3] != qs[3] || vs[2] != ks[2])
     c.fail("Q " + shape_to_string(c.input(0).shape) + ", K " + shape_to_string(c.input(1).shape) + " and V " +
-           shape_to_string(c.input(2).shape) +
-           (bshd_in ? " are not [B, Sq, H, D], [B, T, H, D], [B, T, H, Dv]" : " are not [B, H, Sq, D], [B, H, T, D], [B, H, T, Dv]"));
+           shape_to_string(c.input(2).shape) + " are not, as [B, H, S, D] (bshd_in " + std::to_string(bshd_in) +
+           "), [B, H, Sq, D], [B, H, T, D], [B, H, T, Dv]");
   attention::Geometry g;
   g.B = qs[0];
   g.Hq = g.Hkv = qs[1];
@@ -303,8 +317,8 @@ void run_fused_attention(OpContext& c) {
   auto on16 = [](const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; };
   const bool fp16 = c.mode() == MathMode::Fp16;
   const int64_t per16 = fp16 ? 8 : 4;
-  bool in_place = bshd_in && g.D > 0 && g.D % per16 == 0 && g.Dv % per16 == 0 && (g.Sq * g.T) % per16 == 0 &&
-                  g.Dv % 4 == 0 && on16(c.output(0).data);
+  bool in_place = (bshd_in != 0 || bshd_out) && g.D > 0 && g.D % per16 == 0 && g.Dv % per16 == 0 &&
+                  (g.Sq * g.T) % per16 == 0 && g.Dv % 4 == 0 && on16(c.output(0).data);
   for (size_t i = 0; in_place && i < 3; ++i) {
     const DeviceTensor& in = c.input(i);
     in_place = fp16 ? in.half_copy && on16(in.half_copy) : on16(in.data);
@@ -313,14 +327,14 @@ void run_fused_attention(OpContext& c) {
     const void* half[3] = {};
     if (fp16)
       for (size_t i = 0; i < 3; ++i) half[i] = c.half_input(i);
-    attend_in_place(c, g, k, bshd_out, fp16 ? half : nullptr);
+    attend_in_place(c, g, k, bshd_in, bshd_out, fp16 ? half : nullptr);
     return;
   }
   // Otherwise (fp16 without half copies, matrices off 16 bytes): [B, S, H, D]
   // copied to [B, H, S, D] for the strided-batched GEMMs (the layout of
   // Attention's packed 3-D inputs, copy_heads).
   auto as_heads_outer = [&](size_t i, int64_t S, int64_t D) {
-    if (!bshd_in) return c.input(i);
+    if (!bshd(i)) return c.input(i);
     DeviceTensor t = c.allocate(DataType::Float, {g.B, g.Hq, S, D});
     copy_heads(c, c.input(i).data, true, g.B, g.Hq, S, D, t.data, S, 0);
     return t;
