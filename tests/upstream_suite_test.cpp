@@ -48,8 +48,11 @@ TEST(UpstreamSuite, DataIsPresentAndComplete) {
   EXPECT_EQ(per_group["simple"], 23u);
   EXPECT_EQ(per_group["pytorch-converted"], 82u);
   EXPECT_EQ(per_group["pytorch-operator"], 35u);
-  for (const auto& c : suite())
-    if (c.group != "light") EXPECT_FALSE(c.data_sets.empty()) << c.dir;
+  for (const auto& c : suite()) {
+    if (c.group != "light") {
+      EXPECT_FALSE(c.data_sets.empty()) << c.dir;
+    }
+  }
 }
 
 TEST(UpstreamSuite, EveryModelLoadsWithoutErrors) {
