@@ -58,9 +58,12 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     if (const char* lanes = std::getenv("ONNXSCOPE_CUDA_SIM_LANES"); lanes && name == "cuda-sim") {
       char* end = nullptr;
       const long v = std::strtol(lanes, &end, 10);
-      if (end == lanes || *end != '\0' || v < 1 || v > 64)
-        throw Error(Diagnostic{Severity::Error, "bad-option", {},
-                               std::string("ONNXSCOPE_CUDA_SIM_LANES is '") + lanes + "'; it must be 1 to 64", {}});
+      if (end == lanes || *end != '\0' || v < 1 || v > 64) {
+        Diagnostic d;  // named, not a braced temporary: gcc 12 warns of its Location otherwise
+        d.code = "bad-option";
+        d.message = std::string("ONNXSCOPE_CUDA_SIM_LANES is '") + lanes + "'; it must be 1 to 64";
+        throw Error(d);
+      }
       o.sim_lanes = static_cast<int>(v);
     }
     return name == "cuda" ? make_cuda_engine(o) : make_cuda_sim_engine(o);
