@@ -219,14 +219,8 @@ class HostRuntime final : public Runtime {
   void device_gemm_pointers(const GemmPointersArgs& g, MathMode mode) override {
     run_or_record([g, mode] {
       for (int64_t i = 0; i < g.batch; ++i) {
-        GemmArgs one;
-        one.trans_a = g.trans_a;
-        one.trans_b = g.trans_b;
-        one.m = g.m;
-        one.n = g.n;
-        one.k = g.k;
-        one.alpha = g.alpha;
-        one.beta = g.beta;
+        GemmArgs one = gemm_args_of(g);
+        one.batch = 1;
         if (g.half) {  // float16 operands (operand() reads them); C rounded as fp16 rounds it
           one.a_half = g.a[i];
           one.b_half = g.b[i];
@@ -234,10 +228,7 @@ class HostRuntime final : public Runtime {
           one.a = g.a[i];
           one.b = g.b[i];
         }
-        one.lda = g.lda;
-        one.ldb = g.ldb;
         one.c = g.c[i];
-        one.ldc = g.ldc;
         host_gemm(one, mode);
       }
     });

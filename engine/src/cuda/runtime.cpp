@@ -13,6 +13,22 @@
 
 namespace onnxscope::cuda {
 
+GemmArgs gemm_args_of(const GemmPointersArgs& g) {
+  GemmArgs a;
+  a.trans_a = g.trans_a;
+  a.trans_b = g.trans_b;
+  a.m = g.m;
+  a.n = g.n;
+  a.k = g.k;
+  a.alpha = g.alpha;
+  a.beta = g.beta;
+  a.lda = g.lda;
+  a.ldb = g.ldb;
+  a.ldc = g.ldc;
+  a.batch = g.batch;
+  return a;
+}
+
 namespace {
 
 [[noreturn]] void refuse(const std::string& library, const std::string& why) {
@@ -45,19 +61,7 @@ void check_gemm(const GemmArgs& g) {
   if (g.epilogue.residual) throw std::logic_error("a residual is a convolution's epilogue only");
 }
 
-void check_gemm_pointers(const GemmPointersArgs& g) {
-  GemmArgs plain;  // the same sizes and leading dims under cuBLAS's rules
-  plain.trans_a = g.trans_a;
-  plain.trans_b = g.trans_b;
-  plain.m = g.m;
-  plain.n = g.n;
-  plain.k = g.k;
-  plain.lda = g.lda;
-  plain.ldb = g.ldb;
-  plain.ldc = g.ldc;
-  plain.batch = g.batch;
-  check_gemm(plain);
-}
+void check_gemm_pointers(const GemmPointersArgs& g) { check_gemm(gemm_args_of(g)); }
 
 // cuDNN's descriptors: every dim at least 1 and in int, pads not negative,
 // strides and dilations at least 1, each tensor under 2^31 elements; and

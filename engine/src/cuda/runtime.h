@@ -92,6 +92,10 @@ struct GemmPointersArgs {
   bool half = false;  // a and b point at float16: fp16 mode, and only there
 };
 
+// g's sizes, leading dims, scales and batch as a GemmArgs with no operands:
+// what cuBLAS's rules check, and each matrix's GEMM on the host.
+GemmArgs gemm_args_of(const GemmPointersArgs& g);
+
 // y = conv(x, w) with cuDNN's meaning, float32 NCHW: x [n, c, *in],
 // w [k, c / groups, *kernel], y [n, k, *out], 1 to 3 spatial dims,
 // symmetric zero padding (asymmetric pads are applied before, by a copy).
