@@ -267,14 +267,18 @@ Case softmax(Rng& rng, const std::string& op) {
 }
 
 Case reduce(Rng& rng, const std::string& op) {
-  const bool modern = coin(rng);
-  Case c(modern ? 18 : 13);
-  const Shape s = random_shape(rng, 1, 4);
+  // A quarter of ReduceMax's and ReduceMin's cases on bool (opset 20: any,
+  // all), zero-sized dims (an empty set) included.
+  const bool boolean = (op == "ReduceMax" || op == "ReduceMin") && pick(rng, 0, 3) == 0;
+  const bool modern = boolean || coin(rng);
+  Case c(boolean ? 20 : modern ? 18 : 13);
+  Shape s = random_shape(rng, 1, 4);
+  if (boolean && coin(rng)) s[static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(s.size()) - 1))] = 0;
   const int64_t rank = static_cast<int64_t>(s.size());
   double lo = -2, hi = 2;
   if (op == "ReduceLogSum") lo = 0.1;
   if (op == "ReduceProd") lo = 0.5, hi = 1.5;
-  const DataType t = real_type(rng);
+  const DataType t = boolean ? DataType::Bool : real_type(rng);
   c.add_tensor("x", t, s, rng, lo, hi);
   c.note_type(t);
   std::vector<int64_t> axes;
@@ -1040,10 +1044,12 @@ Case rotary(Rng& rng, const std::string&) {
 }
 
 // TopK (opset 1: k an attribute; 10; 11: largest), float32 with NaN and
-// ties, int32, int64; k from 0 to the whole axis.
+// ties, int32, int64, uint64 (from opset 11); k from 0 to the whole axis.
 Case topk(Rng& rng, const std::string&) {
   Case c(choose(rng, std::vector<int64_t>{1, 10, 11}));
-  const DataType t = choose(rng, std::vector<DataType>{real_type(rng), DataType::Int32, DataType::Int64});
+  std::vector<DataType> types = {real_type(rng), DataType::Int32, DataType::Int64};
+  if (c.opset >= 11) types.push_back(DataType::Uint64);
+  const DataType t = choose(rng, types);
   // A third of the cases: lines past 4096 (the cut-then-select kernels), k
   // up to 1024. Half of those nearly all ties (integers all 0, floats
   // mostly -0 and 0), short enough that over 4095 keys tie with fewer than

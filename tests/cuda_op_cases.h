@@ -90,6 +90,9 @@ struct Case {
         case DataType::Float: v.mutable_data<float>()[i] = static_cast<float>(x); break;
         case DataType::Int32: v.mutable_data<int32_t>()[i] = static_cast<int32_t>(std::floor(x)); break;
         case DataType::Int64: v.mutable_data<int64_t>()[i] = static_cast<int64_t>(std::floor(x)); break;
+        case DataType::Uint64:  // negative draws wrap to the top of the range: large and small values both
+          v.mutable_data<uint64_t>()[i] = static_cast<uint64_t>(static_cast<int64_t>(std::floor(x)));
+          break;
         case DataType::Bool: v.mutable_data<uint8_t>()[i] = x > 0 ? 1 : 0; break;
         case DataType::Uint8: v.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(std::fabs(x)); break;
         case DataType::Int8: v.mutable_data<int8_t>()[i] = static_cast<int8_t>(std::floor(x)); break;

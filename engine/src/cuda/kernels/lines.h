@@ -20,6 +20,7 @@ OS_HD bool is_nan_value(float v) { return v != v; }
 OS_HD bool is_nan_value(double v) { return v != v; }
 OS_HD bool is_nan_value(int32_t) { return false; }
 OS_HD bool is_nan_value(int64_t) { return false; }
+OS_HD bool is_nan_value(uint64_t) { return false; }
 
 // ArgMax (max) / ArgMin: the index of the line's extreme, the first one
 // (the last with select_last), a NaN beating every number and the first NaN
@@ -149,6 +150,7 @@ OS_HD uint64_t topk_key(int64_t v, bool largest) {
   const uint64_t u = static_cast<uint64_t>(v) ^ 0x8000000000000000ull;
   return largest ? u : ~u;
 }
+OS_HD uint64_t topk_key(uint64_t v, bool largest) { return largest ? v : ~v; }
 
 // Step 1, a warp per line: the k-th key T, found bit by bit (a radix
 // select: n elements read per key bit), and the last index J admitted among

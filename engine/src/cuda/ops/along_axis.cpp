@@ -102,7 +102,8 @@ constexpr int64_t kTopKLongK = 1024;
 bool topk_reads_on_host(const Node&, size_t i) { return i == 1; }
 
 std::optional<std::string> refuse_topk(const Graph& g, const Node& n) {
-  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16, DataType::Int32, DataType::Int64}, 0, 1))
+  if (auto r = require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16, DataType::Int32, DataType::Int64,
+                                    DataType::Uint64}, 0, 1))
     return r;
   // The other dims may be symbolic (a batch): only the axis must be known.
   const TypeInfo* t = g.type_of(n.inputs[0]);
@@ -176,6 +177,7 @@ void topk(OpContext& c) {
     case DataType::Float: launch_topk<float>(c, x, largest, n, k, inner, items); break;
     case DataType::Int32: launch_topk<int32_t>(c, x, largest, n, k, inner, items); break;
     case DataType::Int64: launch_topk<int64_t>(c, x, largest, n, k, inner, items); break;
+    case DataType::Uint64: launch_topk<uint64_t>(c, x, largest, n, k, inner, items); break;
     default: c.fail("no kernel for " + std::string(dtype_name(x.dtype)));
   }
 }

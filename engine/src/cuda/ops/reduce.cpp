@@ -1,5 +1,6 @@
 // The Reduce* family over any set of axes (kernels/rows.h: one warp per
-// output element), float32 (float16 and bfloat16 through it: run_on_float32).
+// output element), float32 (float16 and bfloat16 through it: run_on_float32;
+// ReduceMax and ReduceMin of bool through it too).
 // Axes come from the attribute, or from input 1
 // read on the host (ReduceSum since opset 13, the others since 18).
 #include <algorithm>
@@ -25,6 +26,8 @@ bool axes_are_input(const std::string& op, int64_t opset) { return op == "Reduce
 bool reduce_reads_on_host(const Node&, size_t i) { return i == 1; }
 
 std::optional<std::string> refuse_reduce(const Graph& g, const Node& n) {
+  if ((n.op_type == "ReduceMax" || n.op_type == "ReduceMin") && declared_type(g, n.inputs[0]) == DataType::Bool)
+    return std::nullopt;  // any / all (opset 20)
   return require_types(g, n, {DataType::Float, DataType::Float16, DataType::BFloat16}, 0, 1);
 }
 
@@ -71,8 +74,48 @@ void run_reduce_f32(OpContext& c) {
   launch(c.rt(), k, rows);
 }
 
+// ReduceMax / ReduceMin of bool (opset 20: any, all) through float32: the
+// values as 0 and 1, the float reduction, then "above 0". An empty max is
+// -inf there, so false, and an empty min +inf, so true: the reference's
+// identities.
+void run_reduce_bool(OpContext& c) {
+  const DeviceTensor& x = c.input(0);
+  DeviceTensor widened = c.allocate(DataType::Float, x.shape);
+  const auto n = static_cast<int64_t>(elements_of(x.shape));
+  if (n > 0) launch(c.rt(), CastKernel{ElemType::Bool, ElemType::Float, x.data, widened.data, false}, n);
+  std::vector<const DeviceTensor*> in(c.input_count(), nullptr);
+  in[0] = &widened;
+  for (size_t i = 1; i < in.size(); ++i) in[i] = c.has_input(i) ? &c.input(i) : nullptr;
+  std::vector<DeviceTensor> out(1);
+  OpContext f = c.over(in, out);
+  run_reduce_f32(f);
+  const DeviceTensor& r = out[0];
+  c.output(0) = c.allocate(DataType::Bool, r.shape);
+  const auto m = static_cast<int64_t>(elements_of(r.shape));
+  if (m == 0) return;
+  Tensor zero = Tensor::zeros(DataType::Float, {});
+  const DeviceTensor z = c.upload(zero);
+  CompareKernel above{};
+  above.op = BinaryOp::Greater;
+  above.type = ElemType::Float;
+  above.bc.rank = 1;
+  above.bc.out[0] = m;
+  above.bc.stride[0][0] = 1;  // the zero: stride 0
+  above.a = r.data;
+  above.b = z.data;
+  above.y = static_cast<bool*>(c.output(0).data);
+  launch(c.rt(), above, m);
+}
+
 // float16 / bfloat16 through float32 (run_on_float32).
-void run_reduce(OpContext& c) { run_on_float32(c, run_reduce_f32); }
+void run_reduce(OpContext& c) {
+  if (c.input(0).dtype == DataType::Bool) {
+    if (c.node().op_type != "ReduceMax" && c.node().op_type != "ReduceMin") c.fail("no kernel for bool");
+    run_reduce_bool(c);
+    return;
+  }
+  run_on_float32(c, run_reduce_f32);
+}
 
 }  // namespace
 
