@@ -1043,6 +1043,32 @@ Case rotary(Rng& rng, const std::string&) {
   return c;
 }
 
+// Det: 1 to 6 rows, batch dims 0 to 2 (one of them 0 at times), a quarter
+// singular (a row repeated) and some needing a row swap (a zero pivot).
+Case det(Rng& rng, const std::string&) {
+  Case c(choose(rng, std::vector<int64_t>{11, 22}));
+  const int64_t n = pick(rng, 1, 6);
+  Shape s;
+  for (int64_t b = pick(rng, 0, 2); b > 0; --b) s.push_back(pick(rng, 0, 3));
+  s.push_back(n);
+  s.push_back(n);
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, s, rng, -1, 1);
+  c.note_type(t);
+  Tensor& x = c.inputs.back().second.tensor();
+  const uint64_t matrices = n ? x.element_count() / static_cast<uint64_t>(n * n) : 0;
+  const int64_t form = pick(rng, 0, 3);
+  for (uint64_t b = 0; b < matrices && n > 1; ++b) {
+    const uint64_t at = b * static_cast<uint64_t>(n * n);
+    if (form == 0)  // singular: row 1 repeats row 0
+      for (int64_t j = 0; j < n; ++j) set_real(x, at + static_cast<uint64_t>(n + j), static_cast<float>(x.element_as_double(at + j)));
+    else if (form == 1)  // a zero first pivot: a row swap to go on
+      set_real(x, at, 0.f);
+  }
+  c.node("Det", {"x"});
+  return c;
+}
+
 // TopK (opset 1: k an attribute; 10; 11: largest), float32 with NaN and
 // ties, int32, int64, uint64 (from opset 11); k from 0 to the whole axis.
 Case topk(Rng& rng, const std::string&) {
@@ -1130,6 +1156,7 @@ const std::map<std::string, Generator>& generators() {
     m["Attention"] = attention;
     m["RotaryEmbedding"] = rotary;
     m["TopK"] = topk;
+    m["Det"] = det;
     add_quantize_generators(m);
     add_einsum_generators(m);
     add_integer_generators(m);

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "cuda/kernels/attention.h"
+#include "cuda/kernels/det.h"
 #include "cuda/kernels/einsum.h"
 #include "cuda/kernels/elementwise.h"
 #include "cuda/kernels/grid_sample.h"
@@ -55,7 +56,7 @@ using AllKernels = KernelList<
     ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel,
     SwiGluKernel, CausalConvKernel, CausalConvStateKernel, LinearAttentionKernel, RoiAlignKernel,
     LogSoftmaxLineKernel, NllLossKernel, NllReduceKernel, TensorScatterKernel,
-    DftKernel, StftKernel, CosineWindowKernel, ReverseSequenceKernel, UnpoolClaimKernel, UnpoolWriteKernel, Col2ImKernel>;
+    DftKernel, StftKernel, CosineWindowKernel, ReverseSequenceKernel, UnpoolClaimKernel, UnpoolWriteKernel, Col2ImKernel, DetKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

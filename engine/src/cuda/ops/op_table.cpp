@@ -182,6 +182,7 @@ const std::map<std::string, OpDef>& table() {
     add_attention_ops(defs);
     add_quantize_ops(defs);
     add_einsum_ops(defs);
+    add_det_ops(defs);
     add_integer_product_ops(defs);
     add_recurrent_ops(defs);
     add_range_ops(defs);
