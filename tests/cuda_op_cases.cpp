@@ -1043,6 +1043,36 @@ Case rotary(Rng& rng, const std::string&) {
   return c;
 }
 
+// DeformConv (opset 19, 2-D): groups and offset groups, strides, pads,
+// dilations, offsets of up to 2.5 pixels (taps landing off the plane read
+// 0), with and without a bias and a mask.
+Case deform_conv(Rng& rng, const std::string&) {
+  Case c(19);
+  const int64_t group = pick(rng, 1, 2), offset_group = pick(rng, 1, 2);
+  const int64_t C = group * offset_group * pick(rng, 1, 2), M = group * pick(rng, 1, 2);
+  const int64_t kH = pick(rng, 1, 3), kW = pick(rng, 1, 3), sH = pick(rng, 1, 2), sW = pick(rng, 1, 2);
+  const int64_t dH = pick(rng, 1, 2), dW = pick(rng, 1, 2), pH = pick(rng, 0, 1), pW = pick(rng, 0, 1);
+  const int64_t H = (kH - 1) * dH + 1 + pick(rng, 0, 4), W = (kW - 1) * dW + 1 + pick(rng, 0, 4), N = pick(rng, 1, 2);
+  const int64_t oH = (H + 2 * pH - ((kH - 1) * dH + 1)) / sH + 1, oW = (W + 2 * pW - ((kW - 1) * dW + 1)) / sW + 1;
+  const DataType t = real_type(rng);
+  c.add_tensor("x", t, {N, C, H, W}, rng, -1, 1);
+  c.add_tensor("w", t, {M, C / group, kH, kW}, rng, -1, 1);
+  c.add_tensor("offset", t, {N, offset_group * kH * kW * 2, oH, oW}, rng, -2.5, 2.5);
+  c.note_type(t);
+  std::vector<std::string> in = {"x", "w", "offset"};
+  const bool mask = coin(rng), bias = coin(rng);
+  if (bias || mask) in.push_back(bias ? c.add_tensor("b", t, {M}, rng, -1, 1) : std::string());
+  if (mask) in.push_back(c.add_tensor("mask", t, {N, offset_group * kH * kW, oH, oW}, rng, 0, 1));
+  auto& n = c.node("DeformConv", in);
+  attr_ints(n, "strides", {sH, sW});
+  attr_ints(n, "dilations", {dH, dW});
+  attr_ints(n, "pads", {pH, pW, pH, pW});
+  if (group > 1) attr_int(n, "group", group);
+  if (offset_group > 1) attr_int(n, "offset_group", offset_group);
+  if (coin(rng)) attr_ints(n, "kernel_shape", {kH, kW});
+  return c;
+}
+
 // Det: 1 to 6 rows, batch dims 0 to 2 (one of them 0 at times), a quarter
 // singular (a row repeated) and some needing a row swap (a zero pivot).
 Case det(Rng& rng, const std::string&) {
@@ -1157,6 +1187,7 @@ const std::map<std::string, Generator>& generators() {
     m["RotaryEmbedding"] = rotary;
     m["TopK"] = topk;
     m["Det"] = det;
+    m["DeformConv"] = deform_conv;
     add_quantize_generators(m);
     add_einsum_generators(m);
     add_integer_generators(m);

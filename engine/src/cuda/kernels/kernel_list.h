@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "cuda/kernels/attention.h"
+#include "cuda/kernels/deform_conv.h"
 #include "cuda/kernels/det.h"
 #include "cuda/kernels/einsum.h"
 #include "cuda/kernels/elementwise.h"
@@ -56,7 +57,7 @@ using AllKernels = KernelList<
     ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel,
     SwiGluKernel, CausalConvKernel, CausalConvStateKernel, LinearAttentionKernel, RoiAlignKernel,
     LogSoftmaxLineKernel, NllLossKernel, NllReduceKernel, TensorScatterKernel,
-    DftKernel, StftKernel, CosineWindowKernel, ReverseSequenceKernel, UnpoolClaimKernel, UnpoolWriteKernel, Col2ImKernel, DetKernel>;
+    DftKernel, StftKernel, CosineWindowKernel, ReverseSequenceKernel, UnpoolClaimKernel, UnpoolWriteKernel, Col2ImKernel, DetKernel, DeformConvKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

@@ -183,6 +183,7 @@ const std::map<std::string, OpDef>& table() {
     add_quantize_ops(defs);
     add_einsum_ops(defs);
     add_det_ops(defs);
+    add_deform_conv_ops(defs);
     add_integer_product_ops(defs);
     add_recurrent_ops(defs);
     add_range_ops(defs);

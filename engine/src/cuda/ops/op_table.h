@@ -152,6 +152,7 @@ void add_loss_ops(std::vector<OpDef>& t);             // NegativeLogLikelihoodLo
 void add_signal_ops(std::vector<OpDef>& t);           // DFT, STFT, HannWindow, HammingWindow, BlackmanWindow
 void add_einsum_ops(std::vector<OpDef>& t);     // Einsum
 void add_det_ops(std::vector<OpDef>& t);        // Det
+void add_deform_conv_ops(std::vector<OpDef>& t);  // DeformConv
 void add_fused_ops(std::vector<OpDef>& t);  // after the others: it reuses their entries
 
 // The types Cast, and the kernels reading through cast_load, take: every
