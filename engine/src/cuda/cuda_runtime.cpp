@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <stdexcept>
 #include <tuple>
@@ -266,8 +267,10 @@ constexpr uint64_t kPinnedFrom = uint64_t{1} << 20;
 // Page-locked host memory for downloads, kept for reuse by size: a
 // benchmark's or a service's outputs come back at the link's full speed
 // instead of through the driver's staging copies (cudaMallocHost is slow
-// itself, so blocks are not given back). At most kMaxBytes held; past that
-// the caller uses heap memory.
+// itself, so blocks are kept for the next run). At most kMaxBytes held:
+// a size not seen before makes room by freeing kept blocks, largest first
+// (a debugging run's many activations do not pin memory for good); what
+// cannot fit goes to heap memory.
 class PinnedPool : public std::enable_shared_from_this<PinnedPool> {
  public:
   static constexpr uint64_t kMaxBytes = uint64_t{512} << 20;
@@ -306,6 +309,12 @@ std::shared_ptr<Buffer> PinnedPool::get(uint64_t bytes) {
     p = it->second;
     free_.erase(it);
   } else {
+    while (held_ + bytes > kMaxBytes && !free_.empty()) {
+      auto largest = std::prev(free_.end());
+      cudaFreeHost(largest->second);
+      held_ -= largest->first;
+      free_.erase(largest);
+    }
     if (held_ + bytes > kMaxBytes) return nullptr;
     if (cudaMallocHost(&p, bytes) != cudaSuccess) {
       cudaGetLastError();
