@@ -32,6 +32,8 @@ std::string scalar(Case& c, const std::string& name, DataType t, double v) {
     case DataType::Double: x.mutable_data<double>()[0] = v; break;
     case DataType::Int16: x.mutable_data<int16_t>()[0] = static_cast<int16_t>(v); break;
     case DataType::Int32: x.mutable_data<int32_t>()[0] = static_cast<int32_t>(v); break;
+    case DataType::Float16: x.mutable_data<uint16_t>()[0] = float_to_half(static_cast<float>(v)); break;
+    case DataType::BFloat16: x.mutable_data<uint16_t>()[0] = float_to_bfloat16(static_cast<float>(v)); break;
     default: x.mutable_data<int64_t>()[0] = static_cast<int64_t>(v); break;
   }
   c.m.input(name, t, {});
@@ -41,10 +43,14 @@ std::string scalar(Case& c, const std::string& name, DataType t, double v) {
 }
 
 Case range(Rng& rng, const std::string&) {
-  Case c(11);
-  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Double, DataType::Int16, DataType::Int32, DataType::Int64});
-  const bool real = t == DataType::Float || t == DataType::Double;
-  const double far = real && coin(rng) ? choose(rng, std::vector<double>{1e6, -3e7, 123456.789}) : 0;
+  // float16 and bfloat16 from opset 27, computed in float32 (stash_type 1,
+  // the default) or double (11); before it in double.
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Double, DataType::Int16, DataType::Int32,
+                                                       DataType::Int64, DataType::Float16, DataType::BFloat16});
+  const bool narrow = t == DataType::Float16 || t == DataType::BFloat16;
+  Case c(narrow ? 27 : 11);
+  const bool real = t == DataType::Float || t == DataType::Double || narrow;
+  const double far = real && !narrow && coin(rng) ? choose(rng, std::vector<double>{1e6, -3e7, 123456.789}) : 0;
   const double start = far + (real ? static_cast<double>(pick(rng, -40, 40)) * 0.1 : static_cast<double>(pick(rng, -20, 20)));
   double delta = real ? choose(rng, std::vector<double>{0.1, 0.3, -0.7, 1.0 / 3.0, 2.5, -0.05}) : static_cast<double>(pick(rng, 1, 4));
   if (!real && coin(rng)) delta = -delta;
@@ -52,7 +58,8 @@ Case range(Rng& rng, const std::string&) {
   scalar(c, "start", t, start);
   scalar(c, "limit", t, start + count * delta + (real ? delta * 0.5 : 0));
   scalar(c, "delta", t, delta);
-  c.node("Range", {"start", "limit", "delta"});
+  auto& n = c.node("Range", {"start", "limit", "delta"});
+  if (narrow && coin(rng)) attr_int(n, "stash_type", choose(rng, std::vector<int64_t>{1, 11}));
   return c;
 }
 

@@ -510,10 +510,24 @@ struct RangeKernel {
   bool integer;
   int64_t start, delta;
   double first, second, step;
+  // float16 / bfloat16 ranges: computed in float32 (opset 27's stash_type 1,
+  // first, second and step rounded to it) or in double, and either way
+  // stored through float32, as the reference stores a narrow value.
+  bool narrow, in_float;
   void* y;
   OS_HD void operator()(int64_t i) const {
     if (integer) {
       cast_store(type, y, i, CastValue{0, 0, static_cast<uint64_t>(start) + static_cast<uint64_t>(i) * static_cast<uint64_t>(delta), 2});
+      return;
+    }
+    if (in_float) {
+      const float f0 = static_cast<float>(first), f1 = static_cast<float>(second), fs = static_cast<float>(step);
+#ifdef __CUDA_ARCH__
+      const float v = i == 0 ? f0 : i == 1 ? f1 : __fadd_rn(f0, __fmul_rn(static_cast<float>(i), fs));
+#else
+      const float v = i == 0 ? f0 : i == 1 ? f1 : f0 + static_cast<float>(i) * fs;
+#endif
+      cast_store(type, y, i, CastValue{static_cast<double>(v), 0, 0, 0});
       return;
     }
 #ifdef __CUDA_ARCH__
@@ -521,7 +535,7 @@ struct RangeKernel {
 #else
     const double v = i == 0 ? first : i == 1 ? second : first + static_cast<double>(i) * step;
 #endif
-    cast_store(type, y, i, CastValue{v, 0, 0, 0});
+    cast_store(type, y, i, CastValue{narrow ? static_cast<double>(static_cast<float>(v)) : v, 0, 0, 0});
   }
 };
 

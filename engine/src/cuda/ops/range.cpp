@@ -1,7 +1,8 @@
 // Range: start, limit and delta read on the host (the output's length
 // depends on them), the values made by one kernel (kernels/elementwise.h
 // RangeKernel) as the reference makes them (core/range_plan.h); float,
-// double, int16, int32 and int64.
+// double, float16, bfloat16 (in float32 under opset 27's stash_type 1, else
+// in double, stored through float32), int16, int32 and int64.
 #include <stdexcept>
 
 #include "core/range_plan.h"
@@ -13,7 +14,8 @@ namespace {
 
 std::optional<std::string> refuse_range(const Graph& g, const Node& n) {
   if (n.inputs.size() != 3) return std::string("Range takes start, limit and delta");
-  return require_types(g, n, {DataType::Float, DataType::Double, DataType::Int16, DataType::Int32, DataType::Int64});
+  return require_types(g, n, {DataType::Float, DataType::Double, DataType::Float16, DataType::BFloat16, DataType::Int16,
+                              DataType::Int32, DataType::Int64});
 }
 
 bool range_reads_on_host(const Node&, size_t) { return true; }
@@ -44,6 +46,18 @@ void run_range(OpContext& c) {
   k.first = p.first;
   k.second = p.second;
   k.step = p.step;
+  k.narrow = t == DataType::Float16 || t == DataType::BFloat16;
+  if (k.narrow && c.opset() >= 27) {
+    const int64_t stash = c.attr_int("stash_type", 1);
+    if (stash != 1 && stash != 11) c.fail("stash_type must be 1 (float) or 11 (double), got " + std::to_string(stash));
+    k.in_float = stash == 1;
+  }
+  if (k.in_float) {  // the first two values and the step in float32, as the reference's
+    const float f0 = static_cast<float>(p.first), f1 = static_cast<float>(static_cast<double>(f0) + p.real_delta);
+    k.first = f0;
+    k.second = f1;
+    k.step = static_cast<double>(f1 - f0);
+  }
   k.y = c.output(0).data;
   launch(c.rt(), k, p.count);
 }
