@@ -79,9 +79,31 @@ Case window(Rng& rng, const std::string& op) {
   return c;
 }
 
+// MelWeightMatrix (opset 17): 1 to 12 filters over spectrograms of 8 to 257
+// bins, hertz ranges from near 0 to the Nyquist frequency (narrow ranges
+// make filters whose edges coincide), every output type the windows take.
+Case mel_weight_matrix(Rng& rng, const std::string&) {
+  Case c(17);
+  const int64_t sample_rate = choose(rng, std::vector<int64_t>{8000, 16000, 22050});
+  const int64_t dft_length = choose(rng, std::vector<int64_t>{14, 15, 64, 255, 512});
+  const int64_t bins = pick(rng, 1, 12);
+  const double nyquist = static_cast<double>(sample_rate) / 2;
+  const float lower = static_cast<float>(choose(rng, std::vector<double>{0.0, 20.0, 300.0}));
+  const float upper = static_cast<float>(std::min(nyquist, lower + choose(rng, std::vector<double>{200.0, 1000.0, nyquist})));
+  auto& node = c.node("MelWeightMatrix", {c.ints("num_mel_bins", {bins}, true), c.ints("dft_length", {dft_length}, true),
+                                          c.ints("sample_rate", {sample_rate}, true), c.float_scalar("lower", lower),
+                                          c.float_scalar("upper", upper)});
+  const DataType t = choose(rng, std::vector<DataType>{DataType::Float, DataType::Double, DataType::Float16, DataType::BFloat16,
+                                                       DataType::Int32, DataType::Uint8});
+  if (t != DataType::Float || coin(rng)) attr_int(node, "output_datatype", static_cast<int64_t>(t));
+  c.note_type(t);
+  return c;
+}
+
 }  // namespace
 
 void add_signal_generators(std::map<std::string, Generator>& m) {
+  m["MelWeightMatrix"] = mel_weight_matrix;
   m["DFT"] = dft;
   m["STFT"] = stft;
   for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"}) m[w] = window;

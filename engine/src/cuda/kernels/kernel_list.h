@@ -57,7 +57,7 @@ using AllKernels = KernelList<
     ScaleRoundKernel, NmsRankKernel, NmsSelectKernel, NmsWriteKernel, PackedCastKernel,
     SwiGluKernel, CausalConvKernel, CausalConvStateKernel, LinearAttentionKernel, RoiAlignKernel,
     LogSoftmaxLineKernel, NllLossKernel, NllReduceKernel, TensorScatterKernel,
-    DftKernel, StftKernel, CosineWindowKernel, ReverseSequenceKernel, UnpoolClaimKernel, UnpoolWriteKernel, Col2ImKernel, DetKernel, DeformConvKernel>;
+    DftKernel, StftKernel, CosineWindowKernel, ReverseSequenceKernel, UnpoolClaimKernel, UnpoolWriteKernel, Col2ImKernel, DetKernel, DeformConvKernel, MelWeightKernel>;
 
 template <class F, class... K>
 constexpr int kernel_index(KernelList<K...>) {

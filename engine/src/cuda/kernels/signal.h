@@ -6,6 +6,7 @@
 // complex product is (ac - bd, ad + bc), std::complex's for finite values.
 #pragma once
 
+#include "core/mel_weights.h"
 #include "cuda/kernels/elementwise.h"
 
 namespace onnxscope::cuda {
@@ -148,6 +149,23 @@ struct CosineWindowKernel {
     if (out == ElemType::Double) static_cast<double*>(y)[n] = v;
     else if (out == ElemType::Float || out == ElemType::Float16 || out == ElemType::BFloat16) store_real(out, y, n, static_cast<float>(v));
     else cast_store(out, y, n, CastValue{v, 0, 0, 0});
+  }
+};
+
+// MelWeightMatrix: element (bin j, filter i) of [spec_bins, mel_bins] from
+// filter i's three edges (computed on the host, core/mel_weights.h), in
+// double, stored as the window kernels store (float types through float32).
+struct MelWeightKernel {
+  ElemType out;
+  int64_t mel_bins;
+  const int64_t* edges;  // mel_bins + 2
+  void* y;
+  OS_HD void operator()(int64_t k) const {
+    const int64_t j = k / mel_bins, i = k % mel_bins;
+    const double v = onnxscope::mel::weight(j, edges[i], edges[i + 1], edges[i + 2]);
+    if (out == ElemType::Double) static_cast<double*>(y)[k] = v;
+    else if (out == ElemType::Float || out == ElemType::Float16 || out == ElemType::BFloat16) store_real(out, y, k, static_cast<float>(v));
+    else cast_store(out, y, k, CastValue{v, 0, 0, 0});
   }
 };
 

@@ -165,9 +165,44 @@ void run_window(OpContext& c) {
   launch(c.rt(), k, size);
 }
 
+bool mel_reads_on_host(const Node&, size_t) { return true; }
+
+// MelWeightMatrix (opset 17): the five scalars read on the host, the edges
+// planned there as the reference plans them (core/mel_weights.h) and
+// uploaded, one thread per element.
+void run_mel_weight_matrix(OpContext& c) {
+  const int64_t mel_bins = host_scalar_int(c, 0, "num_mel_bins");
+  const int64_t dft_length = host_scalar_int(c, 1, "dft_length");
+  const int64_t sample_rate = host_scalar_int(c, 2, "sample_rate");
+  double hz[2] = {};
+  for (size_t k = 3; k < 5; ++k) {
+    const Tensor* t = c.host(k);
+    const char* what = k == 3 ? "lower_edge_hertz" : "upper_edge_hertz";
+    if (!t) c.fail(std::string(what) + " is required");
+    if (!dtype_info(t->dtype()).is_float) c.fail(std::string(what) + " must be a float tensor");
+    if (t->element_count() != 1 || t->rank() > 1) c.fail(std::string(what) + " must be a scalar, got " + shape_to_string(t->shape()));
+    hz[k - 3] = t->element_as_double(0);
+  }
+  if (mel_bins <= 0 || dft_length <= 0 || sample_rate <= 0) c.fail("num_mel_bins, dft_length and sample_rate must be positive");
+  const int64_t type = c.attr_int("output_datatype", 1);
+  if (!window_output_type(type)) c.fail("output_datatype " + std::to_string(type) + " is not supported");
+  const int64_t spec_bins = dft_length / 2 + 1;
+  const std::vector<int64_t> edges = mel::edges(mel_bins, dft_length, sample_rate, hz[0], hz[1]);
+  if (const int64_t j = mel::bin_outside(edges, spec_bins); j != -1)
+    c.fail("mel filter edge " + std::to_string(j) + " falls outside the " + std::to_string(spec_bins) +
+           " spectrogram bins (check the hertz range and sample_rate)");
+  c.output(0) = c.allocate(static_cast<DataType>(type), {spec_bins, mel_bins});
+  Tensor e = Tensor::zeros(DataType::Int64, {static_cast<int64_t>(edges.size())});
+  std::copy(edges.begin(), edges.end(), e.mutable_data<int64_t>());
+  const DeviceTensor edges_d = c.upload(e);
+  MelWeightKernel k{static_cast<ElemType>(type), mel_bins, static_cast<const int64_t*>(edges_d.data), c.output(0).data};
+  launch(c.rt(), k, spec_bins * mel_bins);
+}
+
 }  // namespace
 
 void add_signal_ops(std::vector<OpDef>& t) {
+  t.push_back({"MelWeightMatrix", refuse_window, run_mel_weight_matrix, OpBackend::Kernel, mel_reads_on_host});
   t.push_back({"DFT", refuse_dft, run_dft, OpBackend::Kernel, dft_reads_on_host});
   t.push_back({"STFT", refuse_stft, run_stft, OpBackend::Kernel, stft_reads_on_host});
   for (const char* w : {"HannWindow", "HammingWindow", "BlackmanWindow"})

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "core/mel_weights.h"
 #include "core/quant_plan.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
@@ -461,15 +462,8 @@ void MelWeightMatrix(KernelContext& ctx) {
   const DataType out_t = numeric_output_type(ctx);
   const int64_t spec_bins = dft_length / 2 + 1;
   Tensor& result = ctx.allocate_output(0, out_t, {spec_bins, mel_bins});
-  const double low_mel = 2595.0 * std::log10(1.0 + lower / 700.0);
-  const double high_mel = 2595.0 * std::log10(1.0 + upper / 700.0);
-  // num_mel_bins + 2 edge points; the step divides by their count (as onnx and onnxruntime do).
-  const double mel_step = (high_mel - low_mel) / double(mel_bins + 2);
-  std::vector<int64_t> edges(size_t(mel_bins + 2));
-  for (int64_t i = 0; i < mel_bins + 2; ++i) {
-    const double hz = 700.0 * (std::pow(10.0, (double(i) * mel_step + low_mel) / 2595.0) - 1.0);
-    edges[size_t(i)] = int64_t(std::floor(double(dft_length + 1) * hz / double(sample_rate)));
-  }
+  // num_mel_bins + 2 edge points (core/mel_weights.h, shared with the CUDA kernel).
+  const std::vector<int64_t> edges = mel::edges(mel_bins, dft_length, sample_rate, lower, upper);
   std::vector<double> out(size_t(spec_bins * mel_bins), 0.0);
   auto set = [&](int64_t j, int64_t i, double v) {
     if (j < 0 || j >= spec_bins)
