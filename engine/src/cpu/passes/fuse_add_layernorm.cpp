@@ -12,8 +12,6 @@
 namespace onnxscope::cpu {
 namespace {
 
-bool is_add(const Node& n) { return is_two_input_add(n) && n.outputs.size() == 1 && !n.outputs[0].empty(); }
-
 // The two values certainly have one shape: every dim a known number or a
 // symbolic name on both sides, pairwise equal.
 bool same_shape(const Graph& g, const std::string& a, const std::string& b) {
@@ -46,7 +44,7 @@ bool fuse_add_layernorm(Model& model, PassContext& ctx) {
     const int ai = idx.producer_index(sum);
     if (ai < 0 || remove[static_cast<size_t>(ai)] || !idx.only_read_by(sum, i)) continue;
     const Node& add = g.nodes[static_cast<size_t>(ai)];
-    if (!is_add(add) || elem_type(g, sum) != DataType::Float) continue;
+    if (!is_two_input_add(add) || elem_type(g, sum) != DataType::Float) continue;
     if (!same_shape(g, add.inputs[0], add.inputs[1])) continue;  // then the sum has that shape too
     Node f;
     f.name = unique_node_name(g, (ln.name.empty() ? std::string("LayerNormalization") : ln.name) + "_add");

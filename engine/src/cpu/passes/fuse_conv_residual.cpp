@@ -10,11 +10,6 @@
 #include "cpu/passes/passes.h"
 
 namespace onnxscope::cpu {
-namespace {
-
-bool is_add(const Node& n) { return is_two_input_add(n) && n.outputs.size() == 1 && !n.outputs[0].empty(); }
-
-}  // namespace
 
 bool fuse_conv_residual(Model& model, PassContext& ctx) {
   Graph& g = model.graph;
@@ -23,7 +18,7 @@ bool fuse_conv_residual(Model& model, PassContext& ctx) {
   size_t fused = 0, with_relu = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& add = g.nodes[i];
-    if (remove[i] || !is_add(add) || add.inputs[0] == add.inputs[1] || elem_type(g, add.outputs[0]) != DataType::Float) continue;
+    if (remove[i] || !is_two_input_add(add) || add.inputs[0] == add.inputs[1] || elem_type(g, add.outputs[0]) != DataType::Float) continue;
     for (int side = 0; side < 2; ++side) {
       const std::string& y = add.inputs[static_cast<size_t>(side)];
       const std::string& z = add.inputs[static_cast<size_t>(1 - side)];

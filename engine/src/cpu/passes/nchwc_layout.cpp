@@ -151,7 +151,8 @@ std::optional<std::pair<std::string, std::pair<std::vector<float>, std::vector<f
 }
 
 bool binary_elementwise(const Node& n) {
-  return (is_two_input_add(n) || is_op(n, "Sub") || is_op(n, "Mul")) && n.inputs.size() == 2 && n.outputs.size() == 1;
+  return (is_op(n, "Add") || is_op(n, "Sum") || is_op(n, "Sub") || is_op(n, "Mul")) && n.inputs.size() == 2 &&
+         n.outputs.size() == 1;
 }
 
 }  // namespace
@@ -426,7 +427,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     const bool unary = zero_preserving_unary(model, n) && blocked.count(n.inputs[0]) && plain_missing.count(n.inputs[0]);
     const bool binary = binary_elementwise(n) && n.inputs[0] != n.inputs[1] && blocked.count(n.inputs[0]) &&
                         blocked.count(n.inputs[1]) && blocked[n.inputs[0]].channels == blocked[n.inputs[1]].channels;
-    if (binary && is_two_input_add(n) && !n.outputs[0].empty() && fold_residual(n)) continue;
+    if (binary && is_two_input_add(n) && fold_residual(n)) continue;
     if (unary && !n.outputs[0].empty() && fold_activation(n)) continue;
     if ((unary || binary) && !n.outputs[0].empty()) {
       Node e = n;

@@ -187,7 +187,9 @@ std::string unique_node_name(const Graph& g, const std::string& base) {
   }
 }
 
-bool is_two_input_add(const Node& n) { return (is_op(n, "Add") || is_op(n, "Sum")) && n.inputs.size() == 2; }
+bool is_two_input_add(const Node& n) {
+  return (is_op(n, "Add") || is_op(n, "Sum")) && n.inputs.size() == 2 && n.outputs.size() == 1 && !n.outputs[0].empty();
+}
 
 std::string unique_value_name(const Graph& g, const std::string& base) {
   std::set<std::string> used;

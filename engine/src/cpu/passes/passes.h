@@ -81,7 +81,7 @@ std::optional<size_t> known_rank(const Graph& g, const std::string& name);
 
 bool is_op(const Node& n, const char* op_type);  // default domain
 // Add, or a Sum of two inputs (older exporters write residuals as Sum: the
-// model zoo's ResNet-50).
+// model zoo's ResNet-50), with one named output.
 bool is_two_input_add(const Node& n);
 // A node name that no node of g uses yet, derived from `base`.
 std::string unique_node_name(const Graph& g, const std::string& base);

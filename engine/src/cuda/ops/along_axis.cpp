@@ -106,13 +106,7 @@ std::optional<std::string> refuse_topk(const Graph& g, const Node& n) {
                                     DataType::Uint64}, 0, 1))
     return r;
   // The other dims may be symbolic (a batch): only the axis must be known.
-  const TypeInfo* t = g.type_of(n.inputs[0]);
-  const Initializer* init = g.initializer(n.inputs[0]);
-  std::vector<Dim> dims;
-  if (init)
-    for (int64_t d : init->value.shape()) dims.push_back(Dim::known(d));
-  else if (t && t->is_tensor() && t->shape)
-    dims = *t->shape;
+  const std::vector<Dim> dims = declared_dims(g, n.inputs[0]);
   const Attribute* a = n.attribute("axis");
   const int64_t r = static_cast<int64_t>(dims.size()), axis = a ? a->i : -1;
   if (r > 0 && axis >= -r && axis < r) {

@@ -82,13 +82,11 @@ bool conv_forward(OpContext& c, const Activation& act_in, const DeviceTensor* re
   if (bias && elements_of(bias->shape) != static_cast<uint64_t>(k))
     c.fail("the bias " + shape_to_string(bias->shape) + " does not have " + std::to_string(k) + " elements");
   const int64_t inner = static_cast<int64_t>(elements_of(out) / static_cast<uint64_t>(n * k));
+  a.epilogue = epilogue_of(act);
   a.epilogue.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
   a.epilogue.inner = inner;
   a.epilogue.channels = k;
   a.epilogue.residual = residual ? static_cast<const float*>(residual->data) : nullptr;
-  a.epilogue.act = act.op;
-  a.epilogue.alpha = act.alpha;
-  a.epilogue.beta = act.beta;
   // fp16: the output's half copy, for the next convolution or GEMM (a
   // convolution's output most often feeds one).
   if (residual_fits) a.epilogue.half_out = c.make_half_copy(c.output(0));

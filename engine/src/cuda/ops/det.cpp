@@ -14,11 +14,7 @@ std::optional<std::string> refuse_det(const Graph& g, const Node& n) {
   if (n.inputs.size() != 1) return std::string("Det takes one input");
   if (auto r = require_one_real_type(g, n)) return r;
   // The matrix size known (the batch dims may be symbolic).
-  std::vector<Dim> dims;
-  if (const Initializer* init = g.initializer(n.inputs[0]))
-    for (int64_t d : init->value.shape()) dims.push_back(Dim::known(d));
-  else if (const TypeInfo* t = g.type_of(n.inputs[0]); t && t->is_tensor() && t->shape)
-    dims = *t->shape;
+  const std::vector<Dim> dims = declared_dims(g, n.inputs[0]);
   if (dims.size() < 2 || !dims.back().is_known() || dims.back().value > kDetMaxN)
     return "Det on the device takes matrices of a known size up to " + std::to_string(kDetMaxN);
   return std::nullopt;

@@ -35,15 +35,20 @@ Activation activation_of(const OpContext& c) {
   return a;
 }
 
+Epilogue epilogue_of(const Activation& act) {
+  Epilogue e;
+  e.act = act.op;
+  e.alpha = act.alpha;
+  e.beta = act.beta;
+  return e;
+}
+
 void apply_epilogue(OpContext& c, DeviceTensor& y, const DeviceTensor* bias, int64_t inner, int64_t channels,
                     const Activation& act) {
   const int64_t n = static_cast<int64_t>(elements_of(y.shape));
   if (n == 0) return;
   if (inner <= 0 || channels <= 0) c.fail("bad epilogue geometry");
-  Epilogue e;
-  e.act = act.op;
-  e.alpha = act.alpha;
-  e.beta = act.beta;
+  Epilogue e = epilogue_of(act);
   e.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
   e.inner = inner;
   e.channels = channels;

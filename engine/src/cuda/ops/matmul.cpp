@@ -76,12 +76,9 @@ DeviceTensor matmul_f32(OpContext& c, const DeviceTensor& a, const DeviceTensor&
     if (bias || act.op != UnaryOp::Identity) apply_epilogue(c, result, bias, 1, last, act);
     return result;
   }
-  Epilogue ep;  // bias over the last dim: the rows of cuBLAS's column-major C
+  Epilogue ep = epilogue_of(act);  // bias over the last dim: the rows of cuBLAS's column-major C
   ep.bias = bias ? static_cast<const float*>(bias->data) : nullptr;
   ep.channels = last;
-  ep.act = act.op;
-  ep.alpha = act.alpha;
-  ep.beta = act.beta;
   // fp16: the half copy of a fused node's result, for the GEMMs that read
   // it next (a feed-forward block's second, attention's from Q, K, V).
   if (half_copy) ep.half_out = c.make_half_copy(result);

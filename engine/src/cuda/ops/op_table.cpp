@@ -116,13 +116,24 @@ DataType declared_type(const Graph& g, const std::string& value) {
   return t && t->is_tensor() ? t->elem : DataType::Undefined;
 }
 
+std::vector<Dim> declared_dims(const Graph& g, const std::string& value) {
+  std::vector<Dim> dims;
+  if (value.empty()) return dims;
+  if (const Initializer* i = g.initializer(value)) {
+    for (int64_t d : i->value.shape()) dims.push_back(Dim::known(d));
+  } else if (const TypeInfo* t = g.type_of(value); t && t->is_tensor() && t->shape) {
+    dims = *t->shape;
+  }
+  return dims;
+}
+
 std::optional<Shape> declared_shape(const Graph& g, const std::string& value) {
   if (value.empty()) return std::nullopt;
-  if (const Initializer* i = g.initializer(value)) return i->value.shape();
+  if (const Initializer* i = g.initializer(value)) return i->value.shape();  // a scalar initializer too
   const TypeInfo* t = g.type_of(value);
   if (!t || !t->is_tensor() || !t->shape) return std::nullopt;
   Shape s;
-  for (const Dim& d : *t->shape) {
+  for (const Dim& d : declared_dims(g, value)) {
     if (!d.is_known()) return std::nullopt;
     s.push_back(d.value);
   }

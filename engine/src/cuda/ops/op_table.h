@@ -213,6 +213,8 @@ struct Activation {
   float alpha = 0, beta = 0;
 };
 Activation activation_of(const OpContext& c);
+// An epilogue with `act` and nothing else yet (ops/fused.cpp).
+Epilogue epilogue_of(const Activation& act);
 // y = act(y + bias) in place, one kernel (float32); the bias (or nullptr)
 // indexed by (i / inner) % channels.
 void apply_epilogue(OpContext& c, DeviceTensor& y, const DeviceTensor* bias, int64_t inner, int64_t channels,
@@ -247,6 +249,8 @@ std::vector<std::string> supported_ops();  // "Conv", "onnxscope.cpu::FusedConv"
 // Helpers the rules share: the declared type of a value (Undefined when unknown).
 DataType declared_type(const Graph& g, const std::string& value);
 std::optional<Shape> declared_shape(const Graph& g, const std::string& value);  // nullopt when unknown or symbolic
+// Its dims, symbolic ones included (an initializer's all known); empty when the rank is unknown.
+std::vector<Dim> declared_dims(const Graph& g, const std::string& value);
 std::optional<std::string> require_types(const Graph& g, const Node& n, std::initializer_list<DataType> allowed,
                                          size_t first = 0, size_t count = SIZE_MAX);
 // The rule of the float operators run through run_on_float32: inputs
