@@ -29,7 +29,8 @@ reports the median of the rounds' medians (PyTorch's times moved by up to
 --variant NAME=VALUE (repeatable) times each cuda row again with that
 environment setting, a column each: what one of the engine's fast paths
 gains, in the same run (ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0,
-ONNXSCOPE_CUDA_PINNED=0, ONNXSCOPE_CUDA_HALF_COPIES=0; docs/cuda-engine.md).
+ONNXSCOPE_CUDA_PINNED=0, ONNXSCOPE_CUDA_HALF_COPIES=0,
+ONNXSCOPE_CUDA_FIND_ROUNDS=1; docs/cuda-engine.md).
 
 Prints a Markdown table; ratio = PyTorch median / onnxscope cuda median
 (above 1: onnxscope is faster); "cuda's last run" says whether the timed
@@ -212,8 +213,8 @@ def main() -> int:
     ap.add_argument("--variant", action="append", default=[], metavar="NAME=VALUE[,NAME=VALUE]",
                     help="also time each cuda row with these environment settings (a column each), e.g. "
                          "ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0 (bias and activation as a kernel after cuDNN's and "
-                         "cuBLAS's calls), ONNXSCOPE_CUDA_PINNED=0 (pageable transfers), ONNXSCOPE_CUDA_HALF_COPIES=0; "
-                         "--kernel-epilogues is the first")
+                         "cuBLAS's calls), ONNXSCOPE_CUDA_PINNED=0 (pageable transfers), ONNXSCOPE_CUDA_HALF_COPIES=0, "
+                         "ONNXSCOPE_CUDA_FIND_ROUNDS=1 (one cuDNN Find per convolution); --kernel-epilogues is the first")
     ap.add_argument("--kernel-epilogues", action="store_true", help="--variant ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0")
     ap.add_argument("--profile", action="store_true",
                     help="after each cuda row, `onnxscope run --profile` on the same inputs: where its time goes (to stderr)")
