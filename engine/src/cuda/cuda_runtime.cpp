@@ -710,15 +710,16 @@ class GpuRuntime final : public Runtime {
   // processes running the same ResNet-50 (strict fp32, batch 1) took 2.60
   // ms in one and 3.2 to 3.7 ms in others, from the algorithms they chose.
   // So each candidate's time is the least of find_rounds() finds, and the
-  // candidates are ranked again by it.
+  // candidates are ranked again by it. A later find that fails (memory
+  // for a candidate's buffers, say) ends the refining: the first stands.
   template <class Perf, class Find>
-  static int find_steadily(Perf* perf, int capacity, Find find) {
+  static int find_steadily(Perf* perf, int capacity, const char* what, Find find) {
     int found = 0;
-    find(perf, &found);
+    check(find(perf, &found), what);
     std::vector<Perf> again(static_cast<size_t>(capacity));
     for (int round = 1; round < find_rounds(); ++round) {
       int n = 0;
-      find(again.data(), &n);
+      if (find(again.data(), &n) != CUDNN_STATUS_SUCCESS) break;
       for (int j = 0; j < n; ++j)
         for (int i = 0; i < found; ++i)
           if (perf[i].algo == again[j].algo && perf[i].mathType == again[j].mathType &&
@@ -829,19 +830,20 @@ class GpuRuntime final : public Runtime {
     synchronize();
     if (c.transposed) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
-      const int found = find_steadily(perf, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, [&](cudnnConvolutionBwdDataAlgoPerf_t* out, int* n) {
-        check(dnn().FindConvolutionBackwardDataAlgorithm(dnn_, p->w, p->y, p->conv, p->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
-                                                         n, out),
-              "cudnnFindConvolutionBackwardDataAlgorithm");
-      });
+      const int found = find_steadily(perf, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, "cudnnFindConvolutionBackwardDataAlgorithm",
+                                      [&](cudnnConvolutionBwdDataAlgoPerf_t* out, int* n) {
+                                        return dnn().FindConvolutionBackwardDataAlgorithm(
+                                            dnn_, p->w, p->y, p->conv, p->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, n, out);
+                                      });
       const int i = choose_algorithm(perf, found, mode, &backward_data_transforms, *p);
       p->bwd_algo = perf[i].algo;
     } else {
       cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
-      const int found = find_steadily(perf, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, [&](cudnnConvolutionFwdAlgoPerf_t* out, int* n) {
-        check(dnn().FindConvolutionForwardAlgorithm(dnn_, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, n, out),
-              "cudnnFindConvolutionForwardAlgorithm");
-      });
+      const int found = find_steadily(perf, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, "cudnnFindConvolutionForwardAlgorithm",
+                                      [&](cudnnConvolutionFwdAlgoPerf_t* out, int* n) {
+                                        return dnn().FindConvolutionForwardAlgorithm(
+                                            dnn_, p->x, p->w, p->conv, p->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, n, out);
+                                      });
       const int i = choose_algorithm(perf, found, mode, &forward_transforms, *p);
       p->algo = perf[i].algo;
     }
