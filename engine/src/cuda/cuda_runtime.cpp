@@ -705,13 +705,15 @@ class GpuRuntime final : public Runtime {
     return false;
   }
 
-  // cuDNN's Find times each candidate once, and a run's first problems are
-  // timed while the GPU is still raising its clocks from idle: on an H200,
-  // processes running the same ResNet-50 (strict fp32, batch 1) took 2.60
-  // ms in one and 3.2 to 3.7 ms in others, from the algorithms they chose.
-  // So each candidate's time is the least of find_rounds() finds, and the
-  // candidates are ranked again by it. A later find that fails (memory
-  // for a candidate's buffers, say) ends the refining: the first stands.
+  // cuDNN's Find times each candidate once, so one noisy timing decides (a
+  // run's first problems may be timed while the GPU raises its clocks from
+  // idle), and the choice changed from process to process. So each
+  // candidate's time is the least of find_rounds() finds, and the
+  // candidates are ranked again by it: on an H200, ResNet-50 in fp16 at
+  // batch 1 ran in 1.18 ms against 2.39 with one find, TF32 at batch 32 in
+  // 4.78 against 5.80 (docs/cuda-engine.md). A later find that fails
+  // (memory for a candidate's buffers, say) ends the refining: the first
+  // stands.
   template <class Perf, class Find>
   static int find_steadily(Perf* perf, int capacity, const char* what, Find find) {
     int found = 0;
