@@ -244,20 +244,14 @@ int alignment_of(const void* p) {
 // ONNXSCOPE_CUDA_LIBRARY_EPILOGUES=0 leaves every epilogue to the kernel
 // (to time the difference, or to rule the fused calls out).
 bool library_epilogues_allowed() {
-  static const bool allowed = [] {
-    const char* v = std::getenv("ONNXSCOPE_CUDA_LIBRARY_EPILOGUES");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
+  static const bool allowed = !switched_off("ONNXSCOPE_CUDA_LIBRARY_EPILOGUES");
   return allowed;
 }
 
 // ONNXSCOPE_CUDA_PINNED=0: host memory is never page-locked (downloads into
 // heap memory, inputs copied from where they are), to time the difference.
 bool pinned_transfers_allowed() {
-  static const bool allowed = [] {
-    const char* v = std::getenv("ONNXSCOPE_CUDA_PINNED");
-    return !(v && std::strcmp(v, "0") == 0);
-  }();
+  static const bool allowed = !switched_off("ONNXSCOPE_CUDA_PINNED");
   return allowed;
 }
 
@@ -828,7 +822,7 @@ class GpuRuntime final : public Runtime {
     // later use TF32; fp16 may use tensor cores.
     check(dnn().SetConvolutionMathType(p->conv, mode == MathMode::Fp32 ? CUDNN_FMA_MATH : mode == MathMode::Tf32 ? CUDNN_DEFAULT_MATH : CUDNN_TENSOR_OP_MATH),
           "cudnnSetConvolutionMathType");
-    // Timed once per problem (cuDNN runs the candidates; find_steadily), fastest first.
+    // Timed at the problem's first run (cuDNN runs the candidates; find_steadily), fastest first.
     synchronize();
     if (c.transposed) {
       cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];

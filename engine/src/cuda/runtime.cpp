@@ -212,10 +212,12 @@ void Runtime::gemm(const GemmArgs& g, MathMode mode) {
   if (!device_gemm(g, mode) && g.epilogue.any()) run_epilogue(*this, g.epilogue, g.c, g.batch * g.m * g.n);
 }
 
-bool Runtime::half_copies_by_default() {
-  const char* v = std::getenv("ONNXSCOPE_CUDA_HALF_COPIES");
-  return !(v && std::string(v) == "0");
+bool switched_off(const char* name) {
+  const char* v = std::getenv(name);
+  return v && std::strcmp(v, "0") == 0;
 }
+
+bool Runtime::half_copies_by_default() { return !switched_off("ONNXSCOPE_CUDA_HALF_COPIES"); }
 
 void Runtime::gemm_pointers(const GemmPointersArgs& g, MathMode mode) {
   if ((mode == MathMode::Fp16) != g.half) throw std::logic_error("a pointer-array GEMM's operands are float16 in fp16 mode, and only there");

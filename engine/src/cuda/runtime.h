@@ -237,6 +237,11 @@ class Runtime : public std::enable_shared_from_this<Runtime> {
   std::shared_ptr<std::atomic<uint64_t>> live_ = std::make_shared<std::atomic<uint64_t>>(0);
 };
 
+// True when the environment sets `name` to "0": the off switch of one of
+// the GPU's fast paths (ONNXSCOPE_CUDA_LIBRARY_EPILOGUES, _PINNED,
+// _HALF_COPIES; docs/cuda-engine.md), to time the difference or rule it out.
+bool switched_off(const char* name);
+
 // The epilogue as its kernel over y (source 0), and that kernel launched
 // over `count` elements.
 EpilogueKernel epilogue_kernel(const Epilogue& e, float* y);
