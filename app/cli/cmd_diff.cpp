@@ -87,9 +87,8 @@ Runner add_diff_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("diff", "Run engines (and dumps) side by side; first divergence and per-node blame against the first");
   struct Args {
     std::string model, engines = "reference,cpu", report;
-    double rtol = 1e-4, atol = 1e-5;
-    int64_t ulp = -1;
-    bool json = false, no_blame = false;
+    ToleranceArgs tol;
+    bool json = false, no_blame = false, fail_fast = false;
     size_t top = 10;
     EngineArgs eng;
     InputArgs in;
@@ -99,13 +98,13 @@ Runner add_diff_command(CLI::App& app) {
   cmd->add_option("--engines", a->engines,
                   "A (baseline), B[, C...]: engine names or dumps, e.g. reference,cpu or reference,cpu,dump:torch.h5")
       ->capture_default_str();
-  cmd->add_option("--rtol", a->rtol, "Relative tolerance")->capture_default_str();
-  cmd->add_option("--atol", a->atol, "Absolute tolerance")->capture_default_str();
-  cmd->add_option("--ulp", a->ulp, "Compare by ULP distance (float types) instead of rtol/atol");
+  add_tolerance_options(cmd, a->tol);
   cmd->add_option("--top", a->top, "How many blamed nodes to list")->capture_default_str();
   cmd->add_option("--report", a->report, "Also write the report as Markdown to this file");
   cmd->add_flag("--json", a->json, "Print one JSON document");
   cmd->add_flag("--no-blame", a->no_blame, "Skip re-running each node alone");
+  cmd->add_flag("--fail-fast", a->fail_fast,
+                "Stop at the first divergent node: B's run ends there, and only the nodes up to it are compared and blamed");
   cmd->add_option("--threads", a->eng.threads, "cpu: intra-op threads (0: every core)");
   add_limit_options(cmd, a->eng.limits);
   add_precision_option(cmd, a->eng.precision);
@@ -113,12 +112,13 @@ Runner add_diff_command(CLI::App& app) {
   return [a]() -> int {
     std::vector<Side> sides;
     if (!parse_sides(a->engines, a->eng.settings(), sides)) return kExitUsage;
-    std::shared_ptr<const Model> m = load_valid_model(a->model);
-    if (!m) return kExitBadInput;
     DiffReportContext ctx;
     ctx.model_path = a->model;
-    ctx.tolerance = DiffTolerance{a->rtol, a->atol, a->ulp};
+    ctx.tolerance = a->tol.make();
     ctx.top = a->top;
+    std::shared_ptr<const Model> m = load_valid_model(a->model);
+    if (!m) return kExitBadInput;
+    bool any_divergence = false;
     try {
       const Side* dump_side = nullptr;
       for (Side& s : sides)
@@ -131,22 +131,30 @@ Runner add_diff_command(CLI::App& app) {
         }
       InputSpec spec = a->in.spec();
       ctx.inputs = a->in.describe();
-      // With a dump among the sources and no inputs given, feed the (first) dump's inputs.
+      // With a dump among the sources and no inputs given, feed the (first)
+      // dump's inputs: every one of them, or an error.
       if (dump_side && !a->in.given()) {
         for (const auto& e : dump_side->dump->inputs)
           if (e.data) spec.from_dump[e.name] = *e.data;
+        spec.dump_must_cover = true;
         ctx.inputs = "the inputs stored in " + dump_side->dump_path;
       }
-      NamedValues inputs = make_inputs(*m, spec);
+      std::vector<InputNote> notes;
+      NamedValues inputs = make_cli_inputs(*m, a->in, spec, &notes);
+      for (const auto& n : notes) ctx.inputs += "; " + n.text;
       std::vector<Capture> captures;
-      for (Side& s : sides)
-        captures.push_back(s.engine ? capture_run(*s.engine, m, inputs)
-                                    : capture_from_dump(*s.dump, m.get(), "dump:" + s.dump_path));
+      for (Side& s : sides) {
+        if (!s.engine) captures.push_back(capture_from_dump(*s.dump, m.get(), "dump:" + s.dump_path));
+        else if (a->fail_fast && !captures.empty())
+          captures.push_back(capture_run_until_divergence(*s.engine, m, inputs, captures[0], ctx.tolerance));
+        else captures.push_back(capture_run(*s.engine, m, inputs));
+      }
       std::string text, markdown;
       nlohmann::json pairs = nlohmann::json::array();
       for (size_t k = 1; k < sides.size(); ++k) {
         const Side &sa = sides[0], &sb = sides[k];
-        DiffReport report = diff_captures(*m, captures[0], captures[k], ctx.tolerance);
+        DiffReport report = diff_captures(*m, captures[0], captures[k], ctx.tolerance, a->fail_fast);
+        any_divergence = any_divergence || report.first_divergence.has_value();
         if (a->no_blame) {
           ctx.blame_note = "blame: skipped (--no-blame)";
         } else if (sb.engine) {
@@ -163,6 +171,7 @@ Runner add_diff_command(CLI::App& app) {
         text += (k > 1 ? "\n" : "") + diff_report_text(report, ctx);
         markdown += (k > 1 ? "\n" : "") + diff_report_markdown(report, ctx);
         pairs.push_back(nlohmann::json::parse(diff_report_json(report, ctx)));
+        if (a->fail_fast && report.first_divergence) break;
       }
       if (a->json) std::cout << (pairs.size() == 1 ? pairs[0] : nlohmann::json{{"pairs", pairs}}).dump(2) << "\n";
       else std::cout << text;
@@ -178,7 +187,8 @@ Runner add_diff_command(CLI::App& app) {
       std::cerr << "onnxscope: " << e.what() << "\n";
       return kExitBadInput;
     }
-    return kExitOk;
+    // Like conformance drift: a divergence fails a CI step.
+    return any_divergence ? kExitDrift : kExitOk;
   };
 }
 
@@ -186,8 +196,7 @@ Runner add_reduce_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("reduce", "Cut a model down to the smallest piece that still diverges between two engines");
   struct Args {
     std::string model, engines = "reference,cpu", out;
-    double rtol = 1e-4, atol = 1e-5;
-    int64_t ulp = -1;
+    ToleranceArgs tol;
     EngineArgs eng;
     InputArgs in;
   };
@@ -195,9 +204,7 @@ Runner add_reduce_command(CLI::App& app) {
   cmd->add_option("MODEL", a->model, "ONNX model file")->required();
   cmd->add_option("--engines", a->engines, "A (baseline) and B")->capture_default_str();
   cmd->add_option("--out", a->out, "Folder to write (model.onnx + test_data_set_0)")->required();
-  cmd->add_option("--rtol", a->rtol, "Relative tolerance")->capture_default_str();
-  cmd->add_option("--atol", a->atol, "Absolute tolerance")->capture_default_str();
-  cmd->add_option("--ulp", a->ulp, "Compare by ULP distance instead");
+  add_tolerance_options(cmd, a->tol);
   add_limit_options(cmd, a->eng.limits);
   add_precision_option(cmd, a->eng.precision);
   add_input_options(cmd, a->in);
@@ -206,9 +213,9 @@ Runner add_reduce_command(CLI::App& app) {
     if (!make_engine_pair(a->engines, a->eng.settings(), ea, eb)) return kExitUsage;
     std::shared_ptr<const Model> m = load_valid_model(a->model);
     if (!m) return kExitBadInput;
-    DiffTolerance tol{a->rtol, a->atol, a->ulp};
+    DiffTolerance tol = a->tol.make();
     try {
-      NamedValues inputs = make_inputs(*m, a->in.spec());
+      NamedValues inputs = make_cli_inputs(*m, a->in, a->in.spec());
       Capture ca = capture_run(*ea, m, inputs);
       Capture cb = capture_run(*eb, m, inputs);
       DiffReport report = diff_captures(*m, ca, cb, tol);

@@ -7,11 +7,15 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <fstream>
 #include <regex>
+#include <set>
+#include <sstream>
 
 #include "commands.h"
 #include "engine_args.h"
 #include "onnxscope/diff.h"
+#include "onnxscope/diff_report.h"
 #include "onnxscope/dump.h"
 #include "onnxscope/engines.h"
 #include "onnxscope/inputs.h"
@@ -86,7 +90,7 @@ Runner add_dump_command(CLI::App& app) {
       }
     }
     try {
-      NamedValues inputs = make_inputs(*m, a->in.spec());
+      NamedValues inputs = make_cli_inputs(*m, a->in, a->in.spec());
       DumpWriter writer(a->out, header_for(*m, a->model, a->eng), wo);
       for (const auto& [name, v] : inputs) writer.write_input(name, v);
       DumpObserver obs(writer);
@@ -109,13 +113,81 @@ Runner add_dump_command(CLI::App& app) {
   };
 }
 
+namespace {
+
+// A stats-only entry on either side: the summaries are all there is to compare.
+TensorDiff stats_diff(const DumpEntry& x, const DumpEntry& y, const DiffTolerance& tol) {
+  const TensorStats &s = x.stats, &t = y.stats;
+  TensorDiff d;
+  d.dtype_a = dtype_from_name(x.dtype).value_or(DataType::Undefined);
+  d.dtype_b = dtype_from_name(y.dtype).value_or(DataType::Undefined);
+  d.rule = tol.rule_for(x.name, d.dtype_a, d.dtype_b);
+  d.elements = s.elements;
+  d.nan_a = s.nan_count;
+  d.nan_b = t.nan_count;
+  d.inf_a = s.inf_count;
+  d.inf_b = t.inf_count;
+  const double dm = std::fabs(s.mean - t.mean);
+  const bool bad = !(dm <= d.rule.atol + d.rule.rtol * std::fabs(s.mean)) || s.nan_count != t.nan_count ||
+                   s.inf_count != t.inf_count || x.shape != y.shape;
+  d.max_abs = dm;
+  if (bad) {
+    d.comparable = false;
+    d.problem = "stats only: mean A=" + format_value(s.mean, DataType::Double) + " B=" + format_value(t.mean, DataType::Double) +
+                ", NaN A=" + std::to_string(s.nan_count) + " B=" + std::to_string(t.nan_count) + ", inf A=" +
+                std::to_string(s.inf_count) + " B=" + std::to_string(t.inf_count);
+  }
+  return d;
+}
+
+std::string compare_text(const DiffReport& r, const DiffTolerance& tol, const std::vector<std::string>& tensor_of) {
+  std::ostringstream o;
+  o << "A = " << r.a << ", B = " << r.b << "; tolerance " << tol.describe() << "\n";
+  for (size_t i = 0; i < r.nodes.size(); ++i) {
+    const NodeDiff& n = r.nodes[i];
+    std::string st = diff_status_text(n);
+    char head[64];
+    std::snprintf(head, sizeof head, "%-12s", st.c_str());
+    o << head << tensor_of[i] << "  (" << n.node << ")";
+    if (!n.outputs.empty() && n.outputs[0].second.comparable) o << "  max|A-B| " << short_num(n.total_score);
+    if (std::string note = diff_node_note(n); !note.empty()) o << "  " << note;
+    o << "\n";
+  }
+  size_t compared = 0, only_a = 0, only_b = 0;
+  for (const auto& n : r.nodes) {
+    compared += !n.outputs.empty();
+    only_a += n.only_in_a.size();
+    only_b += n.only_in_b.size();
+  }
+  o << compared << " tensors compared, " << r.diverging() << " diverge; " << only_a << " only in A, " << only_b
+    << " only in B\n";
+  if (size_t k = r.types_differ())
+    o << k << " compared tensor(s) differ in element type between A and B; their values were converted to double and "
+      << "held to the looser type's tolerance\n";
+  if (r.stopped_early) o << "stopped at the first divergence (--fail-fast): later tensors were not compared\n";
+  if (r.first_divergence) {
+    const NodeDiff& n = r.nodes[*r.first_divergence];
+    o << "first divergence: tensor '" << tensor_of[*r.first_divergence] << "' (node " << n.node << "); "
+      << diff_divergence_detail(n) << "\n";
+  } else {
+    o << "no divergence\n";
+  }
+  if (r.first_nonfinite) {
+    const NodeDiff& n = r.nodes[*r.first_nonfinite];
+    o << "first non-finite value: tensor '" << tensor_of[*r.first_nonfinite] << "' (node " << n.node << "): "
+      << nonfinite_counts_text(n.outputs[0].second) << "\n";
+  }
+  return o.str();
+}
+
+}  // namespace
+
 Runner add_compare_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("compare", "Diff two HDF5 dumps tensor by tensor");
   struct Args {
-    std::string a, b, model;
-    double rtol = 1e-4, atol = 1e-5;
-    int64_t ulp = -1;
-    bool json = false;
+    std::string a, b, model, report;
+    ToleranceArgs tol;
+    bool json = false, fail_fast = false;
     double timeout = 60;
   };
   auto a = std::make_shared<Args>();
@@ -125,11 +197,12 @@ Runner add_compare_command(CLI::App& app) {
       ->capture_default_str();
   cmd->add_option("B", a->b, "Dump to compare")->required();
   cmd->add_option("--model", a->model, "Order by this model's topology");
-  cmd->add_option("--rtol", a->rtol, "Relative tolerance")->capture_default_str();
-  cmd->add_option("--atol", a->atol, "Absolute tolerance")->capture_default_str();
-  cmd->add_option("--ulp", a->ulp, "Compare by ULP distance instead");
+  add_tolerance_options(cmd, a->tol);
   cmd->add_flag("--json", a->json, "Print one JSON document");
+  cmd->add_option("--report", a->report, "Also write the comparison as Markdown to this file");
+  cmd->add_flag("--fail-fast", a->fail_fast, "Stop at the first divergent tensor");
   return [a]() -> int {
+    const DiffTolerance tol = a->tol.make();
     DumpFile da, db;
     try {
       DumpReadOptions ro;
@@ -140,73 +213,118 @@ Runner add_compare_command(CLI::App& app) {
       std::cerr << "onnxscope: " << e.what() << "\n";
       return kExitBadInput;
     }
-    // Order: the model's node order when given, else A's topological indices.
-    std::vector<std::string> order;
-    std::map<std::string, std::string> producer;
+    const std::string &ha = da.header.model_sha256, &hb = db.header.model_sha256;
+    if (!ha.empty() && !hb.empty() && ha != hb)
+      std::cerr << "onnxscope: warning: " << a->a << " and " << a->b << " were made from different model files ("
+                << (da.header.model_path.empty() ? "?" : da.header.model_path) << " and "
+                << (db.header.model_path.empty() ? "?" : db.header.model_path)
+                << ", SHA-256 differs); tensors are matched by name\n";
+    // Steps in order, one tensor each: the model's node order when given,
+    // else A's topological order; then what only B holds.
+    std::vector<DiffStep> steps;
+    std::vector<std::string> tensor_of;
+    std::set<std::string> placed;
+    auto add_step = [&](const std::string& tensor, const std::string& node, const std::string& op) {
+      if (!placed.insert(tensor).second) return;
+      steps.push_back({node, op, steps.size(), {tensor}});
+      tensor_of.push_back(tensor);
+    };
+    std::map<std::string, const DumpEntry*> ia, ib;
+    for (const auto& e : da.tensors) ia[e.name] = &e;
+    for (const auto& e : db.tensors) ib[e.name] = &e;
     if (!a->model.empty()) {
       LoadResult r = load_model_file(a->model, plugin_load_options());
       if (!r.model) {
         std::cerr << "onnxscope: cannot load " << a->model << "\n";
         return kExitBadInput;
       }
-      for (size_t i = 0; i < r.model->graph.nodes.size(); ++i)
-        for (const auto& o : r.model->graph.nodes[i].outputs)
-          if (!o.empty()) {
-            order.push_back(o);
-            producer[o] = r.model->graph.nodes[i].label(i);
-          }
-    } else {
-      for (const auto& e : da.tensors) {
-        order.push_back(e.name);
-        producer[e.name] = e.node;
+      if (const std::string h = file_sha256(a->model); (!ha.empty() && ha != h) || (!hb.empty() && hb != h))
+        std::cerr << "onnxscope: note: " << a->model << " is not the file "
+                  << (!ha.empty() && ha != h ? a->a : a->b) << " was made from (SHA-256 differs)\n";
+      for (size_t i = 0; i < r.model->graph.nodes.size(); ++i) {
+        const Node& n = r.model->graph.nodes[i];
+        for (const auto& o : n.outputs)
+          if (!o.empty() && (ia.count(o) || ib.count(o))) add_step(o, n.label(i), n.op_type);
       }
     }
-    std::map<std::string, const DumpEntry*> ia, ib;
-    for (const auto& e : da.tensors) ia[e.name] = &e;
-    for (const auto& e : db.tensors) ib[e.name] = &e;
-    DiffTolerance tol{a->rtol, a->atol, a->ulp};
-    nlohmann::json rows = nlohmann::json::array();
-    std::string first;
-    size_t compared = 0, missing = 0;
-    for (const auto& name : order) {
-      auto x = ia.find(name), y = ib.find(name);
-      if (x == ia.end() || y == ib.end()) {
-        ++missing;
-        continue;
-      }
-      nlohmann::json row{{"tensor", name}, {"node", producer[name]}};
-      bool diverges;
-      if (x->second->data && y->second->data) {
-        TensorDiff d = diff_tensors(*x->second->data, *y->second->data, tol);
-        diverges = !d.within();
-        row.update({{"max_abs", d.max_abs}, {"max_rel", d.max_rel}, {"cosine", d.cosine},
-                    {"out_of_tolerance", d.out_of_tolerance}, {"problem", d.problem}});
-      } else {
-        // Stats-only dumps: compare the summaries.
-        const auto& s = x->second->stats;
-        const auto& t = y->second->stats;
-        double dm = std::fabs(s.mean - t.mean);
-        diverges = dm > tol.atol + tol.rtol * std::fabs(s.mean) || s.nan_count != t.nan_count;
-        row.update({{"mean_a", s.mean}, {"mean_b", t.mean}, {"stats_only", true}});
-      }
-      row["diverges"] = diverges;
-      if (diverges && first.empty()) first = name;
-      ++compared;
-      rows.push_back(row);
+    for (const auto* d : {&da, &db})
+      for (const auto& e : d->tensors) add_step(e.name, e.node.empty() ? "?" : e.node, e.op_type);
+    Capture ca = capture_from_dump(da, nullptr, a->a), cb = capture_from_dump(db, nullptr, a->b);
+    DiffReport rep = diff_steps(steps, ca, cb, tol);
+    // Stats-only entries: compared by their summaries.
+    for (size_t i = 0; i < rep.nodes.size(); ++i) {
+      auto x = ia.find(tensor_of[i]), y = ib.find(tensor_of[i]);
+      NodeDiff& n = rep.nodes[i];
+      if ((x == ia.end()) != (y == ib.end()) && n.outputs.empty() && n.only_in_a.empty() && n.only_in_b.empty())
+        (x != ia.end() ? n.only_in_a : n.only_in_b).push_back(tensor_of[i]);  // a stats-only entry on one side
+      if (x == ia.end() || y == ib.end() || (x->second->data && y->second->data)) continue;
+      n.only_in_a.clear();
+      n.only_in_b.clear();
+      TensorDiff d = stats_diff(*x->second, *y->second, tol);
+      n.diverges = !d.within();
+      n.total_score = d.comparable ? d.max_abs : INFINITY;
+      n.outputs = {{tensor_of[i], d}};
+    }
+    rep.first_divergence.reset();
+    rep.first_nonfinite.reset();
+    for (size_t i = 0; i < rep.nodes.size(); ++i) {
+      if (rep.nodes[i].diverges && !rep.first_divergence) rep.first_divergence = i;
+      for (const auto& [name, d] : rep.nodes[i].outputs)
+        if (d.comparable && d.any_nonfinite() && !rep.first_nonfinite) rep.first_nonfinite = i;
+    }
+    if (a->fail_fast && rep.first_divergence && *rep.first_divergence + 1 < rep.nodes.size()) {
+      rep.nodes.resize(*rep.first_divergence + 1);
+      tensor_of.resize(rep.nodes.size());
+      rep.stopped_early = true;
+      if (rep.first_nonfinite && *rep.first_nonfinite >= rep.nodes.size()) rep.first_nonfinite.reset();
+    }
+    DiffReportContext ctx;
+    ctx.model_path = a->model;
+    ctx.inputs = "the inputs stored in each dump";
+    ctx.tolerance = tol;
+    ctx.blame_note = "blame: none (A and B are both dumps; nothing can re-run a node)";
+    size_t compared = 0, only_a = 0, only_b = 0;
+    for (const auto& n : rep.nodes) {
+      compared += !n.outputs.empty();
+      only_a += n.only_in_a.size();
+      only_b += n.only_in_b.size();
     }
     if (a->json) {
-      nlohmann::json j{{"a", a->a}, {"b", a->b}, {"tensors", rows}, {"compared", compared}, {"only_in_one", missing}};
-      if (!first.empty()) j["first_divergence"] = first;
-      std::cout << j.dump(2) << "\n";
+      nlohmann::json j = nlohmann::json::parse(diff_report_json(rep, ctx));
+      // Tensor-level keys (a dump is a list of tensors).
+      nlohmann::json rows = nlohmann::json::array();
+      for (size_t i = 0; i < rep.nodes.size(); ++i) {
+        nlohmann::json row = j["nodes"][i];
+        row["tensor"] = tensor_of[i];
+        rows.push_back(row);
+      }
+      j.erase("nodes");
+      j["tensors"] = rows;
+      j["compared"] = compared;
+      j["only_in_one"] = only_a + only_b;
+      j["only_in_a_count"] = only_a;
+      j["only_in_b_count"] = only_b;
+      if (rep.first_divergence) {
+        j["first_divergence_node"] = j["first_divergence"];
+        j["first_divergence"] = tensor_of[*rep.first_divergence];
+      }
+      if (rep.first_nonfinite) {
+        j["first_nonfinite_node"] = j["first_nonfinite"];
+        j["first_nonfinite"] = tensor_of[*rep.first_nonfinite];
+      }
+      std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
-      for (const auto& r : rows)
-        std::cout << (r["diverges"].get<bool>() ? "DIVERGES " : "ok       ") << r["tensor"].get<std::string>()
-                  << "  (" << r["node"].get<std::string>() << ")"
-                  << (r.contains("max_abs") ? "  max|A-B| " + short_num(r["max_abs"].get<double>()) : "") << "\n";
-      std::cout << compared << " tensors compared, " << missing << " present in only one dump\n";
-      std::cout << (first.empty() ? "no divergence\n" : "first divergence: tensor '" + first + "' (node " + producer[first] + ")\n");
+      std::cout << compare_text(rep, tol, tensor_of);
     }
-    return kExitOk;
+    if (!a->report.empty()) {
+      std::ofstream out(a->report);
+      out << diff_report_markdown(rep, ctx);
+      if (!out) {
+        std::cerr << "onnxscope: cannot write " << a->report << "\n";
+        return kExitBadInput;
+      }
+    }
+    return rep.first_divergence ? kExitDrift : kExitOk;
   };
 }
 

@@ -1,4 +1,7 @@
 // onnxscope inspect MODEL [--json]: what a model is, and what is wrong with it.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -34,6 +37,11 @@ std::vector<PluginNode> plugin_nodes(const Model& m) {
   };
   walk(m.graph, "main");
   return out;
+}
+
+bool same_file(int a, int b) {
+  struct stat x {}, y {};
+  return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
 }
 
 }  // namespace
@@ -80,9 +88,13 @@ Runner add_inspect_command(CLI::App& app) {
                     << "' (" << pn.kernel->path << ")" << (pn.kernel->description.empty() ? "" : ": " + pn.kernel->description)
                     << "\n";
       }
-      // Errors go to stderr too, so a pipeline that only shows stderr still says why it failed.
-      for (const auto& d : r.diagnostics.items())
-        if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";
+      // Errors go to stderr too, so a pipeline that only shows stderr still
+      // says why it failed; not when stderr is stdout (a terminal, 2>&1),
+      // where the summary above already said it.
+      std::cout.flush();
+      if (!same_file(STDOUT_FILENO, STDERR_FILENO))
+        for (const auto& d : r.diagnostics.items())
+          if (d.severity == Severity::Error) std::cerr << "onnxscope: " << d.to_string() << "\n";
     }
     return r.ok() ? kExitOk : kExitBadInput;
   };

@@ -2,6 +2,7 @@
 // --explain lists which kernel ran every node.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <map>
 #include <iomanip>
 #include <iostream>
@@ -50,6 +51,31 @@ struct Explain : Observer {
   }
 };
 
+// NaN and Inf counts of a value's tensors (sequence items and map values
+// included).
+struct NonFinite {
+  uint64_t nan = 0, inf = 0, elements = 0;
+  void add(const Value& v) {
+    if (v.is_sequence())
+      for (const auto& item : v.items()) add(item);
+    if (v.is_map()) add(Value(v.map_values()));
+    if (!v.is_tensor() || v.tensor().is_string() || !dtype_info(v.tensor().dtype()).is_float) return;
+    const Tensor& t = v.tensor();
+    elements += t.element_count();
+    for (uint64_t i = 0; i < t.element_count(); ++i) {
+      const double x = t.element_as_double(i);
+      nan += std::isnan(x);
+      inf += std::isinf(x);
+    }
+  }
+  std::string text() const {
+    std::string s;
+    if (nan) s += std::to_string(nan) + " NaN";
+    if (inf) s += (s.empty() ? "" : ", ") + std::to_string(inf) + " inf";
+    return s.empty() ? s : s + " of " + std::to_string(elements) + " elements";
+  }
+};
+
 void print_value(const std::string& name, const Value& v) {
   std::cout << name << ": " << v.describe();
   if (v.is_tensor() && !v.tensor().is_string() && v.tensor().element_count() > 0) {
@@ -59,8 +85,27 @@ void print_value(const std::string& name, const Value& v) {
     for (uint64_t i = 0; i < std::min<uint64_t>(n, 8); ++i) std::cout << (i ? ", " : "") << t.element_as_double(i);
     std::cout << (n > 8 ? ", ...]" : "]");
   }
+  NonFinite nf;
+  nf.add(v);
+  if (!nf.text().empty()) std::cout << "  (" << nf.text() << ")";
   std::cout << "\n";
 }
+
+// --validate: the first node (in the order run) whose outputs hold NaN or Inf.
+struct FirstNonFinite : Observer {
+  std::string where;
+  void on_node(const NodeEvent& e) override {
+    if (!where.empty()) return;
+    for (size_t k = 0; k < e.outputs.size() && k < e.node->outputs.size(); ++k) {
+      NonFinite nf;
+      nf.add(e.outputs[k]);
+      if (nf.nan + nf.inf)
+        where = "node '" + e.node->label(e.node_index) + "' (" + e.node->op_type + ", graph " + std::string(e.graph_path) +
+                ") output '" + e.node->outputs[k] + "': " + nf.text();
+      if (!where.empty()) return;
+    }
+  }
+};
 
 }  // namespace
 
@@ -72,12 +117,16 @@ Runner add_run_command(CLI::App& app) {
   auto explain = std::make_shared<bool>(false);
   auto out_path = std::make_shared<std::string>();
   auto profile = std::make_shared<bool>(false);
+  auto validate = std::make_shared<bool>(false);
   cmd->add_option("MODEL", *model, "ONNX model file")->required();
   add_engine_options(cmd, *eng);
   add_input_options(cmd, *inputs);
   cmd->add_flag("--explain", *explain, "List every node as the engine ran it, with the kernel that ran it");
   cmd->add_option("--out", *out_path, "Also write the inputs and outputs to this HDF5 file (dump format)");
   cmd->add_flag("--profile", *profile, "Run twice (the first warms caches) and print time by operator and kernel");
+  cmd->add_flag("--validate", *validate,
+                "Check every node's outputs for NaN and Inf: name the first node that makes one, and exit 3 if any "
+                "output holds one");
   return [=]() -> int {
     std::shared_ptr<const Model> m = load_valid_model(*model);
     if (!m) return kExitBadInput;
@@ -87,7 +136,7 @@ Runner add_run_command(CLI::App& app) {
       return kExitUsage;
     }
     try {
-      NamedValues in = make_inputs(*m, inputs->spec());
+      NamedValues in = make_cli_inputs(*m, *inputs, inputs->spec());
       auto t0 = std::chrono::steady_clock::now();
       auto prepared = engine->prepare(m);
       auto t1 = std::chrono::steady_clock::now();  // reset after a --profile warm-up
@@ -100,6 +149,12 @@ Runner add_run_command(CLI::App& app) {
         ro.observe_subgraphs = false;
       }
       if (*explain) ro.observer = &ex;
+      FirstNonFinite first_bad;
+      if (*validate && (*explain || *profile)) {
+        std::cerr << "onnxscope: --validate goes alone, not with --explain or --profile\n";
+        return kExitUsage;
+      }
+      if (*validate) ro.observer = &first_bad;
       if (*profile) {
         prepared->run(in, ro);  // warm-up: primitive creation, first allocations
         ro.observer = &prof;
@@ -107,7 +162,14 @@ Runner add_run_command(CLI::App& app) {
       }
       NamedValues out = prepared->run(in, ro);
       auto t2 = std::chrono::steady_clock::now();
-      for (const auto& [name, v] : out) print_value(name, v);
+      NonFinite outputs_bad;
+      for (const auto& [name, v] : out) {
+        print_value(name, v);
+        outputs_bad.add(v);
+        NonFinite one;
+        one.add(v);
+        if (!one.text().empty()) std::cerr << "onnxscope: warning: output '" << name << "' holds " << one.text() << "\n";
+      }
       if (!out_path->empty()) {
         DumpHeader h;
         h.tool_version = ONNXSCOPE_VERSION;
@@ -144,6 +206,11 @@ Runner add_run_command(CLI::App& app) {
           for (const auto& k : p.kernels)
             std::cout << "plugin:" << p.name << " = " << p.path << ": " << domain_display_name(k.domain) << "::"
                       << k.op_type << (k.description.empty() ? "" : " (" + k.description + ")") << "\n";
+      }
+      if (*validate) {
+        if (!first_bad.where.empty()) std::cout << "first non-finite value: " << first_bad.where << "\n";
+        else std::cout << "no NaN or Inf in any node's outputs\n";
+        if (outputs_bad.nan + outputs_bad.inf) return kExitDrift;
       }
     } catch (const Error& e) {
       std::cerr << "onnxscope: " << e.what() << "\n";

@@ -4,7 +4,10 @@
 #include "onnxscope/dump.h"
 #include "onnxscope/loader.h"
 
+#include <cmath>
 #include <iostream>
+#include <optional>
+#include <set>
 
 namespace onnxscope::cli {
 
@@ -73,6 +76,119 @@ void add_input_options(CLI::App* cmd, InputArgs& a) {
   cmd->add_option("--input", a.inputs, "An input from a .pb (TensorProto, SequenceProto...) or .npy file: NAME=FILE (repeatable)");
   cmd->add_option("--inputs", a.archives, "An .npz archive (numpy.savez) whose arrays feed the inputs of the same names (repeatable)");
   cmd->add_option("--inputs-from", a.inputs_from, "Reuse the inputs stored in an HDF5 dump (same inputs as that run)");
+  cmd->add_option("--val-range", a.val_ranges,
+                  "Range of an input's random values: NAME:[lo,hi], or [lo,hi] for every input (repeatable); floats are "
+                  "drawn from [lo, hi), integers from lo to hi inclusive");
+  cmd->add_option("--save-inputs", a.save_inputs, "Write the inputs the run used to this .npz file (numpy.load reads it; --inputs feeds it back)");
+  cmd->add_flag("--no-cast-inputs", a.no_cast,
+                "Refuse a float input of another float type than the model declares instead of converting it");
+}
+
+NamedValues make_cli_inputs(const Model& m, const InputArgs& args, const InputSpec& spec, std::vector<InputNote>* notes) {
+  // An unknown --dim is a command-line mistake (exit 2), found before anything runs.
+  std::set<std::string> known;
+  for (const auto& v : m.graph.inputs)
+    if (v.type.shape)
+      for (const Dim& d : *v.type.shape)
+        if (d.is_symbolic()) known.insert(d.param);
+  for (const auto& [dim, value] : spec.dims)
+    if (!known.count(dim)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw CLI::ValidationError("--dim", "the model's inputs have no dimension named '" + dim + "' (" +
+                                              (list.empty() ? "none is symbolic" : "symbolic dimensions: " + list) + ")");
+    }
+  std::vector<InputNote> own;
+  std::vector<InputNote>& n = notes ? *notes : own;
+  NamedValues in = make_inputs(m, spec, &n);
+  for (const auto& note : n) std::cerr << "onnxscope: " << note.text << "\n";
+  if (!args.save_inputs.empty()) {
+    write_npz(args.save_inputs, in);
+    std::cerr << "onnxscope: wrote the inputs to " << args.save_inputs << "\n";
+  }
+  return in;
+}
+
+namespace {
+double parse_number(const std::string& option, const std::string& text) {
+  try {
+    size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size() && std::isfinite(v)) return v;
+  } catch (const std::exception&) {
+  }
+  throw CLI::ValidationError(option, "'" + text + "' is not a finite number");
+}
+
+// "[lo,hi]" -> range.
+ValueRange parse_range(const std::string& text) {
+  const auto comma = text.find(',');
+  if (text.size() < 5 || text.front() != '[' || text.back() != ']' || comma == std::string::npos)
+    throw CLI::ValidationError("--val-range", "expected [lo,hi] or NAME:[lo,hi], got '" + text + "'");
+  ValueRange r{parse_number("--val-range", text.substr(1, comma - 1)),
+               parse_number("--val-range", text.substr(comma + 1, text.size() - comma - 2))};
+  if (r.lo > r.hi) throw CLI::ValidationError("--val-range", "lo is above hi in '" + text + "'");
+  return r;
+}
+
+std::optional<DataType> dtype_named(const std::string& s) {
+  if (s == "float32" || s == "fp32") return DataType::Float;
+  if (s == "float64" || s == "fp64") return DataType::Double;
+  if (s == "fp16") return DataType::Float16;
+  if (s == "bf16") return DataType::BFloat16;
+  return dtype_from_name(s);
+}
+}  // namespace
+
+void add_tolerance_options(CLI::App* cmd, ToleranceArgs& t) {
+  cmd->add_option("--rtol", t.rtol,
+                  "Relative tolerance: VALUE for every tensor, TYPE:VALUE for an element type (float16:1e-2) or "
+                  "TENSOR:VALUE for one tensor (repeatable; the most specific wins). Default 1e-4; float16 4e-3 and "
+                  "bfloat16 3e-2 unless a plain VALUE is given");
+  cmd->add_option("--atol", t.atol,
+                  "Absolute tolerance, given like --rtol. Default 1e-5; float16 1e-3 and bfloat16 1e-2 unless a plain "
+                  "VALUE is given");
+  cmd->add_option("--ulp", t.ulp, "Compare float tensors by ULP distance instead of rtol/atol");
+}
+
+DiffTolerance ToleranceArgs::make() const {
+  DiffTolerance t = default_tolerance();
+  struct Scoped {
+    std::optional<double> rtol, atol;
+  };
+  std::map<DataType, Scoped> types;
+  std::map<std::string, Scoped> tensors;
+  bool global = false;
+  auto take = [&](const std::vector<std::string>& values, const char* option, bool is_rtol) {
+    for (const auto& v : values) {
+      const auto colon = v.rfind(':');
+      if (colon == std::string::npos) {
+        (is_rtol ? t.rtol : t.atol) = parse_number(option, v);
+        global = true;
+        continue;
+      }
+      const std::string scope = v.substr(0, colon);
+      const double x = parse_number(option, v.substr(colon + 1));
+      if (scope.empty()) throw CLI::ValidationError(option, "expected VALUE, TYPE:VALUE or TENSOR:VALUE, got '" + v + "'");
+      Scoped& s = dtype_named(scope) ? types[*dtype_named(scope)] : tensors[scope];
+      (is_rtol ? s.rtol : s.atol) = x;
+    }
+  };
+  take(rtol, "--rtol", true);
+  take(atol, "--atol", false);
+  for (const auto& v : rtol)
+    if (v.find(':') == std::string::npos && parse_number("--rtol", v) < 0) throw CLI::ValidationError("--rtol", "must be >= 0");
+  for (const auto& v : atol)
+    if (v.find(':') == std::string::npos && parse_number("--atol", v) < 0) throw CLI::ValidationError("--atol", "must be >= 0");
+  // A plain value means every type: the built-in float16/bfloat16 rules give way.
+  if (global) t.by_dtype.clear();
+  for (const auto& [type, s] : types) {
+    const ToleranceRule base = t.by_dtype.count(type) ? t.by_dtype[type] : ToleranceRule{t.rtol, t.atol};
+    t.by_dtype[type] = {s.rtol.value_or(base.rtol), s.atol.value_or(base.atol)};
+  }
+  for (const auto& [name, s] : tensors) t.by_tensor[name] = {s.rtol.value_or(t.rtol), s.atol.value_or(t.atol)};
+  t.max_ulp = ulp;
+  return t;
 }
 
 std::string InputArgs::describe() const {
@@ -88,6 +204,12 @@ std::string InputArgs::describe() const {
 InputSpec InputArgs::spec() const {
   InputSpec s;
   s.seed = seed;
+  s.cast_inputs = !no_cast;
+  for (const auto& r : val_ranges) {
+    const auto at = r.rfind(":[");
+    if (at == std::string::npos) s.range_all = parse_range(r);
+    else s.ranges[r.substr(0, at)] = parse_range(r.substr(at + 1));
+  }
   for (const auto& d : dims) {
     auto eq = d.find('=');
     if (eq == std::string::npos) throw CLI::ValidationError("--dim", "expected NAME=VALUE, got '" + d + "'");
@@ -108,6 +230,8 @@ InputSpec InputArgs::spec() const {
     DumpFile d = read_dump(inputs_from);  // errors name the file
     for (auto& e : d.inputs)
       if (e.data) s.from_dump[e.name] = *e.data;
+    // The dump's inputs are the run's inputs: one it lacks is an error, not random.
+    s.dump_must_cover = inputs.empty() && archives.empty();
   }
   return s;
 }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxscope/diff.h"
 #include "onnxscope/engines.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/ir.h"
@@ -39,10 +40,27 @@ struct InputArgs {
   std::vector<std::string> inputs;  // name=file.pb or name=file.npy
   std::vector<std::string> archives;  // .npz files, arrays by input name
   std::string inputs_from;          // an HDF5 dump whose /inputs to reuse
+  std::vector<std::string> val_ranges;  // [lo,hi] or NAME:[lo,hi]
+  std::string save_inputs;          // .npz to write the inputs a run used to
+  bool no_cast = false;             // refuse float inputs of another float type
   InputSpec spec() const;           // throws CLI::ValidationError on a malformed pair
   bool given() const { return !inputs.empty() || !archives.empty() || !inputs_from.empty(); }
   std::string describe() const;     // for reports: "seeded random (seed 0)", the files...
 };
+
+// make_inputs with the notes printed to stderr (how each input was made),
+// then --save-inputs written. Throws onnxscope::Error.
+NamedValues make_cli_inputs(const Model& m, const InputArgs& args, const InputSpec& spec,
+                            std::vector<InputNote>* notes = nullptr);
+
+// --rtol/--atol (global, per element type or per tensor) and --ulp, shared by
+// diff, compare and reduce.
+struct ToleranceArgs {
+  std::vector<std::string> rtol, atol;
+  int64_t ulp = -1;
+  DiffTolerance make() const;  // throws CLI::ValidationError on a malformed value
+};
+void add_tolerance_options(CLI::App* cmd, ToleranceArgs& t);
 
 void add_engine_options(CLI::App* cmd, EngineArgs& a);
 // --precision of the cuda engines (add_engine_options includes it).

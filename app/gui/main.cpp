@@ -31,6 +31,8 @@ struct GuiOptions {
   QSize size{1400, 900};
   QStringList engines;  // --engines a,b: run them side by side before the screenshot
   int step = -1;        // --step N: step N nodes instead
+  QString inputs;       // --inputs F.npz (and NAME=FILE): what the engines run on
+  QString dims;         // --dim NAME=V: symbolic dims
   int group_above = -1;  // -1: the view's default
   bool timings = false;
   bool in_process = false;
@@ -52,6 +54,9 @@ GuiOptions parse_options(QCommandLineParser& parser, const QApplication& app) {
   parser.addOption({"timings", "With --screenshot: print load and layout times."});
   parser.addOption({"engines", "With --screenshot: run engines A,B (or one) in the debugger; with two the divergence overlay colours the graph.", "A,B"});
   parser.addOption({"step", "With --screenshot: step N nodes in the debugger and show the current node.", "N"});
+  parser.addOption({"inputs", "With --engines or --step: inputs from an .npz archive (arrays by input name) or NAME=FILE.pb|.npy; "
+                              "repeatable, else seeded random.", "FILE"});
+  parser.addOption({"dim", "With --engines or --step: a symbolic input dimension, NAME=V (repeatable).", "NAME=V"});
   parser.addOption({"in-process", "Run engines inside the GUI process instead of an onnxscope-worker process each "
                                   "(a crashing kernel then takes the GUI down)."});
   parser.addOption({"group-above", "Collapse scope groups of graphs with more than N nodes (default 300).", "N"});
@@ -87,6 +92,10 @@ GuiOptions parse_options(QCommandLineParser& parser, const QApplication& app) {
   }
   if (o.screenshot.isEmpty() && (parser.isSet("engines") || parser.isSet("step")))
     usage_error("--engines and --step go with --screenshot");
+  o.inputs = parser.values("inputs").join(",");
+  o.dims = parser.values("dim").join(",");
+  if ((parser.isSet("inputs") || parser.isSet("dim")) && !parser.isSet("engines") && !parser.isSet("step"))
+    usage_error("--inputs and --dim go with --engines or --step");
   if (!o.screenshot.isEmpty() && o.model.isEmpty()) usage_error("--screenshot needs a MODEL");
   if (o.screenshot.isEmpty() && (!o.select.isEmpty() || parser.isSet("size") || o.timings))
     usage_error("--select, --size and --timings go with --screenshot");
@@ -166,7 +175,7 @@ int take_screenshot(MainWindow& window, const GuiOptions& o) {
       return fail(o.model + ": " + why);
   }
   if (!o.engines.isEmpty() || o.step >= 0) {
-    const QString why = onnxscope::viewer::apply_debug_actions(window, {o.engines, o.step});
+    const QString why = onnxscope::viewer::apply_debug_actions(window, {o.engines, o.step, o.inputs, o.dims});
     if (!why.isEmpty()) return fail(o.model + ": " + why);
     // Selecting the focus node may expand its group: wait for that layout too.
     if (const QString why = wait_for_layout(window.graph_view()); !why.isEmpty())

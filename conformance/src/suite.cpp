@@ -17,15 +17,35 @@ long data_set_index(const std::string& name) {
 }
 }  // namespace
 
+fs::path suite_key_root(const fs::path& root) {
+  static const char* const kGroups[] = {"node", "light", "simple", "pytorch-converted", "pytorch-operator", "real"};
+  std::error_code ec;
+  fs::path p = fs::absolute(root, ec).lexically_normal();
+  if (ec) return root;
+  if (p.filename().empty()) p = p.parent_path();  // a trailing slash
+  if (fs::is_regular_file(p / "VERSION", ec)) return root;
+  fs::path child = p;
+  for (int up = 0; up < 2 && child.has_parent_path() && child != child.root_path(); ++up) {
+    const fs::path parent = child.parent_path();
+    const std::string name = child.filename().string();
+    bool group = false;
+    for (const char* g : kGroups) group = group || name == g;
+    if (fs::is_regular_file(parent / "VERSION", ec) || group) return parent;
+    child = parent;
+  }
+  return root;
+}
+
 std::vector<TestCase> discover_suite(const fs::path& root) {
   std::vector<TestCase> cases;
+  const fs::path key_root = suite_key_root(root);
   fs::recursive_directory_iterator it(root), end;
   for (; it != end; ++it) {
     if (!it->is_regular_file() || it->path().extension() != ".onnx") continue;
     TestCase c;
     c.dir = it->path().parent_path();
     c.model = it->path();
-    fs::path rel = fs::relative(c.dir, root);
+    fs::path rel = fs::relative(c.dir, key_root);
     c.group = rel.begin() != rel.end() ? rel.begin()->string() : "";
     if (it->path().filename() != "model.onnx") {
       // Light layout: the outputs beside the model make it a test.

@@ -42,9 +42,30 @@ for name in ("plain", "compressed"):
     assert r.returncode == 0, r.stderr
     assert np.array_equal(probabilities(f"{work}/npz_{name}.h5"), probabilities(f"{work}/npz_ref.h5")), name
 
+# Another float type is converted to the declared one, with a note; the same
+# run as the float32 array. --no-cast-inputs refuses it instead.
+r = run("run", model, "--inputs", f"{work}/npz_bad_type.npz", "--out", f"{work}/npz_cast.h5")
+assert r.returncode == 0, r.stderr
+assert "double converted to float, the type the model declares" in r.stderr, r.stderr
+assert np.array_equal(probabilities(f"{work}/npz_cast.h5"), probabilities(f"{work}/npz_ref.h5"))
+r = run("run", model, "--inputs", f"{work}/npz_bad_type.npz", "--no-cast-inputs")
+assert r.returncode == 1 and "is double but the model declares float" in r.stderr, (r.returncode, r.stderr)
+np.savez(f"{work}/npz_int_type.npz", image=(x * 10).astype(np.int64))
+
+# --save-inputs writes what ran: numpy reads it, and it feeds the same run back.
+r = run("run", model, "--dim", "batch=2", "--seed", "5", "--save-inputs", f"{work}/npz_saved.npz", "--out", f"{work}/npz_s1.h5")
+assert r.returncode == 0, r.stderr
+saved = np.load(f"{work}/npz_saved.npz")
+assert list(saved.keys()) == ["image"] and saved["image"].dtype == np.float32 and saved["image"].shape == (2, 3, 32, 32)
+with h5py.File(f"{work}/npz_s1.h5", "r") as f:
+    assert np.array_equal(f["inputs"]["image"][()], saved["image"])
+r = run("run", model, "--inputs", f"{work}/npz_saved.npz", "--out", f"{work}/npz_s2.h5")
+assert r.returncode == 0, r.stderr
+assert np.array_equal(probabilities(f"{work}/npz_s1.h5"), probabilities(f"{work}/npz_s2.h5"))
+
 cases = {
     "bad_name": "holds an array 'imag' but the model has no input of that name",
-    "bad_type": "is double but the model declares float",
+    "int_type": "is int64 but the model declares float",
     "bad_shape": "has shape [2,2,32,32] but the model declares",
     "truncated": "npz_truncated.npz: not an .npz archive",
     "flipped": "CRC-32 mismatch",

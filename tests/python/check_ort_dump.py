@@ -31,8 +31,8 @@ with h5py.File(theirs, "r+") as f:
     victim = f["tensors"][names[2]]
     victim[...] = victim[()] + 1.0
     planted = victim.attrs["name"]
-out = subprocess.run([cli, "compare", ours, theirs, "--model", model, "--json"], check=True, capture_output=True,
-                     text=True).stdout
-report = json.loads(out)
+r = subprocess.run([cli, "compare", ours, theirs, "--model", model, "--json"], capture_output=True, text=True)
+assert r.returncode == 3, (r.returncode, r.stderr)  # a divergence fails the step, as drift does
+report = json.loads(r.stdout)
 assert report.get("first_divergence") == planted, (report.get("first_divergence"), planted)
 print("planted fault found at", planted)

@@ -46,8 +46,11 @@ class Net(torch.nn.Module):
         return self.fc(torch.flatten(self.pool(self.layer1(self.stem(x))), 1))
 
 
-def run(*args):
-    return subprocess.run([cli, *args], check=True, capture_output=True, text=True).stdout
+def run(*args, expect=0):
+    """stdout of the CLI; its exit code must be `expect` (3: a divergence was found)."""
+    r = subprocess.run([cli, *args], capture_output=True, text=True)
+    assert r.returncode == expect, (args, r.returncode, r.stderr)
+    return r.stdout
 
 
 torch.manual_seed(0)
@@ -77,11 +80,11 @@ with torch.no_grad():
 faulty = f"{work}/torch_faulty.h5"
 dump_module(net, {"image": x}, faulty, model)
 planted = mapped["layer1.1.bn"]
-report = json.loads(run("compare", ours, faulty, "--model", model, "--json"))
+report = json.loads(run("compare", ours, faulty, "--model", model, "--json", expect=3))
 assert report.get("first_divergence") == planted, (report.get("first_divergence"), planted)
 
 md = f"{work}/torch_diff.md"
-diff = json.loads(run("diff", model, "--engines", f"cpu,dump:{faulty}", "--json", "--report", md))
+diff = json.loads(run("diff", model, "--engines", f"cpu,dump:{faulty}", "--json", "--report", md, expect=3))
 producer = next(n["node"] for n in diff["nodes"] if any(o["name"] == planted for o in n["outputs"]))
 assert diff["first_divergence"] == producer, (diff["first_divergence"], producer)
 assert diff["blame"][0] == producer, diff["blame"][:3]

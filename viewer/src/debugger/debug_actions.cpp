@@ -39,6 +39,8 @@ QString apply_debug_actions(MainWindow& w, const DebugActions& a, int timeout_ms
   if (a.engines.size() > 2) return "--engines takes one or two engines";
   if (!a.engines.isEmpty() && !panel->choose_engines(a.engines[0], a.engines.value(1)))
     return "unknown engine in '" + a.engines.join(",") + "'";
+  if (!a.inputs.isEmpty()) panel->set_input_files(a.inputs);
+  if (!a.dims.isEmpty()) panel->set_dims(a.dims);
   DebugSession* s = panel->session();
   QString error;
   auto on_error = QObject::connect(s, &DebugSession::node_error, &w,
@@ -55,11 +57,20 @@ QString apply_debug_actions(MainWindow& w, const DebugActions& a, int timeout_ms
   if (a.steps >= 0) {
     for (int i = 0; i < a.steps && error.isEmpty(); ++i) {
       panel->step();
+      if (s->state() == SessionState::Idle) {
+        error = "the debugger did not start: " + panel->status_text();
+        break;
+      }
       if (!wait_stopped(s, timeout_ms)) timed_out = true;
       if (timed_out || s->state() == SessionState::Finished) break;
     }
   } else {
     panel->run();
+    if (s->state() == SessionState::Idle) {  // the dock refused its settings (inputs, dims, engines)
+      QObject::disconnect(on_error);
+      QObject::disconnect(on_finish);
+      return "the debugger did not start: " + panel->status_text();
+    }
     // Breakpoints set in the dock may pause it: keep going to the end.
     while (!timed_out && s->state() != SessionState::Finished) {
       if (!wait_stopped(s, timeout_ms)) timed_out = true;

@@ -98,7 +98,7 @@ void DebugSession::Recorder::on_node(const NodeEvent& e) {
       auto it = s_->cap_b_.values.find(name);
       if (it != s_->cap_b_.values.end()) {
         b = it->second;
-        d = diff_values(e.outputs[k], it->second, s_->tol_);
+        d = diff_values(e.outputs[k], it->second, s_->tol_, name);
       }
     }
     r.outputs_b.push_back(std::move(b));
@@ -215,9 +215,10 @@ std::string DebugSession::check_stop(const StepRecord& r) {
       if (r.diffs[k] && !r.diffs[k]->within()) {
         const TensorDiff& d = *r.diffs[k];
         return "divergence in '" + r.outputs[k].first + "': " +
-               (d.comparable ? std::to_string(d.out_of_tolerance) + " element(s) out of tolerance, max|A-B| " +
-                                   short_num(d.max_abs)
-                             : d.problem);
+               (!d.comparable ? d.problem
+                : d.nonfinite_mismatches() ? nonfinite_mismatch_text(d)
+                                           : std::to_string(d.out_of_tolerance) + " element(s) out of tolerance, max|A-B| " +
+                                                 short_num(d.max_abs));
       }
   if (run_to_ && mode_ == Mode::RunTo && run_to_->first == body_key(r.graph_path) && run_to_->second == r.node_index) {
     run_to_.reset();

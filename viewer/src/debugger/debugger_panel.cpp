@@ -48,7 +48,7 @@ DebuggerPanel::DebuggerPanel(QWidget* parent) : QWidget(parent), session_(new De
   dims_->setPlaceholderText("symbolic dims: NAME=V, ...");
   form->addRow("Dims", dims_);
   input_files_ = new QLineEdit(this);
-  input_files_->setPlaceholderText("NAME=file.pb|.npy, ... (else seeded random)");
+  input_files_->setPlaceholderText("inputs.npz, NAME=file.pb|.npy, ... (else seeded random)");
   form->addRow("Input files", input_files_);
   auto* dump_row = new QHBoxLayout;
   inputs_dump_label_ = new QLabel("-", this);
@@ -66,6 +66,9 @@ DebuggerPanel::DebuggerPanel(QWidget* parent) : QWidget(parent), session_(new De
   }
   rtol_->setValue(1e-4);
   atol_->setValue(1e-5);
+  for (QDoubleSpinBox* s : {rtol_, atol_})
+    s->setToolTip("Every tensor's tolerance but float16 (rtol 4e-3, atol 1e-3) and bfloat16 (rtol 3e-2, atol 1e-2) "
+                  "ones; an element agrees when |A-B| <= atol + rtol*|A|, NaN and Inf only with the same value");
   tol_row->addWidget(new QLabel("rtol", this));
   tol_row->addWidget(rtol_);
   tol_row->addWidget(new QLabel("atol", this));
@@ -209,6 +212,7 @@ void DebuggerPanel::set_seed(int seed) { seed_->setValue(seed); }
 void DebuggerPanel::set_dims(const QString& spec) { dims_->setText(spec); }
 void DebuggerPanel::set_input_files(const QString& spec) { input_files_->setText(spec); }
 QString DebuggerPanel::input_files() const { return input_files_->text(); }
+QString DebuggerPanel::status_text() const { return state_->text(); }
 
 void DebuggerPanel::set_inputs_from_dump(const QString& path) {
   inputs_dump_ = path;
@@ -245,6 +249,10 @@ bool DebuggerPanel::configure() {
   }
   for (const QString& part : input_files_->text().split(',', Qt::SkipEmptyParts)) {
     const int eq = part.indexOf('=');
+    if (eq < 0 && part.trimmed().endsWith(".npz")) {  // an archive: its arrays by input name
+      spec.archives.emplace_back(part.trimmed().toStdString());
+      continue;
+    }
     if (eq <= 0) {
       state_->setText("Input files: expected NAME=FILE, got '" + part.trimmed() + "'");
       return false;
@@ -256,13 +264,18 @@ bool DebuggerPanel::configure() {
       DumpFile d = read_dump(inputs_dump_.toStdString());
       for (auto& e : d.inputs)
         if (e.data) spec.from_dump[e.name] = *e.data;
+      spec.dump_must_cover = spec.files.empty() && spec.archives.empty();
     } catch (const std::exception& e) {
       state_->setText(QString("Inputs of a dump: ") + e.what());
       return false;
     }
   }
   session_->set_inputs(std::move(spec));
-  session_->set_tolerance(DiffTolerance{rtol_->value(), atol_->value(), -1});
+  // The boxes set the global tolerance; float16 and bfloat16 keep their looser defaults.
+  DiffTolerance tol = default_tolerance();
+  tol.rtol = rtol_->value();
+  tol.atol = atol_->value();
+  session_->set_tolerance(tol);
   session_->set_step_into_subgraphs(into_bodies_->isChecked());
   return true;
 }

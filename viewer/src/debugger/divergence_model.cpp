@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "onnxscope/diff_report.h"
+
 namespace onnxscope::viewer {
 
 namespace {
@@ -82,12 +84,14 @@ QVariant DivergenceModel::data(const QModelIndex& index, int role) const {
       case Status: {
         if (report_->first_divergence && *report_->first_divergence == static_cast<size_t>(index.row()))
           return QString("FIRST DIVERGENCE");
-        return n.diverges ? QString("diverges") : QString("ok");
+        return QString::fromStdString(diff_status_text(n));  // the CLI's words
       }
+      case Note: return QString::fromStdString(diff_node_note(n));
     }
   }
   if (role == Qt::ForegroundRole && c == Status && n.diverges) return QBrush(QColor(190, 30, 30));
   if (role == Qt::ToolTipRole) {
+    if (n.diverges) return QString::fromStdString(diff_divergence_detail(n));
     QString t;
     for (const auto& [name, d] : n.outputs)
       t += QString("%1: %2\n")
@@ -104,7 +108,7 @@ QVariant DivergenceModel::data(const QModelIndex& index, int role) const {
 
 QVariant DivergenceModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
-  static const char* names[] = {"#", "node", "op", "max |A-B|", "max rel", "cosine", "introduced", "status"};
+  static const char* names[] = {"#", "node", "op", "max |A-B|", "max rel", "cosine", "introduced", "status", "note"};
   return section >= 0 && section < ColumnCount ? QString(names[section]) : QVariant();
 }
 

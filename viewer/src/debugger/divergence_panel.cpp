@@ -12,6 +12,7 @@
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
 
+#include "onnxscope/diff_report.h"
 #include "onnxscope/viewer/debug_session.h"
 
 namespace onnxscope::viewer {
@@ -97,10 +98,21 @@ void DivergencePanel::on_report() {
   model_->set_report(*rep);
   const int first = model_->first_divergence_row();
   QString s = QString("A = %1, B = %2: ").arg(QString::fromStdString(rep->a), QString::fromStdString(rep->b));
-  s += first >= 0 ? QString("first divergence at <b>%1</b> (%2)")
+  s += first >= 0 ? QString("first divergence at <b>%1</b> (%2): %3")
                         .arg(QString::fromStdString(rep->nodes[static_cast<size_t>(first)].node).toHtmlEscaped(),
-                             QString::fromStdString(rep->nodes[static_cast<size_t>(first)].op_type))
+                             QString::fromStdString(rep->nodes[static_cast<size_t>(first)].op_type),
+                             QString::fromStdString(diff_divergence_detail(rep->nodes[static_cast<size_t>(first)]))
+                                 .toHtmlEscaped())
                   : QString("every node agrees within the tolerance");
+  if (rep->first_nonfinite) {
+    const NodeDiff& n = rep->nodes[*rep->first_nonfinite];
+    std::string counts;
+    for (const auto& [name, d] : n.outputs)
+      if (d.comparable && d.any_nonfinite()) counts += (counts.empty() ? "" : "; ") + name + ": " + nonfinite_counts_text(d);
+    s += QString("<br>first non-finite value at <b>%1</b> (%2): %3")
+             .arg(QString::fromStdString(n.node).toHtmlEscaped(), QString::fromStdString(n.op_type),
+                  QString::fromStdString(counts).toHtmlEscaped());
+  }
   summary_->setText(s);
   blamed_->clear();
   for (int node : model_->top_blamed(10)) {

@@ -132,7 +132,13 @@ std::optional<Tensor> difference(const Tensor& a, const Tensor& b, QString* why)
     return std::nullopt;
   };
   if (a.is_string() || b.is_string()) return fail("string tensors have no difference");
-  if (a.dtype() != b.dtype())
+  // Numbers of two types (float16 against float32, int32 against int64) are
+  // compared in double, as the diff does; the note says so.
+  auto kind = [](DataType t) {
+    const DTypeInfo& i = dtype_info(t);
+    return i.is_float && !i.is_complex ? 1 : i.is_integer && t != DataType::Bool ? 2 : 0;
+  };
+  if (a.dtype() != b.dtype() && (kind(a.dtype()) != kind(b.dtype()) || kind(a.dtype()) == 0))
     return fail(QString("dtype %1 vs %2").arg(QString::fromUtf8(dtype_name(a.dtype()).data()),
                                               QString::fromUtf8(dtype_name(b.dtype()).data())));
   if (a.shape() != b.shape())
@@ -141,7 +147,17 @@ std::optional<Tensor> difference(const Tensor& a, const Tensor& b, QString* why)
   Tensor d = Tensor::zeros(DataType::Double, a.shape());
   double* out = d.mutable_data<double>();
   const Reader ra{a}, rb{b};
-  for (uint64_t i = 0; i < a.element_count(); ++i) out[i] = rb(i) - ra(i);
+  for (uint64_t i = 0; i < a.element_count(); ++i) {
+    const double x = ra(i), y = rb(i);
+    // Values that agree differ by 0, the same infinity and NaN against NaN
+    // included; inf against a finite value stays inf, NaN against a number NaN.
+    out[i] = (x == y || (std::isnan(x) && std::isnan(y))) ? 0.0 : y - x;
+  }
+  if (why)
+    *why = a.dtype() == b.dtype() ? QString()
+                                  : QString("B is %1, A %2: compared in double")
+                                        .arg(QString::fromUtf8(dtype_name(b.dtype()).data()),
+                                             QString::fromUtf8(dtype_name(a.dtype()).data()));
   return d;
 }
 

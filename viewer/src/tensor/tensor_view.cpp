@@ -281,8 +281,12 @@ void TensorPanel::show_values(const QString& name, const std::optional<Value>& a
   std::optional<Tensor> diff;
   if (a && a->is_tensor() && b->is_tensor()) diff = difference(a->tensor(), b->tensor(), &why);
   else why = "no tensor on both sides";
-  if (diff) d_->set_tensor(*diff);
-  else d_->set_message("no difference: " + why);
+  if (diff) {
+    d_->set_tensor(*diff);
+    d_->set_title(why.isEmpty() ? QString("B - A") : "B - A (" + why + ")");
+  } else {
+    d_->set_message("no difference: " + why);
+  }
   share_slice(a_->table_model()->slice());
 }
 

@@ -23,6 +23,14 @@ struct TestCase {
 // All cases under root, sorted by group then name. Symlinked folders are not
 // followed (a suite is a plain tree). Throws std::filesystem::filesystem_error
 // if root cannot be read.
+// A subfolder of a suite (ROOT/node, or one case folder) keeps the keys it has
+// in the whole suite ("node/test_abs"), so one expectations file serves both.
 std::vector<TestCase> discover_suite(const std::filesystem::path& root);
+
+// The folder keys are relative to: `root` itself, or the suite it lies in
+// (up to two levels up) when that folder holds the VERSION file the set-up
+// writes, or `root` is one of upstream's group folders (node, light, ...).
+// A run of a subfolder is not the whole suite (see compute_drift).
+std::filesystem::path suite_key_root(const std::filesystem::path& root);
 
 }  // namespace onnxscope::conformance

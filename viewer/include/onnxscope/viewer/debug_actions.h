@@ -14,6 +14,8 @@ class MainWindow;
 struct DebugActions {
   QStringList engines;  // 1 or 2 engine names; empty: the Debugger dock's choice
   int steps = -1;       // >= 0: step this many nodes and stop there; -1: run to the end
+  QString inputs;       // the Debugger dock's input files: .npz archives, NAME=FILE.pb|.npy, comma-separated
+  QString dims;         // symbolic dims: NAME=V, comma-separated
 };
 
 // "" on success, else what went wrong (unknown engine, a node's error, timeout).

@@ -145,7 +145,7 @@ class DebugSession : public QObject {
   std::shared_ptr<Engine> engine_a_, engine_b_;
   std::optional<std::filesystem::path> dump_b_;
   InputSpec inputs_;
-  DiffTolerance tol_;
+  DiffTolerance tol_ = default_tolerance();
   bool into_subgraphs_ = false;
   QString last_error_;
   QThread* worker_ = nullptr;

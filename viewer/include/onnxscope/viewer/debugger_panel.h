@@ -44,6 +44,8 @@ class DebuggerPanel : public QWidget {
   void set_input_files(const QString& spec);
   QString input_files() const;
   void set_inputs_from_dump(const QString& path);
+  // The dock's status line: what it is doing, or why it refused to start.
+  QString status_text() const;
 
  public slots:
   void on_node_selected(const QString& graph_path, int node_index);

@@ -17,7 +17,7 @@ namespace onnxscope::viewer {
 class DivergenceModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  enum Column { Index, Node, Op, MaxAbs, MaxRel, Cosine, Introduced, Status, ColumnCount };
+  enum Column { Index, Node, Op, MaxAbs, MaxRel, Cosine, Introduced, Status, Note, ColumnCount };
   enum class Metric { MaxAbs, MaxRel, Cosine, Introduced };
   // Sorting by a numeric column uses this role (the display text is rounded).
   static constexpr int SortRole = Qt::UserRole + 1;
