@@ -172,3 +172,49 @@ TEST(Cli, DumpCompareAndReduceErrorPaths) {
   EXPECT_NE(nothing.out.find("nothing to reduce"), std::string::npos) << nothing.out;
   fs::remove_all(dir);
 }
+
+// compare counts tensors one dump lacks from both sides, and warns when the
+// dumps come from different model files.
+TEST(Cli, CompareCountsOneSidedTensorsBothWaysAndWarnsOnOtherModels) {
+  const std::string dir = fs::temp_directory_path() / ("onnxscope-cli-onesided-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  ASSERT_EQ(run_cli("dump " + kSample + " --dim batch=1 --out " + dir + "/full.h5").exit_code, 0);
+  ASSERT_EQ(run_cli("dump " + kSample + " --dim batch=1 --only Conv --out " + dir + "/conv.h5").exit_code, 0);
+  CliRun ab = run_cli("compare " + dir + "/conv.h5 " + dir + "/full.h5");
+  EXPECT_EQ(ab.exit_code, 0) << ab.out << ab.err;
+  EXPECT_NE(ab.out.find("2 tensors compared, 0 diverge; 0 only in A, 11 only in B"), std::string::npos) << ab.out;
+  EXPECT_NE(ab.out.find("only in B   probabilities  (/Softmax)"), std::string::npos) << ab.out;
+  CliRun ba = run_cli("compare " + dir + "/full.h5 " + dir + "/conv.h5 --json");
+  auto j = nlohmann::json::parse(ba.out);
+  EXPECT_EQ(j["only_in_a_count"], 11);
+  EXPECT_EQ(j["only_in_b_count"], 0);
+  EXPECT_EQ(j["only_in_one"], 11);
+  EXPECT_EQ(ba.err.find("different model files"), std::string::npos) << ba.err;
+  ASSERT_EQ(run_cli("dump " ONNXSCOPE_SOURCE_DIR "/resources/models/control_flow.onnx --out " + dir + "/other.h5").exit_code, 0);
+  CliRun other = run_cli("compare " + dir + "/full.h5 " + dir + "/other.h5");
+  EXPECT_NE(other.err.find("were made from different model files"), std::string::npos) << other.err;
+  fs::remove_all(dir);
+}
+
+// inspect prints each finding once where stdout and stderr are one stream,
+// and still on stderr alone when they are apart.
+TEST(Cli, InspectPrintsEachFindingOnce) {
+  const std::string dir = fs::temp_directory_path() / ("onnxscope-cli-once-" + std::to_string(getpid()));
+  fs::create_directories(dir);
+  const std::string bad = dir + "/bad.onnx";
+  {
+    std::ifstream in(kSample, std::ios::binary);
+    std::string bytes((std::istreambuf_iterator<char>(in)), {});
+    std::ofstream(bad, std::ios::binary) << bytes.substr(0, bytes.size() / 3);
+  }
+  // One pipe for both (run_cli's own redirection of stderr then applies to cat).
+  CliRun both = run_cli("inspect " + bad + " 2>&1 | cat");
+  size_t count = 0;
+  for (size_t at = both.out.find("corrupt or truncated"); at != std::string::npos; at = both.out.find("corrupt or truncated", at + 1))
+    ++count;
+  EXPECT_EQ(count, 1u) << both.out;
+  CliRun apart = run_cli("inspect " + bad);
+  EXPECT_NE(apart.err.find("corrupt or truncated"), std::string::npos) << apart.err;
+  EXPECT_NE(apart.out.find("corrupt or truncated"), std::string::npos) << apart.out;
+  fs::remove_all(dir);
+}

@@ -127,6 +127,59 @@ TEST_F(Gate, WrongExpectedOutputFailsAndDriftExitsNonZero) {
   EXPECT_NE(fixed.out.find("NEW PASS node/test_wrong"), std::string::npos) << fixed.out;
 }
 
+// A subfolder of the suite keeps the keys it has in the whole suite, and is
+// not the whole suite: expectations of the other folders are not drift.
+TEST_F(Gate, ASubfolderSuiteKeepsItsKeys) {
+  const fs::path exp = root / "expect.toml";
+  std::ofstream(exp) << "[tests.\"node/test_good\"]\nstatus = \"pass\"\n\n"
+                        "[tests.\"node/test_wrong\"]\nstatus = \"fail\"\nreason = \"a planted wrong output\"\n\n"
+                        "[tests.\"light/light_other\"]\nstatus = \"pass\"\n";
+  CliRun sub = run_cli("conformance --suite " + (root / "suite" / "node").string() + " --expectations " + exp.string());
+  EXPECT_EQ(sub.exit_code, 0) << sub.out;
+  EXPECT_EQ(sub.out.find("NOT IN"), std::string::npos) << sub.out;
+  CliRun one = run_cli("conformance --suite " + (root / "suite" / "node" / "test_good").string() + " --expectations " +
+                       exp.string() + " --json " + (root / "one.json").string());
+  EXPECT_EQ(one.exit_code, 0) << one.out;
+  std::ifstream in(root / "one.json");
+  const std::string json((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(json.find("\"node/test_good\""), std::string::npos) << json;
+  // The whole suite still reports what it lacks.
+  CliRun whole = run_cli("conformance --suite " + (root / "suite").string() + " --expectations " + exp.string());
+  EXPECT_EQ(whole.exit_code, 3) << whole.out;
+  EXPECT_NE(whole.out.find("NOT IN SUITE light/light_other"), std::string::npos) << whole.out;
+}
+
+// JUnit: a failure the expectations name (with its reason) is a skipped test,
+// so a run with no drift is green on a dashboard; a drift is a failure.
+// The Markdown report keeps a detail's '|' (escaped).
+TEST_F(Gate, JUnitSkipsExpectedFailuresAndFailsDrift) {
+  const fs::path exp = root / "expect.toml";
+  std::ofstream(exp) << "[tests.\"node/test_good\"]\nstatus = \"pass\"\n\n"
+                        "[tests.\"node/test_wrong\"]\nstatus = \"fail\"\nreason = \"a planted wrong output\"\n";
+  const fs::path xml = root / "j.xml", md = root / "r.md";
+  CliRun r = run_cli("conformance --suite " + (root / "suite").string() + " --expectations " + exp.string() + " --junit " +
+                     xml.string() + " --report " + md.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    return std::string((std::istreambuf_iterator<char>(in)), {});
+  };
+  std::string j = read(xml);
+  EXPECT_NE(j.find("failures=\"0\" errors=\"0\" skipped=\"1\""), std::string::npos) << j;
+  EXPECT_NE(j.find("<skipped message=\"expected fail: a planted wrong output ("), std::string::npos) << j;
+  EXPECT_EQ(j.find("<failure"), std::string::npos) << j;
+  std::string report = read(md);
+  EXPECT_NE(report.find("(\\|diff\\| 1,"), std::string::npos) << report;
+  // The same failure, expected to pass: drift, and a failure in JUnit.
+  std::ofstream(exp) << "[tests.\"node/test_good\"]\nstatus = \"pass\"\n\n[tests.\"node/test_wrong\"]\nstatus = \"pass\"\n";
+  CliRun d = run_cli("conformance --suite " + (root / "suite").string() + " --expectations " + exp.string() + " --junit " +
+                     xml.string());
+  EXPECT_EQ(d.exit_code, 3) << d.out;
+  j = read(xml);
+  EXPECT_NE(j.find("failures=\"1\""), std::string::npos) << j;
+  EXPECT_NE(j.find("<failure message="), std::string::npos) << j;
+}
+
 // --tests-per-child and --progress-log from the command line: the same
 // results, and a line per test in the log as each finishes.
 TEST_F(Gate, ProgressLogAndTestsPerChildFromTheCommandLine) {

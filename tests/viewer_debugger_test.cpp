@@ -23,6 +23,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "fp16_overflow.h"
 #include "model_builder.h"
 #include "onnxscope/diff.h"
 #include "onnxscope/dump.h"
@@ -521,6 +522,43 @@ TEST(DivergenceModel, RanksThePlantedNodeFirstAndGivesHeat) {
   EXPECT_EQ(proxy.index(0, M::Node).data().toString(), "faulty");
 }
 
+// The float16 mean that overflows in one runtime: the overlay's table marks
+// it as the first divergence with the inf counts, in the CLI's words, and the
+// panel's summary says where the inf appeared.
+TEST(DivergenceModel, Fp16OverflowIsTheFirstDivergenceInTheOverlay) {
+  QTemporaryDir dir;
+  const Fp16Overflow f = write_fp16_overflow(dir.path().toStdString());
+  LoadResult lr = load_model_file(f.model);
+  ASSERT_TRUE(lr.ok()) << dump(lr);
+  auto model = load_shared(std::move(lr));
+  DebugSession s;
+  s.set_model(model);
+  s.set_engines(make_reference_engine());
+  s.set_dump_b(f.overflow_dump);
+  InputSpec spec;
+  for (auto& e : read_dump(f.overflow_dump).inputs) spec.from_dump[e.name] = *e.data;
+  s.set_inputs(spec);
+  onnxscope::viewer::DivergencePanel panel(&s);
+  s.run();
+  ASSERT_TRUE(wait_finished(s));
+  ASSERT_TRUE(wait_for([&] { return panel.model()->report().has_value(); }));
+  using M = onnxscope::viewer::DivergenceModel;
+  const M& m = *panel.model();
+  ASSERT_EQ(m.rowCount(), 4);
+  EXPECT_EQ(m.first_divergence_row(), 1);
+  EXPECT_EQ(m.index(0, M::Status).data().toString(), "ok");
+  EXPECT_EQ(m.index(1, M::Status).data().toString(), "FIRST DIVERGENCE");
+  EXPECT_EQ(m.index(1, M::MaxAbs).data().toString(), "inf");
+  EXPECT_EQ(m.index(1, M::Note).data().toString(), "inf A=0 B=1");
+  EXPECT_EQ(m.index(2, M::Status).data().toString(), "DIVERGES");
+  EXPECT_EQ(m.index(2, M::Note).data().toString(), "NaN A=0 B=1");
+  EXPECT_TRUE(m.index(1, M::Node).data(Qt::ToolTipRole).toString().contains("B holds 1 inf where A is finite"));
+  const QString summary = panel.summary_text();
+  EXPECT_TRUE(summary.contains("first divergence at <b>node_mean</b> (ReduceMean): output 'm': B holds 1 inf where A is finite"))
+      << summary.toStdString();
+  EXPECT_TRUE(summary.contains("first non-finite value at <b>node_mean</b>")) << summary.toStdString();
+}
+
 TEST(DebugSession, DumpAsSideBAndItsInputs) {
   // Dump the faulty engine's run, then debug the good engine against that dump.
   auto model = chain_model();
@@ -716,6 +754,15 @@ TEST(MainWindowDebugging, ScreenshotCommandLineRunsTheDebugger) {
   EXPECT_EQ(WEXITSTATUS(rc), 2);  // usage: --step needs --screenshot
   rc = gui("--screenshot " + png + " --step x " + model);
   EXPECT_EQ(WEXITSTATUS(rc), 2);
+  // --inputs feeds the engines: float32 arrays for a float16 model, converted.
+  const Fp16Overflow f = write_fp16_overflow(dir.path().toStdString());
+  rc = gui("--screenshot " + png + " --engines reference,cpu --inputs " + f.inputs.string() + " " + f.model.string());
+  EXPECT_EQ(WEXITSTATUS(rc), 0);
+  rc = gui("--screenshot " + png + " --engines reference --inputs " + dir.filePath("none.npz").toStdString() + " " +
+           f.model.string());
+  EXPECT_EQ(WEXITSTATUS(rc), 1);  // an archive that is not there
+  rc = gui("--screenshot " + png + " --inputs " + f.inputs.string() + " " + f.model.string());
+  EXPECT_EQ(WEXITSTATUS(rc), 2);  // --inputs needs --engines or --step
 }
 
 int main(int argc, char** argv) {

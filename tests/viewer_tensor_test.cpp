@@ -6,6 +6,7 @@
 #include <QApplication>
 #include <QTableView>
 #include <cmath>
+#include <cstring>
 
 #include "onnxscope/viewer/tensor_data.h"
 #include "onnxscope/viewer/tensor_table_model.h"
@@ -71,6 +72,31 @@ TEST(TensorData, DifferenceIsBMinusAAndRefusesMismatches) {
   EXPECT_EQ(d->data<double>()[2], -1);
   EXPECT_FALSE(difference(floats({2}, {1, 2}), floats({1, 2}, {1, 2}), &why));
   EXPECT_TRUE(why.contains("shape")) << why.toStdString();
+}
+
+// float16 against float32 is a difference in double, with a note; values
+// that agree (the same infinity, NaN and NaN) differ by 0; inf against a
+// finite value stays inf.
+TEST(TensorData, DifferenceAcrossTypesAndNonFiniteValues) {
+  Tensor h = Tensor::zeros(DataType::Float16, {4});
+  const uint16_t bits[] = {0x3C00 /*1*/, 0x7C00 /*inf*/, 0x7E00 /*nan*/, 0x7C00};
+  std::memcpy(h.mutable_raw(), bits, sizeof bits);
+  QString why;
+  auto d = difference(floats({4}, {1.25f, INFINITY, NAN, 3}), h, &why);
+  ASSERT_TRUE(d) << why.toStdString();
+  EXPECT_EQ(why, "B is float16, A float: compared in double");
+  EXPECT_EQ(d->data<double>()[0], -0.25);
+  EXPECT_EQ(d->data<double>()[1], 0);
+  EXPECT_EQ(d->data<double>()[2], 0);
+  EXPECT_TRUE(std::isinf(d->data<double>()[3]));
+  Tensor i = Tensor::zeros(DataType::Int64, {4});
+  EXPECT_FALSE(difference(floats({4}, {1, 2, 3, 4}), i, &why));
+  EXPECT_TRUE(why.contains("dtype float vs int64")) << why.toStdString();
+  TensorPanel p;
+  p.show_values("t", Value(floats({4}, {1.25f, INFINITY, NAN, 3})), Value(h), "reference", "ort");
+  EXPECT_TRUE(p.view_diff()->table_model()->has_tensor());
+  EXPECT_TRUE(p.view_diff()->title_text().contains("ort - reference (B is float16, A float: compared in double)"))
+      << p.view_diff()->title_text().toStdString();
 }
 
 TEST(TensorTableModel, SlicesAnNdTensorByChosenAxesAndIndices) {

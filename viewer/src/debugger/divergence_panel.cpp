@@ -137,6 +137,8 @@ void DivergencePanel::emit_heat() {
   emit heat_changed(model_->heat(metric()), DivergenceModel::metric_name(metric()));
 }
 
+QString DivergencePanel::summary_text() const { return summary_->text(); }
+
 int DivergencePanel::selected_node() const {
   const auto rows = table_->selectionModel()->selectedRows();
   if (rows.isEmpty()) return -1;

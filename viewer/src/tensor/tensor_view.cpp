@@ -170,6 +170,7 @@ void TensorView::set_split(Qt::Orientation o) {
 void TensorView::set_title(const QString& title) { title_->setText("<b>" + title.toHtmlEscaped() + "</b>"); }
 
 QString TensorView::stats_text() const { return stats_->text(); }
+QString TensorView::title_text() const { return title_->text(); }
 
 void TensorView::rebuild_slice_controls() {
   for (QSpinBox* sp : index_spins_) sp->deleteLater();
@@ -283,7 +284,7 @@ void TensorPanel::show_values(const QString& name, const std::optional<Value>& a
   else why = "no tensor on both sides";
   if (diff) {
     d_->set_tensor(*diff);
-    d_->set_title(why.isEmpty() ? QString("B - A") : "B - A (" + why + ")");
+    if (!why.isEmpty()) d_->set_title(label_b + " - " + label_a + " (" + why + ")");
   } else {
     d_->set_message("no difference: " + why);
   }

@@ -33,6 +33,7 @@ class DivergencePanel : public QWidget {
   void set_metric(DivergenceModel::Metric m);
   // Main-graph node index of the selected row, or -1.
   int selected_node() const;
+  QString summary_text() const;
   void select_node(int node_index);
   // Runs the library's reduce from the node on a worker thread; export_done reports.
   void export_repro(int node_index, const QString& out_dir);

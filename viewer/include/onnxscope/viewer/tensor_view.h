@@ -50,6 +50,7 @@ class TensorView : public QWidget {
   void set_slice(const TensorSlice& s);  // keeps the table and image in step
   TensorTableModel* table_model() const { return model_; }
   QString stats_text() const;
+  QString title_text() const;
   const QImage& image() const { return image_; }
 
  signals:
