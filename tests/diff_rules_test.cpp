@@ -296,3 +296,54 @@ TEST(DiffRules, ReportPiecesAgree) {
   EXPECT_EQ(r.diverging(), 3u);
   EXPECT_EQ(markdown_cell("max |diff| a\nb"), "max \\|diff\\| a b");
 }
+
+// An fp16 dump against an fp32 dump of the same network: compared in double
+// (not "DIVERGES max|A-B| 0" on every tensor), within float16's tolerance,
+// and the report says the types differ.
+TEST(DiffRules, DumpsOfTwoPrecisionsCompareByValue) {
+  TempDir dir;
+  const Fp16Overflow f = write_fp16_overflow(dir.path);
+  const fs::path f32 = dir.path / "fp32.h5";
+  {
+    DumpWriter w(f32, DumpHeader{});
+    std::vector<float> x(256, 500.0f);
+    w.write_input("x", Value(floats({1, 256}, x)));
+    w.write_tensor("xs", Value(floats({1, 256}, x)), "node_scale", "Mul", 0);
+    w.write_tensor("m", Value(floats({1, 1}, {500.1f})), "node_mean", "ReduceMean", 1);
+    w.write_tensor("z", Value(floats({1, 1}, {0})), "node_sub", "Sub", 2);
+    w.write_tensor("y", Value(floats({1, 1}, {500.1f})), "node_add", "Add", 3);
+    w.close({"y"});
+  }
+  CliRun r = run_cli("compare " + f32.string() + " " + f.finite_dump.string());
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("ok          m  (node_mean)  max|A-B| 0.1  B float16, A float"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("4 compared tensor(s) differ in element type"), std::string::npos) << r.out;
+  // Held to float32's tolerance for every type, the 0.1 is a divergence.
+  CliRun strict = run_cli("compare " + f32.string() + " " + f.finite_dump.string() + " --rtol 1e-6 --json");
+  EXPECT_EQ(strict.exit_code, 3);
+  EXPECT_EQ(nlohmann::json::parse(strict.out)["first_divergence"], "m");
+}
+
+// run names NaN and Inf in its outputs; --validate names the node that made
+// the first one and exits 3.
+TEST(DiffRules, RunSaysWhereNonFiniteValuesAppear) {
+  TempDir dir;
+  ModelBuilder b(17, 8);
+  b.input("x", DataType::Float, {int64_t{3}, int64_t{5}});
+  b.node("Abs", {"x"}, {"ax"}, "abs");
+  b.node("Neg", {"ax"}, {"n"}, "neg");
+  b.node("Log", {"n"}, {"l"}, "log");
+  b.node("Identity", {"l"}, {"y"}, "out");
+  b.output("y", DataType::Float, {int64_t{3}, int64_t{5}});
+  const std::string model = (dir.path / "nan.onnx").string();
+  std::ofstream(model, std::ios::binary) << b.bytes();
+  CliRun r = run_cli("run " + model);
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("(15 NaN of 15 elements)"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("warning: output 'y' holds 15 NaN of 15 elements"), std::string::npos) << r.err;
+  CliRun v = run_cli("run " + model + " --validate");
+  EXPECT_EQ(v.exit_code, 3);
+  EXPECT_NE(v.out.find("first non-finite value: node 'log' (Log, graph main) output 'l': 15 NaN of 15 elements"),
+            std::string::npos)
+      << v.out;
+}
