@@ -270,7 +270,8 @@ Runner add_compare_command(CLI::App& app) {
     for (size_t i = 0; i < rep.nodes.size(); ++i) {
       if (rep.nodes[i].diverges && !rep.first_divergence) rep.first_divergence = i;
       for (const auto& [name, d] : rep.nodes[i].outputs)
-        if (d.comparable && d.any_nonfinite() && !rep.first_nonfinite) rep.first_nonfinite = i;
+        if (d.comparable && d.any_nonfinite() && !rep.first_nonfinite && rep.nodes[i].op_type != "Constant")
+          rep.first_nonfinite = i;
     }
     if (a->fail_fast && rep.first_divergence && *rep.first_divergence + 1 < rep.nodes.size()) {
       rep.nodes.resize(*rep.first_divergence + 1);

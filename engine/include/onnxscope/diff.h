@@ -129,6 +129,7 @@ struct DiffReport {
   std::vector<NodeDiff> nodes;          // main graph, topological order
   std::optional<size_t> first_divergence;  // index into nodes
   std::optional<size_t> first_nonfinite;   // index into nodes: first compared output holding NaN/Inf on either side
+                                           // (Constant nodes, whose values the file holds, aside)
   bool stopped_early = false;              // --fail-fast: nodes after the first divergence were not compared
   size_t diverging() const;                // nodes whose outputs leave the tolerance
   size_t types_differ() const;             // compared outputs whose dtypes differ

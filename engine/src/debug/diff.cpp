@@ -419,7 +419,9 @@ DiffReport diff_steps(const std::vector<DiffStep>& steps, const Capture& a, cons
       TensorDiff d = diff_values(ia->second, ib->second, tol, o);
       nd.diverges = nd.diverges || !d.within();
       nd.total_score = std::max(nd.total_score, d.comparable ? d.max_abs : INFINITY);
-      if (d.comparable && d.any_nonfinite() && !r.first_nonfinite) r.first_nonfinite = r.nodes.size();
+      // A Constant's inf (a mask's fill value) is in the model file, not made by a run.
+      if (d.comparable && d.any_nonfinite() && !r.first_nonfinite && step.op_type != "Constant")
+        r.first_nonfinite = r.nodes.size();
       nd.outputs.emplace_back(o, std::move(d));
     }
     if (nd.diverges && !r.first_divergence) r.first_divergence = r.nodes.size();
