@@ -86,18 +86,7 @@ void add_input_options(CLI::App* cmd, InputArgs& a) {
 
 NamedValues make_cli_inputs(const Model& m, const InputArgs& args, const InputSpec& spec, std::vector<InputNote>* notes) {
   // An unknown --dim is a command-line mistake (exit 2), found before anything runs.
-  std::set<std::string> known;
-  for (const auto& v : m.graph.inputs)
-    if (v.type.shape)
-      for (const Dim& d : *v.type.shape)
-        if (d.is_symbolic()) known.insert(d.param);
-  for (const auto& [dim, value] : spec.dims)
-    if (!known.count(dim)) {
-      std::string list;
-      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
-      throw CLI::ValidationError("--dim", "the model's inputs have no dimension named '" + dim + "' (" +
-                                              (list.empty() ? "none is symbolic" : "symbolic dimensions: " + list) + ")");
-    }
+  if (std::string why = unknown_dim_error(m, spec.dims); !why.empty()) throw CLI::ValidationError("--dim", why);
   std::vector<InputNote> own;
   std::vector<InputNote>& n = notes ? *notes : own;
   NamedValues in = make_inputs(m, spec, &n);

@@ -61,6 +61,11 @@ struct InputNote {
 // that no input has is an error (a typo would silently change nothing).
 NamedValues make_inputs(const Model& model, const InputSpec& spec, std::vector<InputNote>* notes = nullptr);
 
+// "" when every dim in `dims` names a symbolic dimension of the model's
+// inputs; else why not: "no input of the model has a dimension named 'seqlen'
+// (its symbolic dimensions: batch, seq)".
+std::string unknown_dim_error(const Model& model, const std::map<std::string, int64_t>& dims);
+
 // Writes tensors as an .npz archive numpy.load reads (stored, not
 // compressed). bfloat16 is written as float32 (numpy has no bfloat16; the
 // value is exact and make_inputs converts it back). Throws onnxscope::Error

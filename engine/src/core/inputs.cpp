@@ -299,27 +299,33 @@ void check_declared(const Model& model, const ValueInfo& v, Value& given, const 
 
 }  // namespace
 
+std::string unknown_dim_error(const Model& model, const std::map<std::string, int64_t>& dims) {
+  std::set<std::string> known;
+  for (const auto& v : model.graph.inputs)
+    if (v.type.shape)
+      for (const Dim& d : *v.type.shape)
+        if (d.is_symbolic()) known.insert(d.param);
+  for (const auto& [dim, value] : dims)
+    if (!known.count(dim)) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      return "no input of the model has a dimension named '" + dim + "' (" +
+             (list.empty() ? "its inputs have no symbolic dimensions" : "its symbolic dimensions: " + list) + ")";
+    }
+  return {};
+}
+
 NamedValues make_inputs(const Model& model, const InputSpec& spec, std::vector<InputNote>* notes) {
   std::set<std::string> inits;
   for (const auto& i : model.graph.initializers) inits.insert(i.name);
-  std::set<std::string> names, dim_names;
+  std::set<std::string> names;
   std::string listing;
   for (const auto& v : model.graph.inputs) {
     names.insert(v.name);
     if (!inits.count(v.name)) listing += (listing.empty() ? "" : ", ") + v.name;
-    if (v.type.shape)
-      for (const Dim& d : *v.type.shape)
-        if (d.is_symbolic()) dim_names.insert(d.param);
   }
-  for (const auto& [dim, value] : spec.dims)
-    if (!dim_names.count(dim)) {
-      std::string known;
-      for (const auto& d : dim_names) known += (known.empty() ? "" : ", ") + d;
-      throw Error(Diagnostic{Severity::Error, "bad-input", Location{model.source, "main", -1, {}, {}, {}},
-                             "--dim " + dim + "=" + std::to_string(value) + ": no input of the model has a dimension named '" +
-                                 dim + "' (" + (known.empty() ? "its inputs have no symbolic dimensions" : "its symbolic dimensions: " + known) + ")",
-                             {}});
-    }
+  if (std::string why = unknown_dim_error(model, spec.dims); !why.empty())
+    throw Error(Diagnostic{Severity::Error, "bad-input", Location{model.source, "main", -1, {}, {}, {}}, "--dim: " + why, {}});
   for (const auto& [name, path] : spec.files)
     if (!names.count(name)) fail(model, name, "the model has no input named '" + name + "' (inputs: " + listing + ")");
   for (const auto& [name, range] : spec.ranges)
