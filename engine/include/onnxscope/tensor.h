@@ -65,6 +65,13 @@ class Tensor {
   std::vector<std::string> strings_;
 };
 
+// A bool tensor from outside (a model file, an input file, a dump, a plugin's
+// output) may hold bytes other than 0 and 1. They are true, as numpy and ONNX
+// Runtime read them; this sets each to 1 (copying read-only storage first)
+// and returns how many it changed, so no kernel sees another byte. 0 for a
+// tensor of another type.
+uint64_t normalize_bool_bytes(Tensor& t);
+
 // Unpacks sub-byte element i of packed storage to its bit pattern (no sign
 // extension; see float_formats.h and dtype helpers for interpretation).
 uint8_t packed_element_bits(DataType t, const std::byte* data, uint64_t i);

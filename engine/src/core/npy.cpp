@@ -91,6 +91,7 @@ Tensor read_npy(const std::filesystem::path& path) {
   in.seekg(static_cast<std::streamoff>(h.data_offset));
   if (h.data_bytes && !in.read(reinterpret_cast<char*>(t.mutable_raw()), static_cast<std::streamsize>(h.data_bytes)))
     fail(path, "truncated data");
+  normalize_bool_bytes(t);  // numpy reads a bool byte other than 0/1 as true
   return t;
 }
 
@@ -100,6 +101,7 @@ Tensor parse_npy(std::string_view bytes, const std::filesystem::path& where) {
     fail(where, "shape " + shape_to_string(h.shape) + " needs more bytes than the array holds");
   Tensor t = Tensor::zeros(h.type, h.shape);
   if (h.data_bytes) std::memcpy(t.mutable_raw(), bytes.data() + h.data_offset, h.data_bytes);
+  normalize_bool_bytes(t);
   return t;
 }
 

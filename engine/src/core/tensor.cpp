@@ -186,4 +186,16 @@ int64_t Tensor::element_as_int64(uint64_t i) const {
   }
 }
 
+uint64_t normalize_bool_bytes(Tensor& t) {
+  if (t.dtype() != DataType::Bool || t.element_count() == 0 || !t.raw()) return 0;
+  const std::byte* p = t.raw();
+  uint64_t odd = 0;
+  for (uint64_t i = 0; i < t.element_count(); ++i) odd += static_cast<uint8_t>(p[i]) > 1;
+  if (!odd) return 0;
+  std::byte* w = t.mutable_raw();
+  for (uint64_t i = 0; i < t.element_count(); ++i)
+    if (static_cast<uint8_t>(w[i]) > 1) w[i] = std::byte{1};
+  return odd;
+}
+
 }  // namespace onnxscope

@@ -250,6 +250,10 @@ DumpFile read_dump(const std::filesystem::path& path, DumpReadOptions options) {
   std::stable_sort(d->tensors.begin(), d->tensors.end(), [](const DumpEntry& a, const DumpEntry& b) {
     return a.topo_index < b.topo_index;
   });
+  // Bool bytes other than 0/1 are true, here as in model files.
+  for (auto* group : {&d->inputs, &d->tensors})
+    for (DumpEntry& e : *group)
+      if (e.data) normalize_bool_bytes(*e.data);
   return std::move(*d);
 }
 

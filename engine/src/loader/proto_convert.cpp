@@ -43,7 +43,21 @@ std::string data_field_name(const onnx::TensorProto& p) {
 
 }  // namespace
 
+namespace {
+Tensor tensor_from_proto_unchecked(onnx::TensorProto& p, ConvertContext& ctx, const Location& where);
+}  // namespace
+
 Tensor tensor_from_proto(onnx::TensorProto& p, ConvertContext& ctx, const Location& where) {
+  Tensor t = tensor_from_proto_unchecked(p, ctx, where);
+  if (const uint64_t odd = normalize_bool_bytes(t); odd && ctx.diags)
+    ctx.diags->warning("bool-bytes", where,
+                       std::to_string(odd) + " of " + std::to_string(t.element_count()) + " bool bytes of tensor '" +
+                           p.name() + "' are neither 0 nor 1; they are read as true (as numpy and ONNX Runtime read them)");
+  return t;
+}
+
+namespace {
+Tensor tensor_from_proto_unchecked(onnx::TensorProto& p, ConvertContext& ctx, const Location& where) {
   if (!p.has_data_type() || !is_known_dtype(p.data_type()))
     fail(where, "unknown-data-type",
          "tensor has " + (p.has_data_type() ? "unknown data_type " + std::to_string(p.data_type()) : std::string("no data_type")),
@@ -169,6 +183,7 @@ Tensor tensor_from_proto(onnx::TensorProto& p, ConvertContext& ctx, const Locati
   }
   return Tensor::from_buffer(type, std::move(shape), std::move(buf));
 }
+}  // namespace
 
 TypeInfo type_from_proto(const onnx::TypeProto& p, ConvertContext& ctx, const Location& where) {
   auto elem_of = [&](int32_t v, const char* what) {

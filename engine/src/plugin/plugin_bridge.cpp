@@ -210,6 +210,7 @@ void run_kernel(KernelContext& ctx) {
   PluginShapeResult shapes = call_shape_fn(e, ctx.node(), ctx.opset_version(), type_ptrs);
   if (!shapes.ok) ctx.fail(who + ": the shape function rejected the inputs: " + shapes.error);
   std::vector<onnxscope_tensor> outs(nout);
+  std::vector<Tensor*> out_tensors(nout, nullptr);
   for (size_t k = 0; k < nout; ++k) {
     const TypeInfo& t = shapes.outputs[k];
     bool known = t.is_tensor() && t.elem != DataType::Undefined && t.shape;
@@ -223,6 +224,7 @@ void run_kernel(KernelContext& ctx) {
       ctx.fail(who + ": the shape function left output " + std::to_string(k) + " as " + t.to_string() +
                " for concrete inputs (it must give the element type and every dimension)");
     Tensor& out = ctx.allocate_output(k, t.elem, std::move(shape));
+    out_tensors[k] = &out;
     outs[k] = onnxscope_tensor{static_cast<int32_t>(out.dtype()), static_cast<int32_t>(out.rank()), out.shape().data(),
                                out.element_count(), out.mutable_raw()};
   }
@@ -237,6 +239,9 @@ void run_kernel(KernelContext& ctx) {
     ctx.fail(who + ": the kernel threw a C++ exception across the C ABI");
   }
   if (status != ONNXSCOPE_OK) ctx.fail(who + ": kernel failed: " + message_of(error, sizeof error, status));
+  // A plugin may write any byte into a bool output: the rest of the run sees 0 or 1.
+  for (Tensor* t : out_tensors)
+    if (t) normalize_bool_bytes(*t);
 }
 
 }  // namespace onnxscope::plugin

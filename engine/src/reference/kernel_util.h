@@ -70,6 +70,10 @@ template <typename S> inline S load(const Tensor& t, uint64_t i) {
   std::memcpy(&v, t.raw() + i * sizeof(S), sizeof(S));
   return v;
 }
+// A bool byte other than 0 or 1 is true (numpy and ONNX Runtime read it so);
+// copying it into a C++ bool would be undefined (a Where once indexed its
+// branches with the byte itself).
+template <> inline bool load<bool>(const Tensor& t, uint64_t i) { return t.raw()[i] != std::byte{0}; }
 template <typename S> inline void store(Tensor& t, uint64_t i, S v) {
   std::memcpy(t.mutable_raw() + i * sizeof(S), &v, sizeof(S));
 }

@@ -136,7 +136,7 @@ struct UnaryPredicateKernel {
   bool* y;
   OS_HD void operator()(int64_t i) const {
     if (op == UnaryOp::Not) {
-      y[i] = !static_cast<const bool*>(x)[i];
+      y[i] = static_cast<const uint8_t*>(x)[i] == 0;  // a byte other than 0/1 is true
       return;
     }
     const float v = load_real(type, x, i);
@@ -244,14 +244,14 @@ struct CompareKernel {
 template <class T>
 struct WhereKernel {
   BroadcastIndex bc;
-  const bool* cond;
+  const uint8_t* cond;  // bytes: one other than 0/1 is true, never an index
   const T* a;
   const T* b;
   T* y;
   OS_HD void operator()(int64_t i) const {
     int64_t off[3];
     bc.offsets(i, 3, off);
-    y[i] = cond[off[0]] ? a[off[1]] : b[off[2]];
+    y[i] = cond[off[0]] != 0 ? a[off[1]] : b[off[2]];
   }
 };
 

@@ -461,7 +461,7 @@ template <class T>
 void run_where_of(OpContext& c, const BroadcastPlan& p) {
   WhereKernel<T> k{};
   k.bc = index_of(p);
-  k.cond = static_cast<const bool*>(c.input(0).data);
+  k.cond = static_cast<const uint8_t*>(c.input(0).data);
   k.a = static_cast<const T*>(c.input(1).data);
   k.b = static_cast<const T*>(c.input(2).data);
   k.y = static_cast<T*>(c.output(0).data);
