@@ -48,7 +48,7 @@ fi
 PY=${ONNXSCOPE_PYTHON:-python3}
 REQ="onnx==$ONNX_VERSION onnxruntime==$ONNXRUNTIME_VERSION numpy==$NUMPY_VERSION h5py==$H5PY_VERSION"
 REQ+=" torch==$TORCH_VERSION torchvision==$TORCHVISION_VERSION transformers==$TRANSFORMERS_VERSION"
-REQ+=" onnxscript==$ONNXSCRIPT_VERSION"
+REQ+=" onnxscript==$ONNXSCRIPT_VERSION skl2onnx==$SKL2ONNX_VERSION scikit-learn==$SCIKIT_LEARN_VERSION"
 VENV=${ONNXSCOPE_VENV:-$DATA_ROOT/venv-$(printf '%s' "$REQ" | sha256sum | cut -c1-12)}
 if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.onnxscope-req" 2>/dev/null)" != "$REQ" ]; then
   log "creating $VENV with $REQ"

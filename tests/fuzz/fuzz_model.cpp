@@ -1,17 +1,51 @@
-// Fuzz target: model bytes -> load -> validate -> prepare and run on the
-// reference and CPU engines with small seeded inputs, under tight limits.
-// Any Error is a fine answer; a crash, a sanitizer report, a hang or an
-// unbounded allocation is a bug.
+// Fuzz target: model bytes -> load -> validate -> small seeded inputs (every
+// symbolic dim 2) -> prepare and run on the reference, cpu (every graph pass,
+// constant folding included) and cuda-sim engines, capturing every node as
+// `diff` does -> diff the captures and write the report -> write the
+// reference's capture as a dump and read it back, as `dump` and `compare` do.
+// Under tight limits. Any Error is a fine answer; a crash, a sanitizer
+// report, a hang or an unbounded allocation is a bug. fuzz.sh runs it with
+// the structure-aware mutator of model_mutator.cpp, from the project's models,
+// the hostile corpus, upstream's and small real exports
+// (scripts/make_real_models.py).
+#include <unistd.h>
+
 #include <cstddef>
 #include <cstdint>
+#include <filesystem>
 #include <span>
 
-#include "onnxscope/cpu.h"
+#include "onnxscope/diff.h"
+#include "onnxscope/diff_report.h"
+#include "onnxscope/dump.h"
+#include "onnxscope/engines.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/loader.h"
-#include "onnxscope/reference.h"
 
 using namespace onnxscope;
+
+namespace {
+
+void dump_and_read_back(const Model& model, const Capture& c) {
+  static const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("onnxscope-fuzz-model-" + std::to_string(getpid()) + ".h5");
+  {
+    DumpWriter w(path, DumpHeader{});
+    for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
+      const Node& n = model.graph.nodes[i];
+      for (const auto& o : n.outputs)
+        if (auto it = c.values.find(o); !o.empty() && it != c.values.end() && it->second.is_tensor())
+          w.write_tensor(o, it->second, n.label(i), n.op_type, static_cast<int64_t>(i));
+    }
+    w.close();
+  }
+  DumpReadOptions ro;
+  ro.isolate = false;  // our own file: the reader's valid path (fuzz_dump covers hostile files)
+  DumpFile d = read_dump(path, ro);
+  (void)capture_from_dump(d, &model);
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size > (1u << 20)) return 0;
@@ -23,26 +57,37 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   InputSpec spec;
   spec.seed = 1;
   spec.max_bytes = 1 << 20;
+  for (const auto& v : model->graph.inputs)
+    if (v.type.shape)
+      for (const Dim& d : *v.type.shape)
+        if (d.is_symbolic()) spec.dims[d.param] = 2;
   NamedValues inputs;
   try {
     inputs = make_inputs(*model, spec);
   } catch (const Error&) {
     return 0;
   }
-  const uint64_t limit = uint64_t{64} << 20;  // per tensor; each run stops after 1 s
-  try {
-    ReferenceOptions ro;
-    ro.max_tensor_bytes = limit;
-    ro.timeout_seconds = 1;
-    make_reference_engine(ro)->prepare(model)->run(inputs);
-  } catch (const Error&) {
+  EngineSettings s;
+  s.threads = 1;
+  s.limits.max_tensor_bytes = uint64_t{64} << 20;  // per tensor
+  s.limits.max_live_bytes = uint64_t{256} << 20;
+  s.limits.timeout_seconds = 1;                    // each run
+  std::vector<Capture> captures;
+  for (const char* engine : {"reference", "cpu", "cuda-sim"}) {
+    try {
+      captures.push_back(capture_run(*make_engine(engine, s), model, inputs));
+    } catch (const Error&) {
+    }
   }
   try {
-    CpuOptions o;
-    o.threads = 1;
-    o.max_tensor_bytes = limit;
-    o.timeout_seconds = 1;
-    make_cpu_engine(o)->prepare(model)->run(inputs);
+    if (captures.size() >= 2) {
+      DiffReport rep = diff_captures(*model, captures[0], captures[1], default_tolerance());
+      DiffReportContext ctx;
+      (void)diff_report_text(rep, ctx);
+      (void)diff_report_json(rep, ctx);
+      (void)diff_report_markdown(rep, ctx);
+    }
+    if (!captures.empty()) dump_and_read_back(*model, captures[0]);
   } catch (const Error&) {
   }
   return 0;
