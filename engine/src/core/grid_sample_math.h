@@ -19,6 +19,12 @@ namespace onnxscope::grid {
 OS_GRID double reflect(double x, double lo, double hi) {
   const double range = hi - lo;
   if (range <= 0) return lo;
+  if (!(x - x == 0)) return lo;  // an infinity mirrors without end (NaN never gets here)
+  // Past 2^62 periods the count does not fit an int64: fmod over the 2-range period instead.
+  if (fabs(x - lo) / range > 4.0e18 || fabs(x - hi) / range > 4.0e18) {
+    const double m = fmod(x < lo ? lo - x : x - hi, 2 * range);
+    return x < lo ? (m <= range ? lo + m : hi - (m - range)) : (m <= range ? hi - m : lo + (m - range));
+  }
   if (x < lo) {
     const double dx = lo - x;
     const auto n = static_cast<int64_t>(dx / range);

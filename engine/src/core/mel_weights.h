@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #ifdef __CUDACC__
@@ -27,29 +28,31 @@ inline std::vector<int64_t> edges(int64_t mel_bins, int64_t dft_length, int64_t 
   std::vector<int64_t> e(size_t(mel_bins + 2));
   for (int64_t i = 0; i < mel_bins + 2; ++i) {
     const double hz = 700.0 * (std::pow(10.0, (double(i) * mel_step + low_mel) / 2595.0) - 1.0);
-    e[size_t(i)] = int64_t(std::floor(double(dft_length + 1) * hz / double(sample_rate)));
+    const double bin = std::floor(double(dft_length + 1) * hz / double(sample_rate));
+    // NaN or a bin past int64 (hertz from data): -1, which bin_outside reports.
+    e[size_t(i)] = bin >= -9.0e18 && bin <= 9.0e18 ? int64_t(bin) : -1;
   }
   return e;
 }
 
-// The first bin a filter writes outside [0, spec_bins), or -1 when all fit:
-// its rising side lo..center (the center alone when it is the low edge;
-// nothing when it lies below), and its falling side center..hi-1.
-inline int64_t bin_outside(const std::vector<int64_t>& e, int64_t spec_bins) {
-  auto outside = [&](int64_t from, int64_t to) -> int64_t {  // [from, to], empty when to < from
-    if (to < from) return -1;
+// The first bin a filter writes outside [0, spec_bins), or nullopt when all
+// fit: its rising side lo..center (the center alone when it is the low edge;
+// nothing when it lies below), and its falling side center..hi-1. (The bin
+// can be -1 itself, so it is no "none" marker.)
+inline std::optional<int64_t> bin_outside(const std::vector<int64_t>& e, int64_t spec_bins) {
+  auto outside = [&](int64_t from, int64_t to) -> std::optional<int64_t> {  // [from, to], empty when to < from
+    if (to < from) return std::nullopt;
     if (from < 0) return from;
     if (to >= spec_bins) return from >= spec_bins ? from : spec_bins;
-    return -1;
+    return std::nullopt;
   };
   for (size_t i = 0; i + 2 < e.size(); ++i) {
     const int64_t lo = e[i], center = e[i + 1], hi = e[i + 2];
-    const int64_t rise = center == lo ? outside(center, center) : outside(lo, center);
-    if (rise != -1) return rise;
-    const int64_t fall = hi > center ? outside(center, hi - 1) : -1;
-    if (fall != -1) return fall;
+    if (auto rise = center == lo ? outside(center, center) : outside(lo, center)) return rise;
+    if (hi > center)
+      if (auto fall = outside(center, hi - 1)) return fall;
   }
-  return -1;
+  return std::nullopt;
 }
 
 // Element (bin j, filter i) given filter i's three edges: the rising ramp

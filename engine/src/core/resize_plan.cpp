@@ -248,7 +248,9 @@ Spec resize_spec(const Request& r, const Shape& x) {
       for (int64_t a : axes) s = policy == "not_larger" ? std::min(s, sp.scales[static_cast<size_t>(a)]) : std::max(s, sp.scales[static_cast<size_t>(a)]);
       for (int64_t a : axes) {
         sp.scales[static_cast<size_t>(a)] = s;
-        sp.out[static_cast<size_t>(a)] = static_cast<int64_t>(s * static_cast<double>(x[static_cast<size_t>(a)]) + 0.5);  // round half up
+        const double v = s * static_cast<double>(x[static_cast<size_t>(a)]) + 0.5;  // round half up
+        if (!(v >= 0 && v < 9.2e18)) fail("keep_aspect_ratio_policy " + policy + " makes an output size of " + std::to_string(v));
+        sp.out[static_cast<size_t>(a)] = static_cast<int64_t>(v);
       }
     } else if (policy != "stretch") {
       fail("keep_aspect_ratio_policy must be stretch, not_larger or not_smaller, got '" + policy + "'");

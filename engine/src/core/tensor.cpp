@@ -1,6 +1,8 @@
 #include "onnxscope/tensor.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 
 #include "onnxscope/float_formats.h"
@@ -182,7 +184,14 @@ int64_t Tensor::element_as_int64(uint64_t i) const {
     case DataType::Uint2: return packed_element_bits(dtype_, d, i);
     case DataType::Int4: return sign_extend_int4(packed_element_bits(dtype_, d, i));
     case DataType::Int2: return sign_extend_int2(packed_element_bits(dtype_, d, i));
-    default: return static_cast<int64_t>(element_as_double(i));
+    default: {
+      // A float as an integer: NaN and values past int64 saturate (a cast would be undefined), so a
+      // caller's range check refuses them.
+      const double v = element_as_double(i);
+      if (std::isnan(v) || v <= -9.2233720368547758e18) return std::numeric_limits<int64_t>::min();
+      if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
+      return static_cast<int64_t>(v);
+    }
   }
 }
 

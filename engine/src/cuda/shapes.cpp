@@ -7,9 +7,16 @@ namespace onnxscope::cuda {
 
 namespace {
 
+// A product that wraps would let a view claim more elements than its buffer
+// holds (a Reshape to [2^62+1, 4] of 4 elements): overflow is an error; a 0
+// dim makes 0 whatever the others are.
 int64_t product(const Shape& s, size_t from, size_t to) {
+  for (size_t i = from; i < to && i < s.size(); ++i)
+    if (s[i] == 0) return 0;
   int64_t p = 1;
-  for (size_t i = from; i < to && i < s.size(); ++i) p *= s[i];
+  for (size_t i = from; i < to && i < s.size(); ++i)
+    if (__builtin_mul_overflow(p, s[i], &p))
+      throw std::invalid_argument("the shape " + shape_to_string(s) + " has more elements than fit in 64 bits");
   return p;
 }
 
@@ -66,7 +73,8 @@ Shape reshape_shape(const Shape& in, std::span<const int64_t> target, bool allow
   if (infer >= 0) {
     int64_t known = 1;
     for (size_t i = 0; i < out.size(); ++i)
-      if (static_cast<int>(i) != infer) known *= out[i];
+      if (static_cast<int>(i) != infer && __builtin_mul_overflow(known, out[i], &known))
+        throw std::invalid_argument("Reshape: the target shape " + shape_to_string(out) + " overflows");
     if (known == 0 || total % known != 0)
       throw std::invalid_argument("Reshape: cannot infer the -1 dim of " + shape_to_string(out) + " from " + shape_to_string(in));
     out[static_cast<size_t>(infer)] = total / known;

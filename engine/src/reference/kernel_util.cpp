@@ -62,7 +62,9 @@ void BroadcastIndex::next() {
 }
 
 int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank) {
-  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+  // Strictly inside the rank: a scalar has no axis (an axis 0 of a rank-0
+  // tensor indexed its empty shape).
+  if (axis < -rank || axis >= rank)
     ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
   return axis < 0 ? axis + rank : axis;
 }

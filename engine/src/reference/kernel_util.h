@@ -64,6 +64,27 @@ template <typename S> inline compute_t<S> to_compute(S v) {
   else return v;
 }
 
+// Bytes of text a kernel's string outputs hold, held to the tensor limit.
+// allocate_output counts one std::string per element, not what it holds, so
+// a kernel that copies strings (Gather, Expand, Tile, Pad, Resize...) adds
+// each copy here: a 1 MB string expanded to [100000] fails at the limit
+// instead of asking for 100 GB. Without a context, no limit.
+class StringBudget {
+ public:
+  explicit StringBudget(const KernelContext* ctx = nullptr) : ctx_(ctx) {}
+  void add(const std::string& s) {
+    if (!ctx_) return;
+    used_ += s.size();
+    if (used_ > ctx_->max_tensor_bytes())
+      ctx_->fail("the string output would hold more than the tensor limit of " + std::to_string(ctx_->max_tensor_bytes()) +
+                 " bytes of text");
+  }
+
+ private:
+  const KernelContext* ctx_;
+  uint64_t used_ = 0;
+};
+
 // Typed element access on a tensor's bytes (alignment-safe).
 template <typename S> inline S load(const Tensor& t, uint64_t i) {
   S v;

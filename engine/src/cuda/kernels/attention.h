@@ -91,8 +91,12 @@ struct AttentionSoftmaxKernel {
   template <class L>
   OS_HD void operator()(int64_t r, const L& lanes) const {
     const int64_t i = r % Sq, h = (r / Sq) % Hq, b = r / (Sq * Hq);
-    const int64_t valid = nonpad ? nonpad[b] : T;
-    const int64_t pos = i + (nonpad ? nonpad[b] - Sq : past);
+    // A length from data only meets comparisons: held to +-2^40 (as the reference does), no overflow.
+    const int64_t np = nonpad ? (nonpad[b] < -(int64_t{1} << 40) ? -(int64_t{1} << 40)
+                                 : nonpad[b] > (int64_t{1} << 40) ? (int64_t{1} << 40) : nonpad[b])
+                              : 0;
+    const int64_t valid = nonpad ? np : T;
+    const int64_t pos = i + (nonpad ? np - Sq : past);
     float* x = s + r * T;
     float* out = qk ? qk + r * T : nullptr;
     if (narrow != 0) {  // no shuffles on this path: the other lanes only return

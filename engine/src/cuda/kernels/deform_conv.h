@@ -23,6 +23,9 @@ struct DeformConvKernel {
   float* y;             // [N, M, oH, oW]
 
   OS_HD double sample(const float* plane, double h, double w_) const {
+    // As the reference's bilinear_zero: NaN/inf offsets give NaN, far outside reads 0.
+    if (!(h - h == 0) || !(w_ - w_ == 0)) return NAN;
+    if (fabs(h) > 4.0e15 || fabs(w_) > 4.0e15) return 0.0;
     const double h0f = floor(h), w0f = floor(w_);
     const int64_t h0 = static_cast<int64_t>(h0f), w0 = static_cast<int64_t>(w0f);
     const double lh = h - h0f, lw = w_ - w0f;

@@ -97,6 +97,8 @@ void attention_f32(OpContext& c, DataType type) {
   if (c.has_input(kPastKey)) req.past_key = c.input(kPastKey).shape;
   if (c.has_input(kPastValue)) req.past_value = c.input(kPastValue).shape;
   const bool nonpad = c.opset() >= 24 && c.has_input(kNonpad);
+  if (nonpad && c.input(kNonpad).dtype != DataType::Int64)
+    c.fail("nonpad_kv_seqlen must be int64, got " + std::string(dtype_name(c.input(kNonpad).dtype)));
   if (nonpad) req.nonpad = c.input(kNonpad).shape;
   attention::Geometry g;
   try {
@@ -395,6 +397,9 @@ void rotary(OpContext& c) {
            shape_to_string(cache));
   const bool pos = c.has_input(3);
   if (pos) {
+    // Read as int64 on the device: a value of another type (a wrong declaration) would be read past its end.
+    if (c.input(3).dtype != DataType::Int64)
+      c.fail("position_ids must be int64, got " + std::string(dtype_name(c.input(3).dtype)));
     if (c.input(3).shape != Shape{B, k.S})
       c.fail("position_ids must have shape [" + std::to_string(B) + "," + std::to_string(k.S) + "]");
     if (cache.size() != 2) c.fail("with position_ids the caches must be 2-D, got " + shape_to_string(cache));

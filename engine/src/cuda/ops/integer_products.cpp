@@ -238,6 +238,7 @@ void run_qlinear_conv(OpContext& c) {
     const DeviceTensor& b = c.input(8);
     if (static_cast<int64_t>(elements_of(b.shape)) != k.maps)
       c.fail("B has " + std::to_string(elements_of(b.shape)) + " values, expected " + std::to_string(k.maps) + " (one per output channel)");
+    if (b.dtype != DataType::Int32) c.fail("B must be int32, got " + std::string(dtype_name(b.dtype)));
     k.y.bias = static_cast<const int32_t*>(b.data);
   }
   const DeviceTensor& x_scale = scalar(c, 1, "x_scale must be a scalar");

@@ -366,6 +366,7 @@ void run_split(OpContext& c) {
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) c.fail("a split size is negative");
+    if (s > dim - total) c.fail("split sizes " + shape_to_string(sizes) + " add up to more than the dim " + std::to_string(dim));
     total += s;
   }
   if (total != dim) c.fail("split sizes add up to " + std::to_string(total) + ", not the dim " + std::to_string(dim));

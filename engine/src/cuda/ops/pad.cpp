@@ -95,7 +95,14 @@ void run_pad(OpContext& c) {
     for (size_t d = 0; d < rank; ++d) {
       k.out[d] = out[d];
       k.in[d] = x.shape[d];
-      k.begin[d] = begin[d];
+      // The kernel computes k - begin: a begin from data near -2^63 would
+      // overflow, so it is first brought to an equivalent one (edge: clamped
+      // to [-dim, out]; wrap and reflect: modulo their period).
+      const int64_t n = x.shape[d];
+      auto mod = [](int64_t a, int64_t m) { return m <= 0 ? 0 : (a % m + m) % m; };
+      k.begin[d] = k.mode == 1 ? std::clamp<int64_t>(begin[d], -n, out[d])
+                 : k.mode == 2 ? mod(begin[d], n)
+                               : mod(begin[d], 2 * (n - 1));
       k.in_stride[d] = in_stride[d];
     }
     k.x = x.data;
@@ -118,9 +125,11 @@ void run_pad(OpContext& c) {
   // The input's surviving block.
   StridedCopy p;
   const auto in_stride = contiguous_strides(x.shape), out_stride = contiguous_strides(out);
+  // What a negative pad removes, at most the whole dim (never -INT64_MIN).
+  auto removed = [](int64_t pad, int64_t dim) { return pad >= 0 ? 0 : pad < -dim ? dim : -pad; };
   for (size_t d = 0; d < rank; ++d) {
-    const int64_t skip = std::max<int64_t>(0, -begin[d]);
-    const int64_t len = x.shape[d] - skip - std::max<int64_t>(0, -end[d]);
+    const int64_t skip = removed(begin[d], x.shape[d]);
+    const int64_t len = x.shape[d] - skip - removed(end[d], x.shape[d]);
     if (len <= 0) return;  // nothing of the input survives
     p.dims.push_back(len);
     p.in_stride.push_back(in_stride[d]);

@@ -70,6 +70,12 @@ void recurrent_f32(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const DeviceTensor& w = c.input(1);
   const DeviceTensor& r = c.input(2);
+  // Read by the types the kernels assume: a value of another (a declaration that lies) would be read past its end.
+  for (size_t i : {size_t{0}, size_t{1}, size_t{2}, size_t{3}, size_t{5}, size_t{6}, size_t{7}})
+    if (c.has_input(i) && c.input(i).dtype != DataType::Float)
+      c.fail("input " + std::to_string(i) + " must be float, got " + std::string(dtype_name(c.input(i).dtype)));
+  if (c.has_input(4) && c.input(4).dtype != DataType::Int32)
+    c.fail("sequence_lens must be int32, got " + std::string(dtype_name(c.input(4).dtype)));
   auto shape_of = [&](size_t i) { return c.has_input(i) ? &c.input(i).shape : nullptr; };
   rnn::Attributes a;
   a.direction = c.attr_string("direction", "forward");

@@ -64,8 +64,10 @@ void run_dft(OpContext& c) {
   int64_t outer = 1, inner = 1;
   for (int64_t d = 0; d < axis; ++d) outer *= x.shape[static_cast<size_t>(d)];
   for (int64_t d = axis + 1; d < rank - 1; ++d) inner *= x.shape[static_cast<size_t>(d)];
-  const DeviceTensor w = upload_twiddles(c, len, inverse ? 1.0 : -1.0);
+  // The output first: its size check bounds dft_length before the host
+  // builds a twiddle table of that length.
   c.output(0) = c.allocate(x.dtype, out);
+  const DeviceTensor w = upload_twiddles(c, len, inverse ? 1.0 : -1.0);
   const int64_t lines = outer * inner;
   if (lines == 0 || elements_of(out) == 0) return;
   const DeviceTensor scratch = c.allocate(DataType::Double, {lines, len, 2});
@@ -187,11 +189,12 @@ void run_mel_weight_matrix(OpContext& c) {
   const int64_t type = c.attr_int("output_datatype", 1);
   if (!window_output_type(type)) c.fail("output_datatype " + std::to_string(type) + " is not supported");
   const int64_t spec_bins = dft_length / 2 + 1;
-  const std::vector<int64_t> edges = mel::edges(mel_bins, dft_length, sample_rate, hz[0], hz[1]);
-  if (const int64_t j = mel::bin_outside(edges, spec_bins); j != -1)
-    c.fail("mel filter edge " + std::to_string(j) + " falls outside the " + std::to_string(spec_bins) +
-           " spectrogram bins (check the hertz range and sample_rate)");
+  // The output first (its size check bounds num_mel_bins), then the host's edges.
   c.output(0) = c.allocate(static_cast<DataType>(type), {spec_bins, mel_bins});
+  const std::vector<int64_t> edges = mel::edges(mel_bins, dft_length, sample_rate, hz[0], hz[1]);
+  if (const std::optional<int64_t> j = mel::bin_outside(edges, spec_bins))
+    c.fail("mel filter edge " + std::to_string(*j) + " falls outside the " + std::to_string(spec_bins) +
+           " spectrogram bins (check the hertz range and sample_rate)");
   Tensor e = Tensor::zeros(DataType::Int64, {static_cast<int64_t>(edges.size())});
   std::copy(edges.begin(), edges.end(), e.mutable_data<int64_t>());
   const DeviceTensor edges_d = c.upload(e);

@@ -445,8 +445,12 @@ void Where(KernelContext& ctx) {
   Tensor& out = ctx.allocate_output(0, x.dtype(), shape);
   BroadcastIndex bi(shape, shapes);
   if (x.is_string()) {
-    for (uint64_t i = 0; i < out.element_count(); ++i, bi.next())
-      out.mutable_strings()[i] = load<bool>(cond, bi.offsets()[0]) ? x.strings()[bi.offsets()[1]] : y.strings()[bi.offsets()[2]];
+    StringBudget budget(&ctx);
+    for (uint64_t i = 0; i < out.element_count(); ++i, bi.next()) {
+      const std::string& s = load<bool>(cond, bi.offsets()[0]) ? x.strings()[bi.offsets()[1]] : y.strings()[bi.offsets()[2]];
+      budget.add(s);
+      out.mutable_strings()[i] = s;
+    }
     return;
   }
   // Copy raw elements: works for every fixed-width type without conversion.

@@ -21,7 +21,7 @@ void register_indexing_search_ops(KernelRegistry& r);  // indexing_search.cpp
 // interpreting them. The kind of storage is decided once, not per element.
 class ElementCopier {
  public:
-  ElementCopier(const KernelContext& ctx, const Tensor& src, Tensor& dst) : src_(src), dst_(dst) {
+  ElementCopier(const KernelContext& ctx, const Tensor& src, Tensor& dst) : src_(src), dst_(dst), budget_(&ctx) {
     if (src.dtype() != dst.dtype()) ctx.fail("internal: copying between different element types");
     type_ = src.dtype();
     if (src.is_string()) {
@@ -39,7 +39,10 @@ class ElementCopier {
   // dst[di] = src[si]
   void operator()(uint64_t di, uint64_t si) {
     switch (kind_) {
-      case Kind::String: dst_.mutable_strings()[di] = src_.strings()[si]; break;
+      case Kind::String:
+        budget_.add(src_.strings()[si]);
+        dst_.mutable_strings()[di] = src_.strings()[si];
+        break;
       case Kind::Packed: set_packed_element_bits(type_, dst_raw_, di, packed_element_bits(type_, src_.raw(), si)); break;
       case Kind::Fixed: std::memcpy(dst_raw_ + di * width_, src_.raw() + si * width_, width_); break;
     }
@@ -61,6 +64,7 @@ class ElementCopier {
   Kind kind_ = Kind::Fixed;
   uint64_t width_ = 0;
   std::byte* dst_raw_ = nullptr;
+  StringBudget budget_;
 };
 
 // Output `i` as an exact copy of `src` (any element type).

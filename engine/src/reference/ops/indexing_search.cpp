@@ -223,8 +223,8 @@ void arg_extreme(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
   const bool last = ctx.opset_version() >= 12 && ctx.attr_int("select_last_index", 0) != 0;
-  if (x.rank() == 0) {  // a scalar: the only element is at index 0
-    normalize_axis(ctx, ctx.attr_int("axis", 0), 0);
+  if (x.rank() == 0) {  // a scalar: the only element is at index 0 (axis 0, as numpy's argmax takes it)
+    if (const int64_t a = ctx.attr_int("axis", 0); a != 0) ctx.fail("axis " + std::to_string(a) + " of a scalar");
     ctx.allocate_output(0, DataType::Int64, {});
     return;
   }

@@ -103,8 +103,10 @@ void CastMap(KernelContext& ctx) {
     // Floats print like C's "%f"; columns no key fills hold "0.f" (onnxruntime's pad value).
     Tensor& y = allocate_strings(ctx, 0, {1, width});
     std::fill(y.mutable_strings().begin(), y.mutable_strings().end(), std::string("0.f"));
+    StringBudget budget(&ctx);
     for (const auto& [col, i] : cols) {
       if (from_string) {
+        budget.add(vals.strings()[i]);
         y.mutable_strings()[col] = vals.strings()[i];
       } else {
         char buf[64];
@@ -151,9 +153,12 @@ void CategoryMapper(KernelContext& ctx) {
     for (size_t i = 0; i < ints.size(); ++i) index[ints[i]] = strs[i];
     const std::string fallback = ctx.attr_string("default_string", "_Unused");
     Tensor& y = allocate_strings(ctx, 0, x.shape());
+    StringBudget budget(&ctx);
     for (uint64_t i = 0; i < x.element_count(); ++i) {
       const auto it = index.find(load<int64_t>(x, i));
-      y.mutable_strings()[i] = it == index.end() ? fallback : it->second;
+      const std::string& s = it == index.end() ? fallback : it->second;
+      budget.add(s);
+      y.mutable_strings()[i] = s;
     }
   } else {
     ctx.fail("input must be string or int64, got " + std::string(dtype_name(x.dtype())));
@@ -200,6 +205,7 @@ void DictVectorizer(KernelContext& ctx) {
   Shape out_shape = in->is_map() ? Shape{vocab} : Shape{rows, vocab};
   Tensor& y = vt == DataType::String ? allocate_strings(ctx, 0, out_shape) : ctx.allocate_output(0, vt, out_shape);
   const uint64_t eb = vt == DataType::String ? 0 : storage_bytes(vt, 1).value_or(0);
+  StringBudget budget(&ctx);
   for (int64_t r = 0; r < rows; ++r) {
     const Tensor& keys = maps[r]->map_keys();
     const Tensor& vals = maps[r]->map_values();
@@ -217,7 +223,10 @@ void DictVectorizer(KernelContext& ctx) {
       }
       if (col < 0) continue;
       const uint64_t o = static_cast<uint64_t>(r * vocab + col);
-      if (vt == DataType::String) y.mutable_strings()[o] = vals.strings()[i];
+      if (vt == DataType::String) {
+        budget.add(vals.strings()[i]);
+        y.mutable_strings()[o] = vals.strings()[i];
+      }
       else std::memcpy(y.mutable_raw() + o * eb, vals.raw() + i * eb, eb);
     }
   }

@@ -311,6 +311,9 @@ void ConvTranspose(KernelContext& ctx) {
 
 // Bilinear sample of a 2-D plane at (h, w); taps outside the plane read 0.
 double bilinear_zero(const double* plane, int64_t H, int64_t W, double h, double w) {
+  // Offsets from data: NaN or inf makes NaN weights (as numpy's would); far outside, every tap reads 0.
+  if (!std::isfinite(h) || !std::isfinite(w)) return NAN;
+  if (std::fabs(h) > 4.0e15 || std::fabs(w) > 4.0e15) return 0.0;
   const double h0f = std::floor(h), w0f = std::floor(w);
   const int64_t h0 = static_cast<int64_t>(h0f), w0 = static_cast<int64_t>(w0f);
   const double lh = h - h0f, lw = w - w0f;

@@ -63,6 +63,7 @@ void resample(KernelContext& ctx, const Spec& sp) {
     const bool numeric = is_real_numeric(x.dtype());
     if (is_packed_dtype(x.dtype())) ctx.fail("does not support element type " + std::string(dtype_name(x.dtype())));
     const uint64_t elem = is_str ? 0 : *storage_bytes(x.dtype(), 1);
+    StringBudget budget(&ctx);
     uint64_t o = 0;
     for (Counter c(sp.out); c.valid(); c.next(), ++o) {
       int64_t src = 0;
@@ -79,6 +80,7 @@ void resample(KernelContext& ctx, const Spec& sp) {
             put_saturated<typename decltype(tag)::type>(y, o, sp.extrapolation);
           });
       } else if (is_str) {
+        budget.add(x.strings()[static_cast<uint64_t>(src)]);
         y.mutable_strings()[o] = x.strings()[static_cast<uint64_t>(src)];
       } else {
         std::memcpy(y.mutable_raw() + o * elem, x.raw() + static_cast<uint64_t>(src) * elem, elem);
@@ -88,7 +90,16 @@ void resample(KernelContext& ctx, const Spec& sp) {
   }
   dispatch<kFloats | kInts>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    // Separable: interpolate one axis at a time, in double.
+    // Separable: interpolate one axis at a time, in double. Each step's
+    // buffer is held to the tensor limit (sizes of [4194304, 1] from a
+    // [1, 4096] input would make 128 GiB in the first step).
+    auto check_step = [&](const Shape& s) {
+      auto n = checked_element_count(s);
+      if (!n || *n > ctx.max_tensor_bytes() / sizeof(double))
+        ctx.fail("resizing one axis at a time makes an intermediate of shape " + shape_to_string(s) +
+                 " in double, more than the tensor limit of " + std::to_string(ctx.max_tensor_bytes()) + " bytes");
+    };
+    check_step(xs);
     std::vector<double> cur = real_values(x);
     Shape cur_shape = xs;
     for (size_t d = 0; d < rank; ++d) {
@@ -97,6 +108,9 @@ void resample(KernelContext& ctx, const Spec& sp) {
       const int64_t outer = nn::product(Shape(cur_shape.begin(), cur_shape.begin() + d));
       const int64_t inner = nn::product(cur_shape, d + 1);
       const int64_t in = cur_shape[d], out = sp.out[d];
+      Shape step = cur_shape;
+      step[d] = out;
+      check_step(step);
       std::vector<double> next(static_cast<size_t>(outer * out * inner));
       for (int64_t a = 0; a < outer; ++a)
         for (int64_t o = 0; o < out; ++o)
@@ -277,13 +291,17 @@ void GridSample(KernelContext& ctx) {
     if (mode != "nearest") ctx.fail("mode " + mode + " needs a numeric X, got " + std::string(dtype_name(x.dtype())));
     if (is_packed_dtype(x.dtype())) ctx.fail("does not support element type " + std::string(dtype_name(x.dtype())));
     const uint64_t elem = x.is_string() ? 0 : *storage_bytes(x.dtype(), 1);
+    StringBudget budget(&ctx);
     for (int64_t n = 0; n < N; ++n)
       for (int64_t o = 0; o < OS; ++o) {
         if (!sample_taps(n, o, taps) || taps.empty()) continue;
         for (int64_t c = 0; c < C; ++c) {
           const uint64_t src = static_cast<uint64_t>((n * C + c) * IS + taps[0].first);
           const uint64_t dst = static_cast<uint64_t>((n * C + c) * OS + o);
-          if (x.is_string()) y.mutable_strings()[dst] = x.strings()[src];
+          if (x.is_string()) {
+            budget.add(x.strings()[src]);
+            y.mutable_strings()[dst] = x.strings()[src];
+          }
           else std::memcpy(y.mutable_raw() + dst * elem, x.raw() + src * elem, elem);
         }
       }

@@ -39,6 +39,7 @@ std::vector<bool> reduced_axes(const KernelContext& ctx, int64_t rank, bool axes
   std::vector<bool> reduced(static_cast<size_t>(rank), axes.empty() && !noop_if_empty);
   for (int64_t a : axes) {
     const int64_t n = normalize_axis(ctx, a, rank);
+    if (n >= rank) ctx.fail("axis " + std::to_string(a) + " is out of range for a scalar (rank 0)");
     if (reduced[n]) ctx.fail("axes lists axis " + std::to_string(a) + " more than once");
     reduced[n] = true;
   }

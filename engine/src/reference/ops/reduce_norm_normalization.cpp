@@ -340,6 +340,7 @@ void MeanVarianceNormalization(KernelContext& ctx) {
   std::vector<bool> reduced(static_cast<size_t>(rank), false);
   for (int64_t a : ctx.attr_ints("axes", {0, 2, 3})) {
     const int64_t k = normalize_axis(ctx, a, rank);
+    if (k >= rank) ctx.fail("axis " + std::to_string(a) + " is out of range for a scalar (rank 0)");
     if (reduced[k]) ctx.fail("axes lists axis " + std::to_string(a) + " more than once");
     reduced[k] = true;
   }

@@ -135,6 +135,8 @@ void Attention(KernelContext& ctx) {
   std::vector<int64_t> nonpad_len(size_t(B), T), offset(size_t(B), P);
   if (nonpad) {
     nonpad_len = int_values(ctx, *nonpad);
+    // Lengths from data only meet comparisons; held to +-2^40 (as the CUDA kernel does), so the arithmetic cannot overflow.
+    for (auto& v : nonpad_len) v = std::clamp<int64_t>(v, -(int64_t{1} << 40), int64_t{1} << 40);
     for (int64_t b = 0; b < B; ++b) offset[size_t(b)] = nonpad_len[size_t(b)] - Sq;
   }
   const std::vector<double> mask_vals = mask ? real_values(*mask) : std::vector<double>{};

@@ -376,6 +376,9 @@ void STFT(KernelContext& ctx) {
   if (onesided && comps == 2) ctx.fail("onesided output is not possible for a complex signal");
   const int64_t frames = (length - frame) / step + 1;
   const int64_t bins = onesided ? frame / 2 + 1 : frame;
+  // The result buffer before anything is computed: frame_step 1 and a long
+  // frame make frames x bins far larger than the signal.
+  seqm::check_work(ctx, Shape{batch, frames, bins, 2}, "the STFT's output");
   const std::vector<double> xs = real_values(signal);
   const std::vector<double> win = window ? real_values(*window) : std::vector<double>(size_t(frame), 1.0);
   const std::vector<cplx> w = twiddles(frame, -1.0);

@@ -56,7 +56,7 @@ void densify_sparse(KernelContext& ctx, const SparseTensor& sp) {
   const int64_t nnz = values.shape()[0];
   if (!dtype_info(indices.dtype()).is_integer && nnz > 0) ctx.fail("sparse_value indices must be integers");
   Tensor& y = ctx.allocate_output(0, values.dtype(), sp.dims);
-  ElementMover move(values, y);
+  ElementMover move(values, y, &ctx);
   const auto strides = strides_of(sp.dims);
   for (int64_t k = 0; k < nnz; ++k) {
     int64_t linear = 0;
@@ -128,7 +128,7 @@ void ConstantOfShape(KernelContext& ctx) {
     ctx.fail("attribute 'value' must hold exactly one element, got " + std::to_string(value->element_count()));
   Tensor& y = ctx.allocate_output(0, value ? value->dtype() : DataType::Float, dims);
   if (!value) return;  // default: float zeros
-  ElementMover move(*value, y);
+  ElementMover move(*value, y, &ctx);
   for (uint64_t i = 0; i < y.element_count(); ++i) move(i, 0);
 }
 
@@ -280,7 +280,7 @@ void Transpose(KernelContext& ctx) {
     table.push_back(ramp(out.back(), strides[static_cast<size_t>(p)]));
   }
   Tensor& y = ctx.allocate_output(0, x.dtype(), out);
-  gather_by_tables(x, y, table);
+  gather_by_tables(ctx, x, y, table);
 }
 
 void Concat(KernelContext& ctx) {
@@ -359,6 +359,9 @@ void Split(KernelContext& ctx) {
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0) ctx.fail("split sizes must not be negative: " + shape_to_string(sizes));
+    // Each size within what is left: a sum that wraps ([2^63-1, 2^63-1, 2, 4] adds up to 4) would read before x.
+    if (s > dim - total)
+      ctx.fail("split sizes " + shape_to_string(sizes) + " add up to more than dimension " + std::to_string(dim));
     total += s;
   }
   if (total != dim)
@@ -372,7 +375,7 @@ void Split(KernelContext& ctx) {
       Shape s = x.shape();
       s[axis] = size;
       Tensor& y = ctx.allocate_output(k, x.dtype(), s);
-      ElementMover move(x, y);
+      ElementMover move(x, y, &ctx);
       const uint64_t block = static_cast<uint64_t>(size) * inner;
       uint64_t pos = 0;
       for (uint64_t o = 0; o < outer; ++o) {
@@ -426,7 +429,7 @@ void Slice(KernelContext& ctx) {
     for (int64_t k = 0; k < len; ++k) table[a][static_cast<size_t>(k)] = (s + k * step) * strides[a];
   }
   Tensor& y = ctx.allocate_output(0, x.dtype(), out);
-  gather_by_tables(x, y, table);
+  gather_by_tables(ctx, x, y, table);
 }
 
 void Expand(KernelContext& ctx) {
@@ -444,7 +447,7 @@ void Expand(KernelContext& ctx) {
     const bool repeated = d < off || x.shape()[d - off] == 1;
     table.push_back(repeated ? std::vector<int64_t>(static_cast<size_t>(out[d]), 0) : ramp(out[d], strides[d - off]));
   }
-  gather_by_tables(x, y, table);
+  gather_by_tables(ctx, x, y, table);
 }
 
 void Tile(KernelContext& ctx) {
@@ -475,7 +478,7 @@ void Tile(KernelContext& ctx) {
   std::vector<std::vector<int64_t>> table(out.size());
   for (size_t d = 0; d < out.size(); ++d)
     for (int64_t k = 0; k < out[d]; ++k) table[d].push_back((k % x.shape()[d]) * strides[d]);
-  gather_by_tables(x, y, table);
+  gather_by_tables(ctx, x, y, table);
 }
 
 }  // namespace

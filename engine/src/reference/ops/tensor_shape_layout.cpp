@@ -116,23 +116,26 @@ void Pad(KernelContext& ctx) {
   std::vector<std::vector<int64_t>> table(out.size());
   for (size_t d = 0; d < out.size(); ++d) {
     const int64_t n = x.shape()[d];
+    // In 128 bits: a pad of -2^63 must not wrap k - begin around.
+    auto mod = [](__int128 a, int64_t m) { return static_cast<int64_t>(((a % m) + m) % m); };
     for (int64_t k = 0; k < out[d]; ++k) {
-      int64_t c = k - begin[d];
+      const __int128 c128 = static_cast<__int128>(k) - begin[d];
+      int64_t c;
       if (mode == "constant") {
-        if (c < 0 || c >= n) c = -1;
+        c = c128 < 0 || c128 >= n ? -1 : static_cast<int64_t>(c128);
       } else if (mode == "edge") {
-        c = std::clamp<int64_t>(c, 0, n - 1);
+        c = c128 < 0 ? 0 : c128 >= n ? n - 1 : static_cast<int64_t>(c128);
       } else if (mode == "wrap") {
-        c = floor_mod(c, n);
+        c = mod(c128, n);
       } else {  // reflect about the edge elements (numpy "reflect"), repeatedly if needed
         const int64_t period = 2 * (n - 1);
-        c = period == 0 ? 0 : floor_mod(c, period);
+        c = period == 0 ? 0 : mod(c128, period);
         if (c >= n) c = period - c;
       }
       table[d].push_back(c < 0 ? -1 : c * strides[d]);
     }
   }
-  gather_by_tables(x, y, table, fill);
+  gather_by_tables(ctx, x, y, table, fill);
 }
 
 void CenterCropPad(KernelContext& ctx) {
@@ -160,7 +163,7 @@ void CenterCropPad(KernelContext& ctx) {
       table[d].push_back(c < 0 || c >= n ? -1 : c * strides[d]);
     }
   }
-  gather_by_tables(x, y, table);
+  gather_by_tables(ctx, x, y, table);
 }
 
 // --- generators -------------------------------------------------------------------
@@ -235,7 +238,7 @@ void EyeLike(KernelContext& ctx) {
     using S = typename decltype(tag)::type;
     put<S>(one, 0, static_cast<compute_t<S>>(1));
   });
-  ElementMover move(one, y);
+  ElementMover move(one, y, &ctx);
   const int64_t rows = x.shape()[0], cols = x.shape()[1];
   for (int64_t i = 0; i < rows; ++i) {
     if (k >= cols || k <= -rows) break;  // no diagonal inside (and i + k cannot overflow below)
@@ -257,7 +260,7 @@ void Trilu(KernelContext& ctx) {
   const int64_t rows = x.shape()[x.shape().size() - 2], cols = x.shape().back();
   if (y.element_count() == 0) return;
   const uint64_t batches = y.element_count() / static_cast<uint64_t>(rows * cols);
-  ElementMover move(x, y);
+  ElementMover move(x, y, &ctx);
   uint64_t pos = 0;
   for (uint64_t b = 0; b < batches; ++b)
     for (int64_t i = 0; i < rows; ++i)
@@ -289,7 +292,7 @@ void DepthToSpace(KernelContext& ctx) {
   if (C % mul(ctx, b, b) != 0) ctx.fail("channels " + std::to_string(C) + " are not divisible by blocksize^2");
   const int64_t c_out = C / (b * b);
   Tensor& y = ctx.allocate_output(0, x.dtype(), {N, c_out, mul(ctx, H, b), mul(ctx, W, b)});
-  ElementMover move(x, y);
+  ElementMover move(x, y, &ctx);
   uint64_t pos = 0;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t c = 0; c < c_out; ++c)
@@ -311,7 +314,7 @@ void SpaceToDepth(KernelContext& ctx) {
   if (H % b != 0 || W % b != 0) ctx.fail("spatial size " + shape_to_string(x.shape()) + " is not divisible by blocksize");
   const int64_t oh_n = H / b, ow_n = W / b, c_out = mul(ctx, C, mul(ctx, b, b));
   Tensor& y = ctx.allocate_output(0, x.dtype(), {N, c_out, oh_n, ow_n});
-  ElementMover move(x, y);
+  ElementMover move(x, y, &ctx);
   uint64_t pos = 0;
   for (int64_t n = 0; n < N; ++n)
     for (int64_t oc = 0; oc < c_out; ++oc)

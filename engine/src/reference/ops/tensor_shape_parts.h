@@ -22,8 +22,9 @@ void register_tensor_shape_layout_ops(KernelRegistry& r);  // tensor_shape_layou
 // bit patterns, everything else moves its bytes.
 class ElementMover {
  public:
-  ElementMover(const Tensor& src, Tensor& dst)
-      : type_(src.dtype()), strings_(src.is_string()), packed_(is_packed_dtype(src.dtype())) {
+  // With `ctx`, the text of string copies is held to its tensor limit.
+  ElementMover(const Tensor& src, Tensor& dst, const KernelContext* ctx = nullptr)
+      : type_(src.dtype()), strings_(src.is_string()), packed_(is_packed_dtype(src.dtype())), budget_(ctx) {
     if (strings_) {
       src_strings_ = &src.strings();
       dst_strings_ = &dst.mutable_strings();
@@ -34,8 +35,11 @@ class ElementMover {
     }
   }
   // dst[to] = src[from]
-  void operator()(uint64_t to, uint64_t from) const {
-    if (strings_) (*dst_strings_)[to] = (*src_strings_)[from];
+  void operator()(uint64_t to, uint64_t from) {
+    if (strings_) {
+      budget_.add((*src_strings_)[from]);
+      (*dst_strings_)[to] = (*src_strings_)[from];
+    }
     else if (packed_) set_packed_element_bits(type_, dst_, to, packed_element_bits(type_, src_, from));
     else std::memcpy(dst_ + to * width_, src_ + from * width_, width_);
   }
@@ -43,6 +47,7 @@ class ElementMover {
  private:
   DataType type_;
   bool strings_, packed_;
+  StringBudget budget_;
   size_t width_ = 0;
   const std::byte* src_ = nullptr;
   std::byte* dst_ = nullptr;
@@ -63,13 +68,13 @@ inline Tensor reshaped_view(const Tensor& t, Shape shape) {
 // that coordinate adds to the source position, or negative when that
 // coordinate lies outside the source: then the element is copied from element
 // 0 of `fill` (same element type), or left zero when `fill` is null.
-inline void gather_by_tables(const Tensor& src, Tensor& dst, const std::vector<std::vector<int64_t>>& table,
-                             const Tensor* fill = nullptr) {
+inline void gather_by_tables(const KernelContext& ctx, const Tensor& src, Tensor& dst,
+                             const std::vector<std::vector<int64_t>>& table, const Tensor* fill = nullptr) {
   const uint64_t n = dst.element_count();
   if (n == 0) return;
-  ElementMover move(src, dst);
+  ElementMover move(src, dst, &ctx);
   std::optional<ElementMover> fill_move;
-  if (fill) fill_move.emplace(*fill, dst);
+  if (fill) fill_move.emplace(*fill, dst, &ctx);
   const size_t rank = table.size();
   std::vector<int64_t> counter(rank, 0);
   for (uint64_t i = 0; i < n; ++i) {

@@ -200,6 +200,10 @@ void StringSplit(KernelContext& ctx) {
   }
   Shape y_shape = x.shape();
   y_shape.push_back(static_cast<int64_t>(widest));
+  // Parts x widest slots: one string of a million delimiters in a large tensor would ask for billions.
+  const auto slots = checked_element_count(y_shape);
+  if (!slots || *slots > ctx.max_tensor_bytes() / sizeof(std::string))
+    ctx.fail("the split output of shape " + shape_to_string(y_shape) + " is larger than the tensor limit");
   std::vector<std::string> y(x.element_count() * widest);
   Tensor& z = ctx.allocate_output(1, DataType::Int64, x.shape());
   for (uint64_t i = 0; i < x.element_count(); ++i) {
@@ -217,8 +221,14 @@ void StringConcat(KernelContext& ctx) {
   const Shape* shapes[] = {&a.shape(), &b.shape()};
   BroadcastIndex bi(out_shape, shapes);
   const uint64_t n = checked_element_count(out_shape).value_or(0);
+  if (n > ctx.max_tensor_bytes() / sizeof(std::string))
+    ctx.fail("the output of shape " + shape_to_string(out_shape) + " is larger than the tensor limit");
   std::vector<std::string> out(n);
-  for (uint64_t i = 0; i < n; ++i, bi.next()) out[i] = a.strings()[bi.offsets()[0]] + b.strings()[bi.offsets()[1]];
+  StringBudget budget(&ctx);
+  for (uint64_t i = 0; i < n; ++i, bi.next()) {
+    out[i] = a.strings()[bi.offsets()[0]] + b.strings()[bi.offsets()[1]];
+    budget.add(out[i]);
+  }
   ctx.set_output(0, Tensor::from_strings(std::move(out_shape), std::move(out)));
 }
 

@@ -34,8 +34,11 @@ Tensor vector_of(DataType t, const std::vector<V>& vs) {
 }
 
 // Copies element `from` of `src` into element `to` of `dst` (same type; strings too).
-void copy_element(const Tensor& src, uint64_t from, Tensor& dst, uint64_t to, uint64_t elem_bytes) {
-  if (src.is_string()) dst.mutable_strings()[to] = src.strings()[from];
+void copy_element(const Tensor& src, uint64_t from, Tensor& dst, uint64_t to, uint64_t elem_bytes, StringBudget& budget) {
+  if (src.is_string()) {
+    budget.add(src.strings()[from]);
+    dst.mutable_strings()[to] = src.strings()[from];
+  }
   else std::memcpy(dst.mutable_raw() + to * elem_bytes, src.raw() + from * elem_bytes, elem_bytes);
 }
 
@@ -166,9 +169,10 @@ void LabelEncoder(KernelContext& ctx) {
 
   Tensor& y = allocate_any(ctx, 0, vt, x.shape());
   const uint64_t eb = element_bytes(vt);
+  StringBudget budget(&ctx);
   for (uint64_t i = 0; i < x.element_count(); ++i) {
-    if (pos[i] == kNotFound) copy_element(fallback, 0, y, i, eb);
-    else copy_element(values, pos[i], y, i, eb);
+    if (pos[i] == kNotFound) copy_element(fallback, 0, y, i, eb, budget);
+    else copy_element(values, pos[i], y, i, eb, budget);
   }
 }
 
@@ -196,10 +200,11 @@ void ArrayFeatureExtractor(KernelContext& ctx) {
   const uint64_t rows = last == 0 ? 0 : x.element_count() / static_cast<uint64_t>(last);
   Tensor& y = allocate_any(ctx, 0, t, out_shape);
   const uint64_t eb = element_bytes(t);
+  StringBudget budget(&ctx);
   for (uint64_t r = 0; r < rows; ++r)
     for (int64_t j = 0; j < k; ++j)
       copy_element(x, r * static_cast<uint64_t>(last) + static_cast<uint64_t>(indices[static_cast<size_t>(j)]), y,
-                   r * static_cast<uint64_t>(k) + static_cast<uint64_t>(j), eb);
+                   r * static_cast<uint64_t>(k) + static_cast<uint64_t>(j), eb, budget);
 }
 
 // --- Binarizer (1) -----------------------------------------------------------------

@@ -1,0 +1,289 @@
+// Values from a model's data that reached memory unchecked (an audit of every
+// engine's kernels, after a bit-flipped mask crashed constant folding): each
+// now gives the same answer on the reference, cpu and cuda-sim engines, a
+// result where the spec defines one and a clear error where it does not,
+// never an out-of-bounds access or an allocation without bound. Run under
+// ASan + UBSan too (docs/hardening.md).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "model_builder.h"
+#include "onnxscope/engines.h"
+#include "onnxscope/loader.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+const char* kEngines[] = {"reference", "cpu", "cuda-sim"};
+
+struct Outcome {
+  bool ok = false;
+  std::string error;
+  NamedValues outputs;
+};
+
+Outcome run(const char* engine, const ModelBuilder& b, const NamedValues& inputs, uint64_t max_tensor = uint64_t{256} << 20) {
+  Outcome o;
+  EngineSettings s;
+  s.threads = 1;
+  s.limits.max_tensor_bytes = max_tensor;
+  try {
+    LoadResult r = b.load();
+    if (!r.ok()) throw std::runtime_error("does not load: " + dump(r));
+    std::shared_ptr<const Model> m(std::move(r.model));
+    o.outputs = make_engine(engine, s)->prepare(m)->run(inputs);
+    o.ok = true;
+  } catch (const Error& e) {
+    o.error = e.what();
+  }
+  return o;
+}
+
+Tensor floats(Shape s, float fill) {
+  Tensor t = Tensor::zeros(DataType::Float, std::move(s));
+  for (uint64_t i = 0; i < t.element_count(); ++i) t.mutable_data<float>()[i] = fill;
+  return t;
+}
+
+Tensor iota(int64_t n) {
+  Tensor t = Tensor::zeros(DataType::Float, {n});
+  for (int64_t i = 0; i < n; ++i) t.mutable_data<float>()[i] = static_cast<float>(i);
+  return t;
+}
+
+std::vector<float> values(const Value& v) {
+  const Tensor& t = v.tensor();
+  return std::vector<float>(t.data<float>(), t.data<float>() + t.element_count());
+}
+
+// Every engine refuses with an error containing `part` (one of them each).
+void expect_error_everywhere(const ModelBuilder& b, const NamedValues& in, const std::vector<std::string>& parts,
+                             uint64_t max_tensor = uint64_t{256} << 20) {
+  for (const char* e : kEngines) {
+    Outcome o = run(e, b, in, max_tensor);
+    EXPECT_FALSE(o.ok) << e << " ran it";
+    bool found = false;
+    for (const auto& p : parts) found = found || o.error.find(p) != std::string::npos;
+    EXPECT_TRUE(found) << e << ": " << o.error;
+  }
+}
+
+}  // namespace
+
+// Constant-mode Pad whose begin is -2^63: the CUDA engine negated it, kept
+// the whole row and wrote 1000 elements into a 1-element output.
+TEST(HostileValues, PadOfMinusTwoToTheSixtyThree) {
+  for (const char* mode : {"constant", "edge", "wrap", "reflect"}) {
+    ModelBuilder b(19, 9);
+    b.input("x", DataType::Float, {int64_t{1000}});
+    b.initializer(make_int64_tensor("pads", {2}, {kMin, kMax - 998}));
+    attr_string(b.node("Pad", {"x", "pads"}, {"y"}, "pad"), "mode", mode);
+    b.output("y", DataType::Float, {int64_t{1}});
+    std::vector<std::vector<float>> got;
+    for (const char* e : kEngines) {
+      Outcome o = run(e, b, {{"x", Value(iota(1000))}});
+      ASSERT_TRUE(o.ok) << e << " " << mode << ": " << o.error;
+      got.push_back(values(o.outputs[0].second));
+    }
+    // Output element 0 is input coordinate 2^63 (in 128 bits): outside (constant), the last (edge), 2^63 mod 1000 (wrap).
+    // Reflect: period 1998, and 2^63 mod 1998 = 80, inside the row.
+    const std::string m = mode;
+    const float want = m == "constant" ? 0.f : m == "edge" ? 999.f : m == "wrap" ? 808.f : 80.f;
+    for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], std::vector<float>{want}) << kEngines[k] << " " << mode;
+  }
+}
+
+// A Reshape whose target's element count wraps to the input's: [2^62+1, 4]
+// of 4 elements. The CUDA engine made a view of 2^64+4 elements on 16 bytes.
+TEST(HostileValues, ReshapeWhoseTargetOverflows) {
+  ModelBuilder b(17, 8);
+  b.input("x", DataType::Float, {int64_t{4}});
+  b.initializer(make_int64_tensor("shape", {2}, {(int64_t{1} << 62) + 1, 4}));
+  b.node("Reshape", {"x", "shape"}, {"y"}, "reshape");
+  b.output_untyped("y");
+  expect_error_everywhere(b, {{"x", Value(iota(4))}}, {"overflow", "more elements than fit", "too large", "elements"});
+}
+
+// Split sizes whose sum wraps to the dim: [2^63-1, 2^63-1, 2, 4] of 4. The
+// third output started 2 elements before x.
+TEST(HostileValues, SplitSizesWhoseSumWraps) {
+  ModelBuilder b(18, 8);
+  b.input("x", DataType::Float, {int64_t{4}});
+  b.initializer(make_int64_tensor("split", {4}, {kMax, kMax, 2, 4}));
+  b.node("Split", {"x", "split"}, {"", "", "a", "b"}, "split");
+  b.output_untyped("a");
+  b.output_untyped("b");
+  expect_error_everywhere(b, {{"x", Value(iota(4))}}, {"add up to more than"});
+}
+
+// Reductions over axis 0 of a scalar indexed an empty vector.
+TEST(HostileValues, ReduceOverAnAxisOfAScalar) {
+  ModelBuilder b(18, 8);
+  b.input("x", DataType::Float, {});
+  b.initializer(make_int64_tensor("axes", {1}, {0}));
+  b.node("ReduceSum", {"x", "axes"}, {"y"}, "sum");
+  b.output_untyped("y");
+  expect_error_everywhere(b, {{"x", Value(floats({}, 2.f))}}, {"out of range", "outside"});
+  ModelBuilder m(18, 8);
+  m.input("x", DataType::Float, {});
+  m.node("MeanVarianceNormalization", {"x"}, {"y"}, "mvn");
+  m.output_untyped("y");
+  expect_error_everywhere(m, {{"x", Value(floats({}, 2.f))}}, {"out of range", "outside"});
+}
+
+// A linear Resize of [1, 4096] to [4194304, 1]: 16 MB of output, but the
+// first of its one-axis passes made [4194304, 4096] doubles (128 GiB).
+TEST(HostileValues, ResizeWhoseIntermediateIsHuge) {
+  ModelBuilder b(18, 8);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{4096}});
+  b.initializer(make_float_tensor("roi", {0}, {}));
+  b.initializer(make_float_tensor("scales", {0}, {}));
+  b.initializer(make_int64_tensor("sizes", {2}, {4194304, 1}));
+  attr_string(b.node("Resize", {"x", "roi", "scales", "sizes"}, {"y"}, "resize"), "mode", "linear");
+  b.output_untyped("y");
+  for (const char* e : kEngines) {
+    Outcome o = run(e, b, {{"x", Value(floats({1, 4096}, 1.f))}}, uint64_t{256} << 20);
+    // The reference refuses the intermediate; the others resize in another order or run it in bounds.
+    if (!o.ok) {
+      EXPECT_NE(o.error.find("limit"), std::string::npos) << e << ": " << o.error;
+    } else {
+      EXPECT_EQ(o.outputs[0].second.tensor().shape(), (Shape{4194304, 1})) << e;
+    }
+  }
+  EXPECT_FALSE(run("reference", b, {{"x", Value(floats({1, 4096}, 1.f))}}).ok);
+}
+
+// STFT with frame_step 1 and a long frame: 2^33 doubles of result before
+// the output's size was checked.
+TEST(HostileValues, StftWhoseOutputIsHuge) {
+  ModelBuilder b(17, 8);
+  b.input("signal", DataType::Float, {int64_t{1}, int64_t{1} << 18, int64_t{1}});
+  b.initializer(make_int64_tensor("step", {}, {1}));
+  b.initializer(make_int64_tensor("length", {}, {int64_t{1} << 17}));
+  b.node("STFT", {"signal", "step", "", "length"}, {"y"}, "stft");
+  b.output_untyped("y");
+  expect_error_everywhere(b, {{"signal", Value(floats({1, int64_t{1} << 18, 1}, 0.5f))}}, {"limit", "too large"},
+                          uint64_t{64} << 20);
+}
+
+// A 1 MiB string expanded to 100,000 copies: 100 GB of text, while the
+// output's size check counted one empty std::string per element.
+TEST(HostileValues, StringsCopiedPastTheLimit) {
+  ModelBuilder b(17, 8);
+  onnx::TensorProto big;
+  big.set_name("s");
+  big.set_data_type(static_cast<int32_t>(DataType::String));
+  big.add_string_data(std::string(1 << 20, 'x'));
+  b.initializer(big);
+  b.input("unused", DataType::Float, {int64_t{1}});
+  b.initializer(make_int64_tensor("shape", {1}, {100000}));
+  b.node("Expand", {"s", "shape"}, {"y"}, "expand");
+  b.output_untyped("y");
+  for (const char* e : kEngines) {
+    Outcome o = run(e, b, {{"unused", Value(floats({1}, 0))}}, uint64_t{64} << 20);
+    EXPECT_FALSE(o.ok) << e;
+    EXPECT_NE(o.error.find("bytes of text"), std::string::npos) << e << ": " << o.error;
+  }
+}
+
+// DFT and MelWeightMatrix sized by data: the CUDA engine built a twiddle
+// table or edge list of that length on the host before any size check.
+TEST(HostileValues, SignalSizesFromData) {
+  ModelBuilder b(20, 9);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{8}, int64_t{1}});
+  b.initializer(make_int64_tensor("len", {}, {int64_t{1} << 40}));
+  b.node("DFT", {"x", "len"}, {"y"}, "dft");
+  b.output_untyped("y");
+  expect_error_everywhere(b, {{"x", Value(floats({1, 8, 1}, 1.f))}}, {"limit", "too large", "exceed"});
+
+  ModelBuilder m(17, 8);
+  m.input("unused", DataType::Float, {int64_t{1}});
+  m.initializer(make_int64_tensor("bins", {}, {int64_t{1} << 40}));
+  m.initializer(make_int64_tensor("dft", {}, {64}));
+  m.initializer(make_int64_tensor("rate", {}, {16000}));
+  m.initializer(make_float_tensor("lo", {}, {0.f}));
+  m.initializer(make_float_tensor("hi", {}, {8000.f}));
+  m.node("MelWeightMatrix", {"bins", "dft", "rate", "lo", "hi"}, {"w"}, "mel");
+  m.output_untyped("w");
+  expect_error_everywhere(m, {{"unused", Value(floats({1}, 0))}}, {"limit", "too large", "exceed"});
+  // NaN hertz made int64 from NaN; now the edges fall outside and say so.
+  ModelBuilder n(17, 8);
+  n.input("unused", DataType::Float, {int64_t{1}});
+  n.initializer(make_int64_tensor("bins", {}, {8}));
+  n.initializer(make_int64_tensor("dft", {}, {64}));
+  n.initializer(make_int64_tensor("rate", {}, {16000}));
+  n.initializer(make_float_tensor("lo", {}, {NAN}));
+  n.initializer(make_float_tensor("hi", {}, {8000.f}));
+  n.node("MelWeightMatrix", {"bins", "dft", "rate", "lo", "hi"}, {"w"}, "mel");
+  n.output_untyped("w");
+  expect_error_everywhere(n, {{"unused", Value(floats({1}, 0))}}, {"outside"});
+}
+
+// Offsets and grids from data that are NaN or infinite: no float-to-int
+// conversion out of range (UBSan), the same answer on every engine.
+TEST(HostileValues, NonFiniteCoordinates) {
+  ModelBuilder g(20, 9);
+  g.input("x", DataType::Float, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}});
+  g.input("grid", DataType::Float, {int64_t{1}, int64_t{1}, int64_t{3}, int64_t{2}});
+  attr_string(g.node("GridSample", {"x", "grid"}, {"y"}, "gs"), "padding_mode", "reflection");
+  g.output_untyped("y");
+  Tensor grid = Tensor::zeros(DataType::Float, {1, 1, 3, 2});
+  const float gv[] = {INFINITY, 0.f, -3e38f, 0.5f, 0.25f, -INFINITY};
+  std::memcpy(grid.mutable_raw(), gv, sizeof gv);
+  std::vector<std::vector<float>> got;
+  for (const char* e : kEngines) {
+    Outcome o = run(e, g, {{"x", Value(floats({1, 1, 2, 2}, 1.5f))}, {"grid", Value(grid)}});
+    ASSERT_TRUE(o.ok) << e << ": " << o.error;
+    got.push_back(values(o.outputs[0].second));
+  }
+  EXPECT_EQ(got[0], got[1]);
+  EXPECT_EQ(got[0], got[2]);
+
+  ModelBuilder d(19, 9);
+  d.input("x", DataType::Float, {int64_t{1}, int64_t{1}, int64_t{3}, int64_t{3}});
+  d.initializer(make_float_tensor("w", {1, 1, 1, 1}, {1.f}));
+  d.input("offset", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{3}});
+  d.node("DeformConv", {"x", "w", "offset"}, {"y"}, "deform");
+  d.output_untyped("y");
+  Tensor offset = floats({1, 2, 3, 3}, 0.f);
+  offset.mutable_data<float>()[0] = NAN;
+  offset.mutable_data<float>()[1] = INFINITY;
+  offset.mutable_data<float>()[2] = 3e38f;
+  for (const char* e : kEngines) {
+    Outcome o = run(e, d, {{"x", Value(floats({1, 1, 3, 3}, 1.f))}, {"offset", Value(offset)}});
+    ASSERT_TRUE(o.ok) << e << ": " << o.error;
+    const auto y = values(o.outputs[0].second);
+    EXPECT_TRUE(std::isnan(y[0]) && std::isnan(y[1])) << e;
+    EXPECT_EQ(y[2], 0.f) << e;  // far outside: every tap reads 0
+    EXPECT_EQ(y[3], 1.f) << e;
+  }
+}
+
+// Index inputs whose value is not the type the model declares (fed directly,
+// past make_inputs' check): the CUDA kernels read them by the declared type.
+TEST(HostileValues, IndexInputsOfAnotherTypeThanDeclared) {
+  ModelBuilder b(23, 10);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{4}});
+  b.input("pos", DataType::Int64, {int64_t{1}, int64_t{2}});
+  b.initializer(make_float_tensor("cos", {4, 2}, std::vector<float>(8, 1.f)));
+  b.initializer(make_float_tensor("sin", {4, 2}, std::vector<float>(8, 0.f)));
+  b.node("RotaryEmbedding", {"x", "cos", "sin", "pos"}, {"y"}, "rope");
+  b.output_untyped("y");
+  Tensor pos32 = Tensor::zeros(DataType::Int32, {1, 2});
+  for (const char* e : kEngines) {
+    Outcome o = run(e, b, {{"x", Value(floats({1, 1, 2, 4}, 1.f))}, {"pos", Value(pos32)}});
+    if (!o.ok) {
+      EXPECT_FALSE(o.error.empty()) << e;  // refused with a reason, or read as what it is
+    }
+  }
+  Outcome cuda = run("cuda-sim", b, {{"x", Value(floats({1, 1, 2, 4}, 1.f))}, {"pos", Value(pos32)}});
+  EXPECT_FALSE(cuda.ok);
+}
