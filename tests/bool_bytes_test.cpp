@@ -209,3 +209,28 @@ TEST(BoolBytes, InspectWarnsAndRunWorks) {
     EXPECT_NE(r.out.find("y: float[4]  [20, 1, 2, 3]"), std::string::npos) << engine << r.out;
   }
 }
+
+// Three mutants of a real export (transformers Llama by the torch.export-based
+// exporter, whose causal mask is a bool initializer [1,1,199,199]) made by the
+// mutation sweep's seeded mutations (scripts/mutate_models.py --seed 1,
+// copies 36, 43 and 92): each holds bool bytes other than 0/1 in a mask. They
+// load with the warning and end cleanly on every engine (fuzz_replay_model
+// replays them in process too).
+TEST(BoolBytes, MutatedRealExportsFromTheSweep) {
+  const std::string dir = ONNXSCOPE_SOURCE_DIR "/tests/fuzz/regressions/fuzz_model/";
+  for (const char* copy : {"36", "43", "92"}) {
+    const std::string f = dir + "bool-mask-llama_dynamo_mask199-seed1-copy" + copy + ".onnx";
+    CliRun i = run_cli("inspect " + f);
+    EXPECT_FALSE(i.signaled);
+    EXPECT_EQ(i.exit_code, 0) << f << i.err;
+    EXPECT_NE(i.out.find("warning[bool-bytes]"), std::string::npos) << f;
+    for (const char* engine : kEngines) {
+      CliRun r = run_cli("run " + f + " --engine " + engine + " --timeout 60");
+      EXPECT_FALSE(r.signaled) << f << " " << engine;
+      EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 1) << f << " " << engine << ": " << r.exit_code << r.err;
+      if (std::string(copy) != "36") {  // 36 also flipped an index: a clean error
+        EXPECT_EQ(r.exit_code, 0) << f << " " << engine << r.err;
+      }
+    }
+  }
+}
