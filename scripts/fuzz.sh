@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (clang, ASan + UBSan, build-fuzz/) and runs each
-# for SECONDS (default 300) on one core, starting from the committed seeds and
-# the upstream suite, keeping the growing corpus in ~/.cache/onnxscope/fuzz.
+# for SECONDS (default 300) on one core, starting from the committed seeds,
+# the upstream suite and seeds made from small real exports
+# (scripts/make_real_models.py, tests/fuzz/make_real_seeds.py), keeping the
+# growing corpus in ~/.cache/onnxscope/fuzz. fuzz_model mutates models as
+# messages too (tests/fuzz/model_mutator.cpp).
 # A crash or hang input is copied to tests/fuzz/regressions/<target>/ so CI
 # replays it from then on (commit it together with the fix).
 #
@@ -23,6 +26,13 @@ if [ ! -f "$BUILD/build.ninja" ]; then
     -DONNXSCOPE_BUILD_GUI=OFF -DONNXSCOPE_BUILD_PLUGINS=OFF -DONNXSCOPE_TEST_DATA="$SUITE" >/dev/null
 fi
 ninja -C "$BUILD" "${TARGETS[@]}"
+# Seeds from small real exports (scripts/make_real_models.py), made once.
+REAL=$DATA/real-models
+REAL_SEEDS=$DATA/fuzz-seeds
+if [ ! -f "$REAL/manifest.json" ]; then .venv/bin/python scripts/make_real_models.py --out "$REAL" >/dev/null 2>&1 || true; fi
+if [ -f "$REAL/manifest.json" ] && [ ! -d "$REAL_SEEDS/fuzz_model" ] && [ -x build/app/onnxscope ]; then
+  .venv/bin/python tests/fuzz/make_real_seeds.py build/app/onnxscope "$REAL" "$REAL_SEEDS"
+fi
 export ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=0
 for t in "${TARGETS[@]}"; do
   corpus=$DATA/fuzz/$t
@@ -32,6 +42,9 @@ for t in "${TARGETS[@]}"; do
     fuzz_model) seeds+=(resources/models tests/hostile/models "$SUITE/simple" "$SUITE/pytorch-operator") ;;
     fuzz_value) seeds+=("$SUITE/simple") ;;
     fuzz_dump | fuzz_npz) seeds+=("tests/fuzz/seeds/$t") ;;
+  esac
+  case $t in
+    fuzz_model | fuzz_value | fuzz_dump | fuzz_npz) [ -d "$REAL_SEEDS/$t" ] && seeds+=("$REAL_SEEDS/$t") ;;
     fuzz_expectations) seeds+=(conformance/expectations) ;;
   esac
   echo "== $t: $SECONDS_EACH s"
