@@ -287,3 +287,22 @@ TEST(HostileValues, IndexInputsOfAnotherTypeThanDeclared) {
   Outcome cuda = run("cuda-sim", b, {{"x", Value(floats({1, 1, 2, 4}, 1.f))}, {"pos", Value(pos32)}});
   EXPECT_FALSE(cuda.ok);
 }
+
+// Padding from attributes makes an output far larger than the input: the
+// reference's working buffer in double was made before the output's size
+// check (found by fuzz_model from a real-model seed: a 256 GB vector).
+TEST(HostileValues, ConvAndPoolWhosePaddingIsHuge) {
+  ModelBuilder c(17, 8);
+  c.input("x", DataType::Float, {int64_t{1}, int64_t{1}, int64_t{4}, int64_t{4}});
+  c.initializer(make_float_tensor("w", {1, 1, 1, 1}, {1.f}));
+  attr_ints(c.node("Conv", {"x", "w"}, {"y"}, "conv"), "pads", {0, 0, 100000, 100000});
+  c.output_untyped("y");
+  expect_error_everywhere(c, {{"x", Value(floats({1, 1, 4, 4}, 1.f))}}, {"limit"});
+  ModelBuilder p(17, 8);
+  p.input("x", DataType::Float, {int64_t{1}, int64_t{1}, int64_t{4}, int64_t{4}});
+  auto& n = p.node("AveragePool", {"x"}, {"y"}, "pool");
+  attr_ints(n, "kernel_shape", {1, 1});
+  attr_ints(n, "pads", {0, 0, 100000, 100000});
+  p.output_untyped("y");
+  expect_error_everywhere(p, {{"x", Value(floats({1, 1, 4, 4}, 1.f))}}, {"limit"});
+}

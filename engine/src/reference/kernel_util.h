@@ -85,6 +85,18 @@ class StringBudget {
   uint64_t used_ = 0;
 };
 
+// Fails unless a working buffer of `shape` (elements of `elem_bytes` each)
+// stays within the tensor limit. Sizes a kernel derives from attributes and
+// from several inputs' shapes (a Conv's padded output, attention's L x S
+// scores, rows x classes) can be far larger than any input, and the buffer is
+// made before the output's own check.
+inline void check_work_buffer(const KernelContext& ctx, const Shape& shape, const char* what, uint64_t elem_bytes = 8) {
+  const auto n = checked_element_count(shape);
+  if (!n || *n > ctx.max_tensor_bytes() / elem_bytes)
+    ctx.fail(std::string(what) + " of shape " + shape_to_string(shape) + " would exceed the tensor limit of " +
+             std::to_string(ctx.max_tensor_bytes()) + " bytes");
+}
+
 // Typed element access on a tensor's bytes (alignment-safe).
 template <typename S> inline S load(const Tensor& t, uint64_t i) {
   S v;

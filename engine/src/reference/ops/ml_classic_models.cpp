@@ -167,6 +167,7 @@ void LinearClassifier(KernelContext& ctx) {
     ctx.fail(std::to_string(classes) + " rows of coefficients but " + std::to_string(labels.size()) + " class labels");
 
   const size_t k = binary ? 2 : classes;
+  check_work_buffer(ctx, {rc.rows, static_cast<int64_t>(k)}, "the scores");
   std::vector<double> scores(static_cast<size_t>(rc.rows) * k);
   std::vector<size_t> picked(static_cast<size_t>(rc.rows));
   std::vector<double> raw(classes);
@@ -209,6 +210,7 @@ void LinearRegressor(KernelContext& ctx) {
              std::to_string(coef.size()));
   if (!icpt.empty() && icpt.size() != static_cast<size_t>(targets))
     ctx.fail("intercepts must have one value per target (" + std::to_string(targets) + "), has " + std::to_string(icpt.size()));
+  check_work_buffer(ctx, {rc.rows, static_cast<int64_t>(targets)}, "the output");
   std::vector<double> out(static_cast<size_t>(rc.rows * targets));
   for (int64_t r = 0; r < rc.rows; ++r) {
     const double* row = xs.data() + r * rc.cols;
@@ -621,6 +623,7 @@ void TreeEnsembleRegressor(KernelContext& ctx) {
   if (!base.empty() && base.size() != static_cast<size_t>(n_targets)) ctx.fail("base_values must have one value per target");
 
   const auto t = static_cast<size_t>(n_targets);
+  check_work_buffer(ctx, {rc.rows, static_cast<int64_t>(n_targets)}, "the output");
   std::vector<double> out(static_cast<size_t>(rc.rows) * t);
   std::vector<bool> hit(t);
   for (int64_t r = 0; r < rc.rows; ++r) {
@@ -668,6 +671,7 @@ void TreeEnsembleClassifier(KernelContext& ctx) {
   const bool binary = classes == 2 && !class1_weighted;
   if (classes == 1) ctx.fail("a classifier needs at least 2 class labels");
 
+  check_work_buffer(ctx, {rc.rows, static_cast<int64_t>(classes)}, "the scores");
   std::vector<double> scores(static_cast<size_t>(rc.rows) * classes);
   std::vector<size_t> picked(static_cast<size_t>(rc.rows));
   for (int64_t r = 0; r < rc.rows; ++r) {

@@ -116,6 +116,7 @@ void Conv(KernelContext& ctx) {
   dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
     // Products of float/float16 values are accumulated in double.
+    check_work_buffer(ctx, output_shape_of(x.shape(), w.shape()[0], win.out), "the output (in double)");
     std::vector<double> y = conv_core(real_values(x), x.shape(), real_values(w), w.shape(), win, group);
     const int64_t M = w.shape()[0];
     if (const Tensor* b = ctx.optional_input(2)) add_bias(ctx, y, x.shape()[0], M, nn::product(win.out), real_values(*b));
@@ -275,6 +276,7 @@ void ConvTranspose(KernelContext& ctx) {
     const auto out_strides = strides_of(win.out);
     // Scatter form: y[n, m, i * stride - pad + k * dilation] += x[n, c, i] * w[c, m, k],
     // accumulated in double.
+    check_work_buffer(ctx, {N, M, OS}, "the output (in double)");
     std::vector<double> y(static_cast<size_t>(N * M * OS), 0.0);
     std::vector<std::vector<int64_t>> kpos;
     for (Counter kc(win.kernel); kc.valid(); kc.next()) kpos.push_back(kc.index);
@@ -350,6 +352,8 @@ void DeformConv(KernelContext& ctx) {
     const std::vector<double> xv = real_values(x), wv = real_values(w), ov = real_values(offset);
     const std::vector<double> mv = mask ? real_values(*mask) : std::vector<double>();
     const int64_t Cog = C / offset_group, OS = oH * oW;
+    check_work_buffer(ctx, {N, M, OS}, "the output (in double)");
+    check_work_buffer(ctx, {C, KS}, "the sampled columns");
     std::vector<double> y(static_cast<size_t>(N * M * OS), 0.0);  // accumulated in double
     std::vector<double> samples(static_cast<size_t>(C * KS));
     for (int64_t n = 0; n < N; ++n)

@@ -55,6 +55,7 @@ void pool(KernelContext& ctx, PoolKind kind) {
     for (size_t d = 1; d < k; ++d) col_strides[d] = col_strides[d - 1] * win.in[d - 1];
     Shape out_shape{xs[0], xs[1]};
     out_shape.insert(out_shape.end(), win.out.begin(), win.out.end());
+    check_work_buffer(ctx, out_shape, "the output (in double)", want_indices ? 16 : 8);
     std::vector<double> y(static_cast<size_t>(NC * OS));
     std::vector<int64_t> idx(want_indices ? y.size() : 0);
     std::vector<std::vector<int64_t>> kpos;

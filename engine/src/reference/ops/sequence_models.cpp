@@ -104,6 +104,9 @@ void Attention(KernelContext& ctx) {
   const HeadLayout ql{packed, Hq, Sq, D}, kl{packed, Hkv, Skv, D}, vl{packed, Hkv, Skv, Dv};
 
   // Key/value cache: present = concat(past, new) on the sequence axis.
+  check_work_buffer(ctx, {B, Hkv, T, D}, "the keys (past and new)");
+  check_work_buffer(ctx, {B, Hkv, T, Dv}, "the values (past and new)");
+  check_work_buffer(ctx, {B, Hq, Sq, Dv}, "the output");
   std::vector<double> keys(size_t(B * Hkv * T * D)), values(size_t(B * Hkv * T * Dv));
   {
     const std::vector<double> k = real_values(K), v = real_values(V);
@@ -250,6 +253,8 @@ void FlexAttention(KernelContext& ctx) {
   const double scale = ctx.has_attr("scale") ? double(ctx.attr_float("scale", 0)) : 1.0 / std::sqrt(double(E));
   const std::vector<double> q = real_values(Q), k = real_values(K), v = real_values(V);
   const Shape sshape{B, Hq, L, S};
+  check_work_buffer(ctx, sshape, "the scores");
+  check_work_buffer(ctx, {B, Hq, L, Ev}, "the output");
   std::vector<double> scores(size_t(B * Hq * L * S));
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < Hq; ++h)
@@ -477,6 +482,9 @@ void CausalConvWithState(KernelContext& ctx) {
   const std::vector<double> bv = bias ? real_values(*bias) : std::vector<double>(size_t(C), 0.0);
   const std::vector<double> ps = past ? real_values(*past) : std::vector<double>(size_t(B * C * (k - 1)), 0.0);
   const DataType t = input.dtype();
+  check_work_buffer(ctx, {B, C, L}, "the output");
+  check_work_buffer(ctx, {B, C, k - 1}, "the state");
+  check_work_buffer(ctx, {L + k - 1}, "a padded row");
   std::vector<double> y(size_t(B * C * L)), state(size_t(B * C * (k - 1)));
   std::vector<double> padded(size_t(L + k - 1));
   for (int64_t b = 0; b < B; ++b)

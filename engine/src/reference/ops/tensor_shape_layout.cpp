@@ -40,11 +40,6 @@ int64_t mul(const KernelContext& ctx, int64_t a, int64_t b) {
   return r;
 }
 
-int64_t floor_mod(int64_t a, int64_t m) {
-  const int64_t r = a % m;
-  return r < 0 ? r + m : r;
-}
-
 // --- Pad --------------------------------------------------------------------------
 
 // A one-element tensor of type `t` holding `v` (Pad's attribute `value`).

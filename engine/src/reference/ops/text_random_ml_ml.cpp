@@ -312,6 +312,7 @@ void TreeEnsemble(KernelContext& ctx) {
 
   std::vector<double> xs = real_values(x);
   // Accumulate in double; the result is rounded to the input type.
+  check_work_buffer(ctx, {static_cast<int64_t>(rows), static_cast<int64_t>(n_targets)}, "the output");
   std::vector<double> result(static_cast<size_t>(rows * n_targets));
   std::vector<bool> hit(result.size(), false);
   for (int64_t r = 0; r < rows; ++r) {
