@@ -191,10 +191,12 @@ extern "C" size_t LLVMFuzzerCustomMutator(uint8_t* data, size_t size, size_t max
   onnx::ModelProto m;
   if (rng() % 4 == 0 || !m.ParseFromArray(data, static_cast<int>(size)) || !m.has_graph())
     return LLVMFuzzerMutate(data, size, max_size);
-  Targets t;
-  collect(*m.mutable_graph(), t, 0);
   const int steps = 1 + static_cast<int>(rng() % 3);
   for (int s = 0; s < steps; ++s) {
+    // Collected again each step: removing an attribute frees the tensors and
+    // subgraphs it held, and pointers into them.
+    Targets t;
+    collect(*m.mutable_graph(), t, 0);
     switch (rng() % 8) {
       case 0: case 1: case 2:
         if (!t.tensors.empty()) mutate_tensor(*pick(rng, t.tensors), rng);
