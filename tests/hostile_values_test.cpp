@@ -306,3 +306,20 @@ TEST(HostileValues, ConvAndPoolWhosePaddingIsHuge) {
   p.output_untyped("y");
   expect_error_everywhere(p, {{"x", Value(floats({1, 1, 4, 4}, 1.f))}}, {"limit"});
 }
+
+// A value_info that lies about a tensor's channels: the cpu engine planned
+// its blocked (NCHWc) layout from the declaration, and the reference form of
+// the blocked Conv read past the tensor it got (the mutation sweep found it:
+// a ResNet whose Relu input was rewired; the values came out as 9e18).
+TEST(HostileValues, BlockedConvOnATensorThatIsNotWhatWasDeclared) {
+  ModelBuilder b(17, 8);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{16}, int64_t{8}, int64_t{8}});
+  b.initializer(make_float_tensor("w1", {16, 16, 3, 3}, std::vector<float>(16 * 16 * 9, 0.01f)));
+  b.initializer(make_float_tensor("w2", {64, 32, 3, 3}, std::vector<float>(64 * 32 * 9, 0.01f)));
+  attr_ints(b.node("Conv", {"x", "w1"}, {"a"}, "conv_a"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"a"}, {"r"}, "relu");
+  attr_ints(b.node("Conv", {"r", "w2"}, {"y"}, "conv_b"), "pads", {1, 1, 1, 1});
+  for (const char* v : {"a", "r"}) *b.graph().add_value_info() = make_value(v, DataType::Float, {int64_t{1}, int64_t{32}, int64_t{8}, int64_t{8}});
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{64}, int64_t{8}, int64_t{8}});
+  expect_error_everywhere(b, {{"x", Value(floats({1, 16, 8, 8}, 1.f))}}, {"does not hold", "channel", "C "});
+}

@@ -191,12 +191,20 @@ void ToNchwcRef(KernelContext& ctx) {
   ctx.set_output(0, Value(to_nchwc(x, block)));
 }
 
+// A blocked tensor must hold `channels` in blocks of `block` (the last dim):
+// the passes planned from declared shapes, and a model whose declarations lie
+// reaches here with another tensor (from_nchwc would read past it).
+void require_blocked(const KernelContext& ctx, const Tensor& x, int64_t channels, int64_t block, const char* what) {
+  if (x.dtype() != DataType::Float || x.rank() < 4 || channels < 1 || block < 1 || x.shape().back() != block ||
+      (channels + block - 1) / block != x.shape()[1])
+    ctx.fail(std::string(what) + " " + shape_to_string(x.shape()) + " does not hold " + std::to_string(channels) +
+             " float channels in blocks of " + std::to_string(block));
+}
+
 void FromNchwcRef(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int64_t channels = ctx.attr_int("channels", 0);
-  if (x.dtype() != DataType::Float || x.rank() < 4 || channels < 1 ||
-      (channels + x.shape().back() - 1) / x.shape().back() != x.shape()[1])
-    ctx.fail("FromNchwc: input " + shape_to_string(x.shape()) + " does not hold " + std::to_string(channels) + " channels");
+  require_blocked(ctx, x, channels, x.rank() ? x.shape().back() : 0, "FromNchwc: input");
   ctx.set_output(0, Value(from_nchwc(x, channels)));
 }
 
@@ -204,8 +212,11 @@ void NchwcConvRef(KernelContext& ctx) {
   const Tensor& w = ctx.input(1);
   const int64_t block = ctx.attr_int("block", 0);
   if (w.rank() < 3 || (block != 8 && block != 16)) ctx.fail("NchwcConv needs weights of rank >= 3 and block 8 or 16");
-  Value plain = ctx.attr_int("plain_input", 0) == 1 ? *ctx.input_value(0)
-                                                     : Value(from_nchwc(ctx.input(0), w.shape()[1] * ctx.attr_int("group", 1)));
+  const bool plain_input = ctx.attr_int("plain_input", 0) == 1;
+  int64_t in_channels = 0;
+  if (__builtin_mul_overflow(w.shape()[1], ctx.attr_int("group", 1), &in_channels)) ctx.fail("NchwcConv: group overflows");
+  if (!plain_input) require_blocked(ctx, ctx.input(0), in_channels, block, "NchwcConv: input");
+  Value plain = plain_input ? *ctx.input_value(0) : Value(from_nchwc(ctx.input(0), in_channels));
   std::vector<const Value*> in = inputs_of(ctx);
   in[0] = &plain;
   const Value* residual = in.size() > 3 ? in[3] : nullptr;
@@ -217,6 +228,8 @@ void NchwcConvRef(KernelContext& ctx) {
   run_reference(ctx, f, "Conv", 22);
   Value y = f.take(0);
   if (residual) {  // the sum input: Y = activation(Conv(X) + R)
+    if (!residual->is_tensor()) ctx.fail("NchwcConv: the sum input is not a tensor");
+    require_blocked(ctx, residual->tensor(), w.shape()[0], block, "NchwcConv: the sum input");
     const Value r(from_nchwc(residual->tensor(), w.shape()[0]));
     Forward add(ctx, base_node(ctx, "Add"), 14, {&y, &r}, 1);
     run_reference(ctx, add, "Add", 14);
