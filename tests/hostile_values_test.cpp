@@ -323,3 +323,17 @@ TEST(HostileValues, BlockedConvOnATensorThatIsNotWhatWasDeclared) {
   b.output("y", DataType::Float, {int64_t{1}, int64_t{64}, int64_t{8}, int64_t{8}});
   expect_error_everywhere(b, {{"x", Value(floats({1, 16, 8, 8}, 1.f))}}, {"does not hold", "channel", "C "});
 }
+
+// Window attributes near 2^63: the CUDA engine's window arithmetic overflowed
+// (found by fuzz_model: 7 * (2^63 - 1) in a dilated pool).
+TEST(HostileValues, WindowAttributesNearTwoToTheSixtyThree) {
+  for (const std::vector<int64_t>& dil : {std::vector<int64_t>{kMax, 1}, std::vector<int64_t>{int64_t{1} << 40, 1}}) {
+    ModelBuilder p(17, 8);
+    p.input("x", DataType::Float, {int64_t{1}, int64_t{1}, int64_t{8}, int64_t{8}});
+    auto& n = p.node("MaxPool", {"x"}, {"y"}, "pool");
+    attr_ints(n, "kernel_shape", {8, 1});
+    attr_ints(n, "dilations", dil);
+    p.output_untyped("y");
+    expect_error_everywhere(p, {{"x", Value(floats({1, 1, 8, 8}, 1.f))}}, {"dilation", "window", "does not fit", "larger"});
+  }
+}

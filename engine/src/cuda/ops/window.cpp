@@ -20,12 +20,23 @@ Window window_of(const OpContext& c, const Shape& x_shape, std::vector<int64_t> 
   std::vector<int64_t> pads = c.attr_ints("pads");
   w.pad_begin.assign(r, 0);
   w.pad_end.assign(r, 0);
+  // Attributes from a model may be near 2^63: every step is checked.
+  auto add = [&](int64_t a, int64_t b) {
+    int64_t v;
+    if (__builtin_add_overflow(a, b, &v)) c.fail("the window's extent overflows (kernel_shape, strides, dilations or pads too large)");
+    return v;
+  };
+  auto mul = [&](int64_t a, int64_t b) {
+    int64_t v;
+    if (__builtin_mul_overflow(a, b, &v)) c.fail("the window's extent overflows (kernel_shape, strides, dilations or pads too large)");
+    return v;
+  };
   for (size_t d = 0; d < r; ++d) {
     if (w.kernel[d] <= 0 || w.stride[d] <= 0 || w.dilation[d] <= 0) c.fail("kernel, strides and dilations must be positive");
-    const int64_t span = (w.kernel[d] - 1) * w.dilation[d] + 1;
+    const int64_t span = add(mul(w.kernel[d] - 1, w.dilation[d]), 1);
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
-      const int64_t target = (w.in[d] + w.stride[d] - 1) / w.stride[d];
-      const int64_t total = std::max<int64_t>(0, (target - 1) * w.stride[d] + span - w.in[d]);
+      const int64_t target = add(w.in[d], w.stride[d] - 1) / w.stride[d];
+      const int64_t total = std::max<int64_t>(0, add(mul(target - 1, w.stride[d]), span) - w.in[d]);
       w.pad_begin[d] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
       w.pad_end[d] = total - w.pad_begin[d];
     } else if (auto_pad == "NOTSET") {
@@ -38,12 +49,13 @@ Window window_of(const OpContext& c, const Shape& x_shape, std::vector<int64_t> 
     } else if (auto_pad != "VALID") {
       c.fail("unknown auto_pad '" + auto_pad + "'");
     }
-    const int64_t room = w.in[d] + w.pad_begin[d] + w.pad_end[d] - span;
-    if (room < 0) c.fail("the window (" + std::to_string(span) + ") is larger than the padded input (" + std::to_string(w.in[d] + w.pad_begin[d] + w.pad_end[d]) + ")");
+    const int64_t padded = add(add(w.in[d], w.pad_begin[d]), w.pad_end[d]);
+    const int64_t room = padded - span;
+    if (room < 0) c.fail("the window (" + std::to_string(span) + ") is larger than the padded input (" + std::to_string(padded) + ")");
     int64_t out = room / w.stride[d] + 1;
     if (ceil_mode && auto_pad == "NOTSET") {
-      out = (room + w.stride[d] - 1) / w.stride[d] + 1;
-      if ((out - 1) * w.stride[d] >= w.in[d] + w.pad_begin[d]) --out;  // the last window starts in the input
+      out = add(room, w.stride[d] - 1) / w.stride[d] + 1;
+      if (mul(out - 1, w.stride[d]) >= w.in[d] + w.pad_begin[d]) --out;  // the last window starts in the input
     }
     w.out.push_back(out);
   }

@@ -70,7 +70,12 @@ inline Window resolve_window(const KernelContext& ctx, const std::vector<int64_t
   w.pad_end.assign(k, 0);
   w.out.assign(k, 0);
   for (size_t i = 0; i < k; ++i) {
-    const int64_t span = (kernel[i] - 1) * w.dilations[i] + 1;  // extent of one dilated window
+    // Kernel and dilation are each at most 2^40, their product is not: checked.
+    int64_t span = 0;  // extent of one dilated window
+    if (__builtin_mul_overflow(kernel[i] - 1, w.dilations[i], &span) || span > (int64_t{1} << 62))
+      ctx.fail("the dilated window (kernel " + std::to_string(kernel[i]) + ", dilation " + std::to_string(w.dilations[i]) +
+               ") is too large");
+    span += 1;
     const int64_t s = w.strides[i];
     if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
       w.out[i] = (in_spatial[i] + s - 1) / s;
