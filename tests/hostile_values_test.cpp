@@ -337,3 +337,33 @@ TEST(HostileValues, WindowAttributesNearTwoToTheSixtyThree) {
     expect_error_everywhere(p, {{"x", Value(floats({1, 1, 8, 8}, 1.f))}}, {"dilation", "window", "does not fit", "larger"});
   }
 }
+
+// Attributes that leave a type's range: Shrink on integers with a bias of
+// -1e30 converted a double past int32 to int32 (undefined; now saturated),
+// and a Conv's group of -2^63 overflowed in the cpu engine's layout pass
+// (found by fuzz_model and by the ASan + UBSan sweep).
+TEST(HostileValues, AttributesOutsideTheirTypesRange) {
+  ModelBuilder s(17, 8);
+  s.input("x", DataType::Int32, {int64_t{3}});
+  auto& n = s.node("Shrink", {"x"}, {"y"}, "shrink");
+  attr_float(n, "bias", -1e30f);
+  attr_float(n, "lambd", 1.f);
+  s.output("y", DataType::Int32, {int64_t{3}});
+  Tensor x = Tensor::zeros(DataType::Int32, {3});
+  const int32_t xv[] = {5, 0, -5};
+  std::memcpy(x.mutable_raw(), xv, sizeof xv);
+  for (const char* e : kEngines) {
+    Outcome o = run(e, s, {{"x", Value(x)}});
+    ASSERT_TRUE(o.ok) << e << ": " << o.error;
+    const int32_t* y = o.outputs[0].second.tensor().data<int32_t>();
+    EXPECT_EQ(y[0], std::numeric_limits<int32_t>::max()) << e;  // 5 - (-1e30), saturated
+    EXPECT_EQ(y[1], 0) << e;
+    EXPECT_EQ(y[2], std::numeric_limits<int32_t>::min()) << e;
+  }
+  ModelBuilder c(17, 8);
+  c.input("x", DataType::Float, {int64_t{1}, int64_t{16}, int64_t{4}, int64_t{4}});
+  c.initializer(make_float_tensor("w", {16, 16, 1, 1}, std::vector<float>(256, 0.5f)));
+  attr_int(c.node("Conv", {"x", "w"}, {"y"}, "conv"), "group", kMin);
+  c.output_untyped("y");
+  expect_error_everywhere(c, {{"x", Value(floats({1, 16, 4, 4}, 1.f))}}, {"group"});
+}

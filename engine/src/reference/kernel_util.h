@@ -6,7 +6,9 @@
 
 #include <complex>
 #include <cstdint>
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <span>
 #include <string>
 #include <type_traits>
@@ -84,6 +86,17 @@ class StringBudget {
   const KernelContext* ctx_;
   uint64_t used_ = 0;
 };
+
+// double -> T: for an integer T, NaN gives 0 and out-of-range values
+// saturate (a plain C++ conversion would be undefined there); floats convert.
+template <typename T> T saturating_cast(double v) {
+  if constexpr (std::is_integral_v<T>) {
+    if (std::isnan(v)) return T(0);
+    if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
+    if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  }
+  return static_cast<T>(v);
+}
 
 // Fails unless a working buffer of `shape` (elements of `elem_bytes` each)
 // stays within the tensor limit. Sizes a kernel derives from attributes and

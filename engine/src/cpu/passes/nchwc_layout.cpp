@@ -57,7 +57,7 @@ std::optional<ConvShape> convertible(const Model& m, const Node& n) {
   if (const Attribute* a = n.attribute("group")) group = a->i;
   ConvShape s;
   s.out_channels = w->shape()[0];
-  s.in_channels = w->shape()[1] * group;
+  if (group < 1 || __builtin_mul_overflow(w->shape()[1], group, &s.in_channels)) return std::nullopt;  // the kernel says why
   s.depthwise = group > 1 && group == s.out_channels && w->shape()[1] == 1;
   if (group != 1 && !s.depthwise) return std::nullopt;
   if (s.out_channels < 1 || s.in_channels < 1) return std::nullopt;

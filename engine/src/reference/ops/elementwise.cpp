@@ -159,7 +159,9 @@ void Shrink(KernelContext& c) {
   unary<kNumeric>(c, [&](auto v) {
     using T = decltype(v);
     double d = static_cast<double>(v);
-    return d < -lambd ? T(d + bias) : (d > lambd ? T(d - bias) : T(0));
+    // bias is a float attribute: on integers, d +- bias can leave T's range (saturated, not undefined).
+    if constexpr (std::is_integral_v<T>) return d < -lambd ? saturating_cast<T>(d + bias) : (d > lambd ? saturating_cast<T>(d - bias) : T(0));
+    else return d < -lambd ? T(d + bias) : (d > lambd ? T(d - bias) : T(0));
   });
 }
 void Gelu(KernelContext& c) {

@@ -21,12 +21,7 @@ namespace rn {
 
 // double -> integer type T: NaN gives 0 and out-of-range values saturate (a
 // plain C++ conversion would be undefined there).
-template <typename T> T saturate_to(double v) {
-  if (std::isnan(v)) return T(0);
-  if (v <= static_cast<double>(std::numeric_limits<T>::lowest())) return std::numeric_limits<T>::lowest();
-  if (v >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-  return static_cast<T>(v);
-}
+template <typename T> T saturate_to(double v) { return saturating_cast<T>(v); }
 
 // Stores a result computed in double into element i of a tensor of storage type
 // S: floats round once (to nearest even), integers truncate toward zero and saturate.
