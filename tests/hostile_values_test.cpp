@@ -367,3 +367,23 @@ TEST(HostileValues, AttributesOutsideTheirTypesRange) {
   c.output_untyped("y");
   expect_error_everywhere(c, {{"x", Value(floats({1, 16, 4, 4}, 1.f))}}, {"group"});
 }
+
+// Clip-6 with float bounds on int8: a max of 65504 was converted to int8
+// (undefined; found by fuzz_model). It saturates, and a NaN bound bounds nothing.
+TEST(HostileValues, ClipBoundsPastAnIntegerTypesRange) {
+  ModelBuilder b(6, 3);
+  b.input("x", DataType::Int8, {int64_t{3}});
+  auto& n = b.node("Clip", {"x"}, {"y"}, "clip");
+  attr_float(n, "max", 65504.f);
+  attr_float(n, "min", NAN);
+  b.output("y", DataType::Int8, {int64_t{3}});
+  Tensor x = Tensor::zeros(DataType::Int8, {3});
+  const int8_t xv[] = {-128, 5, 127};
+  std::memcpy(x.mutable_raw(), xv, sizeof xv);
+  Outcome o = run("reference", b, {{"x", Value(x)}});
+  ASSERT_TRUE(o.ok) << o.error;
+  const int8_t* y = o.outputs[0].second.tensor().data<int8_t>();
+  EXPECT_EQ(y[0], -128);
+  EXPECT_EQ(y[1], 5);
+  EXPECT_EQ(y[2], 127);
+}

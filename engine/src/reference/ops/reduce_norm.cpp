@@ -290,12 +290,24 @@ void Clip(KernelContext& ctx) {
     using S = typename decltype(tag)::type;
     using C = compute_t<S>;
     C lo{}, hi{};
-    if (has_lo) lo = from_inputs ? get<S>(*lo_t, 0) : static_cast<C>(ctx.attr_float("min", 0));
-    if (has_hi) hi = from_inputs ? get<S>(*hi_t, 0) : static_cast<C>(ctx.attr_float("max", 0));
+    // A float attribute bound on an integer input: past the type's range it
+    // saturates (a C++ conversion would be undefined), NaN bounds nothing.
+    bool use_lo = has_lo, use_hi = has_hi;
+    auto bound = [&](const char* name, bool& use) {
+      const float f = ctx.attr_float(name, 0);
+      if constexpr (std::is_integral_v<C>) {
+        if (std::isnan(f)) use = false;
+        return saturating_cast<C>(f);
+      } else {
+        return static_cast<C>(f);
+      }
+    };
+    if (has_lo) lo = from_inputs ? get<S>(*lo_t, 0) : bound("min", use_lo);
+    if (has_hi) hi = from_inputs ? get<S>(*hi_t, 0) : bound("max", use_hi);
     for (uint64_t i = 0; i < x.element_count(); ++i) {
       C v = get<S>(x, i);
-      if (has_lo && v < lo) v = lo;
-      if (has_hi && v > hi) v = hi;
+      if (use_lo && v < lo) v = lo;
+      if (use_hi && v > hi) v = hi;
       put<S>(y, i, v);
     }
   });
