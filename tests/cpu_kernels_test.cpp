@@ -690,7 +690,7 @@ void run_all(int threads) {
   auto ref = make_reference_engine();
   std::set<std::string> seen;
   for (const KernelDef& k : cpu_kernels().all()) {
-    if (k.impl != "onednn") continue;  // other families have their own tests
+    if (k.impl != "onednn") continue;  // other families (onednn-eltwise too) have their own tests: cpu_ops_harness_test
     seen.insert(k.op_type);
     auto it = generators().find(k.op_type);
     ASSERT_NE(it, generators().end()) << "no problem generator for oneDNN kernel " << k.op_type;

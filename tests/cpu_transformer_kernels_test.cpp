@@ -176,7 +176,9 @@ TEST(CpuTransformerKernels, ErfGeluIsNaN) {
       gelu.input("x", DataType::Float, dims(x));
       attr_string(gelu.node("Gelu", {"x"}, {"y"}), "approximate", approx);
       gelu.output_untyped("y");
-      check(gelu, "cpu-eigen", 1e-6, std::string("Gelu ") + approx + " x" + shape_to_string(x));
+      // oneDNN's eltwise leaves a zero-sized tensor to the Eigen kernel.
+      const bool empty = std::find(x.begin(), x.end(), 0) != x.end();
+      check(gelu, empty ? "cpu-eigen" : "onednn-eltwise", 1e-6, std::string("Gelu ") + approx + " x" + shape_to_string(x));
     }
     ModelBuilder isnan(17);
     isnan.input("x", DataType::Float, dims(x));

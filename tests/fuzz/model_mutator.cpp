@@ -114,10 +114,13 @@ void poke_raw(std::string& raw, int32_t dtype, Rng& rng) {
   }
 }
 
+// One more than d without the mutator itself overflowing on an INT64_MAX dim.
+int64_t grown(int64_t d) { return d == std::numeric_limits<int64_t>::max() ? d : d + 1; }
+
 void mutate_tensor(onnx::TensorProto& t, Rng& rng) {
   switch (rng() % 8) {
     case 0:  // a dim
-      if (t.dims_size()) t.set_dims(static_cast<int>(rng() % t.dims_size()), rng() % 2 ? interesting_int(rng) : t.dims(0) + 1);
+      if (t.dims_size()) t.set_dims(static_cast<int>(rng() % t.dims_size()), rng() % 2 ? interesting_int(rng) : grown(t.dims(0)));
       else t.add_dims(static_cast<int64_t>(rng() % 4));
       return;
     case 1:  // the element type

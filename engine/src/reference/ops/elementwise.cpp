@@ -134,6 +134,7 @@ void Celu(KernelContext& c) {
   const float alpha = c.attr_float("alpha", 1.0f);
   unary<kFloats>(c, [&](auto v) {
     using T = decltype(v);
+    if (std::isnan(v)) return v;  // numpy's maximum / minimum keep NaN; std::max / std::min drop it
     return std::max(T(0), v) + std::min(T(0), T(alpha) * std::expm1(v / T(alpha)));
   });
 }
@@ -141,6 +142,7 @@ void HardSigmoid(KernelContext& c) {
   const float alpha = c.attr_float("alpha", 0.2f), beta = c.attr_float("beta", 0.5f);
   unary<kFloats>(c, [&](auto v) {
     using T = decltype(v);
+    if (std::isnan(v)) return v;  // numpy's maximum / minimum keep NaN; std::max / std::min drop it
     return std::max(T(0), std::min(T(1), T(alpha) * v + T(beta)));
   });
 }

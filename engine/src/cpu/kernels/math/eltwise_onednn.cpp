@@ -1,0 +1,146 @@
+// Float32 unary operators as oneDNN eltwise primitives: JIT-compiled for the
+// machine's widest vector ISA at run time (AVX-512 where there is one), and
+// threaded by oneDNN. An operator is taken only when one eltwise algorithm
+// computes exactly its formula (Pow only with a one-element exponent);
+// the rest of the family is in elementwise.cpp: Exp (this oneDNN's exp turns
+// NaN into inf), and Log, Softplus and Mish (its log loses up to ~300 ulps,
+// Softplus far left of zero all its digits: cpu_ops_harness_test measures it). Shapes do not matter to an
+// elementwise op, so the primitive works on the flattened tensor.
+#include <cmath>
+#include <optional>
+
+#include "cpu/fused_ops.h"
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/onednn_parts.h"
+#include "cpu/optimizer.h"
+#include "onnxscope/tensor.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+using namespace onednn;
+using A = dnnl::algorithm;
+
+struct Eltwise {
+  A alg = A::eltwise_relu;
+  float alpha = 0, beta = 0;
+};
+
+// A one-element float32 tensor's value.
+std::optional<float> scalar_float(const Value* v) {
+  if (!is_float(v) || v->tensor().element_count() != 1) return std::nullopt;
+  return v->tensor().data<float>()[0];
+}
+
+// The eltwise algorithm that is this node's operator, with its parameters.
+std::optional<Eltwise> eltwise_of(const KernelContext& ctx) {
+  if (ctx.input_count() < 1 || !is_float(ctx.input_value(0))) return std::nullopt;
+  const std::string& op = ctx.node().op_type;
+  if (op != "Pow" && op != "Clip" && ctx.input_count() != 1) return std::nullopt;
+  if (op == "Relu") return Eltwise{A::eltwise_relu, 0, 0};
+  if (op == "LeakyRelu") return Eltwise{A::eltwise_relu, ctx.attr_float("alpha", 0.01f), 0};
+  if (op == "Elu") return Eltwise{A::eltwise_elu, ctx.attr_float("alpha", 1.0f), 0};
+  if (op == "Sigmoid") return Eltwise{A::eltwise_logistic, 0, 0};
+  if (op == "Tanh") return Eltwise{A::eltwise_tanh, 0, 0};
+  if (op == "Sqrt") return Eltwise{A::eltwise_sqrt, 0, 0};
+  if (op == "Abs") return Eltwise{A::eltwise_abs, 0, 0};
+  if (op == "HardSwish") return Eltwise{A::eltwise_hardswish, 0, 0};
+  if (op == "Swish") return Eltwise{A::eltwise_swish, ctx.attr_float("alpha", 1.0f), 0};
+  if (op == "Reciprocal") return Eltwise{A::eltwise_pow, 1, -1};
+  if (op == "Gelu") {
+    // 0.5 x (1 + erf(x / sqrt 2)) loses its digits far left of zero in float32;
+    // oneDNN's keeps about 1e-4 of them there, far more than the plain formula.
+    const std::string approx = ctx.attr_string("approximate", "none");
+    if (approx == "none") return Eltwise{A::eltwise_gelu_erf, 0, 0};
+    if (approx == "tanh") return Eltwise{A::eltwise_gelu_tanh, 0, 0};
+    return std::nullopt;
+  }
+  if (op == "Pow") {
+    // x ^ 2 of the norms exporters write, and x ^ 1. Other exponents go to the
+    // binary kernel (0.5 too: pow(-inf, 0.5) is +inf where sqrt gives NaN).
+    if (ctx.input_count() != 2) return std::nullopt;
+    const std::optional<float> e = scalar_float(ctx.input_value(1));
+    if (!e) return std::nullopt;
+    if (*e == 2.0f) return Eltwise{A::eltwise_square, 0, 0};
+    if (*e == 1.0f) return Eltwise{A::eltwise_linear, 1, 0};
+    return std::nullopt;
+  }
+  if (op == "Clip") {
+    // Opset 11+: min and max as optional one-element inputs. NaN bounds and
+    // min > max are left to the reference.
+    if (ctx.opset_version() < 11 || ctx.input_count() > 3) return std::nullopt;
+    float lo = -INFINITY, hi = INFINITY;
+    for (size_t k = 1; k < ctx.input_count(); ++k) {
+      if (!ctx.input_value(k)) continue;
+      const std::optional<float> b = scalar_float(ctx.input_value(k));
+      if (!b || std::isnan(*b)) return std::nullopt;
+      (k == 1 ? lo : hi) = *b;
+    }
+    if (!(lo <= hi)) return std::nullopt;
+    return Eltwise{A::eltwise_clip_v2, lo, hi};
+  }
+  return std::nullopt;
+}
+
+struct Problem {
+  Eltwise e;
+  int64_t n = 0;
+  std::string key;
+};
+
+bool problem(const KernelContext& ctx, Problem& p) {
+  const std::optional<Eltwise> e = eltwise_of(ctx);
+  if (!e) return false;
+  p.e = *e;
+  p.n = static_cast<int64_t>(ctx.input_value(0)->tensor().element_count());
+  if (p.n == 0) return false;
+  p.key = "eltwise" + std::to_string(static_cast<int>(p.e.alg)) + "," + float_key(p.e.alpha) + "," +
+          float_key(p.e.beta) + "x" + std::to_string(p.n) + "|t" + std::to_string(sync_threads());
+  return true;
+}
+
+std::shared_ptr<const Prim> prim_of(const Problem& p) {
+  return get_prim(p.key, [&] {
+    using F = dnnl::eltwise_forward;
+    F::desc d(dnnl::prop_kind::forward_inference, p.e.alg, plain_md({p.n}), p.e.alpha, p.e.beta);
+    F::primitive_desc pd(d, base_attr(), engine());
+    return make_prim<F>(pd, /*no_ref=*/true);
+  });
+}
+
+bool accepts(const KernelContext& ctx) {
+  return safely([&] {
+    Problem p;
+    return problem(ctx, p) && prim_of(p)->ok;
+  });
+}
+
+void Run(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    Problem p;
+    if (!problem(ctx, p)) ctx.fail("problem not supported by the oneDNN eltwise kernel");
+    auto prim = prim_of(p);
+    if (!prim->ok) ctx.fail("oneDNN could not create this eltwise primitive");
+    const Tensor& x = ctx.input(0);
+    Tensor& y = new_output(ctx, x.shape());
+    const dnnl::memory::desc md = plain_md({p.n});
+    execute(*prim, {{DNNL_ARG_SRC, user_mem(md, x.raw())}, {DNNL_ARG_DST, user_mem(md, y.mutable_raw())}});
+  });
+}
+
+}  // namespace
+
+void register_eltwise_onednn_kernels(KernelRegistry& r) {
+  // Versions from which the operator's float32 formula is the one above
+  // (earlier ones had consumed_inputs, or Clip's bounds as attributes).
+  const std::pair<const char*, int> ops[] = {
+      {"Relu", 6},     {"LeakyRelu", 6},  {"Elu", 6},       {"Sigmoid", 6}, {"Tanh", 6},
+      {"Sqrt", 6},     {"Abs", 6},
+      {"HardSwish", 14}, {"Swish", 24},   {"Reciprocal", 6}, {"Gelu", 20},  {"Pow", 7},       {"Clip", 11},
+  };
+  for (const auto& [op, since] : ops) r.add(KernelDef{"", op, since, INT_MAX, "onednn-eltwise", Run, accepts});
+  // fuse-gelu's Gelu below opset 20 (fused_ops.h): the same formula.
+  r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "onednn-eltwise", Run, accepts});
+}
+
+}  // namespace onnxscope::cpu

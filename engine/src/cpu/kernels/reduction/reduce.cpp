@@ -1,0 +1,216 @@
+// Float32 reductions of the CPU engine (ReduceSum, ReduceMean, ReduceMax,
+// ReduceMin, ReduceProd, ReduceL1, ReduceL2, ReduceSumSquare, ReduceLogSum,
+// ReduceLogSumExp) when the reduced axes form one block once neighbouring
+// axes are merged: the input is viewed as [outer, R, inner]. inner == 1
+// reduces contiguous rows; otherwise rows of `inner` elements are combined
+// into an accumulator row, both vectorised with Eigen and split across the
+// thread pool. Several separate reduced blocks, an empty reduction and
+// noop_with_empty_axes are left to the reference.
+#include <Eigen/Core>
+#include <cmath>
+#include <optional>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
+#include "cpu/thread_pool.h"
+#include "reference/kernel_util.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+using Arr = Eigen::Array<float, Eigen::Dynamic, 1>;
+using Map = Eigen::Map<Arr>;
+using CMap = Eigen::Map<const Arr>;
+
+constexpr int64_t kGrain = 16384;
+
+// Elementwise max / min that give NaN when either side is NaN (numpy's maximum.reduce).
+using NanMax = Eigen::internal::scalar_max_op<float, float, Eigen::PropagateNaN>;
+using NanMin = Eigen::internal::scalar_min_op<float, float, Eigen::PropagateNaN>;
+
+enum class Kind { Sum, Mean, Max, Min, Prod, L1, L2, SumSquare, LogSum, LogSumExp };
+
+std::optional<Kind> kind_of(const std::string& op) {
+  static const std::pair<const char*, Kind> table[] = {
+      {"ReduceSum", Kind::Sum},   {"ReduceMean", Kind::Mean}, {"ReduceMax", Kind::Max},
+      {"ReduceMin", Kind::Min},   {"ReduceProd", Kind::Prod}, {"ReduceL1", Kind::L1},
+      {"ReduceL2", Kind::L2},     {"ReduceSumSquare", Kind::SumSquare}, {"ReduceLogSum", Kind::LogSum},
+      {"ReduceLogSumExp", Kind::LogSumExp}};
+  for (const auto& [name, k] : table)
+    if (op == name) return k;
+  return std::nullopt;
+}
+
+// Axes come from an input from ReduceSum-13 and every other reduction's 18.
+bool axes_from_input(const KernelContext& ctx) {
+  return ctx.opset_version() >= (ctx.node().op_type == "ReduceSum" ? 13 : 18);
+}
+
+struct Problem {
+  Kind kind = Kind::Sum;
+  int64_t outer = 1, reduced = 1, inner = 1;
+  Shape out;
+};
+
+std::optional<Problem> problem_of(const KernelContext& ctx) {
+  const std::optional<Kind> kind = kind_of(ctx.node().op_type);
+  const Value* xv = ctx.input_count() >= 1 ? ctx.input_value(0) : nullptr;
+  if (!kind || !xv || !xv->is_tensor() || xv->tensor().dtype() != DataType::Float) return std::nullopt;
+  const Tensor& x = xv->tensor();
+  const int64_t rank = x.rank();
+  std::vector<int64_t> axes;
+  if (axes_from_input(ctx)) {
+    if (ctx.input_count() > 2) return std::nullopt;
+    if (ctx.input_count() == 2 && ctx.input_value(1)) {
+      const Value* a = ctx.input_value(1);
+      if (!a->is_tensor() || a->tensor().dtype() != DataType::Int64) return std::nullopt;
+      const auto* p = a->tensor().data<int64_t>();
+      axes.assign(p, p + a->tensor().element_count());
+    }
+  } else {
+    if (ctx.input_count() != 1) return std::nullopt;
+    axes = ctx.attr_ints("axes");
+  }
+  const bool noop_if_empty = ctx.attr_int("noop_with_empty_axes", 0) != 0;
+  if (axes.empty() && noop_if_empty) return std::nullopt;
+  std::vector<bool> reduce(static_cast<size_t>(rank), axes.empty());
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank) return std::nullopt;  // the reference names the error
+    const size_t d = static_cast<size_t>(a < 0 ? a + rank : a);
+    if (reduce[d] && !axes.empty()) return std::nullopt;  // repeated axis
+    reduce[d] = true;
+  }
+  Problem p;
+  p.kind = *kind;
+  const bool keepdims = ctx.attr_int("keepdims", 1) != 0;
+  // The reduced dims must be one block among the dims larger than 1.
+  int state = 0;  // 0: before the block, 1: in it, 2: after it
+  for (size_t d = 0; d < reduce.size(); ++d) {
+    const int64_t n = x.shape()[d];
+    if (reduce[d]) {
+      if (keepdims) p.out.push_back(1);
+      p.reduced *= n;
+      if (n != 1) {
+        if (state == 2) return std::nullopt;
+        state = 1;
+      }
+    } else {
+      p.out.push_back(n);
+      if (n != 1 && state == 1) state = 2;
+      (state == 0 ? p.outer : p.inner) *= n;
+    }
+  }
+  if (p.reduced == 0 || p.outer * p.inner == 0) return std::nullopt;
+  return p;
+}
+
+bool accepts(const KernelContext& ctx) { return problem_of(ctx).has_value(); }
+
+// One contiguous row of n elements reduced to a value.
+float reduce_row(Kind k, const float* x, int64_t n) {
+  const CMap a(x, n);
+  switch (k) {
+    case Kind::Sum: case Kind::Mean: return a.sum();
+    case Kind::Max: return a.maxCoeff<Eigen::PropagateNaN>();
+    case Kind::Min: return a.minCoeff<Eigen::PropagateNaN>();
+    case Kind::Prod: return a.prod();
+    case Kind::L1: return a.abs().sum();
+    case Kind::L2: case Kind::SumSquare: return a.square().sum();
+    case Kind::LogSum: return a.sum();
+    case Kind::LogSumExp: {
+      const float m = a.maxCoeff<Eigen::PropagateNaN>();
+      if (!std::isfinite(m)) return std::log((a.exp()).sum());  // +-inf or NaN: the plain formula says which
+      return m + std::log((a - m).exp().sum());
+    }
+  }
+  return 0;
+}
+
+// Rows x[r * stride .. + n) for r < reduced, combined into out[0 .. n).
+void reduce_rows(Kind k, const float* x, int64_t reduced, int64_t stride, int64_t n, float* out) {
+  Map acc(out, n);
+  auto row = [&](int64_t r) { return CMap(x + r * stride, n); };
+  switch (k) {
+    case Kind::Sum: case Kind::Mean: case Kind::LogSum:
+      acc = row(0);
+      for (int64_t r = 1; r < reduced; ++r) acc += row(r);
+      return;
+    case Kind::Max:
+      acc = row(0);
+      for (int64_t r = 1; r < reduced; ++r) acc = acc.binaryExpr(row(r), NanMax());
+      return;
+    case Kind::Min:
+      acc = row(0);
+      for (int64_t r = 1; r < reduced; ++r) acc = acc.binaryExpr(row(r), NanMin());
+      return;
+    case Kind::Prod:
+      acc = row(0);
+      for (int64_t r = 1; r < reduced; ++r) acc *= row(r);
+      return;
+    case Kind::L1:
+      acc = row(0).abs();
+      for (int64_t r = 1; r < reduced; ++r) acc += row(r).abs();
+      return;
+    case Kind::L2: case Kind::SumSquare:
+      acc = row(0).square();
+      for (int64_t r = 1; r < reduced; ++r) acc += row(r).square();
+      return;
+    case Kind::LogSumExp: {
+      acc = row(0);
+      for (int64_t r = 1; r < reduced; ++r) acc = acc.binaryExpr(row(r), NanMax());
+      Arr m = acc;
+      // Where the maximum is not finite the plain formula is used (shift 0).
+      m = m.isFinite().select(m, 0.0f);
+      acc = (row(0) - m).exp();
+      for (int64_t r = 1; r < reduced; ++r) acc += (row(r) - m).exp();
+      acc = acc.log() + m;
+      return;
+    }
+  }
+}
+
+// Mean, L2 and LogSum finish with a division, a square root or a log.
+void finish(Kind k, float* y, int64_t n, int64_t reduced) {
+  Map a(y, n);
+  if (k == Kind::Mean) a /= static_cast<float>(reduced);
+  else if (k == Kind::L2) a = a.sqrt();
+  else if (k == Kind::LogSum) a = a.log();
+}
+
+void Reduce(KernelContext& ctx) {
+  const std::optional<Problem> p = problem_of(ctx);
+  if (!p) ctx.fail("problem not supported by the CPU reduction kernel");
+  const Tensor& x = ctx.input(0);
+  Tensor& yt = uninitialized_output(ctx, 0, DataType::Float, p->out);
+  const float* in = x.data<float>();
+  float* y = yt.mutable_data<float>();
+  const int64_t outer = p->outer, reduced = p->reduced, inner = p->inner;
+  if (inner == 1) {
+    parallel_for(outer, std::max<int64_t>(1, kGrain / reduced), [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) y[o] = reduce_row(p->kind, in + o * reduced, reduced);
+      finish(p->kind, y + o0, o1 - o0, reduced);
+    });
+    return;
+  }
+  // Split each outer index's inner row in chunks too, so one large block still uses every thread.
+  const int64_t chunk = std::min<int64_t>(inner, 1024);
+  const int64_t chunks = (inner + chunk - 1) / chunk;
+  parallel_for(outer * chunks, std::max<int64_t>(1, kGrain / (reduced * chunk)), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / chunks, c0 = (t % chunks) * chunk, len = std::min(chunk, inner - c0);
+      float* out = y + o * inner + c0;
+      reduce_rows(p->kind, in + o * reduced * inner + c0, reduced, inner, len, out);
+      finish(p->kind, out, len, reduced);
+    }
+  });
+}
+
+}  // namespace
+
+void register_reduce_kernels(KernelRegistry& r) {
+  for (const char* op : {"ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
+                         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp"})
+    r.add(KernelDef{"", op, 1, INT_MAX, "cpu-eigen", Reduce, accepts});
+}
+
+}  // namespace onnxscope::cpu

@@ -1,0 +1,196 @@
+// Pad of any fixed-width element type, every mode (constant, reflect, edge,
+// wrap), negative pads (crops) included. Each output coordinate maps to an
+// input coordinate per dim (or to the constant); an output row (the last dim)
+// is then its left border element by element, the part inside the input as
+// one memcpy, and its right border. Rows are split across the thread pool.
+// Parameters the spec rejects are left to the reference kernel.
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
+#include "cpu/kernels/tensor/strided_copy.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+std::optional<std::vector<int64_t>> int64s_of(const Value* v) {
+  if (!v || !v->is_tensor() || v->tensor().rank() > 1) return std::nullopt;
+  const Tensor& t = v->tensor();
+  if (t.dtype() == DataType::Int64) return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.element_count());
+  if (t.dtype() == DataType::Int32) return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.element_count());
+  return std::nullopt;
+}
+
+enum class Mode { Constant, Reflect, Edge, Wrap };
+
+struct Problem {
+  Mode mode = Mode::Constant;
+  std::vector<int64_t> begin;  // pad before each dim (negative: crop)
+  Shape out;
+  std::vector<std::byte> fill;  // the constant's bytes (one element)
+};
+
+std::optional<Problem> problem_of(const KernelContext& ctx) {
+  const Value* xv = ctx.input_count() >= 1 ? ctx.input_value(0) : nullptr;
+  if (!xv || !xv->is_tensor() || !copyable_dtype(xv->tensor())) return std::nullopt;
+  const Tensor& x = xv->tensor();
+  const int64_t rank = x.rank();
+  const int64_t opset = ctx.opset_version();
+  const size_t elem = *storage_bytes(x.dtype(), 1);
+  Problem p;
+  const std::string mode = ctx.attr_string("mode", "constant");
+  if (mode == "constant") p.mode = Mode::Constant;
+  else if (mode == "reflect") p.mode = Mode::Reflect;
+  else if (mode == "edge") p.mode = Mode::Edge;
+  else if (mode == "wrap" && opset >= 19) p.mode = Mode::Wrap;
+  else return std::nullopt;
+  p.fill.assign(elem, std::byte{0});
+  std::vector<int64_t> pads, axes;
+  if (opset < 11) {
+    if (opset < 2) return std::nullopt;  // `paddings`: the reference
+    if (ctx.input_count() != 1 || !ctx.has_attr("pads")) return std::nullopt;
+    pads = ctx.attr_ints("pads");
+    const float value = ctx.attr_float("value", 0.0f);
+    if (value != 0.0f || std::signbit(value)) {
+      if (x.dtype() != DataType::Float) return std::nullopt;  // the conversion to other types: the reference
+      std::memcpy(p.fill.data(), &value, 4);
+    }
+    axes.resize(static_cast<size_t>(rank));
+    for (int64_t d = 0; d < rank; ++d) axes[static_cast<size_t>(d)] = d;
+  } else {
+    if (ctx.input_count() < 2 || ctx.input_count() > 4) return std::nullopt;
+    auto pv = int64s_of(ctx.input_value(1));
+    if (!pv) return std::nullopt;
+    pads = *pv;
+    if (ctx.input_count() > 2 && ctx.input_value(2)) {
+      const Value* cv = ctx.input_value(2);
+      if (!cv->is_tensor()) return std::nullopt;
+      const Tensor& c = cv->tensor();
+      if (c.element_count() > 0) {
+        if (c.dtype() != x.dtype() || c.element_count() != 1) return std::nullopt;
+        std::memcpy(p.fill.data(), c.raw(), elem);
+      }
+    }
+    if (ctx.input_count() > 3 && ctx.input_value(3)) {
+      if (opset < 18) return std::nullopt;
+      auto av = int64s_of(ctx.input_value(3));
+      if (!av) return std::nullopt;
+      axes = *av;
+    } else {
+      axes.resize(static_cast<size_t>(rank));
+      for (int64_t d = 0; d < rank; ++d) axes[static_cast<size_t>(d)] = d;
+    }
+  }
+  const size_t naxes = axes.size();
+  if (pads.size() != 2 * naxes) return std::nullopt;
+  p.begin.assign(static_cast<size_t>(rank), 0);
+  std::vector<int64_t> end(static_cast<size_t>(rank), 0);
+  std::vector<bool> seen(static_cast<size_t>(rank), false);
+  for (size_t i = 0; i < naxes; ++i) {
+    if (axes[i] < -rank || axes[i] >= rank) return std::nullopt;
+    const size_t a = static_cast<size_t>(axes[i] < 0 ? axes[i] + rank : axes[i]);
+    if (seen[a]) return std::nullopt;
+    seen[a] = true;
+    p.begin[a] = pads[i];
+    end[a] = pads[naxes + i];
+  }
+  p.out.resize(static_cast<size_t>(rank));
+  for (size_t d = 0; d < p.out.size(); ++d) {
+    int64_t o = 0;
+    if (__builtin_add_overflow(x.shape()[d], p.begin[d], &o) || __builtin_add_overflow(o, end[d], &o) || o < 0)
+      return std::nullopt;
+    if (p.mode != Mode::Constant && x.shape()[d] == 0 && o > 0) return std::nullopt;
+    p.out[d] = o;
+  }
+  return p;
+}
+
+bool accepts(const KernelContext& ctx) { return problem_of(ctx).has_value(); }
+
+// Input coordinate of output coordinate k along a dim of n input elements, or -1 for the constant.
+int64_t source_of(Mode mode, int64_t k, int64_t begin, int64_t n) {
+  const __int128 c = static_cast<__int128>(k) - begin;  // a pad of -2^63 must not wrap
+  if (c >= 0 && c < n) return static_cast<int64_t>(c);
+  switch (mode) {
+    case Mode::Constant: return -1;
+    case Mode::Edge: return c < 0 ? 0 : n - 1;
+    case Mode::Wrap: return static_cast<int64_t>(((c % n) + n) % n);
+    case Mode::Reflect: {
+      const int64_t period = 2 * (n - 1);
+      if (period == 0) return 0;
+      int64_t m = static_cast<int64_t>(((c % period) + period) % period);
+      return m >= n ? period - m : m;
+    }
+  }
+  return -1;
+}
+
+void Pad(KernelContext& ctx) {
+  const std::optional<Problem> p = problem_of(ctx);
+  if (!p) ctx.fail("problem not supported by the CPU pad kernel");
+  const Tensor& x = ctx.input(0);
+  Tensor& y = uninitialized_output(ctx, 0, x.dtype(), p->out);
+  if (y.element_count() == 0) return;
+  const size_t elem = *storage_bytes(x.dtype(), 1);
+  const size_t rank = p->out.size();
+  std::byte* out = y.mutable_raw();
+  const std::byte* in = x.raw();
+  if (rank == 0) {
+    std::memcpy(out, in, elem);
+    return;
+  }
+  const std::vector<int64_t> xs = contiguous_strides(x.shape());
+  // Per dim, the source element offset of each output coordinate (-1: the constant).
+  std::vector<std::vector<int64_t>> table(rank);
+  for (size_t d = 0; d < rank; ++d) {
+    table[d].resize(static_cast<size_t>(p->out[d]));
+    for (int64_t k = 0; k < p->out[d]; ++k) {
+      const int64_t c = source_of(p->mode, k, p->begin[d], x.shape()[d]);
+      table[d][static_cast<size_t>(k)] = c < 0 ? -1 : c * xs[d];
+    }
+  }
+  const int64_t n = p->out.back(), nx = x.shape().back(), b = p->begin.back();
+  // Output coordinates [lo, hi) of the last dim that read the input in order.
+  const int64_t lo = std::clamp<int64_t>(b, 0, n), hi = std::clamp<int64_t>(b + nx, lo, n);
+  const std::vector<int64_t>& last = table.back();
+  int64_t rows = 1;
+  for (size_t d = 0; d + 1 < rank; ++d) rows *= p->out[d];
+  const std::byte* fill = p->fill.data();
+  parallel_for(rows, std::max<int64_t>(1, 65536 / static_cast<int64_t>(static_cast<size_t>(n) * elem + 1)),
+               [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      std::byte* o = out + static_cast<size_t>(r * n) * elem;
+      int64_t src = 0, rest = r;
+      bool outside = false;
+      for (size_t d = rank - 1; d-- > 0;) {
+        const int64_t k = rest % p->out[d];
+        rest /= p->out[d];
+        const int64_t t = table[d][static_cast<size_t>(k)];
+        if (t < 0) outside = true;
+        else src += t;
+      }
+      auto put = [&](int64_t k) {
+        const int64_t t = last[static_cast<size_t>(k)];
+        std::memcpy(o + static_cast<size_t>(k) * elem, outside || t < 0 ? fill : in + static_cast<size_t>(src + t) * elem, elem);
+      };
+      if (outside) {
+        for (int64_t k = 0; k < n; ++k) std::memcpy(o + static_cast<size_t>(k) * elem, fill, elem);
+        continue;
+      }
+      for (int64_t k = 0; k < lo; ++k) put(k);
+      if (hi > lo) std::memcpy(o + static_cast<size_t>(lo) * elem, in + static_cast<size_t>(src + (lo - b)) * elem,
+                               static_cast<size_t>(hi - lo) * elem);
+      for (int64_t k = hi; k < n; ++k) put(k);
+    }
+  });
+}
+
+}  // namespace
+
+void register_pad_kernels(KernelRegistry& r) {
+  r.add(KernelDef{"", "Pad", 2, INT_MAX, "cpu-copy", Pad, accepts});
+}
+
+}  // namespace onnxscope::cpu
