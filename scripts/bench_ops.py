@@ -68,14 +68,21 @@ class Case:
 
         ins = [helper.make_tensor_value_info(n, helper.np_dtype_to_tensor_dtype(np.dtype(d)), s)
                for n, s, d, _ in self.inputs]
-        outs = [helper.make_tensor_value_info(f"y{k}", onnx.TensorProto.UNDEFINED, None) for k in range(self.n_out)]
+        outs = [helper.make_empty_tensor_value_info(f"y{k}") for k in range(self.n_out)]
         node = helper.make_node(self.op, order, [f"y{k}" for k in range(self.n_out)], domain=self.domain, **self.attrs)
         inits = [numpy_helper.from_array(a, n) for n, a in self.inits]
         opsets = [helper.make_opsetid("", self.opset)]
         if self.domain:
             opsets.append(helper.make_opsetid(self.domain, 1))
         g = helper.make_graph([node], self.name, ins, outs, inits)
-        return helper.make_model(g, opset_imports=opsets, ir_version=9 if self.opset < 21 else 10)
+        m = helper.make_model(g, opset_imports=opsets, ir_version=9 if self.opset < 21 else 10)
+        # The outputs' types as onnx infers them (onnxruntime wants typed outputs).
+        inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
+        known = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
+        for o in m.graph.output:
+            if o.name in known and known[o.name].type.HasField("tensor_type"):
+                o.type.CopyFrom(known[o.name].type)
+        return m
 
 
 def arr(x, dtype=F32):

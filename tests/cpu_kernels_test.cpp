@@ -104,7 +104,9 @@ struct Act {
 };
 
 Act random_activation(Rng& rng) {
-  switch (pick(rng, 0, 6)) {
+  switch (pick(rng, 0, 8)) {
+    case 7: return {"HardSwish", {}};
+    case 8: return {"Swish", {pick(rng, 0, 1) ? 1.0f : 1.5f}};
     case 0: return {"", {}};
     case 1: return {"Relu", {}};
     case 2: return {"LeakyRelu", {0.1f + static_cast<float>(pick(rng, 0, 5)) * 0.1f}};
@@ -122,6 +124,22 @@ void apply_activation(Case& c, onnx::NodeProto& fused, const Act& a, const std::
   if (!a.params.empty()) attr_floats(fused, "activation_params", a.params);
   if (a.op.empty()) {
     c.ref.node("Identity", {from}, {out});
+    return;
+  }
+  if (a.op == "Swish") {
+    // x * Sigmoid(alpha * x), written out: Swish is an opset-24 operator.
+    c.ref.initializer(make_float_tensor(out + "_alpha", {}, {a.params[0]}));
+    c.ref.node("Mul", {from, out + "_alpha"}, {out + "_ax"});
+    c.ref.node("Sigmoid", {out + "_ax"}, {out + "_s"});
+    c.ref.node("Mul", {from, out + "_s"}, {out});
+    return;
+  }
+  if (a.op == "HardSwish") {
+    // x * HardSigmoid(x, 1/6, 1/2), written out: some cases are below opset 14.
+    auto& hs = c.ref.node("HardSigmoid", {from}, {out + "_hs"});
+    attr_float(hs, "alpha", 1.0f / 6.0f);
+    attr_float(hs, "beta", 0.5f);
+    c.ref.node("Mul", {from, out + "_hs"}, {out});
     return;
   }
   auto& n = c.ref.node(a.op, {from}, {out});

@@ -362,10 +362,11 @@ void add_activation(ModelBuilder& b, const std::string& op, const std::string& i
     attr_float(n, "alpha", 0.4f);
     attr_float(n, "beta", 0.6f);
   }
+  if (op == "Swish") attr_float(n, "alpha", 1.25f);
 }
 
 ModelBuilder conv_act(const std::string& act, bool intermediate_is_output = false) {
-  ModelBuilder b(act == "Gelu" ? 20 : 17);  // ai.onnx Gelu is new in opset 20
+  ModelBuilder b(act == "Gelu" ? 20 : act == "Swish" ? 24 : 17);  // ai.onnx Gelu is new in opset 20, Swish in 24
   b.input("x", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
   b.initializer(weights("W", {4, 1, 3, 3}, 31));
   b.initializer(weights("B", {4}, 32));
@@ -393,6 +394,36 @@ TEST(FuseConvActivation, EveryFusableActivation) {
     EXPECT_EQ(f.attribute("group")->i, 2);
     expect_same_results(original, m);
   }
+}
+
+// SiLU as torch.onnx writes it: x * Sigmoid(x), the Mul's operands in either order.
+ModelBuilder conv_silu(bool sigmoid_first, bool sigmoid_read_twice = false) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
+  b.initializer(weights("W", {4, 2, 3, 3}, 33));
+  attr_ints(b.node("Conv", {"x", "W"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  b.node("Sigmoid", {"c"}, {"s"}, "sigmoid");
+  b.node("Mul", sigmoid_first ? std::vector<std::string>{"s", "c"} : std::vector<std::string>{"c", "s"}, {"y"}, "mul");
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{5}, int64_t{5}});
+  if (sigmoid_read_twice) b.output("s", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{5}, int64_t{5}});
+  return b;
+}
+
+TEST(FuseConvActivation, SiluWrittenAsMulOfSigmoid) {
+  for (bool sigmoid_first : {false, true}) {
+    auto original = load_model(conv_silu(sigmoid_first));
+    auto m = apply(*original, cpu::fuse_conv_activation, true);
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedConv"}));
+    const Node& f = m->graph.nodes[0];
+    EXPECT_EQ(f.attribute("activation")->s, "Swish");
+    EXPECT_EQ(f.attribute("activation_params")->floats, (std::vector<float>{1.0f}));
+    EXPECT_EQ(provenance(f), (std::vector<std::string>{"conv", "sigmoid", "mul"}));
+    EXPECT_EQ(f.outputs, (std::vector<std::string>{"y"}));
+    expect_same_results(original, m);
+  }
+  // The Sigmoid's result is needed elsewhere and the Conv's has two readers: nothing fuses.
+  auto m = apply(*load_model(conv_silu(false, true)), cpu::fuse_conv_activation, false);
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Conv", "Sigmoid", "Mul"}));
 }
 
 TEST(FuseConvActivation, NotWhenTheConvOutputIsAGraphOutput) {

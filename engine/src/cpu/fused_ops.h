@@ -3,9 +3,10 @@
 //
 //  FusedConv(X, W, [B], [Z]) -> Y
 //     every Conv attribute (auto_pad, dilations, group, kernel_shape, pads, strides), plus
-//     activation: string, "" (none), "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid", "Gelu"
+//     activation: string, "" (none), "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid", "Gelu",
+//                 "HardSwish", "Swish"
 //     activation_params: floats, LeakyRelu [alpha]; Clip [min, max]; HardSigmoid [alpha, beta];
-//                        Gelu [0: exact (erf), 1: tanh approximation]
+//                        Gelu [0: exact (erf), 1: tanh approximation]; Swish [alpha]: x * sigmoid(alpha * x)
 //     Y = activation(Conv(X, W, B)), or with Z (a residual, fuse-conv-residual,
 //     devices only): Y = activation(Add(Conv(X, W, B), Z)), Add's broadcasting included
 //
@@ -76,7 +77,8 @@ struct FusableActivation {
   int params;
 };
 inline constexpr FusableActivation kFusableActivations[] = {
-    {"Relu", 0}, {"LeakyRelu", 1}, {"Sigmoid", 0}, {"Tanh", 0}, {"Clip", 2}, {"HardSigmoid", 2}, {"Gelu", 1}};
+    {"Relu", 0}, {"LeakyRelu", 1}, {"Sigmoid", 0}, {"Tanh", 0}, {"Clip", 2}, {"HardSigmoid", 2}, {"Gelu", 1},
+    {"HardSwish", 0}, {"Swish", 1}};
 
 // The operators a FusedElementwise chain may hold: float32 elementwise math
 // of one or two inputs, with up to three float attributes (and their

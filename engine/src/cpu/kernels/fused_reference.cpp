@@ -103,6 +103,22 @@ void activate_and_store(KernelContext& ctx, Value v) {
     ctx.fail("activation " + act + " takes " + std::to_string(expected) + " activation_params, got " +
              std::to_string(params.size()));
   if (!v.is_tensor()) ctx.fail("base operator produced no tensor");
+  if (act == "Swish") {
+    // x * sigmoid(alpha * x), in the element type's compute type like Sigmoid.
+    const Tensor& x = v.tensor();
+    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    ref::dispatch<ref::kFloats>(ctx, x.dtype(), [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      using C = ref::compute_t<S>;
+      const C alpha = static_cast<C>(params[0]);
+      for (uint64_t i = 0; i < x.element_count(); ++i) {
+        const C e = ref::get<S>(x, i), t = alpha * e;
+        const C s = t >= 0 ? C(1) / (C(1) + std::exp(-t)) : std::exp(t) / (C(1) + std::exp(t));
+        ref::put<S>(y, i, e * s);
+      }
+    });
+    return;
+  }
   if (act == "Clip") {
     // Clip's bounds come as floats here; compare in the element type like Clip does.
     const Tensor& x = v.tensor();

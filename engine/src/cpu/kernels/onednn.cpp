@@ -202,6 +202,10 @@ bool append_activation(const KernelContext& ctx, dnnl::post_ops& po) {
     po.append_eltwise(1.f, A::eltwise_clip, 0.f, 1.f);
   } else if (act == "Gelu") {
     po.append_eltwise(1.f, p[0] != 0.f ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf, 0.f, 0.f);
+  } else if (act == "HardSwish") {
+    po.append_eltwise(1.f, A::eltwise_hardswish, 0.f, 0.f);
+  } else if (act == "Swish") {
+    po.append_eltwise(1.f, A::eltwise_swish, p[0], 0.f);
   } else {
     return false;
   }

@@ -1,5 +1,6 @@
 // Conv / Gemm / MatMul (+ bias Add) followed by one activation of
-// fused_ops.h's kFusableActivations (Gelu: ai.onnx or onnxscope.cpu) -> FusedConv / FusedGemm / FusedMatMul in
+// fused_ops.h's kFusableActivations (Gelu: ai.onnx or onnxscope.cpu; Swish:
+// ai.onnx Swish-24 or x * Sigmoid(x), the SiLU every exporter writes) -> FusedConv / FusedGemm / FusedMatMul in
 // domain "onnxscope.cpu" (contract in fused_ops.h). Only float32, and only
 // when each absorbed intermediate has no other reader and is not a graph
 // output. The fused node takes the position of the last node it replaces, so
@@ -36,6 +37,11 @@ std::optional<Activation> activation_of(const Model& m, const Node& n) {
     return Activation{n.op_type, {approx == "tanh" ? 1.f : 0.f}};
   }
   if (!is_default_domain(n.domain)) return std::nullopt;
+  // Swish-24: x * sigmoid(alpha * x).
+  if (n.op_type == "Swish") {
+    if (n.inputs.size() != 1 || m.opset_version("") < 24) return std::nullopt;
+    return Activation{n.op_type, {attr_or(n, "alpha", 1.0f)}};
+  }
   bool listed = false;
   for (const auto& a : kFusableActivations) listed = listed || n.op_type == a.op;
   if (!listed) return std::nullopt;
@@ -69,18 +75,52 @@ std::string fused_name(const Graph& g, const Node& base, const std::string& act)
   return unique_node_name(g, (base.name.empty() ? base.op_type : base.name) + (act.empty() ? "" : "_" + act));
 }
 
-// The activation node that alone reads `value` (and its parameters), if any.
-std::optional<std::pair<size_t, Activation>> sole_activation(const Model& m, const GraphIndex& idx,
-                                                             const std::string& value) {
+// An activation reading `value`: the node that computes it (whose output the
+// fused node takes over), and for SiLU the Sigmoid absorbed with it.
+struct ActNode {
+  size_t node = 0;
+  Activation act;
+  std::optional<size_t> extra;
+};
+
+// x * Sigmoid(x) on `value` (SiLU / Swish as the exporters write it): nothing
+// else reads `value` or the Sigmoid's result.
+std::optional<ActNode> silu_on(const Model& m, const GraphIndex& idx, const std::string& value) {
   auto it = idx.readers.find(value);
-  if (it == idx.readers.end() || it->second.size() != 1 || !idx.only_read_by(value, it->second[0]))
+  if (it == idx.readers.end() || it->second.size() != 2 || idx.graph_outputs.count(value) ||
+      idx.subgraph_reads.count(value))
     return std::nullopt;
+  for (int k = 0; k < 2; ++k) {
+    const size_t si = it->second[static_cast<size_t>(k)], mi = it->second[static_cast<size_t>(1 - k)];
+    const Node& sig = m.graph.nodes[si];
+    const Node& mul = m.graph.nodes[mi];
+    if (!is_op(sig, "Sigmoid") || sig.inputs.size() != 1 || sig.outputs.size() != 1 || sig.outputs[0].empty()) continue;
+    const std::string& s = sig.outputs[0];
+    if (!is_op(mul, "Mul") || mul.inputs.size() != 2 || mul.outputs.size() != 1 || mul.outputs[0].empty()) continue;
+    if (!((mul.inputs[0] == value && mul.inputs[1] == s) || (mul.inputs[1] == value && mul.inputs[0] == s))) continue;
+    if (!idx.only_read_by(s, mi)) continue;
+    return ActNode{mi, Activation{"Swish", {1.0f}}, si};
+  }
+  return std::nullopt;
+}
+
+// The activation node that alone reads `value` (and its parameters), or SiLU.
+std::optional<ActNode> sole_activation(const Model& m, const GraphIndex& idx, const std::string& value) {
+  auto it = idx.readers.find(value);
+  if (it == idx.readers.end()) return std::nullopt;
+  if (it->second.size() == 2) return silu_on(m, idx, value);
+  if (it->second.size() != 1 || !idx.only_read_by(value, it->second[0])) return std::nullopt;
   const size_t j = it->second[0];
   const Node& n = m.graph.nodes[j];
   if (n.inputs[0] != value) return std::nullopt;
   auto a = activation_of(m, n);
   if (!a) return std::nullopt;
-  return std::make_pair(j, *a);
+  return ActNode{j, *a, std::nullopt};
+}
+
+// Free to fuse: neither node was taken by an earlier fusion.
+bool available(const std::optional<ActNode>& a, const std::vector<bool>& remove) {
+  return a && !remove[a->node] && !(a->extra && remove[*a->extra]);
 }
 
 // Conv or Gemm followed by an activation -> FusedConv / FusedGemm.
@@ -95,19 +135,21 @@ bool fuse_base_activation(Model& model, PassContext& ctx, const char* base_op, c
     if (!is_op(base, base_op) || base.outputs.size() != 1 || base.outputs[0].empty()) continue;
     if (elem_type(g, base.outputs[0]) != DataType::Float) continue;
     auto act = sole_activation(model, idx, base.outputs[0]);
-    if (!act || remove[act->first]) continue;
-    const Node& an = g.nodes[act->first];
+    if (!available(act, remove)) continue;
+    const Node& an = g.nodes[act->node];
     Node f;
-    f.name = fused_name(g, base, an.op_type);
+    f.name = fused_name(g, base, act->act.op);
     f.op_type = fused_op;
     f.domain = kCpuDomain;
     f.inputs = base.inputs;
     f.outputs = an.outputs;
     f.attributes = base.attributes;
-    add_activation_attrs(f, act->second);
-    set_fused_from(f, {&base, &an});
-    g.nodes[act->first] = std::move(f);
+    add_activation_attrs(f, act->act);
+    if (act->extra) set_fused_from(f, {&base, &g.nodes[*act->extra], &an});
+    else set_fused_from(f, {&base, &an});
+    g.nodes[act->node] = std::move(f);
     remove[i] = true;
+    if (act->extra) remove[*act->extra] = true;
     ++fused;
   }
   erase_nodes(g, remove);
@@ -164,12 +206,13 @@ bool fuse_matmul_bias_activation(Model& model, PassContext& ctx) {
     }
     Activation activation;
     bool has_act = false;
-    if (auto act = sole_activation(model, idx, value); act && !remove[act->first]) {
+    if (auto act = sole_activation(model, idx, value); available(act, remove)) {
       has_act = true;
-      activation = act->second;
-      chain.push_back(&g.nodes[act->first]);
-      last = act->first;
-      value = g.nodes[act->first].outputs[0];
+      activation = act->act;
+      if (act->extra) chain.push_back(&g.nodes[*act->extra]);
+      chain.push_back(&g.nodes[act->node]);
+      last = act->node;
+      value = g.nodes[act->node].outputs[0];
     }
     if (chain.size() == 1) continue;
     Node f;

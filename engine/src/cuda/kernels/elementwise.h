@@ -86,12 +86,12 @@ OS_HD float unary_math(UnaryOp op, float x, float alpha, float beta, float gamma
     case UnaryOp::LeakyRelu: return x < 0.f ? alpha * x : x;
     case UnaryOp::Elu: return x < 0.f ? alpha * (expf(x) - 1.f) : x;
     case UnaryOp::Selu: return x <= 0.f ? gamma * (alpha * expf(x) - alpha) : gamma * x;
-    case UnaryOp::HardSigmoid: return fmaxf(0.f, fminf(1.f, alpha * x + beta));
+    case UnaryOp::HardSigmoid: return x != x ? x : fmaxf(0.f, fminf(1.f, alpha * x + beta));  // NaN kept, as numpy
     case UnaryOp::HardSwish: return x * fmaxf(0.f, fminf(1.f, x / 6.f + 0.5f));
     case UnaryOp::Gelu: return 0.5f * x * (1.f + erff(x * 0.70710678118654752f));
     case UnaryOp::GeluTanh:
       return 0.5f * x * (1.f + tanhf(0.79788456080286536f * (x + 0.044715f * x * x * x)));
-    case UnaryOp::Celu: return fmaxf(0.f, x) + fminf(0.f, alpha * (expf(x / alpha) - 1.f));
+    case UnaryOp::Celu: return x != x ? x : fmaxf(0.f, x) + fminf(0.f, alpha * (expf(x / alpha) - 1.f));
     case UnaryOp::ThresholdedRelu: return x > alpha ? x : 0.f;
     case UnaryOp::Mish: return x * tanhf(x > 20.f ? x : log1pf(expf(x)));
     case UnaryOp::Clip: {  // [alpha, beta]; NaN stays NaN

@@ -17,7 +17,8 @@ Activation activation_of(const OpContext& c) {
   static const std::map<std::string, std::pair<UnaryOp, size_t>> acts{
       {"", {UnaryOp::Identity, 0}},     {"Relu", {UnaryOp::Relu, 0}},         {"LeakyRelu", {UnaryOp::LeakyRelu, 1}},
       {"Sigmoid", {UnaryOp::Sigmoid, 0}}, {"Tanh", {UnaryOp::Tanh, 0}},       {"Clip", {UnaryOp::Clip, 2}},
-      {"HardSigmoid", {UnaryOp::HardSigmoid, 2}}, {"Gelu", {UnaryOp::Gelu, 1}}};
+      {"HardSigmoid", {UnaryOp::HardSigmoid, 2}}, {"Gelu", {UnaryOp::Gelu, 1}},
+      {"HardSwish", {UnaryOp::HardSwish, 0}}, {"Swish", {UnaryOp::Swish, 1}}};
   const std::string name = c.attr_string("activation", "");
   const Attribute* p = c.node().attribute("activation_params");
   const std::vector<float> params = p ? p->floats : std::vector<float>{};
@@ -59,7 +60,8 @@ namespace {
 
 std::optional<std::string> refuse_fused(const Graph& g, const Node& n) {
   if (auto r = require_types(g, n, {DataType::Float})) return r;
-  static const std::set<std::string> known{"", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "Clip", "HardSigmoid", "Gelu"};
+  static const std::set<std::string> known{"",     "Relu", "LeakyRelu", "Sigmoid",  "Tanh", "Clip",
+                                           "HardSigmoid", "Gelu", "HardSwish", "Swish"};
   const Attribute* a = n.attribute("activation");
   if (a && !known.count(a->s)) return "no CUDA epilogue for activation " + a->s;
   if (n.op_type == "FusedConv") return refuse_spatial_rank(g, n);
