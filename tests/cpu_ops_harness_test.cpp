@@ -56,14 +56,25 @@ Tensor random_tensor(Rng& rng, DataType t, const Shape& s, double lo = -2, doubl
   for (uint64_t i = 0; i < n; ++i) {
     double v = u(rng);
     if (specials && pick(rng, 0, 7) == 0) {
-      const double sp[] = {NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e30, -1e30};
-      v = sp[pick(rng, 0, 6)];
+      // Non-finite, signed zeros, past int32 / int64 / uint64, past float16, float16 subnormals, halves.
+      const double sp[] = {NAN,   INFINITY, -INFINITY, 0.0,    -0.0,  1e30, -1e30, 3e9,  -3e9,
+                           9.3e18, 1.9e19,  65504,     70000,  1e-6,  1e-8, 0.5,   -0.5, 2.5};
+      v = sp[pick(rng, 0, 17)];
     }
     switch (t) {
       case DataType::Float: x.mutable_data<float>()[i] = static_cast<float>(v); break;
       case DataType::Float16: x.mutable_data<uint16_t>()[i] = float_to_half(static_cast<float>(v)); break;
-      case DataType::Int64: x.mutable_data<int64_t>()[i] = static_cast<int64_t>(std::floor(v)); break;
-      case DataType::Int32: x.mutable_data<int32_t>()[i] = static_cast<int32_t>(std::floor(v)); break;
+      case DataType::Double: x.mutable_data<double>()[i] = v; break;
+      // Integers: the value's floor when it fits, else wrapped bits (an arbitrary pattern).
+      case DataType::Int64: {
+        const bool small = specials ? pick(rng, 0, 1) : true;
+        const double f = std::isfinite(v) ? std::fmod(std::floor(v), 9e18) : 0.0;
+        x.mutable_data<int64_t>()[i] = small ? static_cast<int64_t>(f) : pick(rng, INT64_MIN / 2, INT64_MAX / 2);
+        break;
+      }
+      case DataType::Int32: x.mutable_data<int32_t>()[i] = static_cast<int32_t>(std::isfinite(v) ? std::fmod(std::floor(v), 2e9) : 0.0); break;
+      case DataType::Int8: x.mutable_data<int8_t>()[i] = static_cast<int8_t>(pick(rng, -128, 127)); break;
+      case DataType::Uint64: x.mutable_data<uint64_t>()[i] = static_cast<uint64_t>(pick(rng, 0, INT64_MAX)) * 2 + static_cast<uint64_t>(pick(rng, 0, 1)); break;
       case DataType::Uint8: x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(pick(rng, 0, 255)); break;
       case DataType::Bool: reinterpret_cast<uint8_t*>(x.mutable_raw())[i] = static_cast<uint8_t>(pick(rng, 0, 1)); break;
       default: ADD_FAILURE() << "no generator for " << dtype_name(t);
@@ -120,24 +131,28 @@ void check(Case& c, double atol = 2e-5, double rtol = 2e-5) {
   ASSERT_EQ(k.ran.size(), 1u);
   if (c.expect_fast) EXPECT_NE(k.ran[0], "reference") << "the cpu kernel declined";
   else EXPECT_EQ(k.ran[0], "reference") << "the cpu kernel took a problem it should leave";
-  const Tensor& x = ref[0].second.tensor();
-  const Tensor& y = cpu[0].second.tensor();
-  ASSERT_EQ(x.dtype(), y.dtype());
-  ASSERT_EQ(x.shape(), y.shape());
-  const uint64_t n = x.element_count();
-  if (x.dtype() != DataType::Float) {
-    const size_t bytes = *storage_bytes(x.dtype(), n);
-    ASSERT_EQ(std::memcmp(x.raw(), y.raw(), bytes), 0) << "ref " << values_text(x) << "\ncpu " << values_text(y);
-    return;
-  }
-  for (uint64_t i = 0; i < n; ++i) {
-    const float a = x.data<float>()[i], b = y.data<float>()[i];
-    if (std::isnan(a) || std::isnan(b)) {
-      ASSERT_TRUE(std::isnan(a) && std::isnan(b)) << "at " << i << ": ref " << a << " cpu " << b;
-    } else if (std::isinf(a) || std::isinf(b)) {
-      ASSERT_EQ(a, b) << "at " << i;
-    } else {
-      ASSERT_LE(std::abs(a - b), atol + rtol * std::abs(a)) << "at " << i << ": ref " << a << " cpu " << b;
+  ASSERT_EQ(ref.size(), cpu.size());
+  for (size_t o = 0; o < ref.size(); ++o) {
+    SCOPED_TRACE("output " + ref[o].first);
+    const Tensor& x = ref[o].second.tensor();
+    const Tensor& y = cpu[o].second.tensor();
+    ASSERT_EQ(x.dtype(), y.dtype());
+    ASSERT_EQ(x.shape(), y.shape());
+    const uint64_t n = x.element_count();
+    if (x.dtype() != DataType::Float) {
+      const size_t bytes = *storage_bytes(x.dtype(), n);
+      ASSERT_EQ(std::memcmp(x.raw(), y.raw(), bytes), 0) << "ref " << values_text(x) << "\ncpu " << values_text(y);
+      continue;
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+      const float a = x.data<float>()[i], b = y.data<float>()[i];
+      if (std::isnan(a) || std::isnan(b)) {
+        ASSERT_TRUE(std::isnan(a) && std::isnan(b)) << "at " << i << ": ref " << a << " cpu " << b;
+      } else if (std::isinf(a) || std::isinf(b)) {
+        ASSERT_EQ(a, b) << "at " << i;
+      } else {
+        ASSERT_LE(std::abs(a - b), atol + rtol * std::abs(a)) << "at " << i << ": ref " << a << " cpu " << b;
+      }
     }
   }
 }
@@ -163,7 +178,7 @@ const std::vector<UnaryOp>& unary_ops() {
       {"Selu", 6, -4, 4}, {"Celu", 12, -4, 4, [](auto& n) { attr_float(n, "alpha", 0.5f); }},
       {"ThresholdedRelu", 10, -3, 3, [](auto& n) { attr_float(n, "alpha", 0.5f); }}, {"Erf", 13, -3, 3},
       {"Gelu", 20, -5, 5}, {"Gelu", 20, -5, 5, [](auto& n) { attr_string(n, "approximate", "tanh"); }},
-      {"Swish", 24, -8, 8, [](auto& n) { attr_float(n, "alpha", 1.5f); }},
+      {"Swish", 24, -8, 8, [](auto& n) { attr_float(n, "alpha", 1.5f); }}, {"Clip", 13, -4, 4},
   };
   return ops;
 }
@@ -173,7 +188,12 @@ void unary_case(Rng& rng, const UnaryOp& u, bool specials) {
   const Shape s = random_shape(rng, 0, 4, 40);
   c.what = std::string(u.op) + " " + shape_to_string(s) + (specials ? " with NaN/inf" : "");
   c.input("x", random_tensor(rng, DataType::Float, s, u.lo, u.hi, specials));
-  auto& n = c.mb.node(u.op, {"x"}, {"y"}, "n");
+  const bool clip = std::string(u.op) == "Clip";
+  if (clip) {
+    c.mb.initializer(make_float_tensor("lo", {}, {-1.5f}));
+    c.mb.initializer(make_float_tensor("hi", {}, {2.0f}));
+  }
+  auto& n = c.mb.node(u.op, clip ? std::vector<std::string>{"x", "lo", "hi"} : std::vector<std::string>{"x"}, {"y"}, "n");
   if (u.attrs) u.attrs(n);
   // Zero-sized tensors go to the reference where only oneDNN has the op.
   const bool onednn_only = std::string(u.op) == "Swish";
@@ -395,6 +415,126 @@ TEST(CpuOpsHarness, PadEveryModeAndCrop) {
     auto& n = c.mb.node("Pad", ins, {"y"}, "n");
     attr_string(n, "mode", mode);
     check(c);
+  }
+}
+
+// --- casts ---------------------------------------------------------------------
+
+TEST(CpuOpsHarness, CastBetweenTheCommonTypes) {
+  Rng rng(9);
+  const DataType types[] = {DataType::Float, DataType::Double, DataType::Float16, DataType::Int8, DataType::Int32,
+                            DataType::Int64,  DataType::Uint8,  DataType::Uint64,  DataType::Bool};
+  for (DataType from : types)
+    for (DataType to : types) {
+      Case c(19);
+      const Shape s = random_shape(rng, 0, 3, 30);
+      c.what = "Cast " + std::string(dtype_name(from)) + " -> " + std::string(dtype_name(to)) + " " + shape_to_string(s);
+      c.input("x", random_tensor(rng, from, s, -300, 300, true));
+      attr_int(c.mb.node("Cast", {"x"}, {"y"}, "n"), "to", static_cast<int64_t>(to));
+      const bool half = from == DataType::Float16 || to == DataType::Float16;
+      c.expect_fast = !half || (from == DataType::Float && to == DataType::Float16) ||
+                      (from == DataType::Float16 && to == DataType::Float);
+      check(c, 0, 0);  // exact, bit for bit in every type
+    }
+}
+
+// --- Split, Gather, Where --------------------------------------------------------
+
+TEST(CpuOpsHarness, SplitEveryWayOfGivingSizes) {
+  Rng rng(10);
+  for (int i = 0; i < 40; ++i) {
+    const int64_t opset = i % 3 == 0 ? 11 : i % 3 == 1 ? 13 : 18;
+    Case c(opset);
+    const DataType t = kMoveTypes[i % 5];
+    Shape s = random_shape(rng, 1, 4, 9);
+    const int64_t rank = static_cast<int64_t>(s.size());
+    const int64_t axis = pick(rng, -rank, rank - 1);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+    const int64_t nout = pick(rng, 1, 3);
+    std::vector<int64_t> sizes;
+    int64_t left = s[a];
+    for (int64_t k = 0; k + 1 < nout; ++k) {
+      sizes.push_back(pick(rng, 0, left));
+      left -= sizes.back();
+    }
+    sizes.push_back(left);
+    const int mode = static_cast<int>(pick(rng, 0, 2));  // 0: sizes given, 1: equal parts, 2: num_outputs (18)
+    std::vector<std::string> outs;
+    for (int64_t k = 0; k < nout; ++k) outs.push_back(k == 0 ? "y" : "y" + std::to_string(k));
+    if (mode == 1) s[a] = s[a] / nout * nout;
+    c.what = "Split-" + std::to_string(opset) + " " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " axis " +
+             std::to_string(axis) + (mode == 0 ? " sizes " + shape_to_string(sizes) : mode == 1 ? " equal" : " num_outputs");
+    c.input("x", random_tensor(rng, t, s));
+    std::vector<std::string> ins = {"x"};
+    if (mode == 0 && opset >= 13) {
+      c.ints("sizes", sizes);
+      ins.push_back("sizes");
+    }
+    auto& n = c.mb.node("Split", ins, outs, "n");
+    attr_int(n, "axis", axis);
+    if (mode == 0 && opset < 13) attr_ints(n, "split", sizes);
+    if (mode == 2 && opset >= 18) attr_int(n, "num_outputs", nout);
+    if (mode == 2 && opset < 18) c.what += " (equal parts below 18)";
+    if (mode == 2 && opset < 18 && s[a] % nout != 0) continue;  // the reference rejects it, rightly
+    for (size_t k = 1; k < outs.size(); ++k) c.mb.output_untyped(outs[k]);
+    check(c);
+  }
+}
+
+TEST(CpuOpsHarness, GatherAnyAxisAndIndexType) {
+  Rng rng(11);
+  for (int i = 0; i < 40; ++i) {
+    Case c(13);
+    const DataType t = kMoveTypes[i % 5];
+    Shape s = random_shape(rng, 1, 4, 9);
+    const int64_t rank = static_cast<int64_t>(s.size());
+    const int64_t axis = pick(rng, -rank, rank - 1);
+    const int64_t dim = s[static_cast<size_t>(axis < 0 ? axis + rank : axis)];
+    const Shape is = random_shape(rng, 0, 2, 5);
+    const DataType it = i % 2 ? DataType::Int64 : DataType::Int32;
+    Tensor ind = Tensor::zeros(it, is);
+    const bool bad = i % 10 == 9 && ind.element_count() > 0;  // one index out of range: the reference names it
+    if (dim == 0 && ind.element_count() > 0) continue;  // nothing to index
+    for (uint64_t k = 0; k < ind.element_count(); ++k) {
+      const int64_t v = bad && k == 0 ? dim : pick(rng, -dim, dim - 1);
+      if (it == DataType::Int64) ind.mutable_data<int64_t>()[k] = v;
+      else ind.mutable_data<int32_t>()[k] = static_cast<int32_t>(v);
+    }
+    c.what = "Gather " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " axis " + std::to_string(axis) +
+             " indices " + shape_to_string(is) + (bad ? " one out of range" : "");
+    c.input("x", random_tensor(rng, t, s));
+    c.input("i", std::move(ind));
+    attr_int(c.mb.node("Gather", {"x", "i"}, {"y"}, "n"), "axis", axis);
+    if (bad) continue;  // both engines refuse it; cli and interpreter tests cover the message
+    check(c);
+  }
+}
+
+TEST(CpuOpsHarness, WhereOnEveryBroadcast) {
+  Rng rng(12);
+  for (int i = 0; i < 40; ++i) {
+    Case c(16);
+    const DataType t = kMoveTypes[i % 5];
+    const auto [a, b] = broadcast_pair(rng);
+    const auto [m, unused] = broadcast_pair(rng);
+    (void)unused;
+    c.what = "Where " + std::string(dtype_name(t)) + " " + shape_to_string(m) + " " + shape_to_string(a) + " " + shape_to_string(b);
+    c.input("m", random_tensor(rng, DataType::Bool, m));
+    c.input("a", random_tensor(rng, t, a));
+    c.input("b", random_tensor(rng, t, b));
+    c.mb.node("Where", {"m", "a", "b"}, {"y"}, "n");
+    // The three must broadcast together: skip pairs that do not.
+    bool ok = true;
+    const size_t r = std::max({m.size(), a.size(), b.size()});
+    for (size_t d = 0; d < r; ++d) {
+      int64_t want = 1;
+      for (const Shape* sh : {&m, &a, &b}) {
+        const int64_t v = d < r - sh->size() ? 1 : (*sh)[d - (r - sh->size())];
+        if (v != 1 && want != 1 && v != want) ok = false;
+        if (v != 1) want = v;
+      }
+    }
+    if (ok) check(c);
   }
 }
 

@@ -368,6 +368,26 @@ TEST(HostileValues, AttributesOutsideTheirTypesRange) {
   expect_error_everywhere(c, {{"x", Value(floats({1, 16, 4, 4}, 1.f))}}, {"group"});
 }
 
+// An SVM's polynomial degree is a float in kernel_params: -inf was converted to
+// int64 (undefined; found by fuzz_model). It is refused, naming it.
+TEST(HostileValues, SvmDegreeThatIsNoNumber) {
+  for (float degree : {-INFINITY, NAN, 1e30f}) {
+    ModelBuilder b(17, 8);
+    b.opset("ai.onnx.ml", 3);
+    b.input("x", DataType::Float, {int64_t{1}, int64_t{2}});
+    auto& n = b.node("SVMRegressor", {"x"}, {"y"}, "svm");
+    n.set_domain("ai.onnx.ml");
+    attr_string(n, "kernel_type", "POLY");
+    attr_floats(n, "kernel_params", {1.f, 0.f, degree});
+    attr_int(n, "n_supports", 1);
+    attr_floats(n, "support_vectors", {1.f, 2.f});
+    attr_floats(n, "coefficients", {1.f});
+    attr_floats(n, "rho", {0.f});
+    b.output_untyped("y");
+    expect_error_everywhere(b, {{"x", Value(floats({1, 2}, 1.f))}}, {"degree"});
+  }
+}
+
 // Clip-6 with float bounds on int8: a max of 65504 was converted to int8
 // (undefined; found by fuzz_model). It saturates, and a NaN bound bounds nothing.
 TEST(HostileValues, ClipBoundsPastAnIntegerTypesRange) {

@@ -10,11 +10,15 @@ const KernelRegistry& cpu_kernels() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
     cpu::register_onednn_kernels(r);
+    cpu::register_clamp_kernels(r);
     cpu::register_eltwise_onednn_kernels(r);
     cpu::register_elementwise_kernels(r);
     cpu::register_reduce_kernels(r);
     cpu::register_slice_kernels(r);
     cpu::register_pad_kernels(r);
+    cpu::register_cast_kernels(r);
+    cpu::register_split_kernels(r);
+    cpu::register_gather_kernels(r);
     cpu::register_data_movement_kernels(r);
     cpu::register_transpose_kernels(r);
     cpu::register_layer_norm_kernels(r);

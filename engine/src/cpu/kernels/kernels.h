@@ -7,9 +7,13 @@ namespace onnxscope::cpu {
 
 void register_elementwise_kernels(KernelRegistry& r);  // kernels/math/elementwise.cpp: unary/binary/comparison/logic, Eigen, threaded
 void register_eltwise_onednn_kernels(KernelRegistry& r);  // kernels/math/eltwise_onednn.cpp: float32 unary ops as oneDNN eltwise
+void register_clamp_kernels(KernelRegistry& r);         // kernels/math/clamp.cpp: Clip, HardSigmoid with AVX-512 / AVX2
 void register_reduce_kernels(KernelRegistry& r);        // kernels/reduction/reduce.cpp: Reduce* over one block of axes
 void register_slice_kernels(KernelRegistry& r);         // kernels/tensor/slice.cpp: Slice as strided block copies
 void register_pad_kernels(KernelRegistry& r);           // kernels/tensor/pad.cpp: Pad, every mode
+void register_cast_kernels(KernelRegistry& r);          // kernels/tensor/cast.cpp: Cast between the common numeric types
+void register_split_kernels(KernelRegistry& r);         // kernels/tensor/split.cpp: Split as block copies
+void register_gather_kernels(KernelRegistry& r);        // kernels/tensor/gather.cpp: Gather as block copies
 void register_onednn_kernels(KernelRegistry& r);       // kernels/onednn_*.cpp: Conv, MatMul, Gemm, pooling, softmax, normalization (and the fused ops)
 void register_fused_reference_kernels(KernelRegistry& r);  // kernels/fused_reference.cpp: plain kernels of the fused ops (fused_ops.h)
 void register_data_movement_kernels(KernelRegistry& r);    // kernels/data_movement.cpp: Concat as block copies

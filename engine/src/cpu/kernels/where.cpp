@@ -27,17 +27,24 @@ bool accepts(const KernelContext& ctx) {
   return broadcast_rows(shapes).has_value();
 }
 
+// One row with inner steps SC, SX, SY (0 or 1) known at compile time, so the
+// loop vectorises.
+template <int SC, int SX, int SY, typename T>
+void select_row(const uint8_t* c, const T* x, const T* y, T* o, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) o[i] = c[i * SC] ? x[i * SX] : y[i * SY];
+}
+
 template <typename T>
 void select(const BroadcastRows& b, const uint8_t* c, const T* x, const T* y, T* out) {
+  using Row = void (*)(const uint8_t*, const T*, const T*, T*, int64_t);
+  static constexpr Row rows[8] = {select_row<0, 0, 0, T>, select_row<0, 0, 1, T>, select_row<0, 1, 0, T>,
+                                  select_row<0, 1, 1, T>, select_row<1, 0, 0, T>, select_row<1, 0, 1, T>,
+                                  select_row<1, 1, 0, T>, select_row<1, 1, 1, T>};
+  const Row row = rows[b.step[0] * 4 + b.step[1] * 2 + b.step[2]];
   parallel_for(b.rows, std::max<int64_t>(1, 16384 / b.inner), [&](int64_t r0, int64_t r1) {
     for (int64_t r = r0; r < r1; ++r) {
       const auto off = b.row_offsets(r);
-      const uint8_t* cr = c + off[0];
-      const T* xr = x + off[1];
-      const T* yr = y + off[2];
-      T* o = out + r * b.inner;
-      const int64_t sc = b.step[0], sx = b.step[1], sy = b.step[2];
-      for (int64_t i = 0; i < b.inner; ++i) o[i] = cr[i * sc] ? xr[i * sx] : yr[i * sy];
+      row(c + off[0], x + off[1], y + off[2], out + r * b.inner, b.inner);
     }
   });
 }

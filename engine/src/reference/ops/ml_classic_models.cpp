@@ -249,6 +249,9 @@ SvmParams svm_params(const KernelContext& ctx) {
     if (kp.size() != 3) ctx.fail("kernel_params must hold gamma, coef0 and degree");
     p.gamma = kp[0];
     p.coef0 = kp[1];
+    // A whole number of modest size (the model's own float; -inf or 1e30 would be an
+    // undefined conversion, found by fuzz_model).
+    if (!(std::abs(kp[2]) <= 1e6f)) ctx.fail("kernel_params' degree " + std::to_string(kp[2]) + " is not a usable exponent");
     p.degree = static_cast<int64_t>(kp[2]);
   }
   return p;

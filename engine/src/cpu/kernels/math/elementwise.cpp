@@ -89,10 +89,6 @@ template <class E>
 auto keep_nan(const CMap& a, const E& e) {
   return a.isNaN().select(a, e);
 }
-void HardSigmoid(KernelContext& c) {
-  const float alpha = c.attr_float("alpha", 0.2f), beta = c.attr_float("beta", 0.5f);
-  unary(c, [=](const CMap& a) { return keep_nan(a, (alpha * a + beta).max(0.0f).min(1.0f)); });
-}
 void HardSwishEigen(KernelContext& c) {
   unary(c, [](const CMap& a) { return keep_nan(a, a * (a / 6.0f + 0.5f).max(0.0f).min(1.0f)); });
 }
@@ -377,7 +373,6 @@ void register_elementwise_kernels(KernelRegistry& r) {
   add_def(r, "Max", 8, binary_rows<BinOp::Max>, binary_broadcast);
   add_def(r, "Min", 8, binary<BinOp::Min>, binary_fast_path);
   add_def(r, "Min", 8, binary_rows<BinOp::Min>, binary_broadcast);
-  add_def(r, "HardSigmoid", 6, HardSigmoid, unary_float);
   add_def(r, "HardSwish", 14, HardSwishEigen, unary_float);
   add_def(r, "Floor", 6, Floor, unary_float);
   add_def(r, "Ceil", 6, Ceil, unary_float);

@@ -4,8 +4,10 @@
 // computes exactly its formula (Pow only with a one-element exponent);
 // the rest of the family is in elementwise.cpp: Exp (this oneDNN's exp turns
 // NaN into inf), and Log, Softplus and Mish (its log loses up to ~300 ulps,
-// Softplus far left of zero all its digits: cpu_ops_harness_test measures it). Shapes do not matter to an
-// elementwise op, so the primitive works on the flattened tensor.
+// Softplus far left of zero all its digits: cpu_ops_harness_test measures it);
+// Clip and HardSigmoid are in clamp.cpp (this oneDNN's clip turns NaN into the
+// bound). Shapes do not matter to an elementwise op, so the primitive works
+// on the flattened tensor.
 #include <cmath>
 #include <optional>
 
@@ -36,7 +38,7 @@ std::optional<float> scalar_float(const Value* v) {
 std::optional<Eltwise> eltwise_of(const KernelContext& ctx) {
   if (ctx.input_count() < 1 || !is_float(ctx.input_value(0))) return std::nullopt;
   const std::string& op = ctx.node().op_type;
-  if (op != "Pow" && op != "Clip" && ctx.input_count() != 1) return std::nullopt;
+  if (op != "Pow" && ctx.input_count() != 1) return std::nullopt;
   if (op == "Relu") return Eltwise{A::eltwise_relu, 0, 0};
   if (op == "LeakyRelu") return Eltwise{A::eltwise_relu, ctx.attr_float("alpha", 0.01f), 0};
   if (op == "Elu") return Eltwise{A::eltwise_elu, ctx.attr_float("alpha", 1.0f), 0};
@@ -65,20 +67,6 @@ std::optional<Eltwise> eltwise_of(const KernelContext& ctx) {
     if (*e == 1.0f) return Eltwise{A::eltwise_linear, 1, 0};
     return std::nullopt;
   }
-  if (op == "Clip") {
-    // Opset 11+: min and max as optional one-element inputs. NaN bounds and
-    // min > max are left to the reference.
-    if (ctx.opset_version() < 11 || ctx.input_count() > 3) return std::nullopt;
-    float lo = -INFINITY, hi = INFINITY;
-    for (size_t k = 1; k < ctx.input_count(); ++k) {
-      if (!ctx.input_value(k)) continue;
-      const std::optional<float> b = scalar_float(ctx.input_value(k));
-      if (!b || std::isnan(*b)) return std::nullopt;
-      (k == 1 ? lo : hi) = *b;
-    }
-    if (!(lo <= hi)) return std::nullopt;
-    return Eltwise{A::eltwise_clip_v2, lo, hi};
-  }
   return std::nullopt;
 }
 
@@ -99,14 +87,18 @@ bool problem(const KernelContext& ctx, Problem& p) {
   return true;
 }
 
-std::shared_ptr<const Prim> prim_of(const Problem& p) {
-  return get_prim(p.key, [&] {
+std::shared_ptr<const Prim> eltwise_prim(const std::string& key, A alg, float alpha, float beta, int64_t n) {
+  return get_prim(key, [&] {
     using F = dnnl::eltwise_forward;
-    F::desc d(dnnl::prop_kind::forward_inference, p.e.alg, plain_md({p.n}), p.e.alpha, p.e.beta);
+    F::desc d(dnnl::prop_kind::forward_inference, alg, plain_md({n}), alpha, beta);
     F::primitive_desc pd(d, base_attr(), engine());
     return make_prim<F>(pd, /*no_ref=*/true);
   });
 }
+
+std::shared_ptr<const Prim> prim_of(const Problem& p) { return eltwise_prim(p.key, p.e.alg, p.e.alpha, p.e.beta, p.n); }
+
+
 
 bool accepts(const KernelContext& ctx) {
   return safely([&] {
@@ -132,11 +124,11 @@ void Run(KernelContext& ctx) {
 
 void register_eltwise_onednn_kernels(KernelRegistry& r) {
   // Versions from which the operator's float32 formula is the one above
-  // (earlier ones had consumed_inputs, or Clip's bounds as attributes).
+  // (earlier ones had consumed_inputs).
   const std::pair<const char*, int> ops[] = {
       {"Relu", 6},     {"LeakyRelu", 6},  {"Elu", 6},       {"Sigmoid", 6}, {"Tanh", 6},
       {"Sqrt", 6},     {"Abs", 6},
-      {"HardSwish", 14}, {"Swish", 24},   {"Reciprocal", 6}, {"Gelu", 20},  {"Pow", 7},       {"Clip", 11},
+      {"HardSwish", 14}, {"Swish", 24},   {"Reciprocal", 6}, {"Gelu", 20},  {"Pow", 7},
   };
   for (const auto& [op, since] : ops) r.add(KernelDef{"", op, since, INT_MAX, "onednn-eltwise", Run, accepts});
   // fuse-gelu's Gelu below opset 20 (fused_ops.h): the same formula.

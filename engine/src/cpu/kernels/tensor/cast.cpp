@@ -1,0 +1,183 @@
+// Cast between the common numeric types (float32, float64, float16, the
+// 8- to 64-bit integers, bool), one vectorisable loop per pair, split across
+// the thread pool; float16 through F16C when the CPU has it (checked at run
+// time). The rules are the reference's (tensor_shape_cast.cpp, numpy's
+// astype): float -> integer truncates toward zero and keeps the low bits
+// (NaN gives 0; out of 64-bit range, INT64_MIN's bits), integer -> integer
+// keeps the low bits, anything -> bool is "nonzero" (NaN is true), float16
+// rounds to nearest even. Strings, FP8, packed and complex types go to the
+// reference.
+#include <immintrin.h>
+
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <type_traits>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
+#include "cpu/thread_pool.h"
+#include "onnxscope/float_formats.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+constexpr int64_t kGrain = 32768;
+
+struct Bool {};  // bool storage: one byte, nonzero is true
+struct Half {};  // float16 storage: IEEE binary16 bits
+
+// An integer's two's complement bits from a float (the reference's int_bits).
+inline uint64_t float_int_bits(double d) {
+  if (d != d) return 0;
+  if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return static_cast<uint64_t>(static_cast<int64_t>(d));
+  if (d >= 0 && d < 18446744073709551616.0) return static_cast<uint64_t>(d);
+  return uint64_t{1} << 63;
+}
+
+template <class D, class S>
+inline D convert(S v) {
+  if constexpr (std::is_floating_point_v<S> && std::is_integral_v<D>) {
+    // In 32 bits when the value fits: the loop then vectorises (cvttps2dq).
+    if constexpr (sizeof(D) <= 4 && std::is_same_v<S, float>) {
+      if (v > -2147483648.0f && v < 2147483648.0f) return static_cast<D>(static_cast<int32_t>(v));
+    }
+    return static_cast<D>(float_int_bits(static_cast<double>(v)));
+  } else if constexpr (std::is_integral_v<S> && std::is_integral_v<D>) {
+    return static_cast<D>(static_cast<uint64_t>(v));
+  } else {
+    return static_cast<D>(v);
+  }
+}
+
+template <class D, class S>
+void cast_loop(const void* src, void* dst, int64_t n) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+    if constexpr (std::is_same_v<S, Bool>) {
+      const auto* s = static_cast<const uint8_t*>(src);
+      if constexpr (std::is_same_v<D, Bool>) {
+        auto* d = static_cast<uint8_t*>(dst);
+        for (int64_t i = b; i < e; ++i) d[i] = s[i] != 0;
+      } else {
+        auto* d = static_cast<D*>(dst);
+        for (int64_t i = b; i < e; ++i) d[i] = static_cast<D>(s[i] != 0);
+      }
+    } else {
+      const auto* s = static_cast<const S*>(src);
+      if constexpr (std::is_same_v<D, Bool>) {
+        auto* d = static_cast<uint8_t*>(dst);
+        for (int64_t i = b; i < e; ++i) d[i] = s[i] != S(0);
+      } else {
+        auto* d = static_cast<D*>(dst);
+        for (int64_t i = b; i < e; ++i) d[i] = convert<D>(s[i]);
+      }
+    }
+  });
+}
+
+// --- float16 ------------------------------------------------------------------
+
+bool has_f16c() {
+  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  return yes;
+}
+
+__attribute__((target("avx,f16c"))) void half_to_float_f16c(const uint16_t* s, float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(d + i, _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i))));
+  for (; i < n; ++i) d[i] = half_to_float(s[i]);
+}
+
+__attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* s, uint16_t* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(s + i);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i), _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    // NaN: the reference's bits (its payload rule), not the instruction's.
+    if (_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)))
+      for (int64_t k = i; k < i + 8; ++k)
+        if (std::isnan(s[k])) d[k] = float_to_half(s[k]);
+  }
+  for (; i < n; ++i) d[i] = float_to_half(s[i]);
+}
+
+void half_cast(const void* src, void* dst, int64_t n, bool to_half) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+    if (to_half) {
+      const float* s = static_cast<const float*>(src) + b;
+      uint16_t* d = static_cast<uint16_t*>(dst) + b;
+      if (has_f16c()) float_to_half_f16c(s, d, e - b);
+      else for (int64_t i = 0; i < e - b; ++i) d[i] = float_to_half(s[i]);
+    } else {
+      const uint16_t* s = static_cast<const uint16_t*>(src) + b;
+      float* d = static_cast<float*>(dst) + b;
+      if (has_f16c()) half_to_float_f16c(s, d, e - b);
+      else for (int64_t i = 0; i < e - b; ++i) d[i] = half_to_float(s[i]);
+    }
+  });
+}
+
+// --- dispatch -----------------------------------------------------------------
+
+// Calls f(tag) with the storage type of t, or returns false for a type left to the reference.
+template <class F>
+bool with_type(DataType t, F&& f) {
+  switch (t) {
+    case DataType::Float: f(float{}); return true;
+    case DataType::Double: f(double{}); return true;
+    case DataType::Int8: f(int8_t{}); return true;
+    case DataType::Int16: f(int16_t{}); return true;
+    case DataType::Int32: f(int32_t{}); return true;
+    case DataType::Int64: f(int64_t{}); return true;
+    case DataType::Uint8: f(uint8_t{}); return true;
+    case DataType::Uint16: f(uint16_t{}); return true;
+    case DataType::Uint32: f(uint32_t{}); return true;
+    case DataType::Uint64: f(uint64_t{}); return true;
+    case DataType::Bool: f(Bool{}); return true;
+    default: return false;
+  }
+}
+
+bool plain(DataType t) { return with_type(t, [](auto) {}); }
+
+std::optional<DataType> target(const KernelContext& ctx) {
+  const Attribute* a = ctx.attr("to");
+  if (!a || a->type != AttrType::Int) return std::nullopt;
+  const DataType to = static_cast<DataType>(a->i);
+  return to;
+}
+
+bool accepts(const KernelContext& ctx) {
+  if (ctx.input_count() != 1 || !ctx.input_value(0) || !ctx.input_value(0)->is_tensor()) return false;
+  const std::optional<DataType> to = target(ctx);
+  if (!to) return false;
+  const DataType from = ctx.input_value(0)->tensor().dtype();
+  if ((from == DataType::Float && *to == DataType::Float16) || (from == DataType::Float16 && *to == DataType::Float))
+    return true;
+  return plain(from) && plain(*to);
+}
+
+void Cast(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const DataType to = *target(ctx);
+  Tensor& y = uninitialized_output(ctx, 0, to, x.shape());
+  const int64_t n = static_cast<int64_t>(x.element_count());
+  if (n == 0) return;
+  if (x.dtype() == DataType::Float16 || to == DataType::Float16) {
+    half_cast(x.raw(), y.mutable_raw(), n, to == DataType::Float16);
+    return;
+  }
+  with_type(x.dtype(), [&](auto s) {
+    with_type(to, [&](auto d) { cast_loop<decltype(d), decltype(s)>(x.raw(), y.mutable_raw(), n); });
+  });
+}
+
+}  // namespace
+
+void register_cast_kernels(KernelRegistry& r) {
+  // Cast-6 on: `to` is an int (Cast-1 had a string).
+  r.add(KernelDef{"", "Cast", 6, INT_MAX, "cpu-copy", Cast, accepts});
+}
+
+}  // namespace onnxscope::cpu
