@@ -226,6 +226,10 @@ def main() -> int:
     ap.add_argument("--onnxscope", default=None, help="onnxscope binary (default: $ONNXSCOPE, build/, build-bench/)")
     ap.add_argument("--timeout", type=float, default=900, help="seconds per model and runtime")
     ap.add_argument("--json", help="also write every measurement to this JSON file")
+    ap.add_argument("--list", action="store_true",
+                    help="the public benchmark list (scripts/make_bench_models.py, in ~/.cache/onnxscope/bench-models) "
+                         "at each of --batches")
+    ap.add_argument("--batches", default="1,8", help="batches of --list (default 1,8)")
     # Internal: the onnxruntime subprocess.
     ap.add_argument("--_ort-worker", dest="ort_worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -243,6 +247,14 @@ def main() -> int:
     engines = [e for e in a.engines.split(",") if e]
     load_before = os.getloadavg()
     models = a.models or default_models()
+    if a.list:
+        sys.path.insert(0, str(REPO / "scripts"))
+        from make_bench_models import MODELS
+        d = Path.home() / ".cache" / "onnxscope" / "bench-models"
+        missing = [n for n in MODELS if not (d / f"{n}.onnx").exists()]
+        if missing:
+            print("not made (scripts/make_bench_models.py): " + ", ".join(missing), file=sys.stderr)
+        models = [f"{d / n}.onnx@{b}" for n in MODELS if n not in missing for b in a.batches.split(",")]
     rows, records = [], []
     with tempfile.TemporaryDirectory(prefix="bench_vs_ort_") as tmp:
         for spec in models:
@@ -308,6 +320,12 @@ def main() -> int:
     print("|" + "|".join("---" for _ in head) + "|")
     for r in rows:
         print("| " + " | ".join(r) + " |")
+    ratios = [r["onnxruntime"]["latency_ms"]["median"] / r["onnxscope"]["latency_ms"]["median"] for r in records
+              if "latency_ms" in r["onnxscope"] and "latency_ms" in r["onnxruntime"]]
+    if ratios:
+        worst = min(ratios)
+        print(f"\n{len(ratios)} rows: geometric mean ORT/onnxscope {float(np.exp(np.mean(np.log(ratios)))):.2f}, "
+              f"lowest {worst:.2f}, {sum(1 for x in ratios if x < 1.0)} below 1.0")
     if a.json:
         Path(a.json).write_text(json.dumps(records, indent=1))
     return 1 if failed else 0

@@ -1,16 +1,30 @@
 #!/usr/bin/env python3
-"""Makes the CPU benchmark models from their real definitions, with random
-weights (seeded), exported to ONNX by torch.onnx.export (the torch.export-based
-exporter, opset 18) with an open batch dimension:
+"""Makes the public benchmark list: real model definitions with random
+(seeded) weights, exported by both torch.onnx exporters at several opsets,
+with an open batch dimension, into ~/.cache/onnxscope/bench-models (or
+--out). Never committed: made on demand (tens to hundreds of MB each).
 
-    resnet50.onnx      torchvision.models.resnet50          image[batch,3,224,224]
-    mobilenet_v2.onnx  torchvision.models.mobilenet_v2      image[batch,3,224,224]
-    bert_base.onnx     transformers BertModel(BertConfig()) input_ids, attention_mask [batch,128]
+  torchvision (image [batch,3,224,224]):
+    resnet18, resnet50, mobilenet_v2        torch.export-based exporter, opset 18
+    mobilenet_v3_small                      TorchScript exporter, opset 17
+    mobilenet_v3_large, efficientnet_b0     torch.export-based exporter, opset 18
+    regnet_y_400mf, densenet121             TorchScript exporter, opset 17
+    convnext_tiny, swin_t, vit_b_16         torch.export-based exporter, opset 18
+    shufflenet_v2                           TorchScript exporter, opset 14
+    ssdlite320 (detection backbone + heads, image [batch,3,320,320])
+                                            TorchScript exporter, opset 17
+  transformers (input_ids, attention_mask [batch,128]):
+    bert_base                               torch.export-based exporter, opset 18
+    bert_base_ts14                          TorchScript exporter, opset 14 (LayerNorm written with Pow)
+    gpt2                                    TorchScript exporter, opset 14
+    llama_gqa  (8 layers, hidden 512, 8 heads, 2 key/value heads)
+                                            torch.export-based exporter, opset 18
+    vit_hf     (transformers ViTModel, pixel_values [batch,3,224,224])
+                                            TorchScript exporter, opset 17
 
-into ~/.cache/onnxscope/bench-models (or --out). Never committed: they are
-made on demand (tens to hundreds of MB each). Then, for example:
+Then, for example (scripts/bench_vs_ort.py --list runs them all at batch 1 and 8):
 
-    .venv/bin/python scripts/bench_vs_ort.py --threads 2 \
+    .venv/bin/python scripts/bench_vs_ort.py --threads 2 \\
         ~/.cache/onnxscope/bench-models/resnet50.onnx@1 ~/.cache/onnxscope/bench-models/resnet50.onnx@8
 """
 from __future__ import annotations
@@ -22,28 +36,44 @@ from pathlib import Path
 import torch
 
 SEQ = 128
+IMAGE = (1, 3, 224, 224)
 
 
-def resnet50():
+def tv(name, shape=IMAGE, **kw):
+    def make():
+        import torchvision
+        return getattr(torchvision.models, name)(weights=None, **kw), {"image": torch.randn(*shape)}
+    return make
+
+
+def ssdlite320():
     import torchvision
-    return torchvision.models.resnet50(weights=None), {"image": torch.randn(1, 3, 224, 224)}
+
+    class Heads(torch.nn.Module):
+        """The detector without its post-processing (NMS and box decoding are
+        Python control flow the exporters cannot trace): backbone, feature
+        pyramid and the classification and regression heads."""
+
+        def __init__(self):
+            super().__init__()
+            m = torchvision.models.detection.ssdlite320_mobilenet_v3_large(weights=None, weights_backbone=None)
+            self.backbone, self.head = m.backbone, m.head
+
+        def forward(self, image):
+            feats = list(self.backbone(image).values())
+            out = self.head(feats)
+            return out["bbox_regression"], out["cls_logits"]
+
+    return Heads(), {"image": torch.randn(1, 3, 320, 320)}
 
 
-def mobilenet_v2():
-    import torchvision
-    return torchvision.models.mobilenet_v2(weights=None), {"image": torch.randn(1, 3, 224, 224)}
-
-
-def bert_base():
-    from transformers import BertConfig, BertModel
-
-    model = BertModel(BertConfig(), add_pooling_layer=False)  # BERT-base: 12 layers, hidden 768, 12 heads
+def text_inputs():
     ids = torch.randint(0, 1000, (1, SEQ))
-    return model, {"input_ids": ids, "attention_mask": torch.ones(1, SEQ, dtype=torch.int64)}
+    return {"input_ids": ids, "attention_mask": torch.ones(1, SEQ, dtype=torch.int64)}
 
 
-class _Unwrap(torch.nn.Module):
-    """BertModel returns a ModelOutput; export its last_hidden_state only."""
+class _Hidden(torch.nn.Module):
+    """A text model's last_hidden_state only (transformers returns a ModelOutput)."""
 
     def __init__(self, inner):
         super().__init__()
@@ -53,7 +83,75 @@ class _Unwrap(torch.nn.Module):
         return self.inner(input_ids=input_ids, attention_mask=attention_mask).last_hidden_state
 
 
-MODELS = {"resnet50": resnet50, "mobilenet_v2": mobilenet_v2, "bert_base": bert_base}
+class _ImageHidden(_Hidden):
+    def forward(self, pixel_values):
+        return self.inner(pixel_values=pixel_values).last_hidden_state
+
+
+def bert_base():
+    from transformers import BertConfig, BertModel
+    return _Hidden(BertModel(BertConfig(), add_pooling_layer=False)), text_inputs()
+
+
+def gpt2():
+    from transformers import GPT2Config, GPT2Model
+    return _Hidden(GPT2Model(GPT2Config())), text_inputs()
+
+
+def llama_gqa():
+    from transformers import LlamaConfig, LlamaModel
+    cfg = LlamaConfig(hidden_size=512, intermediate_size=1376, num_hidden_layers=8, num_attention_heads=8,
+                      num_key_value_heads=2, vocab_size=32000, max_position_embeddings=512)
+    return _Hidden(LlamaModel(cfg)), text_inputs()
+
+
+def vit_hf():
+    from transformers import ViTConfig, ViTModel
+    return _ImageHidden(ViTModel(ViTConfig(), add_pooling_layer=False)), {"pixel_values": torch.randn(*IMAGE)}
+
+
+# name -> (builder, exporter, opset)
+MODELS = {
+    "resnet18": (tv("resnet18"), "dynamo", 18),
+    "resnet50": (tv("resnet50"), "dynamo", 18),
+    "mobilenet_v2": (tv("mobilenet_v2"), "dynamo", 18),
+    "mobilenet_v3_small": (tv("mobilenet_v3_small"), "torchscript", 17),
+    "mobilenet_v3_large": (tv("mobilenet_v3_large"), "dynamo", 18),
+    "efficientnet_b0": (tv("efficientnet_b0"), "dynamo", 18),
+    "regnet_y_400mf": (tv("regnet_y_400mf"), "torchscript", 17),
+    "densenet121": (tv("densenet121"), "torchscript", 17),
+    "convnext_tiny": (tv("convnext_tiny"), "dynamo", 18),
+    "swin_t": (tv("swin_t"), "dynamo", 18),
+    "vit_b_16": (tv("vit_b_16"), "dynamo", 18),
+    "shufflenet_v2": (tv("shufflenet_v2_x1_0"), "torchscript", 14),
+    "ssdlite320": (ssdlite320, "torchscript", 17),
+    "bert_base": (bert_base, "dynamo", 18),
+    "bert_base_ts14": (bert_base, "torchscript", 14),
+    "gpt2": (gpt2, "torchscript", 14),
+    "llama_gqa": (llama_gqa, "dynamo", 18),
+    "vit_hf": (vit_hf, "torchscript", 17),
+}
+
+
+def export(name: str, path: Path) -> None:
+    make, exporter, opset = MODELS[name]
+    torch.manual_seed(0)
+    module, inputs = make()
+    module = module.eval()
+    names = list(inputs)
+    tmp = path.with_suffix(".tmp.onnx")
+    with torch.no_grad():
+        if exporter == "dynamo":
+            # An example batch of 2: torch.export specialises a dim it sees as 1.
+            inputs = {k: torch.cat([v, v]) for k, v in inputs.items()}
+            batch = torch.export.Dim("batch", min=1, max=64)
+            dynamic = tuple({0: batch} for _ in inputs)  # by position: forward() names its args differently
+            torch.onnx.export(module, tuple(inputs.values()), str(tmp), dynamo=True, opset_version=opset,
+                              input_names=names, dynamic_shapes=dynamic, external_data=False, verbose=False)
+        else:
+            torch.onnx.export(module, tuple(inputs.values()), str(tmp), dynamo=False, opset_version=opset,
+                              input_names=names, dynamic_axes={n: {0: "batch"} for n in names})
+    tmp.rename(path)
 
 
 def main() -> int:
@@ -64,26 +162,23 @@ def main() -> int:
     args = ap.parse_args()
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
+    failed = []
     for name in args.names:
         path = out / f"{name}.onnx"
         if path.exists() and not args.force:
             print(f"{path} exists")
             continue
-        torch.manual_seed(0)
-        module, inputs = MODELS[name]()
-        module = module.eval()
-        if name == "bert_base":
-            module = _Unwrap(module)
-        batch = torch.export.Dim("batch", min=1, max=64)
-        dynamic = tuple({0: batch} for _ in inputs)  # by position: forward() names its args differently
         start = time.time()
-        tmp = path.with_suffix(".tmp.onnx")
-        torch.onnx.export(module, tuple(inputs.values()), str(tmp), dynamo=True, opset_version=18,
-                          input_names=list(inputs), output_names=["output"], dynamic_shapes=dynamic,
-                          external_data=False, verbose=False)
-        tmp.rename(path)
-        print(f"wrote {path} ({path.stat().st_size / 2**20:.0f} MiB) in {time.time() - start:.0f} s")
-    return 0
+        try:
+            export(name, path)
+        except Exception as e:  # one model's exporter failure must not stop the list
+            failed.append(name)
+            print(f"{name}: export failed: {str(e).splitlines()[0][:200]}")
+            continue
+        print(f"wrote {path} ({path.stat().st_size / 2**20:.0f} MiB) in {time.time() - start:.0f} s", flush=True)
+    if failed:
+        print("failed: " + ", ".join(failed))
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

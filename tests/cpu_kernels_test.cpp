@@ -502,6 +502,39 @@ Case lrn_case(Rng& rng, int idx) {
   return c;
 }
 
+// LayerNormalization: any axis, scale with or without leading 1s, with and
+// without a bias; a broadcast scale and a wanted Mean output go to another kernel.
+Case layernorm_case(Rng& rng, int idx) {
+  Case c;
+  set_opset(c, 17);
+  Builder b{c, rng};
+  Shape x;
+  for (int64_t d = 0, r = pick(rng, 1, 4); d < r; ++d) x.push_back(pick(rng, 1, 9));
+  if (idx % 4 == 0) x.back() = 768;  // a transformer's hidden size
+  const int64_t rank = static_cast<int64_t>(x.size());
+  const int64_t axis = pick(rng, -rank, rank - 1);
+  const size_t a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+  Shape normalized(x.begin() + static_cast<int64_t>(a), x.end());
+  const bool broadcast_scale = idx % 7 == 6 && normalized.size() > 1 && normalized.back() > 1;
+  Shape scale = normalized;
+  if (broadcast_scale) scale.back() = 1;
+  const bool bias = pick(rng, 0, 2) != 0;
+  const float eps = choose<float>(rng, {1e-5f, 1e-12f, 0.1f});
+  b.input("x", x, -3.f, 3.f);
+  b.weight("scale", scale);
+  if (bias) b.weight("bias", scale);
+  c.expect_onednn = !broadcast_scale;
+  for (auto* m : {&c.cpu, &c.ref}) {
+    auto& n = m->node("LayerNormalization", bias ? std::vector<std::string>{"x", "scale", "bias"} : std::vector<std::string>{"x", "scale"}, {"y"});
+    attr_int(n, "axis", axis);
+    attr_float(n, "epsilon", eps);
+  }
+  c.what = "LayerNormalization x" + shape_to_string(x) + " axis " + std::to_string(axis) + (bias ? " bias" : "") +
+           (broadcast_scale ? " broadcast scale" : "");
+  b.output("y");
+  return c;
+}
+
 // Sum: 1-4 same-shape inputs go to oneDNN; broadcasting ones to the reference.
 Case sum_case(Rng& rng, int idx) {
   Case c;
@@ -650,6 +683,7 @@ const std::map<std::string, Generator>& generators() {
       {"Softmax", [](Rng& r, int i) { return softmax_case(r, i, "Softmax"); }},
       {"LogSoftmax", [](Rng& r, int i) { return softmax_case(r, i, "LogSoftmax"); }},
       {"BatchNormalization", [](Rng& r, int i) { return batchnorm_case(r, i); }},
+      {"LayerNormalization", [](Rng& r, int i) { return layernorm_case(r, i); }},
       {"LRN", [](Rng& r, int i) { return lrn_case(r, i); }},
       {"Sum", [](Rng& r, int i) { return sum_case(r, i); }},
       {"NchwcConv", [](Rng& r, int i) { return nchwc_case(r, i); }},

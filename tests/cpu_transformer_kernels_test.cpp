@@ -152,7 +152,9 @@ TEST(CpuTransformerKernels, LayerNormalizationOnRandomShapes) {
     attr_int(n, "axis", axis);
     attr_float(n, "epsilon", i % 2 ? 1e-5f : 1e-2f);
     mb.output_untyped("y");
-    check(mb, "cpu-eigen", 2e-5, "LayerNormalization x" + shape_to_string(x) + " axis " + std::to_string(axis), 100 + i);
+    // oneDNN's primitive first; the Eigen kernel takes what it declines (zero-sized tensors).
+    const bool empty = std::find(x.begin(), x.end(), 0) != x.end();
+    check(mb, empty ? "cpu-eigen" : "onednn", 2e-5, "LayerNormalization x" + shape_to_string(x) + " axis " + std::to_string(axis), 100 + i);
   }
   // Asking for Mean / InvStdDev, or double data: the reference.
   ModelBuilder mb(17);

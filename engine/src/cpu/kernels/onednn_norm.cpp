@@ -182,9 +182,89 @@ void LRN(KernelContext& ctx) {
   });
 }
 
+// --- LayerNormalization -------------------------------------------------------
+
+// Rows of the normalized axes, scale (and bias) of the normalized shape,
+// float32 throughout, stash_type 1, no Mean / InvStdDev outputs wanted (their
+// forms differ from oneDNN's statistics): the reference and the Eigen kernel
+// (layer_norm.cpp) take the rest.
+struct LnProblem {
+  int64_t rows = 0, n = 0;
+  float eps = 1e-5f;
+  bool bias = false;
+  std::string key;
+};
+
+bool ln_problem(const KernelContext& ctx, LnProblem& p) {
+  if (ctx.input_count() < 2 || ctx.input_count() > 3 || !float_inputs(ctx)) return false;
+  const Value* xv = ctx.input_value(0);
+  const Value* sv = ctx.input_value(1);
+  if (!xv || !sv) return false;
+  const Tensor& x = xv->tensor();
+  if (!nonempty(x) || x.rank() == 0 || ctx.attr_int("stash_type", 1) != 1) return false;
+  for (size_t i = 1; i < ctx.output_count(); ++i)
+    if (ctx.output_wanted(i)) return false;
+  const int64_t rank = x.rank();
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (axis < -rank || axis >= rank) return false;
+  if (axis < 0) axis += rank;
+  p.n = 1;
+  for (int64_t d = axis; d < rank; ++d) p.n *= x.shape()[static_cast<size_t>(d)];
+  p.rows = static_cast<int64_t>(x.element_count()) / p.n;
+  // The normalized shape, maybe without leading 1s.
+  auto matches = [&](const Tensor& t) {
+    return t.shape().size() <= static_cast<size_t>(rank - axis) && static_cast<int64_t>(t.element_count()) == p.n;
+  };
+  if (!matches(sv->tensor())) return false;
+  const Value* bv = ctx.input_count() > 2 ? ctx.input_value(2) : nullptr;
+  if (bv && !matches(bv->tensor())) return false;
+  p.bias = bv != nullptr;
+  p.eps = ctx.attr_float("epsilon", 1e-5f);
+  p.key = "ln" + std::to_string(p.rows) + "x" + std::to_string(p.n) + "," + float_key(p.eps) + (p.bias ? "b" : "") +
+          "|t" + std::to_string(sync_threads());
+  return true;
+}
+
+std::shared_ptr<const Prim> ln_prim(const LnProblem& p) {
+  return get_prim(p.key, [&] {
+    using F = dnnl::layer_normalization_forward;
+    auto flags = dnnl::normalization_flags::use_scale;
+    if (p.bias) flags = flags | dnnl::normalization_flags::use_shift;
+    F::desc d(dnnl::prop_kind::forward_inference, plain_md({p.rows, p.n}), p.eps, flags);
+    F::primitive_desc pd(d, base_attr(), engine());
+    return make_prim<F>(pd, /*no_ref=*/true);
+  });
+}
+
+bool accepts_ln(const KernelContext& ctx) {
+  return safely([&] {
+    LnProblem p;
+    return ln_problem(ctx, p) && ln_prim(p)->ok;
+  });
+}
+
+void LayerNormalization(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    LnProblem p;
+    if (!ln_problem(ctx, p)) ctx.fail("problem not supported by the oneDNN layer normalization");
+    auto prim = ln_prim(p);
+    if (!prim->ok) ctx.fail("oneDNN could not create this layer normalization");
+    const Tensor& x = ctx.input(0);
+    Tensor& y = new_output(ctx, x.shape());
+    const md data = plain_md({p.rows, p.n});
+    const md c = plain_md({p.n});
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, user_mem(data, x.raw())},
+                                               {DNNL_ARG_SCALE, user_mem(c, ctx.input(1).raw())},
+                                               {DNNL_ARG_DST, user_mem(data, y.mutable_raw())}};
+    if (p.bias) args.emplace(DNNL_ARG_SHIFT, user_mem(c, ctx.input(2).raw()));
+    execute(*prim, std::move(args));
+  });
+}
+
 }  // namespace
 
 void register_onednn_norm(KernelRegistry& r) {
+  r.add(KernelDef{"", "LayerNormalization", 17, INT_MAX, "onednn", LayerNormalization, accepts_ln});
   r.add(KernelDef{"", "Softmax", 1, INT_MAX, "onednn", Softmax<false>, accepts_softmax<false>});
   r.add(KernelDef{"", "LogSoftmax", 1, INT_MAX, "onednn", Softmax<true>, accepts_softmax<true>});
   r.add(KernelDef{"", "BatchNormalization", 1, INT_MAX, "onednn", BatchNormalization, accepts_bn});

@@ -8,6 +8,7 @@
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
 #include <cmath>
+#include <limits>
 #include <optional>
 
 #include "cpu/fused_ops.h"
@@ -208,6 +209,24 @@ auto combine(const X& x, const Z& z) {
   else return min_of(x, z);
 }
 
+// x ^ s for the exponents exporters write (GPT-2's x^3, norms' x^0.5 and
+// x^-0.5), without exp(s * log x); written so that they agree with pow where
+// sqrt alone would not: pow(-0, 0.5) is +0, pow(-inf, 0.5) is +inf,
+// pow(-0, -0.5) is +inf, pow(-inf, -0.5) is +0. False for other exponents.
+bool pow_by_scalar(const float* x, float s, float* y, int64_t n) {
+  auto run = [&](auto f) {
+    parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) { Map(y + lo, hi - lo) = f(CMap(x + lo, hi - lo)); });
+  };
+  const float inf = std::numeric_limits<float>::infinity();
+  if (s == 3.0f) run([](const CMap& a) { return a * a * a; });
+  else if (s == 1.0f) run([](const CMap& a) { return a; });
+  else if (s == 0.5f) run([=](const CMap& a) { return (a == -inf).select(inf, a.sqrt() + 0.0f); });
+  else if (s == -0.5f) run([=](const CMap& a) { return (a == -inf).select(0.0f, (a.sqrt() + 0.0f).inverse()); });
+  else if (s == -1.0f) run([](const CMap& a) { return a.inverse(); });
+  else return false;
+  return true;
+}
+
 template <BinOp Op>
 void binary(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
@@ -222,6 +241,9 @@ void binary(KernelContext& ctx) {
   auto apply = [](auto x, auto z) { return combine<Op>(x, z); };
   if (bb.period == 1) {
     const float s = pb[0];
+    if constexpr (Op == BinOp::Pow) {
+      if (pow_by_scalar(pa, s, py, n)) return;
+    }
     parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
       Map(py + lo, hi - lo) = apply(CMap(pa + lo, hi - lo), s);
     });

@@ -7,6 +7,7 @@
 // keeps the low bits, anything -> bool is "nonzero" (NaN is true), float16
 // rounds to nearest even. Strings, FP8, packed and complex types go to the
 // reference.
+#include <cpuid.h>
 #include <immintrin.h>
 
 #include <cmath>
@@ -77,8 +78,13 @@ void cast_loop(const void* src, void* dst, int64_t n) {
 
 // --- float16 ------------------------------------------------------------------
 
+// AVX2 (which also says the OS saves the wide registers) and the F16C bit of CPUID
+// leaf 1 (clang's __builtin_cpu_supports does not know "f16c").
 bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("f16c") && __builtin_cpu_supports("avx");
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
+  }();
   return yes;
 }
 
