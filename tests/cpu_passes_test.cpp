@@ -687,9 +687,23 @@ TEST(FuseLayerNorm, DecomposedFormBecomesLayerNormalization) {
   }
 }
 
-TEST(FuseLayerNorm, NotBeforeOpset17NorWithSharedIntermediates) {
-  apply(*load_model(decomposed_layernorm(16)), cpu::fuse_layernorm, false);
+// Below opset 17 (the TorchScript exporter's BERT and GPT-2 at opset 14): the
+// CPU engine's own LayerNormalization, same contract.
+TEST(FuseLayerNorm, BeforeOpset17TheCpuEnginesOwn) {
+  for (int64_t opset : {14, 16}) {
+    SCOPED_TRACE(opset);
+    auto original = load_model(decomposed_layernorm(opset));
+    auto m = apply(*original, cpu::fuse_layernorm, true);
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"LayerNormalization"}));
+    EXPECT_EQ(m->graph.nodes[0].domain, cpu::kCpuDomain);
+    EXPECT_EQ(m->opset_version(cpu::kCpuDomain), 1);
+    expect_same_results(original, m);
+  }
+}
+
+TEST(FuseLayerNorm, NotWithSharedIntermediates) {
   apply(*load_model(decomposed_layernorm(17, true)), cpu::fuse_layernorm, false);
+  apply(*load_model(decomposed_layernorm(14, true)), cpu::fuse_layernorm, false);
 }
 
 // --- fuse-gelu -------------------------------------------------------------------------

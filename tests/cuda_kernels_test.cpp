@@ -322,6 +322,27 @@ const std::vector<FusionCase>& fusion_cases() {
          c.m.output_untyped("y0");
          return c;
        }},
+      {"onnxscope.cpu::LayerNormalization",
+       [](Rng& rng) {  // the TorchScript exporter's layer normalization below opset 17 (BERT, GPT-2 at opset 14)
+         Case c(14);
+         c.floats("x", {2, 5, 16}, rng, -3, 3);
+         init(c, "gamma", {16}, rng);
+         init(c, "beta", {16}, rng);
+         auto mean = [&](const std::string& in, const std::string& out) {
+           attr_ints(c.m.node("ReduceMean", {in}, {out}, out), "axes", {-1});
+         };
+         mean("x", "m");
+         c.m.node("Sub", {"x", "m"}, {"d"}, "sub");
+         c.m.node("Pow", {"d", c.float_scalar("two", 2.f)}, {"p"}, "pow");
+         mean("p", "v");
+         c.m.node("Add", {"v", c.float_scalar("eps", 1e-5f)}, {"ve"}, "add_eps");
+         c.m.node("Sqrt", {"ve"}, {"s"}, "sqrt");
+         c.m.node("Div", {"d", "s"}, {"n"}, "div");
+         c.m.node("Mul", {"n", "gamma"}, {"g"}, "mul");
+         c.m.node("Add", {"g", "beta"}, {"y0"}, "add");
+         c.m.output_untyped("y0");
+         return c;
+       }},
       {"onnxscope.cpu::FusedConv",
        [](Rng& rng) {  // a residual block's end: Relu(Conv(x) + r), fuse-conv-residual
          Case c(17);

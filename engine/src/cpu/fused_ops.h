@@ -22,6 +22,11 @@
 //     approximate: "none" (default) or "tanh"; exactly ai.onnx Gelu-20, for
 //     models below opset 20 (fuse-gelu emits ai.onnx Gelu from opset 20 on)
 //
+//  LayerNormalization(X, Scale, [B]) -> Y
+//     axis, epsilon: exactly ai.onnx LayerNormalization-17 (its first output;
+//     stash_type 1), for models below opset 17 (fuse-layernorm emits ai.onnx
+//     LayerNormalization from opset 17 on)
+//
 //  FusedElementwise(X0, ..., Xn-1) -> Y          (n <= 4; made for devices only,
 //     float32 throughout                          see fuse_elementwise.cpp)
 //     ops: strings, the chain's operators in the order they compute (<= 8), each
@@ -67,6 +72,7 @@ inline constexpr const char* kFusedConv = "FusedConv";
 inline constexpr const char* kFusedGemm = "FusedGemm";
 inline constexpr const char* kFusedMatMul = "FusedMatMul";
 inline constexpr const char* kGelu = "Gelu";
+inline constexpr const char* kLayerNorm = "LayerNormalization";
 inline constexpr const char* kFusedElementwise = "FusedElementwise";
 inline constexpr const char* kFusedAttention = "FusedAttention";
 inline constexpr const char* kFusedAddLayerNorm = "FusedAddLayerNorm";

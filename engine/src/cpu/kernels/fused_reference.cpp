@@ -280,6 +280,13 @@ void CpuGelu(KernelContext& ctx) {
   ctx.set_output(0, gelu.take(0));
 }
 
+// onnxscope.cpu::LayerNormalization (fuse-layernorm below opset 17) is exactly ai.onnx LayerNormalization-17.
+void CpuLayerNorm(KernelContext& ctx) {
+  Forward ln(ctx, base_node(ctx, "LayerNormalization"), 17, inputs_of(ctx), 1);
+  run_reference(ctx, ln, "LayerNormalization", 17);
+  ctx.set_output(0, ln.take(0));
+}
+
 // FusedAddLayerNorm: Add(A, B) by its reference kernel, then
 // LayerNormalization-17 on the sum with the node's attributes.
 void FusedAddLayerNorm(KernelContext& ctx) {
@@ -425,6 +432,7 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kFusedGemm, 1, INT_MAX, "fused-reference", FusedGemm, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedMatMul, 1, INT_MAX, "fused-reference", FusedMatMul, nullptr});
   r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "fused-reference", CpuGelu, nullptr});
+  r.add(KernelDef{kCpuDomain, kLayerNorm, 1, INT_MAX, "fused-reference", CpuLayerNorm, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedElementwise, 1, INT_MAX, "fused-reference", FusedElementwise, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedAttention, 1, INT_MAX, "fused-reference", FusedAttention, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedAddLayerNorm, 1, INT_MAX, "fused-reference", FusedAddLayerNorm, nullptr});

@@ -6,7 +6,9 @@
 #include <Eigen/Core>
 #include <cmath>
 
+#include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/optimizer.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
@@ -75,6 +77,7 @@ void LayerNormalization(KernelContext& ctx) {
 
 void register_layer_norm_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "LayerNormalization", 17, INT_MAX, "cpu-eigen", LayerNormalization, accepts});
+  r.add(KernelDef{kCpuDomain, kLayerNorm, 1, INT_MAX, "cpu-eigen", LayerNormalization, accepts});
 }
 
 }  // namespace onnxscope::cpu

@@ -2,7 +2,9 @@
 // form: opset 13+, or earlier when the axis is the last one so that the 2-D
 // coercion changes nothing), BatchNormalization (inference: given mean and
 // var) and LRN (odd sizes: oneDNN's window is symmetric). Float32 only.
+#include "cpu/fused_ops.h"
 #include "cpu/kernels/onednn_parts.h"
+#include "cpu/optimizer.h"
 
 namespace onnxscope::cpu::onednn {
 namespace {
@@ -265,6 +267,7 @@ void LayerNormalization(KernelContext& ctx) {
 
 void register_onednn_norm(KernelRegistry& r) {
   r.add(KernelDef{"", "LayerNormalization", 17, INT_MAX, "onednn", LayerNormalization, accepts_ln});
+  r.add(KernelDef{kCpuDomain, kLayerNorm, 1, INT_MAX, "onednn", LayerNormalization, accepts_ln});
   r.add(KernelDef{"", "Softmax", 1, INT_MAX, "onednn", Softmax<false>, accepts_softmax<false>});
   r.add(KernelDef{"", "LogSoftmax", 1, INT_MAX, "onednn", Softmax<true>, accepts_softmax<true>});
   r.add(KernelDef{"", "BatchNormalization", 1, INT_MAX, "onednn", BatchNormalization, accepts_bn});

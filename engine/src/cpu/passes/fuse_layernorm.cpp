@@ -1,9 +1,10 @@
 // The layer normalization PyTorch exporters emit before opset 17,
 //   m = ReduceMean(x, axes); d = Sub(x, m); v = ReduceMean(Pow(d, 2), axes)
 //   y = Add(Mul(Div(d, Sqrt(Add(v, eps))), gamma), beta)
-// -> LayerNormalization(x, gamma, beta, axis, epsilon) when the default-domain
-// opset is >= 17, the axes are the trailing ones, x is float32 and gamma/beta
-// broadcast to x. The final Add is optional (LayerNormalization's B is).
+// -> LayerNormalization(x, gamma, beta, axis, epsilon): ai.onnx's when the
+// default-domain opset is >= 17, else the CPU engine's
+// onnxscope.cpu::LayerNormalization (the same contract, fused_ops.h); the
+// axes are the trailing ones, x is float32 and gamma/beta broadcast to x. The final Add is optional (LayerNormalization's B is).
 // Every intermediate must be private to the pattern (d is read by Pow and Div).
 #include <algorithm>
 #include <cmath>
@@ -74,7 +75,7 @@ bool broadcasts_to(const Graph& g, const std::string& p, const std::string& x) {
 }  // namespace
 
 bool fuse_layernorm(Model& model, PassContext& ctx) {
-  if (model.opset_version("") < 17) return false;
+  const bool onnx_ln = model.opset_version("") >= 17;
   Graph& g = model.graph;
   GraphIndex idx(g);
   Matcher mt{model, g, idx};
@@ -131,6 +132,7 @@ bool fuse_layernorm(Model& model, PassContext& ctx) {
     Node ln;
     ln.name = unique_node_name(g, (r1.name.empty() ? "LayerNormalization" : r1.name + "_LayerNormalization"));
     ln.op_type = "LayerNormalization";
+    if (!onnx_ln) ln.domain = kCpuDomain;
     ln.inputs = {x, gamma};
     if (!beta.empty()) ln.inputs.push_back(beta);
     ln.outputs = {y};
@@ -138,6 +140,7 @@ bool fuse_layernorm(Model& model, PassContext& ctx) {
     if (replace_chain(g, remove, chain, std::move(ln))) ++fused;
   }
   erase_nodes(g, remove);
+  if (fused && !onnx_ln) add_cpu_opset(model);
   if (fused) log_pass(ctx, model, "fuse-layernorm: " + std::to_string(fused) + " LayerNormalization");
   return fused > 0;
 }

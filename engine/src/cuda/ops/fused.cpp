@@ -114,8 +114,9 @@ void add_fused_ops(std::vector<OpDef>& t) {
   t.push_back({"FusedConv", refuse_fused, run_fused_conv, OpBackend::Conv, nullptr, cpu});
   t.push_back({"FusedGemm", refuse_fused, run_fused_gemm, OpBackend::Gemm, nullptr, cpu});
   t.push_back({"FusedMatMul", refuse_fused, run_fused_matmul, OpBackend::Gemm, nullptr, cpu});
-  for (const OpDef& d : std::vector<OpDef>(t))  // Gelu below opset 20: the ai.onnx kernel
-    if (std::string(d.op_type) == "Gelu" && !*d.domain) {
+  // Gelu below opset 20 and LayerNormalization below 17: the ai.onnx kernels.
+  for (const OpDef& d : std::vector<OpDef>(t))
+    if ((std::string(d.op_type) == "Gelu" || std::string(d.op_type) == "LayerNormalization") && !*d.domain) {
       OpDef g = d;
       g.domain = cpu;
       t.push_back(g);
