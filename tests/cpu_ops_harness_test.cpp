@@ -510,6 +510,38 @@ TEST(CpuOpsHarness, GatherAnyAxisAndIndexType) {
   }
 }
 
+TEST(CpuOpsHarness, ExpandAndTile) {
+  Rng rng(13);
+  for (int i = 0; i < 40; ++i) {
+    Case c(13);
+    const DataType t = kMoveTypes[i % 5];
+    auto [a, b] = broadcast_pair(rng);  // x of shape a expanded to b (both directions broadcast)
+    c.what = "Expand " + std::string(dtype_name(t)) + " " + shape_to_string(a) + " to " + shape_to_string(b);
+    c.input("x", random_tensor(rng, t, a));
+    c.ints("shape", b);
+    c.mb.node("Expand", {"x", "shape"}, {"y"}, "n");
+    bool ok = true;
+    const size_t r = std::max(a.size(), b.size());
+    for (size_t d = 0; d < r; ++d) {
+      const int64_t u = d < r - a.size() ? 1 : a[d - (r - a.size())], v = d < r - b.size() ? 1 : b[d - (r - b.size())];
+      ok = ok && (u == v || u == 1 || v == 1);
+    }
+    if (ok) check(c);
+  }
+  for (int i = 0; i < 30; ++i) {
+    Case c(13);
+    const DataType t = kMoveTypes[i % 5];
+    const Shape s = random_shape(rng, 1, 4, 6);
+    std::vector<int64_t> reps;
+    for (size_t d = 0; d < s.size(); ++d) reps.push_back(pick(rng, 0, 6) == 0 ? 0 : pick(rng, 1, 3));
+    c.what = "Tile " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " x " + shape_to_string(reps);
+    c.input("x", random_tensor(rng, t, s));
+    c.ints("reps", reps);
+    c.mb.node("Tile", {"x", "reps"}, {"y"}, "n");
+    check(c);
+  }
+}
+
 TEST(CpuOpsHarness, WhereOnEveryBroadcast) {
   Rng rng(12);
   for (int i = 0; i < 40; ++i) {
