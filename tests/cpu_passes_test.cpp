@@ -917,8 +917,9 @@ TEST(NchwcLayout, ChannelConcatOfWholeBlocksStaysBlocked) {
 }
 
 // DenseNet's pre-activation batch norm, and a per-channel Mul/Add after it:
-// one NchwcScaleShift (the three merged) between blocked convolutions; the
-// padded channels (20 of a 16- or 8-block) stay zero for the next one.
+// one NchwcScaleShift (the three merged, the Relu after them its activation)
+// between blocked convolutions; the padded channels (20 of a 16- or 8-block)
+// stay zero for the next one.
 TEST(NchwcLayout, BatchNormAndPerChannelAffineStayBlocked) {
   if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
   ModelBuilder b(17);
@@ -941,9 +942,11 @@ TEST(NchwcLayout, BatchNormAndPerChannelAffineStayBlocked) {
   b.output("y", DataType::Float, {int64_t{2}, int64_t{8}, int64_t{5}, int64_t{5}});
   auto original = load_model(b);
   auto m = apply(*original, cpu::nchwc_layout, true);
-  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcScaleShift", "Relu", "NchwcConv",
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcScaleShift", "NchwcConv",
                                                "FromNchwc"}));
-  EXPECT_EQ(provenance(m->graph.nodes[3]), (std::vector<std::string>{"bn", "mul", "add"}));
+  EXPECT_EQ(provenance(m->graph.nodes[3]), (std::vector<std::string>{"bn", "mul", "add", "relu1"}));
+  ASSERT_NE(m->graph.nodes[3].attribute("activation"), nullptr);
+  EXPECT_EQ(m->graph.nodes[3].attribute("activation")->s, "Relu");
   expect_same_results(original, m);
 }
 

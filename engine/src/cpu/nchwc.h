@@ -16,7 +16,8 @@
 //                                  GlobalAveragePool), channels, block, and that
 //                                  operator's own attributes; 2-D pooling of a blocked
 //                                  value (zero padding channels stay zero)
-//   NchwcScaleShift(Xb, S, T) -> Yb  Yb = Xb * S[c] + T[c], S and T float of ceil(C/b)*b
+//   NchwcScaleShift(Xb, S, T) -> Yb  Yb = Xb * S[c] + T[c], S and T float of ceil(C/b)*b;
+//                                    activation "Relu" (optional): Yb = Relu(Xb * S[c] + T[c])
 //                                  values, zero for padding channels (an inference
 //                                  BatchNormalization of a blocked value)
 #pragma once

@@ -24,6 +24,29 @@ struct BroadcastRows {
   std::vector<int64_t> outer_dims;
   std::vector<std::array<int64_t, kMax>> outer_strides;
 
+  // f(r, offsets) for rows r0 .. r1-1, the offsets stepped like an odometer
+  // (one division per dim for r0, none after: rows may be only 16 elements).
+  template <class F>
+  void for_each_row(int64_t r0, int64_t r1, F&& f) const {
+    if (r0 >= r1) return;
+    std::array<int64_t, kMax> off = row_offsets(r0);
+    const size_t nd = outer_dims.size();
+    std::vector<int64_t> idx(nd);
+    for (size_t d = nd, rest = static_cast<size_t>(r0); d-- > 0;) {
+      idx[d] = static_cast<int64_t>(rest % static_cast<size_t>(outer_dims[d]));
+      rest /= static_cast<size_t>(outer_dims[d]);
+    }
+    for (int64_t r = r0; r < r1; ++r) {
+      f(r, off);
+      for (size_t d = nd; d-- > 0;) {
+        for (size_t k = 0; k < inputs; ++k) off[k] += outer_strides[d][k];
+        if (++idx[d] < outer_dims[d]) break;
+        for (size_t k = 0; k < inputs; ++k) off[k] -= outer_strides[d][k] * outer_dims[d];
+        idx[d] = 0;
+      }
+    }
+  }
+
   // Offsets of row r in each input.
   std::array<int64_t, kMax> row_offsets(int64_t r) const {
     std::array<int64_t, kMax> off{};

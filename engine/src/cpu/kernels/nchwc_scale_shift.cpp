@@ -1,7 +1,7 @@
 // NchwcScaleShift (cpu/nchwc.h): y = x * scale[c] + shift[c] on a blocked
 // float tensor, the form the nchwc-layout pass gives an inference
 // BatchNormalization between blocked layers (DenseNet's pre-activation
-// batch norms). Scale and shift cover the padded channels too (zeros there,
+// batch norms), with the Relu that follows it when there is one. Scale and shift cover the padded channels too (zeros there,
 // so padding stays zero). Plain loops the compiler vectorises over the block,
 // split across the thread pool.
 #include "cpu/kernels/kernels.h"
@@ -33,6 +33,9 @@ void NchwcScaleShift(KernelContext& ctx) {
   const float* a = scale.data<float>();
   const float* b = shift.data<float>();
   float* out = y.mutable_data<float>();
+  const std::string act = ctx.attr_string("activation", "");
+  if (!act.empty() && act != "Relu") ctx.fail("NchwcScaleShift: unknown activation '" + act + "'");
+  const bool relu = act == "Relu";
   const int64_t planes = s[0] * cb;  // (n, channel block) pairs
   parallel_for(planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, spatial * block)), [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) {
@@ -40,8 +43,16 @@ void NchwcScaleShift(KernelContext& ctx) {
       const float* sb = b + (p % cb) * block;
       const float* src = in + p * spatial * block;
       float* dst = out + p * spatial * block;
-      for (int64_t i = 0; i < spatial; ++i)
-        for (int64_t l = 0; l < block; ++l) dst[i * block + l] = src[i * block + l] * sa[l] + sb[l];
+      if (relu) {
+        for (int64_t i = 0; i < spatial; ++i)
+          for (int64_t l = 0; l < block; ++l) {
+            const float v = src[i * block + l] * sa[l] + sb[l];
+            dst[i * block + l] = v > 0.0f ? v : 0.0f;  // as the Relu kernels: NaN gives 0
+          }
+      } else {
+        for (int64_t i = 0; i < spatial; ++i)
+          for (int64_t l = 0; l < block; ++l) dst[i * block + l] = src[i * block + l] * sa[l] + sb[l];
+      }
     }
   });
 }

@@ -42,10 +42,9 @@ void select(const BroadcastRows& b, const uint8_t* c, const T* x, const T* y, T*
                                   select_row<1, 1, 0, T>, select_row<1, 1, 1, T>};
   const Row row = rows[b.step[0] * 4 + b.step[1] * 2 + b.step[2]];
   parallel_for(b.rows, std::max<int64_t>(1, 16384 / b.inner), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const auto off = b.row_offsets(r);
+    b.for_each_row(r0, r1, [&](int64_t r, const auto& off) {
       row(c + off[0], x + off[1], y + off[2], out + r * b.inner, b.inner);
-    }
+    });
   });
 }
 

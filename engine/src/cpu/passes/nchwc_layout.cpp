@@ -17,7 +17,7 @@
 //   -> NchwcPool (the mean as GlobalAveragePool);
 //   an inference BatchNormalization of a blocked value with constant float
 //   parameters -> NchwcScaleShift (per-channel x * s + t, s and t padded with
-//   zeros);
+//   zeros), and a Relu right after it (only reader) -> its activation;
 //   Concat along channels of blocked values, all but the last a whole number
 //   of blocks -> Concat of the blocked tensors along their block axis (the
 //   blocks line up; the last input's padding ends the result's);
@@ -259,12 +259,16 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     return false;
   };
   // Relu(conv_with_sum) -> the convolution's activation (applied after the sum).
+  // Relu(scale_shift) -> the scale-shift's activation (DenseNet's batch norm + Relu before each conv).
   auto fold_activation = [&](const Node& act) {
     const std::string& y = act.inputs[0];
     auto at = made_at.find(blocked[y].name);
-    if (at == made_at.end() || !with_sum.count(at->second) || !private_value(y) || !plain_missing.count(y)) return false;
+    if (at == made_at.end() || !private_value(y) || !plain_missing.count(y)) return false;
     Node& c = out[at->second];
-    if (!conv_without_activation(c) || !(is_op(act, "Relu") || is_op(act, "LeakyRelu"))) return false;
+    const bool scale_shift_relu = c.op_type == kNchwcScaleShift && !c.attribute("activation") && is_op(act, "Relu");
+    const bool conv_act = with_sum.count(at->second) && conv_without_activation(c) &&
+                          (is_op(act, "Relu") || is_op(act, "LeakyRelu"));
+    if (!scale_shift_relu && !conv_act) return false;
     c.attributes.push_back(make_attr_string("activation", act.op_type));
     if (is_op(act, "LeakyRelu")) {
       const Attribute* alpha = act.attribute("alpha");
@@ -292,7 +296,8 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     const int64_t channels = blocked[x].channels;
     const size_t padded = static_cast<size_t>((channels + block - 1) / block * block);
     auto at = made_at.find(blocked[x].name);
-    if (at != made_at.end() && out[at->second].op_type == kNchwcScaleShift && private_value(x) && plain_missing.count(x)) {
+    if (at != made_at.end() && out[at->second].op_type == kNchwcScaleShift && !out[at->second].attribute("activation") &&
+        private_value(x) && plain_missing.count(x)) {
       // s2 * (s1 * x + t1) + t2
       Node& prev = out[at->second];
       Tensor* s1 = nullptr;

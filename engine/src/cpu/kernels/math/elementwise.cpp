@@ -14,6 +14,7 @@
 #include "cpu/fused_ops.h"
 #include "cpu/optimizer.h"
 #include "cpu/kernels/broadcast.h"
+#include "cpu/kernels/math/arith_rows.h"
 #include "cpu/kernels/output.h"
 
 #include "cpu/kernels/kernels.h"
@@ -227,6 +228,18 @@ bool pow_by_scalar(const float* x, float s, float* y, int64_t n) {
   return true;
 }
 
+// The four arithmetic ops run arith_rows.h's loops (AVX-512 / AVX2 chosen at
+// load time); Pow, Max and Min stay Eigen expressions.
+template <BinOp Op>
+constexpr bool kArith = Op == BinOp::Add || Op == BinOp::Sub || Op == BinOp::Mul || Op == BinOp::Div;
+template <BinOp Op>
+constexpr Arith arith_of() {
+  if constexpr (Op == BinOp::Add) return Arith::Add;
+  else if constexpr (Op == BinOp::Sub) return Arith::Sub;
+  else if constexpr (Op == BinOp::Mul) return Arith::Mul;
+  else return Arith::Div;
+}
+
 template <BinOp Op>
 void binary(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
@@ -245,7 +258,8 @@ void binary(KernelContext& ctx) {
       if (pow_by_scalar(pa, s, py, n)) return;
     }
     parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
-      Map(py + lo, hi - lo) = apply(CMap(pa + lo, hi - lo), s);
+      if constexpr (kArith<Op>) arith_row(arith_of<Op>(), pa + lo, 1, &s, 0, py + lo, hi - lo);
+      else Map(py + lo, hi - lo) = apply(CMap(pa + lo, hi - lo), s);
     });
     return;
   }
@@ -254,15 +268,20 @@ void binary(KernelContext& ctx) {
     const int64_t period = bb.period, rows = n / period;
     parallel_for(rows, std::max<int64_t>(1, kGrain / period), [&](int64_t r0, int64_t r1) {
       CMap bv(pb, period);
-      for (int64_t r = r0; r < r1; ++r) Map(py + r * period, period) = apply(CMap(pa + r * period, period), bv);
+      for (int64_t r = r0; r < r1; ++r) {
+        if constexpr (kArith<Op>) arith_row(arith_of<Op>(), pa + r * period, 1, pb, 1, py + r * period, period);
+        else Map(py + r * period, period) = apply(CMap(pa + r * period, period), bv);
+      }
     });
     return;
   }
   // Rows of `inner` elements, each combined with one element of b.
   const int64_t inner = bb.inner, rows = n / inner;
   parallel_for(rows, std::max<int64_t>(1, kGrain / inner), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r)
-      Map(py + r * inner, inner) = apply(CMap(pa + r * inner, inner), pb[r % bb.period]);
+    for (int64_t r = r0; r < r1; ++r) {
+      if constexpr (kArith<Op>) arith_row(arith_of<Op>(), pa + r * inner, 1, pb + r % bb.period, 0, py + r * inner, inner);
+      else Map(py + r * inner, inner) = apply(CMap(pa + r * inner, inner), pb[r % bb.period]);
+    }
   });
 }
 
@@ -279,14 +298,18 @@ void binary_rows(KernelContext& ctx) {
   auto apply = [](auto x, auto z) { return combine<Op>(x, z); };
   const int64_t n = br.inner;
   parallel_for(br.rows, std::max<int64_t>(1, kGrain / n), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const auto off = br.row_offsets(r);
+    br.for_each_row(r0, r1, [&](int64_t r, const auto& off) {
+      if constexpr (kArith<Op>) {
+        arith_row(arith_of<Op>(), pa + off[0], static_cast<int>(br.step[0]), pb + off[1], static_cast<int>(br.step[1]),
+                  py + r * n, n);
+        return;
+      }
       Map o(py + r * n, n);
       if (br.step[0] && br.step[1]) o = apply(CMap(pa + off[0], n), CMap(pb + off[1], n));
       else if (br.step[0]) o = apply(CMap(pa + off[0], n), pb[off[1]]);
       else if (br.step[1]) o = apply(pa[off[0]], CMap(pb + off[1], n));
       else o.setConstant(apply(pa[off[0]], pb[off[1]]));
-    }
+    });
   });
 }
 
@@ -317,8 +340,7 @@ void predicate_rows(KernelContext& ctx, F f) {
   auto* py = reinterpret_cast<uint8_t*>(y.mutable_raw());
   const int64_t n = br.inner;
   parallel_for(br.rows, std::max<int64_t>(1, kGrain / n), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const auto off = br.row_offsets(r);
+    br.for_each_row(r0, r1, [&](int64_t r, const auto& off) {
       const T* x = pa + off[0];
       const T* z = pb + off[1];
       uint8_t* o = py + r * n;
@@ -327,7 +349,7 @@ void predicate_rows(KernelContext& ctx, F f) {
       else if (br.step[0]) for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], z[0]);
       else if (br.step[1]) for (int64_t i = 0; i < n; ++i) o[i] = f(x[0], z[i]);
       else for (int64_t i = 0; i < n; ++i) o[i] = f(x[0], z[0]);
-    }
+    });
   });
 }
 
