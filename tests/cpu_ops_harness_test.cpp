@@ -336,6 +336,28 @@ TEST(CpuOpsHarness, ReductionsOverAnyAxes) {
     }
 }
 
+TEST(CpuOpsHarness, RmsNormalizationAnyAxis) {
+  Rng rng(14);
+  for (int i = 0; i < 24; ++i) {
+    Case c(23);
+    Shape s = random_shape(rng, 1, 4, 12);
+    for (auto& d : s) d = std::max<int64_t>(d, 1);
+    if (i % 4 == 0) s.back() = 512;
+    const int64_t rank = static_cast<int64_t>(s.size());
+    const int64_t axis = pick(rng, -rank, rank - 1);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+    Shape norm(s.begin() + static_cast<int64_t>(a), s.end());
+    c.what = "RMSNormalization " + shape_to_string(s) + " axis " + std::to_string(axis);
+    // No 1e30s: squared in float32 (stash_type 1) they overflow where the reference, in double, does not.
+    c.input("x", random_tensor(rng, DataType::Float, s, -3, 3));
+    c.input("scale", random_tensor(rng, DataType::Float, norm, 0.5, 1.5));
+    auto& n = c.mb.node("RMSNormalization", {"x", "scale"}, {"y"}, "n");
+    attr_int(n, "axis", axis);
+    attr_float(n, "epsilon", i % 2 ? 1e-6f : 1e-5f);
+    check(c);
+  }
+}
+
 // --- data movement -----------------------------------------------------------------
 
 const DataType kMoveTypes[] = {DataType::Float, DataType::Int64, DataType::Uint8, DataType::Bool, DataType::Float16};

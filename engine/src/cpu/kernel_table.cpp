@@ -23,6 +23,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_data_movement_kernels(r);
     cpu::register_transpose_kernels(r);
     cpu::register_layer_norm_kernels(r);
+    cpu::register_rms_norm_kernels(r);
     cpu::register_where_kernels(r);
     cpu::register_nchwc_scale_shift_kernel(r);
     cpu::register_fused_reference_kernels(r);

@@ -12,6 +12,22 @@
 namespace onnxscope::cpu {
 namespace {
 
+// One (n, channel block) plane; built for AVX-512, AVX2 and the baseline
+// (target_clones), as the project is built for the baseline ISA.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void plane(const float* src, float* dst, const float* sa, const float* sb, int64_t spatial, int64_t block, bool relu) {
+  if (relu) {
+    for (int64_t i = 0; i < spatial; ++i)
+      for (int64_t l = 0; l < block; ++l) {
+        const float v = src[i * block + l] * sa[l] + sb[l];
+        dst[i * block + l] = v > 0.0f ? v : 0.0f;  // as the Relu kernels: NaN gives 0
+      }
+  } else {
+    for (int64_t i = 0; i < spatial; ++i)
+      for (int64_t l = 0; l < block; ++l) dst[i * block + l] = src[i * block + l] * sa[l] + sb[l];
+  }
+}
+
 void NchwcScaleShift(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& scale = ctx.input(1);
@@ -43,16 +59,7 @@ void NchwcScaleShift(KernelContext& ctx) {
       const float* sb = b + (p % cb) * block;
       const float* src = in + p * spatial * block;
       float* dst = out + p * spatial * block;
-      if (relu) {
-        for (int64_t i = 0; i < spatial; ++i)
-          for (int64_t l = 0; l < block; ++l) {
-            const float v = src[i * block + l] * sa[l] + sb[l];
-            dst[i * block + l] = v > 0.0f ? v : 0.0f;  // as the Relu kernels: NaN gives 0
-          }
-      } else {
-        for (int64_t i = 0; i < spatial; ++i)
-          for (int64_t l = 0; l < block; ++l) dst[i * block + l] = src[i * block + l] * sa[l] + sb[l];
-      }
+      plane(src, dst, sa, sb, spatial, block, relu);
     }
   });
 }
