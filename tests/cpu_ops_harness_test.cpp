@@ -564,6 +564,47 @@ TEST(CpuOpsHarness, ExpandAndTile) {
   }
 }
 
+TEST(CpuOpsHarness, ResizeEveryModeAndCoordinateTransformation) {
+  Rng rng(15);
+  const char* modes[] = {"nearest", "linear", "cubic"};
+  const char* coords[] = {"half_pixel", "pytorch_half_pixel", "align_corners", "asymmetric", "half_pixel_symmetric"};
+  const char* nearests[] = {"round_prefer_floor", "round_prefer_ceil", "floor", "ceil"};
+  for (int i = 0; i < 60; ++i) {
+    Case c(19);
+    const char* mode = modes[i % 3];
+    const char* coord = coords[(i / 3) % 5];
+    Shape s = {pick(rng, 1, 2), pick(rng, 1, 5), pick(rng, 1, 9), pick(rng, 1, 9)};
+    if (i % 7 == 6) s = {pick(rng, 2, 9), pick(rng, 2, 9)};  // 2-D, every axis resized
+    const bool by_sizes = i % 2;
+    std::vector<int64_t> sizes = s;
+    std::vector<float> scales(s.size(), 1.0f);
+    for (size_t d = s.size() >= 4 ? 2 : 0; d < s.size(); ++d) {
+      const float f = std::vector<float>{0.5f, 2.0f, 1.5f, 3.0f, 0.75f}[static_cast<size_t>(pick(rng, 0, 4))];
+      scales[d] = f;
+      sizes[d] = std::max<int64_t>(1, pick(rng, 1, 12));
+    }
+    const bool antialias = std::string(mode) != "nearest" && i % 5 == 4;
+    c.what = "Resize " + std::string(mode) + " " + coord + " " + shape_to_string(s) +
+             (by_sizes ? " sizes " + shape_to_string(sizes) : " scales") + (antialias ? " antialias" : "");
+    c.input("x", random_tensor(rng, DataType::Float, s, -3, 3));
+    c.mb.initializer(make_float_tensor("roi", {0}, {}));
+    if (by_sizes) {
+      c.ints("sizes", sizes);
+      c.mb.node("Resize", {"x", "roi", "", "sizes"}, {"y"}, "n");
+    } else {
+      c.mb.initializer(make_float_tensor("scales", {static_cast<int64_t>(scales.size())}, scales));
+      c.mb.node("Resize", {"x", "roi", "scales"}, {"y"}, "n");
+    }
+    auto& n = *c.mb.graph().mutable_node(0);
+    attr_string(n, "mode", mode);
+    attr_string(n, "coordinate_transformation_mode", coord);
+    if (std::string(mode) == "nearest") attr_string(n, "nearest_mode", nearests[i % 4]);
+    if (antialias) attr_int(n, "antialias", 1);
+    if (std::string(mode) == "cubic" && i % 4 == 1) attr_int(n, "exclude_outside", 1);
+    check(c);
+  }
+}
+
 TEST(CpuOpsHarness, WhereOnEveryBroadcast) {
   Rng rng(12);
   for (int i = 0; i < 40; ++i) {

@@ -20,6 +20,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_split_kernels(r);
     cpu::register_gather_kernels(r);
     cpu::register_expand_tile_kernels(r);
+    cpu::register_resize_kernels(r);
     cpu::register_data_movement_kernels(r);
     cpu::register_transpose_kernels(r);
     cpu::register_layer_norm_kernels(r);
