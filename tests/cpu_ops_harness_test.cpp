@@ -358,6 +358,57 @@ TEST(CpuOpsHarness, RmsNormalizationAnyAxis) {
   }
 }
 
+TEST(CpuOpsHarness, InstanceAndGroupNormalization) {
+  Rng rng(17);
+  for (int i = 0; i < 30; ++i) {
+    const bool group = i % 2 == 1;
+    Case c(group ? 21 : 6);
+    Shape s = {pick(rng, 1, 2), pick(rng, 1, 8), pick(rng, 1, 9)};
+    if (i % 3 == 0) s.push_back(pick(rng, 1, 9));
+    if (i % 5 == 0) s.push_back(pick(rng, 1, 4));
+    int64_t groups = 1;
+    if (group) {
+      std::vector<int64_t> divisors;
+      for (int64_t g = 1; g <= s[1]; ++g)
+        if (s[1] % g == 0) divisors.push_back(g);
+      groups = divisors[static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(divisors.size()) - 1))];
+    }
+    const char* op = group ? "GroupNormalization" : "InstanceNormalization";
+    c.what = std::string(op) + " " + shape_to_string(s) + (group ? " groups " + std::to_string(groups) : "");
+    c.input("x", random_tensor(rng, DataType::Float, s, -3, 3));
+    c.input("scale", random_tensor(rng, DataType::Float, {s[1]}, 0.5, 1.5));
+    c.input("bias", random_tensor(rng, DataType::Float, {s[1]}, -1, 1));
+    auto& n = c.mb.node(op, {"x", "scale", "bias"}, {"y"}, "n");
+    attr_float(n, "epsilon", i % 4 == 0 ? 1e-2f : 1e-5f);
+    if (group) attr_int(n, "num_groups", groups);
+    check(c);
+  }
+}
+
+TEST(CpuOpsHarness, ArgMaxAndArgMin) {
+  Rng rng(18);
+  for (int i = 0; i < 48; ++i) {
+    const bool max = i % 2 == 0;
+    const DataType t = i % 6 < 2 ? DataType::Int64 : i % 6 < 4 ? DataType::Int32 : DataType::Float;
+    Case c(13);
+    Shape s = random_shape(rng, 1, 4, 9);
+    for (auto& d : s) d = std::max<int64_t>(d, 1);
+    const int64_t rank = static_cast<int64_t>(s.size());
+    const int64_t axis = pick(rng, -rank, rank - 1);
+    const bool keep = pick(rng, 0, 1), last = i % 4 >= 2;
+    const char* op = max ? "ArgMax" : "ArgMin";
+    c.what = std::string(op) + " " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " axis " +
+             std::to_string(axis) + (keep ? " keepdims" : "") + (last ? " last" : "");
+    // A narrow range, so ties are common; NaN and infinities in some float cases.
+    c.input("x", random_tensor(rng, t, s, -2, 2, t == DataType::Float && i % 3 == 0));
+    auto& n = c.mb.node(op, {"x"}, {"y"}, "n");
+    attr_int(n, "axis", axis);
+    attr_int(n, "keepdims", keep);
+    attr_int(n, "select_last_index", last);
+    check(c);
+  }
+}
+
 // --- data movement -----------------------------------------------------------------
 
 const DataType kMoveTypes[] = {DataType::Float, DataType::Int64, DataType::Uint8, DataType::Bool, DataType::Float16};
@@ -601,6 +652,31 @@ TEST(CpuOpsHarness, ResizeEveryModeAndCoordinateTransformation) {
     if (std::string(mode) == "nearest") attr_string(n, "nearest_mode", nearests[i % 4]);
     if (antialias) attr_int(n, "antialias", 1);
     if (std::string(mode) == "cubic" && i % 4 == 1) attr_int(n, "exclude_outside", 1);
+    check(c);
+  }
+}
+
+TEST(CpuOpsHarness, DepthToSpaceAndBack) {
+  Rng rng(16);
+  for (int i = 0; i < 40; ++i) {
+    const bool to_space = i % 2 == 0;
+    const bool crd = (i / 2) % 2 == 1;
+    Case c(crd && !to_space ? 28 : 13);  // SpaceToDepth has a mode from opset 28
+    const DataType t = kMoveTypes[(i / 4) % 5];
+    const int64_t b = pick(rng, 1, 3);
+    Shape s = {pick(rng, 1, 2), pick(rng, 1, 3), pick(rng, 1, 5), pick(rng, 1, 5)};
+    if (to_space) s[1] *= b * b;
+    else {
+      s[2] *= b;
+      s[3] *= b;
+    }
+    const char* op = to_space ? "DepthToSpace" : "SpaceToDepth";
+    c.what = std::string(op) + " " + (crd ? "CRD " : "DCR ") + std::string(dtype_name(t)) + " " + shape_to_string(s) +
+             " block " + std::to_string(b);
+    c.input("x", random_tensor(rng, t, s));
+    auto& n = c.mb.node(op, {"x"}, {"y"}, "n");
+    attr_int(n, "blocksize", b);
+    if (crd) attr_string(n, "mode", "CRD");
     check(c);
   }
 }

@@ -14,6 +14,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_eltwise_onednn_kernels(r);
     cpu::register_elementwise_kernels(r);
     cpu::register_reduce_kernels(r);
+    cpu::register_arg_extreme_kernels(r);
     cpu::register_slice_kernels(r);
     cpu::register_pad_kernels(r);
     cpu::register_cast_kernels(r);
@@ -21,10 +22,12 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_gather_kernels(r);
     cpu::register_expand_tile_kernels(r);
     cpu::register_resize_kernels(r);
+    cpu::register_depth_space_kernels(r);
     cpu::register_data_movement_kernels(r);
     cpu::register_transpose_kernels(r);
     cpu::register_layer_norm_kernels(r);
     cpu::register_rms_norm_kernels(r);
+    cpu::register_instance_group_norm_kernels(r);
     cpu::register_where_kernels(r);
     cpu::register_nchwc_scale_shift_kernel(r);
     cpu::register_fused_reference_kernels(r);

@@ -16,6 +16,9 @@ void register_split_kernels(KernelRegistry& r);         // kernels/tensor/split.
 void register_gather_kernels(KernelRegistry& r);        // kernels/tensor/gather.cpp: Gather as block copies
 void register_rms_norm_kernels(KernelRegistry& r);      // kernels/nn/rms_norm.cpp: RMSNormalization-23, float32 rows
 void register_resize_kernels(KernelRegistry& r);        // kernels/tensor/resize.cpp: Resize-11+, float32, every mode
+void register_depth_space_kernels(KernelRegistry& r);   // kernels/tensor/depth_space.cpp: DepthToSpace, SpaceToDepth
+void register_instance_group_norm_kernels(KernelRegistry& r);  // kernels/nn/instance_group_norm.cpp: InstanceNormalization, GroupNormalization-21
+void register_arg_extreme_kernels(KernelRegistry& r);   // kernels/reduction/arg_extreme.cpp: ArgMax, ArgMin
 void register_expand_tile_kernels(KernelRegistry& r);   // kernels/tensor/expand_tile.cpp: Expand, Tile as strided copies
 void register_onednn_kernels(KernelRegistry& r);       // kernels/onednn_*.cpp: Conv, MatMul, Gemm, pooling, softmax, normalization (and the fused ops)
 void register_fused_reference_kernels(KernelRegistry& r);  // kernels/fused_reference.cpp: plain kernels of the fused ops (fused_ops.h)
