@@ -409,6 +409,90 @@ TEST(CpuOpsHarness, ArgMaxAndArgMin) {
   }
 }
 
+// --- quantization ------------------------------------------------------------------
+
+TEST(CpuOpsHarness, MatMulIntegerEveryTypeAndZeroPoint) {
+  Rng rng(19);
+  for (int i = 0; i < 32; ++i) {
+    Case c(10);
+    const DataType ta = i % 4 < 2 ? DataType::Uint8 : DataType::Int8, tb = i % 2 ? DataType::Uint8 : DataType::Int8;
+    Shape as = random_shape(rng, 2, 3, 40);
+    for (auto& d : as) d = std::max<int64_t>(d, 1);
+    const int64_t k = as.back(), n = pick(rng, 1, 48);
+    if (i % 8 == 7) as.back() = 768;  // BERT's hidden size
+    const Shape bs = {as.back(), n};
+    c.what = "MatMulInteger " + std::string(dtype_name(ta)) + " x " + std::string(dtype_name(tb)) + " " +
+             shape_to_string(as) + " x " + shape_to_string(bs);
+    (void)k;
+    auto ints = [&](DataType t, const Shape& s) {
+      Tensor x = Tensor::zeros(t, s);
+      for (uint64_t e = 0; e < x.element_count(); ++e)
+        reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, 0, 255));
+      return x;
+    };
+    c.input("a", ints(ta, as));
+    c.input("b", ints(tb, bs));
+    std::vector<std::string> ins = {"a", "b"};
+    const int zp = i % 3;  // none, scalars, B per column
+    if (zp > 0) {
+      c.input("az", ints(ta, {}));
+      c.input("bz", ints(tb, zp == 2 ? Shape{n} : Shape{}));
+      ins.push_back("az");
+      ins.push_back("bz");
+      c.what += zp == 2 ? " zero points (B per column)" : " zero points";
+    }
+    c.mb.node("MatMulInteger", ins, {"y"}, "n");
+    // Bit for bit: int32 sums (the reference keeps the low 32 bits of int64 ones).
+    check(c, 0, 0);
+  }
+}
+
+TEST(CpuOpsHarness, QuantizeAndDequantizeLinear) {
+  Rng rng(20);
+  for (int i = 0; i < 48; ++i) {
+    const bool quantize = i % 2 == 0;
+    const DataType q = (i / 2) % 2 ? DataType::Int8 : DataType::Uint8;
+    const bool per_axis = (i / 4) % 2 == 1;
+    Case c(per_axis ? 13 : 10);
+    Shape s = random_shape(rng, 1, 4, 9);
+    for (auto& d : s) d = std::max<int64_t>(d, 1);
+    const int64_t rank = static_cast<int64_t>(s.size());
+    const int64_t axis = pick(rng, -rank, rank - 1);
+    const int64_t channels = per_axis ? s[static_cast<size_t>(axis < 0 ? axis + rank : axis)] : 1;
+    const char* op = quantize ? "QuantizeLinear" : "DequantizeLinear";
+    c.what = std::string(op) + " " + std::string(dtype_name(q)) + " " + shape_to_string(s) +
+             (per_axis ? " per axis " + std::to_string(axis) : " per tensor");
+    // Values past the range, halves (to see the rounding), NaN and infinities.
+    c.input("x", quantize ? random_tensor(rng, DataType::Float, s, -40, 40, true) : random_tensor(rng, q, s, -128, 127));
+    std::vector<float> scales;
+    for (int64_t k = 0; k < channels; ++k) scales.push_back(std::vector<float>{0.5f, 0.1f, 0.02f, 1.0f / 3}[static_cast<size_t>(pick(rng, 0, 3))]);
+    c.mb.initializer(make_float_tensor("s", per_axis ? std::vector<int64_t>{channels} : std::vector<int64_t>{}, scales));
+    std::vector<std::string> ins = {"x", "s"};
+    if (i % 3 != 0) {
+      Tensor z = Tensor::zeros(q, per_axis ? Shape{channels} : Shape{});
+      for (uint64_t e = 0; e < z.element_count(); ++e) reinterpret_cast<uint8_t*>(z.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, 0, 255));
+      c.input("z", std::move(z));
+      ins.push_back("z");
+    } else if (quantize && q == DataType::Int8) {
+      continue;  // without a zero point the output is uint8
+    }
+    auto& n = c.mb.node(op, ins, {"y"}, "n");
+    if (per_axis) attr_int(n, "axis", axis);
+    check(c, 0, 0);  // bit for bit
+  }
+  for (int i = 0; i < 12; ++i) {
+    Case c(11);
+    const Shape s = random_shape(rng, 0, 3, 20);
+    c.what = "DynamicQuantizeLinear " + shape_to_string(s);
+    const double lo = i % 3 == 0 ? 0.5 : -5, hi = i % 3 == 1 ? -0.5 : 5;  // all positive, all negative, both
+    c.input("x", random_tensor(rng, DataType::Float, s, lo, hi, i % 4 == 3));
+    c.mb.node("DynamicQuantizeLinear", {"x"}, {"y", "y_scale", "y_zero_point"}, "n");
+    c.mb.output_untyped("y_scale");
+    c.mb.output_untyped("y_zero_point");
+    check(c, 0, 0);
+  }
+}
+
 // --- data movement -----------------------------------------------------------------
 
 const DataType kMoveTypes[] = {DataType::Float, DataType::Int64, DataType::Uint8, DataType::Bool, DataType::Float16};

@@ -19,6 +19,8 @@ void register_resize_kernels(KernelRegistry& r);        // kernels/tensor/resize
 void register_depth_space_kernels(KernelRegistry& r);   // kernels/tensor/depth_space.cpp: DepthToSpace, SpaceToDepth
 void register_instance_group_norm_kernels(KernelRegistry& r);  // kernels/nn/instance_group_norm.cpp: InstanceNormalization, GroupNormalization-21
 void register_arg_extreme_kernels(KernelRegistry& r);   // kernels/reduction/arg_extreme.cpp: ArgMax, ArgMin
+void register_matmul_integer_kernels(KernelRegistry& r);  // kernels/quantization/matmul_integer.cpp: MatMulInteger, oneDNN int8
+void register_quantize_linear_kernels(KernelRegistry& r);  // kernels/quantization/quantize_linear.cpp: (De)QuantizeLinear, DynamicQuantizeLinear
 void register_expand_tile_kernels(KernelRegistry& r);   // kernels/tensor/expand_tile.cpp: Expand, Tile as strided copies
 void register_onednn_kernels(KernelRegistry& r);       // kernels/onednn_*.cpp: Conv, MatMul, Gemm, pooling, softmax, normalization (and the fused ops)
 void register_fused_reference_kernels(KernelRegistry& r);  // kernels/fused_reference.cpp: plain kernels of the fused ops (fused_ops.h)

@@ -1,0 +1,184 @@
+// MatMulInteger (onnxruntime's dynamic quantization: DynamicQuantizeLinear's
+// uint8 activations times int8 or uint8 weights) as oneDNN's int8 matmul,
+// u8/s8 x s8 -> s32, with the zero points applied afterwards:
+//   sum_k (a - za)(b - zb) = sum_k a b - zb * rowsum(a) - za * colsum(b) + K za zb
+// A uint8 B is shifted to int8 (b - 128, so a b = a (b - 128) + 128 a); the
+// shifted weights and their column sums are kept between runs when B is an
+// initializer. Everything is exact modulo 2^32 (the reference keeps the low
+// 32 bits of its int64 sums), so only CPUs with VNNI are taken: without it
+// oneDNN's u8 x s8 path saturates 16-bit pair sums. A of any rank, B 2-D,
+// zero points scalar (B's also per column); the rest goes to the reference.
+#include <cpuid.h>
+
+#include <cstring>
+#include <optional>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/onednn_parts.h"
+#include "cpu/kernels/output.h"
+#include "cpu/thread_pool.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+using namespace onednn;
+using dt = dnnl::memory::data_type;
+
+bool has_vnni() {
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    const bool avx512_vnni = (c & (1u << 11)) != 0 && __builtin_cpu_supports("avx512f");
+    unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+    const bool avx_vnni = __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1) && (a1 & (1u << 4)) != 0 &&
+                          __builtin_cpu_supports("avx2");
+    return avx512_vnni || avx_vnni;
+  }();
+  return yes;
+}
+
+bool int8_type(DataType t) { return t == DataType::Uint8 || t == DataType::Int8; }
+
+struct Problem {
+  int64_t m = 0, k = 0, n = 0;
+  bool a_signed = false, b_signed = false;
+  Shape out;
+  std::string key;
+};
+
+// A scalar zero point (or none), or for B also one per column.
+bool zero_point_ok(const Value* v, DataType type, int64_t per_column) {
+  if (!v) return true;
+  if (!v->is_tensor() || v->tensor().dtype() != type) return false;
+  const uint64_t c = v->tensor().element_count();
+  return (c == 1 && v->tensor().rank() <= 1) || (per_column > 0 && v->tensor().rank() == 1 && c == static_cast<uint64_t>(per_column));
+}
+
+std::optional<Problem> problem_of(const KernelContext& ctx) {
+  if (!has_vnni() || ctx.input_count() < 2 || ctx.input_count() > 4) return std::nullopt;
+  const Value* av = ctx.input_value(0);
+  const Value* bv = ctx.input_value(1);
+  if (!av || !bv || !av->is_tensor() || !bv->is_tensor()) return std::nullopt;
+  const Tensor& a = av->tensor();
+  const Tensor& b = bv->tensor();
+  if (!int8_type(a.dtype()) || !int8_type(b.dtype()) || a.rank() < 2 || b.rank() != 2) return std::nullopt;
+  Problem p;
+  p.k = a.shape().back();
+  p.n = b.shape()[1];
+  if (b.shape()[0] != p.k) return std::nullopt;
+  p.m = static_cast<int64_t>(a.element_count()) / std::max<int64_t>(p.k, 1);
+  if (p.m == 0 || p.k == 0 || p.n == 0) return std::nullopt;
+  if (!zero_point_ok(ctx.input_count() > 2 ? ctx.input_value(2) : nullptr, a.dtype(), 0)) return std::nullopt;
+  if (!zero_point_ok(ctx.input_count() > 3 ? ctx.input_value(3) : nullptr, b.dtype(), p.n)) return std::nullopt;
+  p.a_signed = a.dtype() == DataType::Int8;
+  p.b_signed = b.dtype() == DataType::Int8;
+  p.out = a.shape();
+  p.out.back() = p.n;
+  p.key = std::string("mmint") + (p.a_signed ? "s" : "u") + std::to_string(p.m) + "x" + std::to_string(p.k) + "x" +
+          std::to_string(p.n) + "|t" + std::to_string(sync_threads());
+  return p;
+}
+
+std::shared_ptr<const Prim> prim_of(const Problem& p) {
+  return get_prim(p.key, [&] {
+    const dnnl::memory::desc src({p.m, p.k}, p.a_signed ? dt::s8 : dt::u8, dnnl::memory::format_tag::ab);
+    const dnnl::memory::desc wei({p.k, p.n}, dt::s8, dnnl::memory::format_tag::ab);
+    const dnnl::memory::desc dst({p.m, p.n}, dt::s32, dnnl::memory::format_tag::ab);
+    dnnl::matmul::desc d(src, wei, dst);
+    dnnl::matmul::primitive_desc pd(d, base_attr(), engine());
+    return make_prim<dnnl::matmul>(pd, /*no_ref=*/true);
+  });
+}
+
+bool accepts(const KernelContext& ctx) {
+  return safely([&] {
+    auto p = problem_of(ctx);
+    return p && prim_of(*p)->ok;
+  });
+}
+
+// B as int8 and its column sums (of the original values), kept for a constant B.
+struct Weights {
+  const void* source = nullptr;
+  int64_t k = 0, n = 0;
+  std::vector<int8_t> shifted;  // empty when B is int8 already
+  std::vector<int64_t> colsum;
+};
+
+void make_weights(const Tensor& b, const Problem& p, Weights& w) {
+  w.source = b.raw();
+  w.k = p.k;
+  w.n = p.n;
+  w.colsum.assign(static_cast<size_t>(p.n), 0);
+  w.shifted.clear();
+  if (p.b_signed) {
+    const int8_t* s = b.data<int8_t>();
+    for (int64_t k = 0; k < p.k; ++k)
+      for (int64_t j = 0; j < p.n; ++j) w.colsum[static_cast<size_t>(j)] += s[k * p.n + j];
+    return;
+  }
+  const uint8_t* s = b.data<uint8_t>();
+  w.shifted.resize(static_cast<size_t>(p.k * p.n));
+  for (int64_t i = 0; i < p.k * p.n; ++i) {
+    w.shifted[static_cast<size_t>(i)] = static_cast<int8_t>(static_cast<int>(s[i]) - 128);
+    w.colsum[static_cast<size_t>(i % p.n)] += s[i];
+  }
+}
+
+void MatMulInteger(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    const std::optional<Problem> p = problem_of(ctx);
+    if (!p) ctx.fail("problem not supported by the oneDNN int8 matmul");
+    auto prim = prim_of(*p);
+    if (!prim->ok) ctx.fail("oneDNN could not create this int8 matmul");
+    const Tensor& a = ctx.input(0);
+    const Tensor& b = ctx.input(1);
+    Weights local;
+    Weights* w = &local;
+    if (is_initializer(ctx, 1)) {
+      if (Weights* kept = node_state<Weights>(ctx)) w = kept;
+    }
+    if (w->source != b.raw() || w->k != p->k || w->n != p->n) make_weights(b, *p, *w);
+    Tensor& y = uninitialized_output(ctx, 0, DataType::Int32, p->out);
+    int32_t* out = y.mutable_data<int32_t>();
+    const dnnl::memory::desc src({p->m, p->k}, p->a_signed ? dt::s8 : dt::u8, dnnl::memory::format_tag::ab);
+    const dnnl::memory::desc wei({p->k, p->n}, dt::s8, dnnl::memory::format_tag::ab);
+    const dnnl::memory::desc dst({p->m, p->n}, dt::s32, dnnl::memory::format_tag::ab);
+    const void* weights = p->b_signed ? b.raw() : static_cast<const void*>(w->shifted.data());
+    execute(*prim, {{DNNL_ARG_SRC, user_mem(src, a.raw())}, {DNNL_ARG_WEIGHTS, user_mem(wei, weights)},
+                    {DNNL_ARG_DST, user_mem(dst, out)}});
+    // The zero points, and the shift of a uint8 B, applied to the exact sums (mod 2^32 as the reference's low bits).
+    auto zp = [&](size_t i, int64_t col) -> int64_t {
+      const Value* v = ctx.input_count() > i ? ctx.input_value(i) : nullptr;
+      if (!v) return 0;
+      const Tensor& t = v->tensor();
+      const int64_t at = t.element_count() == 1 ? 0 : col;
+      return t.dtype() == DataType::Int8 ? t.data<int8_t>()[at] : t.data<uint8_t>()[at];
+    };
+    const int64_t za = zp(2, 0);
+    std::vector<int64_t> zb(static_cast<size_t>(p->n));
+    for (int64_t j = 0; j < p->n; ++j) zb[static_cast<size_t>(j)] = zp(3, j);
+    const int64_t shift = p->b_signed ? 0 : 128;
+    parallel_for(p->m, std::max<int64_t>(1, 4096 / p->n), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        int64_t rowsum = 0;
+        if (p->a_signed) for (int64_t k = 0; k < p->k; ++k) rowsum += a.data<int8_t>()[r * p->k + k];
+        else for (int64_t k = 0; k < p->k; ++k) rowsum += a.data<uint8_t>()[r * p->k + k];
+        int32_t* row = out + r * p->n;
+        for (int64_t j = 0; j < p->n; ++j) {
+          const int64_t zbj = zb[static_cast<size_t>(j)];
+          const int64_t fix = (shift - zbj) * rowsum - za * w->colsum[static_cast<size_t>(j)] + p->k * za * zbj;
+          row[j] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint32_t>(row[j]) + static_cast<uint64_t>(fix)));
+        }
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void register_matmul_integer_kernels(KernelRegistry& r) {
+  r.add(KernelDef{"", "MatMulInteger", 10, INT_MAX, "onednn-int8", MatMulInteger, accepts});
+}
+
+}  // namespace onnxscope::cpu
