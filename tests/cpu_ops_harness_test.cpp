@@ -447,6 +447,37 @@ TEST(CpuOpsHarness, MatMulIntegerEveryTypeAndZeroPoint) {
   }
 }
 
+TEST(CpuOpsHarness, QLinearMatMulEveryType) {
+  Rng rng(21);
+  for (int i = 0; i < 24; ++i) {
+    Case c(10);
+    const DataType ta = i % 2 ? DataType::Uint8 : DataType::Int8, tb = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8,
+                   ty = (i / 4) % 2 ? DataType::Uint8 : DataType::Int8;
+    Shape as = random_shape(rng, 2, 3, 30);
+    for (auto& d : as) d = std::max<int64_t>(d, 1);
+    if (i % 6 == 5) as.back() = 768;
+    const Shape bs = {as.back(), pick(rng, 1, 40)};
+    auto ints = [&](DataType t, const Shape& s) {
+      Tensor x = Tensor::zeros(t, s);
+      for (uint64_t e = 0; e < x.element_count(); ++e)
+        reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, 0, 255));
+      return x;
+    };
+    c.what = "QLinearMatMul " + std::string(dtype_name(ta)) + " x " + std::string(dtype_name(tb)) + " -> " +
+             std::string(dtype_name(ty)) + " " + shape_to_string(as) + " x " + shape_to_string(bs);
+    c.input("a", ints(ta, as));
+    c.input("b", ints(tb, bs));
+    c.input("az", ints(ta, {}));
+    c.input("bz", ints(tb, {}));
+    c.input("yz", ints(ty, {}));
+    c.mb.initializer(make_float_tensor("as", {}, {0.02f}));
+    c.mb.initializer(make_float_tensor("bs", {}, {0.005f}));
+    c.mb.initializer(make_float_tensor("ys", {}, {i % 3 == 0 ? 0.7f : 0.05f}));  // some saturate, some do not
+    c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
+    check(c, 0, 0);
+  }
+}
+
 TEST(CpuOpsHarness, QuantizeAndDequantizeLinear) {
   Rng rng(20);
   for (int i = 0; i < 48; ++i) {

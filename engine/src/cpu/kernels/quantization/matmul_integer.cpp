@@ -1,5 +1,6 @@
 // MatMulInteger (onnxruntime's dynamic quantization: DynamicQuantizeLinear's
-// uint8 activations times int8 or uint8 weights) as oneDNN's int8 matmul,
+// uint8 activations times int8 or uint8 weights) and QLinearMatMul (its
+// static QOperator format) as oneDNN's int8 matmul,
 // u8/s8 x s8 -> s32, with the zero points applied afterwards:
 //   sum_k (a - za)(b - zb) = sum_k a b - zb * rowsum(a) - za * colsum(b) + K za zb
 // A uint8 B is shifted to int8 (b - 128, so a b = a (b - 128) + 128 a); the
@@ -10,6 +11,8 @@
 // zero points scalar (B's also per column); the rest goes to the reference.
 #include <cpuid.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <optional>
 
@@ -54,10 +57,19 @@ bool zero_point_ok(const Value* v, DataType type, int64_t per_column) {
   return (c == 1 && v->tensor().rank() <= 1) || (per_column > 0 && v->tensor().rank() == 1 && c == static_cast<uint64_t>(per_column));
 }
 
-std::optional<Problem> problem_of(const KernelContext& ctx) {
-  if (!has_vnni() || ctx.input_count() < 2 || ctx.input_count() > 4) return std::nullopt;
-  const Value* av = ctx.input_value(0);
-  const Value* bv = ctx.input_value(1);
+// Where A, B and their zero points are among the node's inputs.
+struct Slots {
+  size_t a, b, za, zb;
+};
+constexpr Slots kMatMulInteger{0, 1, 2, 3};
+constexpr Slots kQLinearMatMul{0, 3, 2, 5};
+
+const Value* input_at(const KernelContext& ctx, size_t i) { return ctx.input_count() > i ? ctx.input_value(i) : nullptr; }
+
+std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
+  if (!has_vnni()) return std::nullopt;
+  const Value* av = input_at(ctx, sl.a);
+  const Value* bv = input_at(ctx, sl.b);
   if (!av || !bv || !av->is_tensor() || !bv->is_tensor()) return std::nullopt;
   const Tensor& a = av->tensor();
   const Tensor& b = bv->tensor();
@@ -68,8 +80,8 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
   if (b.shape()[0] != p.k) return std::nullopt;
   p.m = static_cast<int64_t>(a.element_count()) / std::max<int64_t>(p.k, 1);
   if (p.m == 0 || p.k == 0 || p.n == 0) return std::nullopt;
-  if (!zero_point_ok(ctx.input_count() > 2 ? ctx.input_value(2) : nullptr, a.dtype(), 0)) return std::nullopt;
-  if (!zero_point_ok(ctx.input_count() > 3 ? ctx.input_value(3) : nullptr, b.dtype(), p.n)) return std::nullopt;
+  if (!zero_point_ok(input_at(ctx, sl.za), a.dtype(), 0)) return std::nullopt;
+  if (!zero_point_ok(input_at(ctx, sl.zb), b.dtype(), p.n)) return std::nullopt;
   p.a_signed = a.dtype() == DataType::Int8;
   p.b_signed = b.dtype() == DataType::Int8;
   p.out = a.shape();
@@ -91,8 +103,9 @@ std::shared_ptr<const Prim> prim_of(const Problem& p) {
 }
 
 bool accepts(const KernelContext& ctx) {
+  if (ctx.input_count() < 2 || ctx.input_count() > 4) return false;
   return safely([&] {
-    auto p = problem_of(ctx);
+    auto p = problem_of(ctx, kMatMulInteger);
     return p && prim_of(*p)->ok;
   });
 }
@@ -125,51 +138,107 @@ void make_weights(const Tensor& b, const Problem& p, Weights& w) {
   }
 }
 
+// out = (A - za) (B - zb) as int32 (the low 32 bits of the exact sums).
+void int8_matmul(KernelContext& ctx, const Problem& p, Slots sl, int32_t* out) {
+  auto prim = prim_of(p);
+  if (!prim->ok) ctx.fail("oneDNN could not create this int8 matmul");
+  const Tensor& a = ctx.input(sl.a);
+  const Tensor& b = ctx.input(sl.b);
+  Weights local;
+  Weights* w = &local;
+  if (is_initializer(ctx, sl.b)) {
+    if (Weights* kept = node_state<Weights>(ctx)) w = kept;
+  }
+  if (w->source != b.raw() || w->k != p.k || w->n != p.n) make_weights(b, p, *w);
+  const dnnl::memory::desc src({p.m, p.k}, p.a_signed ? dt::s8 : dt::u8, dnnl::memory::format_tag::ab);
+  const dnnl::memory::desc wei({p.k, p.n}, dt::s8, dnnl::memory::format_tag::ab);
+  const dnnl::memory::desc dst({p.m, p.n}, dt::s32, dnnl::memory::format_tag::ab);
+  const void* weights = p.b_signed ? b.raw() : static_cast<const void*>(w->shifted.data());
+  execute(*prim, {{DNNL_ARG_SRC, user_mem(src, a.raw())}, {DNNL_ARG_WEIGHTS, user_mem(wei, weights)},
+                  {DNNL_ARG_DST, user_mem(dst, out)}});
+  // The zero points, and the shift of a uint8 B, applied to the exact sums (mod 2^32 as the reference's low bits).
+  auto zp = [&](size_t i, int64_t col) -> int64_t {
+    const Value* v = input_at(ctx, i);
+    if (!v) return 0;
+    const Tensor& t = v->tensor();
+    const int64_t at = t.element_count() == 1 ? 0 : col;
+    return t.dtype() == DataType::Int8 ? t.data<int8_t>()[at] : t.data<uint8_t>()[at];
+  };
+  const int64_t za = zp(sl.za, 0);
+  std::vector<int64_t> zb(static_cast<size_t>(p.n));
+  for (int64_t j = 0; j < p.n; ++j) zb[static_cast<size_t>(j)] = zp(sl.zb, j);
+  const int64_t shift = p.b_signed ? 0 : 128;
+  parallel_for(p.m, std::max<int64_t>(1, 4096 / p.n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      int64_t rowsum = 0;
+      if (p.a_signed) for (int64_t k = 0; k < p.k; ++k) rowsum += a.data<int8_t>()[r * p.k + k];
+      else for (int64_t k = 0; k < p.k; ++k) rowsum += a.data<uint8_t>()[r * p.k + k];
+      int32_t* row = out + r * p.n;
+      for (int64_t j = 0; j < p.n; ++j) {
+        const int64_t zbj = zb[static_cast<size_t>(j)];
+        const int64_t fix = (shift - zbj) * rowsum - za * w->colsum[static_cast<size_t>(j)] + p.k * za * zbj;
+        row[j] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint32_t>(row[j]) + static_cast<uint64_t>(fix)));
+      }
+    }
+  });
+}
+
 void MatMulInteger(KernelContext& ctx) {
   guarded(ctx, [&] {
-    const std::optional<Problem> p = problem_of(ctx);
+    const std::optional<Problem> p = problem_of(ctx, kMatMulInteger);
     if (!p) ctx.fail("problem not supported by the oneDNN int8 matmul");
-    auto prim = prim_of(*p);
-    if (!prim->ok) ctx.fail("oneDNN could not create this int8 matmul");
-    const Tensor& a = ctx.input(0);
-    const Tensor& b = ctx.input(1);
-    Weights local;
-    Weights* w = &local;
-    if (is_initializer(ctx, 1)) {
-      if (Weights* kept = node_state<Weights>(ctx)) w = kept;
-    }
-    if (w->source != b.raw() || w->k != p->k || w->n != p->n) make_weights(b, *p, *w);
     Tensor& y = uninitialized_output(ctx, 0, DataType::Int32, p->out);
-    int32_t* out = y.mutable_data<int32_t>();
-    const dnnl::memory::desc src({p->m, p->k}, p->a_signed ? dt::s8 : dt::u8, dnnl::memory::format_tag::ab);
-    const dnnl::memory::desc wei({p->k, p->n}, dt::s8, dnnl::memory::format_tag::ab);
-    const dnnl::memory::desc dst({p->m, p->n}, dt::s32, dnnl::memory::format_tag::ab);
-    const void* weights = p->b_signed ? b.raw() : static_cast<const void*>(w->shifted.data());
-    execute(*prim, {{DNNL_ARG_SRC, user_mem(src, a.raw())}, {DNNL_ARG_WEIGHTS, user_mem(wei, weights)},
-                    {DNNL_ARG_DST, user_mem(dst, out)}});
-    // The zero points, and the shift of a uint8 B, applied to the exact sums (mod 2^32 as the reference's low bits).
-    auto zp = [&](size_t i, int64_t col) -> int64_t {
-      const Value* v = ctx.input_count() > i ? ctx.input_value(i) : nullptr;
-      if (!v) return 0;
-      const Tensor& t = v->tensor();
-      const int64_t at = t.element_count() == 1 ? 0 : col;
-      return t.dtype() == DataType::Int8 ? t.data<int8_t>()[at] : t.data<uint8_t>()[at];
-    };
-    const int64_t za = zp(2, 0);
-    std::vector<int64_t> zb(static_cast<size_t>(p->n));
-    for (int64_t j = 0; j < p->n; ++j) zb[static_cast<size_t>(j)] = zp(3, j);
-    const int64_t shift = p->b_signed ? 0 : 128;
-    parallel_for(p->m, std::max<int64_t>(1, 4096 / p->n), [&](int64_t r0, int64_t r1) {
-      for (int64_t r = r0; r < r1; ++r) {
-        int64_t rowsum = 0;
-        if (p->a_signed) for (int64_t k = 0; k < p->k; ++k) rowsum += a.data<int8_t>()[r * p->k + k];
-        else for (int64_t k = 0; k < p->k; ++k) rowsum += a.data<uint8_t>()[r * p->k + k];
-        int32_t* row = out + r * p->n;
-        for (int64_t j = 0; j < p->n; ++j) {
-          const int64_t zbj = zb[static_cast<size_t>(j)];
-          const int64_t fix = (shift - zbj) * rowsum - za * w->colsum[static_cast<size_t>(j)] + p->k * za * zbj;
-          row[j] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint32_t>(row[j]) + static_cast<uint64_t>(fix)));
-        }
+    int8_matmul(ctx, *p, kMatMulInteger, y.mutable_data<int32_t>());
+  });
+}
+
+// --- QLinearMatMul ------------------------------------------------------------------
+// y = saturate(round_half_even(acc * float(a_scale * b_scale / y_scale)) + y_zp), the
+// multiplier formed in float and applied in double, as the reference does;
+// per-tensor scales and zero points, 8-bit types.
+
+std::optional<float> float_scalar(const Value* v) {
+  if (!v || !v->is_tensor() || v->tensor().dtype() != DataType::Float || v->tensor().element_count() != 1) return std::nullopt;
+  return v->tensor().data<float>()[0];
+}
+
+bool qlinear_accepts(const KernelContext& ctx) {
+  if (ctx.input_count() != 8) return false;
+  for (size_t i : {size_t{2}, size_t{5}, size_t{7}}) {
+    const Value* v = ctx.input_value(i);
+    if (!v || !v->is_tensor() || v->tensor().element_count() != 1) return false;
+  }
+  if (!float_scalar(ctx.input_value(1)) || !float_scalar(ctx.input_value(4)) || !float_scalar(ctx.input_value(6)))
+    return false;
+  const DataType yt = ctx.input_value(7)->tensor().dtype();
+  if (yt != DataType::Uint8 && yt != DataType::Int8) return false;
+  return safely([&] {
+    auto p = problem_of(ctx, kQLinearMatMul);
+    // The reference sums in int64; int32 holds every sum while K * 255 * 255 < 2^31.
+    return p && p->k <= 33000 && prim_of(*p)->ok;
+  });
+}
+
+void QLinearMatMul(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    const std::optional<Problem> p = problem_of(ctx, kQLinearMatMul);
+    if (!p) ctx.fail("problem not supported by the oneDNN int8 matmul");
+    std::vector<int32_t> acc(static_cast<size_t>(p->m * p->n));
+    int8_matmul(ctx, *p, kQLinearMatMul, acc.data());
+    const float a_scale = *float_scalar(ctx.input_value(1)), b_scale = *float_scalar(ctx.input_value(4)),
+                y_scale = *float_scalar(ctx.input_value(6));
+    const double mult = static_cast<float>(a_scale * b_scale / y_scale);
+    const Tensor& yz = ctx.input(7);
+    const bool u8 = yz.dtype() == DataType::Uint8;
+    const double zp = u8 ? yz.data<uint8_t>()[0] : yz.data<int8_t>()[0];
+    const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    Tensor& y = uninitialized_output(ctx, 0, yz.dtype(), p->out);
+    std::byte* out = y.mutable_raw();
+    parallel_for(p->m * p->n, 16384, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) {
+        const double v = std::clamp(std::nearbyint(static_cast<double>(acc[static_cast<size_t>(i)]) * mult) + zp, lo, hi);
+        if (u8) reinterpret_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v);
+        else reinterpret_cast<int8_t*>(out)[i] = static_cast<int8_t>(v);
       }
     });
   });
@@ -179,6 +248,7 @@ void MatMulInteger(KernelContext& ctx) {
 
 void register_matmul_integer_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "MatMulInteger", 10, INT_MAX, "onednn-int8", MatMulInteger, accepts});
+  r.add(KernelDef{"", "QLinearMatMul", 10, INT_MAX, "onednn-int8", QLinearMatMul, qlinear_accepts});
 }
 
 }  // namespace onnxscope::cpu
