@@ -496,7 +496,7 @@ TEST(CpuOpsHarness, QuantizeAndDequantizeLinear) {
     // Values past the range, halves (to see the rounding), NaN and infinities.
     c.input("x", quantize ? random_tensor(rng, DataType::Float, s, -40, 40, true) : random_tensor(rng, q, s, -128, 127));
     std::vector<float> scales;
-    for (int64_t k = 0; k < channels; ++k) scales.push_back(std::vector<float>{0.5f, 0.1f, 0.02f, 1.0f / 3}[static_cast<size_t>(pick(rng, 0, 3))]);
+    for (int64_t k = 0; k < channels; ++k) scales.push_back(std::vector<float>{0.5f, 0.1f, 0.02f, 1.0f / 3, 1.0f}[static_cast<size_t>(pick(rng, 0, 4))]);  // 1: the specials 0.5, -0.5 and 2.5 are ties
     c.mb.initializer(make_float_tensor("s", per_axis ? std::vector<int64_t>{channels} : std::vector<int64_t>{}, scales));
     std::vector<std::string> ins = {"x", "s"};
     if (i % 3 != 0) {

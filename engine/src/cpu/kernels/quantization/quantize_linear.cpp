@@ -18,14 +18,20 @@ namespace {
 #define ONNXSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 
 // y[i] = clamp(nearbyint(x[i] / s) + zp, lo, hi); NaN -> zp.
+// Rounding half to even by adding and taking away 1.5 * 2^23 (exact for |q| <= 2^22,
+// and a quotient past that saturates anyway): the loop vectorises, nearbyint did not.
 #define ONNXSCOPE_QUANTIZE(name, T)                                                                    \
   ONNXSCOPE_CLONES void name(const float* x, float s, float zp, float lo, float hi, T* y, int64_t n) { \
     for (int64_t i = 0; i < n; ++i) {                                                                 \
-      const float q = std::nearbyint(x[i] / s);                                                       \
-      float v = q != q ? zp : q + zp;                                                                 \
+      float q = x[i] / s;                                                                             \
+      const bool nan = q != q;                                                                        \
+      q = q < -4194304.0f ? -4194304.0f : q;                                                          \
+      q = q > 4194304.0f ? 4194304.0f : q;                                                            \
+      const float r = (q + 12582912.0f) - 12582912.0f;                                                \
+      float v = nan ? zp : r + zp;                                                                    \
       v = v < lo ? lo : v;                                                                            \
       v = v > hi ? hi : v;                                                                            \
-      y[i] = static_cast<T>(v);                                                                       \
+      y[i] = static_cast<T>(static_cast<int32_t>(v)); /* via int32: the narrowing vectorises */        \
     }                                                                                                 \
   }
 ONNXSCOPE_QUANTIZE(quantize_u8, uint8_t)
@@ -39,6 +45,17 @@ ONNXSCOPE_QUANTIZE(quantize_i8, int8_t)
 ONNXSCOPE_DEQUANTIZE(dequantize_u8, uint8_t)
 ONNXSCOPE_DEQUANTIZE(dequantize_i8, int8_t)
 #undef ONNXSCOPE_DEQUANTIZE
+
+// The range of x extended to include 0; NaN is skipped (as std::max / std::min in the reference).
+ONNXSCOPE_CLONES void range_with_zero(const float* x, int64_t n, float* lo, float* hi) {
+  float mn = 0.0f, mx = 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    mx = mx < x[i] ? x[i] : mx;
+    mn = x[i] < mn ? x[i] : mn;
+  }
+  *lo = mn;
+  *hi = mx;
+}
 #undef ONNXSCOPE_CLONES
 
 bool int8_type(DataType t) { return t == DataType::Uint8 || t == DataType::Int8; }
@@ -162,12 +179,8 @@ void DynamicQuantizeLinear(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const int64_t n = static_cast<int64_t>(x.element_count());
   const float* in = x.data<float>();
-  // The range, extended to include 0; NaN is skipped (as std::max / std::min do in the reference).
-  float maxx = 0.0f, minx = 0.0f;
-  for (int64_t i = 0; i < n; ++i) {
-    maxx = maxx < in[i] ? in[i] : maxx;
-    minx = in[i] < minx ? in[i] : minx;
-  }
+  float minx = 0.0f, maxx = 0.0f;
+  range_with_zero(in, n, &minx, &maxx);
   const float scale = (maxx == minx ? 1.0f : (maxx - minx)) / 255.0f;
   const float initial_zp = 0.0f - minx / scale;
   float zp = std::nearbyint(std::clamp(initial_zp, 0.0f, 255.0f));

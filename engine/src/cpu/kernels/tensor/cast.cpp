@@ -76,6 +76,62 @@ void cast_loop(const void* src, void* dst, int64_t n) {
   });
 }
 
+// --- the common pairs, built for AVX-512 / AVX2 too ------------------------------
+// (clang cannot clone templates: one plain function per pair.)
+
+#define ONNXSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define ONNXSCOPE_CAST(name, S, D, expr)                                        \
+  ONNXSCOPE_CLONES void name(const S* s, D* d, int64_t n) {                     \
+    for (int64_t i = 0; i < n; ++i) d[i] = expr;                                \
+  }
+ONNXSCOPE_CAST(f32_to_bool, float, uint8_t, s[i] != 0.0f)  // NaN is true
+ONNXSCOPE_CAST(bool_to_f32, uint8_t, float, s[i] != 0 ? 1.0f : 0.0f)
+ONNXSCOPE_CAST(i32_to_i64, int32_t, int64_t, s[i])
+ONNXSCOPE_CAST(i64_to_i32, int64_t, int32_t, static_cast<int32_t>(static_cast<uint32_t>(s[i])))
+ONNXSCOPE_CAST(i64_to_f32, int64_t, float, static_cast<float>(s[i]))
+ONNXSCOPE_CAST(u8_to_f32, uint8_t, float, static_cast<float>(s[i]))
+#undef ONNXSCOPE_CAST
+
+// float -> int64 for the values inside its range (a select without branches);
+// true when some element was not (NaN, or past 2^63), for the caller to redo.
+ONNXSCOPE_CLONES bool f32_to_i64_in_range(const float* s, int64_t* d, int64_t n) {
+  bool outside = false;
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = s[i];
+    const bool in = v > -9223372036854775808.0f && v < 9223372036854775808.0f;
+    d[i] = static_cast<int64_t>(in ? v : 0.0f);
+    outside |= !in;
+  }
+  return outside;
+}
+#undef ONNXSCOPE_CLONES
+
+// A pair with a loop of its own above; false for the generic path.
+bool fast_pair(DataType from, DataType to, const void* src, void* dst, int64_t n) {
+  auto run = [&](auto fn, auto s_tag, auto d_tag) {
+    using S = decltype(s_tag);
+    using D = decltype(d_tag);
+    parallel_for(n, kGrain, [&](int64_t b, int64_t e) { fn(static_cast<const S*>(src) + b, static_cast<D*>(dst) + b, e - b); });
+    return true;
+  };
+  if (from == DataType::Float && to == DataType::Bool) return run(f32_to_bool, float{}, uint8_t{});
+  if (from == DataType::Bool && to == DataType::Float) return run(bool_to_f32, uint8_t{}, float{});
+  if (from == DataType::Int32 && to == DataType::Int64) return run(i32_to_i64, int32_t{}, int64_t{});
+  if (from == DataType::Int64 && to == DataType::Int32) return run(i64_to_i32, int64_t{}, int32_t{});
+  if (from == DataType::Int64 && to == DataType::Float) return run(i64_to_f32, int64_t{}, float{});
+  if (from == DataType::Uint8 && to == DataType::Float) return run(u8_to_f32, uint8_t{}, float{});
+  if (from == DataType::Float && to == DataType::Int64) {
+    parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+      const float* sp = static_cast<const float*>(src) + b;
+      int64_t* dp = static_cast<int64_t*>(dst) + b;
+      if (f32_to_i64_in_range(sp, dp, e - b))
+        for (int64_t i = 0; i < e - b; ++i) dp[i] = static_cast<int64_t>(float_int_bits(static_cast<double>(sp[i])));
+    });
+    return true;
+  }
+  return false;
+}
+
 // --- float16 ------------------------------------------------------------------
 
 // AVX2 (which also says the OS saves the wide registers) and the F16C bit of CPUID
@@ -174,6 +230,7 @@ void Cast(KernelContext& ctx) {
     half_cast(x.raw(), y.mutable_raw(), n, to == DataType::Float16);
     return;
   }
+  if (fast_pair(x.dtype(), to, x.raw(), y.mutable_raw(), n)) return;
   with_type(x.dtype(), [&](auto s) {
     with_type(to, [&](auto d) { cast_loop<decltype(d), decltype(s)>(x.raw(), y.mutable_raw(), n); });
   });
