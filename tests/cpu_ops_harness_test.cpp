@@ -358,6 +358,25 @@ TEST(CpuOpsHarness, RmsNormalizationAnyAxis) {
   }
 }
 
+TEST(CpuOpsHarness, BatchNormalizationInference) {
+  Rng rng(22);
+  for (int i = 0; i < 20; ++i) {
+    Case c(i % 2 ? 15 : 9);
+    Shape s = {pick(rng, 1, 3), pick(rng, 1, 9)};
+    for (int64_t d = 0, r = pick(rng, 0, 3); d < r; ++d) s.push_back(pick(rng, 1, 9));
+    const int64_t ch = s[1];
+    c.what = "BatchNormalization " + shape_to_string(s);
+    c.input("x", random_tensor(rng, DataType::Float, s, -3, 3, i % 5 == 4));
+    c.input("scale", random_tensor(rng, DataType::Float, {ch}, 0.5, 1.5));
+    c.input("bias", random_tensor(rng, DataType::Float, {ch}, -1, 1));
+    c.input("mean", random_tensor(rng, DataType::Float, {ch}, -1, 1));
+    c.input("var", random_tensor(rng, DataType::Float, {ch}, 0.1, 2));
+    attr_float(c.mb.node("BatchNormalization", {"x", "scale", "bias", "mean", "var"}, {"y"}, "n"), "epsilon",
+               i % 3 ? 1e-5f : 0.1f);
+    check(c);
+  }
+}
+
 TEST(CpuOpsHarness, InstanceAndGroupNormalization) {
   Rng rng(17);
   for (int i = 0; i < 30; ++i) {

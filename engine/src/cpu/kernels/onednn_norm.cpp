@@ -270,7 +270,8 @@ void register_onednn_norm(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kLayerNorm, 1, INT_MAX, "onednn", LayerNormalization, accepts_ln});
   r.add(KernelDef{"", "Softmax", 1, INT_MAX, "onednn", Softmax<false>, accepts_softmax<false>});
   r.add(KernelDef{"", "LogSoftmax", 1, INT_MAX, "onednn", Softmax<true>, accepts_softmax<true>});
-  r.add(KernelDef{"", "BatchNormalization", 1, INT_MAX, "onednn", BatchNormalization, accepts_bn});
+  // Before opset 9 (the `spatial` attribute); from 9 kernels/nn/batch_norm.cpp is faster on plain NCHW.
+  r.add(KernelDef{"", "BatchNormalization", 1, 8, "onednn", BatchNormalization, accepts_bn});
   r.add(KernelDef{"", "LRN", 1, INT_MAX, "onednn", LRN, accepts_lrn});
 }
 
