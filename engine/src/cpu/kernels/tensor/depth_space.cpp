@@ -4,6 +4,8 @@
 // Shapes the spec rejects are left to the reference, which names them.
 #include <optional>
 
+#include "cpu/thread_pool.h"
+
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/tensor/strided_copy.h"
@@ -38,17 +40,54 @@ std::optional<Problem> problem_of(const KernelContext& ctx, bool to_space) {
 bool d2s_accepts(const KernelContext& ctx) { return problem_of(ctx, true).has_value(); }
 bool s2d_accepts(const KernelContext& ctx) { return problem_of(ctx, false).has_value(); }
 
+// 4-byte elements: for each output row (n, c, h, i), the b input rows j read
+// contiguously and written every b-th element (the strided copy's innermost
+// dim reads one element per input plane instead).
+void depth_to_space4(const Problem& p, const uint32_t* x, uint32_t* y) {
+  const int64_t b = p.b, co = p.c / (b * b), hw = p.h * p.w, wb = p.w * b;
+  parallel_for(p.n * co * p.h * b, std::max<int64_t>(1, 8192 / std::max<int64_t>(wb, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t i = r % b, h = (r / b) % p.h, c = (r / (b * p.h)) % co, n = r / (b * p.h * co);
+      uint32_t* out = y + r * wb;
+      for (int64_t j = 0; j < b; ++j) {
+        const int64_t ic = p.crd ? c * b * b + i * b + j : (i * b + j) * co + c;
+        const uint32_t* row = x + (n * p.c + ic) * hw + h * p.w;
+        for (int64_t w = 0; w < p.w; ++w) out[w * b + j] = row[w];
+      }
+    }
+  });
+}
+
 void DepthToSpace(KernelContext& ctx) {
   const Problem p = *problem_of(ctx, true);
   const Tensor& x = ctx.input(0);
   const int64_t b = p.b, co = p.c / (b * b), hw = p.h * p.w;
   Tensor& y = uninitialized_output(ctx, 0, x.dtype(), {p.n, co, p.h * b, p.w * b});
   if (y.element_count() == 0) return;
+  if (*storage_bytes(x.dtype(), 1) == 4) {
+    depth_to_space4(p, reinterpret_cast<const uint32_t*>(x.raw()), reinterpret_cast<uint32_t*>(y.mutable_raw()));
+    return;
+  }
   // y viewed as [N, c, H, i, W, j]; DCR reads channel (i*b + j)*co + c, CRD c*b*b + i*b + j.
   const Shape view = {p.n, co, p.h, b, p.w, b};
   const std::vector<int64_t> src = p.crd ? std::vector<int64_t>{p.c * hw, b * b * hw, p.w, b * hw, 1, hw}
                                          : std::vector<int64_t>{p.c * hw, hw, p.w, b * co * hw, 1, co * hw};
   strided_copy(y.mutable_raw(), contiguous_strides(view), x.raw(), src, view, *storage_bytes(x.dtype(), 1));
+}
+
+// 4-byte elements: each output row (n, oc, oh) reads every b-th element of one input row.
+void space_to_depth4(const Problem& p, const uint32_t* x, uint32_t* y) {
+  const int64_t b = p.b, oh_n = p.h / b, ow_n = p.w / b, co = p.c * b * b;
+  parallel_for(p.n * co * oh_n, std::max<int64_t>(1, 8192 / std::max<int64_t>(ow_n, 1)), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const int64_t oh = r % oh_n, oc = (r / oh_n) % co, n = r / (oh_n * co);
+      // DCR: oc = (i * b + j) * C + c; CRD: oc = c * b * b + i * b + j.
+      const int64_t c = p.crd ? oc / (b * b) : oc % p.c, ij = p.crd ? oc % (b * b) : oc / p.c;
+      const uint32_t* in = x + ((n * p.c + c) * p.h + oh * b + ij / b) * p.w + ij % b;
+      uint32_t* out = y + r * ow_n;
+      for (int64_t w = 0; w < ow_n; ++w) out[w] = in[w * b];
+    }
+  });
 }
 
 void SpaceToDepth(KernelContext& ctx) {
@@ -57,6 +96,10 @@ void SpaceToDepth(KernelContext& ctx) {
   const int64_t b = p.b, hw = p.h * p.w;
   Tensor& y = uninitialized_output(ctx, 0, x.dtype(), {p.n, p.c * b * b, p.h / b, p.w / b});
   if (y.element_count() == 0) return;
+  if (*storage_bytes(x.dtype(), 1) == 4) {
+    space_to_depth4(p, reinterpret_cast<const uint32_t*>(x.raw()), reinterpret_cast<uint32_t*>(y.mutable_raw()));
+    return;
+  }
   // y viewed as [N, i, j, c, oh, ow] (DCR: channel (i*b + j)*C + c) or [N, c, i, j, oh, ow] (CRD).
   const Shape view = p.crd ? Shape{p.n, p.c, b, b, p.h / b, p.w / b} : Shape{p.n, b, b, p.c, p.h / b, p.w / b};
   const std::vector<int64_t> src = p.crd ? std::vector<int64_t>{p.c * hw, hw, p.w, 1, b * p.w, b}
