@@ -815,6 +815,56 @@ TEST(CpuOpsHarness, DepthToSpaceAndBack) {
   }
 }
 
+TEST(CpuOpsHarness, ScatterNDAndGatherElements) {
+  Rng rng(23);
+  auto indices = [&](DataType t, const Shape& s, int64_t dim_of(const std::vector<int64_t>&, uint64_t), const std::vector<int64_t>& dims) {
+    Tensor x = Tensor::zeros(t, s);
+    for (uint64_t e = 0; e < x.element_count(); ++e) {
+      const int64_t d = dim_of(dims, e);
+      const int64_t v = d == 0 ? 0 : pick(rng, -d, d - 1);
+      if (t == DataType::Int64) x.mutable_data<int64_t>()[e] = v;
+      else x.mutable_data<int32_t>()[e] = static_cast<int32_t>(v);
+    }
+    return x;
+  };
+  for (int i = 0; i < 40; ++i) {
+    Case c(13);
+    const DataType t = kMoveTypes[i % 5];
+    const DataType it = i % 2 ? DataType::Int64 : DataType::Int32;
+    Shape s = random_shape(rng, 1, 4, 6);
+    for (auto& d : s) d = std::max<int64_t>(d, 1);
+    const int64_t r = static_cast<int64_t>(s.size()), k = pick(rng, 1, r);
+    Shape is = random_shape(rng, 0, 2, 4);
+    is.push_back(k);
+    Shape us(is.begin(), is.end() - 1);
+    us.insert(us.end(), s.begin() + k, s.end());
+    c.what = "ScatterND " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " indices " + shape_to_string(is);
+    c.input("x", random_tensor(rng, t, s));
+    c.input("i", indices(it, is, [](const std::vector<int64_t>& dims, uint64_t e) { return dims[e % dims.size()]; },
+                         std::vector<int64_t>(s.begin(), s.begin() + k)));
+    c.input("u", random_tensor(rng, t, us));
+    c.mb.node("ScatterND", {"x", "i", "u"}, {"y"}, "n");
+    check(c);
+  }
+  for (int i = 0; i < 40; ++i) {
+    Case c(13);
+    const DataType t = kMoveTypes[i % 5];
+    const DataType it = i % 2 ? DataType::Int64 : DataType::Int32;
+    Shape s = random_shape(rng, 1, 4, 6);
+    for (auto& d : s) d = std::max<int64_t>(d, 1);
+    const int64_t r = static_cast<int64_t>(s.size()), axis = pick(rng, -r, r - 1);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + r : axis);
+    Shape is = s;
+    for (size_t d = 0; d < is.size(); ++d) is[d] = d == a ? pick(rng, 0, 7) : pick(rng, 0, s[d]);
+    c.what = "GatherElements " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " axis " + std::to_string(axis) +
+             " indices " + shape_to_string(is);
+    c.input("x", random_tensor(rng, t, s));
+    c.input("i", indices(it, is, [](const std::vector<int64_t>& dims, uint64_t) { return dims[0]; }, {s[a]}));
+    attr_int(c.mb.node("GatherElements", {"x", "i"}, {"y"}, "n"), "axis", axis);
+    check(c);
+  }
+}
+
 TEST(CpuOpsHarness, WhereOnEveryBroadcast) {
   Rng rng(12);
   for (int i = 0; i < 40; ++i) {

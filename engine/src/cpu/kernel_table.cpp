@@ -26,6 +26,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_expand_tile_kernels(r);
     cpu::register_resize_kernels(r);
     cpu::register_depth_space_kernels(r);
+    cpu::register_scatter_gather_elements_kernels(r);
     cpu::register_data_movement_kernels(r);
     cpu::register_transpose_kernels(r);
     cpu::register_layer_norm_kernels(r);

@@ -22,6 +22,7 @@ void register_arg_extreme_kernels(KernelRegistry& r);   // kernels/reduction/arg
 void register_matmul_integer_kernels(KernelRegistry& r);  // kernels/quantization/matmul_integer.cpp: MatMulInteger, oneDNN int8
 void register_quantize_linear_kernels(KernelRegistry& r);  // kernels/quantization/quantize_linear.cpp: (De)QuantizeLinear, DynamicQuantizeLinear
 void register_batch_norm_kernels(KernelRegistry& r);    // kernels/nn/batch_norm.cpp: inference BatchNormalization as an affine map
+void register_scatter_gather_elements_kernels(KernelRegistry& r);  // kernels/tensor/scatter_gather_elements.cpp: ScatterND, GatherElements
 void register_expand_tile_kernels(KernelRegistry& r);   // kernels/tensor/expand_tile.cpp: Expand, Tile as strided copies
 void register_onednn_kernels(KernelRegistry& r);       // kernels/onednn_*.cpp: Conv, MatMul, Gemm, pooling, softmax, normalization (and the fused ops)
 void register_fused_reference_kernels(KernelRegistry& r);  // kernels/fused_reference.cpp: plain kernels of the fused ops (fused_ops.h)
