@@ -388,6 +388,36 @@ TEST(HostileValues, SvmDegreeThatIsNoNumber) {
   }
 }
 
+// QLinearMatMul / QLinearConv whose scales make a NaN multiplier (0 * s / 0):
+// the NaN was converted to int8 (undefined; found by fuzz_model). Every
+// element is the zero point, as QuantizeLinear gives NaN, on every engine.
+TEST(HostileValues, RequantizingByANaNMultiplier) {
+  for (bool conv : {false, true}) {
+    ModelBuilder b(13, 8);
+    const Shape xs = conv ? Shape{1, 2, 3, 3} : Shape{2, 3};
+    b.input("x", DataType::Int8, std::vector<DimSpec>(xs.begin(), xs.end()));
+    b.initializer(make_float_tensor("xs", {}, {0.f}));
+    b.initializer(make_tensor_raw("xz", DataType::Int8, {}, std::string(1, '\0')));
+    const Shape ws = conv ? Shape{2, 2, 1, 1} : Shape{3, 2};
+    b.initializer(make_tensor_raw("w", DataType::Int8, ws, std::string(conv ? 4 : 6, '\x03')));
+    b.initializer(make_float_tensor("ws", {}, {1.f}));
+    b.initializer(make_tensor_raw("wz", DataType::Int8, {}, std::string(1, '\0')));
+    b.initializer(make_float_tensor("ys", {}, {0.f}));
+    b.initializer(make_tensor_raw("yz", DataType::Int8, {}, std::string(1, '\x07')));
+    if (conv) b.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"}, "q");
+    else b.node("QLinearMatMul", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"}, "q");
+    b.output_untyped("y");
+    Tensor x = Tensor::zeros(DataType::Int8, xs);
+    for (uint64_t i = 0; i < x.element_count(); ++i) x.mutable_data<int8_t>()[i] = static_cast<int8_t>(i + 1);
+    for (const char* e : kEngines) {
+      Outcome o = run(e, b, {{"x", Value(x)}});
+      ASSERT_TRUE(o.ok) << e << ": " << o.error;
+      const Tensor& y = o.outputs[0].second.tensor();
+      for (uint64_t i = 0; i < y.element_count(); ++i) EXPECT_EQ(y.data<int8_t>()[i], 7) << e << (conv ? " conv" : " matmul");
+    }
+  }
+}
+
 // Clip-6 with float bounds on int8: a max of 65504 was converted to int8
 // (undefined; found by fuzz_model). It saturates, and a NaN bound bounds nothing.
 TEST(HostileValues, ClipBoundsPastAnIntegerTypesRange) {

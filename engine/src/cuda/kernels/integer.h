@@ -54,7 +54,9 @@ struct IntSumOutput {
       return;
     }
     const float mult = scale(in_scale, 0) * scale(w_scale, channel * w_scale_step) / scale(y_scale, 0);
-    double q = rint(static_cast<double>(sum) * static_cast<double>(mult)) + static_cast<double>(code8(y_zp, y_signed, 0));
+    const double r = rint(static_cast<double>(sum) * static_cast<double>(mult));
+    // A NaN multiplier (scales of 0 / 0, NaN or inf) gives the zero point, as the reference.
+    double q = (r != r ? 0.0 : r) + static_cast<double>(code8(y_zp, y_signed, 0));
     const double lo = y_signed ? -128.0 : 0.0, hi = y_signed ? 127.0 : 255.0;
     q = q < lo ? lo : q > hi ? hi : q;
     y8[i] = y_signed ? static_cast<uint8_t>(static_cast<int8_t>(q)) : static_cast<uint8_t>(q);

@@ -160,7 +160,9 @@ void QLinearMatMul(KernelContext& ctx) {
   if (is_int8(out_type)) {
     const double lo = out_type == DataType::Int8 ? -128 : 0, hi = out_type == DataType::Int8 ? 127 : 255;
     for (uint64_t i = 0; i < y.size(); ++i) {
-      const double q = std::clamp(std::nearbyint(y[i] * mult) + zp, lo, hi);
+      // A NaN product (scales of 0 / 0, NaN or inf) gives the zero point, as QuantizeLinear's NaN does.
+      const double r = std::nearbyint(y[i] * mult);
+      const double q = std::clamp((std::isnan(r) ? 0.0 : r) + zp, lo, hi);
       if (out_type == DataType::Int8) store<int8_t>(out, i, static_cast<int8_t>(q));
       else store<uint8_t>(out, i, static_cast<uint8_t>(q));
     }

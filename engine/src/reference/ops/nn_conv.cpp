@@ -208,7 +208,9 @@ void QLinearConv(KernelContext& ctx) {
       const double mult = static_cast<float>(x_scale * w_scale / y_scale);
       for (int64_t o = 0; o < OS; ++o) {
         const uint64_t i = static_cast<uint64_t>((n * M + m) * OS + o);
-        const double q = std::clamp(std::nearbyint(static_cast<double>(acc[i]) * mult) + zp, lo, hi);
+        // A NaN multiplier (scales of 0 / 0, NaN or inf) gives the zero point, as QuantizeLinear's NaN does.
+        const double r = std::nearbyint(static_cast<double>(acc[i]) * mult);
+        const double q = std::clamp((std::isnan(r) ? 0.0 : r) + zp, lo, hi);
         if (out_type == DataType::Int8) store<int8_t>(out, i, static_cast<int8_t>(q));
         else store<uint8_t>(out, i, static_cast<uint8_t>(q));
       }
