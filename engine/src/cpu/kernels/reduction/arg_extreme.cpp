@@ -42,6 +42,22 @@ void arg(const Tensor& x, size_t axis, bool last, int64_t* y) {
   for (size_t d = axis + 1; d < s.size(); ++d) inner *= s[d];
   const int64_t dim = s[axis];
   const T* in = x.data<T>();
+  if (inner == 1) {  // the last axis: each row scanned where it lies
+    parallel_for(outer, std::max<int64_t>(1, 16384 / dim), [&](int64_t o0, int64_t o1) {
+      for (int64_t o = o0; o < o1; ++o) {
+        const T* row = in + o * dim;
+        T best = row[0];
+        int64_t at = 0;
+        for (int64_t j = 1; j < dim; ++j)
+          if (replaces<Max>(row[j], best, last)) {
+            best = row[j];
+            at = j;
+          }
+        y[o] = at;
+      }
+    });
+    return;
+  }
   const int64_t chunk = std::min<int64_t>(inner, 256), chunks = (inner + chunk - 1) / chunk;
   parallel_for(outer * chunks, std::max<int64_t>(1, 16384 / (dim * chunk)), [&](int64_t t0, int64_t t1) {
     std::vector<T> best(static_cast<size_t>(chunk));
