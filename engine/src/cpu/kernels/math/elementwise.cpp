@@ -343,12 +343,17 @@ void predicate_rows(KernelContext& ctx, F f) {
     br.for_each_row(r0, r1, [&](int64_t r, const auto& off) {
       const T* x = pa + off[0];
       const T* z = pb + off[1];
-      uint8_t* o = py + r * n;
+      // Local copies: bytes written through o may alias anything, so a bound or
+      // value read through a reference would be reloaded every iteration and
+      // the loop would not vectorise.
+      const int64_t len = n;
+      const T x0 = x[0], z0 = z[0];
+      uint8_t* o = py + r * len;
       // One loop per step pattern, so each vectorises.
-      if (br.step[0] && br.step[1]) for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], z[i]);
-      else if (br.step[0]) for (int64_t i = 0; i < n; ++i) o[i] = f(x[i], z[0]);
-      else if (br.step[1]) for (int64_t i = 0; i < n; ++i) o[i] = f(x[0], z[i]);
-      else for (int64_t i = 0; i < n; ++i) o[i] = f(x[0], z[0]);
+      if (br.step[0] && br.step[1]) for (int64_t i = 0; i < len; ++i) o[i] = f(x[i], z[i]);
+      else if (br.step[0]) for (int64_t i = 0; i < len; ++i) o[i] = f(x[i], z0);
+      else if (br.step[1]) for (int64_t i = 0; i < len; ++i) o[i] = f(x0, z[i]);
+      else for (int64_t i = 0; i < len; ++i) o[i] = f(x0, z0);
     });
   });
 }

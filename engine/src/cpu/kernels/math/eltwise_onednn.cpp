@@ -1,13 +1,13 @@
 // Float32 unary operators as oneDNN eltwise primitives: JIT-compiled for the
 // machine's widest vector ISA at run time (AVX-512 where there is one), and
 // threaded by oneDNN. An operator is taken only when one eltwise algorithm
-// computes exactly its formula (Pow only with a one-element exponent);
-// the rest of the family is in elementwise.cpp: Exp (this oneDNN's exp turns
-// NaN into inf), and Log, Softplus and Mish (its log loses up to ~300 ulps,
-// Softplus far left of zero all its digits: cpu_ops_harness_test measures it);
-// Clip and HardSigmoid are in clamp.cpp (this oneDNN's clip turns NaN into the
-// bound). Shapes do not matter to an elementwise op, so the primitive works
-// on the flattened tensor.
+// computes exactly its formula (Pow only with a one-element exponent); Exp
+// too, with NaN put back afterwards (this oneDNN's exp turns NaN into inf).
+// Log, Softplus and Mish stay in elementwise.cpp (this oneDNN's log loses up
+// to ~300 ulps, its softplus every digit far left of zero:
+// cpu_ops_harness_test measures it), Clip and HardSigmoid in clamp.cpp (its
+// clip turns NaN into the bound). Shapes do not matter to an elementwise op,
+// so the primitive works on the flattened tensor.
 #include <cmath>
 #include <optional>
 
@@ -15,6 +15,7 @@
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/optimizer.h"
+#include "cpu/thread_pool.h"
 #include "onnxscope/tensor.h"
 
 namespace onnxscope::cpu {
@@ -26,7 +27,17 @@ using A = dnnl::algorithm;
 struct Eltwise {
   A alg = A::eltwise_relu;
   float alpha = 0, beta = 0;
+  bool restore_nan = false;  // this oneDNN's exp turns NaN into inf: put NaN back after
 };
+
+// y[i] = x[i] where x[i] is NaN; built for AVX-512 / AVX2 too.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void restore_nan(const float* x, float* y, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i], w = y[i];
+    y[i] = v != v ? v : w;
+  }
+}
 
 // A one-element float32 tensor's value.
 std::optional<float> scalar_float(const Value* v) {
@@ -44,6 +55,7 @@ std::optional<Eltwise> eltwise_of(const KernelContext& ctx) {
   if (op == "Elu") return Eltwise{A::eltwise_elu, ctx.attr_float("alpha", 1.0f), 0};
   if (op == "Sigmoid") return Eltwise{A::eltwise_logistic, 0, 0};
   if (op == "Tanh") return Eltwise{A::eltwise_tanh, 0, 0};
+  if (op == "Exp") return Eltwise{A::eltwise_exp, 0, 0, true};
   if (op == "Sqrt") return Eltwise{A::eltwise_sqrt, 0, 0};
   if (op == "Abs") return Eltwise{A::eltwise_abs, 0, 0};
   if (op == "HardSwish") return Eltwise{A::eltwise_hardswish, 0, 0};
@@ -117,6 +129,11 @@ void Run(KernelContext& ctx) {
     Tensor& y = new_output(ctx, x.shape());
     const dnnl::memory::desc md = plain_md({p.n});
     execute(*prim, {{DNNL_ARG_SRC, user_mem(md, x.raw())}, {DNNL_ARG_DST, user_mem(md, y.mutable_raw())}});
+    if (p.e.restore_nan) {
+      const float* in = x.data<float>();
+      float* out = y.mutable_data<float>();
+      parallel_for(p.n, 65536, [&](int64_t b, int64_t e) { restore_nan(in + b, out + b, e - b); });
+    }
   });
 }
 
@@ -126,7 +143,7 @@ void register_eltwise_onednn_kernels(KernelRegistry& r) {
   // Versions from which the operator's float32 formula is the one above
   // (earlier ones had consumed_inputs).
   const std::pair<const char*, int> ops[] = {
-      {"Relu", 6},     {"LeakyRelu", 6},  {"Elu", 6},       {"Sigmoid", 6}, {"Tanh", 6},
+      {"Relu", 6},     {"LeakyRelu", 6},  {"Elu", 6},       {"Sigmoid", 6}, {"Tanh", 6},  {"Exp", 6},
       {"Sqrt", 6},     {"Abs", 6},
       {"HardSwish", 14}, {"Swish", 24},   {"Reciprocal", 6}, {"Gelu", 20},  {"Pow", 7},
   };
