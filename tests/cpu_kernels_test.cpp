@@ -449,6 +449,8 @@ Case softmax_case(Rng& rng, int idx, const std::string& op) {
   for (int64_t d = 0; d < r; ++d) x.push_back(pick(rng, 1, 11));
   int64_t axis = pick(rng, -r, r - 1);
   if (old) c.expect_onednn = axis == r - 1 || axis == -1;
+  // From opset 13 an axis other than the last is kernels/math/softmax_axis.cpp's (cpu_ops_harness_test).
+  if (!old && axis != r - 1 && axis != -1) axis = -1;
   if (idx == kCasesPerKernel - 1) {
     x[0] = 0;
     c.expect_onednn = false;

@@ -543,6 +543,24 @@ TEST(CpuOpsHarness, QuantizeAndDequantizeLinear) {
   }
 }
 
+TEST(CpuOpsHarness, SoftmaxOnAnyAxis) {
+  Rng rng(24);
+  for (int i = 0; i < 32; ++i) {
+    Case c(13);
+    Shape s = random_shape(rng, 2, 4, 12);
+    for (auto& d : s) d = std::max<int64_t>(d, 1);
+    if (i % 5 == 0) s[1] = 1000;  // a classifier's classes on axis 1
+    const int64_t rank = static_cast<int64_t>(s.size());
+    // Not the last axis (oneDNN's, tested in cpu_kernels_test), written either way.
+    const int64_t axis = pick(rng, 0, rank - 2) - (pick(rng, 0, 1) ? rank : 0);
+    const char* op = i % 2 ? "LogSoftmax" : "Softmax";
+    c.what = std::string(op) + " " + shape_to_string(s) + " axis " + std::to_string(axis);
+    c.input("x", random_tensor(rng, DataType::Float, s, -8, 8, i % 4 == 3));
+    attr_int(c.mb.node(op, {"x"}, {"y"}, "n"), "axis", axis);
+    check(c, 1e-6, 2e-5);
+  }
+}
+
 // --- data movement -----------------------------------------------------------------
 
 const DataType kMoveTypes[] = {DataType::Float, DataType::Int64, DataType::Uint8, DataType::Bool, DataType::Float16};

@@ -8,6 +8,7 @@ namespace onnxscope::cpu {
 void register_elementwise_kernels(KernelRegistry& r);  // kernels/math/elementwise.cpp: unary/binary/comparison/logic, Eigen, threaded
 void register_eltwise_onednn_kernels(KernelRegistry& r);  // kernels/math/eltwise_onednn.cpp: float32 unary ops as oneDNN eltwise
 void register_clamp_kernels(KernelRegistry& r);         // kernels/math/clamp.cpp: Clip, HardSigmoid with AVX-512 / AVX2
+void register_softmax_axis_kernels(KernelRegistry& r);  // kernels/math/softmax_axis.cpp: (Log)Softmax over an axis not the last
 void register_reduce_kernels(KernelRegistry& r);        // kernels/reduction/reduce.cpp: Reduce* over one block of axes
 void register_slice_kernels(KernelRegistry& r);         // kernels/tensor/slice.cpp: Slice as strided block copies
 void register_pad_kernels(KernelRegistry& r);           // kernels/tensor/pad.cpp: Pad, every mode
