@@ -79,7 +79,9 @@ void IsNaN(KernelContext& c) {
   const float* in = x.data<float>();
   auto* out = reinterpret_cast<uint8_t*>(y.mutable_raw());
   parallel_for(static_cast<int64_t>(x.element_count()), kGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = std::isnan(in[i]) ? 1 : 0;
+    const float* src = in;  // local: bytes written through dst could alias a captured pointer
+    uint8_t* dst = out;
+    for (int64_t i = b; i < e; ++i) dst[i] = std::isnan(src[i]) ? 1 : 0;
   });
 }
 void Sigmoid(KernelContext& c) {
@@ -386,7 +388,9 @@ void Not(KernelContext& c) {
   const auto* in = reinterpret_cast<const uint8_t*>(x.raw());
   auto* out = reinterpret_cast<uint8_t*>(y.mutable_raw());
   parallel_for(static_cast<int64_t>(x.element_count()), kGrain, [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) out[i] = in[i] == 0;
+    const uint8_t* src = in;  // local: bytes written through dst could alias a captured pointer
+    uint8_t* dst = out;
+    for (int64_t i = b; i < e; ++i) dst[i] = src[i] == 0;
   });
 }
 

@@ -4,6 +4,7 @@
 // is then its left border element by element, the part inside the input as
 // one memcpy, and its right border. Rows are split across the thread pool.
 // Parameters the spec rejects are left to the reference kernel.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <optional>
@@ -109,6 +110,18 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
 
 bool accepts(const KernelContext& ctx) { return problem_of(ctx).has_value(); }
 
+// n copies of one element of `elem` bytes.
+void fill_elements(std::byte* o, int64_t n, const std::byte* value, size_t elem) {
+  if (n <= 0) return;
+  switch (elem) {
+    case 4: { uint32_t v; std::memcpy(&v, value, 4); std::fill_n(reinterpret_cast<uint32_t*>(o), n, v); return; }
+    case 8: { uint64_t v; std::memcpy(&v, value, 8); std::fill_n(reinterpret_cast<uint64_t*>(o), n, v); return; }
+    case 2: { uint16_t v; std::memcpy(&v, value, 2); std::fill_n(reinterpret_cast<uint16_t*>(o), n, v); return; }
+    case 1: std::memset(o, static_cast<int>(value[0]), static_cast<size_t>(n)); return;
+    default: for (int64_t k = 0; k < n; ++k) std::memcpy(o + static_cast<size_t>(k) * elem, value, elem);
+  }
+}
+
 // Input coordinate of output coordinate k along a dim of n input elements, or -1 for the constant.
 int64_t source_of(Mode mode, int64_t k, int64_t begin, int64_t n) {
   const __int128 c = static_cast<__int128>(k) - begin;  // a pad of -2^63 must not wrap
@@ -176,7 +189,14 @@ void Pad(KernelContext& ctx) {
         std::memcpy(o + static_cast<size_t>(k) * elem, outside || t < 0 ? fill : in + static_cast<size_t>(src + t) * elem, elem);
       };
       if (outside) {
-        for (int64_t k = 0; k < n; ++k) std::memcpy(o + static_cast<size_t>(k) * elem, fill, elem);
+        fill_elements(o, n, fill, elem);
+        continue;
+      }
+      if (p->mode == Mode::Constant) {  // the borders are the constant: no table
+        fill_elements(o, lo, fill, elem);
+        if (hi > lo) std::memcpy(o + static_cast<size_t>(lo) * elem, in + static_cast<size_t>(src + (lo - b)) * elem,
+                                 static_cast<size_t>(hi - lo) * elem);
+        fill_elements(o + static_cast<size_t>(hi) * elem, n - hi, fill, elem);
         continue;
       }
       for (int64_t k = 0; k < lo; ++k) put(k);
