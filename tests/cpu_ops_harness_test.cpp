@@ -16,6 +16,7 @@
 // same infinity; every other type must match bit for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -879,6 +880,23 @@ TEST(CpuOpsHarness, ScatterNDAndGatherElements) {
     c.input("x", random_tensor(rng, t, s));
     c.input("i", indices(it, is, [](const std::vector<int64_t>& dims, uint64_t) { return dims[0]; }, {s[a]}));
     attr_int(c.mb.node("GatherElements", {"x", "i"}, {"y"}, "n"), "axis", axis);
+    check(c);
+  }
+}
+
+TEST(CpuOpsHarness, TransposeAnyPermutation) {
+  Rng rng(25);
+  for (int i = 0; i < 40; ++i) {
+    Case c(13);
+    const DataType t = kMoveTypes[i % 5];
+    Shape s = random_shape(rng, 1, 4, 40);
+    if (i % 4 == 0) s = {pick(rng, 1, 70), pick(rng, 1, 70)};  // 2-D: 8 x 8 blocks and their edges
+    std::vector<int64_t> perm(s.size());
+    for (size_t d = 0; d < perm.size(); ++d) perm[d] = static_cast<int64_t>(d);
+    std::shuffle(perm.begin(), perm.end(), rng);
+    c.what = "Transpose " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " perm " + shape_to_string(perm);
+    c.input("x", random_tensor(rng, t, s));
+    attr_ints(c.mb.node("Transpose", {"x"}, {"y"}, "n"), "perm", perm);
     check(c);
   }
 }

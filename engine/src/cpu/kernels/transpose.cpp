@@ -5,6 +5,8 @@
 // index is split across the thread pool. Packed 4/2/6-bit types and strings
 // go to the reference kernel.
 #include <cstring>
+#include <immintrin.h>
+#include <type_traits>
 #include <numeric>
 
 #include "cpu/kernels/kernels.h"
@@ -51,6 +53,56 @@ void tile_transpose(const T* in, T* out, int64_t rows, int64_t cols, int64_t in_
     }
 }
 
+// The 4-byte case (float32, int32) where the input's rows are contiguous (a
+// 2-D transpose [S, D] -> [D, S]): 8 x 8 blocks transposed in AVX registers
+// (unpack, shuffle, permute: bits move, nothing is computed), the edges as
+// the plain loop does. Chosen at run time; without AVX2 the template runs.
+__attribute__((target("avx2"))) void transpose8x8(const uint32_t* in, int64_t ld_in, uint32_t* out, int64_t ld_out) {
+  const float* src = reinterpret_cast<const float*>(in);
+  float* dst = reinterpret_cast<float*>(out);
+  __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + ld_in), r2 = _mm256_loadu_ps(src + 2 * ld_in),
+         r3 = _mm256_loadu_ps(src + 3 * ld_in), r4 = _mm256_loadu_ps(src + 4 * ld_in), r5 = _mm256_loadu_ps(src + 5 * ld_in),
+         r6 = _mm256_loadu_ps(src + 6 * ld_in), r7 = _mm256_loadu_ps(src + 7 * ld_in);
+  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
+               t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
+               t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
+  const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
+               u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
+               u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
+               u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
+  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
+  _mm256_storeu_ps(dst + ld_out, _mm256_permute2f128_ps(u1, u5, 0x20));
+  _mm256_storeu_ps(dst + 2 * ld_out, _mm256_permute2f128_ps(u2, u6, 0x20));
+  _mm256_storeu_ps(dst + 3 * ld_out, _mm256_permute2f128_ps(u3, u7, 0x20));
+  _mm256_storeu_ps(dst + 4 * ld_out, _mm256_permute2f128_ps(u0, u4, 0x31));
+  _mm256_storeu_ps(dst + 5 * ld_out, _mm256_permute2f128_ps(u1, u5, 0x31));
+  _mm256_storeu_ps(dst + 6 * ld_out, _mm256_permute2f128_ps(u2, u6, 0x31));
+  _mm256_storeu_ps(dst + 7 * ld_out, _mm256_permute2f128_ps(u3, u7, 0x31));
+}
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+
+// out[r][c] = in[r + c * in_col_stride] (rows x cols, out contiguous) by 8 x 8 blocks within 32 x 32 tiles.
+void tile_transpose4(const uint32_t* in, uint32_t* out, int64_t rows, int64_t cols, int64_t in_col_stride) {
+  constexpr int64_t kTile = 32;
+  for (int64_t r0 = 0; r0 < rows; r0 += kTile)
+    for (int64_t c0 = 0; c0 < cols; c0 += kTile) {
+      const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
+      int64_t r = r0;
+      for (; r + 8 <= r1; r += 8) {
+        int64_t c = c0;
+        for (; c + 8 <= c1; c += 8) transpose8x8(in + c * in_col_stride + r, in_col_stride, out + r * cols + c, cols);
+        for (int64_t rr = r; rr < r + 8; ++rr)
+          for (int64_t cc = c; cc < c1; ++cc) out[rr * cols + cc] = in[rr + cc * in_col_stride];
+      }
+      for (; r < r1; ++r)
+        for (int64_t c = c0; c < c1; ++c) out[r * cols + c] = in[r + c * in_col_stride];
+    }
+}
+
 template <typename T>
 void transpose_typed(const std::byte* in_raw, std::byte* out_raw, const Shape& out_dims, const Shape& in_strides) {
   const T* in = reinterpret_cast<const T*>(in_raw);
@@ -73,6 +125,9 @@ void transpose_typed(const std::byte* in_raw, std::byte* out_raw, const Shape& o
         rem /= out_dims[d];
       }
       if (run_copy) std::memcpy(out + o * cols, in + off, static_cast<size_t>(cols) * sizeof(T));
+      else if (inner_axes == 2 && std::is_same_v<T, uint32_t> && in_strides[rank - 2] == 1 && has_avx2())
+        tile_transpose4(reinterpret_cast<const uint32_t*>(in + off), reinterpret_cast<uint32_t*>(out + o * block), rows,
+                        cols, in_strides[rank - 1]);
       else if (inner_axes == 2) tile_transpose(in + off, out + o * block, rows, cols, in_strides[rank - 2], in_strides[rank - 1]);
       else
         for (int64_t c = 0; c < cols; ++c) out[o * cols + c] = in[off + c * in_strides[rank - 1]];
