@@ -5,6 +5,9 @@
 // the zero point, clamped (NaN gives the zero point); (x - zero point) *
 // scale, exact in float as it is in double for 8-bit values. Blocked scales,
 // other types and the precision attribute go to the reference.
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
 #include <optional>
 
@@ -46,8 +49,10 @@ ONNXSCOPE_DEQUANTIZE(dequantize_u8, uint8_t)
 ONNXSCOPE_DEQUANTIZE(dequantize_i8, int8_t)
 #undef ONNXSCOPE_DEQUANTIZE
 
-// The range of x extended to include 0; NaN is skipped (as std::max / std::min in the reference).
-ONNXSCOPE_CLONES void range_with_zero(const float* x, int64_t n, float* lo, float* hi) {
+// The range of x extended to include 0; NaN is skipped (as std::max / std::min
+// in the reference). x86's max and min return their second operand when either
+// is NaN, so the running value goes second: a NaN element leaves it as it was.
+void range_plain(const float* x, int64_t n, float* lo, float* hi) {
   float mn = 0.0f, mx = 0.0f;
   for (int64_t i = 0; i < n; ++i) {
     mx = mx < x[i] ? x[i] : mx;
@@ -55,6 +60,33 @@ ONNXSCOPE_CLONES void range_with_zero(const float* x, int64_t n, float* lo, floa
   }
   *lo = mn;
   *hi = mx;
+}
+
+__attribute__((target("avx2"))) void range_avx2(const float* x, int64_t n, float* lo, float* hi) {
+  __m256 mn = _mm256_setzero_ps(), mx = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 v = _mm256_loadu_ps(x + i);
+    mx = _mm256_max_ps(v, mx);
+    mn = _mm256_min_ps(v, mn);
+  }
+  alignas(32) float a[8], b[8];
+  _mm256_store_ps(a, mn);
+  _mm256_store_ps(b, mx);
+  float l = 0.0f, h = 0.0f;
+  range_plain(a, 8, &l, &h);
+  float l2 = 0.0f, h2 = 0.0f;
+  range_plain(b, 8, &l2, &h2);
+  float l3 = 0.0f, h3 = 0.0f;
+  range_plain(x + i, n - i, &l3, &h3);
+  *lo = std::min({l, l2, l3});
+  *hi = std::max({h, h2, h3});
+}
+
+void range_with_zero(const float* x, int64_t n, float* lo, float* hi) {
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) range_avx2(x, n, lo, hi);
+  else range_plain(x, n, lo, hi);
 }
 #undef ONNXSCOPE_CLONES
 
