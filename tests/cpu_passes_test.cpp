@@ -751,6 +751,65 @@ TEST(FuseGelu, BeforeOpset20TheEnginesOwnGelu) {
   expect_same_results(original, m);
 }
 
+// GPT-2's gelu_new as the TorchScript exporter writes it (form 0: Pow(x, 3),
+// 0.5 * x first), and with x * x * x and the halving last (form 1).
+ModelBuilder decomposed_tanh_gelu(int64_t opset, int form) {
+  ModelBuilder b(opset);
+  b.input("x", DataType::Float, {int64_t{3}, int64_t{7}});
+  b.initializer(scalar("half", 0.5f));
+  b.initializer(scalar("three", 3.0f));
+  b.initializer(scalar("c", 0.044715f));
+  b.initializer(scalar("k", 0.7978846f));
+  b.initializer(scalar("one", 1.0f));
+  if (form == 0) {
+    b.node("Mul", {"x", "half"}, {"h"}, "half_x");
+    b.node("Pow", {"x", "three"}, {"p"}, "cube");
+  } else {
+    b.node("Mul", {"x", "x"}, {"sq"}, "square");
+    b.node("Mul", {"sq", "x"}, {"p"}, "cube");
+  }
+  b.node("Mul", {"p", "c"}, {"q"}, "scale_cube");
+  b.node("Add", {"x", "q"}, {"s"}, "sum");
+  b.node("Mul", {"k", "s"}, {"u"}, "scale_sum");
+  b.node("Tanh", {"u"}, {"t"}, "tanh");
+  b.node("Add", {"t", "one"}, {"v"}, "plus_one");
+  if (form == 0) {
+    b.node("Mul", {"h", "v"}, {"y"}, "out");
+  } else {
+    b.node("Mul", {"x", "v"}, {"xv"}, "times_x");
+    b.node("Mul", {"xv", "half"}, {"y"}, "out");
+  }
+  b.output("y", DataType::Float, {int64_t{3}, int64_t{7}});
+  return b;
+}
+
+TEST(FuseGelu, TanhApproximationBecomesGeluTanh) {
+  for (int64_t opset : {17, 20})
+    for (int form : {0, 1}) {
+      SCOPED_TRACE(std::to_string(opset) + " form " + std::to_string(form));
+      auto original = load_model(decomposed_tanh_gelu(opset, form));
+      auto m = apply(*original, cpu::fuse_gelu, true);
+      ASSERT_EQ(op_types(*m), (std::vector<std::string>{"Gelu"}));
+      const Node& n = m->graph.nodes[0];
+      EXPECT_EQ(n.domain, opset >= 20 ? "" : "onnxscope.cpu");
+      EXPECT_EQ(n.inputs, (std::vector<std::string>{"x"}));
+      ASSERT_NE(n.attribute("approximate"), nullptr);
+      EXPECT_EQ(n.attribute("approximate")->s, "tanh");
+      EXPECT_EQ(provenance(n).size(), form == 0 ? 8u : 9u);
+      expect_same_results(original, m);
+    }
+  // Another constant in the cubic term: not GELU.
+  ModelBuilder b = decomposed_tanh_gelu(17, 0);
+  auto& g = *b.graph().mutable_initializer();
+  for (int i = 0; i < g.size(); ++i)
+    if (g[i].name() == "c") {
+      g.erase(g.begin() + i);
+      break;
+    }
+  b.initializer(scalar("c", 0.05f));
+  apply(*load_model(b), cpu::fuse_gelu, false);
+}
+
 TEST(FuseGelu, NotWithOtherConstants) {
   ModelBuilder b = decomposed_gelu(20, 0);
   b.initializer(scalar("sqrt2", 1.5f));  // replaces the divisor: not GELU any more
