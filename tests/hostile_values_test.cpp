@@ -418,6 +418,39 @@ TEST(HostileValues, RequantizingByANaNMultiplier) {
   }
 }
 
+// A MaxPool of uint32 whose pads leave some windows with nothing but padding:
+// the maximum there, -inf in double, was converted to uint32 (undefined; found
+// by fuzz_model). It is the type's lowest value; a Pad-2 value of 1e30 on
+// int32 saturates the same way.
+TEST(HostileValues, MaxOverPaddingOnlyAndHugePadValuesOnIntegers) {
+  ModelBuilder b(12, 8);
+  b.input("x", DataType::Uint32, {int64_t{1}, int64_t{1}, int64_t{2}, int64_t{2}});
+  auto& n = b.node("MaxPool", {"x"}, {"y"}, "pool");
+  attr_ints(n, "kernel_shape", {1, 1});
+  attr_ints(n, "pads", {2, 0, 0, 0});
+  b.output_untyped("y");
+  Tensor x = Tensor::zeros(DataType::Uint32, {1, 1, 2, 2});
+  for (uint32_t i = 0; i < 4; ++i) x.mutable_data<uint32_t>()[i] = 7 + i;
+  Outcome o = run("reference", b, {{"x", Value(x)}});
+  ASSERT_TRUE(o.ok) << o.error;
+  const Tensor& y = o.outputs[0].second.tensor();
+  ASSERT_EQ(y.shape(), (Shape{1, 1, 4, 2}));
+  const uint32_t want[] = {0, 0, 0, 0, 7, 8, 9, 10};  // two rows of padding only, then the input
+  for (uint64_t i = 0; i < 8; ++i) EXPECT_EQ(y.data<uint32_t>()[i], want[i]) << i;
+
+  ModelBuilder p(2, 3);
+  p.input("x", DataType::Int32, {int64_t{2}});
+  auto& pn = p.node("Pad", {"x"}, {"y"}, "pad");
+  attr_ints(pn, "pads", {1, 1});
+  attr_float(pn, "value", 1e30f);
+  p.output_untyped("y");
+  Tensor xi = Tensor::zeros(DataType::Int32, {2});
+  Outcome po = run("reference", p, {{"x", Value(xi)}});
+  ASSERT_TRUE(po.ok) << po.error;
+  EXPECT_EQ(po.outputs[0].second.tensor().data<int32_t>()[0], std::numeric_limits<int32_t>::max());
+  EXPECT_EQ(po.outputs[0].second.tensor().data<int32_t>()[3], std::numeric_limits<int32_t>::max());
+}
+
 // Clip-6 with float bounds on int8: a max of 65504 was converted to int8
 // (undefined; found by fuzz_model). It saturates, and a NaN bound bounds nothing.
 TEST(HostileValues, ClipBoundsPastAnIntegerTypesRange) {

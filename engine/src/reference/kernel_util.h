@@ -98,6 +98,14 @@ template <typename T> T saturating_cast(double v) {
   return static_cast<T>(v);
 }
 
+// A double result stored into compute type C the way a cast would, without
+// undefined behaviour: integers truncate toward zero, saturate out of range
+// and take 0 for NaN; bool is "nonzero"; floats round.
+template <typename C> C from_double(double v) {
+  if constexpr (std::is_integral_v<C> && !std::is_same_v<C, bool>) return saturating_cast<C>(v);
+  else return static_cast<C>(v);
+}
+
 // Fails unless a working buffer of `shape` (elements of `elem_bytes` each)
 // stays within the tensor limit. Sizes a kernel derives from attributes and
 // from several inputs' shapes (a Conv's padded output, attention's L x S

@@ -224,7 +224,7 @@ void Gemm(KernelContext& ctx) {
             put<S>(out, o, static_cast<compute_t<S>>(r));
           } else {
             const double r = alpha * static_cast<double>(static_cast<int64_t>(acc)) + beta * static_cast<double>(static_cast<int64_t>(cval));
-            put<S>(out, o, static_cast<compute_t<S>>(static_cast<int64_t>(r)));
+            put<S>(out, o, static_cast<compute_t<S>>(from_double<int64_t>(r)));  // NaN, inf: no undefined cast
           }
         } else {
           put<S>(out, o, static_cast<compute_t<S>>(alpha * acc + beta * cval));

@@ -139,9 +139,11 @@ inline void require_nc_spatial(const KernelContext& ctx, const Tensor& x, const 
              shape_to_string(x.shape()));
 }
 
-// Stores doubles into a tensor of storage type S (rounded for narrow floats, truncated for ints).
+// Stores doubles into a tensor of storage type S (rounded for narrow floats,
+// truncated for ints: NaN gives 0 and out-of-range values saturate, so a max
+// over a window of padding only, -inf, is the type's lowest value).
 template <typename S> inline void put_all(Tensor& t, const std::vector<double>& v) {
-  for (uint64_t i = 0; i < v.size(); ++i) put<S>(t, i, static_cast<compute_t<S>>(v[i]));
+  for (uint64_t i = 0; i < v.size(); ++i) put<S>(t, i, from_double<compute_t<S>>(v[i]));
 }
 
 }  // namespace nn

@@ -421,7 +421,7 @@ DataType numeric_output_type(const KernelContext& ctx) {
 void store_numeric(const KernelContext& ctx, Tensor& t, const std::vector<double>& v) {
   dispatch<kNumeric>(ctx, t.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    for (uint64_t i = 0; i < t.element_count(); ++i) put<S>(t, i, static_cast<compute_t<S>>(v[i]));
+    for (uint64_t i = 0; i < t.element_count(); ++i) put<S>(t, i, from_double<compute_t<S>>(v[i]));
   });
 }
 

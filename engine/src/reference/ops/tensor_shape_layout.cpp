@@ -47,7 +47,7 @@ Tensor scalar_of(const KernelContext& ctx, DataType t, double v) {
   Tensor s = Tensor::zeros(t, {});
   dispatch<kFloats | kInts | kBool>(ctx, t, [&](auto tag) {
     using S = typename decltype(tag)::type;
-    put<S>(s, 0, static_cast<compute_t<S>>(v));
+    put<S>(s, 0, from_double<compute_t<S>>(v));  // a value of 1e30 or NaN for an int tensor: saturated, 0
   });
   return s;
 }
