@@ -451,6 +451,33 @@ TEST(HostileValues, MaxOverPaddingOnlyAndHugePadValuesOnIntegers) {
   EXPECT_EQ(po.outputs[0].second.tensor().data<int32_t>()[3], std::numeric_limits<int32_t>::max());
 }
 
+// A Slice whose step is INT64_MIN (or INT64_MAX) takes one element: the CUDA
+// engine multiplied the step into the stride anyway (6368 * INT64_MIN,
+// undefined; found by fuzz_model under cuda-sim). Every engine gives the
+// reference's element.
+TEST(HostileValues, SliceStepsAtTheEndsOfInt64) {
+  for (int64_t step : {std::numeric_limits<int64_t>::min(), std::numeric_limits<int64_t>::max()}) {
+    ModelBuilder b(13, 8);
+    b.input("x", DataType::Float, {int64_t{3}, int64_t{5}});
+    const int64_t start = step < 0 ? -1 : 1;
+    b.initializer(make_int64_tensor("s", {1}, {start}));
+    b.initializer(make_int64_tensor("e", {1}, {step < 0 ? std::numeric_limits<int64_t>::min() : std::numeric_limits<int64_t>::max()}));
+    b.initializer(make_int64_tensor("a", {1}, {1}));
+    b.initializer(make_int64_tensor("st", {1}, {step}));
+    b.node("Slice", {"x", "s", "e", "a", "st"}, {"y"}, "slice");
+    b.output_untyped("y");
+    Tensor x = floats({3, 5}, 0.f);
+    for (uint64_t i = 0; i < 15; ++i) x.mutable_data<float>()[i] = static_cast<float>(i);
+    for (const char* e : kEngines) {
+      Outcome o = run(e, b, {{"x", Value(x)}});
+      ASSERT_TRUE(o.ok) << e << ": " << o.error;
+      const Tensor& y = o.outputs[0].second.tensor();
+      ASSERT_EQ(y.shape(), (Shape{3, 1})) << e;
+      for (int64_t r = 0; r < 3; ++r) EXPECT_EQ(y.data<float>()[r], static_cast<float>(r * 5 + (step < 0 ? 4 : 1))) << e;
+    }
+  }
+}
+
 // Clip-6 with float bounds on int8: a max of 65504 was converted to int8
 // (undefined; found by fuzz_model). It saturates, and a NaN bound bounds nothing.
 TEST(HostileValues, ClipBoundsPastAnIntegerTypesRange) {

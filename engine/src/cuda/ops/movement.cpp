@@ -289,7 +289,9 @@ void run_slice(OpContext& c) {
     const SliceRange r = slice_range(dim, starts[i], ends[i], st);
     begin[a] = r.count ? r.start : 0;
     out[a] = r.count;
-    step[a] = st;
+    // With one element or none the step is never taken (and stride * INT64_MIN
+    // would overflow); with two or more |step| < dim, so stride * step fits.
+    step[a] = r.count > 1 ? st : 1;
   }
   const auto stride = contiguous_strides(x.shape);
   StridedCopy p;
