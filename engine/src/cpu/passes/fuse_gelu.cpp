@@ -67,6 +67,18 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
   std::vector<bool> remove(g.nodes.size(), false);
   auto sole = [&](const std::string& value, const char* op) { return idx.sole_reader(g, value, op); };
   size_t fused = 0;
+  // Gelu(x) -> y in place of `chain`, named after its Erf or Tanh.
+  auto emit = [&](const Node& core, const std::string& x, const std::string& y, const std::vector<const Node*>& chain,
+                  bool tanh) {
+    Node gelu;
+    gelu.name = unique_node_name(g, core.name.empty() ? "Gelu" : core.name + "_Gelu");
+    gelu.op_type = "Gelu";
+    if (!onnx_gelu) gelu.domain = kCpuDomain;
+    gelu.inputs = {x};
+    gelu.outputs = {y};
+    if (tanh) gelu.attributes.push_back(make_attr_string("approximate", "tanh"));
+    if (replace_chain(g, remove, chain, std::move(gelu))) ++fused;
+  };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& erf = g.nodes[i];
     if (!is_op(erf, "Erf") || erf.inputs.size() != 1 || erf.outputs.size() != 1) continue;
@@ -85,14 +97,7 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
     const std::string& c = add->outputs[0];  // 1 + erf(...)
     std::vector<const Node*> chain = {scale, &erf, add};
     const std::string y = times_half_x(model, g, idx, c, x, chain);
-    if (y.empty()) continue;
-    Node gelu;
-    gelu.name = unique_node_name(g, erf.name.empty() ? "Gelu" : erf.name + "_Gelu");
-    gelu.op_type = "Gelu";
-    if (!onnx_gelu) gelu.domain = kCpuDomain;
-    gelu.inputs = {x};
-    gelu.outputs = {y};
-    if (replace_chain(g, remove, chain, std::move(gelu))) ++fused;
+    if (!y.empty()) emit(erf, x, y, chain, false);
   }
   // The tanh approximation (GPT-2's gelu_new, transformers' "gelu_pytorch_tanh"):
   //   y = x * 0.5 * (1 + Tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
@@ -112,7 +117,6 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
       continue;
     std::string x;
     const Node* cubic_mul = nullptr;
-    const Node* cube = nullptr;
     std::vector<const Node*> cube_nodes;
     for (int k = 0; k < 2 && x.empty(); ++k) {
       const std::string& cand = sum->inputs[static_cast<size_t>(k)];
@@ -138,25 +142,15 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
       if (nodes.empty()) continue;
       x = cand;
       cubic_mul = qm;
-      cube = pn;
       cube_nodes = nodes;
     }
-    (void)cube;
     if (x.empty() || elem_type(g, x) != DataType::Float) continue;
     const Node* add = sole(tanh.outputs[0], "Add");
     if (!add || !near(scalar_constant(model, other(*add, tanh.outputs[0])), 1.0)) continue;
     std::vector<const Node*> chain = cube_nodes;
     chain.insert(chain.end(), {cubic_mul, sum, scale, &tanh, add});
     const std::string y = times_half_x(model, g, idx, add->outputs[0], x, chain);
-    if (y.empty()) continue;
-    Node gelu;
-    gelu.name = unique_node_name(g, tanh.name.empty() ? "Gelu" : tanh.name + "_Gelu");
-    gelu.op_type = "Gelu";
-    if (!onnx_gelu) gelu.domain = kCpuDomain;
-    gelu.inputs = {x};
-    gelu.outputs = {y};
-    gelu.attributes.push_back(make_attr_string("approximate", "tanh"));
-    if (replace_chain(g, remove, chain, std::move(gelu))) ++fused;
+    if (!y.empty()) emit(tanh, x, y, chain, true);
   }
   erase_nodes(g, remove);
   if (fused && !onnx_gelu) add_cpu_opset(model);

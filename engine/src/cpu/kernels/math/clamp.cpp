@@ -12,6 +12,7 @@
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/param_values.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
@@ -66,12 +67,6 @@ ClampFn best() {
                             : __builtin_cpu_supports("avx2")  ? clamp_avx2
                                                               : clamp_plain;
   return fn;
-}
-
-std::optional<float> scalar_float(const Value* v) {
-  if (!v || !v->is_tensor() || v->tensor().dtype() != DataType::Float || v->tensor().element_count() != 1)
-    return std::nullopt;
-  return v->tensor().data<float>()[0];
 }
 
 std::optional<Clamp> clamp_of(const KernelContext& ctx) {

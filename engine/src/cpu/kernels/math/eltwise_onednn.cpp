@@ -14,6 +14,7 @@
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
+#include "cpu/kernels/param_values.h"
 #include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
 #include "onnxscope/tensor.h"
@@ -37,12 +38,6 @@ void restore_nan(const float* x, float* y, int64_t n) {
     const float v = x[i], w = y[i];
     y[i] = v != v ? v : w;
   }
-}
-
-// A one-element float32 tensor's value.
-std::optional<float> scalar_float(const Value* v) {
-  if (!is_float(v) || v->tensor().element_count() != 1) return std::nullopt;
-  return v->tensor().data<float>()[0];
 }
 
 // The eltwise algorithm that is this node's operator, with its parameters.

@@ -19,6 +19,7 @@
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/param_values.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
@@ -197,18 +198,13 @@ void MatMulInteger(KernelContext& ctx) {
 // multiplier formed in float and applied in double, as the reference does;
 // per-tensor scales and zero points, 8-bit types.
 
-std::optional<float> float_scalar(const Value* v) {
-  if (!v || !v->is_tensor() || v->tensor().dtype() != DataType::Float || v->tensor().element_count() != 1) return std::nullopt;
-  return v->tensor().data<float>()[0];
-}
-
 bool qlinear_accepts(const KernelContext& ctx) {
   if (ctx.input_count() != 8) return false;
   for (size_t i : {size_t{2}, size_t{5}, size_t{7}}) {
     const Value* v = ctx.input_value(i);
     if (!v || !v->is_tensor() || v->tensor().element_count() != 1) return false;
   }
-  if (!float_scalar(ctx.input_value(1)) || !float_scalar(ctx.input_value(4)) || !float_scalar(ctx.input_value(6)))
+  if (!scalar_float(ctx.input_value(1)) || !scalar_float(ctx.input_value(4)) || !scalar_float(ctx.input_value(6)))
     return false;
   const DataType yt = ctx.input_value(7)->tensor().dtype();
   if (yt != DataType::Uint8 && yt != DataType::Int8) return false;
@@ -225,8 +221,8 @@ void QLinearMatMul(KernelContext& ctx) {
     if (!p) ctx.fail("problem not supported by the oneDNN int8 matmul");
     std::vector<int32_t> acc(static_cast<size_t>(p->m * p->n));
     int8_matmul(ctx, *p, kQLinearMatMul, acc.data());
-    const float a_scale = *float_scalar(ctx.input_value(1)), b_scale = *float_scalar(ctx.input_value(4)),
-                y_scale = *float_scalar(ctx.input_value(6));
+    const float a_scale = *scalar_float(ctx.input_value(1)), b_scale = *scalar_float(ctx.input_value(4)),
+                y_scale = *scalar_float(ctx.input_value(6));
     const double mult = static_cast<float>(a_scale * b_scale / y_scale);
     const Tensor& yz = ctx.input(7);
     const bool u8 = yz.dtype() == DataType::Uint8;

@@ -11,18 +11,11 @@
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/param_values.h"
 #include "cpu/kernels/tensor/strided_copy.h"
 
 namespace onnxscope::cpu {
 namespace {
-
-std::optional<std::vector<int64_t>> int64s_of(const Value* v) {
-  if (!v || !v->is_tensor() || v->tensor().rank() > 1) return std::nullopt;
-  const Tensor& t = v->tensor();
-  if (t.dtype() == DataType::Int64) return std::vector<int64_t>(t.data<int64_t>(), t.data<int64_t>() + t.element_count());
-  if (t.dtype() == DataType::Int32) return std::vector<int64_t>(t.data<int32_t>(), t.data<int32_t>() + t.element_count());
-  return std::nullopt;
-}
 
 enum class Mode { Constant, Reflect, Edge, Wrap };
 
@@ -62,7 +55,7 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
     for (int64_t d = 0; d < rank; ++d) axes[static_cast<size_t>(d)] = d;
   } else {
     if (ctx.input_count() < 2 || ctx.input_count() > 4) return std::nullopt;
-    auto pv = int64s_of(ctx.input_value(1));
+    auto pv = int_list(ctx.input_value(1));
     if (!pv) return std::nullopt;
     pads = *pv;
     if (ctx.input_count() > 2 && ctx.input_value(2)) {
@@ -76,7 +69,7 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
     }
     if (ctx.input_count() > 3 && ctx.input_value(3)) {
       if (opset < 18) return std::nullopt;
-      auto av = int64s_of(ctx.input_value(3));
+      auto av = int_list(ctx.input_value(3));
       if (!av) return std::nullopt;
       axes = *av;
     } else {

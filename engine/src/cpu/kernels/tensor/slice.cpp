@@ -9,21 +9,11 @@
 #include "core/slice_range.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/param_values.h"
 #include "cpu/kernels/tensor/strided_copy.h"
 
 namespace onnxscope::cpu {
 namespace {
-
-// A 1-D (or scalar) int32 / int64 tensor's values.
-std::optional<std::vector<int64_t>> ints_of(const Value* v) {
-  if (!v || !v->is_tensor() || v->tensor().rank() > 1) return std::nullopt;
-  const Tensor& t = v->tensor();
-  std::vector<int64_t> out(t.element_count());
-  if (t.dtype() == DataType::Int64) std::copy_n(t.data<int64_t>(), out.size(), out.begin());
-  else if (t.dtype() == DataType::Int32) std::copy_n(t.data<int32_t>(), out.size(), out.begin());
-  else return std::nullopt;
-  return out;
-}
 
 struct Problem {
   Shape out;
@@ -49,12 +39,12 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
     steps.assign(starts.size(), 1);
   } else {
     if (ctx.input_count() < 3 || ctx.input_count() > 5) return std::nullopt;
-    auto s = ints_of(ctx.input_value(1)), e = ints_of(ctx.input_value(2));
+    auto s = int_list(ctx.input_value(1)), e = int_list(ctx.input_value(2));
     if (!s || !e) return std::nullopt;
     starts = *s;
     ends = *e;
     if (ctx.input_count() > 3 && ctx.input_value(3)) {
-      auto a = ints_of(ctx.input_value(3));
+      auto a = int_list(ctx.input_value(3));
       if (!a) return std::nullopt;
       axes = *a;
     } else {
@@ -62,7 +52,7 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
       std::iota(axes.begin(), axes.end(), 0);
     }
     if (ctx.input_count() > 4 && ctx.input_value(4)) {
-      auto st = ints_of(ctx.input_value(4));
+      auto st = int_list(ctx.input_value(4));
       if (!st) return std::nullopt;
       steps = *st;
     } else {
