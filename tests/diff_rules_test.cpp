@@ -273,6 +273,35 @@ TEST(DiffRules, WorstElementIsTheLargestViolation) {
   EXPECT_GT(d.max_abs, 2.9e-4);  // the largest |A-B| is element 0's
 }
 
+// Tensors longer than the diff's decode chunk: counts, the first non-finite
+// mismatch and the worst element are found past the first chunk, and int64
+// values past 2^53 still compare exactly there.
+TEST(DiffRules, LongTensorsAreComparedElementByElementPastTheFirstChunk) {
+  std::vector<float> a(10000), b(10000);
+  for (size_t i = 0; i < a.size(); ++i) a[i] = b[i] = static_cast<float>(i % 97) * 0.5f;
+  b[4100] = a[4100] + 3.0f;  // the worst
+  b[2500] = a[2500] + 0.5f;
+  a[9999] = INFINITY;        // one-sided Inf in the last chunk
+  b[6000] = NAN;
+  TensorDiff d = diff_tensors(floats({100, 100}, a), floats({100, 100}, b), DiffTolerance{});
+  EXPECT_EQ(d.elements, 10000u);
+  EXPECT_EQ(d.out_of_tolerance, 4u);
+  EXPECT_EQ(d.nan_b, 1u);
+  EXPECT_EQ(d.nan_only_b.count, 1u);
+  EXPECT_EQ(d.nan_only_b.first, 6000u);
+  EXPECT_EQ(d.inf_only_a.count, 1u);
+  EXPECT_EQ(d.inf_only_a.first, 9999u);
+  EXPECT_TRUE(std::isinf(d.max_abs));
+  EXPECT_TRUE(std::isinf(d.worst_violation));
+
+  std::vector<int64_t> x(5000, int64_t{1} << 60), y = x;
+  y[4999] += 1;  // one apart, past 2^53: equal in double
+  TensorDiff ints = diff_tensors(int64s({5000}, x), int64s({5000}, y), DiffTolerance{0, 0});
+  EXPECT_EQ(ints.out_of_tolerance, 1u);
+  EXPECT_EQ(ints.worst_index, 4999u);
+  EXPECT_EQ(ints.max_abs, 1.0);
+}
+
 // Every node row, the first-divergence line and the status column say the
 // same in the GUI as in the report (diff_report.h's helpers).
 TEST(DiffRules, ReportPiecesAgree) {

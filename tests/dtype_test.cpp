@@ -1,5 +1,9 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <random>
+#include <vector>
+
 #include "onnxscope/dtype.h"
 #include "onnxscope/tensor.h"
 
@@ -73,4 +77,35 @@ TEST(Tensor, ElementAccessWidensEveryNumericType) {
   u.mutable_data<uint64_t>()[0] = 1ull << 40;
   EXPECT_EQ(u.element_as_int64(0), int64_t{1} << 40);
   EXPECT_THROW(u.element_as_double(1), std::out_of_range);
+}
+
+// The bulk decoders (what diff and the dump statistics use) give exactly what
+// the one-element accessors give, for every numeric type, from offsets that
+// start inside a packed byte, over random bytes (NaN, Inf and bool bytes
+// other than 0 and 1 included).
+TEST(Tensor, RangeDecodeMatchesElementAccessForEveryType) {
+  std::mt19937 rng(7);
+  for (int code = 1; code <= kMaxDataType; ++code) {
+    const auto t = static_cast<DataType>(code);
+    if (t == DataType::String) continue;
+    Tensor x = Tensor::zeros(t, {4099});
+    std::byte* p = x.mutable_raw();
+    for (uint64_t i = 0; i < x.byte_size(); ++i) p[i] = static_cast<std::byte>(rng());
+    for (uint64_t first : {0ull, 1ull, 3ull, 1027ull}) {
+      const uint64_t n = x.element_count() - first;
+      std::vector<double> d(n);
+      std::vector<int64_t> v(n);
+      x.elements_as_double(first, n, d.data());
+      x.elements_as_int64(first, n, v.data());
+      for (uint64_t k = 0; k < n; ++k) {
+        const double want = x.element_as_double(first + k);
+        ASSERT_TRUE(d[k] == want || (std::isnan(d[k]) && std::isnan(want)))
+            << dtype_name(t) << " element " << first + k << ": " << d[k] << " vs " << want;
+        ASSERT_EQ(v[k], x.element_as_int64(first + k)) << dtype_name(t) << " element " << first + k;
+      }
+    }
+    std::vector<double> one(1);
+    EXPECT_THROW(x.elements_as_double(4099, 1, one.data()), std::out_of_range) << dtype_name(t);
+    EXPECT_THROW(x.elements_as_double(1, UINT64_MAX, one.data()), std::out_of_range) << dtype_name(t);
+  }
 }

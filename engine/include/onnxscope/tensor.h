@@ -56,6 +56,11 @@ class Tensor {
   double element_as_double(uint64_t i) const;
   // Element i as int64 for integer and bool types (floats truncate).
   int64_t element_as_int64(uint64_t i) const;
+  // Elements [first, first + count) as element_as_double / element_as_int64
+  // give them, decoded with one type dispatch for the whole run: what a
+  // whole-tensor pass (diff, statistics) uses instead of one call per element.
+  void elements_as_double(uint64_t first, uint64_t count, double* out) const;
+  void elements_as_int64(uint64_t first, uint64_t count, int64_t* out) const;
 
  private:
   DataType dtype_ = DataType::Undefined;
@@ -76,5 +81,7 @@ uint64_t normalize_bool_bytes(Tensor& t);
 // extension; see float_formats.h and dtype helpers for interpretation).
 uint8_t packed_element_bits(DataType t, const std::byte* data, uint64_t i);
 void set_packed_element_bits(DataType t, std::byte* data, uint64_t i, uint8_t bits);
+// The codes of elements [first, first + count) of packed (or one-byte) storage, one per byte.
+void unpack_element_bits(DataType t, const std::byte* data, uint64_t first, uint64_t count, uint8_t* out);
 
 }  // namespace onnxscope

@@ -1,5 +1,6 @@
 #include "onnxscope/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -192,6 +193,114 @@ int64_t Tensor::element_as_int64(uint64_t i) const {
       if (v >= 9.2233720368547758e18) return std::numeric_limits<int64_t>::max();
       return static_cast<int64_t>(v);
     }
+  }
+}
+
+void unpack_element_bits(DataType t, const std::byte* data, uint64_t first, uint64_t count, uint8_t* out) {
+  const auto* p = reinterpret_cast<const uint8_t*>(data);
+  switch (dtype_info(t).bits) {
+    case 4:
+      for (uint64_t k = 0; k < count; ++k) {
+        const uint64_t i = first + k;
+        out[k] = (p[i >> 1] >> ((i & 1) * 4)) & 0x0F;
+      }
+      return;
+    case 2:
+      for (uint64_t k = 0; k < count; ++k) {
+        const uint64_t i = first + k;
+        out[k] = (p[i >> 2] >> ((i & 3) * 2)) & 0x03;
+      }
+      return;
+    case 6:
+      for (uint64_t k = 0; k < count; ++k) out[k] = packed_element_bits(t, data, first + k);
+      return;
+    default:
+      if (count) std::memcpy(out, p + first, count);
+  }
+}
+
+namespace {
+// out[k] = f(element first + k) for fixed-width storage of T.
+template <typename T, typename Out, typename F>
+void decode_fixed(const std::byte* d, uint64_t first, uint64_t count, Out* out, F f) {
+  const std::byte* s = d + first * sizeof(T);
+  for (uint64_t k = 0; k < count; ++k) {
+    T v;
+    std::memcpy(&v, s + k * sizeof(T), sizeof(T));
+    out[k] = static_cast<Out>(f(v));
+  }
+}
+
+// out[k] = f(code of element first + k) for packed storage, through a small buffer.
+template <typename Out, typename F>
+void decode_packed(DataType t, const std::byte* d, uint64_t first, uint64_t count, Out* out, F f) {
+  uint8_t codes[1024];
+  for (uint64_t done = 0; done < count;) {
+    const uint64_t n = std::min<uint64_t>(sizeof codes, count - done);
+    unpack_element_bits(t, d, first + done, n, codes);
+    for (uint64_t k = 0; k < n; ++k) out[done + k] = static_cast<Out>(f(codes[k]));
+    done += n;
+  }
+}
+
+const auto kSame = [](auto v) { return v; };
+}  // namespace
+
+void Tensor::elements_as_double(uint64_t first, uint64_t count, double* out) const {
+  if (first > count_ || count > count_ - first) throw std::out_of_range("tensor element range out of range");
+  if (count == 0) return;
+  const std::byte* d = raw();
+  switch (dtype_) {
+    case DataType::Float: return decode_fixed<float>(d, first, count, out, kSame);
+    case DataType::Double: return decode_fixed<double>(d, first, count, out, kSame);
+    case DataType::Float16: return decode_fixed<uint16_t>(d, first, count, out, half_to_float);
+    case DataType::BFloat16: return decode_fixed<uint16_t>(d, first, count, out, bfloat16_to_float);
+    case DataType::Float8E4M3FN: return decode_fixed<uint8_t>(d, first, count, out, float8e4m3fn_to_float);
+    case DataType::Float8E4M3FNUZ: return decode_fixed<uint8_t>(d, first, count, out, float8e4m3fnuz_to_float);
+    case DataType::Float8E5M2: return decode_fixed<uint8_t>(d, first, count, out, float8e5m2_to_float);
+    case DataType::Float8E5M2FNUZ: return decode_fixed<uint8_t>(d, first, count, out, float8e5m2fnuz_to_float);
+    case DataType::Float8E8M0: return decode_fixed<uint8_t>(d, first, count, out, float8e8m0_to_float);
+    case DataType::Float4E2M1: return decode_packed(dtype_, d, first, count, out, float4e2m1_to_float);
+    case DataType::Float6E2M3: return decode_packed(dtype_, d, first, count, out, float6e2m3_to_float);
+    case DataType::Float6E3M2: return decode_packed(dtype_, d, first, count, out, float6e3m2_to_float);
+    case DataType::Uint8: return decode_fixed<uint8_t>(d, first, count, out, kSame);
+    case DataType::Int8: return decode_fixed<int8_t>(d, first, count, out, kSame);
+    case DataType::Uint16: return decode_fixed<uint16_t>(d, first, count, out, kSame);
+    case DataType::Int16: return decode_fixed<int16_t>(d, first, count, out, kSame);
+    case DataType::Int32: return decode_fixed<int32_t>(d, first, count, out, kSame);
+    case DataType::Uint32: return decode_fixed<uint32_t>(d, first, count, out, kSame);
+    case DataType::Int64: return decode_fixed<int64_t>(d, first, count, out, kSame);
+    case DataType::Uint64: return decode_fixed<uint64_t>(d, first, count, out, kSame);
+    case DataType::Bool: return decode_fixed<uint8_t>(d, first, count, out, [](uint8_t b) { return b != 0; });
+    case DataType::Uint4:
+    case DataType::Uint2: return decode_packed(dtype_, d, first, count, out, kSame);
+    case DataType::Int4: return decode_packed(dtype_, d, first, count, out, sign_extend_int4);
+    case DataType::Int2: return decode_packed(dtype_, d, first, count, out, sign_extend_int2);
+    default:  // complex (real part) and anything rarer: one element at a time
+      for (uint64_t k = 0; k < count; ++k) out[k] = element_as_double(first + k);
+  }
+}
+
+void Tensor::elements_as_int64(uint64_t first, uint64_t count, int64_t* out) const {
+  if (first > count_ || count > count_ - first) throw std::out_of_range("tensor element range out of range");
+  if (count == 0) return;
+  const std::byte* d = raw();
+  switch (dtype_) {
+    case DataType::Uint8: return decode_fixed<uint8_t>(d, first, count, out, kSame);
+    case DataType::Int8: return decode_fixed<int8_t>(d, first, count, out, kSame);
+    case DataType::Uint16: return decode_fixed<uint16_t>(d, first, count, out, kSame);
+    case DataType::Int16: return decode_fixed<int16_t>(d, first, count, out, kSame);
+    case DataType::Int32: return decode_fixed<int32_t>(d, first, count, out, kSame);
+    case DataType::Uint32: return decode_fixed<uint32_t>(d, first, count, out, kSame);
+    case DataType::Int64: return decode_fixed<int64_t>(d, first, count, out, kSame);
+    case DataType::Uint64: return decode_fixed<uint64_t>(d, first, count, out, kSame);  // wraps, as element_as_int64
+    case DataType::Bool: return decode_fixed<uint8_t>(d, first, count, out, [](uint8_t b) { return b != 0; });
+    case DataType::Uint4:
+    case DataType::Uint2: return decode_packed(dtype_, d, first, count, out, kSame);
+    case DataType::Int4: return decode_packed(dtype_, d, first, count, out, sign_extend_int4);
+    case DataType::Int2: return decode_packed(dtype_, d, first, count, out, sign_extend_int2);
+    default:  // floats saturate one at a time, as element_as_int64 does
+      for (uint64_t k = 0; k < count; ++k) out[k] = element_as_int64(first + k);
   }
 }
 

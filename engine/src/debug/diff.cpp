@@ -181,8 +181,23 @@ TensorDiff diff_tensors(const Tensor& a, const Tensor& b, const DiffTolerance& t
   const DataType ulp_grid = coarser(a.dtype(), b.dtype());
   const bool track_ulp = ulp_type(a.dtype()) && ulp_type(b.dtype());
   double sum_abs = 0, sum_sq = 0, dot = 0, na = 0, nb = 0;
-  for (uint64_t i = 0; i < d.elements; ++i) {
-    const double x = a.element_as_double(i), y = b.element_as_double(i);
+  // Decoded a chunk at a time: one type dispatch per chunk, not per element.
+  constexpr uint64_t kChunk = 2048;
+  const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, d.elements));
+  std::vector<double> xs(chunk), ys(chunk);
+  std::vector<int64_t> ia(integers ? chunk : 0), ib(integers ? chunk : 0);
+  for (uint64_t i = 0, k = chunk; i < d.elements; ++i, ++k) {
+    if (k == chunk) {
+      const uint64_t n = std::min<uint64_t>(chunk, d.elements - i);
+      a.elements_as_double(i, n, xs.data());
+      b.elements_as_double(i, n, ys.data());
+      if (integers) {
+        a.elements_as_int64(i, n, ia.data());
+        b.elements_as_int64(i, n, ib.data());
+      }
+      k = 0;
+    }
+    const double x = xs[k], y = ys[k];
     const bool nan_x = std::isnan(x), nan_y = std::isnan(y), inf_x = std::isinf(x), inf_y = std::isinf(y);
     d.nan_a += nan_x;
     d.nan_b += nan_y;
@@ -207,7 +222,7 @@ TensorDiff diff_tensors(const Tensor& a, const Tensor& b, const DiffTolerance& t
     } else {
       if (integers) {
         // Exactly, through 128 bits: int64 values past 2^53 differ in double too.
-        const __int128 diff = static_cast<__int128>(a.element_as_int64(i)) - b.element_as_int64(i);
+        const __int128 diff = static_cast<__int128>(ia[k]) - ib[k];
         abs_err = static_cast<double>(diff < 0 ? -diff : diff);
       } else {
         abs_err = std::fabs(x - y);

@@ -1,4 +1,6 @@
+#include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <set>
 
 #include "dump/h5_types.h"
@@ -42,7 +44,7 @@ void shape_attr(hid_t obj, const Shape& shape) {
 // (one code per byte) and strings (pointers).
 std::vector<uint8_t> unpacked_codes(const Tensor& t) {
   std::vector<uint8_t> codes(t.element_count());
-  for (uint64_t i = 0; i < codes.size(); ++i) codes[i] = packed_element_bits(t.dtype(), t.raw(), i);
+  unpack_element_bits(t.dtype(), t.raw(), 0, codes.size(), codes.data());
   return codes;
 }
 
@@ -56,8 +58,13 @@ TensorStats tensor_stats(const Tensor& t) {
   uint64_t finite = 0;
   s.min = INFINITY;
   s.max = -INFINITY;
-  for (uint64_t i = 0; i < s.elements; ++i) {
-    const double v = t.element_as_double(i);
+  double chunk[2048];
+  for (uint64_t i = 0, k = std::size(chunk); i < s.elements; ++i, ++k) {
+    if (k == std::size(chunk)) {
+      t.elements_as_double(i, std::min<uint64_t>(std::size(chunk), s.elements - i), chunk);
+      k = 0;
+    }
+    const double v = chunk[k];
     if (std::isnan(v)) {
       ++s.nan_count;
       continue;

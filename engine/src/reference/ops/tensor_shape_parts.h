@@ -24,7 +24,11 @@ class ElementMover {
  public:
   // With `ctx`, the text of string copies is held to its tensor limit.
   ElementMover(const Tensor& src, Tensor& dst, const KernelContext* ctx = nullptr)
-      : type_(src.dtype()), strings_(src.is_string()), packed_(is_packed_dtype(src.dtype())), budget_(ctx) {
+      : type_(src.dtype()),
+        strings_(src.is_string()),
+        packed_(is_packed_dtype(src.dtype())),
+        bits_(dtype_info(src.dtype()).bits),
+        budget_(ctx) {
     if (strings_) {
       src_strings_ = &src.strings();
       dst_strings_ = &dst.mutable_strings();
@@ -40,13 +44,28 @@ class ElementMover {
       budget_.add((*src_strings_)[from]);
       (*dst_strings_)[to] = (*src_strings_)[from];
     }
-    else if (packed_) set_packed_element_bits(type_, dst_, to, packed_element_bits(type_, src_, from));
+    else if (packed_) move_packed(to, from);
     else std::memcpy(dst_ + to * width_, src_ + from * width_, width_);
   }
 
  private:
+  // 4- and 2-bit codes inline (int4 weights are large); 6-bit ones through the general helpers.
+  void move_packed(uint64_t to, uint64_t from) {
+    const auto* s = reinterpret_cast<const uint8_t*>(src_);
+    auto* d = reinterpret_cast<uint8_t*>(dst_);
+    if (bits_ == 4 || bits_ == 2) {
+      const unsigned per_byte = 8 / bits_, mask = (1u << bits_) - 1;
+      const unsigned v = (s[from / per_byte] >> ((from % per_byte) * bits_)) & mask;
+      const unsigned sh = static_cast<unsigned>(to % per_byte) * bits_;
+      d[to / per_byte] = static_cast<uint8_t>((d[to / per_byte] & ~(mask << sh)) | (v << sh));
+    } else {
+      set_packed_element_bits(type_, dst_, to, packed_element_bits(type_, src_, from));
+    }
+  }
+
   DataType type_;
   bool strings_, packed_;
+  unsigned bits_;
   StringBudget budget_;
   size_t width_ = 0;
   const std::byte* src_ = nullptr;
