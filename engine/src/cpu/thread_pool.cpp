@@ -1,8 +1,13 @@
 #include "cpu/thread_pool.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <atomic>
 #include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -10,6 +15,50 @@
 namespace onnxscope::cpu {
 namespace {
 
+// One parallel region: chunks handed out by an atomic counter to whichever
+// thread asks next; the first exception a chunk throws is kept and rethrown
+// by the caller once every thread has left.
+struct Region {
+  const std::function<void(int64_t)>* task = nullptr;
+  int64_t chunks = 0;
+  std::atomic<int64_t> next{0};
+  std::mutex error_mutex;
+  std::exception_ptr error;
+
+  void work() {
+    for (;;) {
+      const int64_t c = next.fetch_add(1);
+      if (c >= chunks) return;
+      try {
+        (*task)(c);
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+  }
+};
+
+// libgomp's entry for `#pragma omp parallel` (its ABI since GCC 4.9). Debian's
+// libdnnl runs on libgomp, so its threads are already there: running our
+// kernels on the same team means one set of threads under one waiting policy
+// (app/omp_defaults.cpp). With two pools, a oneDNN thread still spinning after
+// its primitive takes the core from our own worker on a 2-core machine.
+using GompParallel = void (*)(void (*)(void*), void*, unsigned, unsigned);
+
+GompParallel gomp_parallel() {
+  static const GompParallel fn = [] {
+    const char* pick = std::getenv("ONNXSCOPE_CPU_POOL");  // "own": our threads, for comparison
+    if (pick && std::strcmp(pick, "own") == 0) return GompParallel{};
+    return reinterpret_cast<GompParallel>(dlsym(RTLD_DEFAULT, "GOMP_parallel"));
+  }();
+  return fn;
+}
+
+void run_region_body(void* region) { static_cast<Region*>(region)->work(); }
+
+// Our own threads, where libgomp is not loaded (a oneDNN built on another
+// runtime) or ONNXSCOPE_CPU_POOL=own.
 class Pool {
  public:
   explicit Pool(int n) {
@@ -25,51 +74,40 @@ class Pool {
   }
   int size() const { return static_cast<int>(workers_.size()) + 1; }
 
-  void run(int64_t chunks, const std::function<void(int64_t)>& task) {
+  void run(Region& r) {
     std::unique_lock<std::mutex> lk(m_);
-    task_ = &task;
-    next_ = 0;
-    chunks_ = chunks;
-    pending_ = chunks;
+    region_ = &r;
+    active_ = static_cast<int>(workers_.size());
     ++generation_;
     lk.unlock();
     cv_.notify_all();
-    work();  // the caller takes chunks too
+    r.work();  // the caller takes chunks too
     lk.lock();
-    done_cv_.wait(lk, [&] { return pending_ == 0; });
-    task_ = nullptr;
+    done_cv_.wait(lk, [&] { return active_ == 0; });
+    region_ = nullptr;
   }
 
  private:
-  void work() {
-    for (;;) {
-      int64_t c = next_.fetch_add(1);
-      if (c >= chunks_) return;
-      (*task_)(c);
-      if (pending_.fetch_sub(1) == 1) {
-        std::lock_guard<std::mutex> lk(m_);
-        done_cv_.notify_all();
-      }
-    }
-  }
   void loop() {
     uint64_t seen = 0;
     for (;;) {
       std::unique_lock<std::mutex> lk(m_);
-      cv_.wait(lk, [&] { return stop_ || (generation_ != seen && task_); });
+      cv_.wait(lk, [&] { return stop_ || generation_ != seen; });
       if (stop_) return;
       seen = generation_;
+      Region* r = region_;
       lk.unlock();
-      work();
+      r->work();
+      lk.lock();
+      if (--active_ == 0) done_cv_.notify_all();
     }
   }
 
   std::vector<std::thread> workers_;
   std::mutex m_;
   std::condition_variable cv_, done_cv_;
-  const std::function<void(int64_t)>* task_ = nullptr;
-  std::atomic<int64_t> next_{0}, pending_{0};
-  int64_t chunks_ = 0;
+  Region* region_ = nullptr;
+  int active_ = 0;
   uint64_t generation_ = 0;
   bool stop_ = false;
 };
@@ -78,12 +116,14 @@ std::mutex g_mutex;
 std::unique_ptr<Pool> g_pool;
 int g_threads = 0;
 
-Pool& pool() {
+int resolved_threads() {  // under g_mutex
+  if (g_threads <= 0) g_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  return g_threads;
+}
+
+Pool& own_pool() {
   std::lock_guard<std::mutex> lk(g_mutex);
-  if (!g_pool) {
-    int n = g_threads > 0 ? g_threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    g_pool = std::make_unique<Pool>(n);
-  }
+  if (!g_pool) g_pool = std::make_unique<Pool>(resolved_threads());
   return *g_pool;
 }
 
@@ -95,33 +135,47 @@ thread_local bool t_in_region = false;
 
 void set_thread_count(int threads) {
   std::lock_guard<std::mutex> lk(g_mutex);
-  int want = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  if (g_pool && g_pool->size() == want) return;
+  const int want = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  if (want == g_threads) return;
   g_threads = want;
   g_pool.reset();
 }
 
-int thread_count() { return pool().size(); }
+int thread_count() {
+  std::lock_guard<std::mutex> lk(g_mutex);
+  return resolved_threads();
+}
 
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
   if (n <= 0) return;
-  Pool& p = pool();
-  const int64_t threads = p.size();
+  const int64_t threads = thread_count();
   if (threads == 1 || n <= grain || t_in_region) {
     fn(0, n);
     return;
   }
   const int64_t chunks = std::min<int64_t>(threads * 4, (n + grain - 1) / std::max<int64_t>(grain, 1));
   const int64_t per = (n + chunks - 1) / chunks;
-  std::lock_guard<std::mutex> region(g_region);
-  std::function<void(int64_t)> task = [&](int64_t c) {
+  std::lock_guard<std::mutex> region_lock(g_region);
+  const std::function<void(int64_t)> task = [&](int64_t c) {
     const int64_t b = c * per, e = std::min(n, b + per);
     if (b >= e) return;
     t_in_region = true;
-    fn(b, e);
+    try {
+      fn(b, e);
+    } catch (...) {
+      t_in_region = false;
+      throw;
+    }
     t_in_region = false;
   };
-  p.run(chunks, task);
+  Region r;
+  r.task = &task;
+  r.chunks = chunks;
+  if (GompParallel gomp = gomp_parallel())
+    gomp(run_region_body, &r, static_cast<unsigned>(std::min<int64_t>(threads, chunks)), 0);
+  else
+    own_pool().run(r);
+  if (r.error) std::rethrow_exception(r.error);
 }
 
 }  // namespace onnxscope::cpu
