@@ -478,6 +478,18 @@ TEST(HostileValues, SliceStepsAtTheEndsOfInt64) {
   }
 }
 
+// An Expand whose target multiplies past int64: the CUDA engine's broadcast
+// plan multiplied the dims into strides first (4 * 2^62, undefined; found by
+// the ASan sweep on a mutated DistilBERT). Every engine refuses it.
+TEST(HostileValues, ExpandPastInt64) {
+  ModelBuilder b(13, 8);
+  b.input("x", DataType::Float, {int64_t{4}, int64_t{1}});
+  b.initializer(make_int64_tensor("shape", {2}, {1, int64_t{1} << 62}));
+  b.node("Expand", {"x", "shape"}, {"y"}, "expand");
+  b.output_untyped("y");
+  expect_error_everywhere(b, {{"x", Value(floats({4, 1}, 1.f))}}, {"overflow", "more elements", "larger than the limit"});
+}
+
 // Clip-6 with float bounds on int8: a max of 65504 was converted to int8
 // (undefined; found by fuzz_model). It saturates, and a NaN bound bounds nothing.
 TEST(HostileValues, ClipBoundsPastAnIntegerTypesRange) {

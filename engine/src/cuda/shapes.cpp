@@ -178,6 +178,16 @@ std::optional<BroadcastPlan> broadcast_plan(std::span<const Shape> inputs) {
     }
     p.out[d] = o;
   }
+  // Dims from a model (an Expand's target, inputs with a zero dim) can
+  // multiply past int64 in the merged sizes and strides below. An empty
+  // output reads nothing: one dim of 0.
+  if (std::find(p.out.begin(), p.out.end(), 0) != p.out.end()) {
+    p.rank = 1;
+    return p;
+  }
+  const auto count = checked_element_count(p.out);
+  if (!count || *count > static_cast<uint64_t>(INT64_MAX))
+    throw std::length_error("the broadcast shape " + shape_to_string(p.out) + " has more elements than int64 can count");
   // Merge: keep dims of the output other than 1, fusing a dim into the
   // previous kept one when each input is full in both or repeats in both.
   std::vector<int64_t> merged;
