@@ -498,6 +498,104 @@ TEST(CpuOpsHarness, QLinearMatMulEveryType) {
   }
 }
 
+// ConvInteger and QLinearConv: every input and weight type, zero points
+// (the weights' scalar or per output channel, chosen so w - zw fits int8),
+// 1-D to 3-D, groups (depthwise too), strides, dilations, asymmetric pads and
+// auto_pad, bias; bit for bit. Weights whose shifted values leave int8 go to
+// the reference.
+TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
+  Rng rng(23);
+  auto ints = [&](DataType t, const Shape& s, int lo = 0, int hi = 255) {
+    Tensor x = Tensor::zeros(t, s);
+    for (uint64_t e = 0; e < x.element_count(); ++e) {
+      const int v = static_cast<int>(pick(rng, lo, hi));
+      reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(t == DataType::Int8 ? v - 128 : v);
+    }
+    return x;
+  };
+  auto raw = [](const std::string& name, const Tensor& t) {
+    return make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size()));
+  };
+  for (int i = 0; i < 40; ++i) {
+    const bool qlinear = i % 2 == 1;
+    Case c(10);
+    const DataType tx = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8, tw = (i / 4) % 2 ? DataType::Uint8 : DataType::Int8;
+    const int64_t spatial_rank = i % 5 == 0 ? 1 : (i % 7 == 0 ? 3 : 2);
+    const int64_t group = i % 6 == 3 ? pick(rng, 2, 3) : 1;
+    const bool depthwise = i % 10 == 9;
+    const int64_t cg = depthwise ? 1 : pick(rng, 1, 9), C = cg * (depthwise ? 4 : group);
+    const int64_t G = depthwise ? C : group, M = G * pick(rng, 1, 5);
+    Shape xs{pick(rng, 1, 2), C}, ws{M, cg};
+    std::vector<int64_t> strides, dilations, pads_b, pads_e;
+    for (int64_t d = 0; d < spatial_rank; ++d) {
+      const int64_t k = pick(rng, 1, 3);
+      ws.push_back(k);
+      strides.push_back(pick(rng, 1, 2));
+      dilations.push_back(pick(rng, 1, 2));
+      pads_b.push_back(pick(rng, 0, 2));
+      pads_e.push_back(pick(rng, 0, 1));
+      xs.push_back(pick(rng, (k - 1) * dilations.back() + 1, spatial_rank == 3 ? 7 : 14));
+    }
+    // The weights: int8 anywhere with zero point 0 or a small one; uint8 around 128 with zero point 128 or per channel.
+    const bool w_zp_per_channel = i % 3 == 0;
+    Tensor w = tw == DataType::Int8 ? ints(tw, ws, 64, 191) : ints(tw, ws, 20, 235);
+    Tensor wz = Tensor::zeros(tw, w_zp_per_channel ? Shape{M} : Shape{});
+    for (uint64_t e = 0; e < wz.element_count(); ++e)
+      reinterpret_cast<uint8_t*>(wz.mutable_raw())[e] =
+          static_cast<uint8_t>(tw == DataType::Uint8 ? pick(rng, 110, 146) : static_cast<uint8_t>(static_cast<int8_t>(pick(rng, -20, 20))));
+    c.what = std::string(qlinear ? "QLinearConv " : "ConvInteger ") + std::string(dtype_name(tx)) + " x " +
+             std::string(dtype_name(tw)) + " " + shape_to_string(xs) + " * " + shape_to_string(ws) + " group " +
+             std::to_string(G) + " strides " + shape_to_string(strides) + " dilations " + shape_to_string(dilations) +
+             " pads " + shape_to_string(pads_b) + shape_to_string(pads_e) + (w_zp_per_channel ? " w_zp per channel" : "");
+    c.input("x", ints(tx, xs));
+    c.input("xz", ints(tx, {}));
+    c.mb.initializer(raw("w", w));
+    c.mb.initializer(raw("wz", wz));
+    std::vector<std::string> ins;
+    if (qlinear) {
+      const DataType ty = (i / 8) % 2 ? DataType::Uint8 : DataType::Int8;
+      c.input("yz", ints(ty, {}));
+      c.mb.initializer(make_float_tensor("xs", {}, {0.02f}));
+      std::vector<float> wscale(static_cast<size_t>(w_zp_per_channel ? M : 1));
+      for (auto& v : wscale) v = 0.001f * static_cast<float>(pick(rng, 1, 20));
+      c.mb.initializer(make_float_tensor("ws", w_zp_per_channel ? std::vector<int64_t>{M} : std::vector<int64_t>{}, wscale));
+      c.mb.initializer(make_float_tensor("ys", {}, {i % 3 == 1 ? 0.02f : 0.3f}));  // some saturate
+      ins = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
+      if (i % 4 == 1) {
+        Tensor b = Tensor::zeros(DataType::Int32, {M});
+        for (int64_t m = 0; m < M; ++m) b.mutable_data<int32_t>()[m] = static_cast<int32_t>(pick(rng, -20000, 20000));
+        c.mb.initializer(raw("b", b));
+        ins.push_back("b");
+      }
+    } else {
+      ins = {"x", "w", "xz", "wz"};
+    }
+    auto& n = c.mb.node(qlinear ? "QLinearConv" : "ConvInteger", ins, {"y"}, "n");
+    attr_int(n, "group", G);
+    if (i % 8 == 6) {
+      attr_string(n, "auto_pad", "SAME_UPPER");
+      std::fill(dilations.begin(), dilations.end(), 1);
+    } else {
+      std::vector<int64_t> pads = pads_b;
+      pads.insert(pads.end(), pads_e.begin(), pads_e.end());
+      attr_ints(n, "pads", pads);
+    }
+    attr_ints(n, "strides", strides);
+    attr_ints(n, "dilations", dilations);
+    check(c, 0, 0);
+  }
+  // Weights 255 with zero point 0 (uint8): 255 does not fit int8, the reference runs it.
+  Case c(10);
+  c.what = "ConvInteger uint8 weights past int8";
+  c.input("x", ints(DataType::Uint8, {1, 2, 5, 5}));
+  Tensor w = Tensor::zeros(DataType::Uint8, {3, 2, 3, 3});
+  std::memset(w.mutable_raw(), 255, w.byte_size());
+  c.mb.initializer(raw("w", w));
+  c.mb.node("ConvInteger", {"x", "w"}, {"y"}, "n");
+  c.expect_fast = false;
+  check(c, 0, 0);
+}
+
 TEST(CpuOpsHarness, QuantizeAndDequantizeLinear) {
   Rng rng(20);
   for (int i = 0; i < 48; ++i) {

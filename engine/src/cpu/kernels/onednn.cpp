@@ -1,5 +1,6 @@
 // oneDNN plumbing shared by the onednn_*.cpp kernels (see onednn_parts.h) and
 // the registration of their families.
+#include <cpuid.h>
 #include <dlfcn.h>
 
 #include <cstring>
@@ -110,9 +111,22 @@ dnnl::primitive_attr base_attr() {
   return a;
 }
 
-dnnl::memory::desc plain_md(const std::vector<int64_t>& dims) {
+dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data_type type) {
   std::vector<int64_t> d = dims.empty() ? std::vector<int64_t>{1} : dims;
-  return dnnl::memory::desc(d, dnnl::memory::data_type::f32, row_major_strides(d));
+  return dnnl::memory::desc(d, type, row_major_strides(d));
+}
+
+bool has_int8_vnni() {
+  static const bool yes = [] {
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+    const bool avx512_vnni = (c & (1u << 11)) != 0 && __builtin_cpu_supports("avx512f");
+    unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+    const bool avx_vnni = __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1) && (a1 & (1u << 4)) != 0 &&
+                          __builtin_cpu_supports("avx2");
+    return avx512_vnni || avx_vnni;
+  }();
+  return yes;
 }
 
 dnnl::memory user_mem(const dnnl::memory::desc& md, const void* data) {

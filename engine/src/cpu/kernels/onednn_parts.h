@@ -78,7 +78,11 @@ void execute_kept(const Prim& p, std::unordered_map<int, dnnl::memory>& args);
 dnnl::primitive_attr base_attr();
 
 // Memory over a plain (row-major) buffer.
-dnnl::memory::desc plain_md(const std::vector<int64_t>& dims);
+dnnl::memory::desc plain_md(const std::vector<int64_t>& dims,
+                            dnnl::memory::data_type type = dnnl::memory::data_type::f32);
+// AVX512-VNNI or AVX-VNNI: oneDNN's u8 x s8 products are exact in int32 only
+// there (without, its path saturates 16-bit pair sums).
+bool has_int8_vnni();
 dnnl::memory user_mem(const dnnl::memory::desc& md, const void* data);
 // `m` made over `data` with layout `md` on first use, else re-pointed at
 // `data` (cheaper than a memory object per call); returns it.

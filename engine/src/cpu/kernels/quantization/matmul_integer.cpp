@@ -9,8 +9,6 @@
 // 32 bits of its int64 sums), so only CPUs with VNNI are taken: without it
 // oneDNN's u8 x s8 path saturates 16-bit pair sums. A of any rank, B 2-D,
 // zero points scalar (B's also per column); the rest goes to the reference.
-#include <cpuid.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -27,19 +25,6 @@ namespace {
 
 using namespace onednn;
 using dt = dnnl::memory::data_type;
-
-bool has_vnni() {
-  static const bool yes = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-    const bool avx512_vnni = (c & (1u << 11)) != 0 && __builtin_cpu_supports("avx512f");
-    unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
-    const bool avx_vnni = __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1) && (a1 & (1u << 4)) != 0 &&
-                          __builtin_cpu_supports("avx2");
-    return avx512_vnni || avx_vnni;
-  }();
-  return yes;
-}
 
 bool int8_type(DataType t) { return t == DataType::Uint8 || t == DataType::Int8; }
 
@@ -68,7 +53,7 @@ constexpr Slots kQLinearMatMul{0, 3, 2, 5};
 const Value* input_at(const KernelContext& ctx, size_t i) { return ctx.input_count() > i ? ctx.input_value(i) : nullptr; }
 
 std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
-  if (!has_vnni()) return std::nullopt;
+  if (!has_int8_vnni()) return std::nullopt;
   const Value* av = input_at(ctx, sl.a);
   const Value* bv = input_at(ctx, sl.b);
   if (!av || !bv || !av->is_tensor() || !bv->is_tensor()) return std::nullopt;

@@ -1,0 +1,294 @@
+// ConvInteger (onnxruntime's dynamic quantization of convolutions) and
+// QLinearConv (its static QOperator format) as oneDNN's int8 convolution,
+// u8/s8 x s8 -> s32, 1-D to 3-D, groups, strides, dilations, pads.
+//
+// The input's zero point is oneDNN's source zero point: it is subtracted from
+// every input value and the padding counts as the zero point (contributes
+// nothing), which is what ONNX asks. The weights' zero points (scalar or per
+// output channel) are subtracted once from the weights, which must then fit
+// int8 (w - zw in [-128, 127]: true of every symmetric int8 quantization and of
+// uint8 weights with zero point 128); the rest goes to the reference. Sums are
+// exact in int32 (no term over 255 * 128 and at most 33,000 terms per output,
+// the reference's int64 sums agree), and only CPUs with VNNI are taken: without
+// it oneDNN's u8 x s8 path saturates 16-bit pair sums. Weights must be
+// initializers (the shifted, reordered copy is kept for the node).
+//
+// QLinearConv then requantizes each sum as the reference does:
+//   y = saturate(round_half_even((acc + bias) * float(x_scale * w_scale / y_scale)) + y_zp)
+// the multiplier formed in float and applied in double.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <optional>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/onednn_parts.h"
+#include "cpu/kernels/output.h"
+#include "cpu/kernels/param_values.h"
+#include "cpu/thread_pool.h"
+#include "reference/ops/nn_parts.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+using namespace onednn;
+using md = dnnl::memory::desc;
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+// Where the operands are among the node's inputs.
+struct Slots {
+  size_t x, x_zp, w, w_zp;
+};
+constexpr Slots kConvInteger{0, 2, 1, 3};
+constexpr Slots kQLinearConv{0, 2, 3, 5};
+
+bool int8_type(DataType t) { return t == DataType::Uint8 || t == DataType::Int8; }
+
+const Value* input_at(const KernelContext& ctx, size_t i) { return ctx.input_count() > i ? ctx.input_value(i) : nullptr; }
+
+int64_t int8_at(const Tensor& t, uint64_t i) {
+  return t.dtype() == DataType::Int8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];
+}
+
+struct Problem {
+  Shape x, w, y;
+  int64_t group = 1;
+  bool x_signed = false;
+  ref::nn::Window win;
+  std::string key;
+};
+
+// The weights minus their zero points as int8, for the node's initializer.
+struct Weights {
+  const void* source = nullptr;
+  const void* zp_source = nullptr;
+  bool fits = false;
+  std::vector<int8_t> shifted;
+  std::shared_ptr<dnnl::memory> reordered;  // in the primitive's layout
+  dnnl::memory::desc reordered_for;
+};
+
+std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
+  if (!has_int8_vnni()) return std::nullopt;
+  const Value* xv = input_at(ctx, sl.x);
+  const Value* wv = input_at(ctx, sl.w);
+  if (!xv || !wv || !xv->is_tensor() || !wv->is_tensor() || !is_initializer(ctx, sl.w)) return std::nullopt;
+  const Tensor& x = xv->tensor();
+  const Tensor& w = wv->tensor();
+  if (!int8_type(x.dtype()) || !int8_type(w.dtype())) return std::nullopt;
+  if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank() || x.element_count() == 0 || w.element_count() == 0)
+    return std::nullopt;
+  Problem p;
+  p.x = x.shape();
+  p.w = w.shape();
+  p.group = ctx.attr_int("group", 1);
+  const int64_t C = p.x[1], M = p.w[0];
+  if (p.group < 1 || M % p.group != 0 || p.w[1] * p.group != C) return std::nullopt;
+  std::vector<int64_t> kernel(p.w.begin() + 2, p.w.end());
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel) return std::nullopt;
+  int64_t terms = p.w[1];
+  for (int64_t k : kernel) terms *= k;
+  if (terms > 33000) return std::nullopt;  // int32 sums stay exact
+  // The input's zero point: a scalar of its type. The weights': a scalar or one per output channel.
+  if (const Value* z = input_at(ctx, sl.x_zp))
+    if (!z->is_tensor() || z->tensor().dtype() != x.dtype() || z->tensor().element_count() != 1) return std::nullopt;
+  if (const Value* z = input_at(ctx, sl.w_zp)) {
+    const Tensor& t = z->tensor();
+    if (!z->is_tensor() || t.dtype() != w.dtype() || !is_initializer(ctx, sl.w_zp)) return std::nullopt;
+    if (!(t.element_count() == 1 && t.rank() <= 1) && !(t.rank() == 1 && t.shape()[0] == M)) return std::nullopt;
+  }
+  p.win = ref::nn::resolve_window(ctx, std::vector<int64_t>(p.x.begin() + 2, p.x.end()), kernel, false);
+  for (int64_t o : p.win.out)
+    if (o <= 0) return std::nullopt;
+  p.y = {p.x[0], M};
+  p.y.insert(p.y.end(), p.win.out.begin(), p.win.out.end());
+  p.x_signed = x.dtype() == DataType::Int8;
+  p.key = std::string("qconv") + (p.x_signed ? "s" : "u") + dims_key(p.x) + dims_key(p.w) + "|g" +
+          std::to_string(p.group) + dims_key(p.win.strides) + dims_key(p.win.dilations) + dims_key(p.win.pad_begin) +
+          dims_key(p.win.pad_end) + "|t" + std::to_string(sync_threads());
+  return p;
+}
+
+// The weights as oneDNN sees them: [G, M/G, C/G, k...] when grouped.
+Shape weight_dims(const Problem& p) {
+  if (p.group == 1) return p.w;
+  Shape d{p.group, p.w[0] / p.group};
+  d.insert(d.end(), p.w.begin() + 1, p.w.end());
+  return d;
+}
+
+std::shared_ptr<const Prim> prim_of(const Problem& p) {
+  return get_prim(p.key, [&] {
+    dnnl::primitive_attr attr = base_attr();
+    attr.set_zero_points(DNNL_ARG_SRC, 0, {DNNL_RUNTIME_S32_VAL});
+    const size_t k = p.win.out.size();
+    const md src(p.x, p.x_signed ? dt::s8 : dt::u8, tag::any);
+    const md wei(weight_dims(p), dt::s8, tag::any);
+    const md dst(p.y, dt::s32, tag::any);
+    dnnl::memory::dims dil(k);
+    for (size_t i = 0; i < k; ++i) dil[i] = p.win.kernel[i] == 1 ? 0 : p.win.dilations[i] - 1;  // oneDNN counts the gaps
+    using F = dnnl::convolution_forward;
+    F::desc d(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, src, wei, dst, p.win.strides, dil,
+              p.win.pad_begin, p.win.pad_end);
+    F::primitive_desc pd(d, attr, engine());
+    Prim r = make_prim<F>(pd, /*no_ref=*/true);
+    if (!r.ok) return r;
+    r.src = pd.src_desc();
+    r.weights = pd.weights_desc();
+    r.dst = pd.dst_desc();
+    return r;
+  });
+}
+
+// The node's weights minus their zero points, made again when the initializer changes.
+Weights* weights_of(const KernelContext& ctx, const Problem& p, Slots sl, Weights& local) {
+  Weights* w = node_state<Weights>(ctx);
+  if (!w) w = &local;
+  const Tensor& t = ctx.input_value(sl.w)->tensor();
+  const Value* zv = input_at(ctx, sl.w_zp);
+  const void* zsrc = zv ? zv->tensor().raw() : nullptr;
+  if (w->source == t.raw() && w->zp_source == zsrc && !w->shifted.empty()) return w;
+  *w = Weights{};
+  w->source = t.raw();
+  w->zp_source = zsrc;
+  const uint64_t n = t.element_count(), per = n / static_cast<uint64_t>(p.w[0]);
+  w->shifted.resize(n);
+  w->fits = true;
+  for (uint64_t i = 0; i < n; ++i) {
+    const int64_t z = zv ? int8_at(zv->tensor(), zv->tensor().element_count() == 1 ? 0 : i / per) : 0;
+    const int64_t v = int8_at(t, i) - z;
+    if (v < -128 || v > 127) {
+      w->fits = false;
+      w->shifted.assign(1, 0);  // not empty: the answer is kept
+      return w;
+    }
+    w->shifted[i] = static_cast<int8_t>(v);
+  }
+  return w;
+}
+
+bool accepts_with(const KernelContext& ctx, Slots sl) {
+  return safely([&] {
+    const std::optional<Problem> p = problem_of(ctx, sl);
+    if (!p || !prim_of(*p)->ok) return false;
+    Weights local;
+    return weights_of(ctx, *p, sl, local)->fits;
+  });
+}
+
+// acc = conv(x - x_zp, w - w_zp) as int32, in NCHW order.
+void int8_conv(KernelContext& ctx, const Problem& p, Slots sl, int32_t* acc) {
+  auto prim = prim_of(p);
+  if (!prim->ok) ctx.fail("oneDNN could not create this int8 convolution");
+  Weights local;
+  Weights* w = weights_of(ctx, p, sl, local);
+  if (!w->fits) ctx.fail("the weights minus their zero points do not fit int8");
+  if (!w->reordered || w->reordered_for != prim->weights) {
+    const md plain = plain_md(weight_dims(p), dt::s8);
+    w->reordered = std::make_shared<dnnl::memory>(prim->weights, engine());
+    dnnl::memory user(plain, engine(), w->shifted.data());
+    dnnl::reorder(user, *w->reordered).execute(stream(), user, *w->reordered);
+    stream().wait();
+    w->reordered_for = prim->weights;
+  }
+  const md x_plain = plain_md(p.x, p.x_signed ? dt::s8 : dt::u8);
+  const md y_plain = plain_md(p.y, dt::s32);
+  dnnl::memory src = to_layout(user_mem(x_plain, ctx.input(sl.x).raw()), prim->src, 0);
+  dnnl::memory out = user_mem(y_plain, acc);
+  dnnl::memory dst = prim->dst == y_plain ? out : slot_mem(prim->dst, 1);
+  int32_t zp = 0;
+  if (const Value* z = input_at(ctx, sl.x_zp)) zp = static_cast<int32_t>(int8_at(z->tensor(), 0));
+  dnnl::memory zp_mem(md({1}, dt::s32, tag::x), engine(), &zp);
+  execute(*prim, {{DNNL_ARG_SRC, src},
+                  {DNNL_ARG_WEIGHTS, *w->reordered},
+                  {DNNL_ARG_DST, dst},
+                  {DNNL_ARG_ATTR_ZERO_POINTS | DNNL_ARG_SRC, zp_mem}});
+  if (dst != out) {
+    dnnl::reorder(dst, out).execute(stream(), dst, out);
+    stream().wait();
+  }
+}
+
+bool conv_integer_accepts(const KernelContext& ctx) {
+  return ctx.input_count() >= 2 && ctx.input_count() <= 4 && accepts_with(ctx, kConvInteger);
+}
+
+void ConvInteger(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    const std::optional<Problem> p = problem_of(ctx, kConvInteger);
+    if (!p) ctx.fail("problem not supported by the oneDNN int8 convolution");
+    Tensor& y = uninitialized_output(ctx, 0, DataType::Int32, p->y);
+    int8_conv(ctx, *p, kConvInteger, y.mutable_data<int32_t>());
+  });
+}
+
+// --- QLinearConv --------------------------------------------------------------------
+
+bool qlinear_conv_accepts(const KernelContext& ctx) {
+  if (ctx.input_count() < 8 || ctx.input_count() > 9) return false;
+  if (!scalar_float(ctx.input_value(1)) || !scalar_float(ctx.input_value(6))) return false;
+  const Value* ws = ctx.input_value(4);
+  const Value* yz = ctx.input_value(7);
+  const Value* wv = ctx.input_value(3);
+  if (!ws || !ws->is_tensor() || ws->tensor().dtype() != DataType::Float || !yz || !yz->is_tensor() || !wv ||
+      !wv->is_tensor() || wv->tensor().rank() < 1)
+    return false;
+  const int64_t M = wv->tensor().shape()[0];
+  if (!(ws->tensor().element_count() == 1 && ws->tensor().rank() <= 1) &&
+      !(ws->tensor().rank() == 1 && ws->tensor().shape()[0] == M))
+    return false;
+  if (!int8_type(yz->tensor().dtype()) || yz->tensor().element_count() != 1) return false;
+  if (const Value* b = input_at(ctx, 8)) {
+    if (!b->is_tensor() || b->tensor().dtype() != DataType::Int32 || b->tensor().rank() != 1 || b->tensor().shape()[0] != M)
+      return false;
+  }
+  return accepts_with(ctx, kQLinearConv);
+}
+
+void QLinearConv(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    const std::optional<Problem> p = problem_of(ctx, kQLinearConv);
+    if (!p) ctx.fail("problem not supported by the oneDNN int8 convolution");
+    const int64_t N = p->y[0], M = p->y[1];
+    int64_t spatial = 1;
+    for (size_t i = 2; i < p->y.size(); ++i) spatial *= p->y[i];
+    std::vector<int32_t> acc(static_cast<size_t>(N * M * spatial));
+    int8_conv(ctx, *p, kQLinearConv, acc.data());
+    const float x_scale = *scalar_float(ctx.input_value(1)), y_scale = *scalar_float(ctx.input_value(6));
+    const Tensor& ws = ctx.input(4);
+    std::vector<double> mult(static_cast<size_t>(M));
+    for (int64_t m = 0; m < M; ++m)
+      mult[static_cast<size_t>(m)] = static_cast<float>(x_scale * ws.data<float>()[ws.element_count() == 1 ? 0 : m] / y_scale);
+    const Value* bv = input_at(ctx, 8);
+    const int32_t* bias = bv ? bv->tensor().data<int32_t>() : nullptr;
+    const Tensor& yz = ctx.input(7);
+    const bool u8 = yz.dtype() == DataType::Uint8;
+    const double zp = static_cast<double>(int8_at(yz, 0));
+    const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
+    Tensor& y = uninitialized_output(ctx, 0, yz.dtype(), p->y);
+    std::byte* out = y.mutable_raw();
+    parallel_for(N * M, std::max<int64_t>(1, 16384 / std::max<int64_t>(spatial, 1)), [&](int64_t r0, int64_t r1) {
+      for (int64_t r = r0; r < r1; ++r) {
+        const int64_t m = r % M;
+        const double k = mult[static_cast<size_t>(m)];
+        const int64_t b = bias ? bias[m] : 0;  // the sum with the bias in int64, as the reference's
+        for (int64_t o = r * spatial, e = o + spatial; o < e; ++o) {
+          const double v = std::nearbyint(static_cast<double>(acc[static_cast<size_t>(o)] + b) * k);
+          const double q = std::clamp((std::isnan(v) ? 0.0 : v) + zp, lo, hi);  // NaN multiplier: the zero point
+          if (u8) reinterpret_cast<uint8_t*>(out)[o] = static_cast<uint8_t>(q);
+          else reinterpret_cast<int8_t*>(out)[o] = static_cast<int8_t>(q);
+        }
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void register_conv_integer_kernels(KernelRegistry& r) {
+  r.add(KernelDef{"", "ConvInteger", 10, INT_MAX, "onednn-int8", ConvInteger, conv_integer_accepts});
+  r.add(KernelDef{"", "QLinearConv", 10, INT_MAX, "onednn-int8", QLinearConv, qlinear_conv_accepts});
+}
+
+}  // namespace onnxscope::cpu
