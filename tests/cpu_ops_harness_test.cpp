@@ -20,6 +20,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <map>
 #include <random>
 
 #include "model_builder.h"
@@ -594,6 +595,47 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
   c.mb.node("ConvInteger", {"x", "w"}, {"y"}, "n");
   c.expect_fast = false;
   check(c, 0, 0);
+}
+
+// Einsum as a batched product: the equations exporters write (attention
+// scores and context, batched and broadcast matmuls, projections, outer
+// products, ellipses), random sizes, operands whose groups do not collapse
+// (copied first) and outputs in another order (permuted after). Equations it
+// leaves (one operand, a label summed in one operand only) go to the reference.
+TEST(CpuOpsHarness, EinsumAsABatchedProduct) {
+  Rng rng(29);
+  struct Eq {
+    const char* equation;
+    const char* a;  // labels of A and B, for their sizes
+    const char* b;
+    bool fast;
+  };
+  const Eq eqs[] = {
+      {"bhqd,bhkd->bhqk", "bhqd", "bhkd", true}, {"bhqk,bhkd->bhqd", "bhqk", "bhkd", true},
+      {"bij,bjk->bik", "bij", "bjk", true},       {"bnd,dh->bnh", "bnd", "dh", true},
+      {"ij,jk", "ij", "jk", true},                {"i,j->ij", "i", "j", true},
+      {"bqd,bkd->bkq", "bqd", "bkd", true},       {"ibnd,jbnd->bnij", "ibnd", "jbnd", true},
+      {"bhld,lrd->bhlr", "bhld", "lrd", true},    {"ji,jk->ki", "ji", "jk", true},
+      {"...ij,...jk->...ik", "xij", "xjk", true}, {"abc,cd->abd", "abc", "cd", true},
+      {"ij,ij->i", "ij", "ij", true},             {"ij,jk->", "ij", "jk", false},
+      {"ij,k->i", "ij", "k", false},
+  };
+  for (int rep = 0; rep < 3; ++rep)
+    for (const Eq& e : eqs) {
+      std::map<char, int64_t> size;
+      for (const char* l = e.a; *l; ++l) size.emplace(*l, pick(rng, 1, 9));
+      for (const char* l = e.b; *l; ++l) size.emplace(*l, pick(rng, 1, 9));
+      Shape as, bs;
+      for (const char* l = e.a; *l; ++l) as.push_back(size[*l]);
+      for (const char* l = e.b; *l; ++l) bs.push_back(size[*l]);
+      Case c(12);
+      c.what = std::string("Einsum ") + e.equation + " " + shape_to_string(as) + " " + shape_to_string(bs);
+      c.input("a", random_tensor(rng, DataType::Float, as));
+      c.input("b", random_tensor(rng, DataType::Float, bs));
+      attr_string(c.mb.node("Einsum", {"a", "b"}, {"y"}, "n"), "equation", e.equation);
+      c.expect_fast = e.fast;
+      check(c);
+    }
 }
 
 TEST(CpuOpsHarness, QuantizeAndDequantizeLinear) {
