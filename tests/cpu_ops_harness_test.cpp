@@ -96,6 +96,7 @@ struct Case {
   ModelBuilder mb;
   NamedValues inputs;
   bool expect_fast = true;  // false: the reference kernel must run it
+  std::vector<std::string> outputs = {"y"};
   explicit Case(int64_t opset) : mb(opset) {}
   void input(const std::string& name, Tensor t) {
     mb.input(name, t.dtype(), dims_of(t.shape()));
@@ -114,7 +115,7 @@ std::string values_text(const Tensor& t) {
 
 void check(Case& c, double atol = 2e-5, double rtol = 2e-5) {
   SCOPED_TRACE(c.what);
-  c.mb.output_untyped("y");
+  for (const auto& o : c.outputs) c.mb.output_untyped(o);
   auto loaded = c.mb.load();
   ASSERT_TRUE(loaded.ok()) << dump(loaded);
   std::shared_ptr<const Model> m = std::move(loaded.model);
@@ -636,6 +637,38 @@ TEST(CpuOpsHarness, EinsumAsABatchedProduct) {
       c.expect_fast = e.fast;
       check(c);
     }
+}
+
+// TopK: any axis, largest and smallest, k from 1 to the whole axis (the
+// buffered path up to 16 and the partial sort past it), values with NaN,
+// infinities, signed zeros and many ties (ties keep the lower index).
+TEST(CpuOpsHarness, TopKAnyAxisWithTiesAndNaN) {
+  Rng rng(31);
+  for (int i = 0; i < 48; ++i) {
+    Case c(11);
+    const Shape s = [&] {
+      Shape r = random_shape(rng, 1, 4, i % 4 == 0 ? 60 : 9);
+      for (auto& d : r) d = std::max<int64_t>(d, 1);
+      return r;
+    }();
+    const int64_t axis = pick(rng, -static_cast<int64_t>(s.size()), static_cast<int64_t>(s.size()) - 1);
+    const int64_t dim = s[static_cast<size_t>(axis < 0 ? axis + static_cast<int64_t>(s.size()) : axis)];
+    const int64_t k = i % 5 == 0 ? dim : pick(rng, 1, dim);
+    const bool largest = i % 2 == 0;
+    c.what = "TopK " + shape_to_string(s) + " axis " + std::to_string(axis) + " k " + std::to_string(k) +
+             (largest ? " largest" : " smallest");
+    // Ties: values from a few levels; specials: NaN, infinities, signed zeros.
+    Tensor x = random_tensor(rng, DataType::Float, s, -2, 2, true);
+    if (i % 3 == 0)
+      for (uint64_t e = 0; e < x.element_count(); ++e) x.mutable_data<float>()[e] = std::floor(x.data<float>()[e]);
+    c.input("x", std::move(x));
+    c.mb.initializer(make_int64_tensor("k", {1}, {k}));
+    auto& n = c.mb.node("TopK", {"x", "k"}, {"values", "indices"}, "n");
+    attr_int(n, "axis", axis);
+    attr_int(n, "largest", largest ? 1 : 0);
+    c.outputs = {"values", "indices"};
+    check(c, 0, 0);
+  }
 }
 
 TEST(CpuOpsHarness, QuantizeAndDequantizeLinear) {

@@ -15,6 +15,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_clamp_kernels(r);
     cpu::register_eltwise_onednn_kernels(r);
     cpu::register_einsum_kernels(r);
+    cpu::register_top_k_kernels(r);
     cpu::register_conv_integer_kernels(r);
     cpu::register_matmul_integer_kernels(r);
     cpu::register_quantize_linear_kernels(r);
