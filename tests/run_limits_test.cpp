@@ -8,6 +8,7 @@
 
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
+#include "onnxscope/engines.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/reference.h"
 
@@ -122,5 +123,38 @@ TEST(RunLimits, TimeoutStopsALoopThatWouldNotEnd) {
     EXPECT_NE(e.find("timeout"), std::string::npos) << e;
     EXPECT_NE(e.find("--timeout"), std::string::npos) << e;
     EXPECT_LT(s, 5.0);
+  }
+}
+
+// One node that alone runs far past the limit: a convolution of 600 million
+// products (the ASan sweep's mutated export spent minutes in one cuda-sim
+// Conv with --timeout 10). The reference and cuda-sim engines check the limit
+// inside the node's loops and stop there with the run's timeout error naming
+// the node; the cpu engine's oneDNN finishes it in milliseconds, and then
+// either ends or stops at the next node.
+TEST(RunLimits, TimeoutStopsOneLongNodeFromInside) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{64}, int64_t{128}, int64_t{128}});
+  std::vector<float> w(64 * 64 * 3 * 3, 0.01f);
+  b.initializer(make_float_tensor("w", {64, 64, 3, 3}, w));
+  attr_ints(b.node("Conv", {"x", "w"}, {"y"}, "long"), "pads", {1, 1, 1, 1});
+  b.output_untyped("y");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m = std::move(r.model);
+  for (const char* name : {"reference", "cuda-sim", "cpu"}) {
+    EngineSettings s;
+    s.threads = 1;
+    s.limits.timeout_seconds = 0.05;
+    const auto start = std::chrono::steady_clock::now();
+    const std::string e = error_of(*make_engine(name, s)->prepare(m), inputs_of(*m));
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (std::string(name) == "cpu") {
+      EXPECT_TRUE(e == "(no error)" || e.find("timeout") != std::string::npos) << e;
+      continue;
+    }
+    EXPECT_NE(e.find("timeout"), std::string::npos) << name << ": " << e;
+    EXPECT_NE(e.find("'long'"), std::string::npos) << name << ": " << e;
+    EXPECT_LT(took, 2.0) << name;
   }
 }

@@ -11,6 +11,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "onnxscope/deadline.h"
 #include "cuda/kernels/launch.h"
 #include "cuda/kernels/portable.h"
 #include "cuda/runtime.h"
@@ -47,7 +48,7 @@ void host_gemm(const GemmArgs& g, MathMode mode) {
   for (int64_t b = 0; b < g.batch; ++b) {
     const int64_t ab = b * g.stride_a, bb = b * g.stride_b;
     float* c = g.c + b * g.stride_c;
-    for (int64_t j = 0; j < g.n; ++j)
+    for (int64_t j = 0; j < g.n; ++j, poll_deadline())
       for (int64_t i = 0; i < g.m; ++i) {
         double acc = 0;
         for (int64_t p = 0; p < g.k; ++p) {
@@ -94,6 +95,7 @@ void host_conv(const ConvArgs& c, MathMode mode) {
       for (int64_t ci = 0; ci < cg; ++ci) {
         const int64_t plane_at = (n * c.c + g * cg + ci) * in_size;
         for (int64_t w = 0; w < window; ++w) {
+          poll_deadline();  // one node of a mutated model can take minutes here
           float* row = col.data() + (ci * window + w) * out_size;
           for (int64_t o = 0; o < out_size; ++o) {
             int64_t off = 0;
@@ -111,7 +113,7 @@ void host_conv(const ConvArgs& c, MathMode mode) {
       }
       for (int64_t k = g * kg; k < (g + 1) * kg; ++k) {
         std::fill(acc.begin(), acc.end(), 0.f);
-        for (int64_t r = 0; r < cg * window; ++r) {
+        for (int64_t r = 0; r < cg * window; ++r, poll_deadline()) {
           const float wv = operand(c.w, c.w_half, k * cg * window + r, mode);
           const float* row = col.data() + r * out_size;
           for (int64_t o = 0; o < out_size; ++o) acc[static_cast<size_t>(o)] += wv * row[o];
@@ -149,7 +151,7 @@ void host_conv_transpose(const ConvArgs& c, MathMode mode) {
     for (int64_t g = 0; g < c.groups; ++g)
       for (int64_t m = 0; m < kg; ++m) {
         std::fill(acc.begin(), acc.end(), 0.f);
-        for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci) {
+        for (int64_t ci = g * cg; ci < (g + 1) * cg; ++ci, poll_deadline()) {
           const float* plane = c.x + (n * c.c + ci) * in_size;
           const int64_t wk = (ci * kg + m) * window;
           for (int64_t i = 0; i < in_size; ++i) {

@@ -8,6 +8,7 @@
 
 #include "core/graph_util.h"
 #include "core/segment_model.h"
+#include "onnxscope/deadline.h"
 #include "cpu/optimizer.h"
 #include "onnxscope/diagnostics.h"
 
@@ -354,6 +355,8 @@ class OffloadPrepared final : public PreparedModel {
     if (options_.host.timeout_seconds > 0)
       r.deadline = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                       std::chrono::duration<double>(options_.host.timeout_seconds));
+    // Host-run kernels (cuda-sim) poll it inside long nodes.
+    const DeadlineScope deadline(options_.host.timeout_seconds > 0 ? r.deadline : Clock::time_point::max());
     auto run_parts = [&] {
       for (const Part& p : plan.parts) {
         if (p.segment.side == Side::Device)
@@ -515,6 +518,10 @@ class OffloadPrepared final : public PreparedModel {
       throw;
     } catch (const CaptureUnsupported&) {
       throw;
+    } catch (const DeadlineExceeded&) {
+      fail_at(where(*r.plan->m, i), "timeout",
+              "the run took longer than the time limit of " + std::to_string(options_.host.timeout_seconds) +
+                  " s (raise it with --timeout)");
     } catch (const std::exception& e) {
       fail_at(where(*r.plan->m, i), "kernel", device_->name() + ": " + e.what());
     }

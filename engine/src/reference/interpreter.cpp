@@ -1,5 +1,7 @@
 #include "reference/interpreter.h"
 
+#include "onnxscope/deadline.h"
+
 #include "loader/function_body.h"
 #include "onnxscope/op_schema.h"
 
@@ -223,6 +225,7 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
   if (limits_.timeout_seconds > 0)
     deadline_ = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limits_.timeout_seconds));
+  const DeadlineScope deadline(limits_.timeout_seconds > 0 ? deadline_ : std::chrono::steady_clock::time_point::max());
   Frame frame;
   load_initializers(model_->graph, frame);
   std::set<std::string> declared;
@@ -367,6 +370,9 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
                   std::to_string(version));
     }
   } catch (const Error&) {
+    throw;
+  } catch (const DeadlineExceeded&) {
+    check_deadline(where);  // the deadline is past: this reports it as the run's timeout
     throw;
   } catch (const std::bad_alloc&) {
     fail_at(where, "out-of-memory", "ran out of memory");

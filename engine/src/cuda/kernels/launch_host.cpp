@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "onnxscope/deadline.h"
 #include "cuda/kernels/kernel_list.h"
 #include "cuda/kernels/launch.h"
 
@@ -62,7 +63,10 @@ void run_on_host(const void* args, int64_t n, int lanes) {
   if constexpr (is_row_kernel<F>()) {
     if (lanes <= 1) {
       const OneLane lane;
-      for (int64_t r = 0; r < n; ++r) f(r, lane);
+      for (int64_t r = 0; r < n; ++r) {
+        if ((r & 255) == 0) poll_deadline();
+        f(r, lane);
+      }
       return;
     }
     ThreadLanes::Warp warp(lanes);
@@ -73,7 +77,10 @@ void run_on_host(const void* args, int64_t n, int lanes) {
         for (int64_t r = 0; r < n; ++r) f(r, lane);
       });
   } else {
-    for (int64_t i = 0; i < n; ++i) f(i);
+    for (int64_t i = 0; i < n; ++i) {
+      if ((i & 4095) == 0) poll_deadline();  // one launch of a huge grid can take minutes here
+      f(i);
+    }
   }
 }
 

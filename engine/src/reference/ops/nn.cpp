@@ -14,6 +14,7 @@
 #include <stdexcept>
 
 #include "core/einsum_plan.h"
+#include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/nn_parts.h"
 #include "reference/ops/ops.h"
@@ -61,7 +62,7 @@ std::vector<T> matmul_values(const KernelContext& ctx, const std::vector<T>& a, 
     const T* ap = a.data() + bi.offsets()[0] * static_cast<uint64_t>(M * K);
     const T* bp = b.data() + bi.offsets()[1] * static_cast<uint64_t>(K * N);
     T* yp = y.data() + bt * static_cast<uint64_t>(M * N);
-    for (int64_t i = 0; i < M; ++i)
+    for (int64_t i = 0; i < M; ++i, poll_deadline())  // a run's time limit holds inside one long node too
       for (int64_t j = 0; j < N; ++j) {
         T acc = T(0);
         for (int64_t t = 0; t < K; ++t) acc += ap[i * K + t] * bp[t * N + j];
@@ -211,7 +212,7 @@ void Gemm(KernelContext& ctx) {
     Tensor& out = ctx.allocate_output(0, a.dtype(), out_shape);
     // Integer Gemm stays exact when alpha and beta are whole numbers.
     const bool exact = std::is_integral_v<T> && alpha == std::floor(alpha) && beta == std::floor(beta);
-    for (int64_t i = 0; i < M; ++i)
+    for (int64_t i = 0; i < M; ++i, poll_deadline())
       for (int64_t j = 0; j < N; ++j, bi.next()) {
         T acc = T(0);
         for (int64_t t = 0; t < K; ++t)
@@ -262,6 +263,7 @@ void Einsum(KernelContext& ctx) {
     std::vector<int64_t> base(n_in);
     uint64_t o = 0;
     for (nn::Counter oc(p.out_shape); oc.valid(); oc.next(), ++o) {  // an empty shape iterates once
+      if ((o & 255) == 0) poll_deadline();
       for (size_t i = 0; i < n_in; ++i) {
         base[i] = 0;
         for (size_t d = 0; d < p.out_shape.size(); ++d) base[i] += oc.index[d] * p.out_stride[i][d];

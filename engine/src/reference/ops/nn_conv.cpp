@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/nn_parts.h"
 
@@ -65,6 +66,7 @@ std::vector<T> conv_core(const std::vector<T>& x, const Shape& xs, const std::ve
   std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel flat index, input flat index) inside the input
   int64_t op = 0;
   for (Counter oc(win.out); oc.valid(); oc.next(), ++op) {
+    if ((op & 63) == 0) poll_deadline();  // a run's time limit holds inside one long node too
     taps.clear();
     for (int64_t kp = 0; kp < KS; ++kp) {
       int64_t ip = 0;
@@ -285,6 +287,7 @@ void ConvTranspose(KernelContext& ctx) {
     std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel flat index, output flat index)
     int64_t ip = 0;
     for (Counter ic(win.in); ic.valid(); ic.next(), ++ip) {
+      if ((ip & 63) == 0) poll_deadline();
       taps.clear();
       for (int64_t kp = 0; kp < KS; ++kp) {
         int64_t op = 0;
@@ -359,7 +362,7 @@ void DeformConv(KernelContext& ctx) {
     std::vector<double> y(static_cast<size_t>(N * M * OS), 0.0);  // accumulated in double
     std::vector<double> samples(static_cast<size_t>(C * KS));
     for (int64_t n = 0; n < N; ++n)
-      for (int64_t oh = 0; oh < oH; ++oh)
+      for (int64_t oh = 0; oh < oH; ++oh, poll_deadline())
         for (int64_t ow = 0; ow < oW; ++ow) {
           // Sample every input channel at every (offset) kernel tap.
           for (int64_t c = 0; c < C; ++c) {

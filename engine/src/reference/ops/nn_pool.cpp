@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/nn_parts.h"
 
@@ -63,6 +64,7 @@ void pool(KernelContext& ctx, PoolKind kind) {
     std::vector<std::pair<int64_t, int64_t>> taps;  // (row-major, column-major) spatial offsets inside X
     int64_t op = 0;
     for (Counter oc(win.out); oc.valid(); oc.next(), ++op) {
+      if ((op & 63) == 0) poll_deadline();  // a run's time limit holds inside one long node too
       taps.clear();
       int64_t padded_count = 0;  // taps inside input + declared padding
       for (const auto& kp : kpos) {
