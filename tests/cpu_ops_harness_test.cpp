@@ -671,6 +671,79 @@ TEST(CpuOpsHarness, TopKAnyAxisWithTiesAndNaN) {
   }
 }
 
+// Range: every type it takes, positive and negative steps, fractional real
+// steps (numpy's arange rule), empty ranges, integers that wrap.
+TEST(CpuOpsHarness, RangeOfEveryTypeItTakes) {
+  Rng rng(37);
+  const DataType types[] = {DataType::Int32, DataType::Int64, DataType::Float, DataType::Double};
+  for (int i = 0; i < 40; ++i) {
+    const DataType t = types[i % 4];
+    const bool real = t == DataType::Float || t == DataType::Double;
+    double start = static_cast<double>(pick(rng, -50, 50)), delta = static_cast<double>(pick(rng, 1, 7)) * (i % 3 == 0 ? -1 : 1);
+    if (real) {
+      start += 0.1 * static_cast<double>(pick(rng, 0, 9));
+      delta *= 0.37;
+    }
+    const double limit = start + delta * static_cast<double>(pick(rng, -2, 300)) + (real ? 0.05 : 0);
+    Case c(11);
+    c.what = "Range " + std::string(dtype_name(t)) + " " + std::to_string(start) + " " + std::to_string(limit) + " " +
+             std::to_string(delta);
+    auto scalar = [&](double v) {
+      Tensor x = Tensor::zeros(t, {});
+      switch (t) {
+        case DataType::Int32: x.mutable_data<int32_t>()[0] = static_cast<int32_t>(v); break;
+        case DataType::Int64: x.mutable_data<int64_t>()[0] = static_cast<int64_t>(v); break;
+        case DataType::Float: x.mutable_data<float>()[0] = static_cast<float>(v); break;
+        default: x.mutable_data<double>()[0] = v;
+      }
+      return x;
+    };
+    c.input("s", scalar(start));
+    c.input("l", scalar(limit));
+    c.input("d", scalar(delta));
+    c.mb.node("Range", {"s", "l", "d"}, {"y"}, "n");
+    check(c, 0, 0);
+  }
+  // int32 values past 2^31 wrap as the reference's do.
+  Case c(11);
+  c.what = "Range int32 wrapping";
+  Tensor s = Tensor::zeros(DataType::Int32, {}), l = Tensor::zeros(DataType::Int32, {}), d = Tensor::zeros(DataType::Int32, {});
+  s.mutable_data<int32_t>()[0] = INT32_MAX - 5;
+  l.mutable_data<int32_t>()[0] = INT32_MAX;
+  d.mutable_data<int32_t>()[0] = 2;
+  c.input("s", s);
+  c.input("l", l);
+  c.input("d", d);
+  c.mb.node("Range", {"s", "l", "d"}, {"y"}, "n");
+  check(c, 0, 0);
+}
+
+// CumSum: any axis (int32 or int64 axis input), exclusive, reverse, float
+// (summed in double as the reference does), double and wrapping integers.
+TEST(CpuOpsHarness, CumSumAnyAxisExclusiveReverse) {
+  Rng rng(41);
+  const DataType types[] = {DataType::Float, DataType::Int64, DataType::Int32, DataType::Double};
+  for (int i = 0; i < 48; ++i) {
+    const DataType t = types[i % 4];
+    const Shape s = i % 5 == 0 ? random_shape(rng, 1, 2, 1500) : random_shape(rng, 1, 4, 9);
+    const int64_t rank = static_cast<int64_t>(s.size()), axis = pick(rng, -rank, rank - 1);
+    Case c(14);
+    c.what = "CumSum " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " axis " + std::to_string(axis);
+    c.input("x", random_tensor(rng, t, s, -100, 100, t != DataType::Int32));
+    if (i % 2) {
+      Tensor a = Tensor::zeros(DataType::Int32, {});
+      a.mutable_data<int32_t>()[0] = static_cast<int32_t>(axis);
+      c.input("axis", a);
+    } else {
+      c.mb.initializer(make_int64_tensor("axis", {}, {axis}));
+    }
+    auto& n = c.mb.node("CumSum", {"x", "axis"}, {"y"}, "n");
+    attr_int(n, "exclusive", (i / 2) % 2);
+    attr_int(n, "reverse", (i / 4) % 2);
+    check(c);
+  }
+}
+
 TEST(CpuOpsHarness, QuantizeAndDequantizeLinear) {
   Rng rng(20);
   for (int i = 0; i < 48; ++i) {

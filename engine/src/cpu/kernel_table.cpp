@@ -16,6 +16,8 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_eltwise_onednn_kernels(r);
     cpu::register_einsum_kernels(r);
     cpu::register_top_k_kernels(r);
+    cpu::register_range_kernels(r);
+    cpu::register_cumsum_kernels(r);
     cpu::register_conv_integer_kernels(r);
     cpu::register_matmul_integer_kernels(r);
     cpu::register_quantize_linear_kernels(r);
