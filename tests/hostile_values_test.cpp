@@ -490,6 +490,44 @@ TEST(HostileValues, ExpandPastInt64) {
   expect_error_everywhere(b, {{"x", Value(floats({4, 1}, 1.f))}}, {"overflow", "more elements", "larger than the limit"});
 }
 
+// Pools whose kernel_shape is 2^31 - 1 over an input of 2 (mutated by
+// fuzz_model): the reference listed every kernel position (24 GB), cuda-sim
+// walked them for each output and oneDNN took seconds creating the primitive.
+// Now the taps inside X are found by division, and every engine answers at
+// once with the reference's values.
+TEST(HostileValues, PoolWindowOfTwoToTheThirtyOneOverTwoValues) {
+  const int64_t huge = (int64_t{1} << 31) - 1;
+  for (const char* op : {"MaxPool", "AveragePool", "LpPool"}) {
+    for (int include_pad = 0; include_pad < 2; ++include_pad) {
+      if (include_pad && std::string(op) != "AveragePool") continue;
+      ModelBuilder b(18, 8);
+      b.input("x", DataType::Float, {int64_t{1}, int64_t{1}, int64_t{2}});
+      auto& n = b.node(op, {"x"}, {"y"}, "pool");
+      attr_ints(n, "kernel_shape", {huge});
+      attr_ints(n, "pads", {huge + 1, 0});
+      if (include_pad) attr_int(n, "count_include_pad", 1);
+      b.output_untyped("y");
+      Tensor x = floats({1, 1, 2}, 1.f);
+      x.mutable_data<float>()[1] = 2.f;
+      std::vector<float> want;
+      for (const char* e : kEngines) {
+        Outcome o = run(e, b, {{"x", Value(x)}});
+        ASSERT_TRUE(o.ok) << op << " on " << e << ": " << o.error;
+        const std::vector<float> got = values(o.outputs[0].second);
+        ASSERT_EQ(got.size(), 4u) << op << " on " << e;
+        if (want.empty()) want = got;
+        for (size_t i = 0; i < got.size(); ++i)
+          EXPECT_TRUE(got[i] == want[i] || (std::isnan(got[i]) && std::isnan(want[i])))
+              << op << " on " << e << " [" << i << "]: " << got[i] << " vs " << want[i];
+      }
+      // The last window covers both values; the first covers padding only.
+      if (std::string(op) == "MaxPool") EXPECT_EQ(want[3], 2.f);
+      if (std::string(op) == "AveragePool" && !include_pad) EXPECT_EQ(want[3], 1.5f);
+      if (std::string(op) == "AveragePool" && include_pad) EXPECT_NEAR(want[3], 3.0 / static_cast<double>(huge), 1e-15);
+    }
+  }
+}
+
 // Clip-6 with float bounds on int8: a max of 65504 was converted to int8
 // (undefined; found by fuzz_model). It saturates, and a NaN bound bounds nothing.
 TEST(HostileValues, ClipBoundsPastAnIntegerTypesRange) {

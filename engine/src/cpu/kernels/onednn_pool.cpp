@@ -60,6 +60,10 @@ bool pool_problem(const KernelContext& ctx, const Shape& x, PoolProblem& p, Kind
     if (!ctx.has_attr("kernel_shape")) return false;
     p.kernel = ctx.attr_ints("kernel_shape");
     if (p.kernel.size() != k) return false;
+    // A window wider than X covers padding mostly; oneDNN walks all of it
+    // (seconds for a mutated kernel_shape of 2^31), the reference only the taps inside X.
+    for (size_t i = 0; i < k; ++i)
+      if (p.kernel[i] > in[i]) return false;
     const bool ceil_mode = ctx.attr_int("ceil_mode", 0) != 0;
     const ref::nn::Window w = ref::nn::resolve_window(ctx, in, p.kernel, ceil_mode);
     const bool include_pad = kind == Kind::Avg && ctx.attr_int("count_include_pad", 0) != 0;

@@ -249,6 +249,13 @@ struct PoolKernel {
   // column-major; 0 within the plane when no tap holds a number.
   int64_t* indices = nullptr;
   bool column_major = false;
+  // The first kernel index along d whose position base + j * dilation is at least lo (at most the kernel's size).
+  OS_HD int64_t index_from(int64_t lo, int d, int64_t base) const {
+    const int64_t a = lo - base;
+    if (a <= 0) return 0;
+    const int64_t j = (a + dilation[d] - 1) / dilation[d];
+    return j < kernel[d] ? j : kernel[d];
+  }
   OS_HD void operator()(int64_t i) const {
     int64_t o[3] = {0, 0, 0};
     int64_t rest = i, in_size = 1;
@@ -258,30 +265,38 @@ struct PoolKernel {
       in_size *= in[d];
     }
     const float* plane = x + rest * in_size;  // rest = n * C + c
-    int64_t window = 1;
-    for (int d = 0; d < rank; ++d) window *= kernel[d];
+    // Per dim, the kernel indices [first, last) that land inside X, found by
+    // division: the kernel_shape attribute may be 2^40 long, X is not.
+    int64_t base[3] = {0, 0, 0}, first[3] = {0, 0, 0}, last[3] = {0, 0, 0}, step[3] = {1, 1, 1}, col_step[3] = {1, 1, 1};
+    double padded = 1;  // taps inside X and its declared padding (a product that may pass 2^63)
+    bool any = true;
+    for (int d = 0; d < rank; ++d) {
+      base[d] = o[d] * stride[d] - pad_begin[d];
+      first[d] = index_from(0, d, base[d]);
+      last[d] = index_from(in[d], d, base[d]);
+      if (last[d] < first[d]) last[d] = first[d];
+      const int64_t pf = index_from(-pad_begin[d], d, base[d]);
+      int64_t pl = index_from(in[d] + pad_end[d], d, base[d]);
+      if (pl < pf) pl = pf;
+      padded *= static_cast<double>(pl - pf);
+      any = any && last[d] > first[d];
+      for (int e = d + 1; e < rank; ++e) step[d] *= in[e];
+      for (int e = 0; e < d; ++e) col_step[d] *= in[e];
+    }
     double acc = 0;
     float best = NAN;  // max: NaN inputs skipped, the first maximum kept; NaN when no tap has a number
     bool found = false;
     int64_t best_off = 0, best_col = 0;
-    int64_t counted = 0, padded = 0;
-    for (int64_t w = 0; w < window; ++w) {
-      int64_t k = w, off = 0, col = 0;
-      bool inside = true, in_padded = true;
-      for (int d = rank - 1; d >= 0; --d) {
-        const int64_t kd = k % kernel[d];
-        k /= kernel[d];
-        const int64_t q = o[d] * stride[d] + kd * dilation[d] - pad_begin[d];
-        if (q < 0 || q >= in[d]) inside = false;
-        if (q < -pad_begin[d] || q >= in[d] + pad_end[d]) in_padded = false;
-        int64_t step = 1, col_step = 1;
-        for (int e = d + 1; e < rank; ++e) step *= in[e];
-        for (int e = 0; e < d; ++e) col_step *= in[e];
-        off += q * step;
-        col += q * col_step;
+    int64_t counted = 0;
+    int64_t kk[3] = {first[0], first[1], first[2]};
+    // The taps inside X in the kernel's row-major order.
+    for (bool more = any; more;) {
+      int64_t off = 0, col = 0;
+      for (int d = 0; d < rank; ++d) {
+        const int64_t q = base[d] + kk[d] * dilation[d];
+        off += q * step[d];
+        col += q * col_step[d];
       }
-      if (in_padded) ++padded;
-      if (!inside) continue;
       const float v = plane[off];
       if (kind == 0) {
         if (v == v && (!found || v > best)) {
@@ -294,10 +309,18 @@ struct PoolKernel {
         acc += kind == 1 ? static_cast<double>(v) : pow(fabs(static_cast<double>(v)), p);
       }
       ++counted;
+      more = false;
+      for (int d = rank - 1; d >= 0; --d) {
+        if (++kk[d] < last[d]) {
+          more = true;
+          break;
+        }
+        kk[d] = first[d];
+      }
     }
     if (kind == 0 && indices) indices[i] = rest * in_size + (column_major ? best_col : best_off);
     if (kind == 0) y[i] = best;
-    else if (kind == 1) y[i] = static_cast<float>(acc / static_cast<double>(count_include_pad ? padded : counted));
+    else if (kind == 1) y[i] = static_cast<float>(acc / (count_include_pad ? padded : static_cast<double>(counted)));
     else y[i] = static_cast<float>(pow(acc, 1.0 / p));
   }
 };

@@ -59,26 +59,49 @@ void pool(KernelContext& ctx, PoolKind kind) {
     check_work_buffer(ctx, out_shape, "the output (in double)", want_indices ? 16 : 8);
     std::vector<double> y(static_cast<size_t>(NC * OS));
     std::vector<int64_t> idx(want_indices ? y.size() : 0);
-    std::vector<std::vector<int64_t>> kpos;
-    for (Counter kc(win.kernel); kc.valid(); kc.next()) kpos.push_back(kc.index);
     std::vector<std::pair<int64_t, int64_t>> taps;  // (row-major, column-major) spatial offsets inside X
+    // Per dim, the kernel indices [first, last) whose position lies inside X,
+    // and how many lie inside X and its declared padding: found by division,
+    // never by walking the kernel, whose attribute may be 2^40 long.
+    std::vector<int64_t> first(k), last(k), base(k), kk(k);
+    auto ceil_div = [](int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; };
     int64_t op = 0;
     for (Counter oc(win.out); oc.valid(); oc.next(), ++op) {
       if ((op & 63) == 0) poll_deadline();  // a run's time limit holds inside one long node too
       taps.clear();
-      int64_t padded_count = 0;  // taps inside input + declared padding
-      for (const auto& kp : kpos) {
-        int64_t row = 0, col = 0;
-        bool inside = true, in_padded = true;
-        for (size_t d = 0; d < k; ++d) {
-          const int64_t pos = oc.index[d] * win.strides[d] - win.pad_begin[d] + kp[d] * win.dilations[d];
-          if (pos < 0 || pos >= win.in[d]) inside = false;
-          if (pos < -win.pad_begin[d] || pos >= win.in[d] + win.pad_end[d]) in_padded = false;
-          row += pos * in_strides[d];
-          col += pos * col_strides[d];
+      double padded_count = 1;  // taps inside input + declared padding (a product that may pass 2^63)
+      bool any = true;
+      for (size_t d = 0; d < k; ++d) {
+        base[d] = oc.index[d] * win.strides[d] - win.pad_begin[d];
+        const int64_t dil = win.dilations[d], K = win.kernel[d];
+        // kernel index j lands at base + j * dil: inside [lo, hi) for j in [ceil((lo - base) / dil), ceil((hi - base) / dil)).
+        auto from = [&](int64_t lo) { return std::min(K, ceil_div(lo - base[d], dil)); };
+        first[d] = from(0);
+        last[d] = std::max(first[d], from(win.in[d]));
+        const int64_t pf = from(-win.pad_begin[d]), pl = std::max(pf, from(win.in[d] + win.pad_end[d]));
+        padded_count *= static_cast<double>(pl - pf);
+        any = any && last[d] > first[d];
+      }
+      // The taps inside X in the kernel's row-major order (MaxPool keeps the first maximum).
+      if (any) {
+        kk = first;
+        for (bool more = true; more;) {
+          int64_t row = 0, col = 0;
+          for (size_t d = 0; d < k; ++d) {
+            const int64_t pos = base[d] + kk[d] * win.dilations[d];
+            row += pos * in_strides[d];
+            col += pos * col_strides[d];
+          }
+          taps.emplace_back(row, col);
+          more = false;
+          for (size_t d = k; d-- > 0;) {
+            if (++kk[d] < last[d]) {
+              more = true;
+              break;
+            }
+            kk[d] = first[d];
+          }
         }
-        if (inside) taps.emplace_back(row, col);
-        if (in_padded) ++padded_count;
       }
       for (int64_t nc = 0; nc < NC; ++nc) {
         const double* xp = xv.data() + nc * IS;
@@ -104,7 +127,7 @@ void pool(KernelContext& ctx, PoolKind kind) {
         } else if (kind == PoolKind::Average) {
           double sum = 0;
           for (const auto& t : taps) sum += xp[t.first];
-          r = sum / static_cast<double>(include_pad ? padded_count : static_cast<int64_t>(taps.size()));
+          r = sum / (include_pad ? padded_count : static_cast<double>(taps.size()));
         } else {
           double sum = 0;
           for (const auto& t : taps) sum += std::pow(std::abs(xp[t.first]), p);

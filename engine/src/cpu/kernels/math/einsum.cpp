@@ -238,7 +238,7 @@ void Einsum(KernelContext& ctx) {
 }  // namespace
 
 void register_einsum_kernels(KernelRegistry& r) {
-  r.add(KernelDef{"", "Einsum", 12, INT_MAX, "onednn", Einsum, accepts});
+  r.add(KernelDef{"", "Einsum", 12, INT_MAX, "onednn-matmul", Einsum, accepts});
 }
 
 }  // namespace onnxscope::cpu
