@@ -80,6 +80,22 @@ void ScatterND(KernelContext& ctx) {
 
 // --- GatherElements --------------------------------------------------------------------
 
+// Whether every index lies in [-dim, dim): one unsigned comparison each
+// (wrapping, never overflowing), OR-ed so the pass vectorizes (64-bit
+// compares need AVX2 or AVX-512: cloned).
+#define ONNXSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define ONNXSCOPE_WITHIN(name, I)                                                                         \
+  ONNXSCOPE_CLONES bool name(const I* v, uint64_t n, int64_t dim) {                                        \
+    const uint64_t span = 2 * static_cast<uint64_t>(dim), shift = static_cast<uint64_t>(dim);              \
+    bool bad = false;                                                                                       \
+    for (uint64_t i = 0; i < n; ++i) bad |= static_cast<uint64_t>(static_cast<int64_t>(v[i])) + shift >= span; \
+    return !bad;                                                                                            \
+  }
+ONNXSCOPE_WITHIN(indices_within64, int64_t)
+ONNXSCOPE_WITHIN(indices_within32, int32_t)
+#undef ONNXSCOPE_WITHIN
+#undef ONNXSCOPE_CLONES
+
 bool gather_elements_accepts(const KernelContext& ctx) {
   if (ctx.input_count() != 2) return false;
   const Tensor* data = tensor_at(ctx, 0);
@@ -91,25 +107,30 @@ bool gather_elements_accepts(const KernelContext& ctx) {
   for (size_t d = 0; d < static_cast<size_t>(r); ++d)
     if (d != axis && ind->shape()[d] > data->shape()[d]) return false;
   const int64_t dim = data->shape()[axis];
-  for (uint64_t i = 0; i < ind->element_count(); ++i) {
-    const int64_t v = index_at(*ind, i);
-    if (v < -dim || v >= dim) return false;
-  }
-  return true;
+  return ind->dtype() == DataType::Int64 ? indices_within64(ind->data<int64_t>(), ind->element_count(), dim)
+                                         : indices_within32(ind->data<int32_t>(), ind->element_count(), dim);
 }
 
-void GatherElements(KernelContext& ctx) {
-  const Tensor& data = ctx.input(0);
-  const Tensor& ind = ctx.input(1);
-  const int64_t r = data.rank(), a = ctx.attr_int("axis", 0);
-  const size_t axis = static_cast<size_t>(a < 0 ? a + r : a);
-  Tensor& y = uninitialized_output(ctx, 0, data.dtype(), ind.shape());
-  if (y.element_count() == 0) return;
+// One output row (the last index dim) of elements of type E picked by indices of type I.
+template <class E, class I>
+void gather_row(E* out, const E* in, const I* idx, int64_t inner, int64_t base, int64_t dim, int64_t axis_stride,
+                bool last_axis) {
+  for (int64_t c = 0; c < inner; ++c) {
+    int64_t v = idx[c];
+    v += v < 0 ? dim : 0;
+    out[c] = in[base + v * axis_stride + (last_axis ? 0 : c)];
+  }
+}
+
+template <class I>
+void gather_elements(const Tensor& data, const Tensor& ind, size_t axis, Tensor& y) {
   const size_t elem = *storage_bytes(data.dtype(), 1);
   const std::vector<int64_t> ds = contiguous_strides(data.shape());
   const Shape& is = ind.shape();
   const int64_t inner = is.back(), rows = static_cast<int64_t>(ind.element_count()) / inner;
   const int64_t dim = data.shape()[axis];
+  const bool last_axis = axis + 1 == is.size();
+  const I* idx = ind.data<I>();
   const std::byte* in = data.raw();
   std::byte* out = y.mutable_raw();
   parallel_for(rows, std::max<int64_t>(1, 16384 / inner), [&](int64_t r0, int64_t r1) {
@@ -121,15 +142,38 @@ void GatherElements(KernelContext& ctx) {
         rest /= is[d];
         if (d != axis) base += i * ds[d];
       }
-      for (int64_t c = 0; c < inner; ++c) {
-        const uint64_t at = static_cast<uint64_t>(row * inner + c);
-        int64_t v = index_at(ind, at);
-        if (v < 0) v += dim;
-        const int64_t off = base + v * ds[axis] + (axis + 1 == is.size() ? 0 : c);
-        std::memcpy(out + at * elem, in + static_cast<size_t>(off) * elem, elem);
+      const I* ri = idx + row * inner;
+      auto typed = [&](auto tag) {  // the common widths as typed moves, not memcpy calls
+        using E = decltype(tag);
+        gather_row(reinterpret_cast<E*>(out) + row * inner, reinterpret_cast<const E*>(in), ri, inner, base, dim,
+                   ds[axis], last_axis);
+      };
+      switch (elem) {
+        case 4: typed(uint32_t{}); break;
+        case 8: typed(uint64_t{}); break;
+        case 2: typed(uint16_t{}); break;
+        case 1: typed(uint8_t{}); break;
+        default:
+          for (int64_t c = 0; c < inner; ++c) {
+            int64_t v = ri[c];
+            v += v < 0 ? dim : 0;
+            const int64_t off = base + v * ds[axis] + (last_axis ? 0 : c);
+            std::memcpy(out + static_cast<size_t>(row * inner + c) * elem, in + static_cast<size_t>(off) * elem, elem);
+          }
       }
     }
   });
+}
+
+void GatherElements(KernelContext& ctx) {
+  const Tensor& data = ctx.input(0);
+  const Tensor& ind = ctx.input(1);
+  const int64_t r = data.rank(), a = ctx.attr_int("axis", 0);
+  const size_t axis = static_cast<size_t>(a < 0 ? a + r : a);
+  Tensor& y = uninitialized_output(ctx, 0, data.dtype(), ind.shape());
+  if (y.element_count() == 0) return;
+  if (ind.dtype() == DataType::Int64) gather_elements<int64_t>(data, ind, axis, y);
+  else gather_elements<int32_t>(data, ind, axis, y);
 }
 
 }  // namespace
