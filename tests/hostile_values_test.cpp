@@ -528,6 +528,29 @@ TEST(HostileValues, PoolWindowOfTwoToTheThirtyOneOverTwoValues) {
   }
 }
 
+// GatherElements with an index just past either end or at the ends of int64
+// and int32: every engine refuses it (the cpu kernel checks all indices in one
+// wrapping comparison each before it reads anything).
+TEST(HostileValues, GatherElementsIndicesOutOfRange) {
+  for (const int64_t bad : {int64_t{5}, int64_t{-6}, kMax, kMin, int64_t{INT32_MAX}, int64_t{INT32_MIN}}) {
+    for (const bool wide : {true, false}) {
+      if (!wide && (bad == kMax || bad == kMin)) continue;
+      ModelBuilder b(13, 8);
+      b.input("x", DataType::Float, {int64_t{3}, int64_t{5}});
+      b.input("i", wide ? DataType::Int64 : DataType::Int32, {int64_t{3}, int64_t{4}});
+      attr_int(b.node("GatherElements", {"x", "i"}, {"y"}, "gather"), "axis", 1);
+      b.output_untyped("y");
+      Tensor i = Tensor::zeros(wide ? DataType::Int64 : DataType::Int32, {3, 4});
+      for (uint64_t e = 0; e < 12; ++e) {
+        const int64_t v = e == 7 ? bad : static_cast<int64_t>(e % 5);
+        if (wide) i.mutable_data<int64_t>()[e] = v;
+        else i.mutable_data<int32_t>()[e] = static_cast<int32_t>(v);
+      }
+      expect_error_everywhere(b, {{"x", Value(floats({3, 5}, 1.f))}, {"i", Value(i)}}, {"out of range", "out of bounds", "index"});
+    }
+  }
+}
+
 // Clip-6 with float bounds on int8: a max of 65504 was converted to int8
 // (undefined; found by fuzz_model). It saturates, and a NaN bound bounds nothing.
 TEST(HostileValues, ClipBoundsPastAnIntegerTypesRange) {
