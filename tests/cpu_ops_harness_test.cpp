@@ -339,6 +339,29 @@ TEST(CpuOpsHarness, ReductionsOverAnyAxes) {
     }
 }
 
+// ReduceMax, ReduceMin and ReduceLogSumExp over the last axis (the vector row
+// path): rows of every length from 1 to 70 (vector body and tail), with a NaN
+// or an infinity planted in the body or the tail of some rows; NaN anywhere
+// in a row makes its result NaN.
+TEST(CpuOpsHarness, RowMaxMinKeepNaNWhereverItIs) {
+  Rng rng(43);
+  for (const char* op : {"ReduceMax", "ReduceMin", "ReduceLogSumExp"})
+    for (int64_t n = 1; n <= 70; ++n) {
+      Case c(18);
+      c.what = std::string(op) + " rows of " + std::to_string(n);
+      Tensor x = random_tensor(rng, DataType::Float, {6, n}, -3, 3);
+      float* v = x.mutable_data<float>();
+      v[1 * n + pick(rng, 0, n - 1)] = NAN;                  // anywhere
+      v[2 * n + n - 1] = NAN;                                // the last (a tail when n % 16)
+      v[3 * n + pick(rng, 0, n - 1)] = INFINITY;
+      v[4 * n + pick(rng, 0, n - 1)] = -INFINITY;
+      c.input("x", std::move(x));
+      c.mb.initializer(make_int64_tensor("axes", {1}, {1}));
+      c.mb.node(op, {"x", "axes"}, {"y"}, "n");
+      check(c);
+    }
+}
+
 TEST(CpuOpsHarness, RmsNormalizationAnyAxis) {
   Rng rng(14);
   for (int i = 0; i < 24; ++i) {
