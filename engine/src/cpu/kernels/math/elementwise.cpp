@@ -57,7 +57,6 @@ void Relu(KernelContext& c) { unary(c, [](const CMap& a) { return a.max(0.0f); }
 void Exp(KernelContext& c) { unary(c, [](const CMap& a) { return a.exp(); }); }
 void Tanh(KernelContext& c) { unary(c, [](const CMap& a) { return a.tanh(); }); }
 void Sqrt(KernelContext& c) { unary(c, [](const CMap& a) { return a.sqrt(); }); }
-void Neg(KernelContext& c) { unary(c, [](const CMap& a) { return -a; }); }
 void Abs(KernelContext& c) { unary(c, [](const CMap& a) { return a.abs(); }); }
 void Erf(KernelContext& c) { unary(c, [](const CMap& a) { return a.erf(); }); }
 // Gelu (opset 20, and the CPU engine's own onnxscope.cpu::Gelu from fuse-gelu).
@@ -96,9 +95,32 @@ auto keep_nan(const CMap& a, const E& e) {
 void HardSwishEigen(KernelContext& c) {
   unary(c, [](const CMap& a) { return keep_nan(a, a * (a / 6.0f + 0.5f).max(0.0f).min(1.0f)); });
 }
-void Floor(KernelContext& c) { unary(c, [](const CMap& a) { return a.floor(); }); }
-void Ceil(KernelContext& c) { unary(c, [](const CMap& a) { return a.ceil(); }); }
-void Round(KernelContext& c) { unary(c, [](const CMap& a) { return a.rint(); }); }  // halves to even
+// Floor, Ceil, Round (halves to even) and Neg as plain loops built for
+// AVX-512, AVX2 and the baseline (target_clones): one vroundps / vxorps per
+// vector there, where this Eigen, compiled for the baseline, runs SSE2.
+#define ONNXSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define ONNXSCOPE_ROUNDING(name, expr)                                     \
+  ONNXSCOPE_CLONES void name(const float* x, float* y, int64_t n) {         \
+    for (int64_t i = 0; i < n; ++i) y[i] = expr;                            \
+  }
+ONNXSCOPE_ROUNDING(floor_run, std::floor(x[i]))
+ONNXSCOPE_ROUNDING(ceil_run, std::ceil(x[i]))
+ONNXSCOPE_ROUNDING(round_run, std::nearbyint(x[i]))
+ONNXSCOPE_ROUNDING(neg_run, -x[i])
+#undef ONNXSCOPE_ROUNDING
+#undef ONNXSCOPE_CLONES
+
+void unary_run(KernelContext& ctx, void (*run)(const float*, float*, int64_t)) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = uninitialized_output(ctx, 0, DataType::Float, x.shape());
+  const float* in = x.data<float>();
+  float* out = y.mutable_data<float>();
+  parallel_for(static_cast<int64_t>(x.element_count()), kGrain, [&](int64_t b, int64_t e) { run(in + b, out + b, e - b); });
+}
+void Floor(KernelContext& c) { unary_run(c, floor_run); }
+void Ceil(KernelContext& c) { unary_run(c, ceil_run); }
+void Round(KernelContext& c) { unary_run(c, round_run); }
+void Neg(KernelContext& c) { unary_run(c, neg_run); }
 void Sin(KernelContext& c) { unary(c, [](const CMap& a) { return a.sin(); }); }
 void Cos(KernelContext& c) { unary(c, [](const CMap& a) { return a.cos(); }); }
 void Log(KernelContext& c) { unary(c, [](const CMap& a) { return a.log(); }); }
