@@ -931,6 +931,14 @@ TEST(CpuOpsHarness, CastBetweenTheCommonTypes) {
                       (from == DataType::Float16 && to == DataType::Float);
       check(c, 0, 0);  // exact, bit for bit in every type
     }
+  // Long enough for the vector paths, with NaN, infinities and values past 2^63 among them.
+  for (DataType to : {DataType::Int64, DataType::Int32, DataType::Uint8, DataType::Bool}) {
+    Case c(19);
+    c.what = "Cast float -> " + std::string(dtype_name(to)) + " [1000] with specials";
+    c.input("x", random_tensor(rng, DataType::Float, {1000}, -300, 300, true));
+    attr_int(c.mb.node("Cast", {"x"}, {"y"}, "n"), "to", static_cast<int64_t>(to));
+    check(c, 0, 0);
+  }
 }
 
 // --- Split, Gather, Where --------------------------------------------------------
