@@ -420,24 +420,6 @@ Case pool_case(Rng& rng, int idx, const std::string& op) {
   return c;
 }
 
-Case global_pool_case(Rng& rng, int idx, const std::string& op) {
-  Case c;
-  Builder b{c, rng};
-  Shape x{choose<int64_t>(rng, {1, 2, 3}), pick(rng, 1, 7)};
-  const int64_t k = pick(rng, 1, 3);
-  for (int64_t d = 0; d < k; ++d) x.push_back(pick(rng, 1, k == 3 ? 5 : 13));
-  if (idx == kCasesPerKernel - 1) {
-    x[1] = 0;  // zero channels: an empty output, left to the reference
-    c.expect_onednn = false;
-  }
-  b.input("x", x);
-  c.cpu.node(op, {"x"}, {"y"});
-  c.ref.node(op, {"x"}, {"y"});
-  c.what = op + " x" + shape_to_string(x);
-  b.output("y");
-  return c;
-}
-
 // Softmax / LogSoftmax: opset 13 any axis; opset 11 (2-D coercion) only the last axis goes to oneDNN.
 Case softmax_case(Rng& rng, int idx, const std::string& op) {
   Case c;
@@ -681,8 +663,6 @@ const std::map<std::string, Generator>& generators() {
       {"FusedGemm", [](Rng& r, int i) { return gemm_case(r, i, true); }},
       {"MaxPool", [](Rng& r, int i) { return pool_case(r, i, "MaxPool"); }},
       {"AveragePool", [](Rng& r, int i) { return pool_case(r, i, "AveragePool"); }},
-      {"GlobalMaxPool", [](Rng& r, int i) { return global_pool_case(r, i, "GlobalMaxPool"); }},
-      {"GlobalAveragePool", [](Rng& r, int i) { return global_pool_case(r, i, "GlobalAveragePool"); }},
       {"Softmax", [](Rng& r, int i) { return softmax_case(r, i, "Softmax"); }},
       {"LogSoftmax", [](Rng& r, int i) { return softmax_case(r, i, "LogSoftmax"); }},
       {"BatchNormalization", [](Rng& r, int i) { return batchnorm_case(r, i); }},

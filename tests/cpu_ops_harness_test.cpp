@@ -362,6 +362,34 @@ TEST(CpuOpsHarness, RowMaxMinKeepNaNWhereverItIs) {
     }
 }
 
+// GlobalAveragePool and GlobalMaxPool on plain layouts: 1-D to 3-D spatial
+// dims, planes of 1 to ~3,000 values, NaN and infinities planted in some
+// planes (NaN propagates); no channels goes to the reference. (Not values of
+// 1e30 and -1e30 together: such a sum is ill-conditioned, and a different
+// order of the same double additions gives a different answer.)
+TEST(CpuOpsHarness, GlobalPoolsOnPlainLayouts) {
+  Rng rng(47);
+  for (int i = 0; i < 40; ++i) {
+    const char* op = i % 2 ? "GlobalMaxPool" : "GlobalAveragePool";
+    Shape s{pick(rng, 1, 2), i == 38 || i == 39 ? 0 : pick(rng, 1, 40)};
+    const int64_t k = 1 + i % 3;
+    for (int64_t d = 0; d < k; ++d) s.push_back(pick(rng, 1, k == 1 ? 3000 : k == 2 ? 56 : 14));
+    Case c(13);
+    c.what = std::string(op) + " " + shape_to_string(s);
+    Tensor x = random_tensor(rng, DataType::Float, s, -3, 3);
+    const uint64_t n = x.element_count();
+    if (n > 0 && i % 4 < 2) {
+      x.mutable_data<float>()[static_cast<uint64_t>(pick(rng, 0, static_cast<int64_t>(n) - 1))] = NAN;
+      x.mutable_data<float>()[static_cast<uint64_t>(pick(rng, 0, static_cast<int64_t>(n) - 1))] = INFINITY;
+      x.mutable_data<float>()[n - 1] = -INFINITY;
+    }
+    c.input("x", std::move(x));
+    c.mb.node(op, {"x"}, {"y"}, "n");
+    c.expect_fast = s[1] != 0;
+    check(c);
+  }
+}
+
 TEST(CpuOpsHarness, RmsNormalizationAnyAxis) {
   Rng rng(14);
   for (int i = 0; i < 24; ++i) {

@@ -11,6 +11,7 @@ const KernelRegistry& cpu_kernels() {
     KernelRegistry r;
     cpu::register_batch_norm_kernels(r);  // before oneDNN's: faster on plain NCHW
     cpu::register_softmax_axis_kernels(r);  // before oneDNN's: it takes an inner axis by a reference loop
+    cpu::register_global_pool_kernels(r);  // before oneDNN's: faster on plain layouts
     cpu::register_onednn_kernels(r);
     cpu::register_clamp_kernels(r);
     cpu::register_eltwise_onednn_kernels(r);

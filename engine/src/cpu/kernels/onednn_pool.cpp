@@ -1,5 +1,6 @@
-// oneDNN pooling: MaxPool (Y only, not Indices), AveragePool, GlobalAveragePool,
-// GlobalMaxPool. Float32 only, 1-D to 3-D, ceil_mode and dilations.
+// oneDNN pooling: MaxPool (Y only, not Indices), AveragePool, and the blocked
+// (NCHWc) forms of every pool, global ones included. Float32 only, 1-D to 3-D,
+// ceil_mode and dilations.
 //
 // ceil_mode is expressed as extra right padding (oneDNN sizes the output with
 // floor). Declined: windows lying wholly in the padding (the reference gives
@@ -189,8 +190,8 @@ void register_onednn_pool(KernelRegistry& r) {
   r.add(KernelDef{"onnxscope.cpu", kNchwcPool, 1, INT_MAX, "onednn", NchwcPool, accepts_nchwc_pool});
   r.add(KernelDef{"", "MaxPool", 1, INT_MAX, "onednn", Pool<Kind::Max>, accepts_pool<Kind::Max>});
   r.add(KernelDef{"", "AveragePool", 1, INT_MAX, "onednn", Pool<Kind::Avg>, accepts_pool<Kind::Avg>});
-  r.add(KernelDef{"", "GlobalMaxPool", 1, INT_MAX, "onednn", Pool<Kind::GlobalMax>, accepts_pool<Kind::GlobalMax>});
-  r.add(KernelDef{"", "GlobalAveragePool", 1, INT_MAX, "onednn", Pool<Kind::GlobalAvg>, accepts_pool<Kind::GlobalAvg>});
+  // Plain GlobalMaxPool / GlobalAveragePool: reduction/reduce.cpp's row kernels (faster on plain layouts);
+  // the blocked (NCHWc) ones stay here.
 }
 
 }  // namespace onnxscope::cpu::onednn
