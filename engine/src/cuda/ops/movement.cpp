@@ -360,6 +360,9 @@ void run_split(OpContext& c) {
   if (sizes.empty()) {
     const auto parts = static_cast<int64_t>(c.opset() >= 18 && c.node().attribute("num_outputs") ? c.attr_int("num_outputs", 1) : static_cast<int64_t>(outputs));
     if (parts <= 0) c.fail("num_outputs is " + std::to_string(parts));
+    // Before the sizes are listed: num_outputs is an attribute, 2^62 of them once mutated.
+    if (parts != static_cast<int64_t>(outputs))
+      c.fail("num_outputs is " + std::to_string(parts) + " but the node has " + std::to_string(outputs) + " outputs");
     const int64_t each = (dim + parts - 1) / parts;
     for (int64_t i = 0, left = dim; i < parts; ++i, left -= each) sizes.push_back(std::max<int64_t>(0, std::min(each, left)));
     if (c.opset() < 18 && dim % parts) c.fail("dim " + std::to_string(dim) + " does not split into " + std::to_string(parts) + " equal parts");
