@@ -244,6 +244,27 @@ void decode_packed(DataType t, const std::byte* d, uint64_t first, uint64_t coun
 }
 
 const auto kSame = [](auto v) { return v; };
+
+// The integer and bool types (and packed integers) into Out; false for any other type.
+template <class Out>
+bool decode_integers(DataType t, const std::byte* d, uint64_t first, uint64_t count, Out* out) {
+  switch (t) {
+    case DataType::Uint8: decode_fixed<uint8_t>(d, first, count, out, kSame); return true;
+    case DataType::Int8: decode_fixed<int8_t>(d, first, count, out, kSame); return true;
+    case DataType::Uint16: decode_fixed<uint16_t>(d, first, count, out, kSame); return true;
+    case DataType::Int16: decode_fixed<int16_t>(d, first, count, out, kSame); return true;
+    case DataType::Int32: decode_fixed<int32_t>(d, first, count, out, kSame); return true;
+    case DataType::Uint32: decode_fixed<uint32_t>(d, first, count, out, kSame); return true;
+    case DataType::Int64: decode_fixed<int64_t>(d, first, count, out, kSame); return true;
+    case DataType::Uint64: decode_fixed<uint64_t>(d, first, count, out, kSame); return true;  // wraps into int64, as element_as_int64
+    case DataType::Bool: decode_fixed<uint8_t>(d, first, count, out, [](uint8_t b) { return b != 0; }); return true;
+    case DataType::Uint4:
+    case DataType::Uint2: decode_packed(t, d, first, count, out, kSame); return true;
+    case DataType::Int4: decode_packed(t, d, first, count, out, sign_extend_int4); return true;
+    case DataType::Int2: decode_packed(t, d, first, count, out, sign_extend_int2); return true;
+    default: return false;
+  }
+}
 }  // namespace
 
 void Tensor::elements_as_double(uint64_t first, uint64_t count, double* out) const {
@@ -263,45 +284,18 @@ void Tensor::elements_as_double(uint64_t first, uint64_t count, double* out) con
     case DataType::Float4E2M1: return decode_packed(dtype_, d, first, count, out, float4e2m1_to_float);
     case DataType::Float6E2M3: return decode_packed(dtype_, d, first, count, out, float6e2m3_to_float);
     case DataType::Float6E3M2: return decode_packed(dtype_, d, first, count, out, float6e3m2_to_float);
-    case DataType::Uint8: return decode_fixed<uint8_t>(d, first, count, out, kSame);
-    case DataType::Int8: return decode_fixed<int8_t>(d, first, count, out, kSame);
-    case DataType::Uint16: return decode_fixed<uint16_t>(d, first, count, out, kSame);
-    case DataType::Int16: return decode_fixed<int16_t>(d, first, count, out, kSame);
-    case DataType::Int32: return decode_fixed<int32_t>(d, first, count, out, kSame);
-    case DataType::Uint32: return decode_fixed<uint32_t>(d, first, count, out, kSame);
-    case DataType::Int64: return decode_fixed<int64_t>(d, first, count, out, kSame);
-    case DataType::Uint64: return decode_fixed<uint64_t>(d, first, count, out, kSame);
-    case DataType::Bool: return decode_fixed<uint8_t>(d, first, count, out, [](uint8_t b) { return b != 0; });
-    case DataType::Uint4:
-    case DataType::Uint2: return decode_packed(dtype_, d, first, count, out, kSame);
-    case DataType::Int4: return decode_packed(dtype_, d, first, count, out, sign_extend_int4);
-    case DataType::Int2: return decode_packed(dtype_, d, first, count, out, sign_extend_int2);
-    default:  // complex (real part) and anything rarer: one element at a time
+    default:
+      if (decode_integers(dtype_, d, first, count, out)) return;
+      // complex (real part) and anything rarer: one element at a time
       for (uint64_t k = 0; k < count; ++k) out[k] = element_as_double(first + k);
   }
 }
 
 void Tensor::elements_as_int64(uint64_t first, uint64_t count, int64_t* out) const {
   if (first > count_ || count > count_ - first) throw std::out_of_range("tensor element range out of range");
-  if (count == 0) return;
-  const std::byte* d = raw();
-  switch (dtype_) {
-    case DataType::Uint8: return decode_fixed<uint8_t>(d, first, count, out, kSame);
-    case DataType::Int8: return decode_fixed<int8_t>(d, first, count, out, kSame);
-    case DataType::Uint16: return decode_fixed<uint16_t>(d, first, count, out, kSame);
-    case DataType::Int16: return decode_fixed<int16_t>(d, first, count, out, kSame);
-    case DataType::Int32: return decode_fixed<int32_t>(d, first, count, out, kSame);
-    case DataType::Uint32: return decode_fixed<uint32_t>(d, first, count, out, kSame);
-    case DataType::Int64: return decode_fixed<int64_t>(d, first, count, out, kSame);
-    case DataType::Uint64: return decode_fixed<uint64_t>(d, first, count, out, kSame);  // wraps, as element_as_int64
-    case DataType::Bool: return decode_fixed<uint8_t>(d, first, count, out, [](uint8_t b) { return b != 0; });
-    case DataType::Uint4:
-    case DataType::Uint2: return decode_packed(dtype_, d, first, count, out, kSame);
-    case DataType::Int4: return decode_packed(dtype_, d, first, count, out, sign_extend_int4);
-    case DataType::Int2: return decode_packed(dtype_, d, first, count, out, sign_extend_int2);
-    default:  // floats saturate one at a time, as element_as_int64 does
-      for (uint64_t k = 0; k < count; ++k) out[k] = element_as_int64(first + k);
-  }
+  if (count == 0 || decode_integers(dtype_, raw(), first, count, out)) return;
+  // floats saturate one at a time, as element_as_int64 does
+  for (uint64_t k = 0; k < count; ++k) out[k] = element_as_int64(first + k);
 }
 
 uint64_t normalize_bool_bytes(Tensor& t) {

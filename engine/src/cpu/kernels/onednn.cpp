@@ -116,6 +116,13 @@ dnnl::memory::desc plain_md(const std::vector<int64_t>& dims, dnnl::memory::data
   return dnnl::memory::desc(d, type, row_major_strides(d));
 }
 
+Shape grouped_weight_dims(const Shape& w, int64_t group) {
+  if (group == 1) return w;
+  Shape d{group, w[0] / group};
+  d.insert(d.end(), w.begin() + 1, w.end());
+  return d;
+}
+
 bool has_int8_vnni() {
   static const bool yes = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;

@@ -56,13 +56,7 @@ bool conv_problem(const KernelContext& ctx, ConvProblem& p) {
   return true;
 }
 
-// The weights as oneDNN sees them: [G, M/G, C/G, k...] when grouped.
-Shape weight_dims(const ConvProblem& p) {
-  if (p.group == 1) return p.w;
-  Shape d{p.group, p.w[0] / p.group};
-  d.insert(d.end(), p.w.begin() + 1, p.w.end());
-  return d;
-}
+Shape weight_dims(const auto& p) { return grouped_weight_dims(p.w, p.group); }
 
 // Whether the input/output stay NCHW inside oneDNN. Measured on ResNet-50
 // (batch 1, AVX-512): a 1x1 convolution on NCHW is one sgemm and beats the

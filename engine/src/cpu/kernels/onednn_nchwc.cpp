@@ -169,10 +169,7 @@ bool winograd_weights_ok(const Problem& p, const dnnl::memory::desc& wino_weight
   return wino <= 2 * plain || wino - plain <= 4.0 * (1 << 20);
 }
 
-Shape weight_dims(const Problem& p) {
-  if (p.group == 1) return p.w;
-  return {p.group, p.w[0] / p.group, p.w[1], p.w[2], p.w[3]};
-}
+Shape weight_dims(const auto& p) { return grouped_weight_dims(p.w, p.group); }
 
 std::shared_ptr<const Prim> prim_of(const KernelContext& ctx, const Problem& p) {
   return get_prim(p.key, [&] {

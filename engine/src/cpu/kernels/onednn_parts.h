@@ -83,6 +83,8 @@ dnnl::memory::desc plain_md(const std::vector<int64_t>& dims,
 // AVX512-VNNI or AVX-VNNI: oneDNN's u8 x s8 products are exact in int32 only
 // there (without, its path saturates 16-bit pair sums).
 bool has_int8_vnni();
+// Convolution weights [M, C/G, k...] as oneDNN sees them: [G, M/G, C/G, k...] when grouped.
+Shape grouped_weight_dims(const Shape& w, int64_t group);
 dnnl::memory user_mem(const dnnl::memory::desc& md, const void* data);
 // `m` made over `data` with layout `md` on first use, else re-pointed at
 // `data` (cheaper than a memory object per call); returns it.

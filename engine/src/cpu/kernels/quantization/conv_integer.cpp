@@ -25,6 +25,7 @@
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/param_values.h"
+#include "cpu/kernels/quantization/requantize.h"
 #include "cpu/thread_pool.h"
 #include "reference/ops/nn_parts.h"
 
@@ -110,13 +111,7 @@ std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
   return p;
 }
 
-// The weights as oneDNN sees them: [G, M/G, C/G, k...] when grouped.
-Shape weight_dims(const Problem& p) {
-  if (p.group == 1) return p.w;
-  Shape d{p.group, p.w[0] / p.group};
-  d.insert(d.end(), p.w.begin() + 1, p.w.end());
-  return d;
-}
+Shape weight_dims(const auto& p) { return grouped_weight_dims(p.w, p.group); }
 
 std::shared_ptr<const Prim> prim_of(const Problem& p) {
   return get_prim(p.key, [&] {
@@ -274,10 +269,7 @@ void QLinearConv(KernelContext& ctx) {
         const double k = mult[static_cast<size_t>(m)];
         const int64_t b = bias ? bias[m] : 0;  // the sum with the bias in int64, as the reference's
         for (int64_t o = r * spatial, e = o + spatial; o < e; ++o) {
-          const double v = std::nearbyint(static_cast<double>(acc[static_cast<size_t>(o)] + b) * k);
-          const double q = std::clamp((std::isnan(v) ? 0.0 : v) + zp, lo, hi);  // NaN multiplier: the zero point
-          if (u8) reinterpret_cast<uint8_t*>(out)[o] = static_cast<uint8_t>(q);
-          else reinterpret_cast<int8_t*>(out)[o] = static_cast<int8_t>(q);
+          store_int8(out, o, u8, requantize(static_cast<double>(acc[static_cast<size_t>(o)] + b), k, zp, lo, hi));
         }
       }
     });

@@ -18,6 +18,7 @@
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/param_values.h"
+#include "cpu/kernels/quantization/requantize.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
@@ -217,10 +218,7 @@ void QLinearMatMul(KernelContext& ctx) {
     std::byte* out = y.mutable_raw();
     parallel_for(p->m * p->n, 16384, [&](int64_t b, int64_t e) {
       for (int64_t i = b; i < e; ++i) {
-        const double r = std::nearbyint(static_cast<double>(acc[static_cast<size_t>(i)]) * mult);
-        const double v = std::clamp((std::isnan(r) ? 0.0 : r) + zp, lo, hi);  // NaN: the zero point
-        if (u8) reinterpret_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(v);
-        else reinterpret_cast<int8_t*>(out)[i] = static_cast<int8_t>(v);
+        store_int8(out, i, u8, requantize(static_cast<double>(acc[static_cast<size_t>(i)]), mult, zp, lo, hi));
       }
     });
   });

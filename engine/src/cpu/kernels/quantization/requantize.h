@@ -1,0 +1,25 @@
+// The QLinear operators' requantization as the reference computes it, shared
+// by QLinearMatMul (matmul_integer.cpp) and QLinearConv (conv_integer.cpp):
+// y = saturate(round_half_even(sum * multiplier) + zero_point), the
+// multiplier formed in float and applied in double; a NaN multiplier (scales
+// of 0 / 0, NaN or inf) gives the zero point, as QuantizeLinear does for NaN.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+namespace onnxscope::cpu {
+
+inline double requantize(double sum, double multiplier, double zero_point, double lo, double hi) {
+  const double r = std::nearbyint(sum * multiplier);
+  return std::clamp((std::isnan(r) ? 0.0 : r) + zero_point, lo, hi);
+}
+
+// Stores a requantized value into uint8 or int8 storage.
+inline void store_int8(std::byte* out, int64_t i, bool u8, double q) {
+  if (u8) reinterpret_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(q);
+  else reinterpret_cast<int8_t*>(out)[i] = static_cast<int8_t>(q);
+}
+
+}  // namespace onnxscope::cpu
