@@ -324,13 +324,18 @@ def time_ort(path: str, feeds: dict, threads: int, warmup: int, iterations: int)
     return float(np.median(times)), [np.asarray(v) for v in binding.copy_outputs_to_cpu()]
 
 
+WAITS: set[str] = set()  # how onnxscope's OpenMP threads waited, over the run (passive is slower on small ops)
+
+
 def run_scope(cli: str, path: str, npz: Path, out_dir: Path, a) -> tuple[float | None, str, list, str]:
     cmd = [cli, "bench", path, "--engine", "cpu", "--threads", str(a.threads), "--warmup", str(a.warmup),
            "--iterations", str(a.iterations), "--json", "--inputs", str(npz), "--save-outputs", str(out_dir)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
     if p.returncode != 0:
         return None, "", [], (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
-    median = json.loads(p.stdout)["latency_ms"]["median"]
+    d = json.loads(p.stdout)
+    median = d["latency_ms"]["median"]
+    WAITS.add(d.get("openmp_wait", "?"))
     prof = subprocess.run([cli, "run", path, "--engine", "cpu", "--threads", str(a.threads), "--inputs", str(npz),
                            "--profile"], capture_output=True, text=True, timeout=a.timeout)
     kernels = sorted(set(re.findall(r"\d+ x \S+ \[([^\]]+)\]", prof.stdout + prof.stderr)))
@@ -410,6 +415,7 @@ def main() -> int:
         below = [r for r in rows if r["ratio"] and r["ratio"] < 0.8]
         print(f"\n{len(ratios)} cases timed; geometric mean ratio {float(np.exp(np.mean(np.log(ratios)))):.2f}; "
               f"{len(below)} below 0.8x: " + ", ".join(r["case"] for r in below))
+    print("onnxscope's OpenMP threads: " + "; ".join(sorted(WAITS)))
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write("| case | onnxruntime ms | onnxscope ms | ratio | kernel | max abs diff |\n|---|---|---|---|---|---|\n")

@@ -27,9 +27,11 @@ namespace {
 // How oneDNN's OpenMP threads wait between primitives in this process, as
 // app/omp_defaults.cpp (or the user's environment) set it before start.
 std::string openmp_wait() {
-  if (const char* n = std::getenv("GOMP_SPINCOUNT")) return std::string("spin, GOMP_SPINCOUNT=") + n;
-  if (const char* p = std::getenv("OMP_WAIT_POLICY")) return std::string("OMP_WAIT_POLICY=") + p;
-  return "libgomp default";
+  std::string s = "libgomp default";
+  if (const char* n = std::getenv("GOMP_SPINCOUNT")) s = std::string("spin, GOMP_SPINCOUNT=") + n;
+  else if (const char* p = std::getenv("OMP_WAIT_POLICY")) s = std::string("OMP_WAIT_POLICY=") + p;
+  if (const char* b = std::getenv("OMP_PROC_BIND")) s += std::string(", OMP_PROC_BIND=") + b;
+  return s;
 }
 
 struct BenchArgs {
