@@ -301,7 +301,7 @@ def input_order(c: Case) -> list[str]:
     return [n for n, *_ in c.inputs] + [n for n, _ in c.inits]
 
 
-def time_ort(path: str, feeds: dict, threads: int, warmup: int, iterations: int):
+def time_ort(path: str, feeds: dict, threads: int, warmup: int, iterations: int, seconds: float):
     import onnxruntime as ort
 
     so = ort.SessionOptions()
@@ -315,27 +315,35 @@ def time_ort(path: str, feeds: dict, threads: int, warmup: int, iterations: int)
         binding.bind_cpu_input(k, v)
     for o in sess.get_outputs():
         binding.bind_output(o.name, "cpu")
+    s = time.perf_counter()
+    for i in range(warmup):
+        sess.run_with_iobinding(binding)
+    # Operators of tens of microseconds: enough runs to fill `seconds`, so
+    # that the median does not rest on 30 samples of a noisy clock.
+    each = (time.perf_counter() - s) / max(warmup, 1)
+    iterations = max(iterations, min(20000, int(seconds / max(each, 1e-7))))
     times = []
-    for i in range(warmup + iterations):
+    for i in range(iterations):
         s = time.perf_counter()
         sess.run_with_iobinding(binding)
-        if i >= warmup:
-            times.append((time.perf_counter() - s) * 1000)
-    return float(np.median(times)), [np.asarray(v) for v in binding.copy_outputs_to_cpu()]
+        times.append((time.perf_counter() - s) * 1000)
+    return float(np.median(times)), [np.asarray(v) for v in binding.copy_outputs_to_cpu()], iterations
 
 
+LAST_WAIT = [""]
 WAITS: set[str] = set()  # how onnxscope's OpenMP threads waited, over the run (passive is slower on small ops)
 
 
-def run_scope(cli: str, path: str, npz: Path, out_dir: Path, a) -> tuple[float | None, str, list, str]:
+def run_scope(cli: str, path: str, npz: Path, out_dir: Path, a, iterations: int) -> tuple[float | None, str, list, str]:
     cmd = [cli, "bench", path, "--engine", "cpu", "--threads", str(a.threads), "--warmup", str(a.warmup),
-           "--iterations", str(a.iterations), "--json", "--inputs", str(npz), "--save-outputs", str(out_dir)]
+           "--iterations", str(iterations), "--json", "--inputs", str(npz), "--save-outputs", str(out_dir)]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=a.timeout)
     if p.returncode != 0:
         return None, "", [], (p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1]
     d = json.loads(p.stdout)
     median = d["latency_ms"]["median"]
     WAITS.add(d.get("openmp_wait", "?"))
+    LAST_WAIT[0] = d.get("openmp_wait", "?")
     prof = subprocess.run([cli, "run", path, "--engine", "cpu", "--threads", str(a.threads), "--inputs", str(npz),
                            "--profile"], capture_output=True, text=True, timeout=a.timeout)
     kernels = sorted(set(re.findall(r"\d+ x \S+ \[([^\]]+)\]", prof.stdout + prof.stderr)))
@@ -369,7 +377,9 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--warmup", type=int, default=5)
-    ap.add_argument("--iterations", type=int, default=30)
+    ap.add_argument("--iterations", type=int, default=30, help="at least this many timed runs per case")
+    ap.add_argument("--seconds", type=float, default=0.3,
+                    help="more runs for fast cases: as many as fill this time at onnxruntime's speed (20,000 at most)")
     ap.add_argument("--filter", default="", help="only cases whose name contains this (a regular expression)")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("--markdown", help="write the table as Markdown to this file")
@@ -381,8 +391,8 @@ def main() -> int:
 
     rows = []
     sel = [c for c in cases() if re.search(a.filter, c.name)]
-    print(f"onnxruntime {onnxruntime.__version__}, {a.threads} thread(s), median of {a.iterations} runs after "
-          f"{a.warmup} warm-ups; ratio = onnxruntime / onnxscope cpu (above 1: onnxscope faster)", flush=True)
+    print(f"onnxruntime {onnxruntime.__version__}, {a.threads} thread(s), median of at least {a.iterations} "
+          f"runs (as many as fill {a.seconds} s) after {a.warmup} warm-ups; ratio = onnxruntime / onnxscope cpu (above 1: onnxscope faster)", flush=True)
     print(f"{'case':52} {'ort ms':>9} {'scope ms':>9} {'ratio':>6}  kernel / max|diff|", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench_ops_") as tmp:
         for i, c in enumerate(sel):
@@ -395,14 +405,16 @@ def main() -> int:
             np.savez(npz, **feeds)
             row = {"case": c.name, "op": c.op}
             try:
-                row["ort_ms"], ort_out = time_ort(path, feeds, a.threads, a.warmup, a.iterations)
+                row["ort_ms"], ort_out, iterations = time_ort(path, feeds, a.threads, a.warmup, a.iterations, a.seconds)
             except Exception as e:  # an op onnxruntime's CPU provider lacks
-                row["ort_ms"], ort_out, row["ort_error"] = None, None, str(e).splitlines()[0][:80]
+                row["ort_ms"], ort_out, row["ort_error"], iterations = None, None, str(e).splitlines()[0][:80], a.iterations
+            row["iterations"] = iterations
             out_dir = work / "out"
             out_dir.mkdir()
-            row["scope_ms"], row["kernel"], scope_out, err = run_scope(a.onnxscope, path, npz, out_dir, a)
+            row["scope_ms"], row["kernel"], scope_out, err = run_scope(a.onnxscope, path, npz, out_dir, a, iterations)
             if err:
                 row["scope_error"] = err
+            row["openmp_wait"] = LAST_WAIT[0]
             row["ratio"] = row["ort_ms"] / row["scope_ms"] if row["ort_ms"] and row["scope_ms"] else None
             row["max_abs_diff"] = max_diff(ort_out, scope_out) if ort_out is not None and scope_out else "-"
             rows.append(row)

@@ -250,6 +250,26 @@ TEST(CpuOpsHarness, BinaryMatchesTheReferenceOnEveryBroadcast) {
     }
 }
 
+// Outputs past the kernels' thread grain, cut by threads across row ends: the
+// same shape (one row of the whole tensor), a bias row, a channel operand and
+// a scalar, each with rows longer and shorter than a thread's chunk.
+TEST(CpuOpsHarness, BinaryOnOutputsLargeEnoughToThread) {
+  Rng rng(31);
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{3, 41, 1000}, {3, 41, 1000}}, {{7, 24011}, {24011}}, {{1, 37, 61, 59}, {37, 1, 1}},
+      {{2, 5, 9001}, {5, 1}},          {{70001}, {}},       {{300, 257}, {257}}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max"})
+    for (const auto& [a, b] : shapes) {
+      Case c(15);
+      const bool pow = op == std::string("Pow");
+      c.what = std::string(op) + " " + shape_to_string(a) + " " + shape_to_string(b);
+      c.input("a", random_tensor(rng, DataType::Float, a, pow ? 0.1 : -3, 3, false));
+      c.input("b", random_tensor(rng, DataType::Float, b, pow ? -2 : -3, pow ? 2 : 3, false));
+      c.mb.node(op, {"a", "b"}, {"y"}, "n");
+      check(c);
+    }
+}
+
 TEST(CpuOpsHarness, PowWithOneExponent) {
   Rng rng(4);
   for (float e : {2.0f, 1.0f, 0.5f, 3.0f, -1.0f, -0.5f})

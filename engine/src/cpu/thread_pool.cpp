@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -15,25 +16,44 @@
 namespace onnxscope::cpu {
 namespace {
 
-// One parallel region: chunks handed out by an atomic counter to whichever
-// thread asks next; the first exception a chunk throws is kept and rethrown
-// by the caller once every thread has left.
+// One parallel region. Each thread owns a contiguous run of chunks and takes
+// them in order, so a thread meets the same bytes run after run (they stay
+// in its core's cache: handed out first come, first served, Add over 0.4 MB
+// ran 40% slower); a thread that runs out takes chunks from the others'
+// runs, so a thread the OS delays does not hold up the region. The first
+// exception a chunk throws is kept and rethrown by the caller once every
+// thread has left.
 struct Region {
   const std::function<void(int64_t)>* task = nullptr;
   int64_t chunks = 0;
-  std::atomic<int64_t> next{0};
+  int owners = 1;
+  std::unique_ptr<std::atomic<int64_t>[]> next;  // per owner: its next chunk
   std::mutex error_mutex;
   std::exception_ptr error;
 
-  void work() {
-    for (;;) {
-      const int64_t c = next.fetch_add(1);
-      if (c >= chunks) return;
-      try {
-        (*task)(c);
-      } catch (...) {
-        std::lock_guard<std::mutex> lk(error_mutex);
-        if (!error) error = std::current_exception();
+  void start(int64_t n_chunks, int n_owners) {
+    chunks = n_chunks;
+    owners = n_owners;
+    next = std::make_unique<std::atomic<int64_t>[]>(static_cast<size_t>(owners));
+    for (int o = 0; o < owners; ++o) next[o].store(first(o), std::memory_order_relaxed);
+  }
+  int64_t first(int o) const { return chunks * o / owners; }
+  void run(int64_t c) {
+    try {
+      (*task)(c);
+    } catch (...) {
+      std::lock_guard<std::mutex> lk(error_mutex);
+      if (!error) error = std::current_exception();
+    }
+  }
+  void work(int self) {
+    for (int k = 0; k < owners; ++k) {
+      const int o = (self + k) % owners;
+      const int64_t end = first(o + 1);
+      for (;;) {
+        const int64_t c = next[o].fetch_add(1, std::memory_order_relaxed);
+        if (c >= end) break;
+        run(c);
       }
     }
   }
@@ -55,14 +75,22 @@ GompParallel gomp_parallel() {
   return fn;
 }
 
-void run_region_body(void* region) { static_cast<Region*>(region)->work(); }
+using OmpThreadNum = int (*)();
+OmpThreadNum omp_thread_num() {
+  static const OmpThreadNum fn = reinterpret_cast<OmpThreadNum>(dlsym(RTLD_DEFAULT, "omp_get_thread_num"));
+  return fn;
+}
+void run_region_body(void* region) {
+  const OmpThreadNum num = omp_thread_num();
+  static_cast<Region*>(region)->work(num ? num() : 0);
+}
 
 // Our own threads, where libgomp is not loaded (a oneDNN built on another
 // runtime) or ONNXSCOPE_CPU_POOL=own.
 class Pool {
  public:
   explicit Pool(int n) {
-    for (int i = 1; i < n; ++i) workers_.emplace_back([this] { loop(); });
+    for (int i = 1; i < n; ++i) workers_.emplace_back([this, i] { loop(i); });
   }
   ~Pool() {
     {
@@ -81,14 +109,14 @@ class Pool {
     ++generation_;
     lk.unlock();
     cv_.notify_all();
-    r.work();  // the caller takes chunks too
+    r.work(0);  // the caller takes chunks too
     lk.lock();
     done_cv_.wait(lk, [&] { return active_ == 0; });
     region_ = nullptr;
   }
 
  private:
-  void loop() {
+  void loop(int self) {
     uint64_t seen = 0;
     for (;;) {
       std::unique_lock<std::mutex> lk(m_);
@@ -97,7 +125,7 @@ class Pool {
       seen = generation_;
       Region* r = region_;
       lk.unlock();
-      r->work();
+      r->work(self);
       lk.lock();
       if (--active_ == 0) done_cv_.notify_all();
     }
@@ -170,11 +198,15 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   };
   Region r;
   r.task = &task;
-  r.chunks = chunks;
-  if (GompParallel gomp = gomp_parallel())
-    gomp(run_region_body, &r, static_cast<unsigned>(std::min<int64_t>(threads, chunks)), 0);
-  else
-    own_pool().run(r);
+  if (GompParallel gomp = gomp_parallel()) {
+    const auto team = static_cast<unsigned>(std::min<int64_t>(threads, chunks));
+    r.start(chunks, static_cast<int>(team));
+    gomp(run_region_body, &r, team, 0);
+  } else {
+    Pool& pool = own_pool();
+    r.start(chunks, pool.size());
+    pool.run(r);
+  }
   if (r.error) std::rethrow_exception(r.error);
 }
 

@@ -287,24 +287,30 @@ void binary(KernelContext& ctx) {
     });
     return;
   }
+  // Threads split the flat output, not its rows: the same shape is a single
+  // row of `period` elements, and would run on one thread.
   if (bb.inner == 1) {
     // Rows of `period` elements, each combined with all of b.
-    const int64_t period = bb.period, rows = n / period;
-    parallel_for(rows, std::max<int64_t>(1, kGrain / period), [&](int64_t r0, int64_t r1) {
-      CMap bv(pb, period);
-      for (int64_t r = r0; r < r1; ++r) {
-        if constexpr (kArith<Op>) arith_row(arith_of<Op>(), pa + r * period, 1, pb, 1, py + r * period, period);
-        else Map(py + r * period, period) = apply(CMap(pa + r * period, period), bv);
+    const int64_t period = bb.period;
+    parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi;) {
+        const int64_t off = i % period, len = std::min(period - off, hi - i);
+        if constexpr (kArith<Op>) arith_row(arith_of<Op>(), pa + i, 1, pb + off, 1, py + i, len);
+        else Map(py + i, len) = apply(CMap(pa + i, len), CMap(pb + off, len));
+        i += len;
       }
     });
     return;
   }
   // Rows of `inner` elements, each combined with one element of b.
-  const int64_t inner = bb.inner, rows = n / inner;
-  parallel_for(rows, std::max<int64_t>(1, kGrain / inner), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      if constexpr (kArith<Op>) arith_row(arith_of<Op>(), pa + r * inner, 1, pb + r % bb.period, 0, py + r * inner, inner);
-      else Map(py + r * inner, inner) = apply(CMap(pa + r * inner, inner), pb[r % bb.period]);
+  const int64_t inner = bb.inner;
+  parallel_for(n, kGrain, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi;) {
+      const int64_t r = i / inner, len = std::min((r + 1) * inner - i, hi - i);
+      const float* z = pb + r % bb.period;
+      if constexpr (kArith<Op>) arith_row(arith_of<Op>(), pa + i, 1, z, 0, py + i, len);
+      else Map(py + i, len) = apply(CMap(pa + i, len), *z);
+      i += len;
     }
   });
 }
