@@ -219,6 +219,37 @@ TEST(CpuOpsHarness, UnaryKeepsNaNAndInfinities) {
     for (int i = 0; i < 4; ++i) unary_case(rng, u, true);
 }
 
+// Every binade of float32, both signs: subnormals, values where exp
+// overflows or underflows, Sin and Cos past their fast reduction (2^13),
+// and 0, inf and NaN. Tolerances are relative (2e-6, about 16 ulp) with an
+// absolute floor below FLT_MIN (results there are subnormal); Sin and Cos
+// also 1e-9 absolute, what reducing x by pi/2 in float32 parts leaves near
+// their zeros.
+TEST(CpuOpsHarness, UnaryOverTheWholeFloatRange) {
+  std::vector<float> v;
+  for (uint32_t bits = 0; bits < 0x7f800000u; bits += 0x7f800000u / 20011) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    v.push_back(f);
+    v.push_back(-f);
+  }
+  for (float f : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 8191.99f, 8192.0f, 8192.01f, -8192.01f, 1e5f, 3.14159274f,
+                  88.72f, 88.73f, -87.4f, -103.9f, -104.1f, 0.499999f, 0.5f, 0.625f, 0.624999f, 20.0f, 20.01f})
+    v.push_back(f);
+  // Dense where the functions change formula or are most used.
+  for (int i = -40000; i <= 40000; ++i) v.push_back(static_cast<float>(i) * 2.5e-4f);
+  for (const char* op : {"Exp", "Log", "Sigmoid", "Tanh", "Erf", "Softplus", "Mish", "Sin", "Cos", "Relu", "Abs"}) {
+    Case c(18);
+    c.what = op;
+    Tensor x = Tensor::zeros(DataType::Float, {static_cast<int64_t>(v.size())});
+    std::memcpy(x.mutable_data<float>(), v.data(), v.size() * sizeof(float));
+    c.input("x", std::move(x));
+    c.mb.node(op, {"x"}, {"y"}, "n");
+    const bool trig = op == std::string("Sin") || op == std::string("Cos");
+    check(c, trig ? 1e-9 : 1e-37, 2e-6);
+  }
+}
+
 // Two shapes that broadcast to a random output shape.
 std::pair<Shape, Shape> broadcast_pair(Rng& rng) {
   const Shape out = random_shape(rng, 0, 4, 7);

@@ -1,0 +1,173 @@
+// Float32 elementary functions on 16 lanes of AVX-512, for the kernels whose
+// time is in them (unary_avx512.cpp). Each is written for the whole float
+// range, not only the usual one: NaN stays NaN, infinities and results below
+// FLT_MIN come out as the reference's do, and cpu_ops_harness_test checks
+// each against the reference's double-precision result (with NaN and inf in
+// the inputs). Only call them where __builtin_cpu_supports("avx512f").
+//
+// The polynomials are the classic minimax fits (Cody and Waite's reductions;
+// the coefficients of Moshier's Cephes library for logf, sinf and cosf);
+// erf is Abramowitz and Stegun 7.1.26 (absolute error below 1.5e-7) with the
+// Taylor series below 0.5, where the relative error of 7.1.26 grows.
+#pragma once
+
+// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_ps.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cmath>
+
+#define ONNXSCOPE_AVX512 __attribute__((target("avx512f"), always_inline)) inline
+
+namespace onnxscope::cpu::avx512 {
+
+ONNXSCOPE_AVX512 __m512 splat(float v) { return _mm512_set1_ps(v); }
+
+// Horner's rule: c[0] * x^(n-1) + ... + c[n-1].
+template <int N>
+ONNXSCOPE_AVX512 __m512 poly(__m512 x, const float (&c)[N]) {
+  __m512 p = splat(c[0]);
+  for (int i = 1; i < N; ++i) p = _mm512_fmadd_ps(p, x, splat(c[i]));
+  return p;
+}
+
+ONNXSCOPE_AVX512 __m512 abs(__m512 x) {
+  return _mm512_castsi512_ps(_mm512_and_si512(_mm512_castps_si512(x), _mm512_set1_epi32(0x7fffffff)));
+}
+// |magnitude| with the sign of `sign`.
+ONNXSCOPE_AVX512 __m512 copysign(__m512 magnitude, __m512 sign) {
+  const __m512i m = _mm512_set1_epi32(0x7fffffff);
+  return _mm512_castsi512_ps(_mm512_ternarylogic_epi32(_mm512_castps_si512(magnitude), _mm512_castps_si512(sign), m, 0xe4));
+}
+
+// 1 / d for finite nonzero d: the 14-bit estimate and one Newton step (within
+// about 1 ulp), a quarter of vdivps's time. inf and 0 give NaN: callers
+// keep d finite and nonzero.
+ONNXSCOPE_AVX512 __m512 recip(__m512 d) {
+  const __m512 r = _mm512_rcp14_ps(d);
+  return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, splat(1.0f)), r);
+}
+
+// e^x within 3.2 ulp (the reduction and polynomial of vector_exp.h), scaled
+// by 2^n with vscalefps, which rounds results below FLT_MIN correctly and
+// overflows to inf. x is clamped first (max/min return their second operand
+// for NaN, so NaN passes): e^-104 is below half the smallest subnormal, e^89
+// above FLT_MAX.
+ONNXSCOPE_AVX512 __m512 exp(__m512 x) {
+  static constexpr float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
+                                5.0000001201e-1f};
+  const __m512 xc = _mm512_min_ps(splat(89.0f), _mm512_max_ps(splat(-104.0f), x));
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, splat(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), xc);
+  r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
+  const __m512 p = _mm512_fmadd_ps(poly(r, c), _mm512_mul_ps(r, r), _mm512_add_ps(r, splat(1.0f)));
+  return _mm512_scalef_ps(p, n);
+}
+
+// Natural log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(x) = e ln2 +
+// log1p(m - 1). getexp / getmant take subnormals as they are. 0 gives -inf,
+// negatives NaN, +inf +inf.
+ONNXSCOPE_AVX512 __m512 log(__m512 x) {
+  static constexpr float c[] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
+                                -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
+                                2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
+  __m512 e = _mm512_getexp_ps(x);
+  __m512 m = _mm512_getmant_ps(x, _MM_MANT_NORM_1_2, _MM_MANT_SIGN_zero);
+  const __mmask16 big = _mm512_cmp_ps_mask(m, splat(1.41421356f), _CMP_GT_OQ);
+  m = _mm512_mask_mul_ps(m, big, m, splat(0.5f));
+  e = _mm512_mask_add_ps(e, big, e, splat(1.0f));
+  const __m512 f = _mm512_sub_ps(m, splat(1.0f));
+  const __m512 z = _mm512_mul_ps(f, f);
+  __m512 y = _mm512_mul_ps(_mm512_mul_ps(poly(f, c), f), z);
+  y = _mm512_fmadd_ps(e, splat(-2.12194440e-4f), y);
+  y = _mm512_fnmadd_ps(z, splat(0.5f), y);
+  y = _mm512_add_ps(f, y);
+  y = _mm512_fmadd_ps(e, splat(0.693359375f), y);
+  // The edges: 0 (either sign) to -inf, below zero to NaN, +inf to +inf, NaN stays.
+  y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, splat(0.0f), _CMP_EQ_OQ), splat(-INFINITY));
+  y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, splat(0.0f), _CMP_LT_OQ), splat(NAN));
+  y = _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, splat(INFINITY), _CMP_EQ_OQ), x);
+  return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, x, _CMP_UNORD_Q), x);
+}
+
+// log(1 + u) for u >= 0 without losing a small u: log(w) u / (w - 1) with
+// w = 1 + u rounded (Goldberg's correction), u itself where w rounds to 1.
+ONNXSCOPE_AVX512 __m512 log1p_nonneg(__m512 u) {
+  const __m512 w = _mm512_add_ps(u, splat(1.0f));
+  const __m512 d = _mm512_sub_ps(w, splat(1.0f));
+  const __m512 y = _mm512_div_ps(_mm512_mul_ps(log(w), u), d);
+  return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(d, splat(0.0f), _CMP_EQ_OQ), u);
+}
+
+// 1 / (1 + e^-x), from e = e^-|x| so that neither side cancels.
+ONNXSCOPE_AVX512 __m512 sigmoid(__m512 x) {
+  const __m512 e = exp(_mm512_sub_ps(splat(0.0f), abs(x)));
+  const __m512 num = _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, splat(0.0f), _CMP_GE_OQ), splat(1.0f));
+  return _mm512_mul_ps(num, recip(_mm512_add_ps(e, splat(1.0f))));  // 1 + e is in [1, 2] (NaN for NaN)
+}
+
+// tanh |x| = m / (m + 2) with m = e^2|x| - 1, and the sign of x (so -0
+// stays -0). m comes from exp's reduction without its final + 1: for 2|x| =
+// n ln2 + r, m = 2^n q + (2^n - 1) with q = e^r - 1 from the polynomial, so
+// small |x| keep their digits with no second formula. |x| is taken at most 9
+// (tanh 9 rounds to 1), so that m stays finite.
+ONNXSCOPE_AVX512 __m512 tanh(__m512 x) {
+  static constexpr float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
+                                5.0000001201e-1f};
+  const __m512 a = _mm512_min_ps(splat(9.0f), abs(x));  // NaN passes
+  const __m512 y = _mm512_add_ps(a, a);
+  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(y, splat(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), y);
+  r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
+  const __m512 q = _mm512_fmadd_ps(poly(r, c), _mm512_mul_ps(r, r), r);
+  const __m512 s = _mm512_scalef_ps(splat(1.0f), n);
+  const __m512 m = _mm512_fmadd_ps(s, q, _mm512_sub_ps(s, splat(1.0f)));
+  return copysign(_mm512_mul_ps(m, recip(_mm512_add_ps(m, splat(2.0f)))), x);
+}
+
+// erf: the Taylor series below 0.5, Abramowitz and Stegun 7.1.26 above
+// (1 - t P(t) e^-x^2, t = 1 / (1 + 0.3275911 |x|)), with the sign of x.
+ONNXSCOPE_AVX512 __m512 erf(__m512 x) {
+  // 2/sqrt(pi) (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
+  static constexpr float taylor[] = {-1.0f / 1320, 1.0f / 216, -1.0f / 42, 1.0f / 10, -1.0f / 3, 1.0f};
+  static constexpr float as[] = {1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f, 0.0f};
+  const __m512 a = abs(x);
+  const __m512 z = _mm512_mul_ps(x, x);
+  const __m512 small = _mm512_mul_ps(_mm512_mul_ps(poly(z, taylor), x), splat(1.12837916709551257f));
+  // |x| at most 10 in t (erf 10 is 1), so that 1 + p|x| stays finite.
+  const __m512 t = recip(_mm512_fmadd_ps(_mm512_min_ps(splat(10.0f), a), splat(0.3275911f), splat(1.0f)));
+  const __m512 tail = _mm512_mul_ps(poly(t, as), exp(_mm512_sub_ps(splat(0.0f), z)));
+  const __m512 large = copysign(_mm512_sub_ps(splat(1.0f), tail), x);
+  return _mm512_mask_mov_ps(large, _mm512_cmp_ps_mask(a, splat(0.5f), _CMP_LT_OQ), small);
+}
+
+// sin or cos (Cos: one quadrant on). k = round(x 2/pi), r = x - k pi/2 in
+// three parts with fused multiply-adds (exact for |x| below 2^13, the limit
+// the caller keeps: larger |x| go to the C library), then the Cephes
+// polynomials for sin and cos on [-pi/4, pi/4] and the quadrant's sign.
+template <bool Cos>
+ONNXSCOPE_AVX512 __m512 sincos(__m512 x) {
+  static constexpr float s[] = {-1.9515295891e-4f, 8.3321608736e-3f, -1.6666654611e-1f};
+  static constexpr float c[] = {2.443315711809948e-5f, -1.388731625493765e-3f, 4.166664568298827e-2f};
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(x, splat(0.636619772367581343f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, splat(1.5703125f), x);
+  r = _mm512_fnmadd_ps(k, splat(4.837512969970703125e-4f), r);
+  r = _mm512_fnmadd_ps(k, splat(7.54978995489188216e-8f), r);
+  const __m512 z = _mm512_mul_ps(r, r);
+  const __m512 sin_r = _mm512_fmadd_ps(_mm512_mul_ps(poly(z, s), z), r, r);
+  const __m512 cos_r = _mm512_fmadd_ps(_mm512_mul_ps(poly(z, c), z), z, _mm512_fnmadd_ps(z, splat(0.5f), splat(1.0f)));
+  __m512i q = _mm512_cvtps_epi32(k);  // k is an integer below 2^14 here
+  if constexpr (Cos) q = _mm512_add_epi32(q, _mm512_set1_epi32(1));
+  // Quadrants 1 and 3 take cos r, quadrants 2 and 3 negate.
+  const __mmask16 odd = _mm512_test_epi32_mask(q, _mm512_set1_epi32(1));
+  const __m512 y = _mm512_mask_mov_ps(sin_r, odd, cos_r);
+  const __m512i neg = _mm512_slli_epi32(_mm512_and_si512(q, _mm512_set1_epi32(2)), 30);
+  return _mm512_castsi512_ps(_mm512_xor_si512(_mm512_castps_si512(y), neg));
+}
+
+}  // namespace onnxscope::cpu::avx512
+
+#undef ONNXSCOPE_AVX512
