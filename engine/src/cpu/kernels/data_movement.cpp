@@ -1,6 +1,7 @@
 // Data movement of the CPU engine: Concat as block copies (memcpy per
 // outer index and input), split across the thread pool. Any fixed-width,
 // unpacked element type; strings and 4/2/6-bit types go to the reference.
+#include <algorithm>
 #include <cstring>
 
 #include "cpu/kernels/kernels.h"
@@ -52,10 +53,29 @@ void Concat(KernelContext& ctx) {
   }
   if (row == 0 || outer == 0) return;
   std::byte* out = y.mutable_raw();
-  parallel_for(outer, std::max<int64_t>(1, static_cast<int64_t>(65536 / row)), [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o)
-      for (size_t k = 0; k < chunk.size(); ++k)
-        if (chunk[k]) std::memcpy(out + static_cast<size_t>(o) * row + offset[k], ctx.input(k).raw() + static_cast<size_t>(o) * chunk[k], chunk[k]);
+  // Threads split the output's bytes, not its outer rows: a Concat on axis 1
+  // of a batch of one is a single row (and ran on one thread).
+  const int64_t total = outer * static_cast<int64_t>(row);
+  parallel_for(total, 65536, [&](int64_t lo, int64_t hi) {
+    int64_t o = lo / static_cast<int64_t>(row);
+    size_t pos = static_cast<size_t>(lo % static_cast<int64_t>(row)), k = 0;
+    while (pos >= offset[k] + chunk[k]) ++k;  // the input holding byte `pos` of the row
+    for (int64_t at = lo; at < hi;) {
+      const size_t in_chunk = pos - offset[k];
+      const size_t len = std::min<size_t>(chunk[k] - in_chunk, static_cast<size_t>(hi - at));
+      std::memcpy(out + at, ctx.input(k).raw() + static_cast<size_t>(o) * chunk[k] + in_chunk, len);
+      at += static_cast<int64_t>(len);
+      pos += len;
+      if (pos == offset[k] + chunk[k]) {  // on to the next input with bytes, or the next row
+        do {
+          if (++k == chunk.size()) {
+            k = 0;
+            pos = 0;
+            ++o;
+          }
+        } while (chunk[k] == 0);
+      }
+    }
   });
 }
 

@@ -116,21 +116,35 @@ void transpose_typed(const std::byte* in_raw, std::byte* out_raw, const Shape& o
   const int64_t cols = out_dims[rank - 1];
   const int64_t rows = inner_axes == 2 ? out_dims[rank - 2] : 1;
   const int64_t block = rows * cols;
-  parallel_for(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, block)), [&](int64_t o0, int64_t o1) {
-    for (int64_t o = o0; o < o1; ++o) {
+  // Tasks are (outer index, band of up to 32 rows), so threads share a single
+  // outer index too ([1,C,H,W] -> [1,H,W,C] is one [C, HW] transpose).
+  constexpr int64_t kBand = 32;
+  const int64_t bands = (rows + kBand - 1) / kBand;
+  const int64_t band_elems = std::min(rows, kBand) * cols;
+  parallel_for(outer * bands, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, band_elems)), [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t o = t / bands, r0 = (t % bands) * kBand, nr = std::min(kBand, rows - r0);
       // Input offset of this outer index.
       int64_t rem = o, off = 0;
       for (size_t d = rank - inner_axes; d-- > 0;) {
         off += (rem % out_dims[d]) * in_strides[d];
         rem /= out_dims[d];
       }
-      if (run_copy) std::memcpy(out + o * cols, in + off, static_cast<size_t>(cols) * sizeof(T));
-      else if (inner_axes == 2 && std::is_same_v<T, uint32_t> && in_strides[rank - 2] == 1 && has_avx2())
-        tile_transpose4(reinterpret_cast<const uint32_t*>(in + off), reinterpret_cast<uint32_t*>(out + o * block), rows,
-                        cols, in_strides[rank - 1]);
-      else if (inner_axes == 2) tile_transpose(in + off, out + o * block, rows, cols, in_strides[rank - 2], in_strides[rank - 1]);
-      else
+      if (run_copy) {
+        std::memcpy(out + o * cols, in + off, static_cast<size_t>(cols) * sizeof(T));
+        continue;
+      }
+      if (inner_axes == 1) {
         for (int64_t c = 0; c < cols; ++c) out[o * cols + c] = in[off + c * in_strides[rank - 1]];
+        continue;
+      }
+      const T* src = in + off + r0 * in_strides[rank - 2];
+      T* dst = out + o * block + r0 * cols;
+      if (std::is_same_v<T, uint32_t> && in_strides[rank - 2] == 1 && has_avx2())
+        tile_transpose4(reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), nr, cols,
+                        in_strides[rank - 1]);
+      else
+        tile_transpose(src, dst, nr, cols, in_strides[rank - 2], in_strides[rank - 1]);
     }
   });
 }

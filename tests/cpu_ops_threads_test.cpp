@@ -1,0 +1,149 @@
+// The CPU kernels against the reference on tensors large enough that the
+// kernels split them across threads (the harness's random shapes stay below
+// the grain and run on one): outputs cut mid-row, single rows of a whole
+// tensor (a batch of one), runs of one channel, and the whole float range.
+// The same harness (support/ops_harness.h): the CPU kernel must run the node.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "model_builder.h"
+#include "ops_harness.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+using namespace onnxscope::test::harness;
+
+namespace {
+
+// Outputs past the kernels' thread grain, cut by threads across row ends: the
+// same shape (one row of the whole tensor), a bias row, a channel operand and
+// a scalar, each with rows longer and shorter than a thread's chunk.
+TEST(CpuOpsThreads, BinaryOnOutputsLargeEnoughToThread) {
+  Rng rng(31);
+  const std::vector<std::pair<Shape, Shape>> shapes = {
+      {{3, 41, 1000}, {3, 41, 1000}}, {{7, 24011}, {24011}}, {{1, 37, 61, 59}, {37, 1, 1}},
+      {{2, 5, 9001}, {5, 1}},          {{70001}, {}},       {{300, 257}, {257}}};
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max"})
+    for (const auto& [a, b] : shapes) {
+      Case c(15);
+      const bool pow = op == std::string("Pow");
+      c.what = std::string(op) + " " + shape_to_string(a) + " " + shape_to_string(b);
+      c.input("a", random_tensor(rng, DataType::Float, a, pow ? 0.1 : -3, 3, false));
+      c.input("b", random_tensor(rng, DataType::Float, b, pow ? -2 : -3, pow ? 2 : 3, false));
+      c.mb.node(op, {"a", "b"}, {"y"}, "n");
+      check(c);
+    }
+}
+
+// Every binade of float32, both signs: subnormals, values where exp
+// overflows or underflows, Sin and Cos past their fast reduction (2^13),
+// and 0, inf and NaN. Tolerances are relative (2e-6, about 16 ulp) with an
+// absolute floor below FLT_MIN (results there are subnormal); Sin and Cos
+// also 1e-9 absolute, what reducing x by pi/2 in float32 parts leaves near
+// their zeros.
+TEST(CpuOpsThreads, UnaryOverTheWholeFloatRange) {
+  std::vector<float> v;
+  for (uint32_t bits = 0; bits < 0x7f800000u; bits += 0x7f800000u / 20011) {
+    float f;
+    std::memcpy(&f, &bits, 4);
+    v.push_back(f);
+    v.push_back(-f);
+  }
+  for (float f : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 8191.99f, 8192.0f, 8192.01f, -8192.01f, 1e5f, 3.14159274f,
+                  88.72f, 88.73f, -87.4f, -103.9f, -104.1f, 0.499999f, 0.5f, 0.625f, 0.624999f, 20.0f, 20.01f})
+    v.push_back(f);
+  // Dense where the functions change formula or are most used.
+  for (int i = -40000; i <= 40000; ++i) v.push_back(static_cast<float>(i) * 2.5e-4f);
+  for (const char* op : {"Exp", "Log", "Sigmoid", "Tanh", "Erf", "Softplus", "Mish", "Sin", "Cos", "Relu", "Abs"}) {
+    Case c(18);
+    c.what = op;
+    Tensor x = Tensor::zeros(DataType::Float, {static_cast<int64_t>(v.size())});
+    std::memcpy(x.mutable_data<float>(), v.data(), v.size() * sizeof(float));
+    c.input("x", std::move(x));
+    c.mb.node(op, {"x"}, {"y"}, "n");
+    const bool trig = op == std::string("Sin") || op == std::string("Cos");
+    check(c, trig ? 1e-9 : 1e-37, 2e-6);
+  }
+}
+
+// Concat on axis 1 of a batch of one is one row of the output; with batches,
+// rows start mid-chunk; an empty input in between copies nothing.
+TEST(CpuOpsThreads, ConcatCutAcrossInputsAndRows) {
+  Rng rng(41);
+  const std::vector<std::vector<Shape>> cases = {
+      {{1, 96, 56, 56}, {1, 32, 56, 56}, {1, 17, 56, 56}},
+      {{3, 7, 5000}, {3, 0, 5000}, {3, 11, 5000}},
+      {{2, 40000, 3}, {2, 20001, 3}},
+  };
+  for (const DataType t : {DataType::Float, DataType::Uint8, DataType::Int64})
+    for (const auto& shapes : cases) {
+      Case c(13);
+      std::vector<std::string> names;
+      for (size_t k = 0; k < shapes.size(); ++k) {
+        names.push_back("x" + std::to_string(k));
+        c.input(names.back(), random_tensor(rng, t, shapes[k]));
+      }
+      c.what = "Concat " + std::string(dtype_name(t)) + " of " + std::to_string(shapes.size()) + " from " + shape_to_string(shapes[0]);
+      attr_int(c.mb.node("Concat", names, {"y"}, "n"), "axis", 1);
+      check(c, 0, 0);
+    }
+}
+
+// One outer index ([1,C,H,W] -> [1,H,W,C] is a single [C, HW] transpose), cut
+// into bands of rows across threads; 2- and 8-byte elements take the plain tiles.
+TEST(CpuOpsThreads, TransposeOfOneOuterIndex) {
+  Rng rng(42);
+  const std::vector<std::pair<Shape, std::vector<int64_t>>> cases = {
+      {{1, 96, 56, 56}, {0, 2, 3, 1}}, {{1, 56, 56, 96}, {0, 3, 1, 2}}, {{333, 517}, {1, 0}}, {{2, 70, 3001}, {0, 2, 1}}};
+  for (const DataType t : {DataType::Float, DataType::Float16, DataType::Int64})
+    for (const auto& [s, perm] : cases) {
+      Case c(13);
+      c.what = "Transpose " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " perm " + shape_to_string(perm);
+      c.input("x", random_tensor(rng, t, s));
+      attr_ints(c.mb.node("Transpose", {"x"}, {"y"}, "n"), "perm", perm);
+      check(c, 0, 0);
+    }
+}
+
+// Per tensor, the quantizers' loops run over the whole tensor as one run; per
+// axis, threads cut runs of one channel. DynamicQuantizeLinear's range is
+// taken in parts (NaN in some parts, the extremes in others).
+TEST(CpuOpsThreads, QuantizeLinearOnLargeTensors) {
+  Rng rng(43);
+  for (const bool per_axis : {false, true})
+    for (const bool quantize : {true, false}) {
+      Case c(13);
+      const Shape s = {1, 128, 3, 777};
+      const int64_t channels = per_axis ? 3 : 1;
+      const char* op = quantize ? "QuantizeLinear" : "DequantizeLinear";
+      c.what = std::string(op) + (per_axis ? " per axis" : " per tensor");
+      c.input("x", quantize ? random_tensor(rng, DataType::Float, s, -40, 40, true) : random_tensor(rng, DataType::Uint8, s));
+      std::vector<float> scales = {0.5f, 0.1f, 1.0f / 3};
+      scales.resize(static_cast<size_t>(channels));
+      c.mb.initializer(make_float_tensor("s", per_axis ? std::vector<int64_t>{channels} : std::vector<int64_t>{}, scales));
+      Tensor z = Tensor::zeros(DataType::Uint8, per_axis ? Shape{channels} : Shape{});
+      for (uint64_t e = 0; e < z.element_count(); ++e) z.mutable_data<uint8_t>()[e] = static_cast<uint8_t>(pick(rng, 0, 255));
+      c.input("z", std::move(z));
+      auto& n = c.mb.node(op, {"x", "s", "z"}, {"y"}, "n");
+      if (per_axis) attr_int(n, "axis", 2);
+      check(c, 0, 0);
+    }
+  for (int i = 0; i < 3; ++i) {
+    Case c(11);
+    const Shape s = {1, 128, 768 + i};
+    c.what = "DynamicQuantizeLinear " + shape_to_string(s);
+    Tensor x = random_tensor(rng, DataType::Float, s, -5, 5, i == 2);
+    // The extremes in the last part, so that a range taken from one part only is wrong.
+    x.mutable_data<float>()[x.element_count() - 3] = -9.5f;
+    x.mutable_data<float>()[x.element_count() - 1] = 11.25f;
+    c.input("x", std::move(x));
+    c.mb.node("DynamicQuantizeLinear", {"x"}, {"y", "y_scale", "y_zero_point"}, "n");
+    c.mb.output_untyped("y_scale");
+    c.mb.output_untyped("y_zero_point");
+    check(c, 0, 0);
+  }
+}
+
+}  // namespace

@@ -1,0 +1,137 @@
+// The kernel test harness (ops_harness.h).
+#include "ops_harness.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "onnxscope/cpu.h"
+#include "onnxscope/float_formats.h"
+#include "onnxscope/reference.h"
+
+namespace onnxscope::test::harness {
+
+int64_t pick(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+
+namespace {
+struct Kernels : Observer {
+  std::vector<std::string> ran;
+  void on_node(const NodeEvent& e) override { ran.emplace_back(e.kernel); }
+};
+}  // namespace
+
+std::vector<DimSpec> dims_of(const Shape& s) { return std::vector<DimSpec>(s.begin(), s.end()); }
+
+uint64_t count(const Shape& s) {
+  uint64_t n = 1;
+  for (int64_t d : s) n *= static_cast<uint64_t>(d);
+  return n;
+}
+
+// Random values of a type; floats in [lo, hi], with NaN, +-inf and +-0 mixed in when `specials`.
+Tensor random_tensor(Rng& rng, DataType t, const Shape& s, double lo, double hi, bool specials) {
+  Tensor x = Tensor::zeros(t, s);
+  const uint64_t n = x.element_count();
+  std::uniform_real_distribution<double> u(lo, hi);
+  for (uint64_t i = 0; i < n; ++i) {
+    double v = u(rng);
+    if (specials && pick(rng, 0, 7) == 0) {
+      // Non-finite, signed zeros, past int32 / int64 / uint64, past float16, float16 subnormals, halves.
+      const double sp[] = {NAN,   INFINITY, -INFINITY, 0.0,    -0.0,  1e30, -1e30, 3e9,  -3e9,
+                           9.3e18, 1.9e19,  65504,     70000,  1e-6,  1e-8, 0.5,   -0.5, 2.5};
+      v = sp[pick(rng, 0, 17)];
+    }
+    switch (t) {
+      case DataType::Float: x.mutable_data<float>()[i] = static_cast<float>(v); break;
+      case DataType::Float16: x.mutable_data<uint16_t>()[i] = float_to_half(static_cast<float>(v)); break;
+      case DataType::Double: x.mutable_data<double>()[i] = v; break;
+      // Integers: the value's floor when it fits, else wrapped bits (an arbitrary pattern).
+      case DataType::Int64: {
+        const bool small = specials ? pick(rng, 0, 1) : true;
+        const double f = std::isfinite(v) ? std::fmod(std::floor(v), 9e18) : 0.0;
+        x.mutable_data<int64_t>()[i] = small ? static_cast<int64_t>(f) : pick(rng, INT64_MIN / 2, INT64_MAX / 2);
+        break;
+      }
+      case DataType::Int32: x.mutable_data<int32_t>()[i] = static_cast<int32_t>(std::isfinite(v) ? std::fmod(std::floor(v), 2e9) : 0.0); break;
+      case DataType::Int8: x.mutable_data<int8_t>()[i] = static_cast<int8_t>(pick(rng, -128, 127)); break;
+      case DataType::Uint64: x.mutable_data<uint64_t>()[i] = static_cast<uint64_t>(pick(rng, 0, INT64_MAX)) * 2 + static_cast<uint64_t>(pick(rng, 0, 1)); break;
+      case DataType::Uint8: x.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(pick(rng, 0, 255)); break;
+      case DataType::Bool: reinterpret_cast<uint8_t*>(x.mutable_raw())[i] = static_cast<uint8_t>(pick(rng, 0, 1)); break;
+      default: ADD_FAILURE() << "no generator for " << dtype_name(t);
+    }
+  }
+  return x;
+}
+
+Shape random_shape(Rng& rng, int64_t min_rank, int64_t max_rank, int64_t max_dim) {
+  Shape s(static_cast<size_t>(pick(rng, min_rank, max_rank)));
+  for (auto& d : s) d = pick(rng, 0, 12) == 0 ? 0 : pick(rng, 1, max_dim);
+  return s;
+}
+
+void Case::input(const std::string& name, Tensor t) {
+  mb.input(name, t.dtype(), dims_of(t.shape()));
+  inputs.emplace_back(name, Value(std::move(t)));
+}
+void Case::ints(const std::string& name, const std::vector<int64_t>& v) {
+  mb.initializer(make_int64_tensor(name, {static_cast<int64_t>(v.size())}, v));
+}
+
+namespace {
+std::string values_text(const Tensor& t) {
+  std::string s;
+  for (uint64_t i = 0; i < std::min<uint64_t>(t.element_count(), 8); ++i) s += std::to_string(t.element_as_double(i)) + " ";
+  return s;
+}
+}  // namespace
+
+void check(Case& c, double atol, double rtol) {
+  SCOPED_TRACE(c.what);
+  for (const auto& o : c.outputs) c.mb.output_untyped(o);
+  auto loaded = c.mb.load();
+  ASSERT_TRUE(loaded.ok()) << dump(loaded);
+  std::shared_ptr<const Model> m = std::move(loaded.model);
+  std::vector<std::pair<std::string, Value>> ref;
+  try {
+    ref = make_reference_engine()->prepare(m)->run(c.inputs);
+  } catch (const std::exception& e) {
+    FAIL() << "reference refused the problem: " << e.what();
+  }
+  Kernels k;
+  RunOptions ro;
+  ro.observer = &k;
+  CpuOptions co;
+  co.opt_level = 0;
+  auto cpu = make_cpu_engine(co)->prepare(m)->run(c.inputs, ro);
+  ASSERT_EQ(k.ran.size(), 1u);
+  if (c.expect_fast) EXPECT_NE(k.ran[0], "reference") << "the cpu kernel declined";
+  else EXPECT_EQ(k.ran[0], "reference") << "the cpu kernel took a problem it should leave";
+  ASSERT_EQ(ref.size(), cpu.size());
+  for (size_t o = 0; o < ref.size(); ++o) {
+    SCOPED_TRACE("output " + ref[o].first);
+    const Tensor& x = ref[o].second.tensor();
+    const Tensor& y = cpu[o].second.tensor();
+    ASSERT_EQ(x.dtype(), y.dtype());
+    ASSERT_EQ(x.shape(), y.shape());
+    const uint64_t n = x.element_count();
+    if (x.dtype() != DataType::Float) {
+      const size_t bytes = *storage_bytes(x.dtype(), n);
+      ASSERT_EQ(std::memcmp(x.raw(), y.raw(), bytes), 0) << "ref " << values_text(x) << "\ncpu " << values_text(y);
+      continue;
+    }
+    for (uint64_t i = 0; i < n; ++i) {
+      const float a = x.data<float>()[i], b = y.data<float>()[i];
+      if (std::isnan(a) || std::isnan(b)) {
+        ASSERT_TRUE(std::isnan(a) && std::isnan(b)) << "at " << i << ": ref " << a << " cpu " << b;
+      } else if (std::isinf(a) || std::isinf(b)) {
+        ASSERT_EQ(a, b) << "at " << i;
+      } else {
+        ASSERT_LE(std::abs(a - b), atol + rtol * std::abs(a)) << "at " << i << ": ref " << a << " cpu " << b;
+      }
+    }
+  }
+}
+
+}  // namespace onnxscope::test::harness

@@ -1,0 +1,47 @@
+// The kernel test harness (ggml's test-backend-ops discipline): seeded random
+// tensors and shapes, a one-node model around them, and check(), which runs it
+// on the reference and on the CPU engine, requires the CPU kernel (not the
+// reference fallback) to have run it, and compares every output.
+//
+// Tolerance for float32 results: |cpu - ref| <= atol + rtol * |ref|. NaN
+// must meet NaN and an infinity the same infinity; every other type must
+// match bit for bit.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+#include "onnxscope/engine.h"
+#include "onnxscope/tensor.h"
+
+namespace onnxscope::test::harness {
+
+using Rng = std::mt19937;
+
+int64_t pick(Rng& rng, int64_t lo, int64_t hi);
+std::vector<DimSpec> dims_of(const Shape& s);
+uint64_t count(const Shape& s);
+
+// Random values of a type; floats in [lo, hi], with NaN, +-inf and +-0 mixed in when `specials`.
+Tensor random_tensor(Rng& rng, DataType t, const Shape& s, double lo = -2, double hi = 2, bool specials = false);
+// Rank in [min_rank, max_rank], dims in [1, max_dim] (one in 13 is 0).
+Shape random_shape(Rng& rng, int64_t min_rank, int64_t max_rank, int64_t max_dim = 9);
+
+struct Case {
+  std::string what;
+  ModelBuilder mb;
+  NamedValues inputs;
+  bool expect_fast = true;  // false: the reference kernel must run it
+  std::vector<std::string> outputs = {"y"};
+  explicit Case(int64_t opset) : mb(opset) {}
+  void input(const std::string& name, Tensor t);
+  void ints(const std::string& name, const std::vector<int64_t>& v);
+};
+
+// Runs the case on both engines and compares (gtest failures, not exceptions).
+void check(Case& c, double atol = 2e-5, double rtol = 2e-5);
+
+}  // namespace onnxscope::test::harness
