@@ -1,0 +1,82 @@
+// The CPU engine's own neural-network kernels (pooling) against the
+// reference on seeded random problems, through the kernel test harness
+// (support/ops_harness.h): the CPU kernel must run each node, and its outputs
+// must match the reference's.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+#include "ops_harness.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+using namespace onnxscope::test::harness;
+
+namespace {
+
+// Every window geometry a 2-D AveragePool takes on the plain layout: kernels
+// up to 5, strides up to 3, pads (explicit, SAME_UPPER / SAME_LOWER, VALID),
+// ceil_mode, count_include_pad, windows that reach past X into padding or
+// lie wholly in it, NaN and infinities in X.
+TEST(CpuOpsNn, AveragePoolEveryWindow) {
+  Rng rng(51);
+  const char* auto_pads[] = {"NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+  for (int i = 0; i < 120; ++i) {
+    const int64_t opset = i % 3 == 0 ? 11 : 19;
+    Case c(opset);
+    const Shape s = {pick(rng, 1, 2), pick(rng, 1, 5), pick(rng, 1, 17), pick(rng, 1, 17)};
+    const std::vector<int64_t> kernel = {pick(rng, 1, std::min<int64_t>(5, s[2])), pick(rng, 1, std::min<int64_t>(5, s[3]))};
+    const std::vector<int64_t> strides = {pick(rng, 1, 3), pick(rng, 1, 3)};
+    const std::string auto_pad = auto_pads[pick(rng, 0, 5)];
+    std::vector<int64_t> pads = {pick(rng, 0, kernel[0] - 1), pick(rng, 0, kernel[1] - 1),
+                                 pick(rng, 0, kernel[0] - 1), pick(rng, 0, kernel[1] - 1)};
+    const int64_t ceil_mode = pick(rng, 0, 1), include_pad = pick(rng, 0, 1);
+    c.what = "AveragePool " + shape_to_string(s) + " k " + shape_to_string(kernel) + " s " + shape_to_string(strides) +
+             " " + auto_pad + " pads " + shape_to_string(pads) + " ceil " + std::to_string(ceil_mode) + " include_pad " +
+             std::to_string(include_pad);
+    Tensor x = random_tensor(rng, DataType::Float, s, -3, 3);
+    // NaN and infinities (not the harness's +-1e30: sums that cancel them
+    // depend on the order of the taps, in the reference's double too).
+    if (i % 5 == 4)
+      for (uint64_t e = 0; e < x.element_count(); e += static_cast<uint64_t>(pick(rng, 1, 40)))
+        x.mutable_data<float>()[e] = std::vector<float>{NAN, INFINITY, -INFINITY}[static_cast<size_t>(pick(rng, 0, 2))];
+    c.input("x", std::move(x));
+    auto& n = c.mb.node("AveragePool", {"x"}, {"y"}, "n");
+    attr_ints(n, "kernel_shape", kernel);
+    attr_ints(n, "strides", strides);
+    if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
+    else attr_string(n, "auto_pad", auto_pad);
+    attr_int(n, "ceil_mode", ceil_mode);
+    attr_int(n, "count_include_pad", include_pad);
+    check(c);
+  }
+}
+
+// A plane per thread, the unit-stride rows long enough to vectorise, and a
+// dilated window (left to the other kernels: this one declines it).
+TEST(CpuOpsNn, AveragePoolLargeAndDilated) {
+  Rng rng(52);
+  {
+    Case c(19);
+    c.what = "AveragePool [1,64,56,56] 3x3 s1 p1";
+    c.input("x", random_tensor(rng, DataType::Float, {1, 64, 56, 56}, -3, 3));
+    auto& n = c.mb.node("AveragePool", {"x"}, {"y"}, "n");
+    attr_ints(n, "kernel_shape", {3, 3});
+    attr_ints(n, "pads", {1, 1, 1, 1});
+    check(c);
+  }
+  {
+    Case c(19);
+    c.what = "AveragePool dilated";
+    c.input("x", random_tensor(rng, DataType::Float, {1, 3, 12, 12}, -3, 3));
+    auto& n = c.mb.node("AveragePool", {"x"}, {"y"}, "n");
+    attr_ints(n, "kernel_shape", {3, 3});
+    attr_ints(n, "dilations", {2, 2});
+    check(c);
+  }
+}
+
+}  // namespace
