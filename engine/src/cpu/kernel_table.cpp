@@ -11,6 +11,7 @@ const KernelRegistry& cpu_kernels() {
     KernelRegistry r;
     cpu::register_batch_norm_kernels(r);  // before oneDNN's: faster on plain NCHW
     cpu::register_softmax_axis_kernels(r);  // before oneDNN's: it takes an inner axis by a reference loop
+    cpu::register_softmax_rows_kernels(r);  // before oneDNN's: faster where the CPU has AVX-512
     cpu::register_global_pool_kernels(r);  // before oneDNN's: faster on plain layouts
     cpu::register_unary_avx512_kernels(r);  // before oneDNN's eltwise and the Eigen kernels (where the CPU has AVX-512)
     cpu::register_average_pool_kernels(r);  // before oneDNN's: faster on the plain layout (the blocked layout stays oneDNN's)

@@ -11,6 +11,7 @@ void register_unary_avx512_kernels(KernelRegistry& r);  // kernels/math/unary_av
 void register_average_pool_kernels(KernelRegistry& r);  // kernels/nn/average_pool.cpp: AveragePool 2-D on plain NCHW, separable sums
 void register_clamp_kernels(KernelRegistry& r);         // kernels/math/clamp.cpp: Clip, HardSigmoid with AVX-512 / AVX2
 void register_softmax_axis_kernels(KernelRegistry& r);  // kernels/math/softmax_axis.cpp: (Log)Softmax over an axis not the last
+void register_softmax_rows_kernels(KernelRegistry& r);  // kernels/math/softmax_rows.cpp: (Log)Softmax over the last axis on AVX-512
 void register_reduce_kernels(KernelRegistry& r);        // kernels/reduction/reduce.cpp: Reduce* over one block of axes
 void register_slice_kernels(KernelRegistry& r);         // kernels/tensor/slice.cpp: Slice as strided block copies
 void register_pad_kernels(KernelRegistry& r);           // kernels/tensor/pad.cpp: Pad, every mode

@@ -11,8 +11,10 @@
 // Taylor series below 0.5, where the relative error of 7.1.26 grows.
 #pragma once
 
-// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_ps.
+// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_ps
+// and -Wuninitialized in _mm512_reduce_*_ps.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
 
 #include <cmath>
