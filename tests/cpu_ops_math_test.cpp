@@ -1,9 +1,11 @@
 // The CPU engine's own math kernels that have a test of their own beside the
 // harness's (support/ops_harness.h): Softmax and LogSoftmax over the last
 // axis, row lengths around the vector width, NaN and infinities in rows, and
-// the opset-11 form (the input coerced to 2-D at `axis`).
+// the opset-11 form (the input coerced to 2-D at `axis`); ArgMax and ArgMin
+// over rows long enough for their vector path.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -30,6 +32,32 @@ TEST(CpuOpsMath, SoftmaxOnTheLastAxis) {
     c.input("x", random_tensor(rng, DataType::Float, s, -30, 30, i % 5 == 4));
     attr_int(c.mb.node(op, {"x"}, {"y"}, "n"), "axis", axis);
     check(c, 1e-6, 2e-5);
+  }
+}
+
+// ArgMax / ArgMin over long last-axis rows (the vector path: two passes,
+// the extreme then its first or last index): ties (few distinct values), +0
+// against -0, NaN (the first wins, or the last with select_last_index) and
+// infinities.
+TEST(CpuOpsMath, ArgMaxAndArgMinOverLongRows) {
+  Rng rng(62);
+  const int64_t lengths[] = {16, 17, 32, 33, 100, 1000};
+  for (int i = 0; i < 48; ++i) {
+    const bool max = i % 2 == 0, last = i % 4 >= 2;
+    const int64_t n = lengths[(i / 4) % 6];
+    Case c(13);
+    const Shape s = {pick(rng, 1, 9), n};
+    Tensor x = Tensor::zeros(DataType::Float, s);
+    const float values[] = {-1.0f, 0.0f, -0.0f, 2.0f, 2.0f, -3.0f, INFINITY, -INFINITY};
+    for (uint64_t e = 0; e < x.element_count(); ++e) x.mutable_data<float>()[e] = values[pick(rng, 0, i % 3 ? 5 : 7)];
+    if (i % 5 == 4)
+      for (int k = 0; k < 3; ++k) x.mutable_data<float>()[pick(rng, 0, static_cast<int64_t>(x.element_count()) - 1)] = NAN;
+    c.what = std::string(max ? "ArgMax " : "ArgMin ") + shape_to_string(s) + (last ? " last" : "");
+    c.input("x", std::move(x));
+    auto& nd = c.mb.node(max ? "ArgMax" : "ArgMin", {"x"}, {"y"}, "n");
+    attr_int(nd, "axis", -1);
+    attr_int(nd, "select_last_index", last);
+    check(c);
   }
 }
 
