@@ -533,8 +533,8 @@ TEST(HostileValues, PoolWindowOfTwoToTheThirtyOneOverTwoValues) {
 }
 
 // GatherElements with an index just past either end or at the ends of int64
-// and int32: every engine refuses it (the cpu kernel checks all indices in one
-// wrapping comparison each before it reads anything).
+// and int32: every engine refuses it (the cpu kernel checks each index as it
+// reads it, reads inside the data whatever the index, and fails naming it).
 TEST(HostileValues, GatherElementsIndicesOutOfRange) {
   for (const int64_t bad : {int64_t{5}, int64_t{-6}, kMax, kMin, int64_t{INT32_MAX}, int64_t{INT32_MIN}}) {
     for (const bool wide : {true, false}) {
