@@ -1,4 +1,5 @@
-// The CPU engine's own neural-network kernels (pooling) against the
+// The CPU engine's own neural-network kernels (pooling, depthwise
+// convolution on the plain layout) against the
 // reference on seeded random problems, through the kernel test harness
 // (support/ops_harness.h): the CPU kernel must run each node, and its outputs
 // must match the reference's.
@@ -75,6 +76,55 @@ TEST(CpuOpsNn, AveragePoolLargeAndDilated) {
     auto& n = c.mb.node("AveragePool", {"x"}, {"y"}, "n");
     attr_ints(n, "kernel_shape", {3, 3});
     attr_ints(n, "dilations", {2, 2});
+    check(c);
+  }
+}
+
+// Depthwise 2-D Conv on the plain layout: kernels up to 5, unit strides (and
+// some up to 3, left to oneDNN), dilations up to 2, pads (explicit or auto_pad), with and without bias,
+// batches of two; the kernel_shape attribute given or not.
+TEST(CpuOpsNn, DepthwiseConvEveryWindow) {
+  Rng rng(53);
+  const char* auto_pads[] = {"NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+  for (int i = 0; i < 80; ++i) {
+    Case c(13);
+    const int64_t C = pick(rng, 2, 20);
+    const Shape s = {pick(rng, 1, 2), C, pick(rng, 3, 20), pick(rng, 3, 40)};
+    const std::vector<int64_t> dil = {pick(rng, 1, 2), pick(rng, 1, 2)};
+    const std::vector<int64_t> k = {pick(rng, 1, std::min<int64_t>(5, (s[2] - 1) / dil[0] + 1)),
+                                    pick(rng, 1, std::min<int64_t>(5, (s[3] - 1) / dil[1] + 1))};
+    // Mostly unit strides (this kernel's); others are oneDNN's, checked alike.
+    const std::vector<int64_t> strides = i % 4 == 3 ? std::vector<int64_t>{pick(rng, 1, 3), pick(rng, 1, 3)} : std::vector<int64_t>{1, 1};
+    const std::string auto_pad = auto_pads[pick(rng, 0, 4)];
+    const std::vector<int64_t> pads = {pick(rng, 0, k[0]), pick(rng, 0, k[1]), pick(rng, 0, k[0]), pick(rng, 0, k[1])};
+    const bool bias = i % 3 != 0;
+    c.what = "Conv depthwise " + shape_to_string(s) + " k " + shape_to_string(k) + " s " + shape_to_string(strides) +
+             " d " + shape_to_string(dil) + " " + auto_pad + " pads " + shape_to_string(pads) + (bias ? " bias" : "");
+    c.input("x", random_tensor(rng, DataType::Float, s, -3, 3));
+    c.input("w", random_tensor(rng, DataType::Float, {C, 1, k[0], k[1]}, -1, 1));
+    std::vector<std::string> ins = {"x", "w"};
+    if (bias) {
+      c.input("b", random_tensor(rng, DataType::Float, {C}, -1, 1));
+      ins.push_back("b");
+    }
+    auto& n = c.mb.node("Conv", ins, {"y"}, "n");
+    attr_int(n, "group", C);
+    if (i % 2) attr_ints(n, "kernel_shape", k);
+    attr_ints(n, "strides", strides);
+    attr_ints(n, "dilations", dil);
+    if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
+    else attr_string(n, "auto_pad", auto_pad);
+    check(c);
+  }
+  // Wide kernels (convnext's 7 x 7).
+  for (const std::vector<int64_t>& k : {std::vector<int64_t>{7, 7}, std::vector<int64_t>{3, 11}}) {
+    Case c(13);
+    c.what = "Conv depthwise k " + shape_to_string(k);
+    c.input("x", random_tensor(rng, DataType::Float, {1, 5, 15, 23}, -3, 3));
+    c.input("w", random_tensor(rng, DataType::Float, {5, 1, k[0], k[1]}, -1, 1));
+    auto& n = c.mb.node("Conv", {"x", "w"}, {"y"}, "n");
+    attr_int(n, "group", 5);
+    attr_ints(n, "pads", {k[0] / 2, k[1] / 2, k[0] / 2, k[1] / 2});
     check(c);
   }
 }

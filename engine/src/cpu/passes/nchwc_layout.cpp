@@ -2,7 +2,9 @@
 //   Conv / FusedConv with constant float 4-D weights, group 1 or depthwise
 //     -> NchwcConv, reading the blocked form of its input (a ToNchwc is
 //        inserted once per plain value; an input with fewer channels than a
-//        block, like an RGB image, is read plain) and writing a blocked output;
+//        block, like an RGB image, is read plain) and writing a blocked output
+//        (a plain Conv that is depthwise at unit stride stays plain: its
+//        own kernel is cheaper than the reorder in front of it);
 //   Add / Sub / Mul of two blocked values with the same channel count, and
 //   Relu / LeakyRelu / Clip (with min <= 0 <= max) of a blocked value
 //     -> the same op on the blocked values (elementwise, and zero stays zero
@@ -35,6 +37,11 @@
 
 namespace onnxscope::cpu {
 namespace {
+
+bool unit_strides(const Node& n) {
+  const Attribute* s = n.attribute("strides");
+  return !s || std::all_of(s->ints.begin(), s->ints.end(), [](int64_t v) { return v == 1; });
+}
 
 bool is_conv(const Node& n) {
   return (n.op_type == "Conv" && (n.domain.empty() || n.domain == "ai.onnx")) ||
@@ -339,7 +346,12 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
   };
 
   for (Node& n : g.nodes) {
-    if (auto cs = convertible(model, n)) {
+    auto cs = convertible(model, n);
+    // A depthwise convolution at unit stride of a plain value stays plain
+    // (kernels/nn/depthwise_conv.cpp): a blocked chain starting there pays a
+    // reorder of its input for a convolution that costs less than the reorder.
+    if (cs && cs->depthwise && !blocked.count(n.inputs[0]) && is_op(n, "Conv") && unit_strides(n)) cs.reset();
+    if (cs) {
       const std::string& x = n.inputs[0];
       std::string xin = x;
       bool plain_input = false;
