@@ -22,6 +22,10 @@ struct CpuOptions {
   uint64_t max_live_bytes = 0;          // 0: three quarters of the machine's memory
   double timeout_seconds = 0;           // wall time of one run; 0: none
   const KernelRegistry* extra_kernels = nullptr;  // plugins: tried first
+  // Kernel implementations (KernelDef::impl, e.g. "cpu-avx512") left out of
+  // the dispatch, so that the ones behind them run: to check or time those
+  // (cpu_kernels_test runs every oneDNN kernel this way). Never the reference.
+  std::set<std::string> disabled_kernels;
 };
 
 struct PassInfo {

@@ -81,7 +81,8 @@ class CpuEngine final : public Engine {
     cpu::set_thread_count(options_.threads);
     // oneDNN's dispatch order: plugins, then the optimized kernels, the reference last.
     if (options_.extra_kernels) kernels_->add_all(*options_.extra_kernels);
-    kernels_->add_all(cpu_kernels());
+    for (const KernelDef& k : cpu_kernels().all())
+      if (!options_.disabled_kernels.count(k.impl)) kernels_->add(k);
     kernels_->add_all(reference_kernels());
   }
   std::string_view name() const override { return "cpu"; }
