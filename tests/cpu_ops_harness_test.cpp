@@ -61,10 +61,12 @@ const std::vector<UnaryOp>& unary_ops() {
   return ops;
 }
 
-void unary_case(Rng& rng, const UnaryOp& u, bool specials) {
+// behind: the kernels behind the AVX-512 ones (oneDNN's eltwise, Eigen's).
+void unary_case(Rng& rng, const UnaryOp& u, bool specials, bool behind = false) {
   Case c(u.opset);
+  if (behind) c.disabled_kernels = {"cpu-avx512"};
   const Shape s = random_shape(rng, 0, 4, 40);
-  c.what = std::string(u.op) + " " + shape_to_string(s) + (specials ? " with NaN/inf" : "");
+  c.what = std::string(u.op) + " " + shape_to_string(s) + (specials ? " with NaN/inf" : "") + (behind ? " (behind AVX-512)" : "");
   c.input("x", random_tensor(rng, DataType::Float, s, u.lo, u.hi, specials));
   const bool clip = std::string(u.op) == "Clip";
   if (clip) {
@@ -86,6 +88,13 @@ TEST(CpuOpsHarness, UnaryMatchesTheReference) {
   Rng rng(1);
   for (const auto& u : unary_ops())
     for (int i = 0; i < 6; ++i) unary_case(rng, u, false);
+}
+
+// The kernels the AVX-512 ones shadow on a machine that has it.
+TEST(CpuOpsHarness, UnaryBehindAvx512MatchesTheReference) {
+  Rng rng(11);
+  for (const auto& u : unary_ops())
+    for (int i = 0; i < 6; ++i) unary_case(rng, u, i % 2 == 1, true);
 }
 
 TEST(CpuOpsHarness, UnaryKeepsNaNAndInfinities) {

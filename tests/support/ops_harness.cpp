@@ -104,6 +104,7 @@ void check(Case& c, double atol, double rtol) {
   ro.observer = &k;
   CpuOptions co;
   co.opt_level = 0;
+  co.disabled_kernels = c.disabled_kernels;
   auto cpu = make_cpu_engine(co)->prepare(m)->run(c.inputs, ro);
   ASSERT_EQ(k.ran.size(), 1u);
   if (c.expect_fast) EXPECT_NE(k.ran[0], "reference") << "the cpu kernel declined";

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@ struct Case {
   NamedValues inputs;
   bool expect_fast = true;  // false: the reference kernel must run it
   std::vector<std::string> outputs = {"y"};
+  std::set<std::string> disabled_kernels;  // CpuOptions::disabled_kernels: check the kernels behind these
   explicit Case(int64_t opset) : mb(opset) {}
   void input(const std::string& name, Tensor t);
   void ints(const std::string& name, const std::vector<int64_t>& v);
