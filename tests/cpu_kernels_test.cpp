@@ -767,7 +767,7 @@ TEST(CpuKernels, OneDnnHonoursThreadCount) {
   ASSERT_NE(omp_max, nullptr) << "libdnnl is expected to bring libgomp";
   auto ref = make_reference_engine();
   for (int threads : {1, 2, 1}) {
-    auto cpu = make_cpu_engine(CpuOptions{.threads = threads});
+    auto cpu = onednn_first_engine(threads);
     Rng rng(7);
     Case c = conv_case(rng, 0, false);
     check_case(*cpu, *ref, "Conv", c);

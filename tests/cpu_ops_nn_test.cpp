@@ -1,5 +1,5 @@
 // The CPU engine's own neural-network kernels (pooling, depthwise
-// convolution on the plain layout) against the
+// convolution on the plain layout, 1-D convolution) against the
 // reference on seeded random problems, through the kernel test harness
 // (support/ops_harness.h): the CPU kernel must run each node, and its outputs
 // must match the reference's.
@@ -125,6 +125,38 @@ TEST(CpuOpsNn, DepthwiseConvEveryWindow) {
     auto& n = c.mb.node("Conv", {"x", "w"}, {"y"}, "n");
     attr_int(n, "group", 5);
     attr_ints(n, "pads", {k[0] / 2, k[1] / 2, k[0] / 2, k[1] / 2});
+    check(c);
+  }
+}
+
+// 1-D Conv at unit stride (one sgemm per tap over the padded input): kernels
+// up to 7, dilations up to 3, pads and auto_pad, bias or not, batches of
+// two; a strided one is left to oneDNN (checked alike).
+TEST(CpuOpsNn, Conv1dEveryWindow) {
+  Rng rng(54);
+  const char* auto_pads[] = {"NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+  for (int i = 0; i < 60; ++i) {
+    Case c(13);
+    const int64_t C = pick(rng, 1, 40), M = pick(rng, 1, 40), W = pick(rng, 8, 300), k = pick(rng, 1, 7);
+    const int64_t d = pick(rng, 1, std::min<int64_t>(3, (W - 1) / std::max<int64_t>(1, k - 1)));
+    const int64_t stride = i % 6 == 5 ? 2 : 1;
+    const Shape s = {pick(rng, 1, 2), C, W};
+    const std::string auto_pad = auto_pads[pick(rng, 0, 4)];
+    const bool bias = i % 3 != 0;
+    c.what = "Conv 1-D " + shape_to_string(s) + " M " + std::to_string(M) + " k " + std::to_string(k) + " d " +
+             std::to_string(d) + " s " + std::to_string(stride) + " " + auto_pad + (bias ? " bias" : "");
+    c.input("x", random_tensor(rng, DataType::Float, s, -3, 3));
+    c.input("w", random_tensor(rng, DataType::Float, {M, C, k}, -1, 1));
+    std::vector<std::string> ins = {"x", "w"};
+    if (bias) {
+      c.input("b", random_tensor(rng, DataType::Float, {M}, -1, 1));
+      ins.push_back("b");
+    }
+    auto& n = c.mb.node("Conv", ins, {"y"}, "n");
+    attr_ints(n, "dilations", {d});
+    attr_ints(n, "strides", {stride});
+    if (auto_pad == "NOTSET") attr_ints(n, "pads", {pick(rng, 0, k), pick(rng, 0, k)});
+    else attr_string(n, "auto_pad", auto_pad);
     check(c);
   }
 }

@@ -10,6 +10,7 @@ void register_eltwise_onednn_kernels(KernelRegistry& r);  // kernels/math/eltwis
 void register_unary_avx512_kernels(KernelRegistry& r);  // kernels/math/unary_avx512.cpp: exp, log, sigmoid, tanh, erf, sin, cos, ... on AVX-512
 void register_average_pool_kernels(KernelRegistry& r);  // kernels/nn/average_pool.cpp: AveragePool 2-D on plain NCHW, separable sums
 void register_depthwise_conv_kernels(KernelRegistry& r);  // kernels/nn/depthwise_conv.cpp: depthwise 2-D Conv on plain NCHW
+void register_conv1d_kernels(KernelRegistry& r);  // kernels/nn/conv1d.cpp: 1-D Conv at unit stride as one sgemm per tap
 void register_clamp_kernels(KernelRegistry& r);         // kernels/math/clamp.cpp: Clip, HardSigmoid with AVX-512 / AVX2
 void register_softmax_axis_kernels(KernelRegistry& r);  // kernels/math/softmax_axis.cpp: (Log)Softmax over an axis not the last
 void register_softmax_rows_kernels(KernelRegistry& r);  // kernels/math/softmax_rows.cpp: (Log)Softmax over the last axis on AVX-512
