@@ -18,13 +18,16 @@ using namespace onnxscope::test::harness;
 namespace {
 
 // Outputs past the kernels' thread grain, cut by threads across row ends: the
-// same shape (one row of the whole tensor), a bias row, a channel operand and
-// a scalar, each with rows longer and shorter than a thread's chunk.
+// same shape (one row of the whole tensor), a bias row, a channel operand, a
+// scalar, and short rows against one repeated row (the blocked layout's
+// per-channel operand), each with rows longer and shorter than a thread's chunk.
 TEST(CpuOpsThreads, BinaryOnOutputsLargeEnoughToThread) {
   Rng rng(31);
   const std::vector<std::pair<Shape, Shape>> shapes = {
       {{3, 41, 1000}, {3, 41, 1000}}, {{7, 24011}, {24011}}, {{1, 37, 61, 59}, {37, 1, 1}},
-      {{2, 5, 9001}, {5, 1}},          {{70001}, {}},       {{300, 257}, {257}}};
+      {{2, 5, 9001}, {5, 1}},          {{70001}, {}},       {{300, 257}, {257}},
+      // A per-channel operand on the blocked layout (rows of 16 against one), and rows of 7.
+      {{1, 6, 57, 61, 16}, {1, 6, 1, 1, 16}}, {{2, 3, 2001, 7}, {3, 1, 7}}};
   for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max"})
     for (const auto& [a, b] : shapes) {
       Case c(15);

@@ -23,6 +23,21 @@ ONNXSCOPE_ARITH(mul, a[i] * b[i], a[i] * s, s * b[i])
 ONNXSCOPE_ARITH(div, a[i] / b[i], a[i] / s, s / b[i])
 
 #undef ONNXSCOPE_ARITH
+
+// rows x n of a, each row combined with the same n values of b.
+#define ONNXSCOPE_TILE(name, expr)                                                                  \
+  ONNXSCOPE_CLONES void name##_tile(const float* a, const float* b, float* y, int64_t rows, int64_t n) { \
+    for (int64_t r = 0; r < rows; ++r) {                                                            \
+      const float* ar = a + r * n;                                                                  \
+      float* yr = y + r * n;                                                                        \
+      for (int64_t i = 0; i < n; ++i) yr[i] = expr;                                                 \
+    }                                                                                               \
+  }
+ONNXSCOPE_TILE(add, ar[i] + b[i])
+ONNXSCOPE_TILE(sub, ar[i] - b[i])
+ONNXSCOPE_TILE(mul, ar[i] * b[i])
+ONNXSCOPE_TILE(div, ar[i] / b[i])
+#undef ONNXSCOPE_TILE
 #undef ONNXSCOPE_CLONES
 
 float one(Arith op, float x, float z) {
@@ -36,6 +51,15 @@ float one(Arith op, float x, float z) {
 }
 
 }  // namespace
+
+void arith_tile(Arith op, const float* a, const float* b, float* y, int64_t rows, int64_t n) {
+  switch (op) {
+    case Arith::Add: return add_tile(a, b, y, rows, n);
+    case Arith::Sub: return sub_tile(a, b, y, rows, n);
+    case Arith::Mul: return mul_tile(a, b, y, rows, n);
+    case Arith::Div: return div_tile(a, b, y, rows, n);
+  }
+}
 
 void arith_row(Arith op, const float* a, int sa, const float* b, int sb, float* y, int64_t n) {
   if (sa && sb) {

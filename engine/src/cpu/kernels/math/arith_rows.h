@@ -13,4 +13,8 @@ enum class Arith { Add, Sub, Mul, Div };
 // y[i] = a[i * sa] op b[i * sb] for i < n; sa and sb are 0 (one value repeated) or 1.
 void arith_row(Arith op, const float* a, int sa, const float* b, int sb, float* y, int64_t n);
 
+// y[r * n + i] = a[r * n + i] op b[i] for r < rows, i < n: rows of a against
+// one row of b (a per-channel operand on the blocked layout: n = 16).
+void arith_tile(Arith op, const float* a, const float* b, float* y, int64_t rows, int64_t n);
+
 }  // namespace onnxscope::cpu

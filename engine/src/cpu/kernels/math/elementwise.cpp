@@ -327,6 +327,25 @@ void binary_rows(KernelContext& ctx) {
   float* py = y.mutable_data<float>();
   auto apply = [](auto x, auto z) { return combine<Op>(x, z); };
   const int64_t n = br.inner;
+  if constexpr (kArith<Op>) {
+    // Short rows of a, contiguous along the innermost outer axis, against one
+    // row of b repeated along it (a per-channel operand on the blocked
+    // layout: rows of 16): whole runs of rows at a time, not a call per row.
+    const size_t nd = br.outer_dims.size();
+    if (n < 64 && nd > 0 && br.step[0] == 1 && br.step[1] == 1 && br.outer_strides[nd - 1][0] == n &&
+        br.outer_strides[nd - 1][1] == 0) {
+      const int64_t run = br.outer_dims[nd - 1];
+      parallel_for(br.rows, std::max<int64_t>(1, kGrain / n), [&](int64_t r0, int64_t r1) {
+        for (int64_t r = r0; r < r1;) {
+          const int64_t len = std::min(run - r % run, r1 - r);
+          const auto off = br.row_offsets(r);
+          arith_tile(arith_of<Op>(), pa + off[0], pb + off[1], py + r * n, len, n);
+          r += len;
+        }
+      });
+      return;
+    }
+  }
   parallel_for(br.rows, std::max<int64_t>(1, kGrain / n), [&](int64_t r0, int64_t r1) {
     br.for_each_row(r0, r1, [&](int64_t r, const auto& off) {
       if constexpr (kArith<Op>) {
