@@ -1,4 +1,5 @@
-// Softmax and LogSoftmax over the last axis on AVX-512: each row in three
+// Softmax (rows of 128 or more) and LogSoftmax over the last axis on
+// AVX-512: each row in three
 // passes (its maximum, e^(x - max) and their sum, then the division or
 // x - max - log(sum)), rows split across the thread pool. Where the CPU has
 // AVX-512 this runs ahead of oneDNN's softmax, which took 1.5x (Softmax) and
@@ -85,7 +86,13 @@ bool accepts(const KernelContext& ctx) {
   // same rows when that axis is the last one.
   const int64_t axis = ctx.attr_int("axis", ctx.opset_version() < 13 ? 1 : -1);
   if (x.dtype() != DataType::Float || rank == 0 || axis < -rank || axis >= rank || x.element_count() == 0) return false;
-  return (axis < 0 ? axis + rank : axis) == rank - 1;
+  // Softmax rows of fewer than 128 (swin's 49-token windows) are oneDNN's,
+  // which works across rows: here each row pays two horizontal reductions and
+  // a scalar division (2.3x oneDNN's time on swin_t's [64,3,49,49] in one
+  // profile). LogSoftmax stays here at any length: oneDNN's is off by up to
+  // 1.3% near 0 (-1.048e-4 for -1.062e-4, cpu_ops_math_test).
+  const bool log = ctx.node().op_type == "LogSoftmax";
+  return (axis < 0 ? axis + rank : axis) == rank - 1 && (log || x.shape().back() >= 128);
 }
 
 template <bool Log>

@@ -50,7 +50,7 @@ ONNXSCOPE_UNARY(softplus, _mm512_add_ps(_mm512_max_ps(a, _mm512_setzero_ps()),
 // mish(x) = x tanh(softplus(x)) = x n / (n + 2) with n = e^x (e^x + 2); x itself
 // above 20, where the ratio is 1 in float32 (and n would overflow).
 ONNXSCOPE_AVX512_INLINE __m512 mish_one(__m512 x) {
-  const __m512 e = v::exp(x);
+  const __m512 e = v::exp_subnormal(x);  // x e^x is a normal float down to x = -103
   const __m512 n = _mm512_mul_ps(e, _mm512_add_ps(e, v::splat(2.0f)));
   const __m512 y = _mm512_mul_ps(x, _mm512_mul_ps(n, v::recip(_mm512_add_ps(n, v::splat(2.0f)))));  // n + 2 in [2, 2.4e17]
   return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, v::splat(20.0f), _CMP_GT_OQ), x);

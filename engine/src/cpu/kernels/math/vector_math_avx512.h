@@ -1,7 +1,8 @@
 // Float32 elementary functions on 16 lanes of AVX-512, for the kernels whose
 // time is in them (unary_avx512.cpp). Each is written for the whole float
 // range, not only the usual one: NaN stays NaN, infinities and results below
-// FLT_MIN come out as the reference's do, and cpu_ops_harness_test checks
+// FLT_MIN come out as the reference's do (exponentials below FLT_MIN as 0:
+// see exp), and cpu_ops_harness_test checks
 // each against the reference's double-precision result (with NaN and inf in
 // the inputs). Only call them where __builtin_cpu_supports("avx512f").
 //
@@ -51,11 +52,11 @@ ONNXSCOPE_AVX512 __m512 recip(__m512 d) {
 }
 
 // e^x within 3.2 ulp (the reduction and polynomial of vector_exp.h), scaled
-// by 2^n with vscalefps, which rounds results below FLT_MIN correctly and
-// overflows to inf. x is clamped first (max/min return their second operand
-// for NaN, so NaN passes): e^-104 is below half the smallest subnormal, e^89
-// above FLT_MAX.
-ONNXSCOPE_AVX512 __m512 exp(__m512 x) {
+// by 2^n with vscalefps, which overflows to inf and rounds results below
+// FLT_MIN to the right subnormal. NaN stays NaN: x is clamped first with
+// max/min, which return their second operand for NaN (e^-104 is below half
+// the smallest subnormal, e^89 past FLT_MAX).
+ONNXSCOPE_AVX512 __m512 exp_subnormal(__m512 x) {
   static constexpr float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
                                 5.0000001201e-1f};
   const __m512 xc = _mm512_min_ps(splat(89.0f), _mm512_max_ps(splat(-104.0f), x));
@@ -65,6 +66,16 @@ ONNXSCOPE_AVX512 __m512 exp(__m512 x) {
   r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
   const __m512 p = _mm512_fmadd_ps(poly(r, c), _mm512_mul_ps(r, r), _mm512_add_ps(r, splat(1.0f)));
   return _mm512_scalef_ps(p, n);
+}
+
+// e^x as above, but 0 below ln(FLT_MIN) instead of the subnormal e^x: a
+// subnormal costs every later multiply or add that meets it a hundredfold
+// (an attention MatMul after a Softmax whose masked scores made them ran 6x
+// slower on swin_t), and it is within FLT_MIN of the true value. Mish, whose
+// x e^x is a normal float there, takes exp_subnormal.
+ONNXSCOPE_AVX512 __m512 exp(__m512 x) {
+  return _mm512_mask_mov_ps(exp_subnormal(x), _mm512_cmp_ps_mask(x, splat(-87.3365479f), _CMP_LT_OQ),
+                            _mm512_setzero_ps());
 }
 
 // Natural log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(x) = e ln2 +
