@@ -48,6 +48,9 @@ TEST(CpuOpsMath, SoftmaxAndExpWriteNoSubnormals) {
     const Shape s = {4, 256};
     Tensor x = Tensor::zeros(DataType::Float, s);
     for (uint64_t e = 0; e < x.element_count(); ++e) x.mutable_data<float>()[e] = e % 3 ? -1e4f : -90.0f - static_cast<float>(e % 7);
+    // A last row whose e^(x - max) is just above FLT_MIN where the sum is 200:
+    // quotients below FLT_MIN.
+    for (int64_t e = 0; e < 256; ++e) x.mutable_data<float>()[3 * 256 + e] = e < 200 ? 0.0f : -87.0f;
     c.input("x", std::move(x));
     c.mb.node(op, {"x"}, {"y"}, "n");
     c.mb.output_untyped("y");

@@ -56,10 +56,14 @@ ONNXSCOPE_AVX512 __m512 recip(__m512 d) {
 // FLT_MIN to the right subnormal. NaN stays NaN: x is clamped first with
 // max/min, which return their second operand for NaN (e^-104 is below half
 // the smallest subnormal, e^89 past FLT_MAX).
+// NonPositive: the caller knows x <= 0 (or NaN), as a softmax's x - max: no
+// upper clamp.
+template <bool NonPositive = false>
 ONNXSCOPE_AVX512 __m512 exp_subnormal(__m512 x) {
   static constexpr float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
                                 5.0000001201e-1f};
-  const __m512 xc = _mm512_min_ps(splat(89.0f), _mm512_max_ps(splat(-104.0f), x));
+  __m512 xc = _mm512_max_ps(splat(-104.0f), x);
+  if constexpr (!NonPositive) xc = _mm512_min_ps(splat(89.0f), xc);
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, splat(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), xc);
@@ -73,8 +77,9 @@ ONNXSCOPE_AVX512 __m512 exp_subnormal(__m512 x) {
 // (an attention MatMul after a Softmax whose masked scores made them ran 6x
 // slower on swin_t), and it is within FLT_MIN of the true value. Mish, whose
 // x e^x is a normal float there, takes exp_subnormal.
+template <bool NonPositive = false>
 ONNXSCOPE_AVX512 __m512 exp(__m512 x) {
-  return _mm512_mask_mov_ps(exp_subnormal(x), _mm512_cmp_ps_mask(x, splat(-87.3365479f), _CMP_LT_OQ),
+  return _mm512_mask_mov_ps(exp_subnormal<NonPositive>(x), _mm512_cmp_ps_mask(x, splat(-87.3365479f), _CMP_LT_OQ),
                             _mm512_setzero_ps());
 }
 
