@@ -144,6 +144,14 @@ TEST(Cli, RunExplainListsKernels) {
   EXPECT_NE(r.out.find("nodes as run"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("probabilities: float[1,10]"), std::string::npos) << r.out;
   EXPECT_EQ(run_cli("run " + kSample + " --engine cpu --disable-pass no-such-pass --dim batch=1").exit_code, 2);
+  // --disable-kernel: the next implementation of each op runs (here the fused
+  // ops' plain kernels and the reference instead of oneDNN's).
+  CliRun off = run_cli("run " + kSample + " --engine cpu --dim batch=1 --explain --disable-kernel onednn");
+  EXPECT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_NE(r.out.find("[onednn]"), std::string::npos) << r.out;
+  EXPECT_EQ(off.out.find("[onednn]"), std::string::npos) << off.out;
+  EXPECT_NE(off.out.find("[fused-reference]"), std::string::npos) << off.out;
+  EXPECT_EQ(run_cli("run " + kSample + " --engine cpu --disable-kernel no-such-kernel --dim batch=1").exit_code, 2);
 }
 
 TEST(Cli, DumpCompareAndReduceErrorPaths) {

@@ -227,6 +227,9 @@ Runner add_bench_command(CLI::App& app) {
       j["cores"] = cores;
       j["opt_level"] = eng->opt_level;
       j["disabled_passes"] = eng->disabled;
+      nlohmann::json kernels = nlohmann::json::array();
+      for (const auto& k : eng->disabled_kernels) kernels.push_back(k);
+      j["disabled_kernels"] = std::move(kernels);
       j["batch"] = per_run;
       j["warmup"] = a->warmup;
       j["iterations"] = a->iterations;

@@ -45,7 +45,7 @@ DumpHeader header_for(const Model& m, const std::string& path, const EngineArgs&
   h.model_path = path;
   h.model_sha256 = file_sha256(path);
   h.engine = e.engine;
-  nlohmann::json s{{"threads", e.threads}, {"opt_level", e.opt_level}, {"disabled_passes", e.disabled}};
+  nlohmann::json s{{"threads", e.threads}, {"opt_level", e.opt_level}, {"disabled_passes", e.disabled}, {"disabled_kernels", e.disabled_kernels}};
   h.engine_settings = s.dump();
   nlohmann::json o = nlohmann::json::object();
   for (const auto& imp : m.opset_imports) o[std::string(domain_display_name(imp.domain))] = imp.version;

@@ -32,6 +32,19 @@ void add_precision_option(CLI::App* cmd, std::string& precision) {
       ->capture_default_str();
 }
 
+void add_disable_kernel_option(CLI::App* cmd, std::vector<std::string>& impls_out) {
+  std::set<std::string> impls;
+  for (const auto& k : cpu_kernels().all()) impls.insert(k.impl);
+  std::string impl_list;
+  for (const auto& i : impls) impl_list += (impl_list.empty() ? "" : ", ") + i;
+  cmd->add_option("--disable-kernel", impls_out,
+                  "cpu: leave a kernel implementation out, so the next one for each op runs, the reference last "
+                  "(repeatable; to see whether a kernel is what moves an output): " + impl_list)
+      ->check([impls](const std::string& v) -> std::string {
+        return impls.count(v) ? std::string{} : "unknown kernel implementation '" + v + "'";
+      });
+}
+
 void add_engine_options(CLI::App* cmd, EngineArgs& a) {
   add_limit_options(cmd, a.limits);
   cmd->add_option("--engine", a.engine, "reference, cpu, cuda (an NVIDIA GPU, the rest on the cpu engine) or cuda-sim (the cuda engine's kernels run on the host, to check them without a GPU)")->capture_default_str();
@@ -46,6 +59,7 @@ void add_engine_options(CLI::App* cmd, EngineArgs& a) {
           if (p.name == v) return {};
         return "unknown pass '" + v + "'";
       });
+  add_disable_kernel_option(cmd, a.disabled_kernels);
 }
 
 bool make_engine_pair(const std::string& spec, const EngineSettings& settings, std::unique_ptr<Engine>& a,

@@ -21,6 +21,7 @@ struct EngineArgs {
   int threads = 0;
   int opt_level = 3;
   std::vector<std::string> disabled;
+  std::vector<std::string> disabled_kernels;
   std::string precision = "fp32";
   RunLimits limits;
   EngineSettings settings() const {
@@ -30,6 +31,7 @@ struct EngineArgs {
     s.threads = threads;
     s.opt_level = opt_level;
     s.disabled_passes = {disabled.begin(), disabled.end()};
+    s.disabled_kernels = {disabled_kernels.begin(), disabled_kernels.end()};
     return with_plugins(s, engine);
   }
 };
@@ -63,6 +65,8 @@ struct ToleranceArgs {
 void add_tolerance_options(CLI::App* cmd, ToleranceArgs& t);
 
 void add_engine_options(CLI::App* cmd, EngineArgs& a);
+// --disable-kernel IMPL (repeatable), checked against the CPU engine's kernel names.
+void add_disable_kernel_option(CLI::App* cmd, std::vector<std::string>& impls);
 // --precision of the cuda engines (add_engine_options includes it).
 void add_precision_option(CLI::App* cmd, std::string& precision);
 // --max-tensor-bytes, --max-live-bytes, --timeout (add_engine_options includes them).

@@ -16,6 +16,7 @@ struct EngineSettings {
   int threads = 0;        // cpu: 0 = every core
   int opt_level = 3;      // cpu
   std::set<std::string> disabled_passes;  // cpu
+  std::set<std::string> disabled_kernels;  // cpu, cuda's host: kernel implementations to skip (CpuOptions)
   const KernelRegistry* extra_kernels = nullptr;  // plugins: tried before the built-in kernels
   RunLimits limits;                               // every engine
   std::string precision = "fp32";                 // cuda: fp32 or tf32

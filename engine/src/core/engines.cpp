@@ -42,6 +42,7 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.threads = s.threads;
     o.opt_level = s.opt_level;
     o.disabled_passes = s.disabled_passes;
+    o.disabled_kernels = s.disabled_kernels;
     return make_cpu_engine(o);
   }
   if (name == "cuda" || name == "cuda-sim") {
@@ -55,6 +56,7 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.host.threads = s.threads;
     o.host.opt_level = s.opt_level;
     o.host.disabled_passes = s.disabled_passes;
+    o.host.disabled_kernels = s.disabled_kernels;
     if (const char* lanes = std::getenv("ONNXSCOPE_CUDA_SIM_LANES"); lanes && name == "cuda-sim") {
       char* end = nullptr;
       const long v = std::strtol(lanes, &end, 10);

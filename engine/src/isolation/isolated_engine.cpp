@@ -192,6 +192,8 @@ struct Shared {
     w.i64(settings.opt_level);
     w.u64(settings.disabled_passes.size());
     for (const auto& p : settings.disabled_passes) w.str(p);
+    w.u64(settings.disabled_kernels.size());
+    for (const auto& k : settings.disabled_kernels) w.str(k);
     w.u64(settings.limits.max_tensor_bytes);
     w.u64(settings.limits.max_live_bytes);
     w.f64(settings.limits.timeout_seconds);

@@ -101,6 +101,7 @@ void hello(Worker& w, Reader& in) {
   s.threads = static_cast<int>(in.i64());
   s.opt_level = static_cast<int>(in.i64());
   for (uint64_t n = in.u64(); n > 0; --n) s.disabled_passes.insert(in.str());
+  for (uint64_t n = in.u64(); n > 0; --n) s.disabled_kernels.insert(in.str());
   s.limits.max_tensor_bytes = in.u64();
   s.limits.max_live_bytes = in.u64();
   s.limits.timeout_seconds = in.f64();
