@@ -555,6 +555,50 @@ TEST(HostileValues, GatherElementsIndicesOutOfRange) {
   }
 }
 
+// A 1-D convolution whose padding is far wider than X, with more input
+// channels than outputs: the cpu engine's own 1-D kernel copies X into a
+// padded buffer (C x padded width), which must stay within the tensor limit
+// like any tensor (here 1 MiB against a copy of 25 MiB, for an output of 0.4
+// MiB): it leaves the node to the kernels behind it, which run it. An engine
+// either gives the right output (the bias where every tap reads padding) or
+// refuses naming the limit (cuda-sim's own padded buffer).
+TEST(HostileValues, Conv1dPaddedFarPastXStaysWithinTheTensorLimit) {
+  const int64_t pad = 100000;
+  ModelBuilder b(13, 8);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{64}, int64_t{1}});
+  b.initializer(make_float_tensor("w", {1, 64, 1}, std::vector<float>(64, 0.5f)));
+  b.initializer(make_float_tensor("b", {1}, {0.25f}));
+  attr_ints(b.node("Conv", {"x", "w", "b"}, {"y"}, "conv"), "pads", {pad, 0});
+  b.output_untyped("y");
+  for (const char* e : kEngines) {
+    Outcome o = run(e, b, {{"x", Value(floats({1, 64, 1}, 1.f))}}, uint64_t{1} << 20);
+    if (!o.ok && std::string(e) != "cpu") {
+      EXPECT_NE(o.error.find("--max-tensor-bytes"), std::string::npos) << e << ": " << o.error;
+      continue;
+    }
+    ASSERT_TRUE(o.ok) << e << ": " << o.error;
+    const std::vector<float> got = values(o.outputs[0].second);
+    ASSERT_EQ(got.size(), static_cast<size_t>(pad + 1)) << e;
+    EXPECT_EQ(got.front(), 0.25f) << e;        // the tap in the padding
+    EXPECT_EQ(got.back(), 0.25f + 32.f) << e;  // the last reads X
+  }
+  // Which cpu kernel ran it: not the one whose padded copy passes the limit.
+  struct KernelOf : Observer {
+    std::string kernel;
+    void on_node(const NodeEvent& ev) override { kernel = std::string(ev.kernel); }
+  } k;
+  LoadResult r = b.load();
+  ASSERT_TRUE(r.ok());
+  std::shared_ptr<const Model> m(std::move(r.model));
+  EngineSettings es;
+  es.limits.max_tensor_bytes = uint64_t{1} << 20;
+  RunOptions ro;
+  ro.observer = &k;
+  make_engine("cpu", es)->prepare(m)->run({{"x", Value(floats({1, 64, 1}, 1.f))}}, ro);
+  EXPECT_NE(k.kernel, "cpu-gemm");
+  EXPECT_FALSE(k.kernel.empty());
+}
+
 // Split-18 whose num_outputs is 2^62 for a node of two outputs (mutated by
 // fuzz_model): the CUDA engine listed 2^62 sizes before comparing (16 GB in
 // 38 s under cuda-sim). Every engine refuses it at once, naming num_outputs.

@@ -56,7 +56,10 @@ bool conv1d_of(const KernelContext& ctx, Conv1d& p) {
   p.pl = win.pad_begin[0];
   p.pr = win.pad_end[0];
   p.OW = win.out[0];
-  return true;
+  // The padded copy of X (C x Wp floats) is this kernel's own allocation: a
+  // mutated pad of 2^40 must not make it; the reference names the problem.
+  const double padded = static_cast<double>(p.C) * static_cast<double>(p.W + p.pl + p.pr) * sizeof(float);
+  return padded <= static_cast<double>(ctx.max_tensor_bytes());
 }
 
 bool accepts(const KernelContext& ctx) {

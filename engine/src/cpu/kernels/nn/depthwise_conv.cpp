@@ -74,7 +74,9 @@ bool depthwise_of(const KernelContext& ctx, Depthwise& p) {
   p.pb = win.pad_end[0];
   p.pr = win.pad_end[1];
   p.y = {x.shape()[0], C, p.OH, p.OW};
-  return true;
+  // Each thread's padded plane is this kernel's own allocation: bounded like a tensor.
+  const double plane = static_cast<double>(p.H + p.pt + p.pb) * static_cast<double>(p.W + p.pl + p.pr) * sizeof(float);
+  return plane <= static_cast<double>(ctx.max_tensor_bytes());
 }
 
 bool accepts(const KernelContext& ctx) {
