@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "reference/ops/nn_parts.h"
@@ -22,12 +23,7 @@ struct Conv1d {
 };
 
 bool conv1d_of(const KernelContext& ctx, Conv1d& p) {
-  if (ctx.input_count() < 2 || ctx.input_count() > 3) return false;
-  for (size_t i = 0; i < ctx.input_count(); ++i) {
-    const Value* v = ctx.input_value(i);
-    if (i < 2 && !v) return false;
-    if (v && (!v->is_tensor() || v->tensor().dtype() != DataType::Float)) return false;
-  }
+  if (!float_conv_inputs(ctx)) return false;
   const Tensor& x = ctx.input_value(0)->tensor();
   const Tensor& w = ctx.input_value(1)->tensor();
   if (x.rank() != 3 || w.rank() != 3 || x.element_count() == 0 || w.element_count() == 0) return false;
