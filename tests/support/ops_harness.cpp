@@ -71,6 +71,20 @@ Shape random_shape(Rng& rng, int64_t min_rank, int64_t max_rank, int64_t max_dim
   return s;
 }
 
+std::pair<Shape, Shape> broadcast_pair(Rng& rng) {
+  const Shape out = random_shape(rng, 0, 4, 7);
+  auto operand = [&] {
+    Shape s = out;
+    s.erase(s.begin(), s.begin() + pick(rng, 0, static_cast<int64_t>(s.size())));
+    for (auto& d : s)
+      if (pick(rng, 0, 2) == 0) d = 1;
+    return s;
+  };
+  Shape a = operand(), b = operand();
+  if (pick(rng, 0, 1)) a = out;
+  return {a, b};
+}
+
 void Case::input(const std::string& name, Tensor t) {
   mb.input(name, t.dtype(), dims_of(t.shape()));
   inputs.emplace_back(name, Value(std::move(t)));

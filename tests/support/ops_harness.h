@@ -12,6 +12,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model_builder.h"
@@ -30,6 +31,10 @@ uint64_t count(const Shape& s);
 Tensor random_tensor(Rng& rng, DataType t, const Shape& s, double lo = -2, double hi = 2, bool specials = false);
 // Rank in [min_rank, max_rank], dims in [1, max_dim] (one in 13 is 0).
 Shape random_shape(Rng& rng, int64_t min_rank, int64_t max_rank, int64_t max_dim = 9);
+
+// Two shapes that broadcast to a random output shape (numpy's rules: either
+// side may be shorter, any dim 1).
+std::pair<Shape, Shape> broadcast_pair(Rng& rng);
 
 struct Case {
   std::string what;
