@@ -22,40 +22,41 @@ __attribute__((target("avx512f"))) inline __mmask16 tail_mask(int64_t left) {
   return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
 }
 
-// The row's maximum, NaN skipped (max returns its second operand, the
-// running maximum, for NaN): a NaN element still makes its e^(x - m), and
-// so the sum and the whole row, NaN.
-__attribute__((target("avx512f"))) float row_max(const float* x, int64_t n) {
-  __m512 m = _mm512_set1_ps(-INFINITY);
+// R rows at a time (R independent chains: each row's passes end in a
+// horizontal reduction whose latency a single row cannot hide), n floats each.
+
+// Each row's maximum, NaN skipped (max returns its second operand, the
+// running maximum, for NaN): a NaN element still makes its e^(x - m), and so
+// the sum and the whole row, NaN.
+template <int R>
+__attribute__((target("avx512f"))) void rows_max(const float* const* x, int64_t n, float* m) {
+  __m512 acc[R];
+  for (int r = 0; r < R; ++r) acc[r] = _mm512_set1_ps(-INFINITY);
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = tail_mask(n - i);
-    m = _mm512_mask_max_ps(m, k, _mm512_maskz_loadu_ps(k, x + i), m);
+    for (int r = 0; r < R; ++r) acc[r] = _mm512_mask_max_ps(acc[r], k, _mm512_maskz_loadu_ps(k, x[r] + i), acc[r]);
   }
-  return _mm512_reduce_max_ps(m);
+  for (int r = 0; r < R; ++r) m[r] = _mm512_reduce_max_ps(acc[r]);
 }
 
-// y = e^(x - m); returns the sum of y.
-__attribute__((target("avx512f"))) float exp_sum(const float* x, float* y, int64_t n, float m) {
-  const __m512 vm = _mm512_set1_ps(m);
-  __m512 s = _mm512_setzero_ps();
+// y = e^(x - m) (when Store) and each row's sum of them.
+template <int R, bool Store>
+__attribute__((target("avx512f"))) void rows_exp_sum(const float* const* x, float* const* y, int64_t n, const float* m,
+                                                     float* sum) {
+  __m512 vm[R], s[R];
+  for (int r = 0; r < R; ++r) {
+    vm[r] = _mm512_set1_ps(m[r]);
+    s[r] = _mm512_setzero_ps();
+  }
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = tail_mask(n - i);
-    const __m512 e = v::exp<true>(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm));
-    _mm512_mask_storeu_ps(y + i, k, e);
-    s = _mm512_mask_add_ps(s, k, s, e);
+    for (int r = 0; r < R; ++r) {
+      const __m512 e = v::exp<true>(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x[r] + i), vm[r]));
+      if constexpr (Store) _mm512_mask_storeu_ps(y[r] + i, k, e);
+      s[r] = _mm512_mask_add_ps(s[r], k, s[r], e);
+    }
   }
-  return _mm512_reduce_add_ps(s);
-}
-
-// The sum of e^(x - m), without storing them.
-__attribute__((target("avx512f"))) float exp_sum_only(const float* x, int64_t n, float m) {
-  const __m512 vm = _mm512_set1_ps(m);
-  __m512 s = _mm512_setzero_ps();
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = tail_mask(n - i);
-    s = _mm512_mask_add_ps(s, k, s, v::exp<true>(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm)));
-  }
-  return _mm512_reduce_add_ps(s);
+  for (int r = 0; r < R; ++r) sum[r] = _mm512_reduce_add_ps(s[r]);
 }
 
 // y *= 1 / s: within an ulp of y / s, where a division per vector took a
@@ -77,6 +78,24 @@ __attribute__((target("avx512f"))) void log_rows(const float* x, float* y, int64
   for (int64_t i = 0; i < n; i += 16) {
     const __mmask16 k = tail_mask(n - i);
     _mm512_mask_storeu_ps(y + i, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), vl));
+  }
+}
+
+// Rows r .. r + R - 1 of x into y.
+template <bool Log, int R>
+void softmax_rows(const float* in, float* out, int64_t r, int64_t n) {
+  const float* x[R];
+  float* y[R];
+  for (int k = 0; k < R; ++k) {
+    x[k] = in + (r + k) * n;
+    y[k] = out + (r + k) * n;
+  }
+  float m[R], s[R];
+  rows_max<R>(x, n, m);
+  rows_exp_sum<R, !Log>(x, y, n, m, s);
+  for (int k = 0; k < R; ++k) {
+    if constexpr (Log) log_rows(x[k], y[k], n, m[k], std::log(s[k]));
+    else divide(y[k], n, s[k]);
   }
 }
 
@@ -105,17 +124,10 @@ void SoftmaxRows(KernelContext& ctx) {
   Tensor& yt = uninitialized_output(ctx, 0, DataType::Float, x.shape());
   const float* in = x.data<float>();
   float* y = yt.mutable_data<float>();
-  parallel_for(rows, std::max<int64_t>(1, 8192 / n), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const float* xr = in + r * n;
-      float* yr = y + r * n;
-      const float m = row_max(xr, n);
-      if constexpr (Log) {
-        log_rows(xr, yr, n, m, std::log(exp_sum_only(xr, n, m)));
-      } else {
-        divide(yr, n, exp_sum(xr, yr, n, m));
-      }
-    }
+  parallel_for(rows, std::max<int64_t>(4, 8192 / n), [&](int64_t r0, int64_t r1) {
+    int64_t r = r0;
+    for (; r + 4 <= r1; r += 4) softmax_rows<Log, 4>(in, y, r, n);
+    for (; r < r1; ++r) softmax_rows<Log, 1>(in, y, r, n);
   });
 }
 
