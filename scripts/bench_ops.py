@@ -315,12 +315,16 @@ def time_ort(path: str, feeds: dict, threads: int, warmup: int, iterations: int,
         binding.bind_cpu_input(k, v)
     for o in sess.get_outputs():
         binding.bind_output(o.name, "cpu")
-    s = time.perf_counter()
     for i in range(warmup):
         sess.run_with_iobinding(binding)
     # Operators of tens of microseconds: enough runs to fill `seconds`, so
-    # that the median does not rest on 30 samples of a noisy clock.
-    each = (time.perf_counter() - s) / max(warmup, 1)
+    # that the median does not rest on 30 samples of a noisy clock. The
+    # estimate comes from 10 runs after the warm-up (the warm-up's first runs
+    # can be a hundred times slower and gave a case 320 runs).
+    s = time.perf_counter()
+    for i in range(10):
+        sess.run_with_iobinding(binding)
+    each = (time.perf_counter() - s) / 10
     iterations = max(iterations, min(20000, int(seconds / max(each, 1e-7))))
     times = []
     for i in range(iterations):
