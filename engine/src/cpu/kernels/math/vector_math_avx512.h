@@ -51,36 +51,41 @@ ONNXSCOPE_AVX512 __m512 recip(__m512 d) {
   return _mm512_fmadd_ps(r, _mm512_fnmadd_ps(d, r, splat(1.0f)), r);
 }
 
-// e^x within 3.2 ulp (the reduction and polynomial of vector_exp.h), scaled
-// by 2^n with vscalefps, which overflows to inf and rounds results below
-// FLT_MIN to the right subnormal. NaN stays NaN: x is clamped first with
-// max/min, which return their second operand for NaN (e^-104 is below half
-// the smallest subnormal, e^89 past FLT_MAX).
-// NonPositive: the caller knows x <= 0 (or NaN), as a softmax's x - max: no
-// upper clamp.
+// e^x within 3.2 ulp (the reduction and polynomial of vector_exp.h, the
+// polynomial as one Horner chain: 1 + r + r^2/2 + ... + c r^6), scaled by
+// 2^n with vscalefps, which overflows to inf and rounds results below FLT_MIN
+// to the right subnormal. NaN stays NaN: x is clamped first with max/min,
+// which return their second operand for NaN (e^-104 is below half the
+// smallest subnormal, e^89 past FLT_MAX). NonPositive: the caller knows
+// x <= 0 (or NaN), as a softmax's x - max: no upper clamp. keep: the lanes
+// to compute; the others are 0 (exp below).
 template <bool NonPositive = false>
-ONNXSCOPE_AVX512 __m512 exp_subnormal(__m512 x) {
+ONNXSCOPE_AVX512 __m512 exp_scaled(__m512 x, __mmask16 keep) {
   static constexpr float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
-                                5.0000001201e-1f};
+                                5.0000001201e-1f, 1.0f, 1.0f};
   __m512 xc = _mm512_max_ps(splat(-104.0f), x);
   if constexpr (!NonPositive) xc = _mm512_min_ps(splat(89.0f), xc);
   const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, splat(1.44269504088896341f)),
                                         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), xc);
   r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
-  const __m512 p = _mm512_fmadd_ps(poly(r, c), _mm512_mul_ps(r, r), _mm512_add_ps(r, splat(1.0f)));
-  return _mm512_scalef_ps(p, n);
+  return _mm512_maskz_scalef_ps(keep, poly(r, c), n);
+}
+
+template <bool NonPositive = false>
+ONNXSCOPE_AVX512 __m512 exp_subnormal(__m512 x) {
+  return exp_scaled<NonPositive>(x, static_cast<__mmask16>(0xffff));
 }
 
 // e^x as above, but 0 below ln(FLT_MIN) instead of the subnormal e^x: a
 // subnormal costs every later multiply or add that meets it a hundredfold
 // (an attention MatMul after a Softmax whose masked scores made them ran 6x
 // slower on swin_t), and it is within FLT_MIN of the true value. Mish, whose
-// x e^x is a normal float there, takes exp_subnormal.
+// x e^x is a normal float there, takes exp_subnormal. (NaN compares false
+// and would be zeroed: the mask keeps it.)
 template <bool NonPositive = false>
 ONNXSCOPE_AVX512 __m512 exp(__m512 x) {
-  return _mm512_mask_mov_ps(exp_subnormal<NonPositive>(x), _mm512_cmp_ps_mask(x, splat(-87.3365479f), _CMP_LT_OQ),
-                            _mm512_setzero_ps());
+  return exp_scaled<NonPositive>(x, _mm512_cmp_ps_mask(x, splat(-87.3365479f), _CMP_NLT_UQ));
 }
 
 // Natural log: x = m 2^e with m in [sqrt(1/2), sqrt(2)), log(x) = e ln2 +
