@@ -3,17 +3,13 @@
 // last of equal values): the axis's values compared row by row, so the dims
 // after the axis are walked contiguously, (outer, inner chunk) pairs split
 // across the thread pool. Other types and a scalar input go to the reference.
-// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized / -Wuninitialized.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#include <immintrin.h>
-
 #include <cmath>
 #include <type_traits>
 #include <vector>
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/reduction/row_extreme.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
@@ -39,26 +35,14 @@ inline bool replaces(T cur, T best, bool last) {
   return Max ? (cur > best || (last && cur == best)) : (cur < best || (last && cur == best));
 }
 
-// A float32 row on AVX-512 in two passes: its extreme (and whether it holds
-// NaN), then the first (or last) index holding it, or holding NaN: the same
-// index the scalar rule picks (+0 and -0 are equal there as here).
-template <bool Max>
-__attribute__((target("avx512f"))) int64_t row_arg_avx512(const float* x, int64_t n, bool last) {
-  __m512 m = _mm512_set1_ps(Max ? -INFINITY : INFINITY);
-  __mmask16 nan = 0;
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 a = _mm512_loadu_ps(x + i);
-    nan |= _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
-    m = Max ? _mm512_max_ps(a, m) : _mm512_min_ps(a, m);
-  }
-  float best = Max ? _mm512_reduce_max_ps(m) : _mm512_reduce_min_ps(m);
-  bool has_nan = nan != 0;
-  for (; i < n; ++i) {
-    has_nan = has_nan || x[i] != x[i];
-    if (Max ? x[i] > best : x[i] < best) best = x[i];
-  }
-  auto hit = [&](float v) { return has_nan ? v != v : v == best; };
+// A float32 row in two passes: its extreme (NaN when it holds NaN, by
+// row_extreme's vector loop), then the first (or last) index holding it, or
+// holding NaN: the same index the scalar rule picks (+0 and -0 are equal
+// there as here).
+int64_t row_arg(const float* x, int64_t n, bool max, bool last) {
+  const float best = row_extreme(x, n, max);
+  const bool nan = best != best;
+  auto hit = [&](float v) { return nan ? v != v : v == best; };
   if (last) {
     for (int64_t j = n; j-- > 0;)
       if (hit(x[j])) return j;
@@ -78,14 +62,11 @@ void arg(const Tensor& x, size_t axis, bool last, int64_t* y) {
   const int64_t dim = s[axis];
   const T* in = x.data<T>();
   if (inner == 1) {  // the last axis: each row scanned where it lies
-    static const bool avx512 = __builtin_cpu_supports("avx512f");
     if constexpr (std::is_same_v<T, float>) {
-      if (avx512) {
-        parallel_for(outer, std::max<int64_t>(1, 65536 / dim), [&](int64_t o0, int64_t o1) {
-          for (int64_t o = o0; o < o1; ++o) y[o] = row_arg_avx512<Max>(in + o * dim, dim, last);
-        });
-        return;
-      }
+      parallel_for(outer, std::max<int64_t>(1, 65536 / dim), [&](int64_t o0, int64_t o1) {
+        for (int64_t o = o0; o < o1; ++o) y[o] = row_arg(in + o * dim, dim, Max, last);
+      });
+      return;
     }
     parallel_for(outer, std::max<int64_t>(1, 16384 / dim), [&](int64_t o0, int64_t o1) {
       for (int64_t o = o0; o < o1; ++o) {

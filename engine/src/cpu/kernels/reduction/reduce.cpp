@@ -16,6 +16,7 @@
 #include <optional>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/reduction/row_extreme.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
@@ -111,10 +112,10 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
 
 bool accepts(const KernelContext& ctx) { return problem_of(ctx).has_value(); }
 
-// The largest (max) or smallest element of a contiguous row, NaN when any is
-// NaN (Eigen's NaN-propagating maxCoeff is scalar): 16-wide AVX-512 or
-// 8-wide AVX2 max/min with the NaN found by an unordered compare, chosen at
-// run time; plain C++ otherwise.
+// row_extreme (row_extreme.h), NaN when any element is NaN (Eigen's
+// NaN-propagating maxCoeff is scalar): 16-wide AVX-512 or 8-wide AVX2
+// max/min with the NaN found by an unordered compare, chosen at run time;
+// plain C++ otherwise.
 __attribute__((target("avx512f"))) float row_extreme_avx512(const float* x, int64_t n, bool max) {
   __m512 m = _mm512_set1_ps(x[0]);
   __mmask16 nan = 0;
@@ -153,6 +154,8 @@ __attribute__((target("avx2"))) float row_extreme_avx2(const float* x, int64_t n
   return any ? std::numeric_limits<float>::quiet_NaN() : r;
 }
 
+}  // namespace
+
 float row_extreme(const float* x, int64_t n, bool max) {
   static const int isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
   if (isa == 2) return row_extreme_avx512(x, n, max);
@@ -160,6 +163,8 @@ float row_extreme(const float* x, int64_t n, bool max) {
   const CMap a(x, n);
   return max ? a.maxCoeff<Eigen::PropagateNaN>() : a.minCoeff<Eigen::PropagateNaN>();
 }
+
+namespace {
 
 // One contiguous row of n elements reduced to a value.
 float reduce_row(Kind k, const float* x, int64_t n) {
