@@ -147,7 +147,9 @@ Runner add_bench_command(CLI::App& app) {
     std::shared_ptr<const Model> m = load_valid_model(a->model);
     if (!m) return kExitBadInput;
     const double load_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t_load).count();
-    auto engine = make_engine(eng->engine, eng->settings());
+    EngineSettings settings = eng->settings();
+    settings.release_repacked_weights = true;  // this command's model has no other reader
+    auto engine = make_engine(eng->engine, settings);
     if (!engine) {
       std::cerr << "onnxscope: unknown engine '" << eng->engine << "'\n";
       return kExitUsage;

@@ -130,7 +130,9 @@ Runner add_run_command(CLI::App& app) {
   return [=]() -> int {
     std::shared_ptr<const Model> m = load_valid_model(*model);
     if (!m) return kExitBadInput;
-    auto engine = make_engine(eng->engine, eng->settings());
+    EngineSettings settings = eng->settings();
+    settings.release_repacked_weights = true;  // this command's model has no other reader
+    auto engine = make_engine(eng->engine, settings);
     if (!engine) {
       std::cerr << "onnxscope: unknown engine '" << eng->engine << "'\n";
       return kExitUsage;

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -20,6 +21,19 @@ class Buffer {
   // True when the bytes belong to this buffer alone (not a view into another
   // buffer, not a mapping): with no other owner, a kernel may write them.
   virtual bool owns_bytes() const { return false; }
+  // Gives the bytes' memory back while a faithful copy lives elsewhere (an
+  // engine's repacked weights). `restore` writes the original bytes into the
+  // storage it is handed; it runs when the bytes are next asked for, and the
+  // buffer then stays resident (a buffer someone still reads is not restored
+  // on every run). False, and nothing changes, where the storage cannot be
+  // given back (views, mappings) or was given back and asked for before.
+  // The caller must know no one holds a pointer into the bytes meanwhile.
+  virtual bool release_bytes(std::function<void(std::byte*)> restore) {
+    (void)restore;
+    return false;
+  }
+  // Whether the bytes are given back now (release_bytes) and not yet read again.
+  virtual bool bytes_released() const { return false; }
 };
 
 // Zero-initialised heap storage. Throws std::bad_alloc like any allocation:

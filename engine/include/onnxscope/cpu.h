@@ -26,6 +26,12 @@ struct CpuOptions {
   // the dispatch, so that the ones behind them run: to check or time those
   // (cpu_kernels_test runs every oneDNN kernel this way). Never the reference.
   std::set<std::string> disabled_kernels;
+  // Weights reordered into a kernel's layout (oneDNN's blocked convolution
+  // and matmul weights) give the model's plain copy back, so they are
+  // resident once; read again, they are restored from the reordered copy.
+  // Only where no one else reads the model while the engine runs (the CLI's
+  // run and bench, an isolated worker): another reader's pointer would dangle.
+  bool release_repacked_weights = false;
 };
 
 struct PassInfo {

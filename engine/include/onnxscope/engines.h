@@ -21,6 +21,7 @@ struct EngineSettings {
   RunLimits limits;                               // every engine
   std::string precision = "fp32";                 // cuda: fp32 or tf32
   int device = 0;                                 // cuda: GPU index
+  bool release_repacked_weights = false;          // cpu: CpuOptions::release_repacked_weights
 };
 
 // "reference", "cpu", "cuda"; nullptr for an unknown name. "cuda" throws

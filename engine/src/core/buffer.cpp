@@ -1,33 +1,59 @@
 #include "onnxscope/buffer.h"
 
+#include <atomic>
+#include <mutex>
 #include <stdexcept>
 
 namespace onnxscope {
 namespace {
 
-class OwnedBuffer final : public Buffer {
+// Bytes the buffer owns: a vector, or a string taken over without copying.
+// They can be given back (release_bytes) and come back on the next read.
+template <class Storage>
+class HeldBytes final : public Buffer {
  public:
-  explicit OwnedBuffer(std::vector<std::byte> b) : bytes_(std::move(b)) {}
-  const std::byte* data() const override { return bytes_.data(); }
-  std::size_t size() const override { return bytes_.size(); }
-  std::byte* mutable_data() override { return bytes_.data(); }
+  explicit HeldBytes(Storage s) : bytes_(std::move(s)), size_(bytes_.size()) {}
+  const std::byte* data() const override {
+    if (released_.load(std::memory_order_acquire)) restore();
+    return reinterpret_cast<const std::byte*>(bytes_.data());
+  }
+  std::size_t size() const override { return size_; }
+  std::byte* mutable_data() override {
+    if (released_.load(std::memory_order_acquire)) restore();
+    return reinterpret_cast<std::byte*>(bytes_.data());
+  }
   bool owns_bytes() const override { return true; }
+  bool release_bytes(std::function<void(std::byte*)> restore) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!restore || size_ == 0 || asked_back_ || released_.load(std::memory_order_relaxed)) return false;
+    restore_ = std::move(restore);
+    Storage().swap(bytes_);
+    released_.store(true, std::memory_order_release);
+    return true;
+  }
+  bool bytes_released() const override { return released_.load(std::memory_order_acquire); }
 
  private:
-  std::vector<std::byte> bytes_;
+  void restore() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (!released_.load(std::memory_order_relaxed)) return;
+    Storage back(size_, typename Storage::value_type{});  // may throw bad_alloc, like any allocation
+    restore_(reinterpret_cast<std::byte*>(back.data()));
+    bytes_.swap(back);
+    restore_ = nullptr;
+    asked_back_ = true;
+    released_.store(false, std::memory_order_release);
+  }
+  mutable Storage bytes_;
+  const std::size_t size_;
+  mutable std::mutex mu_;
+  mutable std::atomic<bool> released_{false};
+  mutable bool asked_back_ = false;  // released once and read again: stays
+  mutable std::function<void(std::byte*)> restore_;
 };
 
-class StringBuffer final : public Buffer {
- public:
-  explicit StringBuffer(std::string s) : s_(std::move(s)) {}
-  const std::byte* data() const override { return reinterpret_cast<const std::byte*>(s_.data()); }
-  std::size_t size() const override { return s_.size(); }
-  std::byte* mutable_data() override { return reinterpret_cast<std::byte*>(s_.data()); }
-  bool owns_bytes() const override { return true; }
-
- private:
-  std::string s_;
-};
+using OwnedBuffer = HeldBytes<std::vector<std::byte>>;
+using StringBuffer = HeldBytes<std::string>;
 
 class SliceBuffer final : public Buffer {
  public:

@@ -43,6 +43,7 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.opt_level = s.opt_level;
     o.disabled_passes = s.disabled_passes;
     o.disabled_kernels = s.disabled_kernels;
+    o.release_repacked_weights = s.release_repacked_weights;
     return make_cpu_engine(o);
   }
   if (name == "cuda" || name == "cuda-sim") {

@@ -1,6 +1,7 @@
 #include <mutex>
 
 #include "cpu/arena.h"
+#include "cpu/kernels/kernels.h"
 #include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
 #include "onnxscope/cpu.h"
@@ -25,6 +26,7 @@ class CpuPrepared final : public PreparedModel {
   }
 
   NamedValues run(const NamedValues& inputs, const RunOptions& options) override {
+    cpu::ReleaseRepackedWeights release(options_.release_repacked_weights);
     // An observer must see every original node: run the plan that keeps them
     // (no fusion, no folding) instead of materialising fused intermediates.
     if (options.observer && options.capture_original) {

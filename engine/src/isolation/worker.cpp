@@ -107,6 +107,7 @@ void hello(Worker& w, Reader& in) {
   s.limits.timeout_seconds = in.f64();
   for (uint64_t n = in.u64(); n > 0; --n) w.plugins.load(in.str());  // throws a located Error
   if (!w.plugins.empty()) s.extra_kernels = &w.plugins.kernels();
+  s.release_repacked_weights = true;  // the worker's model is its own, and one engine runs it
   w.engine = make_engine(name, s);
   if (!w.engine) return reply_failed(w, "worker", "unknown engine '" + name + "'");
   send_frame(w.sock, Msg::Ok, {});

@@ -5,6 +5,22 @@
 
 namespace onnxscope::cpu {
 
+// For the duration of one run on this thread: graph initializers the oneDNN
+// kernels reorder into a cached layout (weights) give their plain bytes back
+// once the copy is made, so the weights are resident once. Read again, they
+// are restored from the copy and stay. Only for a model no one else reads
+// meanwhile (CpuOptions::release_repacked_weights).
+class ReleaseRepackedWeights {
+ public:
+  explicit ReleaseRepackedWeights(bool on);
+  ~ReleaseRepackedWeights();
+  ReleaseRepackedWeights(const ReleaseRepackedWeights&) = delete;
+  ReleaseRepackedWeights& operator=(const ReleaseRepackedWeights&) = delete;
+
+ private:
+  bool previous_;
+};
+
 void register_elementwise_kernels(KernelRegistry& r);  // kernels/math/elementwise.cpp: unary/binary/comparison/logic, Eigen, threaded
 void register_eltwise_onednn_kernels(KernelRegistry& r);  // kernels/math/eltwise_onednn.cpp: float32 unary ops as oneDNN eltwise
 void register_unary_avx512_kernels(KernelRegistry& r);  // kernels/math/unary_avx512.cpp: exp, log, sigmoid, tanh, erf, sin, cos, ... on AVX-512

@@ -172,32 +172,74 @@ bool is_initializer(const KernelContext& ctx, size_t i) {
   return ctx.graph().initializer(ctx.node().inputs[i]) != nullptr;
 }
 
-std::shared_ptr<dnnl::memory> weights_in(const KernelContext& ctx, size_t input, const dnnl::memory::desc& user,
-                                         const dnnl::memory::desc& want) {
-  const Tensor& t = ctx.input(input);
-  dnnl::memory src = user_mem(user, t.raw());
-  if (user == want) return std::make_shared<dnnl::memory>(src);
-  if (!is_initializer(ctx, input) || !t.buffer()) return std::make_shared<dnnl::memory>(to_layout(src, want));
-  // The key: address + shape + source and wanted layouts (raw descriptor bytes).
+namespace {
+thread_local bool t_release_repacked = false;
+
+// The cached copy of `t` in layout `want`, made on a miss. nullptr on a miss
+// when `only_if_room` and the cache has no room (nothing is dropped for it).
+std::shared_ptr<dnnl::memory> cached_reorder(const Tensor& t, const dnnl::memory::desc& user, const dnnl::memory::desc& want,
+                                             bool only_if_room) {
+  // The key: buffer + shape + source and wanted layouts (raw descriptor bytes).
+  // Not the data address: reading that would bring released bytes back.
   std::string key(reinterpret_cast<const char*>(&want.data), sizeof(want.data));
   key.append(reinterpret_cast<const char*>(&user.data), sizeof(user.data));
-  key += std::to_string(reinterpret_cast<uintptr_t>(t.raw())) + dims_key(t.shape());
+  key += std::to_string(reinterpret_cast<uintptr_t>(t.buffer().get())) + dims_key(t.shape());
+  const size_t bytes = want.get_size();
   {
     std::lock_guard<std::mutex> lk(g_weights_mutex);
     auto it = g_weights.find(key);
     if (it != g_weights.end()) return it->second.mem;
+    if (only_if_room && g_weight_bytes + bytes > kMaxWeightBytes) return nullptr;
   }
-  auto mem = std::make_shared<dnnl::memory>(to_layout(src, want));
-  std::lock_guard<std::mutex> lk(g_weights_mutex);
-  const size_t bytes = want.get_size();
-  if (g_weight_bytes + bytes > kMaxWeightBytes) {
-    g_weights.clear();
-    g_weight_bytes = 0;
+  auto mem = std::make_shared<dnnl::memory>(to_layout(user_mem(user, t.raw()), want));
+  {
+    std::lock_guard<std::mutex> lk(g_weights_mutex);
+    if (g_weight_bytes + bytes > kMaxWeightBytes) {
+      g_weights.clear();
+      g_weight_bytes = 0;
+    }
+    auto [it, fresh] = g_weights.emplace(key, WeightEntry{t.buffer(), mem, bytes});
+    if (!fresh) return it->second.mem;
+    g_weight_bytes += bytes;
   }
-  auto [it, fresh] = g_weights.emplace(key, WeightEntry{t.buffer(), mem, bytes});
-  if (fresh) g_weight_bytes += bytes;
-  return it->second.mem;
+  // The plain bytes are now a second copy: give them back (the reorder is a
+  // permutation of float32 values, so reordering back restores them exactly).
+  if (t_release_repacked && user.get_size() == t.buffer()->size()) {
+    t.buffer()->release_bytes([mem, user](std::byte* dst) {
+      dnnl::memory packed = *mem;
+      dnnl::memory plain(user, engine(), dst);
+      dnnl::reorder(packed, plain).execute(stream(), packed, plain);
+      stream().wait();
+    });
+  }
+  return mem;
 }
+}  // namespace
+
+std::shared_ptr<dnnl::memory> weights_in(const KernelContext& ctx, size_t input, const dnnl::memory::desc& user,
+                                         const dnnl::memory::desc& want) {
+  const Tensor& t = ctx.input(input);
+  if (user == want) return std::make_shared<dnnl::memory>(user_mem(user, t.raw()));
+  if (!is_initializer(ctx, input) || !t.buffer()) return std::make_shared<dnnl::memory>(to_layout(user_mem(user, t.raw()), want));
+  return cached_reorder(t, user, want, false);
+}
+
+std::shared_ptr<dnnl::memory> cached_weights(const KernelContext& ctx, size_t input, const dnnl::memory::desc& user,
+                                             const dnnl::memory::desc& want) {
+  const Tensor& t = ctx.input(input);
+  if (!is_initializer(ctx, input) || !t.buffer()) return nullptr;
+  if (user == want) return std::make_shared<dnnl::memory>(user_mem(user, t.raw()));
+  return cached_reorder(t, user, want, true);
+}
+
+}  // namespace onednn
+
+ReleaseRepackedWeights::ReleaseRepackedWeights(bool on) : previous_(onednn::t_release_repacked) {
+  onednn::t_release_repacked = on;
+}
+ReleaseRepackedWeights::~ReleaseRepackedWeights() { onednn::t_release_repacked = previous_; }
+
+namespace onednn {
 
 // --- activations -----------------------------------------------------------
 

@@ -228,7 +228,7 @@ std::shared_ptr<const Prim> prim_of(const KernelContext& ctx, const Problem& p) 
 struct ConvState {
   bool ok = false;
   Shape x, w, residual;
-  const void* w_data = nullptr;
+  const Buffer* w_buf = nullptr;  // the weights' storage (not its bytes: those may be released)
   int threads = 0;
   Problem p;
   std::shared_ptr<const Prim> prim;
@@ -244,7 +244,7 @@ bool fits(const ConvState& s, const KernelContext& ctx) {
   const Value* x = ctx.input_value(0);
   const Value* w = ctx.input_value(1);
   if (!is_float(x) || !is_float(w) || x->tensor().shape() != s.x || w->tensor().shape() != s.w) return false;
-  if (s.wei && w->tensor().raw() != s.w_data) return false;
+  if (s.wei && w->tensor().buffer().get() != s.w_buf) return false;
   const Value* b = ctx.input_count() > 2 ? ctx.input_value(2) : nullptr;
   if ((b != nullptr) != s.p.bias || (b && (!is_float(b) || b->tensor().shape() != Shape{s.p.w[0]}))) return false;
   const Value* r = ctx.input_count() > 3 ? ctx.input_value(3) : nullptr;
@@ -302,7 +302,7 @@ void NchwcConv(KernelContext& ctx) {
       wei = weights_in(ctx, 1, plain_md(weight_dims(p)), prim->weights);
       if (plan != &local && is_initializer(ctx, 1)) {
         plan->wei = wei;
-        plan->w_data = ctx.input(1).raw();
+        plan->w_buf = ctx.input(1).buffer().get();
       }
     }
     if (!plan->ym) plan->y_md = md(p.y, dt::f32, blocked_tag(p.block));

@@ -93,8 +93,15 @@ const dnnl::memory& point(dnnl::memory& m, const dnnl::memory::desc& md, const v
 // Data of `t` in the layout `want`. Same layout: t's own buffer. Otherwise a
 // reorder, cached (keyed by buffer pointer, shape and `want`) when the tensor
 // is a graph initializer, else redone on each call into `scratch`.
+// Inside ReleaseRepackedWeights, a cached copy's source gives its plain bytes
+// back (restored from the copy if read again).
 std::shared_ptr<dnnl::memory> weights_in(const KernelContext& ctx, size_t input, const dnnl::memory::desc& user,
                                          const dnnl::memory::desc& want);
+// The cached copy of initializer `input` in layout `want`, made on first use;
+// nullptr for a value that is not an initializer, or when the cache has no
+// room for it (the caller then works on the plain weights).
+std::shared_ptr<dnnl::memory> cached_weights(const KernelContext& ctx, size_t input, const dnnl::memory::desc& user,
+                                             const dnnl::memory::desc& want);
 
 // Reorders between a plain tensor and a (possibly blocked) layout, when they
 // differ. With `slot` (0 or 1) the result lives in a per-thread buffer reused

@@ -1,0 +1,175 @@
+// Weights resident once (CpuOptions::release_repacked_weights): the oneDNN
+// kernels reorder initializer weights into their own layout and the model's
+// plain copy gives its bytes back; read again, the bytes are restored from the
+// reordered copy, exactly, and stay. Checked on the buffer alone and on an
+// engine whose convolution, MatMul and transposed Gemm pack their weights,
+// with one initializer that a second node reads plain on every run.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "model_builder.h"
+#include "onnxscope/buffer.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/inputs.h"
+#include "onnxscope/reference.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+std::vector<float> floats(size_t n, float scale, int salt) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(std::sin(0.37 * static_cast<double>(i) + salt));
+  return v;
+}
+
+std::vector<std::byte> pattern(size_t n) {
+  std::vector<std::byte> b(n);
+  for (size_t i = 0; i < n; ++i) b[i] = static_cast<std::byte>(i * 7 + 3);
+  return b;
+}
+
+}  // namespace
+
+TEST(ReleasedBytes, ComeBackExactlyOnTheNextReadAndThenStay) {
+  for (bool string_storage : {false, true}) {
+    SCOPED_TRACE(string_storage ? "string buffer" : "owned buffer");
+    const auto want = pattern(1000);
+    std::shared_ptr<Buffer> b = string_storage
+                                    ? make_string_buffer(std::string(reinterpret_cast<const char*>(want.data()), want.size()))
+                                    : make_owned_buffer(want);
+    int restores = 0;
+    auto restore = [&](std::byte* dst) {
+      ++restores;
+      std::memcpy(dst, want.data(), want.size());
+    };
+    ASSERT_TRUE(b->release_bytes(restore));
+    EXPECT_TRUE(b->bytes_released());
+    EXPECT_EQ(b->size(), want.size());  // the size is the tensor's, released or not
+    EXPECT_FALSE(b->release_bytes(restore)) << "released twice";
+    ASSERT_EQ(std::memcmp(b->data(), want.data(), want.size()), 0);
+    EXPECT_EQ(restores, 1);
+    EXPECT_FALSE(b->bytes_released());
+    // Read back once: someone reads it, so it is not given back again.
+    EXPECT_FALSE(b->release_bytes(restore));
+    EXPECT_EQ(std::memcmp(b->data(), want.data(), want.size()), 0);
+    EXPECT_EQ(restores, 1);
+  }
+}
+
+TEST(ReleasedBytes, ViewsAndEmptyBuffersAreNotGivenBack) {
+  auto parent = make_owned_buffer(pattern(64));
+  auto view = make_slice_buffer(parent, 8, 16);
+  EXPECT_FALSE(view->release_bytes([](std::byte*) {}));
+  EXPECT_FALSE(parent->bytes_released());
+  EXPECT_FALSE(make_owned_buffer(size_t{0})->release_bytes([](std::byte*) {}));
+}
+
+namespace {
+
+// x[batch,8,6,6] -> Conv(wc, pad 1) -> Relu -> Flatten -> MatMul(wm) -> h
+// y1 = Gemm(h, wg, bg, transB=1); y2 = MatMul(h, ws); y3 = MatMul(h, ws * s)
+// (ws is packed by one MatMul and read plain by the Mul on every run).
+std::shared_ptr<const Model> model() {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {"batch", int64_t{8}, int64_t{6}, int64_t{6}});
+  b.input("s", DataType::Float, {int64_t{1}});
+  b.initializer(make_float_tensor("wc", {16, 8, 3, 3}, floats(16 * 8 * 9, 0.2f, 1)));
+  b.initializer(make_float_tensor("wm", {16 * 36, 32}, floats(16 * 36 * 32, 0.05f, 2)));
+  b.initializer(make_float_tensor("wg", {24, 32}, floats(24 * 32, 0.3f, 3)));
+  b.initializer(make_float_tensor("bg", {24}, floats(24, 0.1f, 4)));
+  b.initializer(make_float_tensor("ws", {32, 32}, floats(32 * 32, 0.25f, 5)));
+  auto& conv = b.node("Conv", {"x", "wc"}, {"c"}, "conv");
+  attr_ints(conv, "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  b.node("Flatten", {"r"}, {"f"}, "flatten");
+  b.node("MatMul", {"f", "wm"}, {"h"}, "mm");
+  auto& gemm = b.node("Gemm", {"h", "wg", "bg"}, {"y1"}, "gemm");
+  attr_int(gemm, "transB", 1);
+  b.node("MatMul", {"h", "ws"}, {"y2"}, "mm_shared");
+  b.node("Mul", {"ws", "s"}, {"ws_scaled"}, "scale");
+  b.node("MatMul", {"h", "ws_scaled"}, {"y3"}, "mm_scaled");
+  b.output("y1", DataType::Float, {"batch", int64_t{24}});
+  b.output("y2", DataType::Float, {"batch", int64_t{32}});
+  b.output("y3", DataType::Float, {"batch", int64_t{32}});
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<const Model>(std::move(r.model));
+}
+
+NamedValues inputs(const Model& m, int64_t batch) {
+  InputSpec spec;
+  spec.seed = static_cast<uint64_t>(batch);
+  spec.dims = {{"batch", batch}};
+  return make_inputs(m, spec);
+}
+
+const Buffer& initializer_buffer(const Model& m, const std::string& name) {
+  const Initializer* init = m.graph.initializer(name);
+  EXPECT_NE(init, nullptr) << name;
+  return *init->value.buffer();
+}
+
+}  // namespace
+
+TEST(ReleasedWeights, RunsMatchAndTheModelReadsBackItsOwnWeights) {
+  auto m = model();
+  ASSERT_TRUE(m);
+  // The original bytes, copied before any engine runs.
+  std::map<std::string, std::vector<std::byte>> original;
+  for (const auto& init : m->graph.initializers)
+    original[init.name].assign(init.value.raw(), init.value.raw() + init.value.byte_size());
+
+  auto releasing = make_cpu_engine(CpuOptions{.threads = 2, .release_repacked_weights = true})->prepare(m);
+  auto keeping_model = model();
+  auto keeping = make_cpu_engine(CpuOptions{.threads = 2})->prepare(keeping_model);
+  auto ref = make_reference_engine()->prepare(keeping_model);
+  for (int64_t batch : {int64_t{2}, int64_t{2}, int64_t{5}}) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const NamedValues in = inputs(*m, batch);
+    const NamedValues got = releasing->run(in);
+    const NamedValues kept = keeping->run(in);
+    const NamedValues want = ref->run(in);
+    ASSERT_EQ(got.size(), 3u);
+    for (size_t k = 0; k < got.size(); ++k) {
+      SCOPED_TRACE(got[k].first);
+      const Tensor& g = got[k].second.tensor();
+      const Tensor& c = kept[k].second.tensor();
+      const Tensor& w = want[k].second.tensor();
+      ASSERT_EQ(g.shape(), w.shape());
+      ASSERT_EQ(g.shape(), c.shape());
+      EXPECT_EQ(std::memcmp(g.raw(), c.raw(), g.byte_size()), 0) << "differs from the engine that keeps its weights";
+      int bad = 0;
+      for (uint64_t i = 0; i < g.element_count(); ++i) {
+        const double gv = g.data<float>()[i], wv = w.data<float>()[i];
+        if (!(std::abs(gv - wv) <= 1e-4 + 1e-4 * std::abs(wv)) && ++bad <= 3)
+          ADD_FAILURE() << "element " << i << ": cpu " << gv << ", reference " << wv;
+      }
+      EXPECT_EQ(bad, 0);
+    }
+    // Packed and read by no one else: given back. Read plain on every run by
+    // the Mul: restored once, then kept. Never packed (a bias): kept.
+    EXPECT_TRUE(initializer_buffer(*m, "wc").bytes_released());
+    EXPECT_TRUE(initializer_buffer(*m, "wm").bytes_released());
+    EXPECT_TRUE(initializer_buffer(*m, "wg").bytes_released());
+    EXPECT_FALSE(initializer_buffer(*m, "ws").bytes_released());
+    EXPECT_FALSE(initializer_buffer(*m, "bg").bytes_released());
+    // The engine that keeps its weights gives nothing back.
+    for (const auto& init : keeping_model->graph.initializers) EXPECT_FALSE(init.value.buffer()->bytes_released()) << init.name;
+  }
+  // Read back through the model, every weight is what the file held.
+  for (const auto& init : m->graph.initializers) {
+    ASSERT_EQ(init.value.byte_size(), original[init.name].size()) << init.name;
+    EXPECT_EQ(std::memcmp(init.value.raw(), original[init.name].data(), init.value.byte_size()), 0) << init.name;
+    EXPECT_FALSE(init.value.buffer()->bytes_released()) << init.name;
+  }
+  // A run after the read: same outputs (the packed copies were kept).
+  const NamedValues in = inputs(*m, 3);
+  const NamedValues got = releasing->run(in), kept = keeping->run(in);
+  for (size_t k = 0; k < got.size(); ++k)
+    EXPECT_EQ(std::memcmp(got[k].second.tensor().raw(), kept[k].second.tensor().raw(), got[k].second.tensor().byte_size()), 0)
+        << got[k].first;
+}
