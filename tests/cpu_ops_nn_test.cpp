@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/reference.h"
 #include "ops_harness.h"
 
 using namespace onnxscope;
@@ -158,6 +160,64 @@ TEST(CpuOpsNn, Conv1dEveryWindow) {
     if (auto_pad == "NOTSET") attr_ints(n, "pads", {pick(rng, 0, k), pick(rng, 0, k)});
     else attr_string(n, "auto_pad", auto_pad);
     check(c);
+  }
+}
+
+// NchwcPool's global poolings on the blocked layout (ToNchwc -> NchwcPool ->
+// FromNchwc) against the reference's GlobalAveragePool / GlobalMaxPool:
+// blocks of 8 and 16, channel counts with a padded last block, planes from
+// 1x1 to 112x112 (several chunks per thread), NaN and infinities mixed in.
+TEST(CpuOpsNn, BlockedGlobalPoolingMatchesTheReference) {
+  struct Ran : Observer {
+    std::string kernel;
+    void on_node(const NodeEvent& e) override {
+      if (e.node->op_type == "NchwcPool") kernel = e.kernel;
+    }
+  };
+  Rng rng(77);
+  auto cpu_engine = make_cpu_engine(CpuOptions{.opt_level = 0, .threads = 2});
+  auto ref_engine = make_reference_engine();
+  for (int i = 0; i < 48; ++i) {
+    const bool max = i % 2 == 1;
+    const int64_t block = i % 4 < 2 ? 16 : 8;
+    const int64_t side = std::vector<int64_t>{1, 3, 7, 14, 56, 112}[static_cast<size_t>(pick(rng, 0, 5))];
+    const Shape s{pick(rng, 1, 2), pick(rng, 1, 40), side, side + pick(rng, 0, 2)};
+    const std::string op = max ? "GlobalMaxPool" : "GlobalAveragePool";
+    SCOPED_TRACE(op + " block " + std::to_string(block) + " x" + shape_to_string(s));
+    Tensor x = random_tensor(rng, DataType::Float, s, -3, 3);
+    if (i % 6 == 5)
+      for (uint64_t e = 0; e < x.element_count(); e += static_cast<uint64_t>(pick(rng, 1, 400)))
+        x.mutable_data<float>()[e] = std::vector<float>{NAN, INFINITY, -INFINITY}[static_cast<size_t>(pick(rng, 0, 2))];
+    ModelBuilder cm(17), rm(17);
+    cm.opset("onnxscope.cpu", 1);
+    for (ModelBuilder* b : {&cm, &rm}) b->input("x", DataType::Float, dims_of(s));
+    attr_int(cm.node("ToNchwc", {"x"}, {"xb"}, "to", "onnxscope.cpu"), "block", block);
+    auto& p = cm.node("NchwcPool", {"xb"}, {"yb"}, "pool", "onnxscope.cpu");
+    attr_string(p, "op", op);
+    attr_int(p, "channels", s[1]);
+    attr_int(p, "block", block);
+    attr_int(cm.node("FromNchwc", {"yb"}, {"y"}, "from", "onnxscope.cpu"), "channels", s[1]);
+    rm.node(op, {"x"}, {"y"}, "pool");
+    for (ModelBuilder* b : {&cm, &rm}) b->output_untyped("y");
+    auto cl = cm.load(), rl = rm.load();
+    ASSERT_TRUE(cl.ok() && rl.ok()) << dump(cl) << dump(rl);
+    const NamedValues in{{"x", Value(x)}};
+    Ran ran;
+    RunOptions ro;
+    ro.observer = &ran;
+    ro.capture_original = false;
+    const NamedValues got = cpu_engine->prepare(std::shared_ptr<const Model>(std::move(cl.model)))->run(in, ro);
+    const NamedValues want = ref_engine->prepare(std::shared_ptr<const Model>(std::move(rl.model)))->run(in);
+    EXPECT_EQ(ran.kernel, "cpu-simd");
+    const Tensor& g = got.at(0).second.tensor();
+    const Tensor& w = want.at(0).second.tensor();
+    ASSERT_EQ(g.shape(), w.shape());
+    for (uint64_t e = 0; e < g.element_count(); ++e) {
+      const float a = w.data<float>()[e], b = g.data<float>()[e];
+      if (std::isnan(a) || std::isnan(b)) ASSERT_TRUE(std::isnan(a) && std::isnan(b)) << "at " << e << ": ref " << a << " cpu " << b;
+      else if (std::isinf(a) || std::isinf(b)) ASSERT_EQ(a, b) << "at " << e;
+      else ASSERT_LE(std::abs(a - b), 1e-6 + 1e-6 * std::abs(a)) << "at " << e << ": ref " << a << " cpu " << b;
+    }
   }
 }
 
