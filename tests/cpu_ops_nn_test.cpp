@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -218,6 +220,62 @@ TEST(CpuOpsNn, BlockedGlobalPoolingMatchesTheReference) {
       else if (std::isinf(a) || std::isinf(b)) ASSERT_EQ(a, b) << "at " << e;
       else ASSERT_LE(std::abs(a - b), 1e-6 + 1e-6 * std::abs(a)) << "at " << e << ": ref " << a << " cpu " << b;
     }
+  }
+}
+
+// ToNchwc / FromNchwc at block 16 on AVX-512 (the gathers of
+// tensor/nchwc_reorder.cpp): every element lands where the blocked layout
+// puts it, padding lanes are zeros, and the way back restores the input bit
+// for bit. Channel counts with and without a padded last block, planes from
+// 1x1 to 58x60 (tails of the 16-pixel vectors and 64-pixel tiles), batches
+// of 1 to 3; NaN and infinities travel as they are.
+TEST(CpuOpsNn, BlockedReordersPutEveryElementInPlace) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "the gather kernels need AVX-512; oneDNN's reorder runs here";
+  struct Ran : Observer {
+    std::map<std::string, std::string> kernels;
+    void on_node(const NodeEvent& e) override { kernels[e.node->op_type] = e.kernel; }
+  };
+  Rng rng(78);
+  auto cpu_engine = make_cpu_engine(CpuOptions{.opt_level = 0, .threads = 2});
+  for (int i = 0; i < 60; ++i) {
+    const int64_t C = i < 6 ? std::vector<int64_t>{1, 15, 16, 17, 58, 116}[static_cast<size_t>(i)] : pick(rng, 1, 70);
+    const Shape s{pick(rng, 1, 3), C, pick(rng, 1, 58), pick(rng, 1, 60)};
+    SCOPED_TRACE("x" + shape_to_string(s));
+    Tensor x = random_tensor(rng, DataType::Float, s, -3, 3, /*specials=*/i % 4 == 3);
+    ModelBuilder m(17);
+    m.opset("onnxscope.cpu", 1);
+    m.input("x", DataType::Float, dims_of(s));
+    attr_int(m.node("ToNchwc", {"x"}, {"xb"}, "to", "onnxscope.cpu"), "block", 16);
+    attr_int(m.node("FromNchwc", {"xb"}, {"y"}, "from", "onnxscope.cpu"), "channels", C);
+    m.output_untyped("xb");
+    m.output_untyped("y");
+    auto loaded = m.load();
+    ASSERT_TRUE(loaded.ok()) << dump(loaded);
+    Ran ran;
+    RunOptions ro;
+    ro.observer = &ran;
+    ro.capture_original = false;
+    const NamedValues out = cpu_engine->prepare(std::shared_ptr<const Model>(std::move(loaded.model)))->run({{"x", Value(x)}}, ro);
+    EXPECT_EQ(ran.kernels["ToNchwc"], "cpu-avx512");
+    EXPECT_EQ(ran.kernels["FromNchwc"], "cpu-avx512");
+    const Tensor& xb = out.at(0).second.tensor();
+    const Tensor& y = out.at(1).second.tensor();
+    const int64_t CB = (C + 15) / 16, S = s[2] * s[3];
+    ASSERT_EQ(xb.shape(), (Shape{s[0], CB, s[2], s[3], 16}));
+    const float* in = x.data<float>();
+    const float* blocked = xb.data<float>();
+    int bad = 0;
+    for (int64_t n = 0; n < s[0]; ++n)
+      for (int64_t c = 0; c < CB * 16; ++c)
+        for (int64_t p = 0; p < S; ++p) {
+          const float want = c < C ? in[(n * C + c) * S + p] : 0.0f;
+          const float got = blocked[((n * CB + c / 16) * S + p) * 16 + c % 16];
+          if (std::memcmp(&want, &got, sizeof(float)) != 0 && ++bad <= 3)
+            ADD_FAILURE() << "n " << n << " c " << c << " pixel " << p << ": " << got << ", want " << want;
+        }
+    EXPECT_EQ(bad, 0);
+    ASSERT_EQ(y.shape(), s);
+    EXPECT_EQ(std::memcmp(y.raw(), x.raw(), x.byte_size()), 0) << "the way back changed the values";
   }
 }
 
