@@ -31,12 +31,12 @@ int64_t version_in(const std::vector<OpsetImport>& opsets, const std::string& do
 // The KernelContext a kernel sees: one node, its inputs, its output slots.
 class NodeContext final : public KernelContext {
  public:
-  NodeContext(Interpreter& in, Interpreter::Frame& frame, const Graph& graph, const Node& node, int64_t version, Location where,
-              const std::vector<const Value*>& inputs, std::vector<Value>& outputs,
-              const std::vector<OpsetImport>& opsets, std::string path, int64_t iteration)
+  NodeContext(Interpreter& in, Interpreter::Frame& frame, const Graph& graph, const Node& node, int64_t version,
+              const Location& where, const std::vector<const Value*>& inputs, std::vector<Value>& outputs,
+              const std::vector<OpsetImport>& opsets, const std::string& path, int64_t iteration)
       : in_(in), frame_(frame), graph_(graph), node_(node), index_(static_cast<size_t>(where.node_index)),
-        version_(version), where_(std::move(where)), inputs_(inputs),
-        outputs_(outputs), opsets_(opsets), path_(std::move(path)), iteration_(iteration) {}
+        version_(version), where_(where), inputs_(inputs),
+        outputs_(outputs), opsets_(opsets), path_(path), iteration_(iteration) {}
 
   const Node& node() const override { return node_; }
   int64_t opset_version() const override { return version_; }
@@ -89,11 +89,11 @@ class NodeContext final : public KernelContext {
   const Node& node_;
   size_t index_;  // in graph_.nodes
   int64_t version_;
-  Location where_;
+  const Location& where_;  // the interpreter's cached location of this node
   const std::vector<const Value*>& inputs_;
   std::vector<Value>& outputs_;
   const std::vector<OpsetImport>& opsets_;
-  std::string path_;
+  const std::string& path_;
   [[maybe_unused]] int64_t iteration_;
   int64_t subgraph_runs_ = 0;
   std::vector<bool> written_;
@@ -277,25 +277,30 @@ std::vector<Value> Interpreter::exec_graph(const Graph& g, Frame& frame, const s
       in.live_bytes_ = n > in.live_bytes_ ? 0 : in.live_bytes_ - n;
     }
   } release{*this, produced};
+  const std::vector<Location>& where = node_locations(g, path);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    const Location where{model_->source, path, static_cast<int64_t>(i), g.nodes[i].label(i), g.nodes[i].op_type, {}};
-    if (options_.observer && options_.observer->should_stop()) fail_at(where, "cancelled", "run cancelled");
-    check_deadline(where);
+    if (options_.observer && options_.observer->should_stop()) fail_at(where[i], "cancelled", "run cancelled");
+    check_deadline(where[i]);
     if (options_.observer) options_.observer->on_node_start(path, i, g.nodes[i]);
-    exec_node(g, i, frame, path, opsets, iteration);
+    exec_node(g, i, frame, path, opsets, iteration, where[i]);
     uint64_t added = 0;
     for (const auto& o : g.nodes[i].outputs) {
-      if (o.empty() || produced.count(o)) continue;
+      if (o.empty()) continue;
+      auto [p, fresh] = produced.try_emplace(o, 0);
+      if (!fresh) continue;
       auto it = frame.values.find(o);
-      if (it == frame.values.end()) continue;
-      produced[o] = value_bytes(it->second);
-      added += produced[o];
+      if (it == frame.values.end()) {
+        produced.erase(p);
+        continue;
+      }
+      p->second = value_bytes(it->second);
+      added += p->second;
     }
-    count_live(static_cast<int64_t>(added), where);
+    count_live(static_cast<int64_t>(added), where[i]);
     // Free what no later node reads, so peak memory follows liveness.
     for (const auto& name : dead[i]) {
       if (auto p = produced.find(name); p != produced.end()) {
-        count_live(-static_cast<int64_t>(p->second), where);
+        count_live(-static_cast<int64_t>(p->second), where[i]);
         produced.erase(p);
       }
       frame.values.erase(name);
@@ -325,23 +330,24 @@ std::vector<Value> Interpreter::exec_subgraph(const Graph& g, std::vector<Value>
 }
 
 void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
-                            const std::vector<OpsetImport>& opsets, int64_t iteration) {
+                            const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where) {
   const Node& node = g.nodes[index];
-  Location where{model_->source, path, static_cast<int64_t>(index), node.label(index), node.op_type, {}};
   std::vector<const Value*> inputs(node.inputs.size(), nullptr);
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     if (node.inputs[k].empty()) continue;
     inputs[k] = frame.find(node.inputs[k]);
     if (!inputs[k]) {
-      where.value = node.inputs[k];
-      fail_at(where, "missing-value", "input '" + node.inputs[k] + "' has no value (it was never produced)");
+      Location at = where;
+      at.value = node.inputs[k];
+      fail_at(at, "missing-value", "input '" + node.inputs[k] + "' has no value (it was never produced)");
     }
   }
   std::vector<Value> outputs(node.outputs.size());
   const int64_t version = version_in(opsets, node.domain);
 
   std::string impl;
-  auto start = std::chrono::steady_clock::now();
+  // Timed only for an observer (NodeEvent::seconds): two clock reads per node otherwise.
+  const auto start = options_.observer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
   NodeKernels& nk = node_kernels(node, version);
   NodeContext ctx(*this, frame, g, node, version, where, inputs, outputs, opsets, path, iteration);
   ctx.set_node_kernels(&nk);
@@ -379,7 +385,8 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
   } catch (const std::exception& e) {
     fail_at(where, "kernel", e.what());
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double seconds =
+      options_.observer ? std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() : 0.0;
   for (size_t k = 0; k < outputs.size(); ++k)
     if (chosen && ctx.output_wanted(k) && !ctx.written(k))
       fail_at(where, "kernel", impl + " kernel produced no value for output " + std::to_string(k) + " ('" +
@@ -398,6 +405,17 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
   }
   for (size_t k = 0; k < outputs.size(); ++k)
     if (!node.outputs[k].empty()) frame.values[node.outputs[k]] = std::move(outputs[k]);
+}
+
+const std::vector<Location>& Interpreter::node_locations(const Graph& g, const std::string& path) {
+  auto [it, fresh] = locations_.try_emplace({&g, path});
+  if (fresh || it->second.size() != g.nodes.size()) {  // (a graph made at a freed one's address)
+    it->second.clear();
+    it->second.reserve(g.nodes.size());
+    for (size_t i = 0; i < g.nodes.size(); ++i)
+      it->second.push_back(Location{model_->source, path, static_cast<int64_t>(i), g.nodes[i].label(i), g.nodes[i].op_type, {}});
+  }
+  return it->second;
 }
 
 Interpreter::NodeKernels& Interpreter::node_kernels(const Node& node, int64_t version) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -56,7 +57,10 @@ class Interpreter {
 
  private:
   void exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
-                 const std::vector<OpsetImport>& opsets, int64_t iteration);
+                 const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where);
+  // Each node's Location for error reports, made once per graph and path
+  // (not per node and run: four strings each).
+  const std::vector<Location>& node_locations(const Graph& g, const std::string& path);
   void call_function(const Function& f, const Node& call, std::vector<const Value*>& inputs,
                      std::vector<Value>& outputs, const std::string& path);
   // The spec's function body for this node's operator, if it has one.
@@ -81,6 +85,7 @@ class Interpreter {
   std::unordered_map<const Node*, std::unique_ptr<Graph>> function_bodies_;
   NodeKernels& node_kernels(const Node& node, int64_t version);
   std::unordered_map<const Node*, NodeKernels> node_kernels_;
+  std::map<std::pair<const Graph*, std::string>, std::vector<Location>> locations_;
   // Operator function bodies from the schemas, parsed on first use.
   std::unordered_map<const void*, std::shared_ptr<const Function>> schema_functions_;
 };
