@@ -78,10 +78,10 @@ std::shared_ptr<const Model> model() {
   b.input("x", DataType::Float, {"batch", int64_t{8}, int64_t{6}, int64_t{6}});
   b.input("s", DataType::Float, {int64_t{1}});
   b.initializer(make_float_tensor("wc", {16, 8, 3, 3}, floats(16 * 8 * 9, 0.2f, 1)));
-  b.initializer(make_float_tensor("wm", {16 * 36, 32}, floats(16 * 36 * 32, 0.05f, 2)));
-  b.initializer(make_float_tensor("wg", {24, 32}, floats(24 * 32, 0.3f, 3)));
-  b.initializer(make_float_tensor("bg", {24}, floats(24, 0.1f, 4)));
-  b.initializer(make_float_tensor("ws", {32, 32}, floats(32 * 32, 0.25f, 5)));
+  b.initializer(make_float_tensor("wm", {16 * 36, 64}, floats(16 * 36 * 64, 0.05f, 2)));
+  b.initializer(make_float_tensor("wg", {128, 64}, floats(128 * 64, 0.3f, 3)));
+  b.initializer(make_float_tensor("bg", {128}, floats(128, 0.1f, 4)));
+  b.initializer(make_float_tensor("ws", {64, 64}, floats(64 * 64, 0.25f, 5)));
   auto& conv = b.node("Conv", {"x", "wc"}, {"c"}, "conv");
   attr_ints(conv, "pads", {1, 1, 1, 1});
   b.node("Relu", {"c"}, {"r"}, "relu");
@@ -92,9 +92,9 @@ std::shared_ptr<const Model> model() {
   b.node("MatMul", {"h", "ws"}, {"y2"}, "mm_shared");
   b.node("Mul", {"ws", "s"}, {"ws_scaled"}, "scale");
   b.node("MatMul", {"h", "ws_scaled"}, {"y3"}, "mm_scaled");
-  b.output("y1", DataType::Float, {"batch", int64_t{24}});
-  b.output("y2", DataType::Float, {"batch", int64_t{32}});
-  b.output("y3", DataType::Float, {"batch", int64_t{32}});
+  b.output("y1", DataType::Float, {"batch", int64_t{128}});
+  b.output("y2", DataType::Float, {"batch", int64_t{64}});
+  b.output("y3", DataType::Float, {"batch", int64_t{64}});
   auto r = b.load();
   EXPECT_TRUE(r.ok()) << dump(r);
   return std::shared_ptr<const Model>(std::move(r.model));
@@ -127,7 +127,7 @@ TEST(ReleasedWeights, RunsMatchAndTheModelReadsBackItsOwnWeights) {
   auto keeping_model = model();
   auto keeping = make_cpu_engine(CpuOptions{.threads = 2})->prepare(keeping_model);
   auto ref = make_reference_engine()->prepare(keeping_model);
-  for (int64_t batch : {int64_t{2}, int64_t{2}, int64_t{5}}) {
+  for (int64_t batch : {int64_t{4}, int64_t{4}, int64_t{6}}) {  // rows enough for packed MatMul / Gemm weights
     SCOPED_TRACE("batch " + std::to_string(batch));
     const NamedValues in = inputs(*m, batch);
     const NamedValues got = releasing->run(in);
@@ -166,10 +166,13 @@ TEST(ReleasedWeights, RunsMatchAndTheModelReadsBackItsOwnWeights) {
     EXPECT_EQ(std::memcmp(init.value.raw(), original[init.name].data(), init.value.byte_size()), 0) << init.name;
     EXPECT_FALSE(init.value.buffer()->bytes_released()) << init.name;
   }
-  // A run after the read: same outputs (the packed copies were kept).
-  const NamedValues in = inputs(*m, 3);
-  const NamedValues got = releasing->run(in), kept = keeping->run(in);
-  for (size_t k = 0; k < got.size(); ++k)
-    EXPECT_EQ(std::memcmp(got[k].second.tensor().raw(), kept[k].second.tensor().raw(), got[k].second.tensor().byte_size()), 0)
-        << got[k].first;
+  // Runs after the read: same outputs (the packed copies were kept), also at
+  // batch 2, where MatMul and Gemm read the plain weights (sgemm).
+  for (int64_t batch : {int64_t{5}, int64_t{2}, int64_t{5}}) {
+    const NamedValues in = inputs(*m, batch);
+    const NamedValues got = releasing->run(in), kept = keeping->run(in);
+    for (size_t k = 0; k < got.size(); ++k)
+      EXPECT_EQ(std::memcmp(got[k].second.tensor().raw(), kept[k].second.tensor().raw(), got[k].second.tensor().byte_size()), 0)
+          << got[k].first << " at batch " << batch;
+  }
 }
