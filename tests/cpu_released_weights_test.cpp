@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "compare_outputs.h"
 #include "model_builder.h"
 #include "onnxscope/buffer.h"
 #include "onnxscope/cpu.h"
@@ -134,22 +135,8 @@ TEST(ReleasedWeights, RunsMatchAndTheModelReadsBackItsOwnWeights) {
     const NamedValues kept = keeping->run(in);
     const NamedValues want = ref->run(in);
     ASSERT_EQ(got.size(), 3u);
-    for (size_t k = 0; k < got.size(); ++k) {
-      SCOPED_TRACE(got[k].first);
-      const Tensor& g = got[k].second.tensor();
-      const Tensor& c = kept[k].second.tensor();
-      const Tensor& w = want[k].second.tensor();
-      ASSERT_EQ(g.shape(), w.shape());
-      ASSERT_EQ(g.shape(), c.shape());
-      EXPECT_EQ(std::memcmp(g.raw(), c.raw(), g.byte_size()), 0) << "differs from the engine that keeps its weights";
-      int bad = 0;
-      for (uint64_t i = 0; i < g.element_count(); ++i) {
-        const double gv = g.data<float>()[i], wv = w.data<float>()[i];
-        if (!(std::abs(gv - wv) <= 1e-4 + 1e-4 * std::abs(wv)) && ++bad <= 3)
-          ADD_FAILURE() << "element " << i << ": cpu " << gv << ", reference " << wv;
-      }
-      EXPECT_EQ(bad, 0);
-    }
+    expect_float_outputs(kept, got, 0);    // bit for bit the engine that keeps its weights
+    expect_float_outputs(want, got, 1e-4);  // and the reference's values
     // Packed and read by no one else: given back. Read plain on every run by
     // the Mul: restored once, then kept. Never packed (a bias): kept.
     EXPECT_TRUE(initializer_buffer(*m, "wc").bytes_released());
@@ -169,10 +156,8 @@ TEST(ReleasedWeights, RunsMatchAndTheModelReadsBackItsOwnWeights) {
   // Runs after the read: same outputs (the packed copies were kept), also at
   // batch 2, where MatMul and Gemm read the plain weights (sgemm).
   for (int64_t batch : {int64_t{5}, int64_t{2}, int64_t{5}}) {
+    SCOPED_TRACE("after the read, batch " + std::to_string(batch));
     const NamedValues in = inputs(*m, batch);
-    const NamedValues got = releasing->run(in), kept = keeping->run(in);
-    for (size_t k = 0; k < got.size(); ++k)
-      EXPECT_EQ(std::memcmp(got[k].second.tensor().raw(), kept[k].second.tensor().raw(), got[k].second.tensor().byte_size()), 0)
-          << got[k].first << " at batch " << batch;
+    expect_float_outputs(keeping->run(in), releasing->run(in), 0);
   }
 }
