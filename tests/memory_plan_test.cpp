@@ -4,6 +4,8 @@
 // alive at once nor larger than everything side by side.
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include <algorithm>
 #include <random>
 
@@ -101,6 +103,59 @@ TEST(AllocationReplay, ReplaysTheRecordedRunAndStopsAtTheFirstDifference) {
   r.begin_replay();
   EXPECT_FALSE(r.replay_allocation(101));
   EXPECT_TRUE(r.deviated());
+}
+
+// Blocks placed inside a freed larger one: a later run gets each place only
+// while no block handed out in it holds any of those bytes, checked against
+// every live block (not only the last at that offset).
+TEST(AllocationReplay, APlaceIsHandedOutOnlyWhileNoLiveBlockSharesItsBytes) {
+  AllocationReplay r;
+  // a(256); a freed; b c d e (64 each) alive together; b freed; f(64); the rest freed.
+  r.begin_record();
+  const size_t a = *r.record_allocation(256);
+  r.record_free(a);
+  std::vector<size_t> bcde;
+  for (int k = 0; k < 4; ++k) bcde.push_back(*r.record_allocation(64));
+  r.record_free(bcde[0]);
+  const size_t f = *r.record_allocation(64);
+  for (int k = 1; k < 4; ++k) r.record_free(bcde[static_cast<size_t>(k)]);
+  r.record_free(f);
+  ASSERT_TRUE(r.finish_record(64));
+
+  // The recorded order: every block planned, none deviates.
+  r.begin_replay();
+  const auto sa = r.replay_allocation(256);
+  ASSERT_TRUE(sa);
+  r.replay_free(sa->index);
+  std::vector<AllocationReplay::Slot> s;
+  for (int k = 0; k < 4; ++k) {
+    auto slot = r.replay_allocation(64);
+    ASSERT_TRUE(slot);
+    s.push_back(*slot);
+  }
+  r.replay_free(s[0].index);
+  const auto sf = r.replay_allocation(64);
+  ASSERT_TRUE(sf);
+  EXPECT_FALSE(r.deviated());
+  for (int k = 1; k < 4; ++k)  // f never shares bytes with a block alive beside it
+    EXPECT_TRUE(sf->offset + 64 <= s[static_cast<size_t>(k)].offset || s[static_cast<size_t>(k)].offset + 64 <= sf->offset);
+  for (int k = 1; k < 4; ++k) r.replay_free(s[static_cast<size_t>(k)].index);
+  r.replay_free(sf->index);
+  EXPECT_EQ(r.live(), 0u);
+
+  // a outlives its recorded lifetime: the first block in its bytes deviates.
+  r.begin_replay();
+  ASSERT_TRUE(r.replay_allocation(256));
+  EXPECT_FALSE(r.replay_allocation(64));
+  EXPECT_TRUE(r.deviated());
+
+  // b outlives its recorded lifetime: f deviates exactly when it was placed in b's bytes.
+  r.begin_replay();
+  r.replay_free(r.replay_allocation(256)->index);
+  for (int k = 0; k < 4; ++k) ASSERT_TRUE(r.replay_allocation(64));
+  const bool shares = sf->offset < s[0].offset + 64 && s[0].offset < sf->offset + 64;
+  EXPECT_EQ(r.replay_allocation(64).has_value(), !shares);
+  EXPECT_EQ(r.deviated(), shares);
 }
 
 TEST(AllocationReplay, PastTheLimitNothingIsPlanned) {

@@ -92,18 +92,12 @@ bool AllocationReplay::finish_record(size_t align) {
   }
   const MemoryPlan placed = plan_memory(blocks, align);
   for (size_t k = 0; k < index.size(); ++k) {
-    plan_[index[k]].offset = placed.offsets[k];
-    plan_[index[k]].in_region = true;
+    Planned& p = plan_[index[k]];
+    p.offset = placed.offsets[k];
+    p.end = p.offset + planned_size(p.size, align);
+    p.in_region = true;
   }
   total_ = placed.total;
-  // Which earlier blocks must be gone before each one is handed out.
-  for (size_t j = 0; j < plan_.size(); ++j) {
-    if (!plan_[j].in_region) continue;
-    const size_t j0 = plan_[j].offset, j1 = j0 + planned_size(plan_[j].size, align);
-    for (size_t i = 0; i < j; ++i)
-      if (plan_[i].in_region && plan_[i].offset < j1 && j0 < plan_[i].offset + planned_size(plan_[i].size, align))
-        plan_[j].must_be_dead.push_back(static_cast<uint32_t>(i));
-  }
   records_.clear();
   planned_ = true;
   return true;
@@ -119,12 +113,14 @@ void AllocationReplay::clear() {
   total_ = 0;
   peak_ = 0;
   alive_.clear();
+  live_spans_.clear();
   next_ = live_ = 0;
   deviated_ = false;
 }
 
 void AllocationReplay::begin_replay() {
   alive_.assign(plan_.size(), 0);
+  live_spans_.clear();
   next_ = live_ = 0;
   deviated_ = false;
 }
@@ -136,12 +132,18 @@ std::optional<AllocationReplay::Slot> AllocationReplay::replay_allocation(size_t
     deviated_ = true;  // not the recorded run
     return std::nullopt;
   }
-  if (!plan_[i].in_region) return std::nullopt;
-  for (uint32_t k : plan_[i].must_be_dead)
-    if (alive_[k]) {
+  const Planned& p = plan_[i];
+  if (!p.in_region) return std::nullopt;
+  if (p.end > p.offset) {
+    // The first live span ending after this block starts must start at or past its end.
+    auto it = std::lower_bound(live_spans_.begin(), live_spans_.end(), p.offset,
+                               [](const Span& s, size_t off) { return s.end <= off; });
+    if (it != live_spans_.end() && it->offset < p.end) {
       deviated_ = true;  // a block sharing these bytes is still in use
       return std::nullopt;
     }
+    live_spans_.insert(it, Span{p.offset, p.end});
+  }
   alive_[i] = 1;
   ++live_;
   return Slot{i, plan_[i].offset};
@@ -151,6 +153,10 @@ void AllocationReplay::replay_free(size_t index) {
   if (index < alive_.size() && alive_[index]) {
     alive_[index] = 0;
     --live_;
+    const Planned& p = plan_[index];
+    auto it = std::lower_bound(live_spans_.begin(), live_spans_.end(), p.offset,
+                               [](const Span& s, size_t off) { return s.offset < off; });
+    if (it != live_spans_.end() && it->offset == p.offset && it->end == p.end) live_spans_.erase(it);
   }
 }
 

@@ -79,9 +79,11 @@ class AllocationReplay {
     uint64_t alloc_t, free_t;
   };
   struct Planned {
-    size_t size = 0, offset = 0;
+    size_t size = 0, offset = 0, end = 0;  // [offset, end): the bytes it takes in the region
     bool in_region = false;
-    std::vector<uint32_t> must_be_dead;  // earlier blocks sharing bytes with this one
+  };
+  struct Span {
+    size_t offset, end;
   };
   size_t max_;
   Mode mode_ = Mode::Idle;
@@ -98,6 +100,10 @@ class AllocationReplay {
   uint64_t peak_ = 0;
   // replay
   std::vector<uint8_t> alive_;
+  // The region's bytes held by planned blocks handed out in this run, sorted
+  // and disjoint: a block is handed out only where none lies (an earlier
+  // block sharing its bytes outlived its recorded lifetime otherwise).
+  std::vector<Span> live_spans_;
   size_t next_ = 0, live_ = 0;
   bool deviated_ = false;
 };
