@@ -74,8 +74,13 @@ bool accepts(const KernelContext& ctx) {
   if (op != "GlobalAveragePool" && op != "GlobalMaxPool") return false;
   const Tensor& x = ctx.input_value(0)->tensor();
   const int64_t block = ctx.attr_int("block", 0), channels = ctx.attr_int("channels", 0);
-  return x.dtype() == DataType::Float && (block == 8 || block == 16) && x.rank() == 5 && x.shape()[4] == block &&
-         channels > 0 && (channels + block - 1) / block == x.shape()[1] && x.element_count() > 0;
+  if (x.dtype() != DataType::Float || (block != 8 && block != 16) || x.rank() != 5 || x.shape()[4] != block ||
+      x.element_count() == 0)
+    return false;
+  // ceil(channels / block) == blocks, without channels + block - 1 (the
+  // attribute of a model's own onnxscope.cpu node may be anything).
+  const int64_t blocks = x.shape()[1];
+  return channels > 0 && channels <= blocks * block && channels > (blocks - 1) * block;
 }
 
 void GlobalPoolBlocked(KernelContext& ctx) {

@@ -113,8 +113,10 @@ bool from_accepts(const KernelContext& ctx) {
   if (!have_avx512() || !x || !x->is_tensor()) return false;
   const Tensor& t = x->tensor();
   if (t.dtype() != DataType::Float || t.rank() != 5 || t.shape()[4] != kBlock) return false;
-  const int64_t c = ctx.attr_int("channels", 0);
-  return c > 0 && (c + kBlock - 1) / kBlock == t.shape()[1];
+  // ceil(c / 16) == blocks, without c + 15 (an attribute of a model's own
+  // onnxscope.cpu node may be anything).
+  const int64_t c = ctx.attr_int("channels", 0), blocks = t.shape()[1];
+  return c > 0 && blocks > 0 && c <= blocks * kBlock && c > (blocks - 1) * kBlock;
 }
 
 void FromNchwc(KernelContext& ctx) {
