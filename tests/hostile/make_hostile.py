@@ -18,9 +18,10 @@ os.makedirs(out, exist_ok=True)
 F, I64 = TensorProto.FLOAT, TensorProto.INT64
 
 
-def model(name, nodes, inputs, outputs, inits=(), opset=18, functions=(), check=False):
+def model(name, nodes, inputs, outputs, inits=(), opset=18, functions=(), check=False, domains=()):
     g = helper.make_graph(nodes, name, inputs, outputs, list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], functions=list(functions))
+    imports = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, 1) for d in domains]
+    m = helper.make_model(g, opset_imports=imports, functions=list(functions))
     m.ir_version = 9
     if check:
         onnx.checker.check_model(m)
@@ -155,6 +156,12 @@ whole = open(os.path.join(out, "gather_oob.onnx"), "rb").read()
 open(os.path.join(out, "truncated.onnx"), "wb").write(whole[: len(whole) // 2])
 open(os.path.join(out, "not_a_model.onnx"), "wb").write(b"\x89PNG\r\n\x1a\n" + bytes(200))
 open(os.path.join(out, "empty.onnx"), "wb").write(b"")
+# The CPU engine's own operators (domain onnxscope.cpu) written into a model,
+# with a channel count whose ceil(channels / block) overflowed int64.
+for name, op, extra in [("internal_from_nchwc_channels_huge", "FromNchwc", {}),
+                        ("internal_nchwc_pool_channels_huge", "NchwcPool", {"block": 16, "op": "GlobalAveragePool"})]:
+    model(name, [helper.make_node(op, ["x"], ["y"], domain="onnxscope.cpu", channels=(1 << 63) - 1, **extra)],
+          [vi("x", F, [1, 1, 2, 2, 16])], [y], domains=["onnxscope.cpu"])
 # A declared dim product that overflows 64 bits.
 model("input_dims_overflow", [helper.make_node("Identity", ["x"], ["y"])], [vi("x", F, [1 << 40, 1 << 40, 1 << 40])], [y])
 print(f"wrote hostile models to {out}")
