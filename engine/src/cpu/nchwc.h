@@ -35,6 +35,15 @@ inline constexpr const char* kNchwcConv = "NchwcConv";
 inline constexpr const char* kNchwcPool = "NchwcPool";
 inline constexpr const char* kNchwcScaleShift = "NchwcScaleShift";
 
+// Whether `blocks` blocks of `block` channels hold exactly `channels`
+// (ceil(channels / block) == blocks), for attribute values that may be
+// anything (a model can carry these operators itself): no channels + block - 1
+// to overflow.
+inline bool blocks_hold(int64_t channels, int64_t blocks, int64_t block) {
+  return channels > 0 && block > 0 && blocks > 0 && blocks <= INT64_MAX / block && channels <= blocks * block &&
+         channels > (blocks - 1) * block;
+}
+
 // Blocked size of [N, C, H, W...]: [N, ceil(C/b), H, W..., b].
 inline Shape nchwc_shape(const Shape& plain, int64_t block) {
   Shape s{plain[0], (plain[1] + block - 1) / block};

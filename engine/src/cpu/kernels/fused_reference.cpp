@@ -211,8 +211,7 @@ void ToNchwcRef(KernelContext& ctx) {
 // the passes planned from declared shapes, and a model whose declarations lie
 // reaches here with another tensor (from_nchwc would read past it).
 void require_blocked(const KernelContext& ctx, const Tensor& x, int64_t channels, int64_t block, const char* what) {
-  if (x.dtype() != DataType::Float || x.rank() < 4 || channels < 1 || block < 1 || x.shape().back() != block ||
-      (channels + block - 1) / block != x.shape()[1])
+  if (x.dtype() != DataType::Float || x.rank() < 4 || x.shape().back() != block || !blocks_hold(channels, x.shape()[1], block))
     ctx.fail(std::string(what) + " " + shape_to_string(x.shape()) + " does not hold " + std::to_string(channels) +
              " float channels in blocks of " + std::to_string(block));
 }
@@ -261,8 +260,8 @@ void NchwcPoolRef(KernelContext& ctx) {
   const Tensor& xb = ctx.input(0);
   if (op != "MaxPool" && op != "AveragePool" && op != "GlobalMaxPool" && op != "GlobalAveragePool")
     ctx.fail("NchwcPool: unknown pooling '" + op + "'");
-  if ((block != 8 && block != 16) || xb.rank() < 4 || xb.shape().back() != block || channels <= 0 ||
-      (channels + block - 1) / block != xb.shape()[1])
+  if ((block != 8 && block != 16) || xb.rank() < 4 || xb.shape().back() != block ||
+      !blocks_hold(channels, xb.shape()[1], block))
     ctx.fail("NchwcPool: input " + shape_to_string(xb.shape()) + " does not hold " + std::to_string(channels) +
              " channels in blocks of " + std::to_string(block));
   const Value plain(from_nchwc(xb, channels));

@@ -65,7 +65,7 @@ bool from_accepts(const KernelContext& ctx) {
   const Value* x = ctx.input_value(0);
   if (!is_float(x) || x->tensor().rank() != 5 || !valid_block(x->tensor().shape().back())) return false;
   const int64_t c = ctx.attr_int("channels", 0), b = x->tensor().shape().back();
-  return c > 0 && (c + b - 1) / b == x->tensor().shape()[1];
+  return blocks_hold(c, x->tensor().shape()[1], b);
 }
 
 void FromNchwc(KernelContext& ctx) {

@@ -156,7 +156,7 @@ bool blocked_problem(const KernelContext& ctx, PoolProblem& p) {
   const int64_t block = ctx.attr_int("block", 0), channels = ctx.attr_int("channels", 0);
   const auto kind = kind_of(ctx.attr_string("op", ""));
   if (!kind || (block != 8 && block != 16) || xb.rank() != 5 || xb.shape()[4] != block || channels <= 0 ||
-      (channels + block - 1) / block != xb.shape()[1] || !nonempty(xb))
+      !blocks_hold(channels, xb.shape()[1], block) || !nonempty(xb))
     return false;
   p.block = block;
   return pool_problem(ctx, {xb.shape()[0], channels, xb.shape()[2], xb.shape()[3]}, p, *kind);

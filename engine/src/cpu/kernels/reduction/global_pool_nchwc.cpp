@@ -77,10 +77,7 @@ bool accepts(const KernelContext& ctx) {
   if (x.dtype() != DataType::Float || (block != 8 && block != 16) || x.rank() != 5 || x.shape()[4] != block ||
       x.element_count() == 0)
     return false;
-  // ceil(channels / block) == blocks, without channels + block - 1 (the
-  // attribute of a model's own onnxscope.cpu node may be anything).
-  const int64_t blocks = x.shape()[1];
-  return channels > 0 && channels <= blocks * block && channels > (blocks - 1) * block;
+  return blocks_hold(channels, x.shape()[1], block);
 }
 
 void GlobalPoolBlocked(KernelContext& ctx) {

@@ -113,10 +113,7 @@ bool from_accepts(const KernelContext& ctx) {
   if (!have_avx512() || !x || !x->is_tensor()) return false;
   const Tensor& t = x->tensor();
   if (t.dtype() != DataType::Float || t.rank() != 5 || t.shape()[4] != kBlock) return false;
-  // ceil(c / 16) == blocks, without c + 15 (an attribute of a model's own
-  // onnxscope.cpu node may be anything).
-  const int64_t c = ctx.attr_int("channels", 0), blocks = t.shape()[1];
-  return c > 0 && blocks > 0 && c <= blocks * kBlock && c > (blocks - 1) * kBlock;
+  return blocks_hold(ctx.attr_int("channels", 0), t.shape()[1], kBlock);
 }
 
 void FromNchwc(KernelContext& ctx) {
