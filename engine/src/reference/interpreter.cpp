@@ -46,11 +46,17 @@ class NodeContext final : public KernelContext {
   bool output_wanted(size_t i) const override { return i < node_.outputs.size() && !node_.outputs[i].empty(); }
   Value& output(size_t i) override {
     if (i >= outputs_.size()) fail("kernel wrote output " + std::to_string(i) + " but the node has " + std::to_string(outputs_.size()));
-    written_.resize(outputs_.size());
-    written_[i] = true;
+    if (i < 64) {
+      written_mask_ |= uint64_t{1} << i;
+    } else {
+      written_.resize(outputs_.size());
+      written_[i] = true;
+    }
     return outputs_[i];
   }
-  bool written(size_t i) const { return i < written_.size() && written_[i]; }
+  bool written(size_t i) const {
+    return i < 64 ? ((written_mask_ >> i) & 1) != 0 : i < written_.size() && written_[i];
+  }
   std::vector<Value> run_graph(const Graph& g, std::vector<Value> inputs) override {
     ++subgraph_runs_;
     return in_.exec_subgraph(g, std::move(inputs), frame_, path_ + "/" + where_.node, opsets_,
@@ -96,7 +102,8 @@ class NodeContext final : public KernelContext {
   const std::string& path_;
   [[maybe_unused]] int64_t iteration_;
   int64_t subgraph_runs_ = 0;
-  std::vector<bool> written_;
+  uint64_t written_mask_ = 0;   // outputs 0-63 (no allocation per node)
+  std::vector<bool> written_;  // outputs from 64 on
 };
 
 // Sparse initializers become dense tensors for the kernels (size-checked).
@@ -332,7 +339,20 @@ std::vector<Value> Interpreter::exec_subgraph(const Graph& g, std::vector<Value>
 void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
                             const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where) {
   const Node& node = g.nodes[index];
-  std::vector<const Value*> inputs(node.inputs.size(), nullptr);
+  // The input and output slots come from a pool, one pair per nesting depth
+  // (a kernel may run a subgraph), kept from node to node and run to run.
+  if (depth_ == slots_.size()) slots_.emplace_back();  // a deque: deeper levels never move shallower ones
+  NodeSlots& slots = slots_[depth_];
+  struct Nest {
+    size_t& depth;
+    NodeSlots& s;
+    ~Nest() {
+      --depth;
+      s.outputs.clear();  // values not handed to the frame (a failed node) are not kept
+    }
+  } nest{++depth_, slots};
+  std::vector<const Value*>& inputs = slots.inputs;
+  inputs.assign(node.inputs.size(), nullptr);
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     if (node.inputs[k].empty()) continue;
     inputs[k] = frame.find(node.inputs[k]);
@@ -342,7 +362,9 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
       fail_at(at, "missing-value", "input '" + node.inputs[k] + "' has no value (it was never produced)");
     }
   }
-  std::vector<Value> outputs(node.outputs.size());
+  std::vector<Value>& outputs = slots.outputs;
+  outputs.clear();
+  outputs.resize(node.outputs.size());
   const int64_t version = version_in(opsets, node.domain);
 
   std::string impl;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <string>
@@ -86,6 +87,12 @@ class Interpreter {
   NodeKernels& node_kernels(const Node& node, int64_t version);
   std::unordered_map<const Node*, NodeKernels> node_kernels_;
   std::map<std::pair<const Graph*, std::string>, std::vector<Location>> locations_;
+  struct NodeSlots {
+    std::vector<const Value*> inputs;
+    std::vector<Value> outputs;
+  };
+  std::deque<NodeSlots> slots_;  // exec_node's, per nesting depth
+  size_t depth_ = 0;
   // Operator function bodies from the schemas, parsed on first use.
   std::unordered_map<const void*, std::shared_ptr<const Function>> schema_functions_;
 };
