@@ -11,16 +11,15 @@
 #include <vector>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
-#include "reference/ops/nn_parts.h"
 
 namespace onnxscope::cpu {
 namespace {
 
-struct AvgPool {
-  int64_t planes = 0, H = 0, W = 0, OH = 0, OW = 0;
-  int64_t kh = 1, kw = 1, sh = 1, sw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+struct AvgPool : PlaneWindow {
+  int64_t sh = 1, sw = 1;
   bool include_pad = false;
   Shape y;
 };
@@ -47,19 +46,9 @@ bool avg_pool_of(const KernelContext& ctx, AvgPool& p) {
   // kernel_shape of 2^31 goes to the reference, which finds its taps by division.
   for (size_t d = 0; d < 2; ++d)
     if (w.kernel[d] > w.in[d] + w.pad_begin[d] + w.pad_end[d] || w.out[d] <= 0) return false;
-  p.planes = x[0] * x[1];
-  p.H = x[2];
-  p.W = x[3];
-  p.OH = w.out[0];
-  p.OW = w.out[1];
-  p.kh = w.kernel[0];
-  p.kw = w.kernel[1];
+  p.set(x, w, w.kernel[0], w.kernel[1]);
   p.sh = w.strides[0];
   p.sw = w.strides[1];
-  p.pt = w.pad_begin[0];
-  p.pl = w.pad_begin[1];
-  p.pb = w.pad_end[0];
-  p.pr = w.pad_end[1];
   p.include_pad = ctx.attr_int("count_include_pad", 0) != 0;
   p.y = {x[0], x[1], p.OH, p.OW};
   return true;

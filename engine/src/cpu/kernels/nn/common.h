@@ -2,6 +2,7 @@
 #pragma once
 
 #include "onnxscope/kernel.h"
+#include "reference/ops/nn_parts.h"
 
 namespace onnxscope::cpu {
 
@@ -16,5 +17,27 @@ inline bool float_conv_inputs(const KernelContext& ctx) {
   }
   return true;
 }
+
+// A 2-D window over N*C planes of H x W on the plain layout, as the plain
+// pooling and depthwise kernels walk it: the output size, the kernel and the
+// padding of each side, from the reference's resolved window.
+struct PlaneWindow {
+  int64_t planes = 0, H = 0, W = 0, OH = 0, OW = 0;
+  int64_t kh = 1, kw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+
+  void set(const Shape& x, const ref::nn::Window& w, int64_t kernel_h, int64_t kernel_w) {
+    planes = x[0] * x[1];
+    H = x[2];
+    W = x[3];
+    OH = w.out[0];
+    OW = w.out[1];
+    kh = kernel_h;
+    kw = kernel_w;
+    pt = w.pad_begin[0];
+    pl = w.pad_begin[1];
+    pb = w.pad_end[0];
+    pr = w.pad_end[1];
+  }
+};
 
 }  // namespace onnxscope::cpu

@@ -19,14 +19,12 @@
 #include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
-#include "reference/ops/nn_parts.h"
 
 namespace onnxscope::cpu {
 namespace {
 
-struct Depthwise {
-  int64_t planes = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
-  int64_t kh = 1, kw = 1, dh = 1, dw = 1, pt = 0, pl = 0, pb = 0, pr = 0;
+struct Depthwise : PlaneWindow {
+  int64_t C = 0, dh = 1, dw = 1;
   bool bias = false;
   Shape y;
 };
@@ -55,20 +53,10 @@ bool depthwise_of(const KernelContext& ctx, Depthwise& p) {
   for (size_t d = 0; d < 2; ++d)
     if ((kernel[d] - 1) * win.dilations[d] + 1 > win.in[d] + win.pad_begin[d] + win.pad_end[d] || win.strides[d] != 1)
       return false;
+  p.set(x.shape(), win, kernel[0], kernel[1]);
   p.C = C;
-  p.planes = x.shape()[0] * C;
-  p.H = x.shape()[2];
-  p.W = x.shape()[3];
-  p.OH = win.out[0];
-  p.OW = win.out[1];
-  p.kh = kernel[0];
-  p.kw = kernel[1];
   p.dh = win.dilations[0];
   p.dw = win.dilations[1];
-  p.pt = win.pad_begin[0];
-  p.pl = win.pad_begin[1];
-  p.pb = win.pad_end[0];
-  p.pr = win.pad_end[1];
   p.y = {x.shape()[0], C, p.OH, p.OW};
   // Each thread's padded plane is this kernel's own allocation: bounded like a tensor.
   const double plane = static_cast<double>(p.H + p.pt + p.pb) * static_cast<double>(p.W + p.pl + p.pr) * sizeof(float);
