@@ -27,6 +27,18 @@
 //     stash_type 1), for models below opset 17 (fuse-layernorm emits ai.onnx
 //     LayerNormalization from opset 17 on)
 //
+//  RMSNormalization(X, Scale) -> Y
+//     axis, epsilon, stash_type: exactly ai.onnx RMSNormalization-23, for
+//     models below opset 23 (fuse-rmsnorm emits ai.onnx RMSNormalization
+//     from opset 23 on)
+//
+//  RotaryHalf(X, Cos, Sin) -> Y                   (fuse-rotary; float32)
+//     split: int h > 0
+//     Y = Add(Mul(X, Cos), Mul(Concat(Neg(X[..., h:]), X[..., :h], axis=-1), Sin)),
+//     the slices clamped to X's last dim as Slice clamps them, numpy
+//     broadcasting in the Muls and the Add (the rotate_half of
+//     transformers' apply_rotary_pos_emb)
+//
 //  FusedElementwise(X0, ..., Xn-1) -> Y          (n <= 4; made for devices only,
 //     float32 throughout                          see fuse_elementwise.cpp)
 //     ops: strings, the chain's operators in the order they compute (<= 8), each
@@ -76,6 +88,8 @@ inline constexpr const char* kLayerNorm = "LayerNormalization";
 inline constexpr const char* kFusedElementwise = "FusedElementwise";
 inline constexpr const char* kFusedAttention = "FusedAttention";
 inline constexpr const char* kFusedAddLayerNorm = "FusedAddLayerNorm";
+inline constexpr const char* kRMSNorm = "RMSNormalization";
+inline constexpr const char* kRotaryHalf = "RotaryHalf";
 
 // Activations a fusion may absorb, with their parameter count.
 struct FusableActivation {

@@ -286,6 +286,52 @@ void CpuLayerNorm(KernelContext& ctx) {
   ctx.set_output(0, ln.take(0));
 }
 
+// onnxscope.cpu::RMSNormalization (fuse-rmsnorm below opset 23) is exactly ai.onnx RMSNormalization-23.
+void CpuRMSNorm(KernelContext& ctx) {
+  Forward rms(ctx, base_node(ctx, "RMSNormalization"), 23, inputs_of(ctx), 1);
+  run_reference(ctx, rms, "RMSNormalization", 23);
+  ctx.set_output(0, rms.take(0));
+}
+
+// RotaryHalf: the graph it replaces, node by node, each by its reference kernel.
+void RotaryHalf(KernelContext& ctx) {
+  if (ctx.input_count() != 3) ctx.fail("RotaryHalf takes X, Cos and Sin");
+  const int64_t h = ctx.attr_int("split", 0);
+  if (h <= 0) ctx.fail("RotaryHalf: split must be positive, got " + std::to_string(h));
+  auto one = [](int64_t v) {
+    Tensor t = Tensor::zeros(DataType::Int64, {1});
+    t.mutable_data<int64_t>()[0] = v;
+    return Value(std::move(t));
+  };
+  auto node = [&](const char* op) {
+    Node n;
+    n.name = ctx.node().name;
+    n.op_type = op;
+    return n;
+  };
+  auto run = [&](Node n, int64_t version, std::vector<const Value*> in) {
+    const std::string op = n.op_type;
+    Forward f(ctx, std::move(n), version, std::move(in), 1);
+    run_reference(ctx, f, op.c_str(), version);
+    return f.take(0);
+  };
+  const Value zero = one(0), split = one(h), end = one(std::numeric_limits<int64_t>::max()), last = one(-1);
+  const Value* x = ctx.input_value(0);
+  const Value first = run(node("Slice"), 13, {x, &zero, &split, &last});
+  const Value second = run(node("Slice"), 13, {x, &split, &end, &last});
+  const Value neg = run(node("Neg"), 13, {&second});
+  Node cat = node("Concat");
+  Attribute axis;
+  axis.name = "axis";
+  axis.type = AttrType::Int;
+  axis.i = -1;
+  cat.attributes.push_back(std::move(axis));
+  const Value rotated = run(std::move(cat), 13, {&neg, &first});
+  const Value a = run(node("Mul"), 14, {x, ctx.input_value(1)});
+  const Value b = run(node("Mul"), 14, {&rotated, ctx.input_value(2)});
+  ctx.set_output(0, run(node("Add"), 14, {&a, &b}));
+}
+
 // FusedAddLayerNorm: Add(A, B) by its reference kernel, then
 // LayerNormalization-17 on the sum with the node's attributes.
 void FusedAddLayerNorm(KernelContext& ctx) {
@@ -432,6 +478,8 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kFusedMatMul, 1, INT_MAX, "fused-reference", FusedMatMul, nullptr});
   r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "fused-reference", CpuGelu, nullptr});
   r.add(KernelDef{kCpuDomain, kLayerNorm, 1, INT_MAX, "fused-reference", CpuLayerNorm, nullptr});
+  r.add(KernelDef{kCpuDomain, kRMSNorm, 1, INT_MAX, "fused-reference", CpuRMSNorm, nullptr});
+  r.add(KernelDef{kCpuDomain, kRotaryHalf, 1, INT_MAX, "fused-reference", RotaryHalf, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedElementwise, 1, INT_MAX, "fused-reference", FusedElementwise, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedAttention, 1, INT_MAX, "fused-reference", FusedAttention, nullptr});
   r.add(KernelDef{kCpuDomain, kFusedAddLayerNorm, 1, INT_MAX, "fused-reference", FusedAddLayerNorm, nullptr});

@@ -36,7 +36,8 @@ void register_pad_kernels(KernelRegistry& r);           // kernels/tensor/pad.cp
 void register_cast_kernels(KernelRegistry& r);          // kernels/tensor/cast.cpp: Cast between the common numeric types
 void register_split_kernels(KernelRegistry& r);         // kernels/tensor/split.cpp: Split as block copies
 void register_gather_kernels(KernelRegistry& r);        // kernels/tensor/gather.cpp: Gather as block copies
-void register_rms_norm_kernels(KernelRegistry& r);      // kernels/nn/rms_norm.cpp: RMSNormalization-23, float32 rows
+void register_rms_norm_kernels(KernelRegistry& r);      // kernels/nn/rms_norm.cpp: RMSNormalization-23 (and onnxscope.cpu's), float32 rows
+void register_rotary_half_kernels(KernelRegistry& r);   // kernels/nn/rotary_half.cpp: onnxscope.cpu::RotaryHalf, float32 rows
 void register_resize_kernels(KernelRegistry& r);        // kernels/tensor/resize.cpp: Resize-11+, float32, every mode
 void register_depth_space_kernels(KernelRegistry& r);   // kernels/tensor/depth_space.cpp: DepthToSpace, SpaceToDepth
 void register_instance_group_norm_kernels(KernelRegistry& r);  // kernels/nn/instance_group_norm.cpp: InstanceNormalization, GroupNormalization-21

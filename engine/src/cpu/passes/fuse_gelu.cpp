@@ -16,14 +16,6 @@ namespace {
 
 bool near(std::optional<double> v, double want) { return v && std::abs(*v - want) <= 1e-6 * std::abs(want); }
 
-// For a binary node reading `value`, its other operand ("" if it reads it twice).
-std::string other(const Node& n, const std::string& value) {
-  if (n.inputs.size() != 2) return {};
-  if (n.inputs[0] == value && n.inputs[1] != value) return n.inputs[1];
-  if (n.inputs[1] == value && n.inputs[0] != value) return n.inputs[0];
-  return {};
-}
-
 // y = x * 0.5 * c with the three factors in any grouping or order, c the
 // "1 + f(...)" value: appends the Muls to `chain` and returns y ("" if the
 // graph does not say that; every intermediate private to the pattern).
@@ -32,24 +24,24 @@ std::string times_half_x(const Model& model, const Graph& g, const GraphIndex& i
   auto sole = [&](const std::string& value, const char* op) { return idx.sole_reader(g, value, op); };
   const Node* m1 = sole(c, "Mul");
   if (!m1) return {};
-  const std::string o1 = other(*m1, c);
+  const std::string o1 = other_operand(*m1, c);
   if (o1 == x) {  // (x * c) * 0.5
     const Node* m2 = sole(m1->outputs[0], "Mul");
-    if (m2 && near(scalar_constant(model, other(*m2, m1->outputs[0])), 0.5)) {
+    if (m2 && near(scalar_constant(model, other_operand(*m2, m1->outputs[0])), 0.5)) {
       chain.push_back(m1);
       chain.push_back(m2);
       return m2->outputs[0];
     }
   } else if (near(scalar_constant(model, o1), 0.5)) {  // (c * 0.5) * x
     const Node* m2 = sole(m1->outputs[0], "Mul");
-    if (m2 && other(*m2, m1->outputs[0]) == x) {
+    if (m2 && other_operand(*m2, m1->outputs[0]) == x) {
       chain.push_back(m1);
       chain.push_back(m2);
       return m2->outputs[0];
     }
   } else if (const Node* h = idx.producer_of(g, o1)) {  // (x * 0.5) * c
-    if (is_op(*h, "Mul") && idx.only_read_by(o1, static_cast<size_t>(m1 - g.nodes.data())) && other(*h, x) != "" &&
-        near(scalar_constant(model, other(*h, x)), 0.5)) {
+    if (is_op(*h, "Mul") && idx.only_read_by(o1, static_cast<size_t>(m1 - g.nodes.data())) && other_operand(*h, x) != "" &&
+        near(scalar_constant(model, other_operand(*h, x)), 0.5)) {
       chain.insert(chain.begin(), h);
       chain.push_back(m1);
       return m1->outputs[0];
@@ -93,7 +85,7 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
     }
     if (x.empty() || elem_type(g, x) != DataType::Float) continue;
     const Node* add = sole(erf.outputs[0], "Add");
-    if (!add || !near(scalar_constant(model, other(*add, erf.outputs[0])), 1.0)) continue;
+    if (!add || !near(scalar_constant(model, other_operand(*add, erf.outputs[0])), 1.0)) continue;
     const std::string& c = add->outputs[0];  // 1 + erf(...)
     std::vector<const Node*> chain = {scale, &erf, add};
     const std::string y = times_half_x(model, g, idx, c, x, chain);
@@ -146,7 +138,7 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
     }
     if (x.empty() || elem_type(g, x) != DataType::Float) continue;
     const Node* add = sole(tanh.outputs[0], "Add");
-    if (!add || !near(scalar_constant(model, other(*add, tanh.outputs[0])), 1.0)) continue;
+    if (!add || !near(scalar_constant(model, other_operand(*add, tanh.outputs[0])), 1.0)) continue;
     std::vector<const Node*> chain = cube_nodes;
     chain.insert(chain.end(), {cubic_mul, sum, scale, &tanh, add});
     const std::string y = times_half_x(model, g, idx, add->outputs[0], x, chain);

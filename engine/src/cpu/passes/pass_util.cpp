@@ -213,6 +213,46 @@ void add_cpu_opset(Model& m) {
   m.opset_imports.push_back({kCpuDomain, 1});
 }
 
+std::string other_operand(const Node& n, const std::string& value) {
+  if (n.inputs.size() != 2) return {};
+  if (n.inputs[0] == value && n.inputs[1] != value) return n.inputs[1];
+  if (n.inputs[1] == value && n.inputs[0] != value) return n.inputs[0];
+  return {};
+}
+
+std::optional<std::vector<int64_t>> reduce_mean_axes(const Model& m, const Node& r) {
+  if (const Attribute* k = r.attribute("keepdims"); k && k->i != 1) return std::nullopt;
+  if (r.inputs.size() >= 2 && !r.inputs[1].empty()) return int_constant(m, r.inputs[1]);
+  if (const Attribute* a = r.attribute("axes")) return a->ints;
+  return std::nullopt;
+}
+
+int64_t trailing_axes_count(std::vector<int64_t> axes, std::optional<size_t> rank) {
+  const auto k = static_cast<int64_t>(axes.size());
+  for (auto& a : axes) {
+    if (a >= 0) {
+      if (!rank) return 0;
+      a -= static_cast<int64_t>(*rank);
+    }
+  }
+  std::sort(axes.begin(), axes.end());
+  for (int64_t i = 0; i < k; ++i)
+    if (axes[static_cast<size_t>(i)] != -k + i) return 0;
+  return k;
+}
+
+bool broadcasts_to(const Graph& g, const std::string& p, const std::string& x) {
+  auto ps = static_shape(g, p);
+  const auto xt = tensor_type(g, x);
+  if (!ps || !xt || !xt->shape || ps->size() > xt->shape->size() || elem_type(g, p) != DataType::Float) return false;
+  for (size_t i = 0; i < ps->size(); ++i) {
+    const Dim& d = (*xt->shape)[xt->shape->size() - ps->size() + i];
+    const int64_t v = (*ps)[i];
+    if (v != 1 && !(d.is_known() && d.value == v)) return false;
+  }
+  return true;
+}
+
 bool replace_chain(Graph& g, std::vector<bool>& remove, const std::vector<const Node*>& chain, Node fused) {
   size_t last = 0;
   for (const Node* n : chain) {

@@ -23,6 +23,8 @@ bool fuse_conv_activation(Model& model, PassContext& ctx);  // passes/fuse_activ
 bool fuse_gemm_activation(Model& model, PassContext& ctx);  // passes/fuse_activation.cpp
 bool fuse_matmul_bias_activation(Model& model, PassContext& ctx);  // passes/fuse_activation.cpp
 bool fuse_layernorm(Model& model, PassContext& ctx);        // passes/fuse_layernorm.cpp
+bool fuse_rmsnorm(Model& model, PassContext& ctx);          // passes/fuse_rmsnorm.cpp
+bool fuse_rotary(Model& model, PassContext& ctx);           // passes/fuse_rotary.cpp
 bool fuse_gelu(Model& model, PassContext& ctx);             // passes/fuse_gelu.cpp
 bool fuse_sdpa(Model& model, PassContext& ctx);             // passes/fuse_sdpa.cpp
 bool fuse_masked_sdpa(Model& model, PassContext& ctx);      // passes/fuse_masked_sdpa.cpp (devices only)
@@ -96,6 +98,16 @@ void add_cpu_opset(Model& m);
 bool replace_chain(Graph& g, std::vector<bool>& remove, const std::vector<const Node*>& chain, Node fused);
 // Removes the nodes flagged in `remove` (same size as g.nodes), keeping order.
 size_t erase_nodes(Graph& g, const std::vector<bool>& remove);
+// For a binary node reading `value`, its other operand ("" when it reads `value` twice or is not binary).
+std::string other_operand(const Node& n, const std::string& value);
+// ReduceMean's axes (its attribute, or its constant input from opset 18)
+// when keepdims is 1; nullopt otherwise (or for "all axes").
+std::optional<std::vector<int64_t>> reduce_mean_axes(const Model& m, const Node& r);
+// Number k of trailing axes `axes` covers exactly (as -k..-1), or 0.
+int64_t trailing_axes_count(std::vector<int64_t> axes, std::optional<size_t> rank);
+// Float32 `p` broadcasts unidirectionally to x's shape: its static dims match
+// x's trailing ones or are 1 (a normalization's scale or bias).
+bool broadcasts_to(const Graph& g, const std::string& p, const std::string& x);
 // Attribute helpers for building nodes.
 Attribute make_attr_int(const std::string& name, int64_t v);
 Attribute make_attr_float(const std::string& name, float v);

@@ -1,4 +1,4 @@
-// RMSNormalization (opset 23) on float32: each row of the normalized axes is
+// RMSNormalization (opset 23, and onnxscope.cpu's for fuse-rmsnorm below it) on float32: each row of the normalized axes is
 // reduced in float (stash_type 1), y = x / sqrt(mean(x^2) + epsilon) * scale,
 // as the spec's function body computes it, rows split across the thread pool.
 // Scale must have the normalized shape (maybe without leading 1s); other
@@ -6,8 +6,10 @@
 #include <Eigen/Core>
 #include <cmath>
 
+#include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
@@ -63,6 +65,7 @@ void RMSNormalization(KernelContext& ctx) {
 
 void register_rms_norm_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "RMSNormalization", 23, INT_MAX, "cpu-eigen", RMSNormalization, accepts});
+  r.add(KernelDef{kCpuDomain, kRMSNorm, 1, INT_MAX, "cpu-eigen", RMSNormalization, accepts});  // fuse-rmsnorm below opset 23
 }
 
 }  // namespace onnxscope::cpu
