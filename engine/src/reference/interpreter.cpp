@@ -270,47 +270,74 @@ const std::vector<std::vector<std::string>>& Interpreter::dead_after(const Graph
   return dead_after_[&g] = std::move(dead);
 }
 
+const Interpreter::GraphPlan& Interpreter::graph_plan(const Graph& g, const std::vector<OpsetImport>& opsets) {
+  GraphPlan& plan = plans_[&g];
+  if (plan.opsets == &opsets && plan.versions.size() == g.nodes.size()) return plan;
+  plan = GraphPlan{};
+  plan.opsets = &opsets;
+  std::unordered_map<std::string, int32_t> slot_of;
+  for (const Node& n : g.nodes) {
+    plan.versions.push_back(version_in(opsets, n.domain));
+    plan.kernels.push_back(&node_kernels(n, plan.versions.back()));
+    std::vector<int32_t> outs;
+    for (const auto& o : n.outputs) {
+      const bool first = !o.empty() && slot_of.try_emplace(o, static_cast<int32_t>(plan.slots)).second;
+      outs.push_back(first ? static_cast<int32_t>(plan.slots++) : -1);  // a name written twice counts once, as it is held once
+    }
+    plan.output_slots.push_back(std::move(outs));
+  }
+  for (const auto& names : dead_after(g)) {
+    std::vector<std::pair<const std::string*, int32_t>> d;
+    for (const auto& name : names) {
+      auto it = slot_of.find(name);
+      d.emplace_back(&name, it == slot_of.end() ? -1 : it->second);
+    }
+    plan.dead.push_back(std::move(d));
+  }
+  return plan;
+}
+
 std::vector<Value> Interpreter::exec_graph(const Graph& g, Frame& frame, const std::string& path,
                                            const std::vector<OpsetImport>& opsets, int64_t iteration) {
-  const auto& dead = dead_after(g);
-  // Node outputs of this graph still held in `frame`, for live-bytes accounting.
-  std::unordered_map<std::string, uint64_t> produced;
+  const GraphPlan& plan = graph_plan(g, opsets);
+  // Bytes of each node output of this graph still held in `frame`, for
+  // live-bytes accounting; kNotHeld where none is.
+  constexpr uint64_t kNotHeld = ~uint64_t{0};
+  std::vector<uint64_t> held(plan.slots, kNotHeld);
   struct Release {  // whatever is left when the graph ends (or fails) stops counting
     Interpreter& in;
-    std::unordered_map<std::string, uint64_t>& p;
+    const std::vector<uint64_t>& held;
     ~Release() {
       uint64_t n = 0;
-      for (const auto& [name, bytes] : p) n += bytes;
+      for (uint64_t b : held)
+        if (b != kNotHeld) n += b;
       in.live_bytes_ = n > in.live_bytes_ ? 0 : in.live_bytes_ - n;
     }
-  } release{*this, produced};
+  } release{*this, held};
   const std::vector<Location>& where = node_locations(g, path);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (options_.observer && options_.observer->should_stop()) fail_at(where[i], "cancelled", "run cancelled");
     check_deadline(where[i]);
     if (options_.observer) options_.observer->on_node_start(path, i, g.nodes[i]);
-    exec_node(g, i, frame, path, opsets, iteration, where[i]);
+    exec_node(g, i, frame, path, opsets, iteration, where[i], plan.versions[i], *plan.kernels[i]);
     uint64_t added = 0;
-    for (const auto& o : g.nodes[i].outputs) {
-      if (o.empty()) continue;
-      auto [p, fresh] = produced.try_emplace(o, 0);
-      if (!fresh) continue;
-      auto it = frame.values.find(o);
-      if (it == frame.values.end()) {
-        produced.erase(p);
-        continue;
-      }
-      p->second = value_bytes(it->second);
-      added += p->second;
+    const auto& outs = g.nodes[i].outputs;
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const int32_t slot = plan.output_slots[i][k];
+      if (slot < 0 || held[static_cast<size_t>(slot)] != kNotHeld) continue;
+      auto it = frame.values.find(outs[k]);
+      if (it == frame.values.end()) continue;
+      held[static_cast<size_t>(slot)] = value_bytes(it->second);
+      added += held[static_cast<size_t>(slot)];
     }
     count_live(static_cast<int64_t>(added), where[i]);
     // Free what no later node reads, so peak memory follows liveness.
-    for (const auto& name : dead[i]) {
-      if (auto p = produced.find(name); p != produced.end()) {
-        count_live(-static_cast<int64_t>(p->second), where[i]);
-        produced.erase(p);
+    for (const auto& [name, slot] : plan.dead[i]) {
+      if (slot >= 0 && held[static_cast<size_t>(slot)] != kNotHeld) {
+        count_live(-static_cast<int64_t>(held[static_cast<size_t>(slot)]), where[i]);
+        held[static_cast<size_t>(slot)] = kNotHeld;
       }
-      frame.values.erase(name);
+      frame.values.erase(*name);
     }
   }
   std::vector<Value> outs;
@@ -337,7 +364,8 @@ std::vector<Value> Interpreter::exec_subgraph(const Graph& g, std::vector<Value>
 }
 
 void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
-                            const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where) {
+                            const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where,
+                            int64_t version, NodeKernels& nk) {
   const Node& node = g.nodes[index];
   // The input and output slots come from a pool, one pair per nesting depth
   // (a kernel may run a subgraph), kept from node to node and run to run.
@@ -365,12 +393,9 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
   std::vector<Value>& outputs = slots.outputs;
   outputs.clear();
   outputs.resize(node.outputs.size());
-  const int64_t version = version_in(opsets, node.domain);
-
   std::string impl;
   // Timed only for an observer (NodeEvent::seconds): two clock reads per node otherwise.
   const auto start = options_.observer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  NodeKernels& nk = node_kernels(node, version);
   NodeContext ctx(*this, frame, g, node, version, where, inputs, outputs, opsets, path, iteration);
   ctx.set_node_kernels(&nk);
   const KernelDef* chosen = nullptr;

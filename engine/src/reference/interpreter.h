@@ -57,8 +57,22 @@ class Interpreter {
   };
 
  private:
+  // What exec_graph works out once per graph instead of per node and run:
+  // each node's opset version and kernels, a slot per value a node
+  // produces (for live-bytes accounting without a map), and the values each
+  // node is the last reader of, with their slots.
+  struct GraphPlan {
+    const std::vector<OpsetImport>* opsets = nullptr;
+    std::vector<int64_t> versions;
+    std::vector<NodeKernels*> kernels;
+    std::vector<std::vector<int32_t>> output_slots;  // per node and output: its slot, -1 for none
+    std::vector<std::vector<std::pair<const std::string*, int32_t>>> dead;  // per node: (value, slot or -1)
+    size_t slots = 0;
+  };
+  const GraphPlan& graph_plan(const Graph& g, const std::vector<OpsetImport>& opsets);
   void exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
-                 const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where);
+                 const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where, int64_t version,
+                 NodeKernels& nk);
   // Each node's Location for error reports, made once per graph and path
   // (not per node and run: four strings each).
   const std::vector<Location>& node_locations(const Graph& g, const std::string& path);
@@ -86,6 +100,7 @@ class Interpreter {
   std::unordered_map<const Node*, std::unique_ptr<Graph>> function_bodies_;
   NodeKernels& node_kernels(const Node& node, int64_t version);
   std::unordered_map<const Node*, NodeKernels> node_kernels_;
+  std::unordered_map<const Graph*, GraphPlan> plans_;
   std::map<std::pair<const Graph*, std::string>, std::vector<Location>> locations_;
   struct NodeSlots {
     std::vector<const Value*> inputs;
