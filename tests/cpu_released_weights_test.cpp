@@ -161,3 +161,92 @@ TEST(ReleasedWeights, RunsMatchAndTheModelReadsBackItsOwnWeights) {
     expect_float_outputs(keeping->run(in), releasing->run(in), 0);
   }
 }
+
+namespace {
+
+// x[1,C,H,W] -> Conv(w, k x k, pads p) -> Relu -> Conv(w2, 1x1): the blocked
+// layout runs both as NchwcConv; without it, each is the plain Conv kernel.
+std::shared_ptr<const Model> tiny_map_model(int64_t C, int64_t H, int64_t W, int64_t k, int64_t pad, int64_t stride,
+                                            int64_t dilation, bool depthwise) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, C, H, W});
+  b.initializer(make_float_tensor("w", {C, depthwise ? 1 : C, k, k}, floats(static_cast<size_t>(C * (depthwise ? 1 : C) * k * k), 0.3f, 7)));
+  b.initializer(make_float_tensor("w2", {C, C, 1, 1}, floats(static_cast<size_t>(C * C), 0.3f, 8)));
+  auto& conv = b.node("Conv", {"x", "w"}, {"c"}, "conv");
+  attr_ints(conv, "pads", {pad, pad, pad, pad});
+  attr_ints(conv, "strides", {stride, stride});
+  attr_ints(conv, "dilations", {dilation, dilation});
+  if (depthwise) attr_int(conv, "group", C);
+  b.node("Relu", {"c"}, {"r"}, "relu");
+  b.node("Conv", {"r", "w2"}, {"y"}, "conv2");
+  b.output_untyped("y");
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return std::shared_ptr<const Model>(std::move(r.model));
+}
+
+struct KernelsRan : Observer {
+  std::vector<std::string> conv_kernels;
+  void on_node(const NodeEvent& e) override {
+    if (e.node->op_type == "Conv" || e.node->op_type == "FusedConv" || e.node->op_type == "NchwcConv") conv_kernels.push_back(std::string(e.kernel));
+  }
+};
+
+}  // namespace
+
+// A convolution over a map so small that some kernel taps only ever read the
+// zero padding (a 3x3 window with padding 1 over 1x1 or 2x2): the oneDNN
+// kernels crop those taps off (crop_window) and read the kept ones through a
+// view of the plain weights, which therefore stay resident (a packed copy
+// of part of them could not restore them). Against the reference, on the
+// blocked layout and the plain one, for strides, dilations, rectangular maps
+// and depthwise kernels; a map every tap reads is the control (released).
+TEST(ReleasedWeights, ConvolutionTapsThatOnlyReadPaddingAreCroppedNotReleased) {
+  struct Case {
+    int64_t C, H, W, k, pad, stride, dilation;
+    bool depthwise, cropped;
+  };
+  const Case cases[] = {
+      {32, 1, 1, 3, 1, 1, 1, false, true},  {32, 2, 2, 3, 1, 1, 1, false, false},  // 2x2: every tap reads some pixel
+      {32, 2, 2, 3, 1, 2, 1, false, true},  // ... but at stride 2 the first row and column of taps does not
+      {32, 1, 3, 3, 1, 1, 1, false, true},  {24, 1, 1, 5, 2, 1, 1, false, true},
+      {32, 2, 2, 5, 2, 1, 1, false, true},  {32, 1, 1, 3, 2, 1, 2, false, true},
+      {32, 3, 3, 3, 1, 2, 1, false, false}, {48, 1, 1, 3, 1, 1, 1, true, true},
+      {32, 4, 4, 3, 1, 1, 1, false, false},
+  };
+  for (const Case& c : cases)
+    for (bool blocked : {true, false}) {
+      SCOPED_TRACE("C " + std::to_string(c.C) + " map " + std::to_string(c.H) + "x" + std::to_string(c.W) + " k " +
+                   std::to_string(c.k) + " pad " + std::to_string(c.pad) + " stride " + std::to_string(c.stride) +
+                   " dilation " + std::to_string(c.dilation) + (c.depthwise ? " depthwise" : "") +
+                   (blocked ? " blocked" : " plain"));
+      auto m = tiny_map_model(c.C, c.H, c.W, c.k, c.pad, c.stride, c.dilation, c.depthwise);
+      ASSERT_TRUE(m);
+      const std::vector<std::byte> original(m->graph.initializer("w")->value.raw(),
+                                            m->graph.initializer("w")->value.raw() + m->graph.initializer("w")->value.byte_size());
+      CpuOptions o{.threads = 2, .release_repacked_weights = true};
+      if (!blocked) o.disabled_passes = {"nchwc-layout"};
+      auto cpu = make_cpu_engine(o)->prepare(m);
+      InputSpec spec;
+      spec.seed = 5;
+      const NamedValues in = make_inputs(*m, spec);
+      const NamedValues want = make_reference_engine()->prepare(m)->run(in);  // (reads the weights: before they are released)
+      KernelsRan ran;
+      RunOptions ro;
+      ro.observer = &ran;
+      ro.capture_original = false;
+      expect_float_outputs(want, cpu->run(in, ro), 1e-5);
+      ASSERT_EQ(ran.conv_kernels.size(), 2u);
+      EXPECT_EQ(ran.conv_kernels[0], "onednn");
+      // The observed run keeps every buffer: the next run, unobserved, releases.
+      expect_float_outputs(want, cpu->run(in), 1e-5);
+      // Cropped: kept. Whole and packed in a blocked layout: given back. (A 3x3
+      // stride-1 convolution on the blocked layout may take oneDNN's Winograd
+      // kernel, whose transformed weights cannot restore the plain ones: kept.)
+      const bool winograd_eligible = blocked && !c.depthwise && c.k == 3 && c.stride == 1 && c.dilation == 1;
+      if (c.cropped) EXPECT_FALSE(m->graph.initializer("w")->value.buffer()->bytes_released());
+      else if (!winograd_eligible) EXPECT_TRUE(m->graph.initializer("w")->value.buffer()->bytes_released());
+      const Tensor& w = m->graph.initializer("w")->value;
+      EXPECT_EQ(std::memcmp(w.raw(), original.data(), original.size()), 0);
+    }
+}

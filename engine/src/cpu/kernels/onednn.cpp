@@ -5,12 +5,14 @@
 
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
+#include "reference/ops/nn_parts.h"
 
 namespace onnxscope::cpu {
 namespace onednn {
@@ -158,7 +160,20 @@ dnnl::memory slot_mem(const dnnl::memory::desc& md, int slot) {
 dnnl::memory to_layout(const dnnl::memory& from, const dnnl::memory::desc& want, int slot) {
   if (from.get_desc() == want) return from;
   dnnl::memory out = slot >= 0 ? slot_mem(want, slot) : dnnl::memory(want, engine());
-  dnnl::reorder(from, out).execute(stream(), const_cast<dnnl::memory&>(from), out);
+  std::optional<dnnl::reorder> direct;
+  try {
+    direct.emplace(from, out);
+  } catch (const dnnl::error&) {
+    // oneDNN 2.6 has no reorder from some strided views (a cropped kernel's
+    // weights) into some blocked layouts: through a dense copy of the view.
+    if (from.get_desc().data.format_kind != dnnl_blocked) throw;
+    dnnl::memory tmp(plain_md(from.get_desc().dims(), from.get_desc().data_type()), engine());
+    dnnl::reorder(from, tmp).execute(stream(), const_cast<dnnl::memory&>(from), tmp);
+    dnnl::reorder(tmp, out).execute(stream(), tmp, out);
+    stream().wait();
+    return out;
+  }
+  direct->execute(stream(), const_cast<dnnl::memory&>(from), out);
   stream().wait();
   return out;
 }
@@ -178,7 +193,7 @@ thread_local bool t_release_repacked = false;
 // The cached copy of `t` in layout `want`, made on a miss. nullptr on a miss
 // when `only_if_room` and the cache has no room (nothing is dropped for it).
 std::shared_ptr<dnnl::memory> cached_reorder(const Tensor& t, const dnnl::memory::desc& user, const dnnl::memory::desc& want,
-                                             bool only_if_room) {
+                                             bool only_if_room, bool whole = true) {
   // The key: buffer + shape + source and wanted layouts (raw descriptor bytes).
   // Not the data address: reading that would bring released bytes back.
   std::string key(reinterpret_cast<const char*>(&want.data), sizeof(want.data));
@@ -202,9 +217,11 @@ std::shared_ptr<dnnl::memory> cached_reorder(const Tensor& t, const dnnl::memory
     if (!fresh) return it->second.mem;
     g_weight_bytes += bytes;
   }
-  // The plain bytes are now a second copy: give them back (the reorder is a
-  // permutation of float32 values, so reordering back restores them exactly).
-  if (t_release_repacked && user.get_size() == t.buffer()->size()) {
+  // The plain bytes are now a second copy: give them back where the reorder
+  // is a permutation of float32 values (a blocked layout), so that reordering
+  // back restores them exactly. Winograd's transformed weights are not: their
+  // source stays (oneDNN has no reorder back from them).
+  if (t_release_repacked && whole && want.data.format_kind == dnnl_blocked && user.get_size() == t.buffer()->size()) {
     t.buffer()->release_bytes([mem, user](std::byte* dst) {
       dnnl::memory packed = *mem;
       dnnl::memory plain(user, engine(), dst);
@@ -217,11 +234,62 @@ std::shared_ptr<dnnl::memory> cached_reorder(const Tensor& t, const dnnl::memory
 }  // namespace
 
 std::shared_ptr<dnnl::memory> weights_in(const KernelContext& ctx, size_t input, const dnnl::memory::desc& user,
-                                         const dnnl::memory::desc& want) {
+                                         const dnnl::memory::desc& want, bool whole) {
   const Tensor& t = ctx.input(input);
   if (user == want) return std::make_shared<dnnl::memory>(user_mem(user, t.raw()));
   if (!is_initializer(ctx, input) || !t.buffer()) return std::make_shared<dnnl::memory>(to_layout(user_mem(user, t.raw()), want));
-  return cached_reorder(t, user, want, false);
+  return cached_reorder(t, user, want, false, whole);
+}
+
+namespace {
+// The taps [lo, hi] of one axis that some output position reads inside the
+// input, when they are fewer than k and the cropped window keeps the output size.
+bool crop_axis(int64_t in, int64_t k, int64_t s, int64_t d, int64_t& p0, int64_t& p1, int64_t& lo, int64_t& kept) {
+  if (in <= 0 || k <= 1 || s <= 0 || d <= 0 || p0 < 0 || p1 < 0 || in + p0 + p1 < (k - 1) * d + 1) return false;
+  const int64_t out = (in + p0 + p1 - ((k - 1) * d + 1)) / s + 1;
+  int64_t first = -1, last = -1;
+  for (int64_t i = 0; i < k; ++i) {
+    const int64_t need = p0 - i * d;  // the first output position whose tap i is at or past the input's start
+    const int64_t o = need <= 0 ? 0 : (need + s - 1) / s;
+    if (o < out && o * s - p0 + i * d < in) {
+      if (first < 0) first = i;
+      last = i;
+    }
+  }
+  if (first < 0 || (first == 0 && last == k - 1)) return false;
+  const int64_t b = p0 - first * d, e = p1 - (k - 1 - last) * d;
+  if (b < 0 || e < 0 || (in + b + e - ((last - first) * d + 1)) / s + 1 != out) return false;
+  p0 = b;
+  p1 = e;
+  lo = first;
+  kept = last - first + 1;
+  return true;
+}
+}  // namespace
+
+std::vector<int64_t> crop_window(ref::nn::Window& win) {
+  const size_t n = win.kernel.size();
+  if (win.in.size() != n || win.strides.size() != n || win.dilations.size() != n || win.pad_begin.size() != n ||
+      win.pad_end.size() != n)
+    return {};
+  std::vector<int64_t> offsets(n, 0);
+  bool any = false;
+  for (size_t d = 0; d < n; ++d)
+    any |= crop_axis(win.in[d], win.kernel[d], win.strides[d], win.dilations[d], win.pad_begin[d], win.pad_end[d], offsets[d],
+                     win.kernel[d]);
+  return any ? offsets : std::vector<int64_t>{};
+}
+
+dnnl::memory::desc cropped_weights_md(const Shape& full, int64_t group, const std::vector<int64_t>& kernel,
+                                      const std::vector<int64_t>& offsets) {
+  const Shape all = grouped_weight_dims(full, group);
+  Shape part = all;
+  std::vector<int64_t> at(all.size(), 0);
+  for (size_t d = 0; d < kernel.size(); ++d) {
+    part[all.size() - kernel.size() + d] = kernel[d];
+    at[all.size() - kernel.size() + d] = offsets[d];
+  }
+  return plain_md(all).submemory_desc(part, at);
 }
 
 std::shared_ptr<dnnl::memory> cached_weights(const KernelContext& ctx, size_t input, const dnnl::memory::desc& user,

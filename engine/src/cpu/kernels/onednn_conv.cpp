@@ -22,7 +22,8 @@ struct ConvProblem {
   Shape x, w, y;  // y: output dims
   int64_t group = 1;
   bool bias = false;
-  ref::nn::Window win;
+  ref::nn::Window win;        // its kernel cropped to the taps that read the input (crop_window)
+  std::vector<int64_t> crop;  // the first kept tap per axis; empty: the whole kernel
   std::string key;
 };
 
@@ -50,13 +51,19 @@ bool conv_problem(const KernelContext& ctx, ConvProblem& p) {
   p.win = ref::nn::resolve_window(ctx, std::vector<int64_t>(p.x.begin() + 2, p.x.end()), kernel, false);
   p.y = {p.x[0], M};
   p.y.insert(p.y.end(), p.win.out.begin(), p.win.out.end());
-  p.key = "conv" + dims_key(p.x) + dims_key(p.w) + (p.bias ? "b" : "") + "|g" + std::to_string(p.group) +
+  p.crop = crop_window(p.win);
+  p.key = "conv" + dims_key(p.x) + dims_key(p.w) + dims_key(p.win.kernel) + dims_key(p.crop) + (p.bias ? "b" : "") + "|g" + std::to_string(p.group) +
           dims_key(p.win.strides) + dims_key(p.win.dilations) + dims_key(p.win.pad_begin) + dims_key(p.win.pad_end) +
           activation_key(ctx) + "|t" + std::to_string(sync_threads());
   return true;
 }
 
-Shape weight_dims(const auto& p) { return grouped_weight_dims(p.w, p.group); }
+// A convolution's weights as the primitive reads them: the (cropped) kernel.
+Shape weight_dims(const ConvProblem& p) {
+  Shape w{p.w[0], p.w[1]};
+  w.insert(w.end(), p.win.kernel.begin(), p.win.kernel.end());
+  return grouped_weight_dims(w, p.group);
+}
 
 // Whether the input/output stay NCHW inside oneDNN. Measured on ResNet-50
 // (batch 1, AVX-512): a 1x1 convolution on NCHW is one sgemm and beats the
@@ -69,8 +76,8 @@ bool plain_activations(const ConvProblem& p) {
     return e && *e ? (*e == '1' ? 1 : 0) : -1;
   }();
   if (forced >= 0) return forced == 1;
-  for (size_t i = 2; i < p.w.size(); ++i)
-    if (p.w[i] != 1) return false;
+  for (int64_t k : p.win.kernel)
+    if (k != 1) return false;
   return true;
 }
 
@@ -119,7 +126,8 @@ void Conv(KernelContext& ctx) {
     const Tensor& x = ctx.input(0);
     Tensor& y = new_output(ctx, p.y);
     dnnl::memory src = to_layout(user_mem(plain_md(p.x), x.raw()), prim->src, 0);
-    auto wei = weights_in(ctx, 1, plain_md(weight_dims(p)), prim->weights);
+    auto wei = p.crop.empty() ? weights_in(ctx, 1, plain_md(weight_dims(p)), prim->weights)
+                              : weights_in(ctx, 1, cropped_weights_md(p.w, p.group, p.win.kernel, p.crop), prim->weights, false);
     dnnl::memory out = user_mem(plain_md(p.y), y.mutable_raw());
     dnnl::memory dst = prim->dst == out.get_desc() ? out : slot_mem(prim->dst, 1);
     std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, *wei}, {DNNL_ARG_DST, dst}};

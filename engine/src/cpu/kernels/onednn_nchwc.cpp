@@ -89,7 +89,8 @@ struct Problem {
   Shape x, w, y;  // logical NCHW input, OIHW weights, logical output
   int64_t group = 1, block = 16;
   bool bias = false, plain_input = false, sum = false;
-  ref::nn::Window win;
+  ref::nn::Window win;          // its kernel cropped to the taps that read the input (crop_window)
+  std::vector<int64_t> crop;    // the first kept tap per axis; empty: the whole kernel
   std::string key;
 };
 
@@ -120,6 +121,7 @@ bool problem(const KernelContext& ctx, Problem& p) {
   }
   p.win = ref::nn::resolve_window(ctx, {p.x[2], p.x[3]}, kernel, false);
   p.y = {p.x[0], M, p.win.out[0], p.win.out[1]};
+  p.crop = crop_window(p.win);
   if (const Value* s = ctx.input_count() > 3 ? ctx.input_value(3) : nullptr) {  // the residual, blocked like Y
     if (s->tensor().shape() != nchwc_shape(p.y, p.block)) return false;
     // oneDNN 2.6 gives wrong sums for strided convolutions with a sum post-op
@@ -129,7 +131,8 @@ bool problem(const KernelContext& ctx, Problem& p) {
     p.sum = true;
   }
   p.key = "nchwc" + std::to_string(p.block) + (p.plain_input ? "p" : "b") + dims_key(p.x) + dims_key(p.w) +
-          (p.bias ? "b" : "") + (p.sum ? "s" : "") + "|g" + std::to_string(p.group) + dims_key(p.win.strides) + dims_key(p.win.dilations) +
+          (p.bias ? "b" : "") + (p.sum ? "s" : "") + "|g" + std::to_string(p.group) + dims_key(p.win.kernel) + dims_key(p.crop) +
+          dims_key(p.win.strides) + dims_key(p.win.dilations) +
           dims_key(p.win.pad_begin) + dims_key(p.win.pad_end) + activation_key(ctx) + "|t" + std::to_string(sync_threads());
   return true;
 }
@@ -169,7 +172,15 @@ bool winograd_weights_ok(const Problem& p, const dnnl::memory::desc& wino_weight
   return wino <= 2 * plain || wino - plain <= 4.0 * (1 << 20);
 }
 
-Shape weight_dims(const auto& p) { return grouped_weight_dims(p.w, p.group); }
+// The weights the primitive reads: [M, C/G] and the (cropped) kernel, grouped.
+Shape weight_dims(const Problem& p) {
+  return grouped_weight_dims({p.w[0], p.w[1], p.win.kernel[0], p.win.kernel[1]}, p.group);
+}
+
+// Their user layout: the plain tensor, or the view of the taps kept.
+md user_weights_md(const Problem& p) {
+  return p.crop.empty() ? plain_md(weight_dims(p)) : cropped_weights_md(p.w, p.group, p.win.kernel, p.crop);
+}
 
 std::shared_ptr<const Prim> prim_of(const KernelContext& ctx, const Problem& p) {
   return get_prim(p.key, [&] {
@@ -299,7 +310,7 @@ void NchwcConv(KernelContext& ctx) {
     dnnl::memory src = to_layout(point(plan->xm, x_md, x.raw()), prim->src, 0);
     std::shared_ptr<dnnl::memory> wei = plan->wei;
     if (!wei) {
-      wei = weights_in(ctx, 1, plain_md(weight_dims(p)), prim->weights);
+      wei = weights_in(ctx, 1, user_weights_md(p), prim->weights, p.crop.empty());
       if (plan != &local && is_initializer(ctx, 1)) {
         plan->wei = wei;
         plan->w_buf = ctx.input(1).buffer().get();
