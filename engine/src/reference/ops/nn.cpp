@@ -1,7 +1,8 @@
 // Reference kernels: convolution, pooling, matrix products, resampling: Conv, ConvTranspose, ConvInteger, DeformConv, QLinearConv, MaxPool, AveragePool, LpPool, Global*Pool, MaxUnpool, MatMul, MatMulInteger, QLinearMatMul, Gemm, Einsum, Det, Resize, Upsample, GridSample, AffineGrid, RoiAlign, NonMaxSuppression.
 //
-// This file holds the matrix products (MatMul, MatMulInteger, QLinearMatMul,
-// Gemm, Einsum, Det) and registers the other parts: nn_conv.cpp (convolutions),
+// This file holds the integer and other matrix products (MatMulInteger,
+// QLinearMatMul, Einsum, Det) and registers the other parts: math/matmul.cpp
+// and math/gemm.cpp (MatMul, Gemm), nn_conv.cpp (convolutions),
 // nn_pool.cpp (pooling), nn_resize.cpp (Resize, Upsample, GridSample,
 // AffineGrid, RoiAlign, NonMaxSuppression).
 //
@@ -16,75 +17,16 @@
 #include "core/einsum_plan.h"
 #include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/nn_parts.h"
 #include "reference/ops/ops.h"
 
 namespace onnxscope::ref {
 namespace {
 
-// --- numpy matmul ------------------------------------------------------------
-
-// Accumulator for an element type: double for floats, uint64 (wrapping) for ints.
-template <typename S> using acc_t = std::conditional_t<std::is_integral_v<compute_t<S>>, uint64_t, double>;
-
-template <typename T> std::vector<T> values_as(const Tensor& t) {
-  std::vector<T> v(t.element_count());
-  if constexpr (std::is_same_v<T, double>) {
-    v = real_values(t);
-  } else {
-    for (uint64_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(t.element_as_int64(i));
-  }
-  return v;
-}
-
-// y = a @ b with numpy semantics: 1-D operands are promoted to a row (a) or a
-// column (b) vector and the added dim removed again; leading dims broadcast.
-template <typename T>
-std::vector<T> matmul_values(const KernelContext& ctx, const std::vector<T>& a, Shape as, const std::vector<T>& b,
-                             Shape bs, Shape& out_shape) {
-  if (as.empty() || bs.empty()) ctx.fail("MatMul inputs must have rank >= 1 (scalars are not allowed)");
-  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  if (a_vec) as.insert(as.begin(), 1);
-  if (b_vec) bs.push_back(1);
-  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
-  if (bs[bs.size() - 2] != K)
-    ctx.fail("inner dimensions do not match: " + shape_to_string(as) + " @ " + shape_to_string(bs));
-  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-  const Shape batch = broadcast_shapes(ctx, a_batch, b_batch);
-  out_shape = batch;
-  if (!a_vec) out_shape.push_back(M);
-  if (!b_vec) out_shape.push_back(N);
-  const uint64_t batches = *checked_element_count(batch);
-  std::vector<T> y(batches * static_cast<uint64_t>(M * N), T(0));
-  const Shape* shapes[] = {&a_batch, &b_batch};
-  BroadcastIndex bi(batch, shapes);
-  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
-    const T* ap = a.data() + bi.offsets()[0] * static_cast<uint64_t>(M * K);
-    const T* bp = b.data() + bi.offsets()[1] * static_cast<uint64_t>(K * N);
-    T* yp = y.data() + bt * static_cast<uint64_t>(M * N);
-    for (int64_t i = 0; i < M; ++i, poll_deadline())  // a run's time limit holds inside one long node too
-      for (int64_t j = 0; j < N; ++j) {
-        T acc = T(0);
-        for (int64_t t = 0; t < K; ++t) acc += ap[i * K + t] * bp[t * N + j];
-        yp[i * N + j] = acc;
-      }
-  }
-  return y;
-}
-
-void MatMul(KernelContext& ctx) {
-  const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
-  if (a.dtype() != b.dtype()) ctx.fail("A and B must have the same element type");
-  dispatch<kFloats | kInts>(ctx, a.dtype(), [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using T = acc_t<S>;
-    Shape shape;
-    std::vector<T> y = matmul_values<T>(ctx, values_as<T>(a), a.shape(), values_as<T>(b), b.shape(), shape);
-    Tensor& out = ctx.allocate_output(0, a.dtype(), shape);
-    for (uint64_t i = 0; i < y.size(); ++i) put<S>(out, i, static_cast<compute_t<S>>(y[i]));
-  });
-}
+using math::acc_t;
+using math::matmul_values;
+using math::values_as;
 
 // Subtracts a quantization zero point: a scalar, or one value per row of A
 // (`along_rows`) / per column of B.
@@ -172,65 +114,6 @@ void QLinearMatMul(KernelContext& ctx) {
   dispatch<kFloat8>(ctx, out_type, [&](auto tag) {
     using S = typename decltype(tag)::type;
     for (uint64_t i = 0; i < y.size(); ++i) put<S>(out, i, static_cast<float>(y[i] * mult + zp));
-  });
-}
-
-// --- Gemm ------------------------------------------------------------------------
-
-// Y = alpha * A' @ B' + beta * C, A' = transA ? A^T : A (2-D), C broadcast to [M, N].
-void Gemm(KernelContext& ctx) {
-  const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
-  const Tensor* c = ctx.optional_input(2);
-  if (a.dtype() != b.dtype() || (c && c->dtype() != a.dtype())) ctx.fail("A, B and C must have the same element type");
-  if (a.rank() != 2 || b.rank() != 2)
-    ctx.fail("A and B must be 2-D, got " + shape_to_string(a.shape()) + " and " + shape_to_string(b.shape()));
-  const bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
-  const double alpha = ctx.attr_float("alpha", 1.0f), beta = ctx.attr_float("beta", 1.0f);
-  const int64_t M = ta ? a.shape()[1] : a.shape()[0], K = ta ? a.shape()[0] : a.shape()[1];
-  const int64_t Kb = tb ? b.shape()[1] : b.shape()[0], N = tb ? b.shape()[0] : b.shape()[1];
-  if (K != Kb)
-    ctx.fail("inner dimensions do not match: A' is " + shape_to_string(Shape{M, K}) + ", B' is " + shape_to_string(Shape{Kb, N}));
-  const Shape out_shape{M, N};
-  if (c) {
-    // C broadcasts unidirectionally to [M, N]; before opset 7 only with broadcast=1.
-    if (ctx.opset_version() < 7 && ctx.attr_int("broadcast", 0) == 0 && c->shape() != out_shape)
-      ctx.fail("C must have shape " + shape_to_string(out_shape) + " unless broadcast=1, got " + shape_to_string(c->shape()));
-    if (c->rank() > 2 || broadcast_shapes(ctx, out_shape, c->shape()) != out_shape)
-      ctx.fail("C of shape " + shape_to_string(c->shape()) + " does not broadcast to " + shape_to_string(out_shape));
-  } else if (ctx.opset_version() < 11) {
-    ctx.fail("C is required before opset 11");
-  }
-  dispatch<kFloats | kInts>(ctx, a.dtype(), [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    using T = acc_t<S>;
-    const std::vector<T> av = values_as<T>(a), bv = values_as<T>(b);
-    std::vector<T> cv;
-    const Shape* shapes[] = {c ? &c->shape() : &out_shape};
-    if (c) cv = values_as<T>(*c);
-    BroadcastIndex bi(out_shape, shapes);
-    Tensor& out = ctx.allocate_output(0, a.dtype(), out_shape);
-    // Integer Gemm stays exact when alpha and beta are whole numbers.
-    const bool exact = std::is_integral_v<T> && alpha == std::floor(alpha) && beta == std::floor(beta);
-    for (int64_t i = 0; i < M; ++i, poll_deadline())
-      for (int64_t j = 0; j < N; ++j, bi.next()) {
-        T acc = T(0);
-        for (int64_t t = 0; t < K; ++t)
-          acc += av[ta ? t * M + i : i * K + t] * bv[tb ? j * K + t : t * N + j];
-        const T cval = c ? cv[bi.offsets()[0]] : T(0);
-        const uint64_t o = static_cast<uint64_t>(i * N + j);
-        if constexpr (std::is_integral_v<T>) {
-          if (exact) {
-            const T r = static_cast<T>(static_cast<int64_t>(alpha)) * acc + static_cast<T>(static_cast<int64_t>(beta)) * cval;
-            put<S>(out, o, static_cast<compute_t<S>>(r));
-          } else {
-            const double r = alpha * static_cast<double>(static_cast<int64_t>(acc)) + beta * static_cast<double>(static_cast<int64_t>(cval));
-            put<S>(out, o, static_cast<compute_t<S>>(from_double<int64_t>(r)));  // NaN, inf: no undefined cast
-          }
-        } else {
-          put<S>(out, o, static_cast<compute_t<S>>(alpha * acc + beta * cval));
-        }
-      }
   });
 }
 
@@ -329,12 +212,12 @@ void Det(KernelContext& ctx) {
 
 void register_nn_ops(KernelRegistry& r) {
   auto add = [&](const char* op, KernelFn fn, int since) { r.add(KernelDef{"", op, since, INT_MAX, "reference", fn, nullptr}); };
-  add("MatMul", MatMul, 1);
   add("MatMulInteger", MatMulInteger, 10);
   add("QLinearMatMul", QLinearMatMul, 10);
-  add("Gemm", Gemm, 1);
   add("Einsum", Einsum, 12);
   add("Det", Det, 11);
+  math::register_matmul(r);
+  math::register_gemm(r);
   register_nn_conv_ops(r);
   register_nn_pool_ops(r);
   register_nn_resize_ops(r);

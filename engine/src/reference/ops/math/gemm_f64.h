@@ -1,0 +1,68 @@
+// The reference's matrix product on floats: y(i, j) = sum over t < K of
+// A(i, t) * B(t, j), each product and each partial sum rounded in double and
+// the sum taken in order t = 0, 1, ..., K - 1 (never a fused multiply-add),
+// exactly as the plain triple loop computes it. The blocking, the vector
+// width and the threads only decide which results are computed together, so
+// every result is the same bits on any machine at any thread count.
+//
+// A and B are read in their storage type S through element strides (so a
+// transposed operand is a stride, not a copy); blocks of them are widened to
+// double as they are packed, never whole tensors. Used by MatMul, Gemm
+// (math/matmul.cpp, math/gemm.cpp) and the convolutions.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+
+#include "reference/kernel_util.h"
+
+namespace onnxscope::ref::math {
+
+// Element (r, c) of a matrix of storage type S at data + (r * row + c * col) elements.
+struct Operand {
+  const std::byte* data = nullptr;
+  int64_t row = 0, col = 0;
+};
+
+// Receives results: y(i, j0 + k) = v[k] for k < n.
+using RowSink = std::function<void(int64_t i, int64_t j0, const double* v, int64_t n)>;
+
+namespace detail {
+// Packs rows [i0, i0 + rows) of A as [block of 6 rows][K][6] and columns
+// [j0, j0 + cols) of B as [panel of 16 columns][K][16] in double, zero past
+// the edges.
+using PackFn = void (*)(const Operand& m, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out);
+template <typename S>
+void pack(const Operand& m, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) {
+  // out[(g * K + t) * width + r] = M(r0 + g * width + r, t): rows of A (or
+  // columns of B, given as a transposed operand) in groups of `width`.
+  for (int64_t g = 0; g * width < rows; ++g)
+    for (int64_t t = 0; t < K; ++t) {
+      double* o = out + (g * K + t) * width;
+      for (int64_t r = 0; r < width; ++r) {
+        const int64_t rr = g * width + r;
+        if (rr >= rows) {
+          o[r] = 0.0;
+          continue;
+        }
+        S v;
+        std::memcpy(&v, m.data + ((r0 + rr) * m.row + t * m.col) * static_cast<int64_t>(sizeof(S)), sizeof(S));
+        o[r] = static_cast<double>(to_compute(v));
+      }
+    }
+}
+void gemm(PackFn pack_a, const Operand& a, PackFn pack_b, const Operand& b, int64_t M, int64_t N, int64_t K,
+          const RowSink& sink);
+}  // namespace detail
+
+// y = A B for A [M, K] and B [K, N] of storage type S (a float type).
+template <typename S>
+void gemm_f64(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
+  // B's columns are packed like A's rows: B^T(j, t) = B(t, j).
+  const Operand bt{b.data, b.col, b.row};
+  detail::gemm(&detail::pack<S>, a, &detail::pack<S>, bt, M, N, K, sink);
+}
+
+}  // namespace onnxscope::ref::math

@@ -1,0 +1,63 @@
+// MatMul: numpy's matmul. 1-D operands are promoted to a row (A) or a column
+// (B) vector and the added dim removed again; leading dims broadcast.
+// Floats: gemm_f64.h per batch (every product and partial sum in double, in
+// order, then rounded once to the output type). Integers: 64-bit two's
+// complement sums, so results wrap like numpy's fixed-width matmul.
+#include "reference/ops/math/common.h"
+#include "reference/ops/math/gemm_f64.h"
+
+namespace onnxscope::ref::math {
+namespace {
+
+template <typename S>
+void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b) {
+  Shape as = a.shape(), bs = b.shape();
+  if (as.empty() || bs.empty()) ctx.fail("MatMul inputs must have rank >= 1 (scalars are not allowed)");
+  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
+  if (a_vec) as.insert(as.begin(), 1);
+  if (b_vec) bs.push_back(1);
+  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
+  if (bs[bs.size() - 2] != K) ctx.fail("inner dimensions do not match: " + shape_to_string(as) + " @ " + shape_to_string(bs));
+  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
+  const Shape batch = broadcast_shapes(ctx, a_batch, b_batch);
+  Shape out_shape = batch;
+  if (!a_vec) out_shape.push_back(M);
+  if (!b_vec) out_shape.push_back(N);
+  Tensor& out = ctx.allocate_output(0, a.dtype(), out_shape);
+  const uint64_t batches = *checked_element_count(batch);
+  const Shape* shapes[] = {&a_batch, &b_batch};
+  BroadcastIndex bi(batch, shapes);
+  const auto elem = static_cast<int64_t>(sizeof(S));
+  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
+    const Operand A{a.raw() + static_cast<int64_t>(bi.offsets()[0]) * M * K * elem, K, 1};
+    const Operand B{b.raw() + static_cast<int64_t>(bi.offsets()[1]) * K * N * elem, N, 1};
+    const uint64_t base = bt * static_cast<uint64_t>(M * N);
+    gemm_f64<S>(A, B, M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) {
+      for (int64_t k = 0; k < n; ++k) put<S>(out, base + static_cast<uint64_t>(i * N + j0 + k), static_cast<compute_t<S>>(v[k]));
+    });
+  }
+}
+
+void MatMul(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != b.dtype()) ctx.fail("A and B must have the same element type");
+  dispatch<kFloats | kInts>(ctx, a.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    if constexpr (!std::is_integral_v<compute_t<S>>) {
+      float_matmul<S>(ctx, a, b);
+    } else {
+      using T = acc_t<S>;
+      Shape shape;
+      std::vector<T> y = matmul_values<T>(ctx, values_as<T>(a), a.shape(), values_as<T>(b), b.shape(), shape);
+      Tensor& out = ctx.allocate_output(0, a.dtype(), shape);
+      for (uint64_t i = 0; i < y.size(); ++i) put<S>(out, i, static_cast<compute_t<S>>(y[i]));
+    }
+  });
+}
+
+}  // namespace
+
+void register_matmul(KernelRegistry& r) { r.add(KernelDef{"", "MatMul", 1, INT_MAX, "reference", MatMul, nullptr}); }
+
+}  // namespace onnxscope::ref::math

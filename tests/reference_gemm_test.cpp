@@ -1,0 +1,172 @@
+// The reference's MatMul and Gemm on floats (reference/ops/math/gemm_f64.h)
+// against the plain triple loop that defines them: each product and each
+// partial sum rounded in double, t in order, then one rounding to the output
+// type. Bit for bit, on random shapes (tiles' edges, zero-sized dims, 1-D
+// operands, broadcast batches, transposes, C of every broadcast), float,
+// double and float16, NaN and infinities mixed in, at 1 and at 2 threads.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")  // the loop below must round as written
+#endif
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+#include "cpu/thread_pool.h"
+#include "model_builder.h"
+#include "onnxscope/float_formats.h"
+#include "onnxscope/reference.h"
+#include "ops_harness.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+using namespace onnxscope::test::harness;
+
+namespace {
+
+double value(const Tensor& t, uint64_t i) { return t.element_as_double(i); }
+
+// The result rounded to t's type, stored at i.
+void store(Tensor& t, uint64_t i, double v) {
+  switch (t.dtype()) {
+    case DataType::Float: t.mutable_data<float>()[i] = static_cast<float>(v); break;
+    case DataType::Double: t.mutable_data<double>()[i] = v; break;
+    case DataType::Float16: {  // as the reference: to float, then to half
+      const uint16_t h = float_to_half(static_cast<float>(v));
+      std::memcpy(t.mutable_raw() + i * 2, &h, 2);
+      break;
+    }
+    default: FAIL() << "type";
+  }
+}
+
+// sum over t of A(i, t) * B(t, j), in order.
+double dot(const std::function<double(int64_t)>& a, const std::function<double(int64_t)>& b, int64_t K) {
+  double acc = 0.0;
+  for (int64_t t = 0; t < K; ++t) {
+    const double p = a(t) * b(t);
+    acc = acc + p;
+  }
+  return acc;
+}
+
+void expect_same_bits(const Tensor& want, const Tensor& got) {
+  ASSERT_EQ(want.shape(), got.shape());
+  ASSERT_EQ(want.dtype(), got.dtype());
+  const size_t elem = want.byte_size() / std::max<uint64_t>(1, want.element_count());
+  for (uint64_t i = 0; i < want.element_count(); ++i) {
+    const bool nan_w = std::isnan(value(want, i)), nan_g = std::isnan(value(got, i));
+    if (nan_w || nan_g) {
+      ASSERT_TRUE(nan_w && nan_g) << "at " << i;
+      continue;
+    }
+    ASSERT_EQ(std::memcmp(want.raw() + i * elem, got.raw() + i * elem, elem), 0)
+        << "at " << i << ": want " << value(want, i) << ", got " << value(got, i);
+  }
+}
+
+Tensor run_one(ModelBuilder& b, const NamedValues& in) {
+  auto r = b.load();
+  EXPECT_TRUE(r.ok()) << dump(r);
+  return make_reference_engine()->prepare(std::shared_ptr<const Model>(std::move(r.model)))->run(in).at(0).second.tensor();
+}
+
+const DataType kTypes[] = {DataType::Float, DataType::Double, DataType::Float16};
+
+}  // namespace
+
+TEST(ReferenceGemm, MatMulIsThePlainLoopBitForBit) {
+  Rng rng(31);
+  for (int c = 0; c < 60; ++c) {
+    const DataType type = kTypes[c % 3];
+    const int64_t M = pick(rng, 0, 20) == 0 ? 0 : pick(rng, 1, 61), K = pick(rng, 0, 90), N = pick(rng, 1, 70);
+    const bool a_vec = c % 7 == 3, b_vec = c % 11 == 5;
+    Shape as = a_vec ? Shape{K} : Shape{M, K}, bs = b_vec ? Shape{K} : Shape{K, N};
+    // Broadcast batches: [2, 1] against [3]; or none.
+    Shape ab, bb;
+    if (c % 4 == 1 && !a_vec && !b_vec) {
+      ab = {2, 1};
+      bb = {3};
+    }
+    as.insert(as.begin(), ab.begin(), ab.end());
+    bs.insert(bs.begin(), bb.begin(), bb.end());
+    SCOPED_TRACE(std::string(dtype_name(type)) + " " + shape_to_string(as) + " @ " + shape_to_string(bs));
+    const Tensor a = random_tensor(rng, type, as, -2, 2, c % 5 == 4), b = random_tensor(rng, type, bs, -2, 2, c % 5 == 4);
+    // The plain loop.
+    const int64_t m = a_vec ? 1 : M, n = b_vec ? 1 : N, batches = ab.empty() ? 1 : 6;
+    Shape ys = ab.empty() ? Shape{} : Shape{2, 3};
+    if (!a_vec) ys.push_back(M);
+    if (!b_vec) ys.push_back(N);
+    Tensor want = Tensor::zeros(type, ys);
+    for (int64_t bt = 0; bt < batches; ++bt) {
+      const int64_t ao = ab.empty() ? 0 : bt / 3, bo = bb.empty() ? 0 : bt % 3;
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          store(want, static_cast<uint64_t>((bt * m + i) * n + j),
+                dot([&](int64_t t) { return value(a, static_cast<uint64_t>((ao * m + i) * K + t)); },
+                    [&](int64_t t) { return value(b, static_cast<uint64_t>((bo * K + t) * n + j)); }, K));
+    }
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      cpu::set_thread_count(threads);
+      ModelBuilder mb(17);
+      mb.input("a", type, dims_of(as));
+      mb.input("b", type, dims_of(bs));
+      mb.node("MatMul", {"a", "b"}, {"y"}, "mm");
+      mb.output_untyped("y");
+      expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}}));
+    }
+  }
+  cpu::set_thread_count(0);
+}
+
+TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {
+  Rng rng(32);
+  for (int c = 0; c < 48; ++c) {
+    const DataType type = kTypes[c % 3];
+    const bool ta = c % 2 == 1, tb = c % 4 >= 2;
+    const int64_t M = pick(rng, 1, 55), K = pick(rng, 0, 80), N = pick(rng, 1, 75);
+    const std::vector<Shape> c_shapes = {{}, {M, N}, {N}, {M, 1}, {1}, {1, N}};
+    const Shape cs = c_shapes[static_cast<size_t>(c / 4) % c_shapes.size()];
+    const bool has_c = c % 13 != 12;
+    const float alpha = c % 3 == 0 ? 1.0f : 0.75f, beta = c % 5 == 0 ? 1.0f : -1.5f;
+    const Shape as = ta ? Shape{K, M} : Shape{M, K}, bs = tb ? Shape{N, K} : Shape{K, N};
+    SCOPED_TRACE(std::string(dtype_name(type)) + " A" + shape_to_string(as) + (ta ? "^T" : "") + " B" + shape_to_string(bs) +
+                 (tb ? "^T" : "") + (has_c ? " C" + shape_to_string(cs) : ""));
+    const Tensor a = random_tensor(rng, type, as, -2, 2, c % 6 == 5), b = random_tensor(rng, type, bs, -2, 2, c % 6 == 5);
+    const Tensor cv = random_tensor(rng, type, cs);
+    Tensor want = Tensor::zeros(type, {M, N});
+    const int64_t c_rows = cs.size() == 2 ? cs[0] : 1, c_cols = cs.empty() ? 1 : cs.back();
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        const double p = dot([&](int64_t t) { return value(a, static_cast<uint64_t>(ta ? t * M + i : i * K + t)); },
+                             [&](int64_t t) { return value(b, static_cast<uint64_t>(tb ? j * K + t : t * N + j)); }, K);
+        const double cval = has_c ? value(cv, static_cast<uint64_t>((c_rows == 1 ? 0 : i) * c_cols + (c_cols == 1 ? 0 : j))) : 0.0;
+        const double al = alpha, be = beta;
+        const double x = al * p;
+        const double y = be * cval;
+        store(want, static_cast<uint64_t>(i * N + j), x + y);
+      }
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      cpu::set_thread_count(threads);
+      ModelBuilder mb(13);
+      mb.input("a", type, dims_of(as));
+      mb.input("b", type, dims_of(bs));
+      std::vector<std::string> in{"a", "b"};
+      NamedValues values{{"a", Value(a)}, {"b", Value(b)}};
+      if (has_c) {
+        mb.input("c", type, dims_of(cs));
+        in.push_back("c");
+        values.emplace_back("c", Value(cv));
+      }
+      auto& g = mb.node("Gemm", in, {"y"}, "gemm");
+      attr_int(g, "transA", ta ? 1 : 0);
+      attr_int(g, "transB", tb ? 1 : 0);
+      attr_float(g, "alpha", alpha);
+      attr_float(g, "beta", beta);
+      mb.output_untyped("y");
+      expect_same_bits(want, run_one(mb, values));
+    }
+  }
+  cpu::set_thread_count(0);
+}
