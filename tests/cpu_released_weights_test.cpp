@@ -244,8 +244,11 @@ TEST(ReleasedWeights, ConvolutionTapsThatOnlyReadPaddingAreCroppedNotReleased) {
       // stride-1 convolution on the blocked layout may take oneDNN's Winograd
       // kernel, whose transformed weights cannot restore the plain ones: kept.)
       const bool winograd_eligible = blocked && !c.depthwise && c.k == 3 && c.stride == 1 && c.dilation == 1;
-      if (c.cropped) EXPECT_FALSE(m->graph.initializer("w")->value.buffer()->bytes_released());
-      else if (!winograd_eligible) EXPECT_TRUE(m->graph.initializer("w")->value.buffer()->bytes_released());
+      if (c.cropped) {
+        EXPECT_FALSE(m->graph.initializer("w")->value.buffer()->bytes_released());
+      } else if (!winograd_eligible) {
+        EXPECT_TRUE(m->graph.initializer("w")->value.buffer()->bytes_released());
+      }
       const Tensor& w = m->graph.initializer("w")->value;
       EXPECT_EQ(std::memcmp(w.raw(), original.data(), original.size()), 0);
     }

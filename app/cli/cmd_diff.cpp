@@ -105,7 +105,7 @@ Runner add_diff_command(CLI::App& app) {
   cmd->add_flag("--no-blame", a->no_blame, "Skip re-running each node alone");
   cmd->add_flag("--fail-fast", a->fail_fast,
                 "Stop at the first divergent node: B's run ends there, and only the nodes up to it are compared and blamed");
-  cmd->add_option("--threads", a->eng.threads, "cpu: intra-op threads (0: every core)");
+  cmd->add_option("--threads", a->eng.threads, "cpu, reference: intra-op threads (0: every core; the reference's results do not depend on it)");
   add_disable_kernel_option(cmd, a->eng.disabled_kernels);
   add_limit_options(cmd, a->eng.limits);
   add_precision_option(cmd, a->eng.precision);

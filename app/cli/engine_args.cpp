@@ -49,7 +49,7 @@ void add_engine_options(CLI::App* cmd, EngineArgs& a) {
   add_limit_options(cmd, a.limits);
   cmd->add_option("--engine", a.engine, "reference, cpu, cuda (an NVIDIA GPU, the rest on the cpu engine) or cuda-sim (the cuda engine's kernels run on the host, to check them without a GPU)")->capture_default_str();
   add_precision_option(cmd, a.precision);
-  cmd->add_option("--threads", a.threads, "cpu: intra-op threads (0: every core)")->capture_default_str();
+  cmd->add_option("--threads", a.threads, "cpu, reference: intra-op threads (0: every core; the reference's results do not depend on it)")->capture_default_str();
   cmd->add_option("--opt-level", a.opt_level, "cpu: 0 no graph rewrites ... 3 all")->check(CLI::Range(0, 3))->capture_default_str();
   std::string passes;
   for (const auto& p : cpu_passes()) passes += (passes.empty() ? "" : ", ") + p.name;

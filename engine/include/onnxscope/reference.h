@@ -18,6 +18,10 @@ struct ReferenceOptions {
   double timeout_seconds = 0;     // wall time of one run; 0: none
   // Kernels tried before the built-in ones (plugins, tests).
   const KernelRegistry* extra_kernels = nullptr;
+  // Threads of the products and convolutions (the process-wide pool the CPU
+  // engine shares); 0 leaves the pool as it is (every core unless set). The
+  // results do not depend on it: each is summed by one thread in one order.
+  int threads = 0;
 };
 
 std::unique_ptr<Engine> make_reference_engine(ReferenceOptions options = {});

@@ -31,6 +31,7 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.max_tensor_bytes = s.limits.max_tensor_bytes;
     o.max_live_bytes = s.limits.max_live_bytes;
     o.timeout_seconds = s.limits.timeout_seconds;
+    o.threads = s.threads;
     return make_reference_engine(o);
   }
   if (name == "cpu") {

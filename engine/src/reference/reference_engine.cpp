@@ -1,4 +1,6 @@
 #include "onnxscope/reference.h"
+
+#include "cpu/thread_pool.h"
 #include "reference/interpreter.h"
 
 namespace onnxscope {
@@ -24,6 +26,7 @@ class ReferenceEngine final : public Engine {
     if (options_.extra_kernels) kernels_->add_all(*options_.extra_kernels);
     kernels_->add_all(reference_kernels());
     if (!options_.max_tensor_bytes) options_.max_tensor_bytes = ref::default_max_tensor_bytes();
+    if (options_.threads > 0) cpu::set_thread_count(options_.threads);
   }
   std::string_view name() const override { return "reference"; }
   std::vector<NodeSupport> supports(const Model& model) const override {

@@ -1,12 +1,17 @@
 // Convolutions: Conv, ConvTranspose, ConvInteger, QLinearConv, DeformConv.
 // Float inputs (float16, bfloat16, float, double) are widened to double and
-// every product is accumulated in double, then rounded once on store; integer
+// every product is accumulated in double, then rounded once on store (Conv:
+// nn/conv_f64.h, a matrix product for the interior); integer
 // convolutions accumulate in int64 (exact for the int8/uint8 inputs allowed).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")  // products and sums round as written (conv_f64.h)
+#endif
 #include <cmath>
 #include <limits>
 
 #include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/nn/conv_f64.h"
 #include "reference/ops/nn_parts.h"
 
 namespace onnxscope::ref {
@@ -115,15 +120,14 @@ void Conv(KernelContext& ctx) {
   if (w.dtype() != x.dtype()) ctx.fail("X and W must have the same element type");
   const int64_t group = ctx.attr_int("group", 1);
   Window win = conv_window(ctx, x.shape(), w.shape(), group, false);
+  const int64_t M = w.shape()[0];
+  const Tensor* b = ctx.optional_input(2);
+  if (b && static_cast<int64_t>(b->element_count()) != M)
+    ctx.fail("B has " + std::to_string(b->element_count()) + " values, expected " + std::to_string(M) + " (one per output channel)");
   dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    // Products of float/float16 values are accumulated in double.
-    check_work_buffer(ctx, output_shape_of(x.shape(), w.shape()[0], win.out), "the output (in double)");
-    std::vector<double> y = conv_core(real_values(x), x.shape(), real_values(w), w.shape(), win, group);
-    const int64_t M = w.shape()[0];
-    if (const Tensor* b = ctx.optional_input(2)) add_bias(ctx, y, x.shape()[0], M, nn::product(win.out), real_values(*b));
     Tensor& out = ctx.allocate_output(0, x.dtype(), output_shape_of(x.shape(), M, win.out));
-    nn::put_all<S>(out, y);
+    nn::conv_f64<S>(x, w, b, win, group, out);
   });
 }
 

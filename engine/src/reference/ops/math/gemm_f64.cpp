@@ -20,7 +20,7 @@
 #include "cpu/thread_pool.h"
 #include "onnxscope/deadline.h"
 
-namespace onnxscope::ref::math::detail {
+namespace onnxscope::ref::math {
 namespace {
 
 constexpr int64_t kMR = 6, kNR = 16;            // a register tile
@@ -73,8 +73,7 @@ TileFn best_tile() {
 
 }  // namespace
 
-void gemm(PackFn pack_a, const Operand& a, PackFn pack_b, const Operand& b, int64_t M, int64_t N, int64_t K,
-          const RowSink& sink) {
+void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
   if (M <= 0 || N <= 0) return;
   const int64_t row_groups = (M + kMC - 1) / kMC, col_groups = (N + kNC - 1) / kNC;
   const TileFn tile = best_tile();
@@ -88,8 +87,8 @@ void gemm(PackFn pack_a, const Operand& a, PackFn pack_b, const Operand& b, int6
       const int64_t rb = (rows + kMR - 1) / kMR, cb = (cols + kNR - 1) / kNR;
       ap.resize(static_cast<size_t>(rb * K * kMR + 1));
       bp.resize(static_cast<size_t>(cb * K * kNR + 1));
-      pack_a(a, i0, rows, K, kMR, ap.data());
-      pack_b(b, j0, cols, K, kNR, bp.data());
+      a.fn(a.ctx, i0, rows, K, kMR, ap.data());
+      b.fn(b.ctx, j0, cols, K, kNR, bp.data());
       for (int64_t p = 0; p < cb; ++p)
         for (int64_t r = 0; r < rb; ++r) {
           tile(K, ap.data() + r * K * kMR, bp.data() + p * K * kNR, c);
@@ -100,4 +99,4 @@ void gemm(PackFn pack_a, const Operand& a, PackFn pack_b, const Operand& b, int6
   });
 }
 
-}  // namespace onnxscope::ref::math::detail
+}  // namespace onnxscope::ref::math

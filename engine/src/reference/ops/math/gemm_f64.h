@@ -29,15 +29,21 @@ struct Operand {
 // Receives results: y(i, j0 + k) = v[k] for k < n.
 using RowSink = std::function<void(int64_t i, int64_t j0, const double* v, int64_t n)>;
 
+// Packs rows [r0, r0 + rows) of a matrix (the rows of A, or the columns of
+// B) in groups of `width` as out[(g * K + t) * width + r] = row g * width + r,
+// element t, in double, zero past `rows`. `ctx` is the packer's own data.
+struct Packer {
+  void (*fn)(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) = nullptr;
+  const void* ctx = nullptr;
+};
+
+// y = A B, A's rows and B's columns given by their packers (K elements each).
+void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t K, const RowSink& sink);
+
 namespace detail {
-// Packs rows [i0, i0 + rows) of A as [block of 6 rows][K][6] and columns
-// [j0, j0 + cols) of B as [panel of 16 columns][K][16] in double, zero past
-// the edges.
-using PackFn = void (*)(const Operand& m, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out);
 template <typename S>
-void pack(const Operand& m, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) {
-  // out[(g * K + t) * width + r] = M(r0 + g * width + r, t): rows of A (or
-  // columns of B, given as a transposed operand) in groups of `width`.
+void pack_strided(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) {
+  const Operand& m = *static_cast<const Operand*>(ctx);
   for (int64_t g = 0; g * width < rows; ++g)
     for (int64_t t = 0; t < K; ++t) {
       double* o = out + (g * K + t) * width;
@@ -53,16 +59,13 @@ void pack(const Operand& m, int64_t r0, int64_t rows, int64_t K, int64_t width, 
       }
     }
 }
-void gemm(PackFn pack_a, const Operand& a, PackFn pack_b, const Operand& b, int64_t M, int64_t N, int64_t K,
-          const RowSink& sink);
 }  // namespace detail
 
 // y = A B for A [M, K] and B [K, N] of storage type S (a float type).
 template <typename S>
 void gemm_f64(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
-  // B's columns are packed like A's rows: B^T(j, t) = B(t, j).
-  const Operand bt{b.data, b.col, b.row};
-  detail::gemm(&detail::pack<S>, a, &detail::pack<S>, bt, M, N, K, sink);
+  const Operand bt{b.data, b.col, b.row};  // B's columns are packed like A's rows: B^T(j, t) = B(t, j)
+  gemm_packed(Packer{&detail::pack_strided<S>, &a}, Packer{&detail::pack_strided<S>, &bt}, M, N, K, sink);
 }
 
 }  // namespace onnxscope::ref::math

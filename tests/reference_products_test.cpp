@@ -1,4 +1,4 @@
-// The reference's MatMul and Gemm on floats (reference/ops/math/gemm_f64.h)
+// The reference's MatMul, Gemm and Conv on floats (reference/ops/math/gemm_f64.h, nn/conv_f64.h)
 // against the plain triple loop that defines them: each product and each
 // partial sum rounded in double, t in order, then one rounding to the output
 // type. Bit for bit, on random shapes (tiles' edges, zero-sized dims, 1-D
@@ -164,6 +164,110 @@ TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {
       attr_int(g, "transB", tb ? 1 : 0);
       attr_float(g, "alpha", alpha);
       attr_float(g, "beta", beta);
+      mb.output_untyped("y");
+      expect_same_bits(want, run_one(mb, values));
+    }
+  }
+  cpu::set_thread_count(0);
+}
+
+// Conv against its direct sum: over c of the group, then the kernel
+// positions in order, positions in the padding skipped, then + B, one
+// rounding. 1-D to 3-D, groups (depthwise included), strides, dilations,
+// pads, kernels wider than the input; NaN and inf in X, and in W (where a
+// padded position must add nothing, not 0 * inf), at 1 and 2 threads.
+TEST(ReferenceConv, IsTheDirectSumBitForBit) {
+  Rng rng(33);
+  for (int c = 0; c < 54; ++c) {
+    const DataType type = kTypes[c % 3];
+    const int64_t dims = 1 + c % 3 == 3 ? (c % 9 == 2 ? 3 : 2) : 1 + c % 3;
+    const int64_t group = c % 5 == 0 ? 1 : (c % 5 == 1 ? 3 : 2);
+    const int64_t Cg = pick(rng, 1, 4), Mg = pick(rng, 1, 5), N = pick(rng, 1, 2);
+    const int64_t C = Cg * group, M = Mg * group;
+    Shape xs{N, C}, ws{M, Cg};
+    std::vector<int64_t> strides, dil, pads_b, pads_e, in, k;
+    for (int64_t d = 0; d < dims; ++d) {
+      in.push_back(pick(rng, 1, dims == 3 ? 5 : 11));
+      k.push_back(pick(rng, 1, 4));
+      strides.push_back(pick(rng, 1, 2));
+      dil.push_back(pick(rng, 1, 2));
+      pads_b.push_back(pick(rng, 0, 2));
+      pads_e.push_back(pick(rng, 0, 2));
+      // The padded input must hold the dilated kernel.
+      while (in.back() + pads_b.back() + pads_e.back() < (k.back() - 1) * dil.back() + 1) ++pads_e.back();
+      xs.push_back(in.back());
+      ws.push_back(k.back());
+    }
+    const bool bias = c % 4 != 3, specials = c % 6 == 5;
+    SCOPED_TRACE(std::string(dtype_name(type)) + " X" + shape_to_string(xs) + " W" + shape_to_string(ws) + " group " +
+                 std::to_string(group) + (specials ? " with NaN/inf" : ""));
+    const Tensor x = random_tensor(rng, type, xs, -2, 2, specials), w = random_tensor(rng, type, ws, -2, 2, specials);
+    const Tensor b = random_tensor(rng, type, {M});
+    // The direct sum.
+    std::vector<int64_t> out;
+    for (int64_t d = 0; d < dims; ++d)
+      out.push_back((in[static_cast<size_t>(d)] + pads_b[static_cast<size_t>(d)] + pads_e[static_cast<size_t>(d)] -
+                     ((k[static_cast<size_t>(d)] - 1) * dil[static_cast<size_t>(d)] + 1)) / strides[static_cast<size_t>(d)] + 1);
+    Shape ys{N, M};
+    ys.insert(ys.end(), out.begin(), out.end());
+    Tensor want = Tensor::zeros(type, ys);
+    const auto count = [](const std::vector<int64_t>& v) {
+      int64_t p = 1;
+      for (int64_t e : v) p *= e;
+      return p;
+    };
+    const int64_t OS = count(out), KS = count(k), IS = count(in);
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t o = 0; o < OS; ++o) {
+          std::vector<int64_t> oi(static_cast<size_t>(dims));
+          for (int64_t d = dims - 1, r = o; d >= 0; --d) {
+            oi[static_cast<size_t>(d)] = r % out[static_cast<size_t>(d)];
+            r /= out[static_cast<size_t>(d)];
+          }
+          double acc = 0.0;
+          for (int64_t ci = 0; ci < Cg; ++ci)
+            for (int64_t kp = 0; kp < KS; ++kp) {
+              int64_t ip = 0, rest = kp;
+              std::vector<int64_t> ki(static_cast<size_t>(dims));
+              for (int64_t d = dims - 1; d >= 0; --d) {
+                ki[static_cast<size_t>(d)] = rest % k[static_cast<size_t>(d)];
+                rest /= k[static_cast<size_t>(d)];
+              }
+              bool inside = true;
+              for (int64_t d = 0; d < dims; ++d) {
+                const auto u = static_cast<size_t>(d);
+                const int64_t pos = oi[u] * strides[u] - pads_b[u] + ki[u] * dil[u];
+                inside = inside && pos >= 0 && pos < in[u];
+                ip = ip * in[u] + pos;
+              }
+              if (!inside) continue;
+              const double p = value(x, static_cast<uint64_t>((n * C + (m / Mg) * Cg + ci) * IS + ip)) *
+                               value(w, static_cast<uint64_t>((m * Cg + ci) * KS + kp));
+              acc = acc + p;
+            }
+          store(want, static_cast<uint64_t>((n * M + m) * OS + o), bias ? acc + value(b, static_cast<uint64_t>(m)) : acc);
+        }
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      cpu::set_thread_count(threads);
+      ModelBuilder mb(17);
+      mb.input("x", type, dims_of(xs));
+      mb.input("w", type, dims_of(ws));
+      std::vector<std::string> inputs{"x", "w"};
+      NamedValues values{{"x", Value(x)}, {"w", Value(w)}};
+      if (bias) {
+        mb.input("b", type, dims_of({M}));
+        inputs.push_back("b");
+        values.emplace_back("b", Value(b));
+      }
+      auto& conv = mb.node("Conv", inputs, {"y"}, "conv");
+      attr_int(conv, "group", group);
+      attr_ints(conv, "strides", strides);
+      attr_ints(conv, "dilations", dil);
+      std::vector<int64_t> pads = pads_b;
+      pads.insert(pads.end(), pads_e.begin(), pads_e.end());
+      attr_ints(conv, "pads", pads);
       mb.output_untyped("y");
       expect_same_bits(want, run_one(mb, values));
     }

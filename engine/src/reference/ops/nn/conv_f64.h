@@ -1,0 +1,191 @@
+// The reference's float convolution (Conv on float16, bfloat16, float,
+// double), computed as the direct sum defines it:
+//   y[n, m, o] = sum over c of m's group, then over the kernel positions k in
+//                order, of x[n, c, o * stride - pad_begin + k * dilation] * w[m, c, k]
+// with positions in the padding skipped (not multiplied by zero: a weight of
+// inf there stays out), each product and partial sum rounded in double, then
+// + B[m], then one rounding to the output type.
+//
+// It is a matrix product W[m, (c, k)] x X[(c, k), o] with the same order of
+// terms (math/gemm_f64.h), X's columns read straight from the input (no
+// unfolded copy), a padding position giving 0; with an inf or NaN weight,
+// where 0 * w would not be nothing, only the positions whose whole window
+// is inside go through the product and the border keeps the direct loop.
+// Both spread over the thread pool; each result is computed by one thread
+// in one order, so the bits do not depend on the thread count.
+#pragma once
+
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "cpu/thread_pool.h"
+#include "onnxscope/deadline.h"
+#include "reference/kernel_util.h"
+#include "reference/ops/math/gemm_f64.h"
+#include "reference/ops/nn_parts.h"
+
+namespace onnxscope::ref::nn {
+
+namespace conv_detail {
+
+template <typename S>
+double at(const std::byte* p, int64_t i) {
+  S v;
+  std::memcpy(&v, p + i * static_cast<int64_t>(sizeof(S)), sizeof(S));
+  return static_cast<double>(to_compute(v));
+}
+
+// Columns of the unfolded input for one image and group: column j is output
+// position j of `first` (its window's first input position per dim, in
+// first[j * dims ...]), element t = c * KS + k is x[c * IS + the input
+// position of kernel position k], or 0 where that lies in the padding.
+// `inside[j]`: every kernel position of column j is inside (no checks).
+struct Columns {
+  const std::byte* x = nullptr;  // the group's first channel of this image
+  int64_t IS = 0, KS = 0;
+  size_t dims = 0;
+  const std::vector<int64_t>* in = nullptr;        // input dims
+  const std::vector<int64_t>* in_strides = nullptr;
+  const std::vector<int64_t>* kstep = nullptr;     // [k * dims + d]: kernel position k's offset along d
+  const std::vector<int64_t>* koff = nullptr;      // [k]: its offset in the plane
+  const std::vector<int64_t>* first = nullptr;     // [j * dims + d]
+  const std::vector<int64_t>* base = nullptr;      // [j]: the first position's offset in the plane
+  const std::vector<char>* inside = nullptr;       // [j]
+  const std::vector<int64_t>* columns = nullptr;   // the output positions the product computes (all or some)
+};
+
+template <typename S>
+void pack_columns(const void* ctx, int64_t j0, int64_t cols, int64_t K, int64_t width, double* out) {
+  const Columns& m = *static_cast<const Columns*>(ctx);
+  for (int64_t g = 0; g * width < cols; ++g)
+    for (int64_t t = 0; t < K; ++t) {
+      double* o = out + (g * K + t) * width;
+      const int64_t c = t / m.KS, k = t % m.KS, off = c * m.IS + (*m.koff)[static_cast<size_t>(k)];
+      for (int64_t r = 0; r < width; ++r) {
+        const int64_t jj = g * width + r;
+        if (jj >= cols) {
+          o[r] = 0.0;
+          continue;
+        }
+        const auto j = static_cast<size_t>((*m.columns)[static_cast<size_t>(j0 + jj)]);
+        bool in = (*m.inside)[j] != 0;
+        if (!in) {
+          in = true;
+          for (size_t d = 0; d < m.dims && in; ++d) {
+            const int64_t pos = (*m.first)[j * m.dims + d] + (*m.kstep)[static_cast<size_t>(k) * m.dims + d];
+            in = pos >= 0 && pos < (*m.in)[d];
+          }
+        }
+        o[r] = in ? at<S>(m.x, (*m.base)[j] + off) : 0.0;
+      }
+    }
+}
+
+}  // namespace conv_detail
+
+// y = Conv(x, w) + b for a resolved window, into `out` ([N, M, out...]).
+template <typename S>
+void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& win, int64_t group, Tensor& out) {
+  const Shape& xs = x.shape();
+  const int64_t N = xs[0], C = xs[1], M = w.shape()[0], Cg = C / group, Mg = M / group;
+  const size_t dims = win.in.size();
+  const int64_t IS = product(win.in), OS = product(win.out), KS = product(win.kernel), K = Cg * KS;
+  const auto in_strides = strides_of(win.in);
+  // Each kernel position's offset in the input plane, along each dim, and its index vector.
+  std::vector<int64_t> koff, kstep;
+  std::vector<std::vector<int64_t>> kpos;
+  for (Counter kc(win.kernel); kc.valid(); kc.next()) {
+    int64_t off = 0;
+    for (size_t d = 0; d < dims; ++d) {
+      kstep.push_back(kc.index[d] * win.dilations[d]);
+      off += kc.index[d] * win.dilations[d] * in_strides[d];
+    }
+    koff.push_back(off);
+    kpos.push_back(kc.index);
+  }
+  // Every output position's window: its first input position per dim, and
+  // whether every kernel position is inside the input.
+  std::vector<int64_t> first, base, all, inner, border;
+  std::vector<char> inside;
+  int64_t op = 0;
+  for (Counter oc(win.out); oc.valid(); oc.next(), ++op) {
+    bool in = true;
+    int64_t at0 = 0;
+    for (size_t d = 0; d < dims; ++d) {
+      const int64_t f = oc.index[d] * win.strides[d] - win.pad_begin[d];
+      if (f < 0 || f + (win.kernel[d] - 1) * win.dilations[d] >= win.in[d]) in = false;
+      first.push_back(f);
+      at0 += f * in_strides[d];
+    }
+    base.push_back(at0);
+    inside.push_back(in ? 1 : 0);
+    all.push_back(op);
+    (in ? inner : border).push_back(op);
+  }
+  // A kernel position in the padding adds nothing to the sum. In the product
+  // it adds 0 * w, which is the same (a sum that starts at +0 never becomes
+  // -0, and x + 0 is x) unless w is inf or NaN: then the border keeps the
+  // direct loop, which skips those positions.
+  bool finite = true;
+  for (uint64_t i = 0; i < w.element_count() && finite; ++i) finite = std::isfinite(conv_detail::at<S>(w.raw(), static_cast<int64_t>(i)));
+  const std::vector<int64_t>& columns = finite ? all : inner;
+  const auto elem = static_cast<int64_t>(sizeof(S));
+  std::vector<double> bias;  // (its length is the caller's check)
+  if (b)
+    for (int64_t m = 0; m < M; ++m) bias.push_back(b->element_as_double(static_cast<uint64_t>(m)));
+  auto finish = [&](int64_t n, int64_t m, int64_t o, double v) {
+    put<S>(out, static_cast<uint64_t>((n * M + m) * OS + o), static_cast<compute_t<S>>(b ? v + bias[static_cast<size_t>(m)] : v));
+  };
+  if (!columns.empty())
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t g = 0; g < group; ++g) {
+        const math::Operand wa{w.raw() + g * Mg * K * elem, K, 1};
+        const conv_detail::Columns cols{x.raw() + (n * C + g * Cg) * IS * elem, IS, KS, dims, &win.in, &in_strides, &kstep, &koff,
+                                        &first, &base, &inside, &columns};
+        math::gemm_packed(math::Packer{&math::detail::pack_strided<S>, &wa}, math::Packer{&conv_detail::pack_columns<S>, &cols}, Mg,
+                          static_cast<int64_t>(columns.size()), K, [&](int64_t i, int64_t j0, const double* v, int64_t cnt) {
+                            for (int64_t k = 0; k < cnt; ++k) finish(n, g * Mg + i, columns[static_cast<size_t>(j0 + k)], v[k]);
+                          });
+      }
+  if (finite) return;
+  // The border: the direct sum over the kernel positions inside the input.
+  if (border.empty()) return;
+  cpu::parallel_for(N * M, 1, [&](int64_t lo, int64_t hi) {
+    std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel position, input offset) inside the input
+    for (int64_t nm = lo; nm < hi; ++nm) {
+      poll_deadline();
+      const int64_t n = nm / M, m = nm % M, g = m / Mg;
+      for (int64_t o : border) {
+        taps.clear();
+        int64_t rest = o;
+        std::vector<int64_t> oi(dims);
+        for (size_t d = dims; d-- > 0;) {
+          oi[d] = rest % win.out[d];
+          rest /= win.out[d];
+        }
+        for (int64_t kp = 0; kp < KS; ++kp) {
+          int64_t ip = 0;
+          bool inside = true;
+          for (size_t d = 0; d < dims && inside; ++d) {
+            const int64_t pos = oi[d] * win.strides[d] - win.pad_begin[d] + kpos[static_cast<size_t>(kp)][d] * win.dilations[d];
+            if (pos < 0 || pos >= win.in[d]) inside = false;
+            ip += pos * in_strides[d];
+          }
+          if (inside) taps.emplace_back(kp, ip);
+        }
+        double acc = 0.0;
+        for (int64_t c = 0; c < Cg; ++c) {
+          const int64_t xo = (n * C + g * Cg + c) * IS, wo = (m * Cg + c) * KS;
+          for (const auto& [kp, ip] : taps) {
+            const double p = conv_detail::at<S>(x.raw(), xo + ip) * conv_detail::at<S>(w.raw(), wo + kp);
+            acc = acc + p;
+          }
+        }
+        finish(n, m, o, acc);
+      }
+    }
+  });
+}
+
+}  // namespace onnxscope::ref::nn
