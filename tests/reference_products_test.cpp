@@ -86,6 +86,9 @@ TEST(ReferenceGemm, MatMulIsThePlainLoopBitForBit) {
     if (c % 4 == 1 && !a_vec && !b_vec) {
       ab = {2, 1};
       bb = {3};
+    } else if (c % 4 == 2 && !a_vec && !b_vec) {  // one B for every batch of A: one product of all A's rows
+      ab = {2, 3};
+      bb = c % 8 == 2 ? Shape{} : Shape{1, 1};
     }
     as.insert(as.begin(), ab.begin(), ab.end());
     bs.insert(bs.begin(), bb.begin(), bb.end());
@@ -93,12 +96,12 @@ TEST(ReferenceGemm, MatMulIsThePlainLoopBitForBit) {
     const Tensor a = random_tensor(rng, type, as, -2, 2, c % 5 == 4), b = random_tensor(rng, type, bs, -2, 2, c % 5 == 4);
     // The plain loop.
     const int64_t m = a_vec ? 1 : M, n = b_vec ? 1 : N, batches = ab.empty() ? 1 : 6;
-    Shape ys = ab.empty() ? Shape{} : Shape{2, 3};
+    Shape ys = ab.empty() ? Shape{} : Shape{2, 3};  // [2, 1] with [3], or [2, 3] with [] / [1, 1]
     if (!a_vec) ys.push_back(M);
     if (!b_vec) ys.push_back(N);
     Tensor want = Tensor::zeros(type, ys);
     for (int64_t bt = 0; bt < batches; ++bt) {
-      const int64_t ao = ab.empty() ? 0 : bt / 3, bo = bb.empty() ? 0 : bt % 3;
+      const int64_t ao = ab.empty() ? 0 : (ab == Shape{2, 1} ? bt / 3 : bt), bo = bb == Shape{3} ? bt % 3 : 0;
       for (int64_t i = 0; i < m; ++i)
         for (int64_t j = 0; j < n; ++j)
           store(want, static_cast<uint64_t>((bt * m + i) * n + j),

@@ -28,6 +28,17 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b) {
   const Shape* shapes[] = {&a_batch, &b_batch};
   BroadcastIndex bi(batch, shapes);
   const auto elem = static_cast<int64_t>(sizeof(S));
+  // One B for every batch (B without batch dims, or all 1): A's batches are
+  // consecutive rows, and so are the output's, so it is one product of
+  // batches * M rows (ViT's [197, 1, 768] x [768, 2304] is one 197-row
+  // product, not 197 one-row products each widening all of B).
+  if (*checked_element_count(b_batch) == 1 && *checked_element_count(a_batch) == batches) {
+    const Operand A{a.raw(), K, 1}, B{b.raw(), N, 1};
+    gemm_f64<S>(A, B, static_cast<int64_t>(batches) * M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) {
+      for (int64_t k = 0; k < n; ++k) put<S>(out, static_cast<uint64_t>(i * N + j0 + k), static_cast<compute_t<S>>(v[k]));
+    });
+    return;
+  }
   for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
     const Operand A{a.raw() + static_cast<int64_t>(bi.offsets()[0]) * M * K * elem, K, 1};
     const Operand B{b.raw() + static_cast<int64_t>(bi.offsets()[1]) * K * N * elem, N, 1};
