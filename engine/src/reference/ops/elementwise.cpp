@@ -3,9 +3,12 @@
 // Where. Narrow floats are computed in float and rounded on store (numpy does
 // the same for float16); float32 math is done in float, like numpy.
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <type_traits>
 
+#include "cpu/thread_pool.h"
+#include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
 
@@ -14,6 +17,30 @@ namespace {
 
 // --- unary -----------------------------------------------------------------
 
+// Element i of a tensor's bytes as S / stored from S: load<> and store<> on
+// a pointer fetched once (a tensor's raw() per element costs more than the
+// math of a cheap op). A bool byte other than 0 or 1 reads true, as load<bool>.
+template <typename S> inline S load_at(const std::byte* p, uint64_t i) {
+  if constexpr (std::is_same_v<S, bool>) {
+    return p[i] != std::byte{0};
+  } else {
+    S v;
+    std::memcpy(&v, p + i * sizeof(S), sizeof(S));
+    return v;
+  }
+}
+template <typename S> inline void store_at(std::byte* p, uint64_t i, S v) { std::memcpy(p + i * sizeof(S), &v, sizeof(S)); }
+
+// Elementwise work over n outputs split across the thread pool in chunks
+// (each output is computed alone, so the split changes no result).
+template <typename Fn>
+void for_chunks(uint64_t n, Fn fn) {
+  cpu::parallel_for(static_cast<int64_t>(n), 32768, [&](int64_t lo, int64_t hi) {
+    poll_deadline();
+    fn(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi));
+  });
+}
+
 // y = f(x) over one tensor, same type and shape. `f` is generic over the compute type.
 template <unsigned Types, typename F>
 void unary(KernelContext& ctx, F f) {
@@ -21,7 +48,12 @@ void unary(KernelContext& ctx, F f) {
   Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
   dispatch<Types>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    for (uint64_t i = 0; i < x.element_count(); ++i) put<S>(y, i, static_cast<compute_t<S>>(f(get<S>(x, i))));
+    const std::byte* px = x.raw();
+    std::byte* py = y.mutable_raw();
+    for_chunks(x.element_count(), [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t i = lo; i < hi; ++i)
+        store_at<S>(py, i, from_compute<S>(static_cast<compute_t<S>>(f(to_compute(load_at<S>(px, i))))));
+    });
   });
 }
 
@@ -196,16 +228,33 @@ void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
   Tensor& z = ctx.allocate_output(0, out == DataType::Undefined ? a.dtype() : out, shape);
   dispatch<Types>(ctx, a.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    BroadcastIndex bi(shape, shapes);
-    for (uint64_t i = 0; i < z.element_count(); ++i, bi.next()) {
-      auto r = f(get<S>(a, bi.offsets()[0]), get<S>(b, bi.offsets()[1]));
+    const std::byte* pa = a.raw();
+    const std::byte* pb = b.raw();
+    std::byte* pz = z.mutable_raw();
+    auto one = [&](uint64_t i, uint64_t ia, uint64_t ib) {
+      auto r = f(to_compute(load_at<S>(pa, ia)), to_compute(load_at<S>(pb, ib)));
       if constexpr (std::is_same_v<decltype(r), bool>) {
         if (out == DataType::Bool) {
-          store<bool>(z, i, r);
-          continue;
+          store_at<bool>(pz, i, r);
+          return;
         }
       }
-      put<S>(z, i, static_cast<compute_t<S>>(r));
+      store_at<S>(pz, i, from_compute<S>(static_cast<compute_t<S>>(r)));
+    };
+    // The common broadcasts without an index per element: equal shapes, or a
+    // scalar on either side; any other through BroadcastIndex.
+    const uint64_t n = z.element_count();
+    const bool a_full = a.shape() == shape, b_full = b.shape() == shape;
+    if ((a_full || a.element_count() == 1) && (b_full || b.element_count() == 1)) {
+      for_chunks(n, [&](uint64_t lo, uint64_t hi) {
+        for (uint64_t i = lo; i < hi; ++i) one(i, a_full ? i : 0, b_full ? i : 0);
+      });
+      return;
+    }
+    BroadcastIndex bi(shape, shapes);
+    for (uint64_t i = 0; i < n; ++i, bi.next()) {
+      if ((i & 65535) == 0) poll_deadline();
+      one(i, bi.offsets()[0], bi.offsets()[1]);
     }
   });
 }
