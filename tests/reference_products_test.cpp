@@ -14,6 +14,8 @@
 #include "cpu/thread_pool.h"
 #include "model_builder.h"
 #include "onnxscope/float_formats.h"
+#include "onnxscope/inputs.h"
+#include "onnxscope/loader.h"
 #include "onnxscope/reference.h"
 #include "ops_harness.h"
 
@@ -276,4 +278,115 @@ TEST(ReferenceConv, IsTheDirectSumBitForBit) {
     }
   }
   cpu::set_thread_count(0);
+}
+
+namespace {
+
+// A transformer block: LayerNorm, a QKV MatMul with bias, attention through
+// MatMul / Softmax / MatMul, an Erf GELU MLP, residual Adds; x [4, 128, 96]: big enough
+// that the products and the elementwise ops split into several work items.
+std::shared_ptr<Model> transformer_block() {
+  ModelBuilder b(17);
+  Rng rng(44);
+  auto weight = [&](const std::string& name, const Shape& s) {
+    b.initializer(make_float_tensor(name, std::vector<int64_t>(s.begin(), s.end()),
+                                    [&] {
+                                      const Tensor t = random_tensor(rng, DataType::Float, s, -0.3, 0.3);
+                                      return std::vector<float>(t.data<float>(), t.data<float>() + t.element_count());
+                                    }()));
+  };
+  b.input("x", DataType::Float, {int64_t{4}, int64_t{128}, int64_t{96}});
+  weight("g", {96});
+  weight("be", {96});
+  weight("wq", {96, 96});
+  weight("wk", {96, 96});
+  weight("wv", {96, 96});
+  weight("bq", {96});
+  weight("w1", {96, 384});
+  weight("w2", {384, 96});
+  b.initializer(make_float_tensor("inv_sqrt2", {}, {0.70710677f}));
+  b.initializer(make_float_tensor("one", {}, {1.0f}));
+  b.initializer(make_float_tensor("half", {}, {0.5f}));
+  b.initializer(make_float_tensor("scale", {}, {0.1021f}));
+  b.node("LayerNormalization", {"x", "g", "be"}, {"n"}, "ln");
+  b.node("MatMul", {"n", "wq"}, {"q0"}, "q");
+  b.node("Add", {"q0", "bq"}, {"q1"}, "qb");
+  b.node("MatMul", {"n", "wk"}, {"k"}, "k");
+  b.node("MatMul", {"n", "wv"}, {"v"}, "v");
+  attr_ints(b.node("Transpose", {"k"}, {"kt"}, "kt"), "perm", {0, 2, 1});
+  b.node("MatMul", {"q1", "kt"}, {"s0"}, "qk");
+  b.node("Mul", {"s0", "scale"}, {"s1"}, "sc");
+  attr_int(b.node("Softmax", {"s1"}, {"p"}, "softmax"), "axis", -1);
+  b.node("MatMul", {"p", "v"}, {"a"}, "pv");
+  b.node("Add", {"x", "a"}, {"r1"}, "res1");
+  b.node("MatMul", {"r1", "w1"}, {"h"}, "fc1");
+  b.node("Mul", {"h", "inv_sqrt2"}, {"hs"}, "gs");
+  b.node("Erf", {"hs"}, {"he"}, "erf");
+  b.node("Add", {"he", "one"}, {"h1"}, "g1");
+  b.node("Mul", {"h", "h1"}, {"h2"}, "g2");
+  b.node("Mul", {"h2", "half"}, {"h3"}, "g3");
+  b.node("MatMul", {"h3", "w2"}, {"m"}, "fc2");
+  b.node("Add", {"r1", "m"}, {"y"}, "res2");
+  b.output_untyped("y");
+  return load_model(b);
+}
+
+}  // namespace
+
+// Whole models give the same bits at 1, 2 and 3 threads: the repository's
+// sample CNN (Conv, Relu, pooling, Gemm), the control-flow sample, a
+// transformer block, and a depthwise / grouped / strided convolution net
+// with a bias and padding.
+TEST(ReferenceThreads, WholeModelsGiveTheSameBitsAtAnyThreadCount) {
+  std::vector<std::pair<std::string, std::shared_ptr<const Model>>> models;
+  for (const char* file : {"sample_cnn.onnx", "control_flow.onnx"}) {
+    auto r = load_model_file(std::filesystem::path(ONNXSCOPE_SOURCE_DIR) / "resources" / "models" / file);
+    ASSERT_TRUE(r.ok()) << file;
+    models.emplace_back(file, std::shared_ptr<const Model>(std::move(r.model)));
+  }
+  models.emplace_back("transformer block", transformer_block());
+  {
+    ModelBuilder b(17);
+    b.input("x", DataType::Float, {int64_t{2}, int64_t{6}, int64_t{47}, int64_t{41}});
+    Rng rng(45);
+    auto weight = [&](const std::string& name, const std::vector<int64_t>& s) {
+      const Tensor t = random_tensor(rng, DataType::Float, Shape(s.begin(), s.end()), -0.5, 0.5);
+      b.initializer(make_float_tensor(name, s, std::vector<float>(t.data<float>(), t.data<float>() + t.element_count())));
+    };
+    weight("w1", {12, 3, 3, 3});
+    weight("b1", {12});
+    weight("w2", {12, 1, 5, 5});
+    weight("w3", {7, 12, 1, 1});
+    auto& c1 = b.node("Conv", {"x", "w1", "b1"}, {"c1"}, "grouped");
+    attr_int(c1, "group", 2);
+    attr_ints(c1, "pads", {1, 1, 1, 1});
+    b.node("Relu", {"c1"}, {"r1"}, "relu");
+    auto& c2 = b.node("Conv", {"r1", "w2"}, {"c2"}, "depthwise");
+    attr_int(c2, "group", 12);
+    attr_ints(c2, "pads", {2, 2, 2, 2});
+    attr_ints(c2, "strides", {2, 2});
+    b.node("Conv", {"c2", "w3"}, {"y"}, "pointwise");
+    b.output_untyped("y");
+    models.emplace_back("conv net", load_model(b));
+  }
+  for (const auto& [name, m] : models) {
+    SCOPED_TRACE(name);
+    InputSpec spec;
+    spec.seed = 9;
+    if (name == "sample_cnn.onnx") spec.dims = {{"batch", 2}};
+    const NamedValues in = make_inputs(*m, spec);
+    std::vector<NamedValues> runs;
+    for (int threads : {1, 2, 3}) {
+      cpu::set_thread_count(threads);
+      runs.push_back(make_reference_engine()->prepare(m)->run(in));
+    }
+    cpu::set_thread_count(0);
+    for (size_t r = 1; r < runs.size(); ++r) {
+      ASSERT_EQ(runs[r].size(), runs[0].size());
+      for (size_t o = 0; o < runs[0].size(); ++o) {
+        if (!runs[0][o].second.is_tensor()) continue;
+        expect_same_bits(runs[0][o].second.tensor(), runs[r][o].second.tensor());
+      }
+    }
+  }
 }
