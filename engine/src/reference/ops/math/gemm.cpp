@@ -5,6 +5,7 @@
 // alpha * product + beta * C in double, rounded once. Integers: 64-bit
 // two's complement sums, exact when alpha and beta are whole numbers.
 #include <cmath>
+#include <cstring>
 
 #include "reference/ops/math/common.h"
 #include "reference/ops/math/gemm_f64.h"
@@ -45,10 +46,18 @@ void Gemm(KernelContext& ctx) {
     if constexpr (!std::is_integral_v<compute_t<S>>) {
       const Operand A = ta ? Operand{a.raw(), 1, M} : Operand{a.raw(), K, 1};
       const Operand B = tb ? Operand{b.raw(), 1, K} : Operand{b.raw(), N, 1};
+      std::byte* po = out.mutable_raw();  // fetched once, as C's bytes
+      const std::byte* pc = c ? c->raw() : nullptr;
       gemm_f64<S>(A, B, M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) {
         for (int64_t k = 0; k < n; ++k) {
-          const double cval = c ? static_cast<double>(get<S>(*c, c_index(i, j0 + k))) : 0.0;
-          put<S>(out, static_cast<uint64_t>(i * N + j0 + k), static_cast<compute_t<S>>(alpha * v[k] + beta * cval));
+          double cval = 0.0;
+          if (pc) {
+            S cv;
+            std::memcpy(&cv, pc + c_index(i, j0 + k) * sizeof(S), sizeof(S));
+            cval = static_cast<double>(to_compute(cv));
+          }
+          const S y = from_compute<S>(static_cast<compute_t<S>>(alpha * v[k] + beta * cval));
+          std::memcpy(po + static_cast<uint64_t>(i * N + j0 + k) * sizeof(S), &y, sizeof(S));
         }
       });
     } else {

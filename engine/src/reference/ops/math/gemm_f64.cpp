@@ -47,6 +47,25 @@ __attribute__((target("avx512f"))) void tile_avx512(int64_t K, const double* a, 
   }
 }
 
+// The same with fused multiply-adds, for exact products (gemm_f64.h): the
+// product is exact, so acc + a * b is rounded once, as the unfused form does.
+__attribute__((target("avx512f"))) void tile_avx512_fma(int64_t K, const double* a, const double* b, double* c) {
+  __m512d acc[kMR][2];
+  for (int r = 0; r < kMR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_pd();
+  for (int64_t t = 0; t < K; ++t) {
+    const __m512d b0 = _mm512_loadu_pd(b + t * kNR), b1 = _mm512_loadu_pd(b + t * kNR + 8);
+    for (int r = 0; r < kMR; ++r) {
+      const __m512d av = _mm512_set1_pd(a[t * kMR + r]);
+      acc[r][0] = _mm512_fmadd_pd(av, b0, acc[r][0]);
+      acc[r][1] = _mm512_fmadd_pd(av, b1, acc[r][1]);
+    }
+  }
+  for (int r = 0; r < kMR; ++r) {
+    _mm512_storeu_pd(c + r * kNR, acc[r][0]);
+    _mm512_storeu_pd(c + r * kNR + 8, acc[r][1]);
+  }
+}
+
 void tile_plain(int64_t K, const double* a, const double* b, double* c) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -78,17 +97,18 @@ __attribute__((target_clones("avx512f", "avx2", "default"))) void detail::widen(
 
 namespace {
 
-TileFn best_tile() {
-  static const TileFn fn = __builtin_cpu_supports("avx512f") ? tile_avx512 : tile_plain;
-  return fn;
+TileFn best_tile(bool exact_products) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return !avx512 ? tile_plain : exact_products ? tile_avx512_fma : tile_avx512;
 }
 
 }  // namespace
 
-void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
+void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t K, const RowSink& sink,
+                 bool exact_products) {
   if (M <= 0 || N <= 0) return;
   const int64_t row_groups = (M + kMC - 1) / kMC, col_groups = (N + kNC - 1) / kNC;
-  const TileFn tile = best_tile();
+  const TileFn tile = best_tile(exact_products);
   cpu::parallel_for(row_groups * col_groups, 1, [&](int64_t lo, int64_t hi) {
     thread_local std::vector<double> ap, bp;
     double c[kMR * kNR];

@@ -40,7 +40,16 @@ struct Packer {
 };
 
 // y = A B, A's rows and B's columns given by their packers (K elements each).
-void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t K, const RowSink& sink);
+// `exact_products`: every packed value is a float (or narrower) widened, so
+// each product of two has at most 48 significant bits and is exact in
+// double; then acc + a * b rounds once either way, and a fused multiply-add
+// gives the same bits at twice the rate.
+void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t K, const RowSink& sink,
+                 bool exact_products = false);
+
+// Whether products of two values of storage type S are exact in double.
+template <typename S>
+constexpr bool exact_double_products = std::is_same_v<compute_t<S>, float>;
 
 namespace detail {
 // dst[(g * K + t) * width + k] = src[t * stride + g * width + k] widened to
@@ -83,7 +92,8 @@ void pack_strided(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t 
 template <typename S>
 void gemm_f64(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
   const Operand bt{b.data, b.col, b.row};  // B's columns are packed like A's rows: B^T(j, t) = B(t, j)
-  gemm_packed(Packer{&detail::pack_strided<S>, &a}, Packer{&detail::pack_strided<S>, &bt}, M, N, K, sink);
+  gemm_packed(Packer{&detail::pack_strided<S>, &a}, Packer{&detail::pack_strided<S>, &bt}, M, N, K, sink,
+              exact_double_products<S>);
 }
 
 }  // namespace onnxscope::ref::math

@@ -3,6 +3,8 @@
 // Floats: gemm_f64.h per batch (every product and partial sum in double, in
 // order, then rounded once to the output type). Integers: 64-bit two's
 // complement sums, so results wrap like numpy's fixed-width matmul.
+#include <cstring>
+
 #include "reference/ops/math/common.h"
 #include "reference/ops/math/gemm_f64.h"
 
@@ -28,6 +30,11 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b) {
   const Shape* shapes[] = {&a_batch, &b_batch};
   BroadcastIndex bi(batch, shapes);
   const auto elem = static_cast<int64_t>(sizeof(S));
+  std::byte* po = out.mutable_raw();  // fetched once: per element it costs more than the store
+  auto put_at = [po](uint64_t i, double v) {
+    const S s = from_compute<S>(static_cast<compute_t<S>>(v));
+    std::memcpy(po + i * sizeof(S), &s, sizeof(S));
+  };
   // One B for every batch (B without batch dims, or all 1): A's batches are
   // consecutive rows, and so are the output's, so it is one product of
   // batches * M rows (ViT's [197, 1, 768] x [768, 2304] is one 197-row
@@ -35,7 +42,7 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b) {
   if (*checked_element_count(b_batch) == 1 && *checked_element_count(a_batch) == batches) {
     const Operand A{a.raw(), K, 1}, B{b.raw(), N, 1};
     gemm_f64<S>(A, B, static_cast<int64_t>(batches) * M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) {
-      for (int64_t k = 0; k < n; ++k) put<S>(out, static_cast<uint64_t>(i * N + j0 + k), static_cast<compute_t<S>>(v[k]));
+      for (int64_t k = 0; k < n; ++k) put_at(static_cast<uint64_t>(i * N + j0 + k), v[k]);
     });
     return;
   }
@@ -44,7 +51,7 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b) {
     const Operand B{b.raw() + static_cast<int64_t>(bi.offsets()[1]) * K * N * elem, N, 1};
     const uint64_t base = bt * static_cast<uint64_t>(M * N);
     gemm_f64<S>(A, B, M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) {
-      for (int64_t k = 0; k < n; ++k) put<S>(out, base + static_cast<uint64_t>(i * N + j0 + k), static_cast<compute_t<S>>(v[k]));
+      for (int64_t k = 0; k < n; ++k) put_at(base + static_cast<uint64_t>(i * N + j0 + k), v[k]);
     });
   }
 }

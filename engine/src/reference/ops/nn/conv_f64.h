@@ -134,8 +134,10 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
   std::vector<double> bias;  // (its length is the caller's check)
   if (b)
     for (int64_t m = 0; m < M; ++m) bias.push_back(b->element_as_double(static_cast<uint64_t>(m)));
+  std::byte* po = out.mutable_raw();  // fetched once: per element it costs more than the store
   auto finish = [&](int64_t n, int64_t m, int64_t o, double v) {
-    put<S>(out, static_cast<uint64_t>((n * M + m) * OS + o), static_cast<compute_t<S>>(b ? v + bias[static_cast<size_t>(m)] : v));
+    const S y = from_compute<S>(static_cast<compute_t<S>>(b ? v + bias[static_cast<size_t>(m)] : v));
+    std::memcpy(po + static_cast<uint64_t>((n * M + m) * OS + o) * sizeof(S), &y, sizeof(S));
   };
   if (!columns.empty())
     for (int64_t n = 0; n < N; ++n)
@@ -144,9 +146,11 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
         const conv_detail::Columns cols{x.raw() + (n * C + g * Cg) * IS * elem, IS, KS, dims, &win.in, &in_strides, &kstep, &koff,
                                         &first, &base, &inside, &columns};
         math::gemm_packed(math::Packer{&math::detail::pack_strided<S>, &wa}, math::Packer{&conv_detail::pack_columns<S>, &cols}, Mg,
-                          static_cast<int64_t>(columns.size()), K, [&](int64_t i, int64_t j0, const double* v, int64_t cnt) {
+                          static_cast<int64_t>(columns.size()), K,
+                          [&](int64_t i, int64_t j0, const double* v, int64_t cnt) {
                             for (int64_t k = 0; k < cnt; ++k) finish(n, g * Mg + i, columns[static_cast<size_t>(j0 + k)], v[k]);
-                          });
+                          },
+                          math::exact_double_products<S>);
       }
   if (finite) return;
   // The border: the direct sum over the kernel positions inside the input.
