@@ -3,11 +3,14 @@
 // data-movement kernel uses (any element type: strings, fixed-width, packed).
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "cpu/thread_pool.h"
+#include "onnxscope/deadline.h"
 #include "onnxscope/kernel.h"
 #include "onnxscope/tensor.h"
 
@@ -38,6 +41,13 @@ class ElementMover {
       dst_ = dst.mutable_raw();
     }
   }
+  // Whole bytes per element (not strings, not packed sub-byte codes): the
+  // element size and the two buffers, for copies of many elements at a time.
+  bool whole_bytes() const { return !strings_ && !packed_; }
+  size_t width() const { return width_; }
+  const std::byte* src() const { return src_; }
+  std::byte* dst() const { return dst_; }
+
   // dst[to] = src[from]
   void operator()(uint64_t to, uint64_t from) {
     if (strings_) {
@@ -82,6 +92,51 @@ inline Tensor reshaped_view(const Tensor& t, Shape shape) {
   return Tensor::from_buffer(t.dtype(), std::move(shape), t.buffer());
 }
 
+// gather_by_tables without padding, for whole-byte elements: each run of the
+// innermost output dimension is one loop of fixed-width copies, runs spread
+// over the thread pool (a copy is the same whoever makes it).
+template <typename W>
+void copy_run(const std::byte* src, std::byte* dst, int64_t base, const std::vector<int64_t>& inner, uint64_t at) {
+  for (size_t k = 0; k < inner.size(); ++k) {
+    W v;
+    std::memcpy(&v, src + static_cast<size_t>(base + inner[k]) * sizeof(W), sizeof(W));
+    std::memcpy(dst + (at + k) * sizeof(W), &v, sizeof(W));
+  }
+}
+inline void gather_rows(const ElementMover& move, const std::vector<std::vector<int64_t>>& table, uint64_t n) {
+  const size_t rank = table.size();
+  const std::vector<int64_t>& inner = table.back();
+  const auto runs = static_cast<int64_t>(n / inner.size());
+  const size_t width = move.width();
+  cpu::parallel_for(runs, std::max<int64_t>(1, 16384 / static_cast<int64_t>(inner.size())), [&](int64_t lo, int64_t hi) {
+    poll_deadline();
+    std::vector<int64_t> counter(rank, 0);  // the odometer over the outer dims, at run lo
+    for (int64_t r = lo, d = static_cast<int64_t>(rank) - 2; d >= 0; --d) {
+      const auto size = static_cast<int64_t>(table[static_cast<size_t>(d)].size());
+      counter[static_cast<size_t>(d)] = r % size;
+      r /= size;
+    }
+    for (int64_t r = lo; r < hi; ++r) {
+      int64_t base = 0;
+      for (size_t d = 0; d + 1 < rank; ++d) base += table[d][static_cast<size_t>(counter[d])];
+      const uint64_t at = static_cast<uint64_t>(r) * inner.size();
+      switch (width) {
+        case 1: copy_run<uint8_t>(move.src(), move.dst(), base, inner, at); break;
+        case 2: copy_run<uint16_t>(move.src(), move.dst(), base, inner, at); break;
+        case 4: copy_run<uint32_t>(move.src(), move.dst(), base, inner, at); break;
+        case 8: copy_run<uint64_t>(move.src(), move.dst(), base, inner, at); break;
+        default:
+          for (size_t k = 0; k < inner.size(); ++k)
+            std::memcpy(move.dst() + (at + k) * width, move.src() + static_cast<size_t>(base + inner[k]) * width, width);
+      }
+      for (size_t d = rank - 1; d-- > 0;) {
+        if (++counter[d] < static_cast<int64_t>(table[d].size())) break;
+        counter[d] = 0;
+      }
+    }
+  });
+}
+
 // Fills `dst` (already allocated) by walking its elements in row-major order.
 // For output dimension d at index k, table[d][k] is the offset (in elements)
 // that coordinate adds to the source position, or negative when that
@@ -95,6 +150,11 @@ inline void gather_by_tables(const KernelContext& ctx, const Tensor& src, Tensor
   std::optional<ElementMover> fill_move;
   if (fill) fill_move.emplace(*fill, dst, &ctx);
   const size_t rank = table.size();
+  if (rank > 0 && !fill && move.whole_bytes() && table.back().size() > 0 &&
+      std::all_of(table.begin(), table.end(), [](const auto& t) { return std::all_of(t.begin(), t.end(), [](int64_t o) { return o >= 0; }); })) {
+    gather_rows(move, table, n);
+    return;
+  }
   std::vector<int64_t> counter(rank, 0);
   for (uint64_t i = 0; i < n; ++i) {
     int64_t offset = 0;
