@@ -150,7 +150,8 @@ def onnxscope_run(cli: str, model: Path, threads: int, workdir: Path, dims: list
     p = subprocess.run(cmd, capture_output=True, text=True)
     text = p.stdout + p.stderr
     if p.returncode != 0:
-        raise RuntimeError(text.strip().splitlines()[-1] if text.strip() else f"exit {p.returncode}")
+        errors = [line for line in text.splitlines() if "error" in line]
+        raise RuntimeError(errors[0] if errors else f"exit {p.returncode}")
     run = re.search(r"engine reference: prepare [0-9.]+ ms, run ([0-9.]+) ms", text)
     rss = re.search(r"RSS_KB (\d+)", text)
     return {"seconds": float(run.group(1)) / 1000.0, "rss_mib": int(rss.group(1)) / 1024.0, "inputs": inputs, "out": out}
@@ -162,7 +163,8 @@ def onnx_reference_run(model: Path, inputs: Path, threads: int, workdir: Path, t
     p = subprocess.run([sys.executable, "-c", ONNX_REFERENCE, str(model), str(inputs), str(out)], capture_output=True, text=True,
                        env=env, timeout=timeout)
     if p.returncode != 0:
-        raise RuntimeError((p.stderr.strip().splitlines() or ["failed"])[-1])
+        errors = [line for line in p.stderr.splitlines() if "Error" in line]
+        raise RuntimeError(errors[-1] if errors else "failed")
     r = json.loads(p.stdout.strip().splitlines()[-1])
     r["out"] = out
     return r

@@ -5,6 +5,9 @@
 // (activations, activation_alpha/beta, clip, sequence_lens, direction, layout,
 // GRU linear_before_reset, LSTM peepholes and input_forget); onnx's Python
 // reference ignores several of these.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")  // products and sums round as written
+#endif
 #include <algorithm>
 #include <stdexcept>
 #include <cmath>
@@ -12,6 +15,7 @@
 #include <vector>
 
 #include "core/rnn_plan.h"
+#include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
 #include "reference/ops/sequence_models_parts.h"
@@ -124,14 +128,31 @@ std::vector<int64_t> time_order(const RnnProblem& p, int64_t d, int64_t len) {
   return ts;
 }
 
-// out[g] = sum_i M[d, row0 + g, i] * v[i] for g in [0, rows): one block of a (dirs, rows, cols) matrix times v.
-void matvec(const std::vector<double>& M, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
+// A (dirs, rows, cols) matrix stored by columns, (dirs, cols, rows): a
+// product with v then runs along the rows, one vector of outputs per
+// element of v, instead of one dot product per row.
+std::vector<double> by_columns(const std::vector<double>& M, int64_t dirs, int64_t rows, int64_t cols) {
+  std::vector<double> t(M.size());
+  for (int64_t d = 0; d < dirs && !M.empty(); ++d)
+    for (int64_t g = 0; g < rows; ++g)
+      for (int64_t i = 0; i < cols; ++i) t[size_t((d * cols + i) * rows + g)] = M[size_t((d * rows + g) * cols + i)];
+  return t;
+}
+
+// out[g] = sum_i M[d, row0 + g, i] * v[i] for g in [0, rows), the terms in
+// order of i (each product and sum rounded in double): one block of a
+// by_columns matrix times v.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void matvec(const std::vector<double>& MT, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
             const double* v, double* out) {
-  for (int64_t g = 0; g < rows; ++g) {
-    const double* m = M.data() + (d * total_rows + row0 + g) * cols;  // M may be empty (no inputs)
-    double acc = 0;
-    for (int64_t i = 0; i < cols; ++i) acc += m[i] * v[i];
-    out[g] = acc;
+  for (int64_t g = 0; g < rows; ++g) out[g] = 0.0;
+  for (int64_t i = 0; i < cols; ++i) {
+    const double vi = v[i];
+    const double* col = MT.data() + (d * cols + i) * total_rows + row0;  // MT is not empty when cols > 0
+    for (int64_t g = 0; g < rows; ++g) {
+      const double p = col[g] * vi;
+      out[g] = out[g] + p;
+    }
   }
 }
 
@@ -150,29 +171,33 @@ void write_outputs(KernelContext& ctx, const RnnProblem& p, const RnnOutputs& o,
 // Ht = f(Xt*(Wi^T) + Ht-1*(Ri^T) + Wbi + Rbi)
 void RNN(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 1, {"Tanh"});
+  const std::vector<double> WT = by_columns(p.W, p.dirs, p.hidden, p.input), RT = by_columns(p.R, p.dirs, p.hidden, p.hidden);
   const std::vector<Activation>& acts = p.functions;
   const int64_t H = p.hidden;
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
   RnnOutputs o;
   o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
-  std::vector<double> xt(size_t(p.input)), wx(static_cast<size_t>(H)), rh(static_cast<size_t>(H)), hcur(static_cast<size_t>(H));
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(d)];
     const double* Wb = p.B.data() + d * 2 * H;
     const double* Rb = Wb + H;
-    for (int64_t b = 0; b < p.batch; ++b) {
-      for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
-      for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
-        for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
-        matvec(p.W, d, H, 0, H, p.input, xt.data(), wx.data());
-        matvec(p.R, d, H, 0, H, H, hcur.data(), rh.data());
-        for (int64_t k = 0; k < H; ++k) {
-          hcur[size_t(k)] = f(p.clipped(wx[size_t(k)] + rh[size_t(k)] + Wb[k] + Rb[k]));
-          o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+    // Batch entries are independent: each is computed by one thread, in one order.
+    cpu::parallel_for(p.batch, 1, [&](int64_t b0, int64_t b1) {
+      std::vector<double> xt(size_t(p.input)), wx(static_cast<size_t>(H)), rh(static_cast<size_t>(H)), hcur(static_cast<size_t>(H));
+      for (int64_t b = b0; b < b1; ++b) {
+        for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
+        for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
+          for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
+          matvec(WT, d, H, 0, H, p.input, xt.data(), wx.data());
+          matvec(RT, d, H, 0, H, H, hcur.data(), rh.data());
+          for (int64_t k = 0; k < H; ++k) {
+            hcur[size_t(k)] = f(p.clipped(wx[size_t(k)] + rh[size_t(k)] + Wb[k] + Rb[k]));
+            o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+          }
         }
+        for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t(k)];
       }
-      for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t(k)];
-    }
+    });
   }
   o.Yh = std::move(h);
   write_outputs(ctx, p, o, false);
@@ -182,47 +207,51 @@ void RNN(KernelContext& ctx) {
 // Gates in W/R/B are ordered z, r, h.
 void GRU(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 3, {"Sigmoid", "Tanh"});
+  const std::vector<double> WT = by_columns(p.W, p.dirs, 3 * p.hidden, p.input), RT = by_columns(p.R, p.dirs, 3 * p.hidden, p.hidden);
   const std::vector<Activation>& acts = p.functions;
   const bool linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
   const int64_t H = p.hidden;
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
   RnnOutputs o;
   o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
-  std::vector<double> xt(size_t(p.input)), wx(size_t(3 * H)), rh(size_t(3 * H)), hcur(static_cast<size_t>(H)), rhid(static_cast<size_t>(H)),
-      rmul(static_cast<size_t>(H)), z(static_cast<size_t>(H)), r(static_cast<size_t>(H));
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(2 * d)];
     const Activation& g = acts[size_t(2 * d + 1)];
     const double* Wb = p.B.data() + d * 6 * H;  // Wbz, Wbr, Wbh
     const double* Rb = Wb + 3 * H;                // Rbz, Rbr, Rbh
-    for (int64_t b = 0; b < p.batch; ++b) {
-      for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
-      for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
-        for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
-        matvec(p.W, d, 3 * H, 0, 3 * H, p.input, xt.data(), wx.data());
-        matvec(p.R, d, 3 * H, 0, 2 * H, H, hcur.data(), rh.data());  // Rz, Rr rows
-        for (int64_t k = 0; k < H; ++k) {
-          z[size_t(k)] = f(p.clipped(wx[size_t(k)] + rh[size_t(k)] + Wb[k] + Rb[k]));
-          r[size_t(k)] = f(p.clipped(wx[size_t(H + k)] + rh[size_t(H + k)] + Wb[H + k] + Rb[H + k]));
+    // Batch entries are independent: each is computed by one thread, in one order.
+    cpu::parallel_for(p.batch, 1, [&](int64_t b0, int64_t b1) {
+      std::vector<double> xt(size_t(p.input)), wx(size_t(3 * H)), rh(size_t(3 * H)), hcur(static_cast<size_t>(H)), rhid(static_cast<size_t>(H)),
+          rmul(static_cast<size_t>(H)), z(static_cast<size_t>(H)), r(static_cast<size_t>(H));
+      for (int64_t b = b0; b < b1; ++b) {
+        for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
+        for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
+          for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
+          matvec(WT, d, 3 * H, 0, 3 * H, p.input, xt.data(), wx.data());
+          matvec(RT, d, 3 * H, 0, 2 * H, H, hcur.data(), rh.data());  // Rz, Rr rows
+          for (int64_t k = 0; k < H; ++k) {
+            z[size_t(k)] = f(p.clipped(wx[size_t(k)] + rh[size_t(k)] + Wb[k] + Rb[k]));
+            r[size_t(k)] = f(p.clipped(wx[size_t(H + k)] + rh[size_t(H + k)] + Wb[H + k] + Rb[H + k]));
+          }
+          if (linear_before_reset) {
+            // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
+            matvec(RT, d, 3 * H, 2 * H, H, H, hcur.data(), rhid.data());
+            for (int64_t k = 0; k < H; ++k) rhid[size_t(k)] = r[size_t(k)] * (rhid[size_t(k)] + Rb[2 * H + k]);
+          } else {
+            // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
+            for (int64_t k = 0; k < H; ++k) rmul[size_t(k)] = r[size_t(k)] * hcur[size_t(k)];
+            matvec(RT, d, 3 * H, 2 * H, H, H, rmul.data(), rhid.data());
+            for (int64_t k = 0; k < H; ++k) rhid[size_t(k)] += Rb[2 * H + k];
+          }
+          for (int64_t k = 0; k < H; ++k) {
+            const double ht = g(p.clipped(wx[size_t(2 * H + k)] + rhid[size_t(k)] + Wb[2 * H + k]));
+            hcur[size_t(k)] = (1 - z[size_t(k)]) * ht + z[size_t(k)] * hcur[size_t(k)];
+            o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+          }
         }
-        if (linear_before_reset) {
-          // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
-          matvec(p.R, d, 3 * H, 2 * H, H, H, hcur.data(), rhid.data());
-          for (int64_t k = 0; k < H; ++k) rhid[size_t(k)] = r[size_t(k)] * (rhid[size_t(k)] + Rb[2 * H + k]);
-        } else {
-          // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
-          for (int64_t k = 0; k < H; ++k) rmul[size_t(k)] = r[size_t(k)] * hcur[size_t(k)];
-          matvec(p.R, d, 3 * H, 2 * H, H, H, rmul.data(), rhid.data());
-          for (int64_t k = 0; k < H; ++k) rhid[size_t(k)] += Rb[2 * H + k];
-        }
-        for (int64_t k = 0; k < H; ++k) {
-          const double ht = g(p.clipped(wx[size_t(2 * H + k)] + rhid[size_t(k)] + Wb[2 * H + k]));
-          hcur[size_t(k)] = (1 - z[size_t(k)]) * ht + z[size_t(k)] * hcur[size_t(k)];
-          o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
-        }
+        for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t(k)];
       }
-      for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t(k)];
-    }
+    });
   }
   o.Yh = std::move(h);
   write_outputs(ctx, p, o, false);
@@ -232,6 +261,7 @@ void GRU(KernelContext& ctx) {
 // Gates in W/R/B are ordered i, o, f, c; peepholes P are ordered i, o, f.
 void LSTM(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 4, {"Sigmoid", "Tanh", "Tanh"});
+  const std::vector<double> WT = by_columns(p.W, p.dirs, 4 * p.hidden, p.input), RT = by_columns(p.R, p.dirs, 4 * p.hidden, p.hidden);
   const std::vector<Activation>& acts = p.functions;
   const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
   const int64_t H = p.hidden;
@@ -244,7 +274,6 @@ void LSTM(KernelContext& ctx) {
   }
   RnnOutputs o;
   o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
-  std::vector<double> xt(size_t(p.input)), wx(size_t(4 * H)), rh(size_t(4 * H)), hcur(static_cast<size_t>(H)), ccur(static_cast<size_t>(H));
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(3 * d)];
     const Activation& g = acts[size_t(3 * d + 1)];
@@ -254,37 +283,41 @@ void LSTM(KernelContext& ctx) {
     const double* Pi = P.data() + d * 3 * H;
     const double* Po = Pi + H;
     const double* Pf = Pi + 2 * H;
-    for (int64_t b = 0; b < p.batch; ++b) {
-      for (int64_t k = 0; k < H; ++k) {
-        hcur[size_t(k)] = h[p.state_index(d, b, k)];
-        ccur[size_t(k)] = c[p.state_index(d, b, k)];
-      }
-      for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
-        for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
-        matvec(p.W, d, 4 * H, 0, 4 * H, p.input, xt.data(), wx.data());
-        matvec(p.R, d, 4 * H, 0, 4 * H, H, hcur.data(), rh.data());
+    // Batch entries are independent: each is computed by one thread, in one order.
+    cpu::parallel_for(p.batch, 1, [&](int64_t b0, int64_t b1) {
+      std::vector<double> xt(size_t(p.input)), wx(size_t(4 * H)), rh(size_t(4 * H)), hcur(static_cast<size_t>(H)), ccur(static_cast<size_t>(H));
+      for (int64_t b = b0; b < b1; ++b) {
         for (int64_t k = 0; k < H; ++k) {
-          auto pre = [&](int64_t gate) {
-            const size_t j = size_t(gate * H + k);
-            return wx[j] + rh[j] + Wb[j] + Rb[j];
-          };
-          const double cprev = ccur[size_t(k)];
-          const double it = f(p.clipped(pre(0) + Pi[k] * cprev));
-          // input_forget couples the gates: the forget gate is 1 - it.
-          const double ft = input_forget ? 1 - it : f(p.clipped(pre(2) + Pf[k] * cprev));
-          const double ct = g(p.clipped(pre(3)));
-          const double Ct = ft * cprev + it * ct;
-          const double ot = f(p.clipped(pre(1) + Po[k] * Ct));
-          ccur[size_t(k)] = Ct;
-          hcur[size_t(k)] = ot * hact(Ct);
-          o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+          hcur[size_t(k)] = h[p.state_index(d, b, k)];
+          ccur[size_t(k)] = c[p.state_index(d, b, k)];
+        }
+        for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
+          for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
+          matvec(WT, d, 4 * H, 0, 4 * H, p.input, xt.data(), wx.data());
+          matvec(RT, d, 4 * H, 0, 4 * H, H, hcur.data(), rh.data());
+          for (int64_t k = 0; k < H; ++k) {
+            auto pre = [&](int64_t gate) {
+              const size_t j = size_t(gate * H + k);
+              return wx[j] + rh[j] + Wb[j] + Rb[j];
+            };
+            const double cprev = ccur[size_t(k)];
+            const double it = f(p.clipped(pre(0) + Pi[k] * cprev));
+            // input_forget couples the gates: the forget gate is 1 - it.
+            const double ft = input_forget ? 1 - it : f(p.clipped(pre(2) + Pf[k] * cprev));
+            const double ct = g(p.clipped(pre(3)));
+            const double Ct = ft * cprev + it * ct;
+            const double ot = f(p.clipped(pre(1) + Po[k] * Ct));
+            ccur[size_t(k)] = Ct;
+            hcur[size_t(k)] = ot * hact(Ct);
+            o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+          }
+        }
+        for (int64_t k = 0; k < H; ++k) {
+          h[p.state_index(d, b, k)] = hcur[size_t(k)];
+          c[p.state_index(d, b, k)] = ccur[size_t(k)];
         }
       }
-      for (int64_t k = 0; k < H; ++k) {
-        h[p.state_index(d, b, k)] = hcur[size_t(k)];
-        c[p.state_index(d, b, k)] = ccur[size_t(k)];
-      }
-    }
+    });
   }
   o.Yh = std::move(h);
   o.Yc = std::move(c);
