@@ -9,6 +9,8 @@
 #include <cstring>
 #include <limits>
 
+#include "cpu/thread_pool.h"
+#include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/ops.h"
 #include "reference/ops/reduce_norm_parts.h"
@@ -240,28 +242,43 @@ void softmax_family(KernelContext& ctx, SoftmaxKind kind) {
   if (x.element_count() == 0) return;
   dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    std::vector<double> row(len);
-    for (uint64_t o = 0; o < outer; ++o)
-      for (uint64_t k = 0; k < inner; ++k) {
+    const std::byte* px = x.raw();  // fetched once: per element they cost more than the copy
+    std::byte* py = y.mutable_raw();
+    auto at = [&](uint64_t i) {
+      S v;
+      std::memcpy(&v, px + i * sizeof(S), sizeof(S));
+      return static_cast<double>(to_compute(v));
+    };
+    auto set = [&](uint64_t i, double v) {
+      const S r = from_compute<S>(static_cast<compute_t<S>>(v));
+      std::memcpy(py + i * sizeof(S), &r, sizeof(S));
+    };
+    // Rows are independent: each is computed by one thread, in one order.
+    cpu::parallel_for(static_cast<int64_t>(outer * inner), std::max<int64_t>(1, 4096 / static_cast<int64_t>(len)), [&](int64_t r0, int64_t r1) {
+      poll_deadline();
+      std::vector<double> row(len), e(len);
+      for (auto r = static_cast<uint64_t>(r0); r < static_cast<uint64_t>(r1); ++r) {
+        const uint64_t o = r / inner, k = r % inner;
         const uint64_t base = o * len * inner + k;
-        for (uint64_t j = 0; j < len; ++j) row[j] = static_cast<double>(get<S>(x, base + j * inner));
+        for (uint64_t j = 0; j < len; ++j) row[j] = at(base + j * inner);
         if (kind == SoftmaxKind::Hardmax) {
           // 1 at the first maximum (the first NaN if any, like numpy.argmax), 0 elsewhere.
           uint64_t best = 0;
           for (uint64_t j = 1; j < len && !std::isnan(row[best]); ++j)
             if (std::isnan(row[j]) || row[j] > row[best]) best = j;
-          for (uint64_t j = 0; j < len; ++j) put_real<S>(y, base + j * inner, j == best ? 1.0 : 0.0);
+          for (uint64_t j = 0; j < len; ++j) set(base + j * inner, j == best ? 1.0 : 0.0);
           continue;
         }
         double mx = -std::numeric_limits<double>::infinity();
         for (double v : row) mx = std::max(mx, v);
         double sum = 0;
-        for (double v : row) sum += std::exp(v - mx);
         for (uint64_t j = 0; j < len; ++j) {
-          const double r = kind == SoftmaxKind::Softmax ? std::exp(row[j] - mx) / sum : (row[j] - mx) - std::log(sum);
-          put_real<S>(y, base + j * inner, r);
+          e[j] = std::exp(row[j] - mx);
+          sum += e[j];
         }
+        for (uint64_t j = 0; j < len; ++j) set(base + j * inner, kind == SoftmaxKind::Softmax ? e[j] / sum : (row[j] - mx) - std::log(sum));
       }
+    });
   });
 }
 
