@@ -26,7 +26,10 @@ namespace {
 constexpr int64_t kMR = 6, kNR = 16;            // a register tile
 constexpr int64_t kMC = 16 * kMR, kNC = 16 * kNR;  // a work item: its packing is 1/96 + 1/256 of its products
 
-// c[r][j] = sum over t of a[t][r] * b[t][j], t in order.
+// c[r][j] = sum over t of a[t][r] * b[t][j], t in order. Fused: with
+// fused multiply-adds, for exact products (gemm_f64.h), where acc + a * b
+// rounds once either way; otherwise a multiply and an add.
+template <bool Fused>
 __attribute__((target("avx512f"))) void tile_avx512(int64_t K, const double* a, const double* b, double* c) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
@@ -37,27 +40,13 @@ __attribute__((target("avx512f"))) void tile_avx512(int64_t K, const double* a, 
     const __m512d b0 = _mm512_loadu_pd(b + t * kNR), b1 = _mm512_loadu_pd(b + t * kNR + 8);
     for (int r = 0; r < kMR; ++r) {
       const __m512d av = _mm512_set1_pd(a[t * kMR + r]);
-      acc[r][0] = _mm512_add_pd(acc[r][0], _mm512_mul_pd(av, b0));
-      acc[r][1] = _mm512_add_pd(acc[r][1], _mm512_mul_pd(av, b1));
-    }
-  }
-  for (int r = 0; r < kMR; ++r) {
-    _mm512_storeu_pd(c + r * kNR, acc[r][0]);
-    _mm512_storeu_pd(c + r * kNR + 8, acc[r][1]);
-  }
-}
-
-// The same with fused multiply-adds, for exact products (gemm_f64.h): the
-// product is exact, so acc + a * b is rounded once, as the unfused form does.
-__attribute__((target("avx512f"))) void tile_avx512_fma(int64_t K, const double* a, const double* b, double* c) {
-  __m512d acc[kMR][2];
-  for (int r = 0; r < kMR; ++r) acc[r][0] = acc[r][1] = _mm512_setzero_pd();
-  for (int64_t t = 0; t < K; ++t) {
-    const __m512d b0 = _mm512_loadu_pd(b + t * kNR), b1 = _mm512_loadu_pd(b + t * kNR + 8);
-    for (int r = 0; r < kMR; ++r) {
-      const __m512d av = _mm512_set1_pd(a[t * kMR + r]);
-      acc[r][0] = _mm512_fmadd_pd(av, b0, acc[r][0]);
-      acc[r][1] = _mm512_fmadd_pd(av, b1, acc[r][1]);
+      if constexpr (Fused) {
+        acc[r][0] = _mm512_fmadd_pd(av, b0, acc[r][0]);
+        acc[r][1] = _mm512_fmadd_pd(av, b1, acc[r][1]);
+      } else {
+        acc[r][0] = _mm512_add_pd(acc[r][0], _mm512_mul_pd(av, b0));
+        acc[r][1] = _mm512_add_pd(acc[r][1], _mm512_mul_pd(av, b1));
+      }
     }
   }
   for (int r = 0; r < kMR; ++r) {
@@ -99,7 +88,7 @@ namespace {
 
 TileFn best_tile(bool exact_products) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return !avx512 ? tile_plain : exact_products ? tile_avx512_fma : tile_avx512;
+  return !avx512 ? tile_plain : exact_products ? tile_avx512<true> : tile_avx512<false>;
 }
 
 }  // namespace
