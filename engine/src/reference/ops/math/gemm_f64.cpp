@@ -77,11 +77,19 @@ using TileFn = void (*)(int64_t, const double*, const double*, double*);
 }  // namespace
 
 // Unaligned float reads are fine here: x86 allows them.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void detail::widen(const float* src, int64_t stride, double* dst,
-                                                                             int64_t K, int64_t groups, int64_t width) {
+namespace {
+__attribute__((target_clones("avx512f", "avx2", "default"))) void widen_rows(const float* src, int64_t stride, double* dst,
+                                                                          int64_t K, int64_t groups, int64_t width) {
   for (int64_t t = 0; t < K; ++t)
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t k = 0; k < width; ++k) dst[(g * K + t) * width + k] = static_cast<double>(src[t * stride + g * width + k]);
+}
+}  // namespace
+
+// (A plain function around the clones: clang resolves multiversioned
+// functions only for callers in their own file.)
+void detail::widen(const float* src, int64_t stride, double* dst, int64_t K, int64_t groups, int64_t width) {
+  widen_rows(src, stride, dst, K, groups, width);
 }
 
 namespace {
