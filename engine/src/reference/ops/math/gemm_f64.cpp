@@ -1,10 +1,11 @@
 // The reference's double-precision matrix product (gemm_f64.h): blocks of
 // 96 rows x 256 columns of the result are independent work items on the
 // thread pool; each is packed into double and computed in tiles of 6 x 16
-// kept in registers while t runs from 0 to K - 1. Multiplies and adds stay
-// separate instructions (no contraction into FMA, which rounds once where
-// the plain loop rounds twice), so AVX-512, the plain loop and any blocking
-// give the same bits.
+// kept in registers while t runs from 0 to K - 1. The compiler may not
+// contract a multiply and an add into an FMA (which rounds once where the
+// plain loop rounds twice); the tile uses FMA itself only where the products
+// are exact (float operands), where it rounds as the pair does. So AVX-512,
+// the plain loop and any blocking give the same bits.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=off")
 #endif
@@ -76,7 +77,6 @@ using TileFn = void (*)(int64_t, const double*, const double*, double*);
 
 }  // namespace
 
-// Unaligned float reads are fine here: x86 allows them.
 namespace {
 __attribute__((target_clones("avx512f", "avx2", "default"))) void widen_rows(const float* src, int64_t stride, double* dst,
                                                                           int64_t K, int64_t groups, int64_t width) {
