@@ -26,27 +26,44 @@ template <typename T> std::vector<T> values_as(const Tensor& t) {
   return v;
 }
 
-// y = a @ b with numpy semantics: 1-D operands are promoted to a row (a) or a
-// column (b) vector and the added dim removed again; leading dims broadcast.
-template <typename T>
-std::vector<T> matmul_values(const KernelContext& ctx, const std::vector<T>& a, Shape as, const std::vector<T>& b,
-                             Shape bs, Shape& out_shape) {
+// numpy matmul's shapes: 1-D operands are promoted to a row (a) or a
+// column (b) vector and the added dim removed again from the output; the
+// leading (batch) dims broadcast.
+struct MatMulShape {
+  int64_t M = 0, K = 0, N = 0;
+  Shape a_batch, b_batch, batch, out;
+};
+inline MatMulShape matmul_shape(const KernelContext& ctx, Shape as, Shape bs) {
   if (as.empty() || bs.empty()) ctx.fail("MatMul inputs must have rank >= 1 (scalars are not allowed)");
   const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
   if (a_vec) as.insert(as.begin(), 1);
   if (b_vec) bs.push_back(1);
-  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
-  if (bs[bs.size() - 2] != K)
+  MatMulShape r;
+  r.M = as[as.size() - 2];
+  r.K = as.back();
+  r.N = bs.back();
+  if (bs[bs.size() - 2] != r.K)
     ctx.fail("inner dimensions do not match: " + shape_to_string(as) + " @ " + shape_to_string(bs));
-  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-  const Shape batch = broadcast_shapes(ctx, a_batch, b_batch);
-  out_shape = batch;
-  if (!a_vec) out_shape.push_back(M);
-  if (!b_vec) out_shape.push_back(N);
-  const uint64_t batches = *checked_element_count(batch);
+  r.a_batch.assign(as.begin(), as.end() - 2);
+  r.b_batch.assign(bs.begin(), bs.end() - 2);
+  r.batch = broadcast_shapes(ctx, r.a_batch, r.b_batch);
+  r.out = r.batch;
+  if (!a_vec) r.out.push_back(r.M);
+  if (!b_vec) r.out.push_back(r.N);
+  return r;
+}
+
+// y = a @ b with numpy semantics (matmul_shape) on whole value vectors.
+template <typename T>
+std::vector<T> matmul_values(const KernelContext& ctx, const std::vector<T>& a, const Shape& as, const std::vector<T>& b,
+                             const Shape& bs, Shape& out_shape) {
+  const MatMulShape ms = matmul_shape(ctx, as, bs);
+  const int64_t M = ms.M, K = ms.K, N = ms.N;
+  out_shape = ms.out;
+  const uint64_t batches = *checked_element_count(ms.batch);
   std::vector<T> y(batches * static_cast<uint64_t>(M * N), T(0));
-  const Shape* shapes[] = {&a_batch, &b_batch};
-  BroadcastIndex bi(batch, shapes);
+  const Shape* shapes[] = {&ms.a_batch, &ms.b_batch};
+  BroadcastIndex bi(ms.batch, shapes);
   for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
     const T* ap = a.data() + bi.offsets()[0] * static_cast<uint64_t>(M * K);
     const T* bp = b.data() + bi.offsets()[1] * static_cast<uint64_t>(K * N);

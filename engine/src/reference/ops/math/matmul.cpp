@@ -13,18 +13,9 @@ namespace {
 
 template <typename S>
 void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b) {
-  Shape as = a.shape(), bs = b.shape();
-  if (as.empty() || bs.empty()) ctx.fail("MatMul inputs must have rank >= 1 (scalars are not allowed)");
-  const bool a_vec = as.size() == 1, b_vec = bs.size() == 1;
-  if (a_vec) as.insert(as.begin(), 1);
-  if (b_vec) bs.push_back(1);
-  const int64_t M = as[as.size() - 2], K = as.back(), N = bs.back();
-  if (bs[bs.size() - 2] != K) ctx.fail("inner dimensions do not match: " + shape_to_string(as) + " @ " + shape_to_string(bs));
-  const Shape a_batch(as.begin(), as.end() - 2), b_batch(bs.begin(), bs.end() - 2);
-  const Shape batch = broadcast_shapes(ctx, a_batch, b_batch);
-  Shape out_shape = batch;
-  if (!a_vec) out_shape.push_back(M);
-  if (!b_vec) out_shape.push_back(N);
+  const MatMulShape ms = matmul_shape(ctx, a.shape(), b.shape());
+  const int64_t M = ms.M, K = ms.K, N = ms.N;
+  const Shape &a_batch = ms.a_batch, &b_batch = ms.b_batch, &batch = ms.batch, &out_shape = ms.out;
   Tensor& out = ctx.allocate_output(0, a.dtype(), out_shape);
   const uint64_t batches = *checked_element_count(batch);
   const Shape* shapes[] = {&a_batch, &b_batch};

@@ -92,9 +92,8 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
   const size_t dims = win.in.size();
   const int64_t IS = product(win.in), OS = product(win.out), KS = product(win.kernel), K = Cg * KS;
   const auto in_strides = strides_of(win.in);
-  // Each kernel position's offset in the input plane, along each dim, and its index vector.
+  // Each kernel position's offset in the input plane, and along each dim.
   std::vector<int64_t> koff, kstep;
-  std::vector<std::vector<int64_t>> kpos;
   for (Counter kc(win.kernel); kc.valid(); kc.next()) {
     int64_t off = 0;
     for (size_t d = 0; d < dims; ++d) {
@@ -102,7 +101,6 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
       off += kc.index[d] * win.dilations[d] * in_strides[d];
     }
     koff.push_back(off);
-    kpos.push_back(kc.index);
   }
   // Every output position's window: its first input position per dim, and
   // whether every kernel position is inside the input.
@@ -153,40 +151,37 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
                           math::exact_double_products<S>);
       }
   if (finite) return;
-  // The border: the direct sum over the kernel positions inside the input.
+  // The border: the direct sum over the kernel positions inside the input,
+  // found once per output position (they do not depend on n or m).
   if (border.empty()) return;
+  std::vector<size_t> tap_start{0};
+  std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel position, input offset), in order of the position
+  for (int64_t o : border) {
+    const auto j = static_cast<size_t>(o);
+    for (int64_t kp = 0; kp < KS; ++kp) {
+      bool in = true;
+      for (size_t d = 0; d < dims && in; ++d) {
+        const int64_t pos = first[j * dims + d] + kstep[static_cast<size_t>(kp) * dims + d];
+        in = pos >= 0 && pos < win.in[d];
+      }
+      if (in) taps.emplace_back(kp, base[j] + koff[static_cast<size_t>(kp)]);
+    }
+    tap_start.push_back(taps.size());
+  }
   cpu::parallel_for(N * M, 1, [&](int64_t lo, int64_t hi) {
-    std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel position, input offset) inside the input
     for (int64_t nm = lo; nm < hi; ++nm) {
       poll_deadline();
       const int64_t n = nm / M, m = nm % M, g = m / Mg;
-      for (int64_t o : border) {
-        taps.clear();
-        int64_t rest = o;
-        std::vector<int64_t> oi(dims);
-        for (size_t d = dims; d-- > 0;) {
-          oi[d] = rest % win.out[d];
-          rest /= win.out[d];
-        }
-        for (int64_t kp = 0; kp < KS; ++kp) {
-          int64_t ip = 0;
-          bool inside = true;
-          for (size_t d = 0; d < dims && inside; ++d) {
-            const int64_t pos = oi[d] * win.strides[d] - win.pad_begin[d] + kpos[static_cast<size_t>(kp)][d] * win.dilations[d];
-            if (pos < 0 || pos >= win.in[d]) inside = false;
-            ip += pos * in_strides[d];
-          }
-          if (inside) taps.emplace_back(kp, ip);
-        }
+      for (size_t e = 0; e < border.size(); ++e) {
         double acc = 0.0;
         for (int64_t c = 0; c < Cg; ++c) {
           const int64_t xo = (n * C + g * Cg + c) * IS, wo = (m * Cg + c) * KS;
-          for (const auto& [kp, ip] : taps) {
-            const double p = conv_detail::at<S>(x.raw(), xo + ip) * conv_detail::at<S>(w.raw(), wo + kp);
+          for (size_t t = tap_start[e]; t < tap_start[e + 1]; ++t) {
+            const double p = conv_detail::at<S>(x.raw(), xo + taps[t].second) * conv_detail::at<S>(w.raw(), wo + taps[t].first);
             acc = acc + p;
           }
         }
-        finish(n, m, o, acc);
+        finish(n, m, border[e], acc);
       }
     }
   });
