@@ -72,6 +72,21 @@ void pack_strided(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t 
   }
   for (int64_t g = g0; g * width < rows; ++g) {
     const int64_t n = std::min(width, rows - g * width);  // rows of this group
+    if (m.col == 1) {  // each row's elements t adjacent (A's rows): read row by row, in order
+      for (int64_t r = 0; r < width; ++r) {
+        const std::byte* src = m.data + (r0 + g * width + r) * m.row * elem;
+        for (int64_t t = 0; t < K; ++t) {
+          double v = 0.0;
+          if (r < n) {
+            S e;
+            std::memcpy(&e, src + t * elem, sizeof(S));
+            v = static_cast<double>(to_compute(e));
+          }
+          out[(g * K + t) * width + r] = v;
+        }
+      }
+      continue;
+    }
     for (int64_t t = 0; t < K; ++t) {
       double* o = out + (g * K + t) * width;
       for (int64_t r = 0; r < width; ++r) {

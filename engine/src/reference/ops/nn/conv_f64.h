@@ -126,7 +126,9 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
   // -0, and x + 0 is x) unless w is inf or NaN: then the border keeps the
   // direct loop, which skips those positions.
   bool finite = true;
-  for (uint64_t i = 0; i < w.element_count() && finite; ++i) finite = std::isfinite(conv_detail::at<S>(w.raw(), static_cast<int64_t>(i)));
+  const std::byte* xr = x.raw();  // fetched once: per element they cost more than the read
+  const std::byte* wr = w.raw();
+  for (uint64_t i = 0; i < w.element_count() && finite; ++i) finite = std::isfinite(conv_detail::at<S>(wr, static_cast<int64_t>(i)));
   const std::vector<int64_t>& columns = finite ? all : inner;
   const auto elem = static_cast<int64_t>(sizeof(S));
   std::vector<double> bias;  // (its length is the caller's check)
@@ -140,8 +142,8 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
   if (!columns.empty())
     for (int64_t n = 0; n < N; ++n)
       for (int64_t g = 0; g < group; ++g) {
-        const math::Operand wa{w.raw() + g * Mg * K * elem, K, 1};
-        const conv_detail::Columns cols{x.raw() + (n * C + g * Cg) * IS * elem, IS, KS, dims, &win.in, &in_strides, &kstep, &koff,
+        const math::Operand wa{wr + g * Mg * K * elem, K, 1};
+        const conv_detail::Columns cols{xr + (n * C + g * Cg) * IS * elem, IS, KS, dims, &win.in, &in_strides, &kstep, &koff,
                                         &first, &base, &inside, &columns};
         math::gemm_packed(math::Packer{&math::detail::pack_strided<S>, &wa}, math::Packer{&conv_detail::pack_columns<S>, &cols}, Mg,
                           static_cast<int64_t>(columns.size()), K,
@@ -177,7 +179,7 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
         for (int64_t c = 0; c < Cg; ++c) {
           const int64_t xo = (n * C + g * Cg + c) * IS, wo = (m * Cg + c) * KS;
           for (size_t t = tap_start[e]; t < tap_start[e + 1]; ++t) {
-            const double p = conv_detail::at<S>(x.raw(), xo + taps[t].second) * conv_detail::at<S>(w.raw(), wo + taps[t].first);
+            const double p = conv_detail::at<S>(xr, xo + taps[t].second) * conv_detail::at<S>(wr, wo + taps[t].first);
             acc = acc + p;
           }
         }
