@@ -559,12 +559,18 @@ Case nchwc_case(Rng& rng, int idx, bool blocked_input = false, bool testing_conv
   const bool winograd = idx % 4 == 3;
   const int64_t block = winograd ? 16 : choose<int64_t>(rng, {8, 16});
   const bool depthwise = idx % 4 == 1;
+  // idx % 8 == 6: groups of whole 8-channel blocks (RegNet's grouped 3x3 convolutions).
+  const int64_t groups = idx % 8 == 6 ? choose<int64_t>(rng, {2, 3, 5}) : 1;
   const int64_t N = winograd ? choose<int64_t>(rng, {1, 8}) : choose<int64_t>(rng, {1, 2});
-  const int64_t C = depthwise ? pick(rng, 2, 40) : winograd ? choose<int64_t>(rng, {16, 32, 48}) : choose<int64_t>(rng, {3, 8, 16, 17, 24, 33});
-  const int64_t M = depthwise ? C : winograd ? choose<int64_t>(rng, {16, 32}) : pick(rng, 1, 40);
+  int64_t C = depthwise ? pick(rng, 2, 40) : winograd ? choose<int64_t>(rng, {16, 32, 48}) : choose<int64_t>(rng, {3, 8, 16, 17, 24, 33});
+  int64_t M = depthwise ? C : winograd ? choose<int64_t>(rng, {16, 32}) : pick(rng, 1, 40);
+  if (groups > 1) {
+    C = groups * choose<int64_t>(rng, {8, 16, 24});
+    M = groups * choose<int64_t>(rng, {8, 16});
+  }
   const bool plain_input = !depthwise && C < block && !blocked_input;
   Shape x{N, C, pick(rng, 3, 12), pick(rng, 3, 12)};
-  Shape w{M, depthwise ? 1 : C, winograd ? 3 : pick(rng, 1, 3), winograd ? 3 : pick(rng, 1, 3)};
+  Shape w{M, depthwise ? 1 : C / groups, winograd ? 3 : pick(rng, 1, 3), winograd ? 3 : pick(rng, 1, 3)};
   std::vector<int64_t> strides{winograd ? 1 : pick(rng, 1, 2), winograd ? 1 : pick(rng, 1, 2)},
       pads{pick(rng, 0, 1), pick(rng, 0, 1), pick(rng, 0, 1), pick(rng, 0, 1)};
   if (winograd) pads = {pads[0], pads[0], pads[0], pads[0]};  // oneDNN's Winograd takes symmetric pads
@@ -579,6 +585,7 @@ Case nchwc_case(Rng& rng, int idx, bool blocked_input = false, bool testing_conv
   if (winograd) a = pick(rng, 0, 1) ? Act{"Relu", {}} : Act{"", {}};  // the post-ops Winograd takes
   auto set = [&](onnx::NodeProto& n) {
     if (depthwise) attr_int(n, "group", C);
+    if (groups > 1) attr_int(n, "group", groups);
     attr_ints(n, "strides", strides);
     attr_ints(n, "pads", pads);
   };
@@ -608,7 +615,7 @@ Case nchwc_case(Rng& rng, int idx, bool blocked_input = false, bool testing_conv
   if (sum) c.ref.node("Add", {"t", "r"}, {"t_sum"});
   apply_activation(c, n, a, sum ? "t_sum" : "t", "y");
   c.what = std::string(sum ? "sum " : "") + "NchwcConv block " + std::to_string(block) + (plain_input ? " plain input" : "") + " " + a.op + " x" +
-           shape_to_string(x) + " w" + shape_to_string(w) + (depthwise ? " depthwise" : "");
+           shape_to_string(x) + " w" + shape_to_string(w) + (depthwise ? " depthwise" : "") + (groups > 1 ? " groups " + std::to_string(groups) : "");
   b.output("y");
   return c;
 }

@@ -1009,6 +1009,42 @@ TEST(NchwcLayout, BatchNormAndPerChannelAffineStayBlocked) {
   expect_same_results(original, m);
 }
 
+// Grouped convolutions whose groups are whole 8-channel blocks (RegNet's)
+// stay blocked; other groups, which oneDNN's blocked kernels do not take,
+// stay plain.
+TEST(NchwcLayout, GroupsOfWholeBlocksStayBlocked) {
+  if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
+  for (int64_t per_group : {8, 4}) {
+    SCOPED_TRACE(per_group);
+    const int64_t groups = 3, C = groups * per_group;
+    ModelBuilder b(17);
+    b.input("x", DataType::Float, {int64_t{2}, int64_t{16}, int64_t{9}, int64_t{9}});
+    std::mt19937 gen(5);
+    std::uniform_real_distribution<float> u(-0.5f, 0.5f);
+    auto weights = [&](const std::string& name, std::vector<int64_t> dims) {
+      std::vector<float> v(static_cast<size_t>(dims[0] * dims[1] * dims[2] * dims[3]));
+      for (float& f : v) f = u(gen);
+      b.initializer(make_float_tensor(name, dims, v));
+    };
+    weights("w0", {C, 16, 1, 1});
+    weights("w1", {C, per_group, 3, 3});
+    weights("w2", {16, C, 1, 1});
+    b.node("Conv", {"x", "w0"}, {"a"}, "expand");
+    auto& g = b.node("Conv", {"a", "w1"}, {"c"}, "grouped");
+    attr_int(g, "group", groups);
+    attr_ints(g, "pads", {1, 1, 1, 1});
+    b.node("Conv", {"c", "w2"}, {"y"}, "project");
+    b.output_untyped("y");
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::nchwc_layout, true);
+    if (per_group == 8)
+      EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "NchwcConv", "FromNchwc"}));
+    else
+      EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "FromNchwc", "Conv", "NchwcConv", "FromNchwc"}));
+    expect_same_results(original, m);
+  }
+}
+
 TEST(NchwcLayout, LeavesOtherGraphsAlone) {
   // No constant 4-D float weights: nothing to block.
   ModelBuilder b(17);

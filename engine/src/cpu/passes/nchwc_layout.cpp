@@ -1,5 +1,6 @@
 // Blocked activations between convolutions (layout in cpu/nchwc.h):
-//   Conv / FusedConv with constant float 4-D weights, group 1 or depthwise
+//   Conv / FusedConv with constant float 4-D weights, group 1, depthwise, or
+//   groups of whole 8-channel blocks
 //     -> NchwcConv, reading the blocked form of its input (a ToNchwc is
 //        inserted once per plain value; an input with fewer channels than a
 //        block, like an RGB image, is read plain) and writing a blocked output
@@ -66,7 +67,9 @@ std::optional<ConvShape> convertible(const Model& m, const Node& n) {
   s.out_channels = w->shape()[0];
   if (group < 1 || __builtin_mul_overflow(w->shape()[1], group, &s.in_channels)) return std::nullopt;  // the kernel says why
   s.depthwise = group > 1 && group == s.out_channels && w->shape()[1] == 1;
-  if (group != 1 && !s.depthwise) return std::nullopt;
+  // Other groups only in whole 8-channel blocks (RegNet's 3x3 convolutions):
+  // oneDNN's blocked kernels take those, otherwise only its reference would.
+  if (group != 1 && !s.depthwise && (w->shape()[1] % 8 != 0 || s.out_channels % (group * 8) != 0)) return std::nullopt;
   if (s.out_channels < 1 || s.in_channels < 1) return std::nullopt;
   return s;
 }
