@@ -49,6 +49,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_instance_group_norm_kernels(r);
     cpu::register_where_kernels(r);
     cpu::register_nchwc_scale_shift_kernel(r);
+    cpu::register_squeeze_excite_nchwc_kernels(r);
     cpu::register_fused_reference_kernels(r);
     return r;
   }();

@@ -20,6 +20,12 @@
 //                                    activation "Relu" (optional): Yb = Relu(Xb * S[c] + T[c])
 //                                  values, zero for padding channels (an inference
 //                                  BatchNormalization of a blocked value)
+//   NchwcSqueezeExcite(Xb, W1, [B1], W2, [B2]) -> Yb   (fuse-squeeze-excitation)
+//                                  channels: C, block; activation / activation_params and
+//                                  gate / gate_params: two activations as fused_ops.h names
+//                                  them (absent: none); W1 float [R, C, 1, 1], W2 [C, R, 1, 1]
+//                                  Yb = Xb * gate(Conv(activation(Conv(GlobalAveragePool(X),
+//                                  W1, B1)), W2, B2)), the scale per image and channel
 #pragma once
 
 #include <cstdint>
@@ -34,6 +40,7 @@ inline constexpr const char* kFromNchwc = "FromNchwc";
 inline constexpr const char* kNchwcConv = "NchwcConv";
 inline constexpr const char* kNchwcPool = "NchwcPool";
 inline constexpr const char* kNchwcScaleShift = "NchwcScaleShift";
+inline constexpr const char* kNchwcSqueezeExcite = "NchwcSqueezeExcite";
 
 // Whether `blocks` blocks of `block` channels hold exactly `channels`
 // (ceil(channels / block) == blocks), for attribute values that may be

@@ -47,6 +47,9 @@ const std::vector<Pass>& pass_table() {
        fuse_elementwise, /*last=*/true},
       {{"nchwc-layout", 3, true, "blocked activations (nChw8c/16c) between convolutions, reorders only at the edges"},
        nchwc_layout, /*last=*/true},
+      {{"fuse-squeeze-excitation", 3, true,
+        "blocked GlobalAveragePool, two 1x1 NchwcConvs, Mul -> NchwcSqueezeExcite (after nchwc-layout)"},
+       fuse_squeeze_excitation, /*last=*/true},
   };
   return table;
 }

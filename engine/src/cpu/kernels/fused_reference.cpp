@@ -87,14 +87,9 @@ std::vector<const Value*> inputs_of(const KernelContext& ctx) {
   return in;
 }
 
-// Applies the node's activation to `v` and stores the result as output 0.
-void activate_and_store(KernelContext& ctx, Value v) {
-  const std::string act = ctx.attr_string("activation");
-  const std::vector<float> params = ctx.attr_floats("activation_params");
-  if (act.empty()) {
-    ctx.set_output(0, std::move(v));
-    return;
-  }
+// The activation `act` (fused_ops.h's names) of `v`, by the reference kernels.
+Value activated(KernelContext& ctx, Value v, const std::string& act, const std::vector<float>& params) {
+  if (act.empty()) return v;
   int expected = -1;
   for (const auto& a : kFusableActivations)
     if (act == a.op) expected = a.params;
@@ -106,7 +101,7 @@ void activate_and_store(KernelContext& ctx, Value v) {
   if (act == "Swish") {
     // x * sigmoid(alpha * x), in the element type's compute type like Sigmoid.
     const Tensor& x = v.tensor();
-    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    Tensor y = Tensor::zeros(x.dtype(), x.shape());
     ref::dispatch<ref::kFloats>(ctx, x.dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
       using C = ref::compute_t<S>;
@@ -117,12 +112,12 @@ void activate_and_store(KernelContext& ctx, Value v) {
         ref::put<S>(y, i, e * s);
       }
     });
-    return;
+    return Value(std::move(y));
   }
   if (act == "Clip") {
     // Clip's bounds come as floats here; compare in the element type like Clip does.
     const Tensor& x = v.tensor();
-    Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+    Tensor y = Tensor::zeros(x.dtype(), x.shape());
     ref::dispatch<ref::kFloats>(ctx, x.dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
       using C = ref::compute_t<S>;
@@ -134,7 +129,7 @@ void activate_and_store(KernelContext& ctx, Value v) {
         ref::put<S>(y, i, e);
       }
     });
-    return;
+    return Value(std::move(y));
   }
   Node n;
   n.name = ctx.node().name;
@@ -154,7 +149,12 @@ void activate_and_store(KernelContext& ctx, Value v) {
   const Value* in[] = {&v};
   Forward f(ctx, std::move(n), 22, {in[0]}, 1);
   run_reference(ctx, f, act.c_str(), 22);
-  ctx.set_output(0, f.take(0));
+  return f.take(0);
+}
+
+// Applies the node's activation to `v` and stores the result as output 0.
+void activate_and_store(KernelContext& ctx, Value v) {
+  ctx.set_output(0, activated(ctx, std::move(v), ctx.attr_string("activation"), ctx.attr_floats("activation_params")));
 }
 
 // With a fourth input Z: activation(Add(Conv(X, W, B), Z)).
@@ -270,6 +270,35 @@ void NchwcPoolRef(KernelContext& ctx) {
   Forward f(ctx, std::move(pool), 22, {&plain}, 1);
   run_reference(ctx, f, op.c_str(), 22);
   ctx.set_output(0, Value(to_nchwc(f.take(0).tensor(), block)));
+}
+
+// NchwcSqueezeExcite: unblock, the graph it replaces step by step, block again.
+void NchwcSqueezeExciteRef(KernelContext& ctx) {
+  const int64_t block = ctx.attr_int("block", 0), channels = ctx.attr_int("channels", 0);
+  if (ctx.input_count() != 5) ctx.fail("NchwcSqueezeExcite takes X, W1, B1, W2 and B2 (the biases may be absent)");
+  if (block != 8 && block != 16) ctx.fail("NchwcSqueezeExcite needs block 8 or 16");
+  const Tensor& xb = ctx.input(0);
+  require_blocked(ctx, xb, channels, block, "NchwcSqueezeExcite: input");
+  if (xb.rank() != 5) ctx.fail("NchwcSqueezeExcite: input " + shape_to_string(xb.shape()) + " is not a blocked 2-D image");
+  const Value plain(from_nchwc(xb, channels));
+  auto step = [&](const char* op, int64_t version, std::vector<const Value*> in) {
+    Node n;
+    n.name = ctx.node().name;
+    n.op_type = op;
+    Forward f(ctx, std::move(n), version, std::move(in), 1);
+    run_reference(ctx, f, op, version);
+    return f.take(0);
+  };
+  auto conv = [&](const Value& v, size_t w, const char* act) {
+    std::vector<const Value*> in = {&v, ctx.input_value(w)};
+    if (ctx.input_value(w + 1)) in.push_back(ctx.input_value(w + 1));
+    return activated(ctx, step("Conv", 22, in), ctx.attr_string(act), ctx.attr_floats(std::string(act) + "_params"));
+  };
+  const Value pooled = step("GlobalAveragePool", 22, {&plain});
+  const Value hidden = conv(pooled, 1, "activation");
+  const Value gate = conv(hidden, 3, "gate");
+  const Value y = step("Mul", 14, {&plain, &gate});
+  ctx.set_output(0, Value(to_nchwc(y.tensor(), block)));
 }
 
 // onnxscope.cpu::Gelu (fuse-gelu below opset 20) is exactly ai.onnx Gelu-20.
@@ -487,6 +516,7 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kFromNchwc, 1, INT_MAX, "fused-reference", FromNchwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNchwcConv, 1, INT_MAX, "fused-reference", NchwcConvRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNchwcPool, 1, INT_MAX, "fused-reference", NchwcPoolRef, nullptr});
+  r.add(KernelDef{kCpuDomain, kNchwcSqueezeExcite, 1, INT_MAX, "fused-reference", NchwcSqueezeExciteRef, nullptr});
 }
 
 }  // namespace onnxscope::cpu

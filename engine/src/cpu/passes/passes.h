@@ -33,6 +33,7 @@ bool fuse_add_layernorm(Model& model, PassContext& ctx);    // passes/fuse_add_l
 bool fuse_conv_residual(Model& model, PassContext& ctx);    // passes/fuse_conv_residual.cpp (devices only)
 bool fuse_elementwise(Model& model, PassContext& ctx);      // passes/fuse_elementwise.cpp (devices only)
 bool nchwc_layout(Model& model, PassContext& ctx);          // passes/nchwc_layout.cpp (runs last)
+bool fuse_squeeze_excitation(Model& model, PassContext& ctx);  // passes/fuse_squeeze_excitation.cpp (after nchwc-layout)
 
 // --- helpers (passes/pass_util.cpp) -----------------------------------------
 // Replaces every read of value `from` by `to` (node inputs, nested subgraphs' captures).

@@ -12,6 +12,7 @@
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/reduction/blocked_mean.h"
 #include "cpu/nchwc.h"
 #include "cpu/thread_pool.h"
 
@@ -67,6 +68,14 @@ ONNXSCOPE_BLOCKED_MAX(max16, 16)
 ONNXSCOPE_BLOCKED_MAX(max8, 8)
 #undef ONNXSCOPE_BLOCKED_MEAN
 #undef ONNXSCOPE_BLOCKED_MAX
+
+}  // namespace
+
+void blocked_plane_mean(const float* x, int64_t plane, int64_t block, float* y) {
+  (block == 16 ? mean16 : mean8)(x, plane, y);
+}
+
+namespace {
 
 bool accepts(const KernelContext& ctx) {
   if (ctx.input_count() != 1 || !ctx.input_value(0) || !ctx.input_value(0)->is_tensor()) return false;

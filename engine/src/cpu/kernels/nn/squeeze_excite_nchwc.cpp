@@ -1,0 +1,241 @@
+// onnxscope.cpu::NchwcSqueezeExcite (fuse-squeeze-excitation, contract in
+// cpu/nchwc.h) on float32: per image, the channel means (as NchwcPool
+// computes them), two small matrix-vector products with their activations,
+// then every pixel scaled by its channel's gate. The products are summed in
+// float, as the unfused convolutions sum them (in another order); the scaling
+// is the Mul's own product, so only the gates' last bits can differ from the
+// unfused graph. Planes and images are split across the thread pool.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
+#include "cpu/kernels/reduction/blocked_mean.h"
+#include "cpu/nchwc.h"
+#include "cpu/thread_pool.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+enum class Act { None, Relu, LeakyRelu, Sigmoid, HardSigmoid, HardSwish, Swish, Tanh, Clip };
+
+struct Activation {
+  Act kind = Act::None;
+  float a = 0, b = 0;
+};
+
+// The activation `name` / `name`_params of the node, or false when this kernel does not compute it.
+bool parse(const KernelContext& ctx, const char* name, Activation& out) {
+  const std::string op = ctx.attr_string(name, "");
+  const std::vector<float> p = ctx.attr_floats(std::string(name) + "_params");
+  struct Known {
+    const char* op;
+    Act kind;
+    size_t params;
+  };
+  static constexpr Known known[] = {{"", Act::None, 0},          {"Relu", Act::Relu, 0},
+                                    {"LeakyRelu", Act::LeakyRelu, 1}, {"Sigmoid", Act::Sigmoid, 0},
+                                    {"HardSigmoid", Act::HardSigmoid, 2}, {"HardSwish", Act::HardSwish, 0},
+                                    {"Swish", Act::Swish, 1},        {"Tanh", Act::Tanh, 0},
+                                    {"Clip", Act::Clip, 2}};
+  for (const Known& k : known)
+    if (op == k.op) {
+      if (k.kind != Act::None && p.size() != k.params) return false;
+      out.kind = k.kind;
+      out.a = p.size() > 0 ? p[0] : 0.f;
+      out.b = p.size() > 1 ? p[1] : 0.f;
+      return true;
+    }
+  return false;
+}
+
+double sigmoid(double v) { return v >= 0 ? 1 / (1 + std::exp(-v)) : std::exp(v) / (1 + std::exp(v)); }
+
+// Comparisons written so that NaN passes through, as the activations' kernels let it.
+float apply(const Activation& f, float x) {
+  const double v = x;
+  switch (f.kind) {
+    case Act::None: return x;
+    case Act::Relu: return v < 0 ? 0.f : x;
+    case Act::LeakyRelu: return v < 0 ? static_cast<float>(f.a * v) : x;
+    case Act::Sigmoid: return static_cast<float>(sigmoid(v));
+    case Act::HardSigmoid: {
+      const double t = f.a * v + f.b;
+      return static_cast<float>(t < 0 ? 0 : t > 1 ? 1 : t);
+    }
+    case Act::HardSwish: {
+      const double t = v / 6 + 0.5;
+      return static_cast<float>(v * (t < 0 ? 0 : t > 1 ? 1 : t));
+    }
+    case Act::Swish: return static_cast<float>(v * sigmoid(f.a * v));
+    case Act::Tanh: return static_cast<float>(std::tanh(v));
+    case Act::Clip: {  // min(max(x, lo), hi), as Clip orders them
+      const float t = x < f.a ? f.a : x;
+      return t > f.b ? f.b : t;
+    }
+  }
+  return x;
+}
+
+// out[j] += sum_k v[k] * wt[k * n + j] for j < n, k < count: a product with
+// the weights transposed ([count, n]), so each output sums its k terms in
+// order in a vector lane (no horizontal sums; the result does not depend on
+// the thread count), 64 outputs at a time held in registers.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void gemv_t(const float* wt, const float* v, int64_t count,
+                                                                         int64_t n, float* out) {
+  int64_t j0 = 0;
+  for (; j0 + 64 <= n; j0 += 64) {
+    float acc[64];
+    for (int l = 0; l < 64; ++l) acc[l] = out[j0 + l];
+    for (int64_t k = 0; k < count; ++k)
+      for (int l = 0; l < 64; ++l) acc[l] += v[k] * wt[k * n + j0 + l];
+    for (int l = 0; l < 64; ++l) out[j0 + l] = acc[l];
+  }
+  for (; j0 + 16 <= n; j0 += 16) {
+    float acc[16];
+    for (int l = 0; l < 16; ++l) acc[l] = out[j0 + l];
+    for (int64_t k = 0; k < count; ++k)
+      for (int l = 0; l < 16; ++l) acc[l] += v[k] * wt[k * n + j0 + l];
+    for (int l = 0; l < 16; ++l) out[j0 + l] = acc[l];
+  }
+  for (; j0 < n; ++j0) {
+    float acc = out[j0];
+    for (int64_t k = 0; k < count; ++k) acc += v[k] * wt[k * n + j0];
+    out[j0] = acc;
+  }
+}
+
+// W1 and W2 transposed ([C, R] and [R, C]), made on the first call and kept
+// with the node (KernelContext::kernel_state) while the weights stay where they are.
+struct Transposed {
+  const float* w1 = nullptr;
+  const float* w2 = nullptr;
+  int64_t channels = 0, reduced = 0;
+  std::vector<float> w1t, w2t;
+};
+
+void transpose(const float* w, int64_t rows, int64_t cols, std::vector<float>& t) {
+  t.resize(static_cast<size_t>(rows * cols));
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) t[static_cast<size_t>(j * rows + i)] = w[i * cols + j];
+}
+
+const Transposed& transposed(const KernelContext& ctx, const float* w1, const float* w2, int64_t C, int64_t R,
+                             Transposed& local) {
+  std::shared_ptr<void>* slot = ctx.kernel_state();
+  if (slot && !*slot) *slot = std::make_shared<Transposed>();
+  Transposed& t = slot ? *static_cast<Transposed*>(slot->get()) : local;
+  if (t.w1 == w1 && t.w2 == w2 && t.channels == C && t.reduced == R) return t;
+  transpose(w1, R, C, t.w1t);
+  transpose(w2, C, R, t.w2t);
+  t.w1 = w1;
+  t.w2 = w2;
+  t.channels = C;
+  t.reduced = R;
+  return t;
+}
+
+#define ONNXSCOPE_SCALE_PLANE(NAME, B)                                                                        \
+  __attribute__((target_clones("avx512f", "avx2", "default"))) void NAME(const float* x, const float* s,      \
+                                                                         int64_t plane, float* y) {          \
+    for (int64_t p = 0; p < plane; ++p)                                                                       \
+      for (int l = 0; l < B; ++l) y[p * B + l] = x[p * B + l] * s[l];                                         \
+  }
+ONNXSCOPE_SCALE_PLANE(scale16, 16)
+ONNXSCOPE_SCALE_PLANE(scale8, 8)
+#undef ONNXSCOPE_SCALE_PLANE
+
+struct Shapes {
+  int64_t images = 0, blocks = 0, plane = 0, block = 0, channels = 0, reduced = 0;
+};
+
+bool shapes_of(const KernelContext& ctx, Shapes& s) {
+  if (ctx.input_count() != 5) return false;
+  for (size_t i : {0u, 1u, 3u})
+    if (!ctx.input_value(i) || !ctx.input_value(i)->is_tensor() || ctx.input_value(i)->tensor().dtype() != DataType::Float)
+      return false;
+  const Tensor& x = ctx.input_value(0)->tensor();
+  const Tensor& w1 = ctx.input_value(1)->tensor();
+  const Tensor& w2 = ctx.input_value(3)->tensor();
+  s.block = ctx.attr_int("block", 0);
+  s.channels = ctx.attr_int("channels", 0);
+  if ((s.block != 8 && s.block != 16) || x.rank() != 5 || x.shape()[4] != s.block || x.element_count() == 0 ||
+      !blocks_hold(s.channels, x.shape()[1], s.block))
+    return false;
+  s.images = x.shape()[0];
+  s.blocks = x.shape()[1];
+  s.plane = x.shape()[2] * x.shape()[3];
+  s.reduced = w1.rank() == 4 ? w1.shape()[0] : 0;
+  if (s.reduced < 1 || w1.shape() != Shape{s.reduced, s.channels, 1, 1} || w2.shape() != Shape{s.channels, s.reduced, 1, 1})
+    return false;
+  for (size_t i : {2u, 4u}) {
+    const Value* b = ctx.input_value(i);
+    if (!b) continue;
+    if (!b->is_tensor() || b->tensor().dtype() != DataType::Float ||
+        b->tensor().shape() != Shape{i == 2 ? s.reduced : s.channels})
+      return false;
+  }
+  Activation a;
+  return parse(ctx, "activation", a) && parse(ctx, "gate", a);
+}
+
+bool accepts(const KernelContext& ctx) {
+  Shapes s;
+  return shapes_of(ctx, s);
+}
+
+void SqueezeExcite(KernelContext& ctx) {
+  Shapes s;
+  if (!shapes_of(ctx, s)) ctx.fail("NchwcSqueezeExcite: inputs do not match (see cpu/nchwc.h)");
+  Activation act, gate;
+  parse(ctx, "activation", act);
+  parse(ctx, "gate", gate);
+  const Tensor& x = ctx.input(0);
+  Transposed local;
+  const Transposed& wt = transposed(ctx, ctx.input(1).data<float>(), ctx.input(3).data<float>(), s.channels, s.reduced, local);
+  const Tensor* b1 = ctx.optional_input(2);
+  const Tensor* b2 = ctx.optional_input(4);
+  const int64_t padded = s.blocks * s.block, planes = s.images * s.blocks, plane_floats = s.plane * s.block;
+  // Means, then gates, per image: [images, padded] (padding channels' gates stay 0).
+  std::vector<float> mean(static_cast<size_t>(s.images * padded)), scale(mean.size(), 0.f);
+  const int64_t grain = std::max<int64_t>(1, 32768 / plane_floats);
+  const float* in = x.data<float>();
+  parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p) blocked_plane_mean(in + p * plane_floats, s.plane, s.block, mean.data() + p * s.block);
+  });
+  parallel_for(s.images, 1, [&](int64_t n0, int64_t n1) {
+    std::vector<float> hidden(static_cast<size_t>(s.reduced));
+    for (int64_t n = n0; n < n1; ++n) {
+      const float* m = mean.data() + n * padded;
+      for (int64_t r = 0; r < s.reduced; ++r) hidden[static_cast<size_t>(r)] = b1 ? b1->data<float>()[r] : 0.f;
+      gemv_t(wt.w1t.data(), m, s.channels, s.reduced, hidden.data());
+      for (float& h : hidden) h = apply(act, h);
+      float* g = scale.data() + n * padded;
+      for (int64_t c = 0; c < s.channels; ++c) g[c] = b2 ? b2->data<float>()[c] : 0.f;
+      gemv_t(wt.w2t.data(), hidden.data(), s.reduced, s.channels, g);
+      for (int64_t c = 0; c < s.channels; ++c) g[c] = apply(gate, g[c]);
+    }
+  });
+  // An image that dies here is scaled where it lies (its means are taken).
+  std::shared_ptr<Buffer> in_place = ctx.reusable_input_buffer(0);
+  if (in_place && in_place->size() < x.byte_size()) in_place.reset();
+  if (in_place) ctx.output(0) = Value(Tensor::from_buffer(DataType::Float, x.shape(), in_place));
+  Tensor& yt = in_place ? ctx.output(0).tensor() : uninitialized_output(ctx, 0, DataType::Float, x.shape());
+  float* y = yt.mutable_data<float>();
+  auto* fn = s.block == 16 ? scale16 : scale8;
+  parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
+    for (int64_t p = p0; p < p1; ++p)
+      fn(in + p * plane_floats, scale.data() + p * s.block, s.plane, y + p * plane_floats);
+  });
+}
+
+}  // namespace
+
+void register_squeeze_excite_nchwc_kernels(KernelRegistry& r) {
+  r.add(KernelDef{"onnxscope.cpu", kNchwcSqueezeExcite, 1, INT_MAX, "cpu-simd", SqueezeExcite, accepts});
+}
+
+}  // namespace onnxscope::cpu
