@@ -130,24 +130,21 @@ ONNXSCOPE_AVX512 __m512 sigmoid(__m512 x) {
   return _mm512_mul_ps(num, recip(_mm512_add_ps(e, splat(1.0f))));  // 1 + e is in [1, 2] (NaN for NaN)
 }
 
-// tanh |x| = m / (m + 2) with m = e^2|x| - 1, and the sign of x (so -0
-// stays -0). m comes from exp's reduction without its final + 1: for 2|x| =
-// n ln2 + r, m = 2^n q + (2^n - 1) with q = e^r - 1 from the polynomial, so
-// small |x| keep their digits with no second formula. |x| is taken at most 9
-// (tanh 9 rounds to 1), so that m stays finite.
+// tanh x = x P(x^2) / Q(x^2) on |x| <= 9 (tanh 9 rounds to 1 in float), a
+// [6/3] rational fitted to tanh(x)/x for least maximum relative error
+// (6.6e-9 in exact arithmetic; within 5 ulp as evaluated here, 0.35 ulp on
+// average): 17 operations against the 23 of an e^2x form. Q >= 1 on the
+// range; the result is kept within [-1, 1]. x * P keeps -0 and the small x's
+// digits; NaN passes through every step (max and min return their second
+// operand when either is NaN).
 ONNXSCOPE_AVX512 __m512 tanh(__m512 x) {
-  static constexpr float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
-                                5.0000001201e-1f};
-  const __m512 a = _mm512_min_ps(splat(9.0f), abs(x));  // NaN passes
-  const __m512 y = _mm512_add_ps(a, a);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(y, splat(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), y);
-  r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
-  const __m512 q = _mm512_fmadd_ps(poly(r, c), _mm512_mul_ps(r, r), r);
-  const __m512 s = _mm512_scalef_ps(splat(1.0f), n);
-  const __m512 m = _mm512_fmadd_ps(s, q, _mm512_sub_ps(s, splat(1.0f)));
-  return copysign(_mm512_mul_ps(m, recip(_mm512_add_ps(m, splat(2.0f)))), x);
+  static constexpr float p[] = {-8.489145801e-14f, 5.278125159e-11f, -2.022560963e-08f, 1.115440591e-05f,
+                                3.103965893e-03f,  1.308401823e-01f, 1.000000000e+00f};
+  static constexpr float q[] = {2.546159085e-04f, 2.449521609e-02f, 4.641734660e-01f, 1.000000000e+00f};
+  const __m512 a = _mm512_min_ps(splat(9.0f), _mm512_max_ps(splat(-9.0f), x));
+  const __m512 t = _mm512_mul_ps(a, a);
+  const __m512 r = _mm512_mul_ps(_mm512_mul_ps(a, poly(t, p)), recip(poly(t, q)));
+  return _mm512_min_ps(splat(1.0f), _mm512_max_ps(splat(-1.0f), r));
 }
 
 // erf: the Taylor series below 0.5, Abramowitz and Stegun 7.1.26 above
