@@ -136,7 +136,7 @@ ONNXSCOPE_AVX512 __m512 sigmoid(__m512 x) {
 // average): 17 operations against the 23 of an e^2x form. Q >= 1 on the
 // range; the result is kept within [-1, 1]. x * P keeps -0 and the small x's
 // digits; NaN passes through every step (max and min return their second
-// operand when either is NaN).
+// operand when either is NaN). The coefficients: scripts/fit_tanh.py.
 ONNXSCOPE_AVX512 __m512 tanh(__m512 x) {
   static constexpr float p[] = {-8.489145801e-14f, 5.278125159e-11f, -2.022560963e-08f, 1.115440591e-05f,
                                 3.103965893e-03f,  1.308401823e-01f, 1.000000000e+00f};
