@@ -251,6 +251,7 @@ Runner add_bench_command(CLI::App& app) {
       j["activation_arena_mib"] = static_cast<double>(stats.arena_bytes) / (1 << 20);
       if (!stats.how.empty()) j["last_run"] = stats.how;
       if (stats.device_kept_bytes) j["device_kept_mib"] = static_cast<double>(stats.device_kept_bytes) / (1 << 20);
+      j["shape_nodes_reused"] = stats.shape_nodes_reused;
       nlohmann::json ins = nlohmann::json::object();
       for (const auto& [name, v] : in) ins[name] = shape_of(v);
       j["inputs"] = ins;
@@ -281,6 +282,9 @@ Runner add_bench_command(CLI::App& app) {
       std::cout << ", planned into a " << static_cast<double>(stats.arena_bytes) / (1 << 20) << " MiB arena";
     std::cout << "\n";
     if (!stats.how.empty()) std::cout << "last run    " << stats.how << "\n";
+    if (stats.shape_nodes_reused)
+      std::cout << "shape nodes " << stats.shape_nodes_reused
+                << " computed from the input shapes alone, reused from an earlier run with the same shapes\n";
     if (stats.device_kept_bytes)
       std::cout << "kept        " << static_cast<double>(stats.device_kept_bytes) / (1 << 20)
                 << " MiB on the device across runs (the weights' float16 copies)\n";

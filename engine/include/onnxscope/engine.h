@@ -75,6 +75,11 @@ struct RunStats {
   // Device memory a device engine keeps across runs besides the weights
   // themselves (cuda in fp16: the weights' float16 copies); 0 for the others.
   uint64_t device_kept_bytes = 0;
+  // CPU engine: nodes that compute values from the inputs' shapes alone
+  // (Shape, and the Gather / Unsqueeze / Concat after it) whose results,
+  // kept from an earlier run with the same input shapes, this run reused
+  // instead of running them; 0 for the other engines.
+  uint64_t shape_nodes_reused = 0;
 };
 
 // Limits of one run, enforced between nodes and by every allocation; each is

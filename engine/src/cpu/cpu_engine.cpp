@@ -62,6 +62,10 @@ class CpuPrepared final : public PreparedModel {
     p.passes = cpu::optimize(*p.model, options_, capture, log);
     p.interp = std::make_unique<ref::Interpreter>(
         p.model, *kernels_, RunLimits{options_.max_tensor_bytes, options_.max_live_bytes, options_.timeout_seconds});
+    // The engine's own operators (fused_ops.h, nchwc.h) all give outputs
+    // shaped by their inputs' shapes and attributes.
+    if (!capture && options_.opt_level > 0)
+      p.interp->cache_shape_values([](const Node& n) { return n.domain == cpu::kCpuDomain; });
     return p;
   }
 

@@ -218,6 +218,13 @@ std::vector<NodeSupport> Interpreter::supports() const {
   return out;
 }
 
+void Interpreter::cache_shape_values(const std::function<bool(const Node&)>& follows_input_shapes) {
+  shape_nodes_ = shape_determined_nodes(*model_, follows_input_shapes);
+  bool any = false;
+  for (uint8_t b : shape_nodes_) any = any || b;
+  if (!any) shape_nodes_.clear();
+}
+
 void Interpreter::load_initializers(const Graph& g, Frame& frame) const {
   for (const auto& init : g.initializers) frame.values[init.name] = Value(init.value);
   for (size_t k = 0; k < g.sparse_initializers.size(); ++k)
@@ -247,6 +254,13 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
     if (!frame.values.count(v.name))
       fail_at(Location{model_->source, "main", -1, {}, {}, v.name}, "missing-input",
               "input '" + v.name + "' (" + v.type.to_string() + ") was not given");
+  if (!shape_nodes_.empty() && !options_.observer) {
+    std::vector<const Value*> given;
+    for (const auto& v : model_->graph.inputs) given.push_back(frame.find(v.name));
+    shape_cache_.begin_run(model_->graph, given, model_->graph.nodes.size());
+  } else {
+    shape_cache_.pause();
+  }
   auto outs = exec_graph(model_->graph, frame, "main", model_->opset_imports, -1);
   NamedValues result;
   for (size_t i = 0; i < outs.size(); ++i) result.emplace_back(model_->graph.outputs[i].name, std::move(outs[i]));
@@ -315,13 +329,27 @@ std::vector<Value> Interpreter::exec_graph(const Graph& g, Frame& frame, const s
     }
   } release{*this, held};
   const std::vector<Location>& where = node_locations(g, path);
+  const bool cache_here = shape_cache_.active() && &g == &model_->graph && iteration < 0 && shape_nodes_.size() == g.nodes.size();
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     if (options_.observer && options_.observer->should_stop()) fail_at(where[i], "cancelled", "run cancelled");
     check_deadline(where[i]);
     if (options_.observer) options_.observer->on_node_start(path, i, g.nodes[i]);
-    exec_node(g, i, frame, path, opsets, iteration, where[i], plan.versions[i], *plan.kernels[i]);
-    uint64_t added = 0;
     const auto& outs = g.nodes[i].outputs;
+    const bool shape_node = cache_here && shape_nodes_[i];
+    const std::vector<Value>* kept = shape_node ? shape_cache_.find(i) : nullptr;
+    if (kept) {
+      ++stats_.shape_nodes_reused;
+      for (size_t k = 0; k < outs.size(); ++k)
+        if (!outs[k].empty() && !(*kept)[k].is_none()) frame.values[outs[k]] = (*kept)[k];  // (none: never produced)
+    } else {
+      exec_node(g, i, frame, path, opsets, iteration, where[i], plan.versions[i], *plan.kernels[i]);
+      if (shape_node) {
+        std::vector<const Value*> made;
+        for (const auto& o : outs) made.push_back(o.empty() ? nullptr : frame.find(o));
+        shape_cache_.keep(i, made);
+      }
+    }
+    uint64_t added = 0;
     for (size_t k = 0; k < outs.size(); ++k) {
       const int32_t slot = plan.output_slots[i][k];
       if (slot < 0 || held[static_cast<size_t>(slot)] != kNotHeld) continue;

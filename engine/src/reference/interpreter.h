@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,6 +15,7 @@
 #include "core/graph_util.h"
 #include "onnxscope/engine.h"
 #include "onnxscope/kernel.h"
+#include "reference/shape_values.h"
 
 namespace onnxscope::ref {
 
@@ -24,6 +26,12 @@ class Interpreter {
   Interpreter(std::shared_ptr<const Model> model, const KernelRegistry& kernels, const RunLimits& limits);
 
   NamedValues run(const NamedValues& inputs, const RunOptions& options);
+  // From now on, runs without an observer compute the main graph's
+  // shape-determined nodes (shape_values.h) once per signature of the input
+  // shapes and hand out the kept values on later runs. `follows_input_shapes`
+  // names the engine's own operators whose output shapes follow from their
+  // inputs' shapes. Off by default: the reference runs every node.
+  void cache_shape_values(const std::function<bool(const Node&)>& follows_input_shapes);
   std::vector<NodeSupport> supports() const;
 
   // A scope of named values; subgraphs see their parents', functions do not.
@@ -108,6 +116,8 @@ class Interpreter {
   };
   std::deque<NodeSlots> slots_;  // exec_node's, per nesting depth
   size_t depth_ = 0;
+  std::vector<uint8_t> shape_nodes_;  // per main-graph node: shape-determined (empty: no caching)
+  ShapeValueCache shape_cache_;
   // Operator function bodies from the schemas, parsed on first use.
   std::unordered_map<const void*, std::shared_ptr<const Function>> schema_functions_;
 };
