@@ -34,11 +34,11 @@ __attribute__((target("avx512f"))) void clamp_avx512(const Clamp& c, const float
   const __m512 a = _mm512_set1_ps(c.alpha), b = _mm512_set1_ps(c.beta), lo = _mm512_set1_ps(c.lo),
                hi = _mm512_set1_ps(c.hi);
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    __m512 v = _mm512_loadu_ps(x + i);
-    if (c.affine) v = _mm512_add_ps(_mm512_mul_ps(a, v), b);
-    v = _mm512_min_ps(hi, _mm512_max_ps(lo, v));
-    _mm512_storeu_ps(y + i, v);
+  if (c.affine) {
+    for (; i + 16 <= n; i += 16)
+      _mm512_storeu_ps(y + i, _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_add_ps(_mm512_mul_ps(a, _mm512_loadu_ps(x + i)), b))));
+  } else {
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, _mm512_min_ps(hi, _mm512_max_ps(lo, _mm512_loadu_ps(x + i))));
   }
   for (; i < n; ++i) y[i] = clamp_one(c, x[i]);
 }
@@ -111,7 +111,7 @@ void Run(KernelContext& ctx) {
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
   const ClampFn fn = best();
-  parallel_for(static_cast<int64_t>(x.element_count()), 32768,
+  parallel_for(static_cast<int64_t>(x.element_count()), 16384,
                [&](int64_t b, int64_t e) { fn(*c, in + b, out + b, e - b); });
 }
 
