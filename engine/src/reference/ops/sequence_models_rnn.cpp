@@ -120,14 +120,6 @@ RnnProblem parse_problem(const KernelContext& ctx, int64_t gates, const std::vec
   return p;
 }
 
-// Time steps of direction d for a sequence of length len, in processing order.
-std::vector<int64_t> time_order(const RnnProblem& p, int64_t d, int64_t len) {
-  std::vector<int64_t> ts(static_cast<size_t>(len));
-  const bool backward = p.backward(d);
-  for (int64_t k = 0; k < len; ++k) ts[size_t(k)] = backward ? len - 1 - k : k;
-  return ts;
-}
-
 // A (dirs, rows, cols) matrix stored by columns, (dirs, cols, rows): a
 // product with v then runs along the rows, one vector of outputs per
 // element of v, instead of one dot product per row.
@@ -139,22 +131,76 @@ std::vector<double> by_columns(const std::vector<double>& M, int64_t dirs, int64
   return t;
 }
 
-// out[g] = sum_i M[d, row0 + g, i] * v[i] for g in [0, rows), the terms in
-// order of i (each product and sum rounded in double): one block of a
-// by_columns matrix times v.
+// out[b][g] = sum_i M[d, row0 + g, i] * v[b][i] for g < rows and each of n
+// vectors (v and out n blocks, strides vs and os), the terms in order of i
+// (each product and sum rounded in double): blocks of a by_columns matrix
+// times v, each column of M read once for all n, so a
+// step of the recurrence reads the weights once per thread instead of once
+// per batch entry. Four columns go into each output while it is in a
+// register (the four adds in order of i, as the plain loop makes them).
 __attribute__((target_clones("avx512f", "avx2", "default")))
-void matvec(const std::vector<double>& MT, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
-            const double* v, double* out) {
-  for (int64_t g = 0; g < rows; ++g) out[g] = 0.0;
-  for (int64_t i = 0; i < cols; ++i) {
-    const double vi = v[i];
-    const double* col = MT.data() + (d * cols + i) * total_rows + row0;  // MT is not empty when cols > 0
-    for (int64_t g = 0; g < rows; ++g) {
-      const double p = col[g] * vi;
-      out[g] = out[g] + p;
+void matvec_n(const std::vector<double>& MT, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
+              const double* v, int64_t vs, double* out, int64_t os, int64_t n) {
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t g = 0; g < rows; ++g) out[b * os + g] = 0.0;
+  auto col = [&](int64_t i) { return MT.data() + (d * cols + i) * total_rows + row0; };
+  int64_t i = 0;
+  for (; i + 4 <= cols; i += 4) {
+    const double *c0 = col(i), *c1 = col(i + 1), *c2 = col(i + 2), *c3 = col(i + 3);
+    for (int64_t b = 0; b < n; ++b) {
+      const double* vb = v + b * vs + i;
+      const double v0 = vb[0], v1 = vb[1], v2 = vb[2], v3 = vb[3];
+      double* o = out + b * os;
+      for (int64_t g = 0; g < rows; ++g) {
+        double acc = o[g];
+        const double p0 = c0[g] * v0;
+        acc = acc + p0;
+        const double p1 = c1[g] * v1;
+        acc = acc + p1;
+        const double p2 = c2[g] * v2;
+        acc = acc + p2;
+        const double p3 = c3[g] * v3;
+        acc = acc + p3;
+        o[g] = acc;
+      }
+    }
+  }
+  for (; i < cols; ++i) {
+    const double* c0 = col(i);
+    for (int64_t b = 0; b < n; ++b) {
+      const double vi = v[b * vs + i];
+      double* o = out + b * os;
+      for (int64_t g = 0; g < rows; ++g) {
+        const double p = c0[g] * vi;
+        o[g] = o[g] + p;
+      }
     }
   }
 }
+
+// Batch entries per thread: one contiguous range each, so each thread reads
+// the weights once per step for all of its entries.
+int64_t per_thread(int64_t batch) {
+  const int64_t threads = std::max<int64_t>(1, cpu::thread_count());
+  return std::max<int64_t>(1, (batch + threads - 1) / threads);
+}
+
+// The batch entries of [b0, b1) that step k of direction d processes, with
+// their time index: a shorter sequence has ended, and a backward direction
+// starts from each sequence's own end.
+struct StepEntries {
+  std::vector<int64_t> b, t;
+  void at(const RnnProblem& p, int64_t d, int64_t k, int64_t b0, int64_t b1) {
+    b.clear();
+    t.clear();
+    for (int64_t e = b0; e < b1; ++e) {
+      const int64_t len = p.seq_lens[size_t(e)];
+      if (k >= len) continue;
+      b.push_back(e);
+      t.push_back(p.backward(d) ? len - 1 - k : k);
+    }
+  }
+};
 
 // Allocates the outputs Y, Y_h (and Y_c) that are wanted.
 struct RnnOutputs {
@@ -182,21 +228,36 @@ void RNN(KernelContext& ctx) {
     const double* Wb = p.B.data() + d * 2 * H;
     const double* Rb = Wb + H;
     // Batch entries are independent: each is computed by one thread, in one order.
-    cpu::parallel_for(p.batch, 1, [&](int64_t b0, int64_t b1) {
-      std::vector<double> xt(size_t(p.input)), wx(static_cast<size_t>(H)), rh(static_cast<size_t>(H)), hcur(static_cast<size_t>(H));
-      for (int64_t b = b0; b < b1; ++b) {
-        for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
-        for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
-          for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
-          matvec(WT, d, H, 0, H, p.input, xt.data(), wx.data());
-          matvec(RT, d, H, 0, H, H, hcur.data(), rh.data());
+    cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
+      const int64_t nb = b1 - b0;
+      std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * H)), rh(size_t(nb * H)), hcur(size_t(nb * H)),
+          hin(size_t(nb * H));
+      for (int64_t b = b0; b < b1; ++b)
+        for (int64_t k = 0; k < H; ++k) hcur[size_t((b - b0) * H + k)] = h[p.state_index(d, b, k)];
+      StepEntries step;
+      for (int64_t s = 0; s < p.seq; ++s) {
+        step.at(p, d, s, b0, b1);
+        const int64_t n = static_cast<int64_t>(step.b.size());
+        if (n == 0) break;
+        for (int64_t j = 0; j < n; ++j) {  // entries still running, packed
+          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
+          for (int64_t i = 0; i < p.input; ++i) xt[size_t(j * p.input + i)] = p.x(t, b, i);
+          for (int64_t k = 0; k < H; ++k) hin[size_t(j * H + k)] = hcur[size_t((b - b0) * H + k)];
+        }
+        matvec_n(WT, d, H, 0, H, p.input, xt.data(), p.input, wx.data(), H, n);
+        matvec_n(RT, d, H, 0, H, H, hin.data(), H, rh.data(), H, n);
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
+          double* hb = hcur.data() + (b - b0) * H;
           for (int64_t k = 0; k < H; ++k) {
-            hcur[size_t(k)] = f(p.clipped(wx[size_t(k)] + rh[size_t(k)] + Wb[k] + Rb[k]));
-            o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+            const size_t q = size_t(j * H + k);
+            hb[k] = f(p.clipped(wx[q] + rh[q] + Wb[k] + Rb[k]));
+            o.Y[p.y_index(t, d, b, k)] = hb[k];
           }
         }
-        for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t(k)];
       }
+      for (int64_t b = b0; b < b1; ++b)
+        for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t((b - b0) * H + k)];
     });
   }
   o.Yh = std::move(h);
@@ -220,37 +281,56 @@ void GRU(KernelContext& ctx) {
     const double* Wb = p.B.data() + d * 6 * H;  // Wbz, Wbr, Wbh
     const double* Rb = Wb + 3 * H;                // Rbz, Rbr, Rbh
     // Batch entries are independent: each is computed by one thread, in one order.
-    cpu::parallel_for(p.batch, 1, [&](int64_t b0, int64_t b1) {
-      std::vector<double> xt(size_t(p.input)), wx(size_t(3 * H)), rh(size_t(3 * H)), hcur(static_cast<size_t>(H)), rhid(static_cast<size_t>(H)),
-          rmul(static_cast<size_t>(H)), z(static_cast<size_t>(H)), r(static_cast<size_t>(H));
-      for (int64_t b = b0; b < b1; ++b) {
-        for (int64_t k = 0; k < H; ++k) hcur[size_t(k)] = h[p.state_index(d, b, k)];
-        for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
-          for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
-          matvec(WT, d, 3 * H, 0, 3 * H, p.input, xt.data(), wx.data());
-          matvec(RT, d, 3 * H, 0, 2 * H, H, hcur.data(), rh.data());  // Rz, Rr rows
+    cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
+      const int64_t nb = b1 - b0, G = 3 * H;
+      std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
+          hin(size_t(nb * H)), rhid(size_t(nb * H)), rmul(size_t(nb * H)), z(size_t(nb * H)), r(size_t(nb * H));
+      for (int64_t b = b0; b < b1; ++b)
+        for (int64_t k = 0; k < H; ++k) hcur[size_t((b - b0) * H + k)] = h[p.state_index(d, b, k)];
+      StepEntries step;
+      for (int64_t s = 0; s < p.seq; ++s) {
+        step.at(p, d, s, b0, b1);
+        const int64_t n = static_cast<int64_t>(step.b.size());
+        if (n == 0) break;
+        for (int64_t j = 0; j < n; ++j) {  // entries still running, packed
+          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
+          for (int64_t i = 0; i < p.input; ++i) xt[size_t(j * p.input + i)] = p.x(t, b, i);
+          for (int64_t k = 0; k < H; ++k) hin[size_t(j * H + k)] = hcur[size_t((b - b0) * H + k)];
+        }
+        matvec_n(WT, d, G, 0, G, p.input, xt.data(), p.input, wx.data(), G, n);
+        matvec_n(RT, d, G, 0, 2 * H, H, hin.data(), H, rh.data(), G, n);  // Rz, Rr rows
+        for (int64_t j = 0; j < n; ++j) {
+          const double* wxj = wx.data() + j * G;
+          const double* rhj = rh.data() + j * G;
           for (int64_t k = 0; k < H; ++k) {
-            z[size_t(k)] = f(p.clipped(wx[size_t(k)] + rh[size_t(k)] + Wb[k] + Rb[k]));
-            r[size_t(k)] = f(p.clipped(wx[size_t(H + k)] + rh[size_t(H + k)] + Wb[H + k] + Rb[H + k]));
-          }
-          if (linear_before_reset) {
-            // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
-            matvec(RT, d, 3 * H, 2 * H, H, H, hcur.data(), rhid.data());
-            for (int64_t k = 0; k < H; ++k) rhid[size_t(k)] = r[size_t(k)] * (rhid[size_t(k)] + Rb[2 * H + k]);
-          } else {
-            // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
-            for (int64_t k = 0; k < H; ++k) rmul[size_t(k)] = r[size_t(k)] * hcur[size_t(k)];
-            matvec(RT, d, 3 * H, 2 * H, H, H, rmul.data(), rhid.data());
-            for (int64_t k = 0; k < H; ++k) rhid[size_t(k)] += Rb[2 * H + k];
-          }
-          for (int64_t k = 0; k < H; ++k) {
-            const double ht = g(p.clipped(wx[size_t(2 * H + k)] + rhid[size_t(k)] + Wb[2 * H + k]));
-            hcur[size_t(k)] = (1 - z[size_t(k)]) * ht + z[size_t(k)] * hcur[size_t(k)];
-            o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+            z[size_t(j * H + k)] = f(p.clipped(wxj[k] + rhj[k] + Wb[k] + Rb[k]));
+            r[size_t(j * H + k)] = f(p.clipped(wxj[H + k] + rhj[H + k] + Wb[H + k] + Rb[H + k]));
           }
         }
-        for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t(k)];
+        if (linear_before_reset) {
+          // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
+          matvec_n(RT, d, G, 2 * H, H, H, hin.data(), H, rhid.data(), H, n);
+          for (int64_t q = 0; q < n * H; ++q)
+            rhid[size_t(q)] = r[size_t(q)] * (rhid[size_t(q)] + Rb[2 * H + q % H]);
+        } else {
+          // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
+          for (int64_t q = 0; q < n * H; ++q) rmul[size_t(q)] = r[size_t(q)] * hin[size_t(q)];
+          matvec_n(RT, d, G, 2 * H, H, H, rmul.data(), H, rhid.data(), H, n);
+          for (int64_t q = 0; q < n * H; ++q) rhid[size_t(q)] += Rb[2 * H + q % H];
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
+          double* hb = hcur.data() + (b - b0) * H;
+          for (int64_t k = 0; k < H; ++k) {
+            const size_t q = size_t(j * H + k);
+            const double ht = g(p.clipped(wx[size_t(j * G + 2 * H + k)] + rhid[q] + Wb[2 * H + k]));
+            hb[k] = (1 - z[q]) * ht + z[q] * hb[k];
+            o.Y[p.y_index(t, d, b, k)] = hb[k];
+          }
+        }
       }
+      for (int64_t b = b0; b < b1; ++b)
+        for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t((b - b0) * H + k)];
     });
   }
   o.Yh = std::move(h);
@@ -284,39 +364,55 @@ void LSTM(KernelContext& ctx) {
     const double* Po = Pi + H;
     const double* Pf = Pi + 2 * H;
     // Batch entries are independent: each is computed by one thread, in one order.
-    cpu::parallel_for(p.batch, 1, [&](int64_t b0, int64_t b1) {
-      std::vector<double> xt(size_t(p.input)), wx(size_t(4 * H)), rh(size_t(4 * H)), hcur(static_cast<size_t>(H)), ccur(static_cast<size_t>(H));
-      for (int64_t b = b0; b < b1; ++b) {
+    cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
+      const int64_t nb = b1 - b0, G = 4 * H;
+      std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
+          ccur(size_t(nb * H)), hin(size_t(nb * H));
+      for (int64_t b = b0; b < b1; ++b)
         for (int64_t k = 0; k < H; ++k) {
-          hcur[size_t(k)] = h[p.state_index(d, b, k)];
-          ccur[size_t(k)] = c[p.state_index(d, b, k)];
+          hcur[size_t((b - b0) * H + k)] = h[p.state_index(d, b, k)];
+          ccur[size_t((b - b0) * H + k)] = c[p.state_index(d, b, k)];
         }
-        for (int64_t t : time_order(p, d, p.seq_lens[size_t(b)])) {
-          for (int64_t i = 0; i < p.input; ++i) xt[size_t(i)] = p.x(t, b, i);
-          matvec(WT, d, 4 * H, 0, 4 * H, p.input, xt.data(), wx.data());
-          matvec(RT, d, 4 * H, 0, 4 * H, H, hcur.data(), rh.data());
+      StepEntries step;
+      for (int64_t s = 0; s < p.seq; ++s) {
+        step.at(p, d, s, b0, b1);
+        const int64_t n = static_cast<int64_t>(step.b.size());
+        if (n == 0) break;
+        // Entries still running, packed: their inputs and states.
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
+          for (int64_t i = 0; i < p.input; ++i) xt[size_t(j * p.input + i)] = p.x(t, b, i);
+          for (int64_t k = 0; k < H; ++k) hin[size_t(j * H + k)] = hcur[size_t((b - b0) * H + k)];
+        }
+        matvec_n(WT, d, G, 0, G, p.input, xt.data(), p.input, wx.data(), G, n);
+        matvec_n(RT, d, G, 0, G, H, hin.data(), H, rh.data(), G, n);
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
+          double* hb = hcur.data() + (b - b0) * H;
+          double* cb = ccur.data() + (b - b0) * H;
           for (int64_t k = 0; k < H; ++k) {
             auto pre = [&](int64_t gate) {
-              const size_t j = size_t(gate * H + k);
-              return wx[j] + rh[j] + Wb[j] + Rb[j];
+              const size_t q = size_t(gate * H + k);
+              return wx[size_t(j * G) + q] + rh[size_t(j * G) + q] + Wb[q] + Rb[q];
             };
-            const double cprev = ccur[size_t(k)];
+            const double cprev = cb[k];
             const double it = f(p.clipped(pre(0) + Pi[k] * cprev));
             // input_forget couples the gates: the forget gate is 1 - it.
             const double ft = input_forget ? 1 - it : f(p.clipped(pre(2) + Pf[k] * cprev));
             const double ct = g(p.clipped(pre(3)));
             const double Ct = ft * cprev + it * ct;
             const double ot = f(p.clipped(pre(1) + Po[k] * Ct));
-            ccur[size_t(k)] = Ct;
-            hcur[size_t(k)] = ot * hact(Ct);
-            o.Y[p.y_index(t, d, b, k)] = hcur[size_t(k)];
+            cb[k] = Ct;
+            hb[k] = ot * hact(Ct);
+            o.Y[p.y_index(t, d, b, k)] = hb[k];
           }
         }
-        for (int64_t k = 0; k < H; ++k) {
-          h[p.state_index(d, b, k)] = hcur[size_t(k)];
-          c[p.state_index(d, b, k)] = ccur[size_t(k)];
-        }
       }
+      for (int64_t b = b0; b < b1; ++b)
+        for (int64_t k = 0; k < H; ++k) {
+          h[p.state_index(d, b, k)] = hcur[size_t((b - b0) * H + k)];
+          c[p.state_index(d, b, k)] = ccur[size_t((b - b0) * H + k)];
+        }
     });
   }
   o.Yh = std::move(h);
