@@ -200,6 +200,16 @@ struct StepEntries {
       t.push_back(p.backward(d) ? len - 1 - k : k);
     }
   }
+  // Packs the running entries' inputs x_t and states (hcur: the range's
+  // states from b0, H each) into xt and hin, in that order.
+  void pack(const RnnProblem& p, int64_t b0, const std::vector<double>& hcur, std::vector<double>& xt,
+            std::vector<double>& hin) const {
+    const int64_t H = p.hidden;
+    for (size_t j = 0; j < b.size(); ++j) {
+      for (int64_t i = 0; i < p.input; ++i) xt[j * size_t(p.input) + size_t(i)] = p.x(t[j], b[j], i);
+      for (int64_t k = 0; k < H; ++k) hin[j * size_t(H) + size_t(k)] = hcur[size_t((b[j] - b0) * H + k)];
+    }
+  }
 };
 
 // Allocates the outputs Y, Y_h (and Y_c) that are wanted.
@@ -239,11 +249,7 @@ void RNN(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        for (int64_t j = 0; j < n; ++j) {  // entries still running, packed
-          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
-          for (int64_t i = 0; i < p.input; ++i) xt[size_t(j * p.input + i)] = p.x(t, b, i);
-          for (int64_t k = 0; k < H; ++k) hin[size_t(j * H + k)] = hcur[size_t((b - b0) * H + k)];
-        }
+        step.pack(p, b0, hcur, xt, hin);
         matvec_n(WT, d, H, 0, H, p.input, xt.data(), p.input, wx.data(), H, n);
         matvec_n(RT, d, H, 0, H, H, hin.data(), H, rh.data(), H, n);
         for (int64_t j = 0; j < n; ++j) {
@@ -292,11 +298,7 @@ void GRU(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        for (int64_t j = 0; j < n; ++j) {  // entries still running, packed
-          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
-          for (int64_t i = 0; i < p.input; ++i) xt[size_t(j * p.input + i)] = p.x(t, b, i);
-          for (int64_t k = 0; k < H; ++k) hin[size_t(j * H + k)] = hcur[size_t((b - b0) * H + k)];
-        }
+        step.pack(p, b0, hcur, xt, hin);
         matvec_n(WT, d, G, 0, G, p.input, xt.data(), p.input, wx.data(), G, n);
         matvec_n(RT, d, G, 0, 2 * H, H, hin.data(), H, rh.data(), G, n);  // Rz, Rr rows
         for (int64_t j = 0; j < n; ++j) {
@@ -378,12 +380,7 @@ void LSTM(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        // Entries still running, packed: their inputs and states.
-        for (int64_t j = 0; j < n; ++j) {
-          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
-          for (int64_t i = 0; i < p.input; ++i) xt[size_t(j * p.input + i)] = p.x(t, b, i);
-          for (int64_t k = 0; k < H; ++k) hin[size_t(j * H + k)] = hcur[size_t((b - b0) * H + k)];
-        }
+        step.pack(p, b0, hcur, xt, hin);  // the running entries' inputs and states
         matvec_n(WT, d, G, 0, G, p.input, xt.data(), p.input, wx.data(), G, n);
         matvec_n(RT, d, G, 0, G, H, hin.data(), H, rh.data(), G, n);
         for (int64_t j = 0; j < n; ++j) {
