@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "model_builder.h"
+#include "onnxscope/cpu.h"
 #include "onnxscope/reference.h"
 #include "reference/interpreter.h"
 
@@ -158,3 +159,60 @@ TEST(Interpreter, HugeOutputIsRefusedNotAllocated) {
     EXPECT_NE(std::string(e.what()).find("limit"), std::string::npos) << e.what();
   }
 }
+
+// The main graph's initializers are read from a frame made once per
+// prepared model: an input with an initializer default takes the default
+// when not given and the caller's value when given, run after run in any
+// order, and an If branch reads a main-graph initializer through its scope.
+TEST(Interpreter, InitializerDefaultsAndOverridesRunAfterRun) {
+  ModelBuilder b(17, 8);
+  b.input("x", DataType::Float, {int64_t{2}});
+  b.input("k", DataType::Float, {int64_t{2}});
+  b.initializer(make_float_tensor("k", {2}, {10.f, 20.f}));  // the default of input k
+  b.initializer(make_float_tensor("w", {2}, {1.f, 2.f}));
+  b.initializer(make_float_tensor("zero", {}, {0.f}));
+  onnx::GraphProto then_g, else_g;
+  for (auto* g : {&then_g, &else_g}) {
+    auto* n = g->add_node();
+    n->set_op_type(g == &then_g ? "Add" : "Sub");
+    n->add_input("xk");
+    n->add_input("w");  // the enclosing graph's initializer
+    n->add_output(g == &then_g ? "t" : "e");
+    auto* o = g->add_output();
+    o->set_name(g == &then_g ? "t" : "e");
+    o->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::FLOAT);
+    g->set_name(g == &then_g ? "then" : "else");
+  }
+  b.node("Add", {"x", "k"}, {"xk"}, "add_k");
+  b.node("ReduceSum", {"xk"}, {"s"}, "sum");
+  b.node("Greater", {"s", "zero"}, {"c"}, "positive");
+  auto& n = b.node("If", {"c"}, {"y"}, "branch");
+  auto* a1 = n.add_attribute();
+  a1->set_name("then_branch");
+  a1->set_type(onnx::AttributeProto::GRAPH);
+  *a1->mutable_g() = then_g;
+  auto* a2 = n.add_attribute();
+  a2->set_name("else_branch");
+  a2->set_type(onnx::AttributeProto::GRAPH);
+  *a2->mutable_g() = else_g;
+  b.output_untyped("y");
+  auto m = load(b);
+  std::vector<std::unique_ptr<Engine>> engines;
+  engines.push_back(make_reference_engine());
+  engines.push_back(make_cpu_engine(CpuOptions{.threads = 1}));
+  for (const auto& engine : engines) {
+    SCOPED_TRACE(std::string(engine->name()));
+    auto prepared = engine->prepare(m);
+    auto y = [&](const NamedValues& in) {
+      const Tensor t = prepared->run(in).at(0).second.tensor();
+      return std::vector<float>(t.data<float>(), t.data<float>() + 2);
+    };
+    const Tensor x = floats({2}, {1, 2});
+    for (int round = 0; round < 2; ++round) {
+      EXPECT_EQ(y({{"x", x}}), (std::vector<float>{12.f, 24.f}));                            // k = 10, 20; then
+      EXPECT_EQ(y({{"x", x}, {"k", floats({2}, {-5, -5})}}), (std::vector<float>{-5.f, -5.f}));  // xk = -4, -3; else
+      EXPECT_EQ(y({{"x", x}}), (std::vector<float>{12.f, 24.f}));
+    }
+  }
+}
+

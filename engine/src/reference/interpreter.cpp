@@ -227,6 +227,10 @@ void Interpreter::cache_shape_values(const std::function<bool(const Node&)>& fol
 
 void Interpreter::load_initializers(const Graph& g, Frame& frame) const {
   for (const auto& init : g.initializers) frame.values[init.name] = Value(init.value);
+  load_sparse_initializers(g, frame);
+}
+
+void Interpreter::load_sparse_initializers(const Graph& g, Frame& frame) const {
   for (size_t k = 0; k < g.sparse_initializers.size(); ++k)
     frame.values[g.sparse_initializer_names[k]] =
         Value(densify(g.sparse_initializers[k], max_tensor_bytes_, Location{model_->source, "main", -1, {}, {}, g.sparse_initializer_names[k]}));
@@ -240,8 +244,16 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
     deadline_ = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limits_.timeout_seconds));
   const DeadlineScope deadline(limits_.timeout_seconds > 0 ? deadline_ : std::chrono::steady_clock::time_point::max());
+  // The main graph's dense initializers sit in a frame of their own, made
+  // once: the run's frame reads them through its parent instead of copying
+  // every one into a hash map on every run.
+  if (!main_initializers_ready_) {
+    for (const auto& init : model_->graph.initializers) main_initializers_.values[init.name] = Value(init.value);
+    main_initializers_ready_ = true;
+  }
   Frame frame;
-  load_initializers(model_->graph, frame);
+  frame.parent = &main_initializers_;
+  load_sparse_initializers(model_->graph, frame);
   std::set<std::string> declared;
   for (const auto& v : model_->graph.inputs) declared.insert(v.name);
   for (const auto& [name, value] : inputs) {
@@ -251,7 +263,7 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
     frame.values[name] = value;  // a given input overrides an initializer default
   }
   for (const auto& v : model_->graph.inputs)
-    if (!frame.values.count(v.name))
+    if (!frame.find(v.name))
       fail_at(Location{model_->source, "main", -1, {}, {}, v.name}, "missing-input",
               "input '" + v.name + "' (" + v.type.to_string() + ") was not given");
   if (!shape_nodes_.empty() && !options_.observer) {

@@ -91,6 +91,7 @@ class Interpreter {
   // The function body with the call's attributes substituted (cached per call node).
   const Graph& expanded_body(const Function& f, const Node& call);
   void load_initializers(const Graph& g, Frame& frame) const;
+  void load_sparse_initializers(const Graph& g, Frame& frame) const;  // densified per run
   // Live-bytes accounting and the deadline (limits_).
   void count_live(int64_t delta, const Location& where);
   void check_deadline(const Location& where) const;
@@ -116,6 +117,8 @@ class Interpreter {
   };
   std::deque<NodeSlots> slots_;  // exec_node's, per nesting depth
   size_t depth_ = 0;
+  Frame main_initializers_;  // the main graph's dense initializers (run()'s frame's parent)
+  bool main_initializers_ready_ = false;
   std::vector<uint8_t> shape_nodes_;  // per main-graph node: shape-determined (empty: no caching)
   ShapeValueCache shape_cache_;
   // Operator function bodies from the schemas, parsed on first use.
