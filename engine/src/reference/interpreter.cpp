@@ -269,7 +269,7 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
   if (!shape_nodes_.empty() && !options_.observer) {
     std::vector<const Value*> given;
     for (const auto& v : model_->graph.inputs) given.push_back(frame.find(v.name));
-    shape_cache_.begin_run(model_->graph, given, model_->graph.nodes.size());
+    shape_cache_.begin_run(given, model_->graph.nodes.size());
   } else {
     shape_cache_.pause();
   }

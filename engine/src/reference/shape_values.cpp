@@ -105,7 +105,7 @@ std::vector<uint8_t> shape_determined_nodes(const Model& m, const std::function<
   return out;
 }
 
-bool ShapeValueCache::begin_run(const Graph& g, const std::vector<const Value*>& inputs, size_t nodes) {
+bool ShapeValueCache::begin_run(const std::vector<const Value*>& inputs, size_t nodes) {
   active_ = false;
   std::vector<Key> sig;
   sig.reserve(inputs.size());
@@ -118,7 +118,6 @@ bool ShapeValueCache::begin_run(const Graph& g, const std::vector<const Value*>&
     }
     sig.push_back({v->tensor().dtype(), v->tensor().shape()});
   }
-  (void)g;
   if (sig != signature_ || has_.size() != nodes) {
     signature_ = std::move(sig);
     kept_.assign(nodes, {});

@@ -45,7 +45,7 @@ class ShapeValueCache {
   // Starts a run with these inputs: keeps what was kept for the same
   // signature, forgets it for another. False (nothing is kept or handed out
   // this run) when an input is not a tensor.
-  bool begin_run(const Graph& g, const std::vector<const Value*>& inputs, size_t nodes);
+  bool begin_run(const std::vector<const Value*>& inputs, size_t nodes);
   bool active() const { return active_; }
   void pause() { active_ = false; }  // this run neither keeps nor hands out
   // The kept outputs of node i, or nullptr.

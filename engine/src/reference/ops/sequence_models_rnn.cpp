@@ -212,6 +212,19 @@ struct StepEntries {
   }
 };
 
+// The states (initial or running, [dirs, batch, hidden] in the layout) of
+// direction d for batch entries [b0, b1), packed as [b1 - b0, hidden], and back.
+void take_states(const RnnProblem& p, int64_t d, int64_t b0, int64_t b1, const std::vector<double>& from,
+                 std::vector<double>& to) {
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t k = 0; k < p.hidden; ++k) to[size_t((b - b0) * p.hidden + k)] = from[p.state_index(d, b, k)];
+}
+void put_states(const RnnProblem& p, int64_t d, int64_t b0, int64_t b1, const std::vector<double>& from,
+                std::vector<double>& to) {
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t k = 0; k < p.hidden; ++k) to[p.state_index(d, b, k)] = from[size_t((b - b0) * p.hidden + k)];
+}
+
 // Allocates the outputs Y, Y_h (and Y_c) that are wanted.
 struct RnnOutputs {
   std::vector<double> Y, Yh, Yc;
@@ -242,8 +255,7 @@ void RNN(KernelContext& ctx) {
       const int64_t nb = b1 - b0;
       std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * H)), rh(size_t(nb * H)), hcur(size_t(nb * H)),
           hin(size_t(nb * H));
-      for (int64_t b = b0; b < b1; ++b)
-        for (int64_t k = 0; k < H; ++k) hcur[size_t((b - b0) * H + k)] = h[p.state_index(d, b, k)];
+      take_states(p, d, b0, b1, h, hcur);
       StepEntries step;
       for (int64_t s = 0; s < p.seq; ++s) {
         step.at(p, d, s, b0, b1);
@@ -262,8 +274,7 @@ void RNN(KernelContext& ctx) {
           }
         }
       }
-      for (int64_t b = b0; b < b1; ++b)
-        for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t((b - b0) * H + k)];
+      put_states(p, d, b0, b1, hcur, h);
     });
   }
   o.Yh = std::move(h);
@@ -291,8 +302,7 @@ void GRU(KernelContext& ctx) {
       const int64_t nb = b1 - b0, G = 3 * H;
       std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
           hin(size_t(nb * H)), rhid(size_t(nb * H)), rmul(size_t(nb * H)), z(size_t(nb * H)), r(size_t(nb * H));
-      for (int64_t b = b0; b < b1; ++b)
-        for (int64_t k = 0; k < H; ++k) hcur[size_t((b - b0) * H + k)] = h[p.state_index(d, b, k)];
+      take_states(p, d, b0, b1, h, hcur);
       StepEntries step;
       for (int64_t s = 0; s < p.seq; ++s) {
         step.at(p, d, s, b0, b1);
@@ -331,8 +341,7 @@ void GRU(KernelContext& ctx) {
           }
         }
       }
-      for (int64_t b = b0; b < b1; ++b)
-        for (int64_t k = 0; k < H; ++k) h[p.state_index(d, b, k)] = hcur[size_t((b - b0) * H + k)];
+      put_states(p, d, b0, b1, hcur, h);
     });
   }
   o.Yh = std::move(h);
@@ -370,11 +379,8 @@ void LSTM(KernelContext& ctx) {
       const int64_t nb = b1 - b0, G = 4 * H;
       std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
           ccur(size_t(nb * H)), hin(size_t(nb * H));
-      for (int64_t b = b0; b < b1; ++b)
-        for (int64_t k = 0; k < H; ++k) {
-          hcur[size_t((b - b0) * H + k)] = h[p.state_index(d, b, k)];
-          ccur[size_t((b - b0) * H + k)] = c[p.state_index(d, b, k)];
-        }
+      take_states(p, d, b0, b1, h, hcur);
+      take_states(p, d, b0, b1, c, ccur);
       StepEntries step;
       for (int64_t s = 0; s < p.seq; ++s) {
         step.at(p, d, s, b0, b1);
@@ -405,11 +411,8 @@ void LSTM(KernelContext& ctx) {
           }
         }
       }
-      for (int64_t b = b0; b < b1; ++b)
-        for (int64_t k = 0; k < H; ++k) {
-          h[p.state_index(d, b, k)] = hcur[size_t((b - b0) * H + k)];
-          c[p.state_index(d, b, k)] = ccur[size_t((b - b0) * H + k)];
-        }
+      put_states(p, d, b0, b1, hcur, h);
+      put_states(p, d, b0, b1, ccur, c);
     });
   }
   o.Yh = std::move(h);
