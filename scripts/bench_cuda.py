@@ -63,10 +63,9 @@ def export(name: str, out: Path):
     import make_bench_models as mbm
 
     torch.manual_seed(0)
-    module, example = mbm.MODELS[name]()
+    make = mbm.MODELS[name][0]  # (make, exporter, opset): this script exports with torch.export itself
+    module, example = make()
     module = module.eval()
-    if name == "bert_base":
-        module = mbm._Unwrap(module).eval()
     path = out / f"{name}.onnx"
     if path.exists():
         return module, list(example), path
