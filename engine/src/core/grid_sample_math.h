@@ -1,5 +1,5 @@
 // GridSample's coordinate arithmetic, one source for the reference
-// (reference/ops/nn_resize.cpp) and the CUDA kernel (cuda/kernels/
+// (reference/ops/tensor/grid_sample.cpp) and the CUDA kernel (cuda/kernels/
 // grid_sample.h), which nvcc compiles for the GPU too: mirroring a pixel
 // coordinate into the image, and the cubic convolution weights (A = -0.75).
 #pragma once

@@ -1,5 +1,5 @@
 // MelWeightMatrix, one source for the reference
-// (reference/ops/sequence_models_signal.cpp) and the CUDA kernel
+// (reference/ops/signal/mel_weight_matrix.cpp) and the CUDA kernel
 // (cuda/kernels/signal.h), which nvcc compiles for the GPU too: the filter
 // edges (the spectrogram bin of each of num_mel_bins + 2 points evenly
 // spaced on the mel scale) and each matrix element's weight from them, in

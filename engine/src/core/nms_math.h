@@ -1,5 +1,5 @@
 // NonMaxSuppression's order and overlap test, one source for the reference
-// (reference/ops/nn_resize.cpp) and the CUDA kernels (cuda/kernels/nms.h),
+// (reference/ops/object_detection/non_max_suppression.cpp) and the CUDA kernels (cuda/kernels/nms.h),
 // which nvcc compiles for the GPU too. Everything is float, as onnxruntime
 // compares boxes and scores.
 #pragma once

@@ -1,5 +1,5 @@
 // RoiAlign's geometry, one source for the reference
-// (reference/ops/nn_resize.cpp) and the CUDA kernel (cuda/kernels/roi_align.h),
+// (reference/ops/object_detection/roi_align.cpp) and the CUDA kernel (cuda/kernels/roi_align.h),
 // which nvcc compiles for the GPU too: where one roi's bins and samples lie,
 // and which four pixels a sample reads with which weights. Everything is
 // double, as the reference computes.

@@ -1,24 +1,283 @@
-// The one op table of the reference interpreter: every operator family
-// registers its kernels here, in one place, so coverage is easy to audit.
+// The one op table of the reference interpreter: every operator, the opset
+// versions its kernel covers and the file under engine/src/reference/ops/
+// that holds it (categories as in ONNX Runtime: math, nn, tensor, reduction,
+// rnn, controlflow, sequence, optional, quantization, signal, text,
+// generator, object_detection, image, ml, training). A test checks that
+// every file named here exists and that every kernel file is named.
+#include "reference/op_table.h"
+
+#include <climits>
+
 #include "onnxscope/reference.h"
-#include "reference/ops/ops.h"
+#include "reference/ops/kernels.h"
 
 namespace onnxscope {
+
+namespace {
+using namespace ref;
+// clang-format off
+const ref::OpEntry kOps[] = {
+    // math
+    {"math/binary.cpp", "", "Add", 1, INT_MAX, Add},
+    {"math/binary.cpp", "", "Sub", 1, INT_MAX, Sub},
+    {"math/binary.cpp", "", "Mul", 1, INT_MAX, Mul},
+    {"math/binary.cpp", "", "Div", 1, INT_MAX, Div},
+    {"math/bit_shift.cpp", "", "BitShift", 1, INT_MAX, BitShift},
+    {"math/bitwise.cpp", "", "BitwiseNot", 1, INT_MAX, BitwiseNot},
+    {"math/bitwise.cpp", "", "BitwiseAnd", 1, INT_MAX, BitwiseAnd},
+    {"math/bitwise.cpp", "", "BitwiseOr", 1, INT_MAX, BitwiseOr},
+    {"math/bitwise.cpp", "", "BitwiseXor", 1, INT_MAX, BitwiseXor},
+    {"math/clip.cpp", "", "Clip", 1, INT_MAX, Clip},
+    {"math/compare.cpp", "", "Equal", 19, INT_MAX, EqualStrings, inputs_are_strings},
+    {"math/compare.cpp", "", "Equal", 1, INT_MAX, Equal},
+    {"math/compare.cpp", "", "Less", 1, INT_MAX, Less},
+    {"math/compare.cpp", "", "LessOrEqual", 1, INT_MAX, LessOrEqual},
+    {"math/compare.cpp", "", "Greater", 1, INT_MAX, Greater},
+    {"math/compare.cpp", "", "GreaterOrEqual", 1, INT_MAX, GreaterOrEqual},
+    {"math/cumsum.cpp", "", "CumSum", 11, INT_MAX, CumSum},
+    {"math/cumsum.cpp", "", "CumProd", 26, INT_MAX, CumProd},
+    {"math/det.cpp", "", "Det", 11, INT_MAX, Det},
+    {"math/einsum.cpp", "", "Einsum", 12, INT_MAX, Einsum},
+    {"math/gemm.cpp", "", "Gemm", 1, INT_MAX, Gemm},
+    {"math/is_nan.cpp", "", "IsNaN", 1, INT_MAX, IsNaN},
+    {"math/is_nan.cpp", "", "IsInf", 1, INT_MAX, IsInf},
+    {"math/logical.cpp", "", "Not", 1, INT_MAX, Not},
+    {"math/logical.cpp", "", "And", 1, INT_MAX, And},
+    {"math/logical.cpp", "", "Or", 1, INT_MAX, Or},
+    {"math/logical.cpp", "", "Xor", 1, INT_MAX, Xor},
+    {"math/matmul.cpp", "", "MatMul", 1, INT_MAX, MatMul},
+    {"math/mod.cpp", "", "Mod", 1, INT_MAX, Mod},
+    {"math/pow.cpp", "", "Pow", 1, INT_MAX, Pow},
+    {"math/softmax.cpp", "", "Softmax", 1, INT_MAX, Softmax},
+    {"math/softmax.cpp", "", "LogSoftmax", 1, INT_MAX, LogSoftmax},
+    {"math/softmax.cpp", "", "Hardmax", 1, INT_MAX, Hardmax},
+    {"math/top_k.cpp", "", "TopK", 1, INT_MAX, TopK},
+    {"math/unary.cpp", "", "Abs", 1, INT_MAX, Abs},
+    {"math/unary.cpp", "", "Neg", 1, INT_MAX, Neg},
+    {"math/unary.cpp", "", "Sign", 1, INT_MAX, Sign},
+    {"math/unary.cpp", "", "Reciprocal", 1, INT_MAX, Reciprocal},
+    {"math/unary.cpp", "", "Floor", 1, INT_MAX, Floor},
+    {"math/unary.cpp", "", "Ceil", 1, INT_MAX, Ceil},
+    {"math/unary.cpp", "", "Round", 1, INT_MAX, Round},
+    {"math/unary.cpp", "", "Sqrt", 1, INT_MAX, Sqrt},
+    {"math/unary.cpp", "", "Exp", 1, INT_MAX, Exp},
+    {"math/unary.cpp", "", "Log", 1, INT_MAX, Log},
+    {"math/unary.cpp", "", "Sin", 1, INT_MAX, Sin},
+    {"math/unary.cpp", "", "Cos", 1, INT_MAX, Cos},
+    {"math/unary.cpp", "", "Tan", 1, INT_MAX, Tan},
+    {"math/unary.cpp", "", "Asin", 1, INT_MAX, Asin},
+    {"math/unary.cpp", "", "Acos", 1, INT_MAX, Acos},
+    {"math/unary.cpp", "", "Atan", 1, INT_MAX, Atan},
+    {"math/unary.cpp", "", "Sinh", 1, INT_MAX, Sinh},
+    {"math/unary.cpp", "", "Cosh", 1, INT_MAX, Cosh},
+    {"math/unary.cpp", "", "Asinh", 1, INT_MAX, Asinh},
+    {"math/unary.cpp", "", "Acosh", 1, INT_MAX, Acosh},
+    {"math/unary.cpp", "", "Atanh", 1, INT_MAX, Atanh},
+    {"math/unary.cpp", "", "Tanh", 1, INT_MAX, Tanh},
+    {"math/unary.cpp", "", "Erf", 1, INT_MAX, Erf},
+    {"math/variadic.cpp", "", "Max", 1, INT_MAX, Max},
+    {"math/variadic.cpp", "", "Min", 1, INT_MAX, Min},
+    {"math/variadic.cpp", "", "Sum", 1, INT_MAX, Sum},
+    {"math/variadic.cpp", "", "Mean", 1, INT_MAX, Mean},
+    // nn
+    {"nn/activations.cpp", "", "Sigmoid", 1, INT_MAX, Sigmoid},
+    {"nn/activations.cpp", "", "Relu", 1, INT_MAX, Relu},
+    {"nn/activations.cpp", "", "Softsign", 1, INT_MAX, Softsign},
+    {"nn/activations.cpp", "", "Softplus", 1, INT_MAX, Softplus},
+    {"nn/activations.cpp", "", "Mish", 1, INT_MAX, Mish},
+    {"nn/activations.cpp", "", "LeakyRelu", 1, INT_MAX, LeakyRelu},
+    {"nn/activations.cpp", "", "Elu", 1, INT_MAX, Elu},
+    {"nn/activations.cpp", "", "Selu", 1, INT_MAX, Selu},
+    {"nn/activations.cpp", "", "Celu", 1, INT_MAX, Celu},
+    {"nn/activations.cpp", "", "HardSigmoid", 1, INT_MAX, HardSigmoid},
+    {"nn/activations.cpp", "", "HardSwish", 1, INT_MAX, HardSwish},
+    {"nn/activations.cpp", "", "ThresholdedRelu", 1, INT_MAX, ThresholdedRelu},
+    {"nn/activations.cpp", "", "Shrink", 1, INT_MAX, Shrink},
+    {"nn/activations.cpp", "", "Gelu", 1, INT_MAX, Gelu},
+    {"nn/activations.cpp", "", "Swish", 1, INT_MAX, Swish},
+    {"nn/attention.cpp", "", "Attention", 23, INT_MAX, Attention},
+    {"nn/batch_normalization.cpp", "", "BatchNormalization", 1, INT_MAX, BatchNormalization},
+    {"nn/causal_conv_with_state.cpp", "", "CausalConvWithState", 27, INT_MAX, CausalConvWithState},
+    {"nn/col2im.cpp", "", "Col2Im", 18, INT_MAX, Col2Im},
+    {"nn/conv.cpp", "", "Conv", 1, INT_MAX, Conv},
+    {"nn/conv_transpose.cpp", "", "ConvTranspose", 1, INT_MAX, ConvTranspose},
+    {"nn/deform_conv.cpp", "", "DeformConv", 19, INT_MAX, DeformConv},
+    {"nn/dropout.cpp", "", "Dropout", 1, INT_MAX, Dropout},
+    {"nn/flex_attention.cpp", "ai.onnx.preview", "FlexAttention", 1, INT_MAX, FlexAttention},
+    {"nn/global_pool.cpp", "", "GlobalMaxPool", 1, INT_MAX, GlobalMaxPool},
+    {"nn/global_pool.cpp", "", "GlobalAveragePool", 1, INT_MAX, GlobalAveragePool},
+    {"nn/global_pool.cpp", "", "GlobalLpPool", 1, INT_MAX, GlobalLpPool},
+    {"nn/group_normalization.cpp", "", "GroupNormalization", 18, INT_MAX, GroupNormalization},
+    {"nn/instance_normalization.cpp", "", "InstanceNormalization", 1, INT_MAX, InstanceNormalization},
+    {"nn/layer_normalization.cpp", "", "LayerNormalization", 17, INT_MAX, LayerNormalization},
+    {"nn/linear_attention.cpp", "", "LinearAttention", 27, INT_MAX, LinearAttention},
+    {"nn/lp_normalization.cpp", "", "LpNormalization", 1, INT_MAX, LpNormalization},
+    {"nn/lrn.cpp", "", "LRN", 1, INT_MAX, LRN},
+    {"nn/max_unpool.cpp", "", "MaxUnpool", 9, INT_MAX, MaxUnpool},
+    {"nn/mean_variance_normalization.cpp", "", "MeanVarianceNormalization", 9, INT_MAX, MeanVarianceNormalization},
+    {"nn/negative_log_likelihood_loss.cpp", "", "NegativeLogLikelihoodLoss", 12, INT_MAX, NegativeLogLikelihoodLoss},
+    {"nn/pool.cpp", "", "MaxPool", 1, INT_MAX, MaxPool},
+    {"nn/pool.cpp", "", "AveragePool", 1, INT_MAX, AveragePool},
+    {"nn/pool.cpp", "", "LpPool", 1, INT_MAX, LpPool},
+    {"nn/prelu.cpp", "", "PRelu", 1, INT_MAX, PRelu},
+    {"nn/rms_normalization.cpp", "", "RMSNormalization", 23, INT_MAX, RMSNormalization},
+    {"nn/rotary_embedding.cpp", "", "RotaryEmbedding", 23, INT_MAX, RotaryEmbedding},
+    {"nn/softmax_cross_entropy_loss.cpp", "", "SoftmaxCrossEntropyLoss", 12, INT_MAX, SoftmaxCrossEntropyLoss},
+    {"nn/swiglu.cpp", "", "SwiGLU", 28, INT_MAX, SwiGLU},
+    // tensor
+    {"tensor/affine_grid.cpp", "", "AffineGrid", 20, INT_MAX, AffineGrid},
+    {"tensor/bit_cast.cpp", "", "BitCast", 26, INT_MAX, BitCast},
+    {"tensor/cast.cpp", "", "Cast", 1, INT_MAX, Cast},
+    {"tensor/cast.cpp", "", "CastLike", 15, INT_MAX, CastLike},
+    {"tensor/center_crop_pad.cpp", "", "CenterCropPad", 18, INT_MAX, CenterCropPad},
+    {"tensor/compress.cpp", "", "Compress", 9, INT_MAX, Compress},
+    {"tensor/concat.cpp", "", "Concat", 1, INT_MAX, Concat},
+    {"tensor/constant.cpp", "", "Constant", 1, INT_MAX, Constant},
+    {"tensor/depth_to_space.cpp", "", "DepthToSpace", 1, INT_MAX, DepthToSpace},
+    {"tensor/depth_to_space.cpp", "", "SpaceToDepth", 1, INT_MAX, SpaceToDepth},
+    {"tensor/expand.cpp", "", "Expand", 8, INT_MAX, Expand},
+    {"tensor/flatten.cpp", "", "Flatten", 1, INT_MAX, Flatten},
+    {"tensor/gather.cpp", "", "Gather", 1, INT_MAX, Gather},
+    {"tensor/gather_elements.cpp", "", "GatherElements", 11, INT_MAX, GatherElements},
+    {"tensor/gather_nd.cpp", "", "GatherND", 11, INT_MAX, GatherND},
+    {"tensor/grid_sample.cpp", "", "GridSample", 16, INT_MAX, GridSample},
+    {"tensor/identity.cpp", "", "Identity", 1, INT_MAX, Identity},
+    {"tensor/non_zero.cpp", "", "NonZero", 9, INT_MAX, NonZero},
+    {"tensor/one_hot.cpp", "", "OneHot", 9, INT_MAX, OneHot},
+    {"tensor/pad.cpp", "", "Pad", 1, INT_MAX, Pad},
+    {"tensor/reshape.cpp", "", "Reshape", 1, INT_MAX, Reshape},
+    {"tensor/resize.cpp", "", "Resize", 10, INT_MAX, Resize},
+    {"tensor/resize.cpp", "", "Upsample", 1, INT_MAX, Upsample},
+    {"tensor/reverse_sequence.cpp", "", "ReverseSequence", 10, INT_MAX, ReverseSequence},
+    {"tensor/scatter_elements.cpp", "", "Scatter", 9, INT_MAX, Scatter},
+    {"tensor/scatter_elements.cpp", "", "ScatterElements", 11, INT_MAX, ScatterElements},
+    {"tensor/scatter_nd.cpp", "", "ScatterND", 11, INT_MAX, ScatterND},
+    {"tensor/shape.cpp", "", "Shape", 1, INT_MAX, ShapeOp},
+    {"tensor/size.cpp", "", "Size", 1, INT_MAX, Size},
+    {"tensor/slice.cpp", "", "Slice", 1, INT_MAX, Slice},
+    {"tensor/split.cpp", "", "Split", 1, INT_MAX, Split},
+    {"tensor/squeeze.cpp", "", "Squeeze", 1, INT_MAX, Squeeze},
+    {"tensor/tensor_scatter.cpp", "", "TensorScatter", 24, INT_MAX, TensorScatter},
+    {"tensor/tile.cpp", "", "Tile", 1, INT_MAX, Tile},
+    {"tensor/transpose.cpp", "", "Transpose", 1, INT_MAX, Transpose},
+    {"tensor/trilu.cpp", "", "Trilu", 14, INT_MAX, Trilu},
+    {"tensor/unique.cpp", "", "Unique", 11, INT_MAX, Unique},
+    {"tensor/unsqueeze.cpp", "", "Unsqueeze", 1, INT_MAX, Unsqueeze},
+    {"tensor/where.cpp", "", "Where", 1, INT_MAX, Where},
+    // reduction
+    {"reduction/arg_max.cpp", "", "ArgMax", 1, INT_MAX, ArgMax},
+    {"reduction/arg_max.cpp", "", "ArgMin", 1, INT_MAX, ArgMin},
+    {"reduction/reduce.cpp", "", "ReduceSum", 1, INT_MAX, ReduceSum},
+    {"reduction/reduce.cpp", "", "ReduceMean", 1, INT_MAX, ReduceMean},
+    {"reduction/reduce.cpp", "", "ReduceProd", 1, INT_MAX, ReduceProd},
+    {"reduction/reduce.cpp", "", "ReduceMax", 1, INT_MAX, ReduceMax},
+    {"reduction/reduce.cpp", "", "ReduceMin", 1, INT_MAX, ReduceMin},
+    {"reduction/reduce.cpp", "", "ReduceL1", 1, INT_MAX, ReduceL1},
+    {"reduction/reduce.cpp", "", "ReduceL2", 1, INT_MAX, ReduceL2},
+    {"reduction/reduce.cpp", "", "ReduceLogSum", 1, INT_MAX, ReduceLogSum},
+    {"reduction/reduce.cpp", "", "ReduceLogSumExp", 1, INT_MAX, ReduceLogSumExp},
+    {"reduction/reduce.cpp", "", "ReduceSumSquare", 1, INT_MAX, ReduceSumSquare},
+    // rnn
+    {"rnn/gru.cpp", "", "GRU", 1, INT_MAX, GRU},
+    {"rnn/lstm.cpp", "", "LSTM", 1, INT_MAX, LSTM},
+    {"rnn/rnn.cpp", "", "RNN", 1, INT_MAX, RNN},
+    // controlflow
+    {"controlflow/if.cpp", "", "If", 1, INT_MAX, If},
+    {"controlflow/loop.cpp", "", "Loop", 1, INT_MAX, Loop},
+    {"controlflow/scan.cpp", "", "Scan", 8, 8, Scan8},
+    {"controlflow/scan.cpp", "", "Scan", 9, INT_MAX, Scan9},
+    // sequence
+    {"sequence/concat_from_sequence.cpp", "", "ConcatFromSequence", 11, INT_MAX, ConcatFromSequence},
+    {"sequence/sequence_map.cpp", "", "SequenceMap", 17, INT_MAX, SequenceMap},
+    {"sequence/sequence_ops.cpp", "", "SequenceConstruct", 11, INT_MAX, SequenceConstruct},
+    {"sequence/sequence_ops.cpp", "", "SequenceEmpty", 11, INT_MAX, SequenceEmpty},
+    {"sequence/sequence_ops.cpp", "", "SequenceAt", 11, INT_MAX, SequenceAt},
+    {"sequence/sequence_ops.cpp", "", "SequenceInsert", 11, INT_MAX, SequenceInsert},
+    {"sequence/sequence_ops.cpp", "", "SequenceErase", 11, INT_MAX, SequenceErase},
+    {"sequence/sequence_ops.cpp", "", "SequenceLength", 11, INT_MAX, SequenceLength},
+    {"sequence/split_to_sequence.cpp", "", "SplitToSequence", 11, INT_MAX, SplitToSequence},
+    // optional
+    {"optional/optional.cpp", "", "Optional", 15, INT_MAX, Optional},
+    {"optional/optional.cpp", "", "OptionalHasElement", 15, INT_MAX, OptionalHasElement},
+    {"optional/optional.cpp", "", "OptionalGetElement", 15, INT_MAX, OptionalGetElement},
+    // quantization
+    {"quantization/conv_integer.cpp", "", "ConvInteger", 10, INT_MAX, ConvInteger},
+    {"quantization/dequantize_linear.cpp", "", "DequantizeLinear", 10, INT_MAX, DequantizeLinear},
+    {"quantization/dynamic_quantize_linear.cpp", "", "DynamicQuantizeLinear", 11, INT_MAX, DynamicQuantizeLinear},
+    {"quantization/matmul_integer.cpp", "", "MatMulInteger", 10, INT_MAX, MatMulInteger},
+    {"quantization/qlinear_conv.cpp", "", "QLinearConv", 10, INT_MAX, QLinearConv},
+    {"quantization/qlinear_matmul.cpp", "", "QLinearMatMul", 10, INT_MAX, QLinearMatMul},
+    {"quantization/quantize_linear.cpp", "", "QuantizeLinear", 10, INT_MAX, QuantizeLinear},
+    // signal
+    {"signal/dft.cpp", "", "DFT", 17, INT_MAX, DFT},
+    {"signal/mel_weight_matrix.cpp", "", "MelWeightMatrix", 17, INT_MAX, MelWeightMatrix},
+    {"signal/stft.cpp", "", "STFT", 17, INT_MAX, STFT},
+    {"signal/window_functions.cpp", "", "HannWindow", 17, INT_MAX, HannWindow},
+    {"signal/window_functions.cpp", "", "HammingWindow", 17, INT_MAX, HammingWindow},
+    {"signal/window_functions.cpp", "", "BlackmanWindow", 17, INT_MAX, BlackmanWindow},
+    // text
+    {"text/regex_full_match.cpp", "", "RegexFullMatch", 20, INT_MAX, RegexFullMatch},
+    {"text/string_concat.cpp", "", "StringConcat", 20, INT_MAX, StringConcat},
+    {"text/string_normalizer.cpp", "", "StringNormalizer", 10, INT_MAX, StringNormalizer},
+    {"text/string_split.cpp", "", "StringSplit", 20, INT_MAX, StringSplit},
+    {"text/tfidf_vectorizer.cpp", "", "TfIdfVectorizer", 9, INT_MAX, TfIdfVectorizer},
+    // generator
+    {"generator/bernoulli.cpp", "", "Bernoulli", 15, INT_MAX, Bernoulli},
+    {"generator/constant_of_shape.cpp", "", "ConstantOfShape", 9, INT_MAX, ConstantOfShape},
+    {"generator/eye_like.cpp", "", "EyeLike", 9, INT_MAX, EyeLike},
+    {"generator/multinomial.cpp", "", "Multinomial", 7, INT_MAX, Multinomial},
+    {"generator/random.cpp", "", "RandomNormal", 1, INT_MAX, RandomNormal},
+    {"generator/random.cpp", "", "RandomUniform", 1, INT_MAX, RandomUniform},
+    {"generator/random.cpp", "", "RandomNormalLike", 1, INT_MAX, RandomNormalLike},
+    {"generator/random.cpp", "", "RandomUniformLike", 1, INT_MAX, RandomUniformLike},
+    {"generator/range.cpp", "", "Range", 11, INT_MAX, Range},
+    // object_detection
+    {"object_detection/max_roi_pool.cpp", "", "MaxRoiPool", 1, 21, MaxRoiPool},
+    {"object_detection/max_roi_pool.cpp", "", "MaxRoiPool", 22, INT_MAX, MaxRoiPool},
+    {"object_detection/non_max_suppression.cpp", "", "NonMaxSuppression", 10, INT_MAX, NonMaxSuppression},
+    {"object_detection/roi_align.cpp", "", "RoiAlign", 10, INT_MAX, RoiAlign},
+    // image
+    {"image/image_decoder.cpp", "", "ImageDecoder", 20, INT_MAX, ImageDecoder},
+    // ml
+    {"ml/array_feature_extractor.cpp", "ai.onnx.ml", "ArrayFeatureExtractor", 1, INT_MAX, ArrayFeatureExtractor},
+    {"ml/binarizer.cpp", "ai.onnx.ml", "Binarizer", 1, INT_MAX, Binarizer},
+    {"ml/cast_map.cpp", "ai.onnx.ml", "CastMap", 1, INT_MAX, CastMap},
+    {"ml/category_mapper.cpp", "ai.onnx.ml", "CategoryMapper", 1, INT_MAX, CategoryMapper},
+    {"ml/dict_vectorizer.cpp", "ai.onnx.ml", "DictVectorizer", 1, INT_MAX, DictVectorizer},
+    {"ml/feature_vectorizer.cpp", "ai.onnx.ml", "FeatureVectorizer", 1, INT_MAX, FeatureVectorizer},
+    {"ml/imputer.cpp", "ai.onnx.ml", "Imputer", 1, INT_MAX, Imputer},
+    {"ml/label_encoder.cpp", "ai.onnx.ml", "LabelEncoder", 1, 1, LabelEncoderV1},
+    {"ml/label_encoder.cpp", "ai.onnx.ml", "LabelEncoder", 2, INT_MAX, LabelEncoder},
+    {"ml/linear_classifier.cpp", "ai.onnx.ml", "LinearClassifier", 1, INT_MAX, LinearClassifier},
+    {"ml/linear_regressor.cpp", "ai.onnx.ml", "LinearRegressor", 1, INT_MAX, LinearRegressor},
+    {"ml/normalizer.cpp", "ai.onnx.ml", "Normalizer", 1, INT_MAX, Normalizer},
+    {"ml/one_hot_encoder.cpp", "ai.onnx.ml", "OneHotEncoder", 1, INT_MAX, OneHotEncoder},
+    {"ml/scaler.cpp", "ai.onnx.ml", "Scaler", 1, INT_MAX, Scaler},
+    {"ml/svm_classifier.cpp", "ai.onnx.ml", "SVMClassifier", 1, INT_MAX, SVMClassifier},
+    {"ml/svm_regressor.cpp", "ai.onnx.ml", "SVMRegressor", 1, INT_MAX, SVMRegressor},
+    {"ml/tree_ensemble.cpp", "ai.onnx.ml", "TreeEnsemble", 5, INT_MAX, TreeEnsemble},
+    {"ml/tree_ensemble_classifier.cpp", "ai.onnx.ml", "TreeEnsembleClassifier", 1, 2, TreeEnsembleClassifier},
+    {"ml/tree_ensemble_classifier.cpp", "ai.onnx.ml", "TreeEnsembleClassifier", 3, 4, TreeEnsembleClassifier},
+    {"ml/tree_ensemble_classifier.cpp", "ai.onnx.ml", "TreeEnsembleClassifier", 5, INT_MAX, TreeEnsembleClassifier},
+    {"ml/tree_ensemble_regressor.cpp", "ai.onnx.ml", "TreeEnsembleRegressor", 1, 2, TreeEnsembleRegressor},
+    {"ml/tree_ensemble_regressor.cpp", "ai.onnx.ml", "TreeEnsembleRegressor", 3, 4, TreeEnsembleRegressor},
+    {"ml/tree_ensemble_regressor.cpp", "ai.onnx.ml", "TreeEnsembleRegressor", 5, INT_MAX, TreeEnsembleRegressor},
+    {"ml/zip_map.cpp", "ai.onnx.ml", "ZipMap", 1, INT_MAX, ZipMap},
+    // training
+    {"training/adagrad.cpp", "ai.onnx.preview.training", "Adagrad", 1, INT_MAX, Adagrad},
+    {"training/adam.cpp", "ai.onnx.preview.training", "Adam", 1, INT_MAX, Adam},
+    {"training/gradient.cpp", "ai.onnx.preview.training", "Gradient", 1, INT_MAX, GradientOp},
+    {"training/momentum.cpp", "ai.onnx.preview.training", "Momentum", 1, INT_MAX, Momentum},
+};
+// clang-format on
+}  // namespace
+
+std::span<const ref::OpEntry> ref::op_entries() { return kOps; }
 
 const KernelRegistry& reference_kernels() {
   static const KernelRegistry registry = [] {
     KernelRegistry r;
-    ref::register_elementwise_ops(r);
-    ref::register_tensor_shape_ops(r);
-    ref::register_indexing_ops(r);
-    ref::register_reduce_norm_ops(r);
-    ref::register_nn_ops(r);
-    ref::register_sequence_models_ops(r);
-    ref::register_control_flow_ops(r);
-    ref::register_text_random_ml_ops(r);
-    ref::register_gradient_ops(r);
-    ref::register_ml_classic_ops(r);
-    ref::register_nn_roi_pool_ops(r);
+    for (const ref::OpEntry& e : kOps) r.add(KernelDef{e.domain, e.op, e.since, e.until, "reference", e.fn, e.accepts});
     return r;
   }();
   return registry;

@@ -8,7 +8,7 @@
 #include <cstdlib>
 
 #include "cpu/kernels/onednn_parts.h"
-#include "reference/ops/nn_parts.h"
+#include "reference/ops/nn/common.h"
 
 namespace onnxscope::cpu::onednn {
 namespace {

@@ -10,7 +10,7 @@
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/nchwc.h"
-#include "reference/ops/nn_parts.h"
+#include "reference/ops/nn/common.h"
 
 namespace onnxscope::cpu {
 

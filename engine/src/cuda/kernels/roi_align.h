@@ -1,6 +1,6 @@
 // RoiAlign: one thread per output element (roi, channel, bin row, bin
 // column), its bin's bilinear samples taken and combined in double in the
-// reference's order (ops/nn_resize.cpp RoiAlign): avg sums every corner's
+// reference's order (ops/object_detection/roi_align.cpp): avg sums every corner's
 // weighted value and divides by the sample count, max keeps the largest
 // weighted corner. Where samples lie and which pixels they read is
 // core/roi_align_math.h, the reference's own.

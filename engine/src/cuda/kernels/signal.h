@@ -1,5 +1,5 @@
 // DFT, STFT and the cosine windows, in double as the reference computes
-// them (ops/sequence_models_signal.cpp): one thread per transformed line,
+// them (ops/signal/dft.cpp, stft.cpp): one thread per transformed line,
 // its signal built in a scratch line, then the reference's radix-2 FFT in
 // place for power-of-two lengths of 64 and more, or its direct sum per bin
 // otherwise, with the twiddles the host computed as the reference does. A

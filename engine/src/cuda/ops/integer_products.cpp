@@ -2,7 +2,7 @@
 // (int32 sums) and QLinearMatMul and QLinearConv (sums requantized to int8
 // or uint8), int8/uint8 codes with their zero points, one kernel each
 // (kernels/integer.h). The shape and zero point rules are the reference's
-// (reference/ops/nn.cpp, nn_conv.cpp), with its messages. QLinearMatMul's
+// (reference/ops/quantization/), with its messages. QLinearMatMul's
 // float8 codes (opset 21) go to the CPU engine.
 #include "cuda/ops/op_table.h"
 #include "cuda/ops/window.h"

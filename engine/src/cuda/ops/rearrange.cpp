@@ -142,7 +142,7 @@ std::optional<std::string> refuse_col2im(const Graph& g, const Node& n) {
 
 bool col2im_reads_on_host(const Node&, size_t i) { return i == 1 || i == 2; }
 
-// Checked in the reference's order, with its words (ops/tensor_shape_layout.cpp Col2Im).
+// Checked in the reference's order, with its words (ops/nn/col2im.cpp).
 void run_col2im(OpContext& c) {
   const DeviceTensor& x = c.input(0);
   const std::vector<int64_t> image = host_ints(c, 1), block = host_ints(c, 2);

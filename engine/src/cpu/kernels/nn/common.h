@@ -2,7 +2,7 @@
 #pragma once
 
 #include "onnxscope/kernel.h"
-#include "reference/ops/nn_parts.h"
+#include "reference/ops/nn/common.h"
 
 namespace onnxscope::cpu {
 

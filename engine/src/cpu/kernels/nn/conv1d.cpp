@@ -12,7 +12,7 @@
 #include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
-#include "reference/ops/nn_parts.h"
+#include "reference/ops/nn/common.h"
 
 namespace onnxscope::cpu {
 namespace {

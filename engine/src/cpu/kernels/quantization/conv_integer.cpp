@@ -27,7 +27,7 @@
 #include "cpu/kernels/param_values.h"
 #include "cpu/kernels/quantization/requantize.h"
 #include "cpu/thread_pool.h"
-#include "reference/ops/nn_parts.h"
+#include "reference/ops/nn/common.h"
 
 namespace onnxscope::cpu {
 namespace {

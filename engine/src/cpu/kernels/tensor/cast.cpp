@@ -1,7 +1,7 @@
 // Cast between the common numeric types (float32, float64, float16, the
 // 8- to 64-bit integers, bool), one vectorisable loop per pair, split across
 // the thread pool; float16 through F16C when the CPU has it (checked at run
-// time). The rules are the reference's (tensor_shape_cast.cpp, numpy's
+// time). The rules are the reference's (reference/ops/tensor/cast.cpp, numpy's
 // astype): float -> integer truncates toward zero and keeps the low bits
 // (NaN gives 0; out of 64-bit range, INT64_MIN's bits), integer -> integer
 // keeps the low bits, anything -> bool is "nonzero" (NaN is true), float16

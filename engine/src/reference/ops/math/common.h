@@ -1,17 +1,160 @@
-// Helpers of the reference's math operators (engine/src/reference/ops/math/):
-// numpy's matmul on whole value vectors, for the integer products (MatMul on
-// integers, MatMulInteger, QLinearMatMul); float products go through
-// gemm_f64.h.
+// Helpers shared by the reference's math kernels (and the activations in
+// nn/): elementwise loads and stores on a pointer fetched once, the unary,
+// binary (numpy broadcasting) and comparison loops over the thread pool;
+// and, in ref::math, numpy's matmul on whole value vectors for the integer
+// products (MatMul on integers, MatMulInteger, QLinearMatMul; float products
+// go through gemm_f64.h).
 #pragma once
 
+#include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <limits>
+#include <optional>
 #include <type_traits>
 #include <vector>
 
+#include "cpu/thread_pool.h"
 #include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
 
-namespace onnxscope::ref::math {
+namespace onnxscope::ref {
+
+// --- unary -----------------------------------------------------------------
+
+// Element i of a tensor's bytes as S / stored from S: load<> and store<> on
+// a pointer fetched once (a tensor's raw() per element costs more than the
+// math of a cheap op). A bool byte other than 0 or 1 reads true, as load<bool>.
+template <typename S> inline S load_at(const std::byte* p, uint64_t i) {
+  if constexpr (std::is_same_v<S, bool>) {
+    return p[i] != std::byte{0};
+  } else {
+    S v;
+    std::memcpy(&v, p + i * sizeof(S), sizeof(S));
+    return v;
+  }
+}
+
+template <typename S> inline void store_at(std::byte* p, uint64_t i, S v) { std::memcpy(p + i * sizeof(S), &v, sizeof(S)); }
+
+// Elementwise work over n outputs split across the thread pool in chunks
+// (each output is computed alone, so the split changes no result).
+template <typename Fn>
+void for_chunks(uint64_t n, Fn fn) {
+  cpu::parallel_for(static_cast<int64_t>(n), 32768, [&](int64_t lo, int64_t hi) {
+    poll_deadline();
+    fn(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi));
+  });
+}
+
+// y = f(x) over one tensor, same type and shape. `f` is generic over the compute type.
+template <unsigned Types, typename F>
+void unary(KernelContext& ctx, F f) {
+  const Tensor& x = ctx.input(0);
+  Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+  dispatch<Types>(ctx, x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const std::byte* px = x.raw();
+    std::byte* py = y.mutable_raw();
+    for_chunks(x.element_count(), [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t i = lo; i < hi; ++i)
+        store_at<S>(py, i, from_compute<S>(static_cast<compute_t<S>>(f(to_compute(load_at<S>(px, i))))));
+    });
+  });
+}
+
+// --- binary with broadcasting ------------------------------------------------
+
+// z = f(a, b) with numpy broadcasting; output type `out` (the input type if Undefined).
+template <unsigned Types, typename F>
+void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.dtype() != b.dtype())
+    ctx.fail("inputs have different element types: " + std::string(dtype_name(a.dtype())) + " and " +
+             std::string(dtype_name(b.dtype())));
+  const Shape* shapes[] = {&a.shape(), &b.shape()};
+  Shape shape = broadcast_shapes(ctx, shapes);
+  Tensor& z = ctx.allocate_output(0, out == DataType::Undefined ? a.dtype() : out, shape);
+  dispatch<Types>(ctx, a.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const std::byte* pa = a.raw();
+    const std::byte* pb = b.raw();
+    std::byte* pz = z.mutable_raw();
+    auto one = [&](uint64_t i, uint64_t ia, uint64_t ib) {
+      auto r = f(to_compute(load_at<S>(pa, ia)), to_compute(load_at<S>(pb, ib)));
+      if constexpr (std::is_same_v<decltype(r), bool>) {
+        if (out == DataType::Bool) {
+          store_at<bool>(pz, i, r);
+          return;
+        }
+      }
+      store_at<S>(pz, i, from_compute<S>(static_cast<compute_t<S>>(r)));
+    };
+    // The common broadcasts without an index per element: an operand whose
+    // dims (aligned right) equal the output's over one run of dims and are 1
+    // elsewhere (the output's shape, a scalar, a bias row, RMSNorm's [S, 1]
+    // scale of [S, D], a rotary table [1, 1, S, D] of [B, H, S, D]); its
+    // element for output i is (i / inner) % period. Any other through
+    // BroadcastIndex.
+    const uint64_t n = z.element_count();
+    auto block = [&](const Shape& s) -> std::optional<std::pair<uint64_t, uint64_t>> {
+      if (s.size() > shape.size()) return std::nullopt;
+      const size_t off = shape.size() - s.size();
+      size_t lo = shape.size(), hi = 0;
+      for (size_t d = 0; d < s.size(); ++d)
+        if (s[d] != 1) {
+          lo = std::min(lo, off + d);
+          hi = off + d + 1;
+        }
+      uint64_t inner = 1, period = 1;
+      for (size_t d = lo; d < hi; ++d) {
+        if (s[d - off] != shape[d]) return std::nullopt;
+        period *= static_cast<uint64_t>(shape[d]);
+      }
+      if (lo == shape.size()) return std::make_pair(uint64_t{1}, uint64_t{1});  // every dim 1: a single element
+      for (size_t d = hi; d < shape.size(); ++d) inner *= static_cast<uint64_t>(shape[d]);
+      return std::make_pair(inner, period);
+    };
+    const auto ba = block(a.shape()), bb = block(b.shape());
+    if (n > 0 && ba && bb) {
+      // (i / inner) % period, stepped without a division per element.
+      struct Walk {
+        uint64_t inner, period, q = 0, r = 0;
+        void start(uint64_t i) {
+          q = (i / inner) % period;
+          r = i % inner;
+        }
+        void next() {
+          if (++r == inner) {
+            r = 0;
+            if (++q == period) q = 0;
+          }
+        }
+      };
+      for_chunks(n, [&](uint64_t lo, uint64_t hi) {
+        Walk wa{ba->first, ba->second}, wb{bb->first, bb->second};
+        wa.start(lo);
+        wb.start(lo);
+        for (uint64_t i = lo; i < hi; ++i, wa.next(), wb.next()) one(i, wa.q, wb.q);
+      });
+      return;
+    }
+    BroadcastIndex bi(shape, shapes);
+    for (uint64_t i = 0; i < n; ++i, bi.next()) {
+      if ((i & 65535) == 0) poll_deadline();
+      one(i, bi.offsets()[0], bi.offsets()[1]);
+    }
+  });
+}
+
+template <unsigned Types, typename F>
+void compare(KernelContext& ctx, F f) {
+  binary<Types>(ctx, [&](auto x, auto y) -> bool { return f(x, y); }, DataType::Bool);
+}
+
+namespace math {
 
 // Accumulator for an element type: double for floats, uint64 (wrapping) for ints.
 template <typename S> using acc_t = std::conditional_t<std::is_integral_v<compute_t<S>>, uint64_t, double>;
@@ -78,7 +221,6 @@ std::vector<T> matmul_values(const KernelContext& ctx, const std::vector<T>& a, 
   return y;
 }
 
-void register_matmul(KernelRegistry& r);  // math/matmul.cpp: MatMul
-void register_gemm(KernelRegistry& r);    // math/gemm.cpp: Gemm
+}  // namespace math
 
-}  // namespace onnxscope::ref::math
+}  // namespace onnxscope::ref

@@ -9,9 +9,11 @@
 
 #include "reference/ops/math/common.h"
 #include "reference/ops/math/gemm_f64.h"
+#include "reference/ops/kernels.h"
 
-namespace onnxscope::ref::math {
-namespace {
+namespace onnxscope::ref {
+
+using namespace math;
 
 void Gemm(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
@@ -83,8 +85,4 @@ void Gemm(KernelContext& ctx) {
   });
 }
 
-}  // namespace
-
-void register_gemm(KernelRegistry& r) { r.add(KernelDef{"", "Gemm", 1, INT_MAX, "reference", Gemm, nullptr}); }
-
-}  // namespace onnxscope::ref::math
+}  // namespace onnxscope::ref

@@ -78,6 +78,7 @@ using TileFn = void (*)(int64_t, const double*, const double*, double*);
 }  // namespace
 
 namespace {
+
 __attribute__((target_clones("avx512f", "avx2", "default"))) void widen_rows(const float* src, int64_t stride, double* dst,
                                                                           int64_t K, int64_t groups, int64_t width) {
   for (int64_t t = 0; t < K; ++t)

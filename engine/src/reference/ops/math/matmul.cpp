@@ -7,6 +7,7 @@
 
 #include "reference/ops/math/common.h"
 #include "reference/ops/math/gemm_f64.h"
+#include "reference/ops/kernels.h"
 
 namespace onnxscope::ref::math {
 namespace {
@@ -47,6 +48,14 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b) {
   }
 }
 
+}  // namespace
+
+}  // namespace onnxscope::ref::math
+
+namespace onnxscope::ref {
+
+using namespace math;
+
 void MatMul(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
@@ -65,8 +74,4 @@ void MatMul(KernelContext& ctx) {
   });
 }
 
-}  // namespace
-
-void register_matmul(KernelRegistry& r) { r.add(KernelDef{"", "MatMul", 1, INT_MAX, "reference", MatMul, nullptr}); }
-
-}  // namespace onnxscope::ref::math
+}  // namespace onnxscope::ref

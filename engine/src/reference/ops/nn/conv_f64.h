@@ -23,7 +23,7 @@
 #include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/math/gemm_f64.h"
-#include "reference/ops/nn_parts.h"
+#include "reference/ops/nn/common.h"
 
 namespace onnxscope::ref::nn {
 

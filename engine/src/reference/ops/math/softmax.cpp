@@ -1,0 +1,84 @@
+// Reference kernels: Softmax, LogSoftmax and Hardmax (one kernel, both axis conventions).
+//
+// Float math accumulates in double (the spec leaves the precision open) and
+// rounds once on store; integer sums and products wrap like numpy's.
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "cpu/thread_pool.h"
+#include "onnxscope/deadline.h"
+#include "reference/kernel_util.h"
+#include "reference/ops/reduction/common.h"
+#include "reference/ops/kernels.h"
+
+namespace onnxscope::ref {
+
+namespace {
+
+enum class SoftmaxKind { Softmax, LogSoftmax, Hardmax };
+
+// Before opset 13 the input is coerced to 2-D at `axis` (default 1) and the
+// operator works on each row of [d0*..*d(axis-1), d(axis)*..*d(n-1)]; from 13
+// it works along the single dimension `axis` (default -1).
+void softmax_family(KernelContext& ctx, SoftmaxKind kind) {
+  const Tensor& x = ctx.input(0);
+  const bool coerce_2d = ctx.opset_version() < 13;
+  const int64_t rank = x.rank();
+  const auto axis = static_cast<size_t>(normalize_axis(ctx, ctx.attr_int("axis", coerce_2d ? 1 : -1), rank));
+  const Shape& s = x.shape();
+  const uint64_t outer = rn::dims_product(s, 0, axis);
+  const uint64_t len = coerce_2d ? rn::dims_product(s, axis, s.size()) : rn::dims_product(s, axis, axis + 1);
+  const uint64_t inner = coerce_2d ? 1 : rn::dims_product(s, axis + 1, s.size());  // stride along the axis
+  Tensor& y = ctx.allocate_output(0, x.dtype(), s);
+  if (x.element_count() == 0) return;
+  dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const std::byte* px = x.raw();  // fetched once: per element they cost more than the copy
+    std::byte* py = y.mutable_raw();
+    auto at = [&](uint64_t i) {
+      S v;
+      std::memcpy(&v, px + i * sizeof(S), sizeof(S));
+      return static_cast<double>(to_compute(v));
+    };
+    auto set = [&](uint64_t i, double v) {
+      const S r = from_compute<S>(static_cast<compute_t<S>>(v));
+      std::memcpy(py + i * sizeof(S), &r, sizeof(S));
+    };
+    // Rows are independent: each is computed by one thread, in one order.
+    cpu::parallel_for(static_cast<int64_t>(outer * inner), std::max<int64_t>(1, 4096 / static_cast<int64_t>(len)), [&](int64_t r0, int64_t r1) {
+      poll_deadline();
+      std::vector<double> row(len), e(len);
+      for (auto r = static_cast<uint64_t>(r0); r < static_cast<uint64_t>(r1); ++r) {
+        const uint64_t o = r / inner, k = r % inner;
+        const uint64_t base = o * len * inner + k;
+        for (uint64_t j = 0; j < len; ++j) row[j] = at(base + j * inner);
+        if (kind == SoftmaxKind::Hardmax) {
+          // 1 at the first maximum (the first NaN if any, like numpy.argmax), 0 elsewhere.
+          uint64_t best = 0;
+          for (uint64_t j = 1; j < len && !std::isnan(row[best]); ++j)
+            if (std::isnan(row[j]) || row[j] > row[best]) best = j;
+          for (uint64_t j = 0; j < len; ++j) set(base + j * inner, j == best ? 1.0 : 0.0);
+          continue;
+        }
+        double mx = -std::numeric_limits<double>::infinity();
+        for (double v : row) mx = std::max(mx, v);
+        double sum = 0;
+        for (uint64_t j = 0; j < len; ++j) {
+          e[j] = std::exp(row[j] - mx);
+          sum += e[j];
+        }
+        for (uint64_t j = 0; j < len; ++j) set(base + j * inner, kind == SoftmaxKind::Softmax ? e[j] / sum : (row[j] - mx) - std::log(sum));
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void Softmax(KernelContext& c) { softmax_family(c, SoftmaxKind::Softmax); }
+void LogSoftmax(KernelContext& c) { softmax_family(c, SoftmaxKind::LogSoftmax); }
+void Hardmax(KernelContext& c) { softmax_family(c, SoftmaxKind::Hardmax); }
+
+}  // namespace onnxscope::ref

@@ -1,0 +1,65 @@
+// Reference kernel: LayerNormalization.
+//
+// Statistics (means, variances, norms, log-softmax) are computed in double,
+// which is at least the precision any stash_type asks for, and each result is
+// rounded once to its output type. Where a spec casts an intermediate back to
+// the input type ("Normalized" in LayerNormalization & co.) that rounding is kept.
+#include <cmath>
+#include <limits>
+
+#include "reference/kernel_util.h"
+#include "reference/ops/reduction/common.h"
+#include "reference/ops/nn/common.h"
+#include "reference/ops/kernels.h"
+
+namespace onnxscope::ref {
+
+using rn::dims_product;
+
+// Normalizes over dims [axis, rank): Normalized = (x - mean) / sqrt(var + eps),
+// rounded to X's type, then Y = Normalized * Scale + B (Scale and B broadcast
+// to X). Mean and InvStdDev (shape d0..d(axis-1), 1, ...) are of stash_type.
+void LayerNormalization(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& scale = ctx.input(1);
+  const Tensor* bias = ctx.optional_input(2);
+  const auto axis = static_cast<size_t>(normalize_axis(ctx, ctx.attr_int("axis", -1), x.rank()));
+  const double eps = ctx.attr_float("epsilon", 1e-5f);
+  const int64_t stash = ctx.attr_int("stash_type", 1);
+  if (stash != static_cast<int64_t>(DataType::Float) && stash != static_cast<int64_t>(DataType::BFloat16))
+    ctx.fail("stash_type must be 1 (float) or 16 (bfloat16), got " + std::to_string(stash));
+  for (const Tensor* p : {&scale, bias})
+    if (p && p->dtype() != x.dtype()) ctx.fail("Scale and B must have X's element type");
+  require_unidirectional(ctx, x.shape(), scale, "Scale");
+  if (bias) require_unidirectional(ctx, x.shape(), *bias, "B");
+  const Shape& s = x.shape();
+  const uint64_t rows = dims_product(s, 0, axis), cols = dims_product(s, axis, s.size());
+  Shape stat_shape(s.begin(), s.begin() + static_cast<ptrdiff_t>(axis));
+  stat_shape.resize(s.size(), 1);
+  Tensor& y = ctx.allocate_output(0, x.dtype(), s);
+  std::vector<double> means(rows), inv_std(rows);
+  dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    using C = compute_t<S>;
+    const Shape* shapes[] = {&scale.shape(), bias ? &bias->shape() : &scale.shape()};
+    BroadcastIndex bi(s, shapes);
+    for (uint64_t r = 0; r < rows; ++r) {
+      const uint64_t base = r * cols;
+      auto [mean, var] = mean_var(cols, [&](uint64_t k) { return static_cast<double>(get<S>(x, base + k)); });
+      means[r] = mean;
+      inv_std[r] = 1.0 / std::sqrt(var + eps);
+      for (uint64_t k = 0; k < cols; ++k, bi.next()) {
+        const C normalized = static_cast<C>(round_as<S>((static_cast<double>(get<S>(x, base + k)) - mean) * inv_std[r]));
+        C v = normalized * get<S>(scale, bi.offsets()[0]);
+        if (bias) v = v + get<S>(*bias, bi.offsets()[1]);
+        put<S>(y, base + k, v);
+      }
+    }
+  });
+  if (ctx.output_wanted(1))
+    rn::store_reals(ctx, ctx.allocate_output(1, static_cast<DataType>(stash), stat_shape), means);
+  if (ctx.output_wanted(2))
+    rn::store_reals(ctx, ctx.allocate_output(2, static_cast<DataType>(stash), stat_shape), inv_std);
+}
+
+}  // namespace onnxscope::ref

@@ -1,0 +1,78 @@
+// Helpers shared by the reference's quantization kernels: zero points and quantized types.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/einsum_plan.h"
+#include "core/mel_weights.h"
+#include "core/quant_plan.h"
+#include "onnxscope/deadline.h"
+#include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
+#include "reference/ops/nn/common.h"
+#include "reference/ops/real_values.h"
+
+namespace onnxscope::ref {
+
+// Subtracts a quantization zero point: a scalar, or one value per row of A
+// (`along_rows`) / per column of B.
+inline void subtract_zero_point(const KernelContext& ctx, std::vector<int64_t>& v, const Shape& s, const Tensor* zp,
+                         bool along_rows, const char* what) {
+  if (!zp || zp->element_count() == 0) return;
+  if (zp->element_count() == 1) {
+    const int64_t z = zp->element_as_int64(0);
+    for (auto& e : v) e -= z;
+    return;
+  }
+  if (s.size() < 2) ctx.fail(std::string(what) + " must be a scalar for a 1-D input");
+  const int64_t rows = s[s.size() - 2], cols = s.back();
+  const int64_t n = along_rows ? rows : cols;
+  if (static_cast<int64_t>(zp->element_count()) != n)
+    ctx.fail(std::string(what) + " must be a scalar or have " + std::to_string(n) + " values, got " +
+             shape_to_string(zp->shape()));
+  for (uint64_t i = 0; i < v.size(); ++i) {
+    const int64_t r = static_cast<int64_t>(i / cols) % rows, c = static_cast<int64_t>(i % cols);
+    v[i] -= zp->element_as_int64(along_rows ? r : c);
+  }
+}
+
+inline bool is_int8(DataType t) { return t == DataType::Int8 || t == DataType::Uint8; }
+
+// --- quantization helpers -------------------------------------------------------
+
+inline bool is_quant_int(DataType t) {
+  switch (t) {
+    case DataType::Int8: case DataType::Uint8: case DataType::Int16: case DataType::Uint16:
+    case DataType::Int4: case DataType::Uint4: case DataType::Int2: case DataType::Uint2: return true;
+    default: return false;
+  }
+}
+
+inline bool is_quant_float(DataType t) {
+  switch (t) {
+    case DataType::Float8E4M3FN: case DataType::Float8E4M3FNUZ: case DataType::Float8E5M2:
+    case DataType::Float8E5M2FNUZ: case DataType::Float4E2M1: case DataType::Float6E2M3:
+    case DataType::Float6E3M2: return true;
+    default: return false;
+  }
+}
+
+// Which scale each element reads (per tensor, per axis, blocked): the
+// layout the CUDA engine shares (core/quant_plan.h), its errors at the node.
+inline quant::ParamIndex quant_param_index(const KernelContext& ctx, const Shape& x_shape, const Tensor& scale,
+                                    const Tensor* zero_point, int64_t axis_attr, int64_t block_size) {
+  try {
+    return quant::param_index(x_shape, scale.shape(), zero_point ? &zero_point->shape() : nullptr, axis_attr, block_size);
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(e.what());
+  }
+}
+
+}  // namespace onnxscope::ref

@@ -1,0 +1,74 @@
+// Reference kernel: QLinearMatMul.
+//
+// Float inputs (float16, bfloat16, float, double) are widened to double and
+// products are accumulated in double, then rounded once on store. Integer
+// products are accumulated in 64-bit two's complement arithmetic, so results
+// wrap like numpy's fixed-width integer matmul.
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+#include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
+#include "reference/ops/nn/common.h"
+#include "reference/ops/quantization/common.h"
+#include "reference/ops/kernels.h"
+
+namespace onnxscope::ref {
+
+using math::matmul_values;
+using math::values_as;
+
+// QLinearMatMul: y = saturate(round((a - a_zp) @ (b - b_zp) * a_scale * b_scale / y_scale) + y_zp).
+// int8/uint8 and (opset 21) the FP8 formats; FP8 values are subtracted and
+// multiplied as reals, and the output is saturated on conversion.
+void QLinearMatMul(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(3);
+  const Tensor& yzp = ctx.input(7);
+  auto scalar = [&](size_t i, const char* what) {
+    const Tensor& t = ctx.input(i);
+    if (t.element_count() != 1) ctx.fail(std::string(what) + " must be a scalar (per-tensor quantization)");
+    return static_cast<float>(t.element_as_double(0));
+  };
+  const float a_scale = scalar(1, "a_scale"), b_scale = scalar(4, "b_scale"), y_scale = scalar(6, "y_scale");
+  if (yzp.element_count() != 1) ctx.fail("y_zero_point must be a scalar");
+  if (ctx.input(2).element_count() != 1 || ctx.input(5).element_count() != 1)
+    ctx.fail("a_zero_point and b_zero_point must be scalars");
+  const double mult = static_cast<float>(a_scale * b_scale / y_scale);  // formed in float, like the scales
+  Shape shape;
+  std::vector<double> y;
+  if (is_int8(a.dtype()) && is_int8(b.dtype())) {
+    std::vector<int64_t> av = values_as<int64_t>(a), bv = values_as<int64_t>(b);
+    subtract_zero_point(ctx, av, a.shape(), &ctx.input(2), true, "a_zero_point");
+    subtract_zero_point(ctx, bv, b.shape(), &ctx.input(5), false, "b_zero_point");
+    std::vector<int64_t> acc = matmul_values<int64_t>(ctx, av, a.shape(), bv, b.shape(), shape);
+    y.assign(acc.begin(), acc.end());
+  } else {
+    std::vector<double> av = real_values(a), bv = real_values(b);
+    const double az = ctx.input(2).element_as_double(0), bz = ctx.input(5).element_as_double(0);
+    for (auto& e : av) e -= az;
+    for (auto& e : bv) e -= bz;
+    y = matmul_values<double>(ctx, av, a.shape(), bv, b.shape(), shape);
+  }
+  const DataType out_type = yzp.dtype();
+  const double zp = yzp.element_as_double(0);
+  Tensor& out = ctx.allocate_output(0, out_type, shape);
+  if (is_int8(out_type)) {
+    const double lo = out_type == DataType::Int8 ? -128 : 0, hi = out_type == DataType::Int8 ? 127 : 255;
+    for (uint64_t i = 0; i < y.size(); ++i) {
+      // A NaN product (scales of 0 / 0, NaN or inf) gives the zero point, as QuantizeLinear's NaN does.
+      const double r = std::nearbyint(y[i] * mult);
+      const double q = std::clamp((std::isnan(r) ? 0.0 : r) + zp, lo, hi);
+      if (out_type == DataType::Int8) store<int8_t>(out, i, static_cast<int8_t>(q));
+      else store<uint8_t>(out, i, static_cast<uint8_t>(q));
+    }
+    return;
+  }
+  dispatch<kFloat8>(ctx, out_type, [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    for (uint64_t i = 0; i < y.size(); ++i) put<S>(out, i, static_cast<float>(y[i] * mult + zp));
+  });
+}
+
+}  // namespace onnxscope::ref

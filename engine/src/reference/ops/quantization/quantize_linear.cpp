@@ -1,0 +1,135 @@
+// Reference kernel: QuantizeLinear.
+//
+// Quantization covers per-tensor, per-axis and blocked parameters and every
+// quantized type of every version. Transforms and windows are computed in
+// double and rounded once to the output type.
+#include <algorithm>
+#include <cmath>
+#include <complex>
+#include <numbers>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/mel_weights.h"
+#include "core/quant_plan.h"
+#include "reference/kernel_util.h"
+#include "reference/ops/real_values.h"
+#include "reference/ops/quantization/common.h"
+#include "reference/ops/kernels.h"
+
+namespace onnxscope::ref {
+
+namespace {
+
+// Saturation range of the integer quantized types.
+void int_range(DataType t, double& lo, double& hi) {
+  switch (t) {
+    case DataType::Int8: lo = -128; hi = 127; break;
+    case DataType::Uint8: lo = 0; hi = 255; break;
+    case DataType::Int16: lo = -32768; hi = 32767; break;
+    case DataType::Uint16: lo = 0; hi = 65535; break;
+    case DataType::Int4: lo = -8; hi = 7; break;
+    case DataType::Uint4: lo = 0; hi = 15; break;
+    case DataType::Int2: lo = -2; hi = 1; break;
+    case DataType::Uint2: lo = 0; hi = 3; break;
+    default: lo = hi = 0;
+  }
+}
+
+// Stores element i of a quantized output: `v` is an in-range integer for the
+// integer types, the real value to encode for the float types.
+void store_quantized(Tensor& y, uint64_t i, double v, bool saturate) {
+  const float f = static_cast<float>(v);
+  std::byte* d = y.mutable_raw();
+  switch (y.dtype()) {
+    case DataType::Int8: store<int8_t>(y, i, int8_t(v)); break;
+    case DataType::Uint8: store<uint8_t>(y, i, uint8_t(v)); break;
+    case DataType::Int16: store<int16_t>(y, i, int16_t(v)); break;
+    case DataType::Uint16: store<uint16_t>(y, i, uint16_t(v)); break;
+    case DataType::Int4: case DataType::Int2:
+      set_packed_element_bits(y.dtype(), d, i, uint8_t(int8_t(v)));
+      break;
+    case DataType::Uint4: case DataType::Uint2: set_packed_element_bits(y.dtype(), d, i, uint8_t(v)); break;
+    case DataType::Float8E4M3FN: store<uint8_t>(y, i, float_to_float8e4m3fn(f, saturate)); break;
+    case DataType::Float8E4M3FNUZ: store<uint8_t>(y, i, float_to_float8e4m3fnuz(f, saturate)); break;
+    case DataType::Float8E5M2: store<uint8_t>(y, i, float_to_float8e5m2(f, saturate)); break;
+    case DataType::Float8E5M2FNUZ: store<uint8_t>(y, i, float_to_float8e5m2fnuz(f, saturate)); break;
+    // FP4/FP6 have no infinity: they always saturate.
+    case DataType::Float4E2M1: set_packed_element_bits(y.dtype(), d, i, float_to_float4e2m1(f)); break;
+    case DataType::Float6E2M3: set_packed_element_bits(y.dtype(), d, i, float_to_float6e2m3(f)); break;
+    case DataType::Float6E3M2: set_packed_element_bits(y.dtype(), d, i, float_to_float6e3m2(f)); break;
+    default: break;
+  }
+}
+
+// Rounds to the precision a division in type t would have (int32 divides in double, like numpy).
+double round_precision(DataType t, double v) {
+  switch (t) {
+    case DataType::Float: case DataType::Float8E8M0: return static_cast<float>(v);
+    case DataType::Float16: case DataType::BFloat16: return real::round_to(t, v);
+    default: return v;
+  }
+}
+
+}  // namespace
+
+// y = saturate(round(x / y_scale) + y_zero_point)
+void QuantizeLinear(KernelContext& ctx) {
+  const int64_t opset = ctx.opset_version();
+  const Tensor& x = ctx.input(0);
+  const Tensor& scale = ctx.input(1);
+  const Tensor* zp = ctx.optional_input(2);
+  switch (x.dtype()) {
+    case DataType::Float: case DataType::Float16: case DataType::BFloat16: case DataType::Int32: break;
+    default: ctx.fail("x: does not support element type " + std::string(dtype_name(x.dtype())));
+  }
+  switch (scale.dtype()) {
+    case DataType::Float: case DataType::Float16: case DataType::BFloat16: case DataType::Int32: case DataType::Float8E8M0: break;
+    default: ctx.fail("y_scale: does not support element type " + std::string(dtype_name(scale.dtype())));
+  }
+  if (opset < 21 && scale.rank() > 1) ctx.fail("y_scale must be a scalar or 1-D before opset 21");
+  const int64_t output_dtype = ctx.attr_int("output_dtype", 0);
+  DataType out_t = DataType::Uint8;
+  if (zp) {
+    out_t = zp->dtype();
+    if (output_dtype != 0 && output_dtype != int64_t(out_t))
+      ctx.fail("output_dtype " + std::to_string(output_dtype) + " differs from y_zero_point's type " +
+               std::string(dtype_name(out_t)));
+  } else if (output_dtype != 0) {
+    if (!is_known_dtype(int32_t(output_dtype))) ctx.fail("unknown output_dtype " + std::to_string(output_dtype));
+    out_t = DataType(output_dtype);
+  }
+  if (!is_quant_int(out_t) && !is_quant_float(out_t))
+    ctx.fail("cannot quantize to " + std::string(dtype_name(out_t)));
+  const bool saturate = ctx.attr_int("saturate", 1) != 0;
+  const int64_t block_size = ctx.attr_int("block_size", 0);
+  const quant::ParamIndex qi = quant_param_index(ctx, x.shape(), scale, zp, ctx.attr_int("axis", 1), block_size);
+  // The division runs in the precision attribute's type, else in y_scale's type.
+  DataType prec = scale.dtype();
+  if (const int64_t p = ctx.attr_int("precision", 0); p != 0) {
+    if (p != int64_t(DataType::Float) && p != int64_t(DataType::Float16) && p != int64_t(DataType::BFloat16) &&
+        p != int64_t(DataType::Double) && p != int64_t(DataType::Int32))
+      ctx.fail("unsupported precision " + std::to_string(p));
+    prec = DataType(p);
+  }
+
+  const std::vector<double> xs = real_values(x), ss = real_values(scale);
+  const std::vector<double> zs = zp ? real_values(*zp) : std::vector<double>(ss.size(), 0.0);
+  Tensor& y = ctx.allocate_output(0, out_t, x.shape());
+  double lo = 0, hi = 0;
+  int_range(out_t, lo, hi);
+  for (uint64_t i = 0; i < xs.size(); ++i) {
+    const uint64_t s = qi(i);
+    const double q = round_precision(prec, round_precision(prec, xs[i]) / round_precision(prec, ss[s]));
+    if (is_quant_int(out_t)) {
+      // Round half to even; NaN quantizes to the zero point.
+      const double r = std::isnan(q) ? 0.0 : std::nearbyint(q);
+      store_quantized(y, i, std::clamp(r + zs[s], lo, hi), saturate);
+    } else {
+      store_quantized(y, i, q + zs[s], saturate);
+    }
+  }
+}
+
+}  // namespace onnxscope::ref

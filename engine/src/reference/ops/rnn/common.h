@@ -1,0 +1,196 @@
+// Helpers shared by the reference's recurrent layers: the problem read from the
+// inputs, activations, the batched matrix-vector step and the outputs.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "core/rnn_plan.h"
+#include "cpu/thread_pool.h"
+#include "reference/kernel_util.h"
+#include "reference/ops/real_values.h"
+
+namespace onnxscope::ref {
+
+using real::sigmoid;
+
+// --- activation functions ------------------------------------------------------
+
+// f(x) in double; the functions, their order and defaults: core/rnn_plan.h.
+struct Activation : rnn::Activation {
+  double operator()(double x) const {
+    switch (kind) {
+      case Relu: return x > 0 ? x : 0.0;
+      case Tanh: return std::tanh(x);
+      case Sigmoid: return sigmoid(x);
+      case Affine: return alpha * x + beta;
+      case LeakyRelu: return x >= 0 ? x : alpha * x;
+      case ThresholdedRelu: return x >= alpha ? x : 0.0;
+      case ScaledTanh: return alpha * std::tanh(beta * x);
+      case HardSigmoid: return std::min(std::max(alpha * x + beta, 0.0), 1.0);
+      case Elu: return x >= 0 ? x : alpha * std::expm1(x);
+      case Softsign: return x / (1 + std::fabs(x));
+      case Softplus: return x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x));
+    }
+    return x;
+  }
+};
+
+// --- shared set-up ---------------------------------------------------------------
+
+// Everything a recurrent kernel needs, parsed and checked (core/rnn_plan.h),
+// inputs as doubles. Index helpers hide the layout attribute.
+struct RnnProblem : rnn::Plan {
+  std::vector<double> X, W, R, B;  // B is zero-filled when absent
+  std::vector<int64_t> seq_lens;   // per batch
+  std::vector<Activation> functions;
+  DataType dtype = DataType::Float;
+
+  double x(int64_t t, int64_t b, int64_t i) const {
+    return batch_first ? X[(b * seq + t) * input + i] : X[(t * batch + b) * input + i];
+  }
+  uint64_t state_index(int64_t d, int64_t b, int64_t h) const {
+    return batch_first ? uint64_t((b * dirs + d) * hidden + h) : uint64_t((d * batch + b) * hidden + h);
+  }
+  uint64_t y_index(int64_t t, int64_t d, int64_t b, int64_t h) const {
+    return batch_first ? uint64_t(((b * seq + t) * dirs + d) * hidden + h) : uint64_t(((t * dirs + d) * batch + b) * hidden + h);
+  }
+  double clipped(double v) const { return clip > 0 ? std::min(std::max(v, -double(clip)), double(clip)) : v; }
+};
+
+// Reads a state input (initial_h / initial_c) or zeros.
+inline std::vector<double> read_state(const KernelContext& ctx, const RnnProblem& p, size_t index, const char* name) {
+  const Tensor* t = ctx.optional_input(index);
+  if (!t) return std::vector<double>(size_t(p.dirs * p.batch * p.hidden), 0.0);
+  if (t->dtype() != p.dtype) ctx.fail(std::string(name) + " must have the type of X");
+  return real_values(*t);
+}
+
+inline RnnProblem parse_problem(const KernelContext& ctx, int64_t gates, const std::vector<std::string>& default_acts) {
+  RnnProblem p;
+  const Tensor& X = ctx.input(0);
+  const Tensor& W = ctx.input(1);
+  const Tensor& R = ctx.input(2);
+  real::require_float(ctx, X, "X");
+  p.dtype = X.dtype();
+  if (W.dtype() != p.dtype || R.dtype() != p.dtype) ctx.fail("W and R must have the type of X");
+  rnn::Attributes a;
+  a.direction = ctx.attr_string("direction", "forward");
+  a.layout = ctx.attr_int("layout", 0);
+  if (ctx.has_attr("hidden_size")) a.hidden_size = ctx.attr_int("hidden_size", 0);
+  if (ctx.has_attr("clip")) a.clip = ctx.attr_float("clip", 0.0f);
+  a.activations = ctx.attr_strings("activations", {});
+  a.alphas = ctx.attr_floats("activation_alpha", {});
+  a.betas = ctx.attr_floats("activation_beta", {});
+  auto shape_of = [&](size_t i) { const Tensor* t = ctx.optional_input(i); return t ? &t->shape() : nullptr; };
+  rnn::OptionalShapes more{shape_of(3), shape_of(4), shape_of(5), gates == 4 ? shape_of(6) : nullptr, gates == 4 ? shape_of(7) : nullptr};
+  try {
+    static_cast<rnn::Plan&>(p) = rnn::plan(a, gates, default_acts, X.shape(), W.shape(), R.shape(), more);
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(e.what());
+  }
+  for (const rnn::Activation& f : p.acts) p.functions.push_back(Activation{f});
+  p.X = real_values(X);
+  p.W = real_values(W);
+  p.R = real_values(R);
+  if (const Tensor* B = ctx.optional_input(3)) {
+    if (B->dtype() != p.dtype) ctx.fail("B must have the type of X");
+    p.B = real_values(*B);
+  } else {
+    p.B.assign(size_t(p.dirs * 2 * gates * p.hidden), 0.0);
+  }
+  p.seq_lens.assign(size_t(p.batch), p.seq);
+  if (const Tensor* L = ctx.optional_input(4)) {
+    p.seq_lens = int_values(ctx, *L);
+    for (int64_t v : p.seq_lens)
+      if (v < 0 || v > p.seq) ctx.fail("sequence_lens value " + std::to_string(v) + " outside [0, " + std::to_string(p.seq) + "]");
+  }
+  real::check_work(ctx, p.y_shape(), "Y");
+  return p;
+}
+
+// A (dirs, rows, cols) matrix stored by columns, (dirs, cols, rows): a
+// product with v then runs along the rows, one vector of outputs per
+// element of v, instead of one dot product per row.
+inline std::vector<double> by_columns(const std::vector<double>& M, int64_t dirs, int64_t rows, int64_t cols) {
+  std::vector<double> t(M.size());
+  for (int64_t d = 0; d < dirs && !M.empty(); ++d)
+    for (int64_t g = 0; g < rows; ++g)
+      for (int64_t i = 0; i < cols; ++i) t[size_t((d * cols + i) * rows + g)] = M[size_t((d * rows + g) * cols + i)];
+  return t;
+}
+
+// out[b][g] = sum_i M[d, row0 + g, i] * v[b][i] for g < rows and each of n
+// vectors (v and out n blocks, strides vs and os), the terms in order of i
+// (each product and sum rounded in double): blocks of a by_columns matrix
+// times v, each column of M read once for all n, so a
+// step of the recurrence reads the weights once per thread instead of once
+// per batch entry. Four columns go into each output while it is in a
+// register (the four adds in order of i, as the plain loop makes them).
+void matvec_n(const std::vector<double>& MT, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
+              const double* v, int64_t vs, double* out, int64_t os, int64_t n);
+
+// Batch entries per thread: one contiguous range each, so each thread reads
+// the weights once per step for all of its entries.
+inline int64_t per_thread(int64_t batch) {
+  const int64_t threads = std::max<int64_t>(1, cpu::thread_count());
+  return std::max<int64_t>(1, (batch + threads - 1) / threads);
+}
+
+// The batch entries of [b0, b1) that step k of direction d processes, with
+// their time index: a shorter sequence has ended, and a backward direction
+// starts from each sequence's own end.
+struct StepEntries {
+  std::vector<int64_t> b, t;
+  void at(const RnnProblem& p, int64_t d, int64_t k, int64_t b0, int64_t b1) {
+    b.clear();
+    t.clear();
+    for (int64_t e = b0; e < b1; ++e) {
+      const int64_t len = p.seq_lens[size_t(e)];
+      if (k >= len) continue;
+      b.push_back(e);
+      t.push_back(p.backward(d) ? len - 1 - k : k);
+    }
+  }
+  // Packs the running entries' inputs x_t and states (hcur: the range's
+  // states from b0, H each) into xt and hin, in that order.
+  void pack(const RnnProblem& p, int64_t b0, const std::vector<double>& hcur, std::vector<double>& xt,
+            std::vector<double>& hin) const {
+    const int64_t H = p.hidden;
+    for (size_t j = 0; j < b.size(); ++j) {
+      for (int64_t i = 0; i < p.input; ++i) xt[j * size_t(p.input) + size_t(i)] = p.x(t[j], b[j], i);
+      for (int64_t k = 0; k < H; ++k) hin[j * size_t(H) + size_t(k)] = hcur[size_t((b[j] - b0) * H + k)];
+    }
+  }
+};
+
+// The states (initial or running, [dirs, batch, hidden] in the layout) of
+// direction d for batch entries [b0, b1), packed as [b1 - b0, hidden], and back.
+inline void take_states(const RnnProblem& p, int64_t d, int64_t b0, int64_t b1, const std::vector<double>& from,
+                 std::vector<double>& to) {
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t k = 0; k < p.hidden; ++k) to[size_t((b - b0) * p.hidden + k)] = from[p.state_index(d, b, k)];
+}
+
+inline void put_states(const RnnProblem& p, int64_t d, int64_t b0, int64_t b1, const std::vector<double>& from,
+                std::vector<double>& to) {
+  for (int64_t b = b0; b < b1; ++b)
+    for (int64_t k = 0; k < p.hidden; ++k) to[p.state_index(d, b, k)] = from[size_t((b - b0) * p.hidden + k)];
+}
+
+// Allocates the outputs Y, Y_h (and Y_c) that are wanted.
+struct RnnOutputs {
+  std::vector<double> Y, Yh, Yc;
+};
+
+inline void write_outputs(KernelContext& ctx, const RnnProblem& p, const RnnOutputs& o, bool has_c) {
+  if (ctx.output_count() > 0 && ctx.output_wanted(0)) real::store_doubles(ctx, ctx.allocate_output(0, p.dtype, p.y_shape()), o.Y);
+  if (ctx.output_count() > 1 && ctx.output_wanted(1)) real::store_doubles(ctx, ctx.allocate_output(1, p.dtype, p.state_shape()), o.Yh);
+  if (has_c && ctx.output_count() > 2 && ctx.output_wanted(2))
+    real::store_doubles(ctx, ctx.allocate_output(2, p.dtype, p.state_shape()), o.Yc);
+}
+
+}  // namespace onnxscope::ref

@@ -1,0 +1,94 @@
+// Reference kernel: GRU.
+//
+// Every opset; version 1's output_sequence attribute does not change the
+// values and is ignored, layout appears in 14. Inputs are widened to double,
+// the recurrence runs in double and each output is rounded once to the input
+// type. Semantics follow the operator docs (activations,
+// activation_alpha/beta, clip, sequence_lens, direction, layout, GRU
+// linear_before_reset, LSTM peepholes and input_forget); onnx's Python
+// reference ignores several of these.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")  // products and sums round as written
+#endif
+#include <algorithm>
+#include <stdexcept>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/rnn_plan.h"
+#include "cpu/thread_pool.h"
+#include "reference/kernel_util.h"
+#include "reference/ops/real_values.h"
+#include "reference/ops/rnn/common.h"
+#include "reference/ops/kernels.h"
+
+namespace onnxscope::ref {
+
+// Gates in W/R/B are ordered z, r, h.
+void GRU(KernelContext& ctx) {
+  RnnProblem p = parse_problem(ctx, 3, {"Sigmoid", "Tanh"});
+  const std::vector<double> WT = by_columns(p.W, p.dirs, 3 * p.hidden, p.input), RT = by_columns(p.R, p.dirs, 3 * p.hidden, p.hidden);
+  const std::vector<Activation>& acts = p.functions;
+  const bool linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
+  const int64_t H = p.hidden;
+  std::vector<double> h = read_state(ctx, p, 5, "initial_h");
+  RnnOutputs o;
+  o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
+  for (int64_t d = 0; d < p.dirs; ++d) {
+    const Activation& f = acts[size_t(2 * d)];
+    const Activation& g = acts[size_t(2 * d + 1)];
+    const double* Wb = p.B.data() + d * 6 * H;  // Wbz, Wbr, Wbh
+    const double* Rb = Wb + 3 * H;                // Rbz, Rbr, Rbh
+    // Batch entries are independent: each is computed by one thread, in one order.
+    cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
+      const int64_t nb = b1 - b0, G = 3 * H;
+      std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
+          hin(size_t(nb * H)), rhid(size_t(nb * H)), rmul(size_t(nb * H)), z(size_t(nb * H)), r(size_t(nb * H));
+      take_states(p, d, b0, b1, h, hcur);
+      StepEntries step;
+      for (int64_t s = 0; s < p.seq; ++s) {
+        step.at(p, d, s, b0, b1);
+        const int64_t n = static_cast<int64_t>(step.b.size());
+        if (n == 0) break;
+        step.pack(p, b0, hcur, xt, hin);
+        matvec_n(WT, d, G, 0, G, p.input, xt.data(), p.input, wx.data(), G, n);
+        matvec_n(RT, d, G, 0, 2 * H, H, hin.data(), H, rh.data(), G, n);  // Rz, Rr rows
+        for (int64_t j = 0; j < n; ++j) {
+          const double* wxj = wx.data() + j * G;
+          const double* rhj = rh.data() + j * G;
+          for (int64_t k = 0; k < H; ++k) {
+            z[size_t(j * H + k)] = f(p.clipped(wxj[k] + rhj[k] + Wb[k] + Rb[k]));
+            r[size_t(j * H + k)] = f(p.clipped(wxj[H + k] + rhj[H + k] + Wb[H + k] + Rb[H + k]));
+          }
+        }
+        if (linear_before_reset) {
+          // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
+          matvec_n(RT, d, G, 2 * H, H, H, hin.data(), H, rhid.data(), H, n);
+          for (int64_t q = 0; q < n * H; ++q)
+            rhid[size_t(q)] = r[size_t(q)] * (rhid[size_t(q)] + Rb[2 * H + q % H]);
+        } else {
+          // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
+          for (int64_t q = 0; q < n * H; ++q) rmul[size_t(q)] = r[size_t(q)] * hin[size_t(q)];
+          matvec_n(RT, d, G, 2 * H, H, H, rmul.data(), H, rhid.data(), H, n);
+          for (int64_t q = 0; q < n * H; ++q) rhid[size_t(q)] += Rb[2 * H + q % H];
+        }
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
+          double* hb = hcur.data() + (b - b0) * H;
+          for (int64_t k = 0; k < H; ++k) {
+            const size_t q = size_t(j * H + k);
+            const double ht = g(p.clipped(wx[size_t(j * G + 2 * H + k)] + rhid[q] + Wb[2 * H + k]));
+            hb[k] = (1 - z[q]) * ht + z[q] * hb[k];
+            o.Y[p.y_index(t, d, b, k)] = hb[k];
+          }
+        }
+      }
+      put_states(p, d, b0, b1, hcur, h);
+    });
+  }
+  o.Yh = std::move(h);
+  write_outputs(ctx, p, o, false);
+}
+
+}  // namespace onnxscope::ref

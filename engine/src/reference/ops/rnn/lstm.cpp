@@ -1,0 +1,99 @@
+// Reference kernel: LSTM.
+//
+// Every opset; version 1's output_sequence attribute does not change the
+// values and is ignored, layout appears in 14. Inputs are widened to double,
+// the recurrence runs in double and each output is rounded once to the input
+// type. Semantics follow the operator docs (activations,
+// activation_alpha/beta, clip, sequence_lens, direction, layout, GRU
+// linear_before_reset, LSTM peepholes and input_forget); onnx's Python
+// reference ignores several of these.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")  // products and sums round as written
+#endif
+#include <algorithm>
+#include <stdexcept>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "core/rnn_plan.h"
+#include "cpu/thread_pool.h"
+#include "reference/kernel_util.h"
+#include "reference/ops/real_values.h"
+#include "reference/ops/rnn/common.h"
+#include "reference/ops/kernels.h"
+
+namespace onnxscope::ref {
+
+// Gates in W/R/B are ordered i, o, f, c; peepholes P are ordered i, o, f.
+void LSTM(KernelContext& ctx) {
+  RnnProblem p = parse_problem(ctx, 4, {"Sigmoid", "Tanh", "Tanh"});
+  const std::vector<double> WT = by_columns(p.W, p.dirs, 4 * p.hidden, p.input), RT = by_columns(p.R, p.dirs, 4 * p.hidden, p.hidden);
+  const std::vector<Activation>& acts = p.functions;
+  const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
+  const int64_t H = p.hidden;
+  std::vector<double> h = read_state(ctx, p, 5, "initial_h");
+  std::vector<double> c = read_state(ctx, p, 6, "initial_c");
+  std::vector<double> P(size_t(p.dirs * 3 * H), 0.0);
+  if (const Tensor* Pt = ctx.optional_input(7)) {
+    if (Pt->dtype() != p.dtype) ctx.fail("P must have the type of X");
+    P = real_values(*Pt);
+  }
+  RnnOutputs o;
+  o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
+  for (int64_t d = 0; d < p.dirs; ++d) {
+    const Activation& f = acts[size_t(3 * d)];
+    const Activation& g = acts[size_t(3 * d + 1)];
+    const Activation& hact = acts[size_t(3 * d + 2)];
+    const double* Wb = p.B.data() + d * 8 * H;
+    const double* Rb = Wb + 4 * H;
+    const double* Pi = P.data() + d * 3 * H;
+    const double* Po = Pi + H;
+    const double* Pf = Pi + 2 * H;
+    // Batch entries are independent: each is computed by one thread, in one order.
+    cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
+      const int64_t nb = b1 - b0, G = 4 * H;
+      std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
+          ccur(size_t(nb * H)), hin(size_t(nb * H));
+      take_states(p, d, b0, b1, h, hcur);
+      take_states(p, d, b0, b1, c, ccur);
+      StepEntries step;
+      for (int64_t s = 0; s < p.seq; ++s) {
+        step.at(p, d, s, b0, b1);
+        const int64_t n = static_cast<int64_t>(step.b.size());
+        if (n == 0) break;
+        step.pack(p, b0, hcur, xt, hin);  // the running entries' inputs and states
+        matvec_n(WT, d, G, 0, G, p.input, xt.data(), p.input, wx.data(), G, n);
+        matvec_n(RT, d, G, 0, G, H, hin.data(), H, rh.data(), G, n);
+        for (int64_t j = 0; j < n; ++j) {
+          const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
+          double* hb = hcur.data() + (b - b0) * H;
+          double* cb = ccur.data() + (b - b0) * H;
+          for (int64_t k = 0; k < H; ++k) {
+            auto pre = [&](int64_t gate) {
+              const size_t q = size_t(gate * H + k);
+              return wx[size_t(j * G) + q] + rh[size_t(j * G) + q] + Wb[q] + Rb[q];
+            };
+            const double cprev = cb[k];
+            const double it = f(p.clipped(pre(0) + Pi[k] * cprev));
+            // input_forget couples the gates: the forget gate is 1 - it.
+            const double ft = input_forget ? 1 - it : f(p.clipped(pre(2) + Pf[k] * cprev));
+            const double ct = g(p.clipped(pre(3)));
+            const double Ct = ft * cprev + it * ct;
+            const double ot = f(p.clipped(pre(1) + Po[k] * Ct));
+            cb[k] = Ct;
+            hb[k] = ot * hact(Ct);
+            o.Y[p.y_index(t, d, b, k)] = hb[k];
+          }
+        }
+      }
+      put_states(p, d, b0, b1, hcur, h);
+      put_states(p, d, b0, b1, ccur, c);
+    });
+  }
+  o.Yh = std::move(h);
+  o.Yc = std::move(c);
+  write_outputs(ctx, p, o, true);
+}
+
+}  // namespace onnxscope::ref
