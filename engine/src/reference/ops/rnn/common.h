@@ -11,6 +11,7 @@
 #include "core/rnn_plan.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/gemm_f64.h"
 #include "reference/ops/real_values.h"
 
 namespace onnxscope::ref {
@@ -49,9 +50,8 @@ struct RnnProblem : rnn::Plan {
   std::vector<Activation> functions;
   DataType dtype = DataType::Float;
 
-  double x(int64_t t, int64_t b, int64_t i) const {
-    return batch_first ? X[(b * seq + t) * input + i] : X[(t * batch + b) * input + i];
-  }
+  // The row of X (and of the input projection) that holds x_t of batch entry b.
+  int64_t x_row(int64_t t, int64_t b) const { return batch_first ? b * seq + t : t * batch + b; }
   uint64_t state_index(int64_t d, int64_t b, int64_t h) const {
     return batch_first ? uint64_t((b * dirs + d) * hidden + h) : uint64_t((d * batch + b) * hidden + h);
   }
@@ -133,6 +133,26 @@ inline std::vector<double> by_columns(const std::vector<double>& M, int64_t dirs
 void matvec_n(const std::vector<double>& MT, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
               const double* v, int64_t vs, double* out, int64_t os, int64_t n);
 
+// x_t W^T for every step t and batch entry b of direction d, [rows of X, G]
+// (row x_row(t, b)): the products and sums in order of the input index, as
+// the step-by-step product makes them (math/gemm_f64.h), but computed once
+// for all steps as one matrix product on the thread pool.
+inline std::vector<double> input_projection(const KernelContext& ctx, const RnnProblem& p, int64_t d, int64_t G) {
+  const int64_t rows = p.seq * p.batch;
+  real::check_work(ctx, Shape{rows, G}, "the input projection");
+  std::vector<double> xw(size_t(rows * G));
+  const auto* X = reinterpret_cast<const std::byte*>(p.X.data());
+  const auto* W = reinterpret_cast<const std::byte*>(p.W.data() + d * G * p.input);
+  const math::Operand a{X, p.input, 1}, wt{W, p.input, 1};  // rows of X; rows of W, the columns of W^T
+  // Widened float16/bfloat16/float values: each product is exact in double (gemm_f64.h).
+  const bool exact = p.dtype != DataType::Double;
+  math::gemm_packed(math::Packer{&math::detail::pack_strided<double>, &a}, math::Packer{&math::detail::pack_strided<double>, &wt},
+                    rows, G, p.input,
+                    [&](int64_t i, int64_t j0, const double* v, int64_t n) { std::copy(v, v + n, xw.data() + i * G + j0); },
+                    exact);
+  return xw;
+}
+
 // Batch entries per thread: one contiguous range each, so each thread reads
 // the weights once per step for all of its entries.
 inline int64_t per_thread(int64_t batch) {
@@ -155,14 +175,16 @@ struct StepEntries {
       t.push_back(p.backward(d) ? len - 1 - k : k);
     }
   }
-  // Packs the running entries' inputs x_t and states (hcur: the range's
-  // states from b0, H each) into xt and hin, in that order.
-  void pack(const RnnProblem& p, int64_t b0, const std::vector<double>& hcur, std::vector<double>& xt,
-            std::vector<double>& hin) const {
+  // Packs the running entries' states (hcur: the range's states from b0, H
+  // each) into hin, and their rows of the input projection xw (G values
+  // each, input_projection) into wx, in that order.
+  void pack(const RnnProblem& p, int64_t b0, const std::vector<double>& hcur, std::vector<double>& hin,
+            const std::vector<double>& xw, int64_t G, std::vector<double>& wx) const {
     const int64_t H = p.hidden;
     for (size_t j = 0; j < b.size(); ++j) {
-      for (int64_t i = 0; i < p.input; ++i) xt[j * size_t(p.input) + size_t(i)] = p.x(t[j], b[j], i);
       for (int64_t k = 0; k < H; ++k) hin[j * size_t(H) + size_t(k)] = hcur[size_t((b[j] - b0) * H + k)];
+      const double* row = xw.data() + p.x_row(t[j], b[j]) * G;
+      std::copy(row, row + G, wx.begin() + static_cast<std::ptrdiff_t>(j) * G);
     }
   }
 };

@@ -28,7 +28,7 @@ namespace onnxscope::ref {
 // Gates in W/R/B are ordered i, o, f, c; peepholes P are ordered i, o, f.
 void LSTM(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 4, {"Sigmoid", "Tanh", "Tanh"});
-  const std::vector<double> WT = by_columns(p.W, p.dirs, 4 * p.hidden, p.input), RT = by_columns(p.R, p.dirs, 4 * p.hidden, p.hidden);
+  const std::vector<double> RT = by_columns(p.R, p.dirs, 4 * p.hidden, p.hidden);
   const std::vector<Activation>& acts = p.functions;
   const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
   const int64_t H = p.hidden;
@@ -50,10 +50,11 @@ void LSTM(KernelContext& ctx) {
     const double* Pi = P.data() + d * 3 * H;
     const double* Po = Pi + H;
     const double* Pf = Pi + 2 * H;
+    const std::vector<double> xw = input_projection(ctx, p, d, 4 * H);
     // Batch entries are independent: each is computed by one thread, in one order.
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
       const int64_t nb = b1 - b0, G = 4 * H;
-      std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
+      std::vector<double> wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
           ccur(size_t(nb * H)), hin(size_t(nb * H));
       take_states(p, d, b0, b1, h, hcur);
       take_states(p, d, b0, b1, c, ccur);
@@ -62,8 +63,7 @@ void LSTM(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, xt, hin);  // the running entries' inputs and states
-        matvec_n(WT, d, G, 0, G, p.input, xt.data(), p.input, wx.data(), G, n);
+        step.pack(p, b0, hcur, hin, xw, G, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, G, 0, G, H, hin.data(), H, rh.data(), G, n);
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];

@@ -28,7 +28,7 @@ namespace onnxscope::ref {
 // Ht = f(Xt*(Wi^T) + Ht-1*(Ri^T) + Wbi + Rbi)
 void RNN(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 1, {"Tanh"});
-  const std::vector<double> WT = by_columns(p.W, p.dirs, p.hidden, p.input), RT = by_columns(p.R, p.dirs, p.hidden, p.hidden);
+  const std::vector<double> RT = by_columns(p.R, p.dirs, p.hidden, p.hidden);
   const std::vector<Activation>& acts = p.functions;
   const int64_t H = p.hidden;
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
@@ -38,10 +38,11 @@ void RNN(KernelContext& ctx) {
     const Activation& f = acts[size_t(d)];
     const double* Wb = p.B.data() + d * 2 * H;
     const double* Rb = Wb + H;
+    const std::vector<double> xw = input_projection(ctx, p, d, H);
     // Batch entries are independent: each is computed by one thread, in one order.
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
       const int64_t nb = b1 - b0;
-      std::vector<double> xt(size_t(nb * p.input)), wx(size_t(nb * H)), rh(size_t(nb * H)), hcur(size_t(nb * H)),
+      std::vector<double> wx(size_t(nb * H)), rh(size_t(nb * H)), hcur(size_t(nb * H)),
           hin(size_t(nb * H));
       take_states(p, d, b0, b1, h, hcur);
       StepEntries step;
@@ -49,8 +50,7 @@ void RNN(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, xt, hin);
-        matvec_n(WT, d, H, 0, H, p.input, xt.data(), p.input, wx.data(), H, n);
+        step.pack(p, b0, hcur, hin, xw, H, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, H, 0, H, H, hin.data(), H, rh.data(), H, n);
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
