@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/nchwc.h"
@@ -89,10 +90,30 @@ struct Problem {
   Shape x, w, y;  // logical NCHW input, OIHW weights, logical output
   int64_t group = 1, block = 16;
   bool bias = false, plain_input = false, sum = false;
+  bool own_silu = false;        // Swish with alpha 1 applied after the call by silu_in_place, not as a post-op
   ref::nn::Window win;          // its kernel cropped to the taps that read the input (crop_window)
   std::vector<int64_t> crop;    // the first kept tap per axis; empty: the whole kernel
   std::string key;
 };
+
+// SiLU (Swish with alpha 1) after the convolution: oneDNN's swish post-op,
+// or the call without it and then silu_in_place over the output while it is
+// in cache. Which is faster depends on the processor. On the AMD EPYC
+// (Zen 4) development machine of session 26 the post-op cost 3.6 ms of
+// efficientnet_b0's 13 ms at batch 1 (1 thread; the convolutions alone 7.3
+// ms), our pass after it less: efficientnet_b0 13.4 -> 12.1 ms (1 thread),
+// 7.3 -> 6.7 ms (2 threads). On the Intel AVX-512 machine of session 25 a
+// separate SiLU node was the slower (5.85 ms fused against 6.15 ms at 2
+// threads), so Intel keeps the post-op. ONNXSCOPE_OWN_SILU=1 or 0 chooses
+// (AVX-512 is needed for ours either way).
+bool silu_after_conv() {
+  static const bool on = [] {
+    if (!__builtin_cpu_supports("avx512f")) return false;
+    if (const char* e = std::getenv("ONNXSCOPE_OWN_SILU")) return std::string(e) == "1";
+    return static_cast<bool>(__builtin_cpu_is("amd"));
+  }();
+  return on;
+}
 
 bool problem(const KernelContext& ctx, Problem& p) {
   if (!float_inputs(ctx) || ctx.input_count() < 2 || !ctx.input_value(0) || !ctx.input_value(1)) return false;
@@ -130,10 +151,13 @@ bool problem(const KernelContext& ctx, Problem& p) {
       if (st != 1) return false;
     p.sum = true;
   }
+  p.own_silu = silu_after_conv() && ctx.attr_string("activation", "") == "Swish" &&
+               ctx.attr_floats("activation_params") == std::vector<float>{1.0f};
   p.key = "nchwc" + std::to_string(p.block) + (p.plain_input ? "p" : "b") + dims_key(p.x) + dims_key(p.w) +
           (p.bias ? "b" : "") + (p.sum ? "s" : "") + "|g" + std::to_string(p.group) + dims_key(p.win.kernel) + dims_key(p.crop) +
           dims_key(p.win.strides) + dims_key(p.win.dilations) +
-          dims_key(p.win.pad_begin) + dims_key(p.win.pad_end) + activation_key(ctx) + "|t" + std::to_string(sync_threads());
+          dims_key(p.win.pad_begin) + dims_key(p.win.pad_end) + activation_key(ctx) + (p.own_silu ? "|own" : "") +
+          "|t" + std::to_string(sync_threads());
   return true;
 }
 
@@ -186,7 +210,7 @@ std::shared_ptr<const Prim> prim_of(const KernelContext& ctx, const Problem& p) 
   return get_prim(p.key, [&] {
     dnnl::post_ops po;
     if (p.sum) po.append_sum(1.0f);  // dst = conv + dst (the residual, copied there first), then the activation
-    if (!append_activation(ctx, po)) return Prim{};
+    if (!p.own_silu && !append_activation(ctx, po)) return Prim{};
     dnnl::primitive_attr attr = base_attr();
     attr.set_post_ops(po);
     dnnl::memory::dims dil(2);
@@ -339,6 +363,7 @@ void NchwcConv(KernelContext& ctx) {
       dnnl::reorder(dst, out).execute(stream(), dst, out);
       stream().wait();
     }
+    if (p.own_silu) silu_in_place(y.mutable_data<float>(), static_cast<int64_t>(y.element_count()));
   });
 }
 

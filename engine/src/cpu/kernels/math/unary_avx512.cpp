@@ -71,6 +71,11 @@ ONNXSCOPE_AVX512_INLINE __m512 sincos_one(__m512 a) {
 template <bool Cos>
 ONNXSCOPE_AVX512 void sincos_run(const float* x, float* y, int64_t n) { ONNXSCOPE_MAP16(sincos_one<Cos>) }
 
+// x sigmoid(x) in place (SiLU, Swish with alpha 1): NchwcConv's own
+// epilogue where oneDNN's swish post-op is the slower (silu_after_conv).
+ONNXSCOPE_AVX512_INLINE __m512 silu_one(__m512 a) { return _mm512_mul_ps(a, v::sigmoid(a)); }
+ONNXSCOPE_AVX512 void silu_run(const float* x, float* y, int64_t n) { ONNXSCOPE_MAP16(silu_one) }
+
 #undef ONNXSCOPE_UNARY
 #undef ONNXSCOPE_MAP16
 
@@ -97,6 +102,10 @@ void add(KernelRegistry& r, const char* op, int since, KernelFn fn) {
 }
 
 }  // namespace
+
+void silu_in_place(float* y, int64_t n) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) { silu_run(y + b, y + b, e - b); });
+}
 
 void register_unary_avx512_kernels(KernelRegistry& r) {
   add(r, "Relu", 6, Kernel<relu_run>);
