@@ -108,9 +108,12 @@ void transpose_typed(const std::byte* in_raw, std::byte* out_raw, const Shape& o
   const T* in = reinterpret_cast<const T*>(in_raw);
   T* out = reinterpret_cast<T*>(out_raw);
   const size_t rank = out_dims.size();
-  // Outer index over every output axis but the last two (or the last one).
-  const bool run_copy = in_strides[rank - 1] == 1;  // innermost axis stays innermost
-  const size_t inner_axes = run_copy ? 1 : std::min<size_t>(2, rank);
+  // Outer index over every output axis but the last two (a run copy: the
+  // innermost axis stays innermost, rank >= 2 after merging, so each task
+  // copies a band of runs at one input stride; the offset of its outer index
+  // is worked out once per task, not once per run).
+  const bool run_copy = in_strides[rank - 1] == 1;
+  const size_t inner_axes = std::min<size_t>(2, rank);
   int64_t outer = 1;
   for (size_t d = 0; d + inner_axes < rank; ++d) outer *= out_dims[d];
   const int64_t cols = out_dims[rank - 1];
@@ -130,16 +133,17 @@ void transpose_typed(const std::byte* in_raw, std::byte* out_raw, const Shape& o
         off += (rem % out_dims[d]) * in_strides[d];
         rem /= out_dims[d];
       }
-      if (run_copy) {
-        std::memcpy(out + o * cols, in + off, static_cast<size_t>(cols) * sizeof(T));
-        continue;
-      }
       if (inner_axes == 1) {
         for (int64_t c = 0; c < cols; ++c) out[o * cols + c] = in[off + c * in_strides[rank - 1]];
         continue;
       }
       const T* src = in + off + r0 * in_strides[rank - 2];
       T* dst = out + o * block + r0 * cols;
+      if (run_copy) {
+        for (int64_t r = 0; r < nr; ++r)
+          std::memcpy(dst + r * cols, src + r * in_strides[rank - 2], static_cast<size_t>(cols) * sizeof(T));
+        continue;
+      }
       if (std::is_same_v<T, uint32_t> && in_strides[rank - 2] == 1 && has_avx2())
         tile_transpose4(reinterpret_cast<const uint32_t*>(src), reinterpret_cast<uint32_t*>(dst), nr, cols,
                         in_strides[rank - 1]);
