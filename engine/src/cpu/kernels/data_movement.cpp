@@ -53,6 +53,8 @@ void Concat(KernelContext& ctx) {
   }
   if (row == 0 || outer == 0) return;
   std::byte* out = y.mutable_raw();
+  std::vector<const std::byte*> in(ctx.input_count());
+  for (size_t k = 0; k < in.size(); ++k) in[k] = ctx.input(k).raw();  // fetched once, not per copy
   // Threads split the output's bytes, not its outer rows: a Concat on axis 1
   // of a batch of one is a single row (and ran on one thread).
   const int64_t total = outer * static_cast<int64_t>(row);
@@ -63,7 +65,7 @@ void Concat(KernelContext& ctx) {
     for (int64_t at = lo; at < hi;) {
       const size_t in_chunk = pos - offset[k];
       const size_t len = std::min<size_t>(chunk[k] - in_chunk, static_cast<size_t>(hi - at));
-      std::memcpy(out + at, ctx.input(k).raw() + static_cast<size_t>(o) * chunk[k] + in_chunk, len);
+      std::memcpy(out + at, in[k] + static_cast<size_t>(o) * chunk[k] + in_chunk, len);
       at += static_cast<int64_t>(len);
       pos += len;
       if (pos == offset[k] + chunk[k]) {  // on to the next input with bytes, or the next row
