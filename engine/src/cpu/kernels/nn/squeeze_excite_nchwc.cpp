@@ -80,30 +80,31 @@ float apply(const Activation& f, float x) {
   return x;
 }
 
-// out[j] += sum_k v[k] * wt[k * n + j] for j < n, k < count: a product with
-// the weights transposed ([count, n]), so each output sums its k terms in
-// order in a vector lane (no horizontal sums; the result does not depend on
-// the thread count), 64 outputs at a time held in registers.
-__attribute__((target_clones("avx512f", "avx2", "default"))) void gemv_t(const float* wt, const float* v, int64_t count,
-                                                                         int64_t n, float* out) {
+// out[j] += sum_k v[k] * wt[k * ld + j] for j < n, k < count: a product with
+// the weights transposed ([count, ld], n of its columns), so each output sums
+// its k terms in order in a vector lane (no horizontal sums; the result does
+// not depend on the thread count or on which columns a call takes), 64
+// outputs at a time held in registers.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void gemv_t(const float* wt, int64_t ld, const float* v,
+                                                                         int64_t count, int64_t n, float* out) {
   int64_t j0 = 0;
   for (; j0 + 64 <= n; j0 += 64) {
     float acc[64];
     for (int l = 0; l < 64; ++l) acc[l] = out[j0 + l];
     for (int64_t k = 0; k < count; ++k)
-      for (int l = 0; l < 64; ++l) acc[l] += v[k] * wt[k * n + j0 + l];
+      for (int l = 0; l < 64; ++l) acc[l] += v[k] * wt[k * ld + j0 + l];
     for (int l = 0; l < 64; ++l) out[j0 + l] = acc[l];
   }
   for (; j0 + 16 <= n; j0 += 16) {
     float acc[16];
     for (int l = 0; l < 16; ++l) acc[l] = out[j0 + l];
     for (int64_t k = 0; k < count; ++k)
-      for (int l = 0; l < 16; ++l) acc[l] += v[k] * wt[k * n + j0 + l];
+      for (int l = 0; l < 16; ++l) acc[l] += v[k] * wt[k * ld + j0 + l];
     for (int l = 0; l < 16; ++l) out[j0 + l] = acc[l];
   }
   for (; j0 < n; ++j0) {
     float acc = out[j0];
-    for (int64_t k = 0; k < count; ++k) acc += v[k] * wt[k * n + j0];
+    for (int64_t k = 0; k < count; ++k) acc += v[k] * wt[k * ld + j0];
     out[j0] = acc;
   }
 }
@@ -206,17 +207,26 @@ void SqueezeExcite(KernelContext& ctx) {
   parallel_for(planes, grain, [&](int64_t p0, int64_t p1) {
     for (int64_t p = p0; p < p1; ++p) blocked_plane_mean(in + p * plane_floats, s.plane, s.block, mean.data() + p * s.block);
   });
-  parallel_for(s.images, 1, [&](int64_t n0, int64_t n1) {
-    std::vector<float> hidden(static_cast<size_t>(s.reduced));
-    for (int64_t n = n0; n < n1; ++n) {
-      const float* m = mean.data() + n * padded;
-      for (int64_t r = 0; r < s.reduced; ++r) hidden[static_cast<size_t>(r)] = b1 ? b1->data<float>()[r] : 0.f;
-      gemv_t(wt.w1t.data(), m, s.channels, s.reduced, hidden.data());
-      for (float& h : hidden) h = apply(act, h);
-      float* g = scale.data() + n * padded;
-      for (int64_t c = 0; c < s.channels; ++c) g[c] = b2 ? b2->data<float>()[c] : 0.f;
-      gemv_t(wt.w2t.data(), hidden.data(), s.reduced, s.channels, g);
-      for (int64_t c = 0; c < s.channels; ++c) g[c] = apply(gate, g[c]);
+  // Both products split by columns as well as images (at batch 1 one thread
+  // alone read MobileNetV3's 960 x 240 weights twice per block).
+  std::vector<float> hidden(static_cast<size_t>(s.images * s.reduced));
+  const int64_t hidden_chunks = (s.reduced + 63) / 64, gate_chunks = (s.channels + 63) / 64;
+  parallel_for(s.images * hidden_chunks, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / hidden_chunks, j0 = (t % hidden_chunks) * 64, cols = std::min<int64_t>(64, s.reduced - j0);
+      float* h = hidden.data() + n * s.reduced + j0;
+      for (int64_t r = 0; r < cols; ++r) h[r] = b1 ? b1->data<float>()[j0 + r] : 0.f;
+      gemv_t(wt.w1t.data() + j0, s.reduced, mean.data() + n * padded, s.channels, cols, h);
+      for (int64_t r = 0; r < cols; ++r) h[r] = apply(act, h[r]);
+    }
+  });
+  parallel_for(s.images * gate_chunks, 1, [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) {
+      const int64_t n = t / gate_chunks, j0 = (t % gate_chunks) * 64, cols = std::min<int64_t>(64, s.channels - j0);
+      float* g = scale.data() + n * padded + j0;
+      for (int64_t c = 0; c < cols; ++c) g[c] = b2 ? b2->data<float>()[j0 + c] : 0.f;
+      gemv_t(wt.w2t.data() + j0, s.channels, hidden.data() + n * s.reduced, s.reduced, cols, g);
+      for (int64_t c = 0; c < cols; ++c) g[c] = apply(gate, g[c]);
     }
   });
   // An image that dies here is scaled where it lies (its means are taken).
