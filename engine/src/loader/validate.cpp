@@ -76,11 +76,30 @@ class Validator {
         m_.opset_imports.push_back({"", 1});  // IR < 3: the default domain at version 1
       }
     }
-    std::set<std::string> seen;
+    // The same domain imported twice at one version (skl2onnx writes ai.onnx
+    // so): onnx.checker and ONNX Runtime accept it, so do we, with a warning,
+    // keeping one entry. At two versions it is ambiguous: an error.
+    std::map<std::string, int64_t> seen;
+    std::vector<OpsetImport> kept;
     for (const auto& o : m_.opset_imports) {
       std::string dom(domain_display_name(o.domain));
-      if (!seen.insert(dom).second)
-        d_.error("duplicate-opset-import", at({}, dom), "domain " + dom + " is imported more than once");
+      auto [it, fresh] = seen.emplace(dom, o.version);
+      if (!fresh) {
+        if (it->second == o.version)
+          d_.warning("duplicate-opset-import", at({}, dom),
+                     "domain " + dom + " is imported twice at version " + std::to_string(o.version) + "; read once");
+        else
+          d_.error("conflicting-opset-import", at({}, dom),
+                   "domain " + dom + " is imported at versions " + std::to_string(it->second) + " and " +
+                       std::to_string(o.version),
+                   "one version per domain");
+        continue;
+      }
+      kept.push_back(o);
+    }
+    m_.opset_imports = std::move(kept);
+    for (const auto& o : m_.opset_imports) {
+      std::string dom(domain_display_name(o.domain));
       if (o.version < 1)
         d_.error("opset-version", at({}, dom), "domain " + dom + " imported at version " + std::to_string(o.version),
                  "a version >= 1");
