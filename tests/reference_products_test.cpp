@@ -81,7 +81,9 @@ TEST(ReferenceGemm, MatMulIsThePlainLoopBitForBit) {
   Rng rng(31);
   for (int c = 0; c < 60; ++c) {
     const DataType type = kTypes[c % 3];
-    const int64_t M = pick(rng, 0, 20) == 0 ? 0 : pick(rng, 1, 61), K = pick(rng, 0, 90), N = pick(rng, 1, 70);
+    // K past 128 too: the product then carries its partial sums across passes (gemm_f64.cpp).
+    const int64_t M = pick(rng, 0, 20) == 0 ? 0 : pick(rng, 1, 61), K = pick(rng, 0, 3) == 0 ? pick(rng, 120, 400) : pick(rng, 0, 90),
+                  N = pick(rng, 1, 70);
     const bool a_vec = c % 7 == 3, b_vec = c % 11 == 5;
     Shape as = a_vec ? Shape{K} : Shape{M, K}, bs = b_vec ? Shape{K} : Shape{K, N};
     // Broadcast batches: [2, 1] against [3]; or none.
@@ -130,7 +132,7 @@ TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {
   for (int c = 0; c < 48; ++c) {
     const DataType type = kTypes[c % 3];
     const bool ta = c % 2 == 1, tb = c % 4 >= 2;
-    const int64_t M = pick(rng, 1, 55), K = pick(rng, 0, 80), N = pick(rng, 1, 75);
+    const int64_t M = pick(rng, 1, 55), K = pick(rng, 0, 3) == 0 ? pick(rng, 120, 300) : pick(rng, 0, 80), N = pick(rng, 1, 75);
     const std::vector<Shape> c_shapes = {{}, {M, N}, {N}, {M, 1}, {1}, {1, N}};
     const Shape cs = c_shapes[static_cast<size_t>(c / 4) % c_shapes.size()];
     const bool has_c = c % 13 != 12;
