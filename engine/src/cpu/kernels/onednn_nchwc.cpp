@@ -187,7 +187,7 @@ bool winograd_fits(const Problem& p) {
   // Below 64 positions (ResNet's 7x7 stage at batch 1) a layer saves under
   // 3 products a run per byte it adds: ResNet-18 batch 1 on a Zen 4, 2
   // threads, 150 -> 96 MiB above the model's load for 11.3 -> 12.2 ms;
-  // ResNet-50 194 -> 156 MiB, 32.6 -> 33.1 ms (session 26).
+  // ResNet-50 194 -> 156 MiB, 32.6 -> 33.0-33.3 ms (session 26).
   if (p.y[0] * p.y[2] * p.y[3] < 64) return false;
   return true;
 }
