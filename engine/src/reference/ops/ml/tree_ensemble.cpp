@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "reference/kernel_util.h"
+#include "reference/ops/ml/common.h"
 #include "reference/ops/kernels.h"
 
 namespace onnxscope::ref {
@@ -25,23 +26,6 @@ std::vector<double> tensor_attr_values(KernelContext& ctx, const char* name, boo
   }
   if (t->is_string()) ctx.fail(std::string("attribute '") + name + "' must be numeric");
   return real_values(*t);
-}
-
-// Inverse error function by Newton's method on std::erf (for the PROBIT transform).
-double erf_inv(double y) {
-  if (std::isnan(y) || y < -1.0 || y > 1.0) return std::numeric_limits<double>::quiet_NaN();
-  if (y == -1.0) return -std::numeric_limits<double>::infinity();
-  if (y == 1.0) return std::numeric_limits<double>::infinity();
-  // Starting point from Giles' single-precision approximation.
-  const double w = -std::log((1.0 - y) * (1.0 + y));
-  double x = w < 5.0 ? y * (1.0 + 0.3 * w) * 0.886 : y * std::sqrt(w) * 0.8;
-  for (int k = 0; k < 60; ++k) {
-    const double err = std::erf(x) - y;
-    const double step = err / (2.0 / std::sqrt(3.14159265358979323846) * std::exp(-x * x));
-    x -= step;
-    if (std::abs(step) <= 1e-16 * std::max(1.0, std::abs(x))) break;
-  }
-  return x;
 }
 
 }  // namespace
@@ -172,7 +156,7 @@ void TreeEnsemble(KernelContext& ctx) {
     } else if (post == 2) {  // LOGISTIC
       for (int64_t t = 0; t < n_targets; ++t) out[t] = 1.0 / (1.0 + std::exp(-out[t]));
     } else if (post == 4) {  // PROBIT
-      for (int64_t t = 0; t < n_targets; ++t) out[t] = std::sqrt(2.0) * erf_inv(2.0 * out[t] - 1.0);
+      for (int64_t t = 0; t < n_targets; ++t) out[t] = std::sqrt(2.0) * erf_inverse(2.0 * out[t] - 1.0);
     }
   }
 
