@@ -456,7 +456,7 @@ class Validator {
     for (const auto& [domain, ops] : by_domain)
       d_.warning("custom-domain", at({}, domain),
                  "domain " + domain + " is not a standard ONNX domain and the model defines no function for " + join(ops) +
-                     ": running these needs a plugin");
+                     ": each needs a kernel, onnxscope's own (it has some of ONNX Runtime's com.microsoft operators) or a plugin's");
   }
 
   struct MissingDomain {

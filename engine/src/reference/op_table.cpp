@@ -205,6 +205,7 @@ const ref::OpEntry kOps[] = {
     {"quantization/dequantize_linear.cpp", "", "DequantizeLinear", 10, INT_MAX, DequantizeLinear},
     {"quantization/dynamic_quantize_linear.cpp", "", "DynamicQuantizeLinear", 11, INT_MAX, DynamicQuantizeLinear},
     {"quantization/matmul_integer.cpp", "", "MatMulInteger", 10, INT_MAX, MatMulInteger},
+    {"quantization/qlinear_concat.cpp", "com.microsoft", "QLinearConcat", 1, INT_MAX, QLinearConcat},
     {"quantization/qlinear_conv.cpp", "", "QLinearConv", 10, INT_MAX, QLinearConv},
     {"quantization/qlinear_matmul.cpp", "", "QLinearMatMul", 10, INT_MAX, QLinearMatMul},
     {"quantization/quantize_linear.cpp", "", "QuantizeLinear", 10, INT_MAX, QuantizeLinear},

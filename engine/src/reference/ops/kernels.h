@@ -226,6 +226,8 @@ void DequantizeLinear(KernelContext&);
 void DynamicQuantizeLinear(KernelContext&);
 // quantization/matmul_integer.cpp
 void MatMulInteger(KernelContext&);
+// quantization/qlinear_concat.cpp (com.microsoft)
+void QLinearConcat(KernelContext&);
 // quantization/qlinear_conv.cpp
 void QLinearConv(KernelContext&);
 // quantization/qlinear_matmul.cpp
