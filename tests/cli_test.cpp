@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "cli_runner.h"
+#include "model_builder.h"
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -225,4 +226,30 @@ TEST(Cli, InspectPrintsEachFindingOnce) {
   EXPECT_NE(apart.err.find("corrupt or truncated"), std::string::npos) << apart.err;
   EXPECT_NE(apart.out.find("corrupt or truncated"), std::string::npos) << apart.out;
   fs::remove_all(dir);
+}
+
+// inspect names the operators no kernel runs (here an ONNX Runtime contrib
+// operator onnxscope has none for) before a run is tried.
+TEST(Cli, InspectNamesOperatorsWithoutAKernel) {
+  onnxscope::test::ModelBuilder b;
+  b.opset("com.microsoft", 1);
+  b.input("x", onnxscope::DataType::Float, {int64_t{2}, int64_t{4}});
+  b.input("g", onnxscope::DataType::Float, {int64_t{4}});
+  b.node("SkipLayerNormalization", {"x", "x", "g"}, {"s"}, "skip", "com.microsoft");
+  b.node("SkipLayerNormalization", {"s", "x", "g"}, {"t"}, "skip2", "com.microsoft");
+  b.node("Relu", {"t"}, {"y"}, "relu");
+  b.output("y", onnxscope::DataType::Float, {int64_t{2}, int64_t{4}});
+  const fs::path path = fs::temp_directory_path() / "onnxscope_cli_missing_kernel.onnx";
+  std::ofstream(path, std::ios::binary) << b.bytes();
+  CliRun r = run_cli("inspect --json " + path.string());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  ASSERT_EQ(j["missing_kernels"].size(), 1u) << r.out;
+  EXPECT_EQ(j["missing_kernels"][0]["op"], "com.microsoft SkipLayerNormalization");
+  EXPECT_EQ(j["missing_kernels"][0]["nodes"], 2);
+  EXPECT_EQ(j["missing_kernels"][0]["first"], "main/skip");
+  CliRun t = run_cli("inspect " + path.string());
+  EXPECT_NE(t.out.find("operators without a kernel"), std::string::npos) << t.out;
+  EXPECT_EQ(nlohmann::json::parse(run_cli("inspect --json " + kSample).out)["missing_kernels"].size(), 0u);
+  fs::remove(path);
 }

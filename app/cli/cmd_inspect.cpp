@@ -2,6 +2,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include "plugin_args.h"
 #include "onnxscope/inspect.h"
 #include "onnxscope/loader.h"
+#include "onnxscope/reference.h"
 
 namespace onnxscope::cli {
 
@@ -39,6 +41,40 @@ std::vector<PluginNode> plugin_nodes(const Model& m) {
   return out;
 }
 
+// Operators no engine has a kernel for (the reference's table is what every
+// engine falls back to), no plugin supplies and the model defines no
+// function for, with their node count and first node: what a run would stop
+// at, named before one is tried.
+struct MissingKernel {
+  std::string op, first;
+  size_t nodes = 0;
+};
+
+std::vector<MissingKernel> missing_kernels(const Model& m) {
+  std::vector<MissingKernel> out;
+  const KernelRegistry& k = reference_kernels();
+  std::function<void(const Graph&, const std::string&)> walk = [&](const Graph& g, const std::string& path) {
+    for (size_t i = 0; i < g.nodes.size(); ++i) {
+      const Node& n = g.nodes[i];
+      const int64_t v = m.opset_version(n.domain);
+      if (!k.has(is_default_domain(n.domain) ? "" : n.domain, n.op_type, v) && !m.function(n.domain, n.op_type, n.overload) &&
+          !plugins().supplier(n.domain, n.op_type, v)) {
+        const std::string op = std::string(domain_display_name(n.domain)) + " " + n.op_type;
+        auto it = std::find_if(out.begin(), out.end(), [&](const MissingKernel& e) { return e.op == op; });
+        if (it == out.end()) out.push_back({op, path + "/" + n.label(i), 1});
+        else ++it->nodes;
+      }
+      for (const auto& a : n.attributes) {
+        if (a.g) walk(*a.g, path + "/" + n.label(i) + ":" + a.name);
+        for (size_t j = 0; j < a.graphs.size(); ++j)
+          if (a.graphs[j]) walk(*a.graphs[j], path + "/" + n.label(i) + ":" + a.name + "[" + std::to_string(j) + "]");
+      }
+    }
+  };
+  walk(m.graph, "main");
+  return out;
+}
+
 bool same_file(int a, int b) {
   struct stat x {}, y {};
   return fstat(a, &x) == 0 && fstat(b, &y) == 0 && x.st_dev == y.st_dev && x.st_ino == y.st_ino;
@@ -61,11 +97,12 @@ Runner add_inspect_command(CLI::App& app) {
     LoadResult r = load_model_file(*model, opts);
     ModelSummary s = summarize(r.model.get(), r.diagnostics, *model);
     const auto supplied = r.model ? plugin_nodes(*r.model) : std::vector<PluginNode>{};
+    const auto missing = r.model ? missing_kernels(*r.model) : std::vector<MissingKernel>{};
     if (*json) {
-      if (plugins().empty()) {
-        std::cout << summary_json(s);
-      } else {
-        auto j = nlohmann::json::parse(summary_json(s));
+      auto j = nlohmann::json::parse(summary_json(s));
+      j["missing_kernels"] = nlohmann::json::array();
+      for (const auto& e : missing) j["missing_kernels"].push_back({{"op", e.op}, {"nodes", e.nodes}, {"first", e.first}});
+      if (!plugins().empty()) {
         j["plugins"] = nlohmann::json::array();
         for (const auto& p : plugins().plugins())
           j["plugins"].push_back({{"name", p.name}, {"version", p.version}, {"path", p.path}, {"kernels", p.kernels.size()}});
@@ -73,10 +110,15 @@ Runner add_inspect_command(CLI::App& app) {
         for (const auto& pn : supplied)
           j["plugin_nodes"].push_back({{"graph", pn.graph}, {"node", pn.node}, {"op", pn.op}, {"plugin", pn.kernel->plugin},
                                        {"path", pn.kernel->path}, {"description", pn.kernel->description}});
-        std::cout << j.dump(2) << "\n";
       }
+      std::cout << j.dump(2) << "\n";
     } else {
       std::cout << summary_text(s);
+      if (!missing.empty()) {
+        std::cout << "operators without a kernel (a run stops at the first; a plugin can supply them):\n";
+        for (const auto& e : missing)
+          std::cout << "  " << e.op << ": " << e.nodes << " node(s), first " << e.first << "\n";
+      }
       if (!plugins().empty()) {
         std::cout << "plugins:\n";
         for (const auto& p : plugins().plugins())
