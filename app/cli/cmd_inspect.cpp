@@ -23,13 +23,12 @@ struct PluginNode {
   const PluginKernelInfo* kernel;
 };
 
-std::vector<PluginNode> plugin_nodes(const Model& m) {
-  std::vector<PluginNode> out;
+// Calls f(graph path, node, index) for every node of the main graph and its subgraphs.
+void for_each_node(const Model& m, const std::function<void(const std::string&, const Node&, size_t)>& f) {
   std::function<void(const Graph&, const std::string&)> walk = [&](const Graph& g, const std::string& path) {
     for (size_t i = 0; i < g.nodes.size(); ++i) {
       const Node& n = g.nodes[i];
-      if (const PluginKernelInfo* k = plugins().supplier(n.domain, n.op_type, m.opset_version(n.domain)))
-        out.push_back({path, n.label(i), std::string(domain_display_name(n.domain)) + "::" + n.op_type, k});
+      f(path, n, i);
       for (const auto& a : n.attributes) {
         if (a.g) walk(*a.g, path + "/" + n.label(i) + ":" + a.name);
         for (size_t k = 0; k < a.graphs.size(); ++k)
@@ -38,6 +37,14 @@ std::vector<PluginNode> plugin_nodes(const Model& m) {
     }
   };
   walk(m.graph, "main");
+}
+
+std::vector<PluginNode> plugin_nodes(const Model& m) {
+  std::vector<PluginNode> out;
+  for_each_node(m, [&](const std::string& path, const Node& n, size_t i) {
+    if (const PluginKernelInfo* k = plugins().supplier(n.domain, n.op_type, m.opset_version(n.domain)))
+      out.push_back({path, n.label(i), std::string(domain_display_name(n.domain)) + "::" + n.op_type, k});
+  });
   return out;
 }
 
@@ -53,25 +60,16 @@ struct MissingKernel {
 std::vector<MissingKernel> missing_kernels(const Model& m) {
   std::vector<MissingKernel> out;
   const KernelRegistry& k = reference_kernels();
-  std::function<void(const Graph&, const std::string&)> walk = [&](const Graph& g, const std::string& path) {
-    for (size_t i = 0; i < g.nodes.size(); ++i) {
-      const Node& n = g.nodes[i];
-      const int64_t v = m.opset_version(n.domain);
-      if (!k.has(is_default_domain(n.domain) ? "" : n.domain, n.op_type, v) && !m.function(n.domain, n.op_type, n.overload) &&
-          !plugins().supplier(n.domain, n.op_type, v)) {
-        const std::string op = std::string(domain_display_name(n.domain)) + " " + n.op_type;
-        auto it = std::find_if(out.begin(), out.end(), [&](const MissingKernel& e) { return e.op == op; });
-        if (it == out.end()) out.push_back({op, path + "/" + n.label(i), 1});
-        else ++it->nodes;
-      }
-      for (const auto& a : n.attributes) {
-        if (a.g) walk(*a.g, path + "/" + n.label(i) + ":" + a.name);
-        for (size_t j = 0; j < a.graphs.size(); ++j)
-          if (a.graphs[j]) walk(*a.graphs[j], path + "/" + n.label(i) + ":" + a.name + "[" + std::to_string(j) + "]");
-      }
-    }
-  };
-  walk(m.graph, "main");
+  for_each_node(m, [&](const std::string& path, const Node& n, size_t i) {
+    const int64_t v = m.opset_version(n.domain);
+    if (k.has(is_default_domain(n.domain) ? "" : n.domain, n.op_type, v) || m.function(n.domain, n.op_type, n.overload) ||
+        plugins().supplier(n.domain, n.op_type, v))
+      return;
+    const std::string op = std::string(domain_display_name(n.domain)) + " " + n.op_type;
+    auto it = std::find_if(out.begin(), out.end(), [&](const MissingKernel& e) { return e.op == op; });
+    if (it == out.end()) out.push_back({op, path + "/" + n.label(i), 1});
+    else ++it->nodes;
+  });
   return out;
 }
 

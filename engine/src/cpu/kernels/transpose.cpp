@@ -108,16 +108,17 @@ void transpose_typed(const std::byte* in_raw, std::byte* out_raw, const Shape& o
   const T* in = reinterpret_cast<const T*>(in_raw);
   T* out = reinterpret_cast<T*>(out_raw);
   const size_t rank = out_dims.size();
-  // Outer index over every output axis but the last two (a run copy: the
-  // innermost axis stays innermost, rank >= 2 after merging, so each task
-  // copies a band of runs at one input stride; the offset of its outer index
-  // is worked out once per task, not once per run).
+  // Outer index over every output axis but the last two: after merging there
+  // are at least two (one axis left is a contiguous copy, done by the
+  // caller). A run copy (the innermost axis stays innermost) copies a band of
+  // runs at one input stride per task; the offset of its outer index is
+  // worked out once per task, not once per run.
   const bool run_copy = in_strides[rank - 1] == 1;
-  const size_t inner_axes = std::min<size_t>(2, rank);
+  constexpr size_t inner_axes = 2;
   int64_t outer = 1;
   for (size_t d = 0; d + inner_axes < rank; ++d) outer *= out_dims[d];
   const int64_t cols = out_dims[rank - 1];
-  const int64_t rows = inner_axes == 2 ? out_dims[rank - 2] : 1;
+  const int64_t rows = out_dims[rank - 2];
   const int64_t block = rows * cols;
   // Tasks are (outer index, band of up to 32 rows), so threads share a single
   // outer index too ([1,C,H,W] -> [1,H,W,C] is one [C, HW] transpose).
@@ -132,10 +133,6 @@ void transpose_typed(const std::byte* in_raw, std::byte* out_raw, const Shape& o
       for (size_t d = rank - inner_axes; d-- > 0;) {
         off += (rem % out_dims[d]) * in_strides[d];
         rem /= out_dims[d];
-      }
-      if (inner_axes == 1) {
-        for (int64_t c = 0; c < cols; ++c) out[o * cols + c] = in[off + c * in_strides[rank - 1]];
-        continue;
       }
       const T* src = in + off + r0 * in_strides[rank - 2];
       T* dst = out + o * block + r0 * cols;
@@ -180,7 +177,8 @@ void Transpose(KernelContext& ctx) {
       strides.push_back(s);
     }
   }
-  if (dims.empty() || (dims.size() == 1 && strides[0] == 1)) {  // nothing actually moves
+  // One axis left (the others all of size 1) has input stride 1: nothing moves.
+  if (dims.size() <= 1) {
     std::memcpy(y.mutable_raw(), x.raw(), *storage_bytes(x.dtype(), x.element_count()));
     return;
   }

@@ -133,21 +133,21 @@ void gemv_panel(const float* panel, const float* v, int64_t count, int64_t cols,
 
 // W1 [R, C] and W2 [C, R] as panels (to_panels), made on the first call and
 // kept with the node (KernelContext::kernel_state) while the weights stay where they are.
-struct Transposed {
+struct WeightPanels {
   const float* w1 = nullptr;
   const float* w2 = nullptr;
   int64_t channels = 0, reduced = 0;
-  std::vector<float> w1t, w2t;
+  std::vector<float> w1p, w2p;
 };
 
-const Transposed& transposed(const KernelContext& ctx, const float* w1, const float* w2, int64_t C, int64_t R,
-                             Transposed& local) {
+const WeightPanels& weight_panels(const KernelContext& ctx, const float* w1, const float* w2, int64_t C, int64_t R,
+                                  WeightPanels& local) {
   std::shared_ptr<void>* slot = ctx.kernel_state();
-  if (slot && !*slot) *slot = std::make_shared<Transposed>();
-  Transposed& t = slot ? *static_cast<Transposed*>(slot->get()) : local;
+  if (slot && !*slot) *slot = std::make_shared<WeightPanels>();
+  WeightPanels& t = slot ? *static_cast<WeightPanels*>(slot->get()) : local;
   if (t.w1 == w1 && t.w2 == w2 && t.channels == C && t.reduced == R) return t;
-  to_panels(w1, R, C, t.w1t);
-  to_panels(w2, C, R, t.w2t);
+  to_panels(w1, R, C, t.w1p);
+  to_panels(w2, C, R, t.w2p);
   t.w1 = w1;
   t.w2 = w2;
   t.channels = C;
@@ -211,8 +211,8 @@ void SqueezeExcite(KernelContext& ctx) {
   parse(ctx, "activation", act);
   parse(ctx, "gate", gate);
   const Tensor& x = ctx.input(0);
-  Transposed local;
-  const Transposed& wt = transposed(ctx, ctx.input(1).data<float>(), ctx.input(3).data<float>(), s.channels, s.reduced, local);
+  WeightPanels local;
+  const WeightPanels& wt = weight_panels(ctx, ctx.input(1).data<float>(), ctx.input(3).data<float>(), s.channels, s.reduced, local);
   const Tensor* b1 = ctx.optional_input(2);
   const Tensor* b2 = ctx.optional_input(4);
   const int64_t padded = s.blocks * s.block, planes = s.images * s.blocks, plane_floats = s.plane * s.block;
@@ -232,7 +232,7 @@ void SqueezeExcite(KernelContext& ctx) {
       const int64_t n = t / hidden_chunks, j0 = (t % hidden_chunks) * kPanel, cols = std::min(kPanel, s.reduced - j0);
       float* h = hidden.data() + n * s.reduced + j0;
       for (int64_t r = 0; r < cols; ++r) h[r] = b1 ? b1->data<float>()[j0 + r] : 0.f;
-      gemv_panel(wt.w1t.data() + (j0 / kPanel) * s.channels * kPanel, mean.data() + n * padded, s.channels, cols, h);
+      gemv_panel(wt.w1p.data() + (j0 / kPanel) * s.channels * kPanel, mean.data() + n * padded, s.channels, cols, h);
       for (int64_t r = 0; r < cols; ++r) h[r] = apply(act, h[r]);
     }
   });
@@ -241,7 +241,7 @@ void SqueezeExcite(KernelContext& ctx) {
       const int64_t n = t / gate_chunks, j0 = (t % gate_chunks) * kPanel, cols = std::min(kPanel, s.channels - j0);
       float* g = scale.data() + n * padded + j0;
       for (int64_t c = 0; c < cols; ++c) g[c] = b2 ? b2->data<float>()[j0 + c] : 0.f;
-      gemv_panel(wt.w2t.data() + (j0 / kPanel) * s.reduced * kPanel, hidden.data() + n * s.reduced, s.reduced, cols, g);
+      gemv_panel(wt.w2p.data() + (j0 / kPanel) * s.reduced * kPanel, hidden.data() + n * s.reduced, s.reduced, cols, g);
       for (int64_t c = 0; c < cols; ++c) g[c] = apply(gate, g[c]);
     }
   });
