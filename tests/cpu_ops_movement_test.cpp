@@ -349,6 +349,22 @@ TEST(CpuOpsHarness, ScatterNDAndGatherElements) {
     attr_int(c.mb.node("GatherElements", {"x", "i"}, {"y"}, "n"), "axis", axis);
     check(c);
   }
+  // Rows as long as attention masks' (torch.gather on the last axis): the
+  // cpu engine's 8-wide gathers for 4-byte elements and int64 indices, and
+  // their scalar tail.
+  for (int i = 0; i < 12; ++i) {
+    Case c(13);
+    const DataType t = i % 3 == 2 ? DataType::Int32 : DataType::Float;
+    const DataType it = i % 4 == 3 ? DataType::Int32 : DataType::Int64;
+    const Shape s = {pick(rng, 1, 3), pick(rng, 1, 40)};
+    const Shape is = {pick(rng, 1, s[0]), pick(rng, 8, 70)};
+    c.what = "GatherElements " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " last axis, indices " +
+             shape_to_string(is);
+    c.input("x", random_tensor(rng, t, s));
+    c.input("i", indices(it, is, [](const std::vector<int64_t>& dims, uint64_t) { return dims[0]; }, {s[1]}));
+    attr_int(c.mb.node("GatherElements", {"x", "i"}, {"y"}, "n"), "axis", -1);
+    check(c);
+  }
 }
 
 TEST(CpuOpsHarness, TransposeAnyPermutation) {

@@ -536,23 +536,30 @@ TEST(HostileValues, PoolWindowOfTwoToTheThirtyOneOverTwoValues) {
 // and int32: every engine refuses it (the cpu kernel checks each index as it
 // reads it, reads inside the data whatever the index, and fails naming it).
 TEST(HostileValues, GatherElementsIndicesOutOfRange) {
-  for (const int64_t bad : {int64_t{5}, int64_t{-6}, kMax, kMin, int64_t{INT32_MAX}, int64_t{INT32_MIN}}) {
-    for (const bool wide : {true, false}) {
-      if (!wide && (bad == kMax || bad == kMin)) continue;
-      ModelBuilder b(13, 8);
-      b.input("x", DataType::Float, {int64_t{3}, int64_t{5}});
-      b.input("i", wide ? DataType::Int64 : DataType::Int32, {int64_t{3}, int64_t{4}});
-      attr_int(b.node("GatherElements", {"x", "i"}, {"y"}, "gather"), "axis", 1);
-      b.output_untyped("y");
-      Tensor i = Tensor::zeros(wide ? DataType::Int64 : DataType::Int32, {3, 4});
-      for (uint64_t e = 0; e < 12; ++e) {
-        const int64_t v = e == 7 ? bad : static_cast<int64_t>(e % 5);
-        if (wide) i.mutable_data<int64_t>()[e] = v;
-        else i.mutable_data<int32_t>()[e] = static_cast<int32_t>(v);
+  // 4 columns: the scalar loop; 21: the cpu engine's 8-wide gathers, with the
+  // bad index inside a vector (element 10) and in the tail (element 20).
+  for (const int64_t cols : {int64_t{4}, int64_t{21}})
+    for (const int64_t at : {int64_t{7}, int64_t{cols + 10}, int64_t{cols + 20}}) {
+      if (at >= 3 * cols) continue;
+      for (const int64_t bad : {int64_t{5}, int64_t{-6}, kMax, kMin, int64_t{INT32_MAX}, int64_t{INT32_MIN}}) {
+        for (const bool wide : {true, false}) {
+          if (!wide && (bad == kMax || bad == kMin)) continue;
+          ModelBuilder b(13, 8);
+          b.input("x", DataType::Float, {int64_t{3}, int64_t{5}});
+          b.input("i", wide ? DataType::Int64 : DataType::Int32, {int64_t{3}, cols});
+          attr_int(b.node("GatherElements", {"x", "i"}, {"y"}, "gather"), "axis", 1);
+          b.output_untyped("y");
+          Tensor i = Tensor::zeros(wide ? DataType::Int64 : DataType::Int32, {3, cols});
+          for (int64_t e = 0; e < 3 * cols; ++e) {
+            const int64_t v = e == at ? bad : e % 5;
+            if (wide) i.mutable_data<int64_t>()[e] = v;
+            else i.mutable_data<int32_t>()[e] = static_cast<int32_t>(v);
+          }
+          expect_error_everywhere(b, {{"x", Value(floats({3, 5}, 1.f))}, {"i", Value(i)}},
+                                  {"out of range", "out of bounds", "index"});
+        }
       }
-      expect_error_everywhere(b, {{"x", Value(floats({3, 5}, 1.f))}, {"i", Value(i)}}, {"out of range", "out of bounds", "index"});
     }
-  }
 }
 
 // A 1-D convolution whose padding is far wider than X, with more input

@@ -8,7 +8,10 @@
 // separate pass over the indices in the kernel test cost a third of the
 // time) and fails with the reference's message. Shapes the spec rejects go
 // to the reference, which names them.
+#include <immintrin.h>
+
 #include <atomic>
+#include <type_traits>
 #include <cstring>
 #include <optional>
 
@@ -100,21 +103,52 @@ bool gather_elements_accepts(const KernelContext& ctx) {
 // One output row (the last index dim) of elements of type E picked by indices
 // of type I. An index outside [-dim, dim) reads element 0 of the axis
 // instead (never past the data) and goes to *bad, so the run fails naming
-// it; returns whether there was one.
-template <class E, class I>
-bool gather_row(E* out, const E* in, const I* idx, int64_t inner, int64_t base, int64_t dim, int64_t axis_stride,
-                bool last_axis, int64_t* bad) {
+// it; returns whether there was one. Branch-free per element (the check is
+// folded into a flag, the offending index found again only on failure), and
+// the axis a template argument: the branches had cost a third of the time.
+template <bool Last, class E, class I>
+bool gather_row(E* __restrict out, const E* __restrict in, const I* __restrict idx, int64_t inner, int64_t dim,
+                int64_t axis_stride, int64_t* bad) {
   bool any = false;
   for (int64_t c = 0; c < inner; ++c) {
     int64_t v = idx[c];
     v += v < 0 ? dim : 0;
-    if (static_cast<uint64_t>(v) >= static_cast<uint64_t>(dim)) {
-      if (!any) *bad = idx[c];
-      any = true;
-      v = 0;
-    }
-    out[c] = in[base + v * axis_stride + (last_axis ? 0 : c)];
+    const bool ok = static_cast<uint64_t>(v) < static_cast<uint64_t>(dim);
+    any |= !ok;
+    v = ok ? v : 0;
+    out[c] = Last ? in[v] : in[v * axis_stride + c];
   }
+  if (any)
+    for (int64_t c = 0; c < inner; ++c) {
+      const int64_t v = idx[c];
+      if (v < -dim || v >= dim) {
+        *bad = v;
+        break;
+      }
+    }
+  return any;
+}
+
+// The commonest case (torch.gather on the last axis: 4-byte elements, int64
+// indices) as AVX-512 gathers of 8: the scalar loop above spends about 3
+// cycles an element on Zen 4. The same flag and fallback element 0.
+__attribute__((target("avx512f"))) bool gather_row_last_avx512(uint32_t* __restrict out, const uint32_t* __restrict in,
+                                                               const int64_t* __restrict idx, int64_t inner,
+                                                               int64_t dim, int64_t* bad) {
+  const __m512i vdim = _mm512_set1_epi64(dim), zero = _mm512_setzero_si512();
+  __mmask8 all_ok = 0xff;
+  int64_t c = 0;
+  for (; c + 8 <= inner; c += 8) {
+    __m512i v = _mm512_loadu_si512(idx + c);
+    v = _mm512_mask_add_epi64(v, _mm512_cmplt_epi64_mask(v, zero), v, vdim);
+    const __mmask8 ok = _mm512_cmplt_epu64_mask(v, vdim);
+    all_ok &= ok;
+    v = _mm512_maskz_mov_epi64(ok, v);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + c), _mm512_mask_i64gather_epi32(_mm256_setzero_si256(), 0xff, v, in, 4));
+  }
+  bool any = all_ok != 0xff;
+  if (c < inner) any |= gather_row<true>(out + c, in, idx + c, inner - c, dim, 1, bad);
+  if (any) gather_row<true>(out, in, idx, inner, dim, 1, bad);  // names the index
   return any;
 }
 
@@ -132,6 +166,7 @@ bool gather_elements(const Tensor& data, const Tensor& ind, size_t axis, Tensor&
   std::byte* out = y.mutable_raw();
   std::atomic<bool> any{false};
   std::atomic<int64_t> which{0};
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
   parallel_for(rows, std::max<int64_t>(1, 16384 / inner), [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       // The data offset of this row's position on every axis but the last.
@@ -145,8 +180,17 @@ bool gather_elements(const Tensor& data, const Tensor& ind, size_t axis, Tensor&
       auto typed = [&](auto tag) {  // the common widths as typed moves, not memcpy calls
         using E = decltype(tag);
         int64_t b = 0;
-        if (gather_row(reinterpret_cast<E*>(out) + row * inner, reinterpret_cast<const E*>(in), ri, inner, base, dim,
-                       ds[axis], last_axis, &b)) {
+        E* o = reinterpret_cast<E*>(out) + row * inner;
+        const E* src = reinterpret_cast<const E*>(in) + base;
+        bool failed;
+        if constexpr (std::is_same_v<E, uint32_t> && std::is_same_v<I, int64_t>)
+          failed = last_axis && avx512 ? gather_row_last_avx512(o, src, ri, inner, dim, &b)
+                 : last_axis          ? gather_row<true>(o, src, ri, inner, dim, ds[axis], &b)
+                                      : gather_row<false>(o, src, ri, inner, dim, ds[axis], &b);
+        else
+          failed = last_axis ? gather_row<true>(o, src, ri, inner, dim, ds[axis], &b)
+                             : gather_row<false>(o, src, ri, inner, dim, ds[axis], &b);
+        if (failed) {
           which.store(b);
           any.store(true);
         }
