@@ -84,6 +84,63 @@ TEST(CpuOpsNn, AveragePoolLargeAndDilated) {
   }
 }
 
+// Every window geometry a 2-D MaxPool takes on the plain layout, as for
+// AveragePool above, with NaN, infinities and signed zeros in X: NaN taps
+// are skipped, a window of NaN only or wholly in the padding gives NaN.
+// Some with the Indices output (left to the other kernels: this one
+// declines it) and dilations (likewise).
+TEST(CpuOpsNn, MaxPoolEveryWindow) {
+  Rng rng(54);
+  const char* auto_pads[] = {"NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+  for (int i = 0; i < 140; ++i) {
+    const int64_t opset = i % 3 == 0 ? 11 : 12;
+    Case c(opset);
+    const Shape s = {pick(rng, 1, 2), pick(rng, 1, 5), pick(rng, 1, 17), pick(rng, 1, 40)};
+    const std::vector<int64_t> kernel = {pick(rng, 1, std::min<int64_t>(5, s[2])), pick(rng, 1, std::min<int64_t>(5, s[3]))};
+    const std::vector<int64_t> strides = {pick(rng, 1, 3), pick(rng, 1, 3)};
+    const std::string auto_pad = auto_pads[pick(rng, 0, 5)];
+    std::vector<int64_t> pads = {pick(rng, 0, kernel[0] - 1), pick(rng, 0, kernel[1] - 1),
+                                 pick(rng, 0, kernel[0] - 1), pick(rng, 0, kernel[1] - 1)};
+    const int64_t ceil_mode = pick(rng, 0, 1);
+    const bool indices = i % 20 == 19, dilated = i % 20 == 18;
+    c.what = "MaxPool " + shape_to_string(s) + " k " + shape_to_string(kernel) + " s " + shape_to_string(strides) + " " +
+             auto_pad + " pads " + shape_to_string(pads) + " ceil " + std::to_string(ceil_mode) +
+             (indices ? " with Indices" : "") + (dilated ? " dilated" : "");
+    Tensor x = random_tensor(rng, DataType::Float, s, -3, 3);
+    // NaN, infinities (whole windows of them too) and signed zeros.
+    if (i % 4 == 3) {
+      const std::vector<float> odd = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f};
+      for (uint64_t e = 0; e < x.element_count(); e += static_cast<uint64_t>(pick(rng, 1, 6)))
+        x.mutable_data<float>()[e] = odd[static_cast<size_t>(pick(rng, 0, 4))];
+    }
+    if (i % 8 == 7)
+      for (uint64_t e = 0; e < x.element_count() / 2; ++e) x.mutable_data<float>()[e] = i % 16 == 7 ? NAN : -INFINITY;
+    c.input("x", std::move(x));
+    auto& n = c.mb.node("MaxPool", {"x"}, indices ? std::vector<std::string>{"y", "idx"} : std::vector<std::string>{"y"}, "n");
+    attr_ints(n, "kernel_shape", kernel);
+    attr_ints(n, "strides", strides);
+    if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
+    else attr_string(n, "auto_pad", auto_pad);
+    attr_int(n, "ceil_mode", ceil_mode);
+    if (dilated) attr_ints(n, "dilations", {2, 1});
+    if (indices) {
+      c.outputs = {"y", "idx"};
+      c.expect_fast = false;  // no cpu kernel gives Indices
+    }
+    check(c);
+  }
+  {
+    Case c(12);
+    c.what = "MaxPool [1,64,112,112] 3x3 s2 p1 (ResNet's stem)";
+    c.input("x", random_tensor(rng, DataType::Float, {1, 64, 112, 112}, -3, 3));
+    auto& n = c.mb.node("MaxPool", {"x"}, {"y"}, "n");
+    attr_ints(n, "kernel_shape", {3, 3});
+    attr_ints(n, "strides", {2, 2});
+    attr_ints(n, "pads", {1, 1, 1, 1});
+    check(c);
+  }
+}
+
 // Depthwise 2-D Conv on the plain layout: kernels up to 5, unit strides (and
 // some up to 3, left to oneDNN), dilations up to 2, pads (explicit or auto_pad), with and without bias,
 // batches of two; the kernel_shape attribute given or not.

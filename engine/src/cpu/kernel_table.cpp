@@ -17,6 +17,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_global_pool_nchwc_kernels(r);  // before oneDNN's: a few microseconds less per call on small planes
     cpu::register_unary_avx512_kernels(r);  // before oneDNN's eltwise and the Eigen kernels (where the CPU has AVX-512)
     cpu::register_average_pool_kernels(r);  // before oneDNN's: faster on the plain layout (the blocked layout stays oneDNN's)
+    cpu::register_max_pool_kernels(r);  // before oneDNN's: faster on the plain layout (the blocked layout stays oneDNN's)
     cpu::register_depthwise_conv_kernels(r);  // before oneDNN's: a plain depthwise Conv without two reorders around it
     cpu::register_conv1d_kernels(r);  // before oneDNN's: no layout reorders around a 1-D convolution
     cpu::register_onednn_kernels(r);
