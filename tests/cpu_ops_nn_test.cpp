@@ -141,21 +141,21 @@ TEST(CpuOpsNn, MaxPoolEveryWindow) {
   }
 }
 
-// Depthwise 2-D Conv on the plain layout: kernels up to 5, unit strides (and
-// some up to 3, left to oneDNN), dilations up to 2, pads (explicit or auto_pad), with and without bias,
+// Depthwise 2-D Conv on the plain layout: kernels up to 5, strides up to 3,
+// dilations up to 2, pads (explicit or auto_pad), with and without bias,
 // batches of two; the kernel_shape attribute given or not.
 TEST(CpuOpsNn, DepthwiseConvEveryWindow) {
   Rng rng(53);
   const char* auto_pads[] = {"NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
-  for (int i = 0; i < 80; ++i) {
+  for (int i = 0; i < 120; ++i) {
     Case c(13);
     const int64_t C = pick(rng, 2, 20);
     const Shape s = {pick(rng, 1, 2), C, pick(rng, 3, 20), pick(rng, 3, 40)};
     const std::vector<int64_t> dil = {pick(rng, 1, 2), pick(rng, 1, 2)};
     const std::vector<int64_t> k = {pick(rng, 1, std::min<int64_t>(5, (s[2] - 1) / dil[0] + 1)),
                                     pick(rng, 1, std::min<int64_t>(5, (s[3] - 1) / dil[1] + 1))};
-    // Mostly unit strides (this kernel's); others are oneDNN's, checked alike.
-    const std::vector<int64_t> strides = i % 4 == 3 ? std::vector<int64_t>{pick(rng, 1, 3), pick(rng, 1, 3)} : std::vector<int64_t>{1, 1};
+    // Half at unit stride, half at strides up to 3 (each stride a phase split).
+    const std::vector<int64_t> strides = i % 2 ? std::vector<int64_t>{pick(rng, 1, 3), pick(rng, 1, 3)} : std::vector<int64_t>{1, 1};
     const std::string auto_pad = auto_pads[pick(rng, 0, 4)];
     const std::vector<int64_t> pads = {pick(rng, 0, k[0]), pick(rng, 0, k[1]), pick(rng, 0, k[0]), pick(rng, 0, k[1])};
     const bool bias = i % 3 != 0;
@@ -175,6 +175,20 @@ TEST(CpuOpsNn, DepthwiseConvEveryWindow) {
     attr_ints(n, "dilations", dil);
     if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
     else attr_string(n, "auto_pad", auto_pad);
+    check(c);
+  }
+  // efficientnet's and mobilenet_v3's 5 x 5 stride 2, rows wide enough for
+  // the AVX-512 phase split's 32-float steps, both pad parities.
+  for (const int64_t pad : {int64_t{2}, int64_t{1}}) {
+    Case c(13);
+    c.what = "Conv depthwise [1,24,28,70] 5x5 s2 pads " + std::to_string(pad);
+    c.input("x", random_tensor(rng, DataType::Float, {1, 24, 28, 70}, -3, 3));
+    c.input("w", random_tensor(rng, DataType::Float, {24, 1, 5, 5}, -1, 1));
+    c.input("b", random_tensor(rng, DataType::Float, {24}, -1, 1));
+    auto& n = c.mb.node("Conv", {"x", "w", "b"}, {"y"}, "n");
+    attr_int(n, "group", 24);
+    attr_ints(n, "strides", {2, 2});
+    attr_ints(n, "pads", {pad, pad, pad, pad});
     check(c);
   }
   // Wide kernels (convnext's 7 x 7).

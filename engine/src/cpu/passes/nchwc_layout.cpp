@@ -4,8 +4,8 @@
 //     -> NchwcConv, reading the blocked form of its input (a ToNchwc is
 //        inserted once per plain value; an input with fewer channels than a
 //        block, like an RGB image, is read plain) and writing a blocked output
-//        (a plain Conv that is depthwise at unit stride stays plain: its
-//        own kernel is cheaper than the reorder in front of it);
+//        (a depthwise Conv of a plain value stays plain: its own kernel is
+//        cheaper than the reorder in front of it);
 //   Add / Sub / Mul of two blocked values with the same channel count, and
 //   Relu / LeakyRelu / Clip (with min <= 0 <= max) of a blocked value
 //     -> the same op on the blocked values (elementwise, and zero stays zero
@@ -38,11 +38,6 @@
 
 namespace onnxscope::cpu {
 namespace {
-
-bool unit_strides(const Node& n) {
-  const Attribute* s = n.attribute("strides");
-  return !s || std::all_of(s->ints.begin(), s->ints.end(), [](int64_t v) { return v == 1; });
-}
 
 bool is_conv(const Node& n) {
   return (n.op_type == "Conv" && (n.domain.empty() || n.domain == "ai.onnx")) ||
@@ -350,10 +345,11 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
 
   for (Node& n : g.nodes) {
     auto cs = convertible(model, n);
-    // A depthwise convolution at unit stride of a plain value stays plain
+    // A depthwise convolution of a plain value stays plain
     // (kernels/nn/depthwise_conv.cpp): a blocked chain starting there pays a
-    // reorder of its input for a convolution that costs less than the reorder.
-    if (cs && cs->depthwise && !blocked.count(n.inputs[0]) && is_op(n, "Conv") && unit_strides(n)) cs.reset();
+    // reorder of its input for a convolution that costs less than the reorder
+    // (at stride 2, the reorder after it is of a quarter of the data).
+    if (cs && cs->depthwise && !blocked.count(n.inputs[0]) && is_op(n, "Conv")) cs.reset();
     if (cs) {
       const std::string& x = n.inputs[0];
       std::string xin = x;

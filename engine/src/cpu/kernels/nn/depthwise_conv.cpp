@@ -1,13 +1,16 @@
-// Depthwise 2-D Conv (group = channels, one filter each) at unit stride on
-// the plain NCHW layout, float32. Each plane is copied into a zero-padded
-// buffer of rows Wp = W + pads wide; then output position (oh, ow) reads the
-// buffer at (oh + i*dh) * Wp + ow + j*dw, so each tap (i, j) is one long
-// contiguous multiply-add over the whole plane (its Wp - OW columns past
-// each row's end are computed and dropped), not one short loop per row.
+// Depthwise 2-D Conv (group = channels, one filter each) on the plain NCHW
+// layout, float32, any stride. Each plane is copied into zero-bordered phase
+// buffers: with strides (sh, sw), phase (a, b) holds the padded plane's
+// rows a, a + sh, ... and columns b, b + sw, ..., Wq = ceil(Wp / sw) wide
+// (at unit stride the one phase is the padded plane). Output position
+// (oh, ow) then reads phase ((i*dh) % sh, (j*dw) % sw) at row oh + (i*dh) / sh,
+// column ow + (j*dw) / sw, so each tap (i, j) is one long contiguous
+// multiply-add over the whole plane (its Wq - OW columns past each row's end
+// are computed and dropped), not one short strided loop per row.
 // Plain depthwise convolutions are those the blocked layout pass leaves
 // plain (nchwc_layout.cpp: a depthwise convolution whose input is plain does
-// not start a blocked chain); oneDNN's took 1.35x onnxruntime's time there,
-// with two layout reorders around it.
+// not start a blocked chain); oneDNN's took 1.35x onnxruntime's time there at
+// unit stride, and 1.5x at 5x5 stride 2, with two layout reorders around it.
 // GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_ps.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -24,9 +27,15 @@ namespace onnxscope::cpu {
 namespace {
 
 struct Depthwise : PlaneWindow {
-  int64_t C = 0, dh = 1, dw = 1;
+  int64_t C = 0, dh = 1, dw = 1, sh = 1, sw = 1;
+  int64_t Hq = 0, Wq = 0;  // each phase buffer's rows and columns
   bool bias = false;
   Shape y;
+  int64_t phase_floats() const { return Hq * Wq; }
+  // Tap (i, j)'s offset in the phase buffers.
+  int64_t offset(int64_t i, int64_t j) const {
+    return ((i * dh) % sh * sw + (j * dw) % sw) * phase_floats() + (i * dh) / sh * Wq + (j * dw) / sw;
+  }
 };
 
 bool depthwise_of(const KernelContext& ctx, Depthwise& p) {
@@ -51,15 +60,20 @@ bool depthwise_of(const KernelContext& ctx, Depthwise& p) {
   // Taps are walked one by one: a window past X and its padding (a mutated
   // kernel or dilation of 2^40) goes to the reference, which finds them by division.
   for (size_t d = 0; d < 2; ++d)
-    if ((kernel[d] - 1) * win.dilations[d] + 1 > win.in[d] + win.pad_begin[d] + win.pad_end[d] || win.strides[d] != 1)
+    if ((kernel[d] - 1) * win.dilations[d] + 1 > win.in[d] + win.pad_begin[d] + win.pad_end[d] ||
+        win.strides[d] > win.in[d] + win.pad_begin[d] + win.pad_end[d])
       return false;
   p.set(x.shape(), win, kernel[0], kernel[1]);
   p.C = C;
   p.dh = win.dilations[0];
   p.dw = win.dilations[1];
+  p.sh = win.strides[0];
+  p.sw = win.strides[1];
+  p.Hq = (p.H + p.pt + p.pb + p.sh - 1) / p.sh;
+  p.Wq = (p.W + p.pl + p.pr + p.sw - 1) / p.sw;
   p.y = {x.shape()[0], C, p.OH, p.OW};
-  // Each thread's padded plane is this kernel's own allocation: bounded like a tensor.
-  const double plane = static_cast<double>(p.H + p.pt + p.pb) * static_cast<double>(p.W + p.pl + p.pr) * sizeof(float);
+  // Each thread's phase buffers are this kernel's own allocation: bounded like a tensor.
+  const double plane = static_cast<double>(p.sh * p.Hq) * static_cast<double>(p.sw * p.Wq) * sizeof(float);
   return plane <= static_cast<double>(ctx.max_tensor_bytes());
 }
 
@@ -68,26 +82,34 @@ bool accepts(const KernelContext& ctx) {
   return depthwise_of(ctx, p);
 }
 
-// One plane, built for AVX-512, AVX2 and the baseline. pad: the padded
-// buffer ((H + pt + pb) x Wp, its borders zero), acc: (OH - 1) * Wp + OW floats.
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void depthwise_plane(const Depthwise& p, const float* x, const float* w, float b, float* y, float* pad, float* acc) {
-  const int64_t Wp = p.W + p.pl + p.pr;
+// Plane x into the phase buffers (their borders stay zero: only the
+// positions of X are written, the same ones for every plane).
+void scatter_plane(const Depthwise& p, const float* x, float* buf) {
   for (int64_t h = 0; h < p.H; ++h) {
-    const float* src = x + h * p.W;
-    float* dst = pad + (h + p.pt) * Wp + p.pl;
-    for (int64_t c = 0; c < p.W; ++c) dst[c] = src[c];
-  }
-  const int64_t n = (p.OH - 1) * Wp + p.OW;
-  for (int64_t t = 0; t < n; ++t) acc[t] = b;
-  for (int64_t i = 0; i < p.kh; ++i)
-    for (int64_t j = 0; j < p.kw; ++j) {
-      const float wt = w[i * p.kw + j];
-      const float* src = pad + i * p.dh * Wp + j * p.dw;
-      for (int64_t t = 0; t < n; ++t) acc[t] += wt * src[t];
+    const int64_t hp = h + p.pt;
+    float* row = buf + hp % p.sh * p.sw * p.phase_floats() + hp / p.sh * p.Wq;  // phase (hp % sh, 0)
+    for (int64_t c = 0; c < p.W; ++c) {
+      const int64_t wp = c + p.pl;
+      row[wp % p.sw * p.phase_floats() + wp / p.sw] = x[h * p.W + c];
     }
+  }
+}
+
+// One plane, built for AVX-512, AVX2 and the baseline. buf: the phase
+// buffers, acc: (OH - 1) * Wq + OW floats.
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void depthwise_plane(const Depthwise& p, const int64_t* off, const float* x, const float* w, float b, float* y,
+                     float* buf, float* acc) {
+  scatter_plane(p, x, buf);
+  const int64_t n = (p.OH - 1) * p.Wq + p.OW;
+  for (int64_t t = 0; t < n; ++t) acc[t] = b;
+  for (int64_t k = 0; k < p.kh * p.kw; ++k) {
+    const float wt = w[k];
+    const float* src = buf + off[k];
+    for (int64_t t = 0; t < n; ++t) acc[t] += wt * src[t];
+  }
   for (int64_t oh = 0; oh < p.OH; ++oh) {
-    const float* src = acc + oh * Wp;
+    const float* src = acc + oh * p.Wq;
     float* dst = y + oh * p.OW;
     for (int64_t o = 0; o < p.OW; ++o) dst[o] = src[o];
   }
@@ -103,37 +125,90 @@ __attribute__((target("avx512f"))) inline void copy_row(const float* src, float*
   }
 }
 
-// The same on AVX-512 with every tap summed in registers, 32 outputs at a
-// time: one load per tap and one store per 16 outputs (the loop above loads
-// and stores the accumulator once per tap, and stores bound it). off: each
-// tap's offset in the padded buffer.
+// Row src (n floats, the first at padded column pl) into its phases at
+// stride 2: the even elements to one phase row, the odd ones to the other.
+__attribute__((target("avx512f"))) inline void deinterleave_row(const float* src, int64_t n, int64_t pl, float* phase0,
+                                                                 int64_t phase_floats) {
+  float* even = phase0 + (pl & 1) * phase_floats + (pl >> 1);
+  float* odd = phase0 + (1 - (pl & 1)) * phase_floats + ((pl + 1) >> 1);
+  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+  int64_t c = 0;
+  for (; c + 32 <= n; c += 32) {
+    const __m512 lo = _mm512_loadu_ps(src + c), hi = _mm512_loadu_ps(src + c + 16);
+    _mm512_storeu_ps(even + c / 2, _mm512_permutex2var_ps(lo, ie, hi));
+    _mm512_storeu_ps(odd + c / 2, _mm512_permutex2var_ps(lo, io, hi));
+  }
+  if (c < n) {  // the last 1 to 31: masked (a 28-wide row is only this)
+    const int64_t r = n - c;
+    const __mmask16 mlo = static_cast<__mmask16>(r >= 16 ? 0xffff : (1u << r) - 1);
+    const __mmask16 mhi = static_cast<__mmask16>(r > 16 ? (1u << (r - 16)) - 1 : 0);
+    const __m512 lo = _mm512_maskz_loadu_ps(mlo, src + c), hi = _mm512_maskz_loadu_ps(mhi, src + c + 16);
+    _mm512_mask_storeu_ps(even + c / 2, static_cast<__mmask16>((1u << ((r + 1) / 2)) - 1), _mm512_permutex2var_ps(lo, ie, hi));
+    _mm512_mask_storeu_ps(odd + c / 2, static_cast<__mmask16>((1u << (r / 2)) - 1), _mm512_permutex2var_ps(lo, io, hi));
+  }
+}
+
+// 128 outputs from t on (vector u under mask m[u]) with every tap summed in
+// registers: one load per tap and one store per 16 outputs. Eight FMA chains
+// in flight (an FMA's latency is four cycles, two issue a cycle); with two,
+// a 5 x 5 kernel waited on its chains.
+__attribute__((target("avx512f"))) inline void tap_block(const float* pad, const int64_t* off, const float* w,
+                                                         int64_t taps, int64_t t, __m512 vb, float* acc,
+                                                         const __mmask16* m) {
+  __m512 v0 = vb, v1 = vb, v2 = vb, v3 = vb, v4 = vb, v5 = vb, v6 = vb, v7 = vb;
+  for (int64_t k = 0; k < taps; ++k) {
+    const float* src = pad + off[k] + t;
+    const __m512 wk = _mm512_set1_ps(w[k]);
+    v0 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[0], src), v0);
+    v1 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[1], src + 16), v1);
+    v2 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[2], src + 32), v2);
+    v3 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[3], src + 48), v3);
+    v4 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[4], src + 64), v4);
+    v5 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[5], src + 80), v5);
+    v6 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[6], src + 96), v6);
+    v7 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[7], src + 112), v7);
+  }
+  _mm512_mask_storeu_ps(acc + t, m[0], v0);
+  _mm512_mask_storeu_ps(acc + t + 16, m[1], v1);
+  _mm512_mask_storeu_ps(acc + t + 32, m[2], v2);
+  _mm512_mask_storeu_ps(acc + t + 48, m[3], v3);
+  _mm512_mask_storeu_ps(acc + t + 64, m[4], v4);
+  _mm512_mask_storeu_ps(acc + t + 80, m[5], v5);
+  _mm512_mask_storeu_ps(acc + t + 96, m[6], v6);
+  _mm512_mask_storeu_ps(acc + t + 112, m[7], v7);
+}
+
+// The same plane on AVX-512, the taps summed in registers (tap_block). off:
+// each tap's offset in the phase buffers.
 __attribute__((target("avx512f")))
 void depthwise_plane_avx512(const Depthwise& p, const int64_t* off, const float* x, const float* w, float b, float* y,
                             float* pad, float* acc) {
-  const int64_t Wp = p.W + p.pl + p.pr;
-  for (int64_t h = 0; h < p.H; ++h) copy_row(x + h * p.W, pad + (h + p.pt) * Wp + p.pl, p.W);
-  const int64_t n = (p.OH - 1) * Wp + p.OW, taps = p.kh * p.kw;
-  const __m512 vb = _mm512_set1_ps(b);
-  int64_t t = 0;
-  for (; t + 32 <= n; t += 32) {
-    __m512 v0 = vb, v1 = vb;
-    for (int64_t k = 0; k < taps; ++k) {
-      const float* src = pad + off[k] + t;
-      const __m512 wk = _mm512_set1_ps(w[k]);
-      v0 = _mm512_fmadd_ps(wk, _mm512_loadu_ps(src), v0);
-      v1 = _mm512_fmadd_ps(wk, _mm512_loadu_ps(src + 16), v1);
+  if (p.sw <= 2) {
+    int64_t a = p.pt % p.sh, hq = p.pt / p.sh;  // input row h's phase row and its row there
+    for (int64_t h = 0; h < p.H; ++h) {
+      float* row = pad + a * p.sw * p.phase_floats() + hq * p.Wq;
+      if (p.sw == 1) copy_row(x + h * p.W, row + p.pl, p.W);
+      else deinterleave_row(x + h * p.W, p.W, p.pl, row, p.phase_floats());
+      if (++a == p.sh) a = 0, ++hq;
     }
-    _mm512_storeu_ps(acc + t, v0);
-    _mm512_storeu_ps(acc + t + 16, v1);
+  } else {
+    scatter_plane(p, x, pad);
   }
-  for (; t < n; t += 16) {
-    const __mmask16 m = n - t >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << (n - t)) - 1);
-    __m512 v = vb;
-    for (int64_t k = 0; k < taps; ++k)
-      v = _mm512_fmadd_ps(_mm512_set1_ps(w[k]), _mm512_maskz_loadu_ps(m, pad + off[k] + t), v);
-    _mm512_mask_storeu_ps(acc + t, m, v);
+  const int64_t n = (p.OH - 1) * p.Wq + p.OW, taps = p.kh * p.kw;
+  const __m512 vb = _mm512_set1_ps(b);
+  const __mmask16 full[8] = {0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff};
+  int64_t t = 0;
+  for (; t + 128 <= n; t += 128) tap_block(pad, off, w, taps, t, vb, acc, full);
+  if (t < n) {  // the last 1 to 127: masked vectors (the empty ones read nothing)
+    __mmask16 m[8];
+    for (int64_t u = 0; u < 8; ++u) {
+      const int64_t r = std::clamp<int64_t>(n - t - 16 * u, 0, 16);
+      m[u] = static_cast<__mmask16>((1u << r) - 1);
+    }
+    tap_block(pad, off, w, taps, t, vb, acc, m);
   }
-  for (int64_t oh = 0; oh < p.OH; ++oh) copy_row(acc + oh * Wp, y + oh * p.OW, p.OW);
+  for (int64_t oh = 0; oh < p.OH; ++oh) copy_row(acc + oh * p.Wq, y + oh * p.OW, p.OW);
 }
 
 void Run(KernelContext& ctx) {
@@ -144,20 +219,20 @@ void Run(KernelContext& ctx) {
   const float* bias = p.bias ? ctx.input(2).data<float>() : nullptr;
   Tensor& out = uninitialized_output(ctx, 0, DataType::Float, p.y);
   float* y = out.mutable_data<float>();
-  const int64_t Wp = p.W + p.pl + p.pr, Hp = p.H + p.pt + p.pb;
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   std::vector<int64_t> off(static_cast<size_t>(p.kh * p.kw));
   for (int64_t i = 0; i < p.kh; ++i)
-    for (int64_t j = 0; j < p.kw; ++j) off[static_cast<size_t>(i * p.kw + j)] = i * p.dh * Wp + j * p.dw;
+    for (int64_t j = 0; j < p.kw; ++j) off[static_cast<size_t>(i * p.kw + j)] = p.offset(i, j);
   parallel_for(p.planes, 1, [&](int64_t c0, int64_t c1) {
-    std::vector<float> pad(static_cast<size_t>(Hp * Wp), 0.0f);  // borders stay zero: only the interior is written
-    std::vector<float> acc(static_cast<size_t>((p.OH - 1) * Wp + p.OW));
+    // Borders stay zero: only the positions of X are written.
+    std::vector<float> pad(static_cast<size_t>(p.sh * p.sw * p.phase_floats()), 0.0f);
+    std::vector<float> acc(static_cast<size_t>((p.OH - 1) * p.Wq + p.OW));
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t ch = c % p.C;
       const float* wc = w + ch * p.kh * p.kw;
       const float bc = bias ? bias[ch] : 0.0f;
       if (avx512) depthwise_plane_avx512(p, off.data(), x + c * p.H * p.W, wc, bc, y + c * p.OH * p.OW, pad.data(), acc.data());
-      else depthwise_plane(p, x + c * p.H * p.W, wc, bc, y + c * p.OH * p.OW, pad.data(), acc.data());
+      else depthwise_plane(p, off.data(), x + c * p.H * p.W, wc, bc, y + c * p.OH * p.OW, pad.data(), acc.data());
     }
   });
 }
