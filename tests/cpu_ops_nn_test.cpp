@@ -294,6 +294,93 @@ TEST(CpuOpsNn, BlockedGlobalPoolingMatchesTheReference) {
   }
 }
 
+// NchwcPool's windowed poolings (kernels/nn/pool_nchwc.cpp) against the
+// reference's MaxPool / AveragePool: blocks of 8 and 16, channel counts with a
+// padded last block, kernels up to 4, strides up to 3, pads, auto_pad,
+// ceil_mode, count_include_pad, ResNet's stem pool, NaN (whole windows of it
+// too), infinities and signed zeros.
+TEST(CpuOpsNn, BlockedWindowPoolingMatchesTheReference) {
+  struct Ran : Observer {
+    std::string kernel;
+    void on_node(const NodeEvent& e) override {
+      if (e.node->op_type == "NchwcPool") kernel = e.kernel;
+    }
+  };
+  Rng rng(78);
+  auto cpu_engine = make_cpu_engine(CpuOptions{.opt_level = 0, .threads = 2});
+  auto ref_engine = make_reference_engine();
+  const char* auto_pads[] = {"NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+  for (int i = 0; i < 97; ++i) {
+    const bool max = i % 2 == 1;
+    const int64_t block = i % 4 < 2 ? 16 : 8;
+    const bool stem = i == 96;
+    const Shape s = stem ? Shape{1, 64, 112, 112} : Shape{pick(rng, 1, 2), pick(rng, 1, 40), pick(rng, 1, 13), pick(rng, 1, 13)};
+    const std::vector<int64_t> k = stem ? std::vector<int64_t>{3, 3}
+                                        : std::vector<int64_t>{pick(rng, 1, std::min<int64_t>(4, s[2])),
+                                                               pick(rng, 1, std::min<int64_t>(4, s[3]))};
+    const std::vector<int64_t> st = stem ? std::vector<int64_t>{2, 2} : std::vector<int64_t>{pick(rng, 1, 3), pick(rng, 1, 3)};
+    // Pads below the kernel: no window wholly in the padding (those are declined).
+    const std::vector<int64_t> pads = stem ? std::vector<int64_t>{1, 1, 1, 1}
+                                           : std::vector<int64_t>{pick(rng, 0, k[0] - 1), pick(rng, 0, k[1] - 1),
+                                                                  pick(rng, 0, k[0] - 1), pick(rng, 0, k[1] - 1)};
+    const std::string auto_pad = stem ? "NOTSET" : auto_pads[pick(rng, 0, 5)];
+    const int64_t ceil_mode = stem ? 0 : pick(rng, 0, 1), include_pad = max ? 0 : pick(rng, 0, 1);
+    const std::string op = max ? "MaxPool" : "AveragePool";
+    SCOPED_TRACE(op + " block " + std::to_string(block) + " x" + shape_to_string(s) + " k" + shape_to_string(k) + " s" +
+                 shape_to_string(st) + " " + auto_pad + " pads" + shape_to_string(pads) + " ceil " +
+                 std::to_string(ceil_mode) + " include_pad " + std::to_string(include_pad));
+    Tensor x = random_tensor(rng, DataType::Float, s, -3, 3);
+    if (i % 6 == 5) {
+      const std::vector<float> odd = {NAN, INFINITY, -INFINITY, 0.0f, -0.0f};
+      for (uint64_t e = 0; e < x.element_count(); e += static_cast<uint64_t>(pick(rng, 1, 7)))
+        x.mutable_data<float>()[e] = odd[static_cast<size_t>(pick(rng, 0, max ? 4 : 2))];
+    }
+    if (i % 12 == 11)
+      for (uint64_t e = 0; e < x.element_count() / 3; ++e) x.mutable_data<float>()[e] = NAN;
+    ModelBuilder cm(12), rm(12);
+    cm.opset("onnxscope.cpu", 1);
+    for (ModelBuilder* b : {&cm, &rm}) b->input("x", DataType::Float, dims_of(s));
+    attr_int(cm.node("ToNchwc", {"x"}, {"xb"}, "to", "onnxscope.cpu"), "block", block);
+    auto& p = cm.node("NchwcPool", {"xb"}, {"yb"}, "pool", "onnxscope.cpu");
+    attr_string(p, "op", op);
+    attr_int(p, "channels", s[1]);
+    attr_int(p, "block", block);
+    attr_int(cm.node("FromNchwc", {"yb"}, {"y"}, "from", "onnxscope.cpu"), "channels", s[1]);
+    auto& r = rm.node(op, {"x"}, {"y"}, "pool");
+    for (auto* n : {&p, &r}) {
+      attr_ints(*n, "kernel_shape", k);
+      attr_ints(*n, "strides", st);
+      if (auto_pad == "NOTSET") attr_ints(*n, "pads", pads);
+      else attr_string(*n, "auto_pad", auto_pad);
+      attr_int(*n, "ceil_mode", ceil_mode);
+      if (!max) attr_int(*n, "count_include_pad", include_pad);
+    }
+    for (ModelBuilder* b : {&cm, &rm}) b->output_untyped("y");
+    auto cl = cm.load(), rl = rm.load();
+    ASSERT_TRUE(cl.ok() && rl.ok()) << dump(cl) << dump(rl);
+    const NamedValues in{{"x", Value(x)}};
+    Ran ran;
+    RunOptions ro;
+    ro.observer = &ran;
+    ro.capture_original = false;
+    const NamedValues want = ref_engine->prepare(std::shared_ptr<const Model>(std::move(rl.model)))->run(in);
+    const Tensor& w = want.at(0).second.tensor();
+    // A window wholly in the padding (ceil_mode's last one can be) is declined: NaN in the reference.
+    bool empty_window = false;
+    for (uint64_t e = 0; e < w.element_count() && max; ++e) empty_window |= std::isnan(w.data<float>()[e]) && i % 6 != 5 && i % 12 != 11;
+    const NamedValues got = cpu_engine->prepare(std::shared_ptr<const Model>(std::move(cl.model)))->run(in, ro);
+    if (!empty_window) EXPECT_EQ(ran.kernel, "cpu-simd");
+    const Tensor& g = got.at(0).second.tensor();
+    ASSERT_EQ(g.shape(), w.shape());
+    for (uint64_t e = 0; e < g.element_count(); ++e) {
+      const float a = w.data<float>()[e], b = g.data<float>()[e];
+      if (std::isnan(a) || std::isnan(b)) ASSERT_TRUE(std::isnan(a) && std::isnan(b)) << "at " << e << ": ref " << a << " cpu " << b;
+      else if (std::isinf(a) || std::isinf(b)) ASSERT_EQ(a, b) << "at " << e;
+      else ASSERT_LE(std::abs(a - b), 2e-6 + 2e-6 * std::abs(a)) << "at " << e << ": ref " << a << " cpu " << b;
+    }
+  }
+}
+
 // ToNchwc / FromNchwc at block 16 on AVX-512 (the gathers of
 // tensor/nchwc_reorder.cpp): every element lands where the blocked layout
 // puts it, padding lanes are zeros, and the way back restores the input bit

@@ -28,6 +28,7 @@ void register_unary_avx512_kernels(KernelRegistry& r);
 void silu_in_place(float* y, int64_t n);  // kernels/math/unary_avx512.cpp: exp, log, sigmoid, tanh, erf, sin, cos, ... on AVX-512
 void register_average_pool_kernels(KernelRegistry& r);  // kernels/nn/average_pool.cpp: AveragePool 2-D on plain NCHW, separable sums
 void register_max_pool_kernels(KernelRegistry& r);  // kernels/nn/max_pool.cpp: MaxPool 2-D on plain NCHW (Y only), separable maxima
+void register_pool_nchwc_kernels(KernelRegistry& r);  // kernels/nn/pool_nchwc.cpp: NchwcPool's MaxPool / AveragePool 2-D on the blocked layout
 void register_depthwise_conv_kernels(KernelRegistry& r);  // kernels/nn/depthwise_conv.cpp: depthwise 2-D Conv on plain NCHW
 void register_conv1d_kernels(KernelRegistry& r);  // kernels/nn/conv1d.cpp: 1-D Conv at unit stride as one sgemm per tap
 void register_clamp_kernels(KernelRegistry& r);         // kernels/math/clamp.cpp: Clip, HardSigmoid with AVX-512 / AVX2
