@@ -235,8 +235,8 @@ TEST(Cli, InspectNamesOperatorsWithoutAKernel) {
   b.opset("com.microsoft", 1);
   b.input("x", onnxscope::DataType::Float, {int64_t{2}, int64_t{4}});
   b.input("g", onnxscope::DataType::Float, {int64_t{4}});
-  b.node("SkipLayerNormalization", {"x", "x", "g"}, {"s"}, "skip", "com.microsoft");
-  b.node("SkipLayerNormalization", {"s", "x", "g"}, {"t"}, "skip2", "com.microsoft");
+  b.node("GemmaRotaryEmbedding", {"x", "x", "g"}, {"s"}, "skip", "com.microsoft");
+  b.node("GemmaRotaryEmbedding", {"s", "x", "g"}, {"t"}, "skip2", "com.microsoft");
   b.node("Relu", {"t"}, {"y"}, "relu");
   b.output("y", onnxscope::DataType::Float, {int64_t{2}, int64_t{4}});
   const fs::path path = fs::temp_directory_path() / "onnxscope_cli_missing_kernel.onnx";
@@ -245,7 +245,7 @@ TEST(Cli, InspectNamesOperatorsWithoutAKernel) {
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   auto j = nlohmann::json::parse(r.out);
   ASSERT_EQ(j["missing_kernels"].size(), 1u) << r.out;
-  EXPECT_EQ(j["missing_kernels"][0]["op"], "com.microsoft SkipLayerNormalization");
+  EXPECT_EQ(j["missing_kernels"][0]["op"], "com.microsoft GemmaRotaryEmbedding");
   EXPECT_EQ(j["missing_kernels"][0]["nodes"], 2);
   EXPECT_EQ(j["missing_kernels"][0]["first"], "main/skip");
   CliRun t = run_cli("inspect " + path.string());

@@ -236,6 +236,48 @@ TEST(CpuOpsNn, Conv1dEveryWindow) {
   }
 }
 
+// com.microsoft SkipLayerNormalization / SkipSimplifiedLayerNormalization
+// (kernels/nn/skip_layer_norm.cpp): hidden sizes up to 70, skip of the
+// input's shape or its trailing dims, beta and bias present or not, the sum
+// output wanted or not; the training statistics go to the reference.
+TEST(CpuOpsNn, SkipLayerNormalizationEveryForm) {
+  Rng rng(81);
+  for (int i = 0; i < 48; ++i) {
+    const bool simplified = i % 3 == 2;
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    const int64_t b = pick(rng, 1, 3), s = pick(rng, 1, 9), h = pick(rng, 1, 70);
+    const Shape x = i % 4 ? Shape{b, s, h} : Shape{b * s, h};
+    const Shape skip = i % 3 == 0 ? x : i % 3 == 1 && x.size() == 3 ? Shape{1, s, h} : Shape{x[x.size() - 2], h};
+    const bool beta = !simplified && i % 2, bias = i % 5 < 3, want_sum = i % 2 == 0, stats = i % 16 == 15;
+    c.input("x", random_tensor(rng, DataType::Float, x, -3, 3));
+    c.input("skip", random_tensor(rng, DataType::Float, skip, -3, 3));
+    c.input("gamma", random_tensor(rng, DataType::Float, {h}, -1, 1));
+    std::vector<std::string> ins = {"x", "skip", "gamma"};
+    if (!simplified) {
+      if (beta) c.input("beta", random_tensor(rng, DataType::Float, {h}, -1, 1));
+      ins.push_back(beta ? "beta" : "");
+    }
+    if (bias) {
+      c.input("bias", random_tensor(rng, DataType::Float, {h}, -1, 1));
+      ins.push_back("bias");
+    }
+    while (ins.back().empty()) ins.pop_back();
+    std::vector<std::string> outs = {"y"};
+    if (stats) outs = {"y", "mean", "inv"};
+    else if (want_sum) outs = {"y", "", "", "sum"};
+    const std::string op = simplified ? "SkipSimplifiedLayerNormalization" : "SkipLayerNormalization";
+    c.what = op + " " + shape_to_string(x) + " skip " + shape_to_string(skip) + (beta ? " beta" : "") +
+             (bias ? " bias" : "") + (want_sum ? " sum" : "") + (stats ? " stats" : "");
+    attr_float(c.mb.node(op, ins, outs, "n", "com.microsoft"), "epsilon", 1e-5f);
+    c.outputs.clear();
+    for (const auto& o : outs)
+      if (!o.empty()) c.outputs.push_back(o);
+    c.expect_fast = !stats;
+    check(c);
+  }
+}
+
 // NchwcPool's global poolings on the blocked layout (ToNchwc -> NchwcPool ->
 // FromNchwc) against the reference's GlobalAveragePool / GlobalMaxPool:
 // blocks of 8 and 16, channel counts with a padded last block, planes from

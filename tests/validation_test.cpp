@@ -69,6 +69,50 @@ TEST(Validation, OpsetImportedAtTwoVersionsIsAnError) {
   EXPECT_NE(d->message.find(std::to_string(v - 1)), std::string::npos) << d->message;
 }
 
+// ONNX Runtime's transformers optimizer writes its own onnx-domain
+// LayerNormalization into opset-14 models (ONNX has it from 17 only) and
+// SimplifiedLayerNormalization at any opset; ONNX Runtime runs them,
+// onnx.checker refuses them. They load with one warning per operator naming
+// the first node; other operators missing from the opset stay errors.
+TEST(Validation, OnnxRuntimesOnnxDomainOperatorsLoadWithAWarning) {
+  ModelBuilder b(14);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{8}});
+  b.input("s", DataType::Float, {int64_t{8}});
+  b.node("LayerNormalization", {"x", "s"}, {"a"}, "ln0");
+  b.node("LayerNormalization", {"a", "s"}, {"c"}, "ln1");
+  b.node("SimplifiedLayerNormalization", {"c", "s"}, {"y"}, "rms");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{8}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  int warnings = 0;
+  for (const auto& d : r.diagnostics.items())
+    if (d.code == "onnx-runtime-op") {
+      ++warnings;
+      EXPECT_EQ(d.severity, Severity::Warning);
+      EXPECT_NE(d.message.find("onnx.checker"), std::string::npos) << d.message;
+    }
+  EXPECT_EQ(warnings, 2) << dump(r);
+  const Diagnostic* d = find(r, "onnx-runtime-op");
+  ASSERT_NE(d, nullptr);
+  EXPECT_NE(d->message.find("'LayerNormalization'"), std::string::npos) << d->message;
+  EXPECT_NE(d->message.find("2 node(s), first 'ln0'"), std::string::npos) << d->message;
+
+  ModelBuilder at17(17);  // an operator of opset 17: no warning
+  at17.input("x", DataType::Float, {int64_t{2}, int64_t{8}});
+  at17.input("s", DataType::Float, {int64_t{8}});
+  at17.node("LayerNormalization", {"x", "s"}, {"y"}, "ln");
+  at17.output("y", DataType::Float, {int64_t{2}, int64_t{8}});
+  auto r17 = at17.load();
+  ASSERT_TRUE(r17.ok()) << dump(r17);
+  EXPECT_EQ(find(r17, "onnx-runtime-op"), nullptr) << dump(r17);
+
+  ModelBuilder other(14);  // not one of ONNX Runtime's: still an error
+  other.input("x", DataType::Float, {int64_t{2}, int64_t{8}});
+  other.node("GroupNormalization", {"x", "x", "x"}, {"y"}, "gn");
+  other.output("y", DataType::Float, {int64_t{2}, int64_t{8}});
+  EXPECT_TRUE(has_code(other.load(), "unknown-op"));
+}
+
 TEST(Validation, OpsetNewerThanSupported) {
   auto b = relu_model();
   b.opset("", 99);

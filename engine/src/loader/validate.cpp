@@ -387,6 +387,10 @@ class Validator {
     }
     const OpSchema* s = find_schema(domain, n.op_type, version);
     const std::string op = std::string(domain_display_name(domain)) + " " + n.op_type;
+    if (!s && domain.empty() && onnx_runtime_onnx_domain_op(n.op_type, version)) {
+      ort_onnx_domain_ops_[n.op_type].push_back(n.name.empty() ? n.op_type : n.name);
+      return;  // its kernel checks inputs and attributes, as ONNX Runtime's does
+    }
     if (!s) {
       auto versions = schema_versions(domain, n.op_type);
       std::string hint = versions.empty() ? "no such operator in " + std::string(domain_display_name(domain))
@@ -445,7 +449,21 @@ class Validator {
       d_.error("output-count", where, op + " has " + std::to_string(n_out) + " outputs", range(k.min_outputs, k.max_outputs));
   }
 
+  // Operators ONNX Runtime registers in the onnx domain itself, as contrib
+  // operators, where ONNX has none at that opset; its transformers optimizer
+  // writes them into models of any opset (LayerNormalization below 17, as its
+  // contrib LayerNormalization-1; SimplifiedLayerNormalization, an RMS norm).
+  // onnxscope's reference runs them with ONNX Runtime's definitions.
+  static bool onnx_runtime_onnx_domain_op(const std::string& op, int64_t version) {
+    return (op == "LayerNormalization" && version < 17) || op == "SimplifiedLayerNormalization";
+  }
+
   void report_domains() {
+    for (const auto& [op, nodes] : ort_onnx_domain_ops_)
+      d_.warning("onnx-runtime-op", at({}),
+                 "'" + op + "' is not an operator of the imported ai.onnx opset (" + std::to_string(nodes.size()) +
+                     " node(s), first '" + nodes.front() + "'): run as ONNX Runtime defines it in that domain (its contrib " +
+                     op + "-1), as its transformers optimizer writes it; onnx.checker rejects such a model");
     for (const auto& [domain, info] : missing_domains_)
       d_.error("domain-not-imported", info.first,
                std::to_string(info.count) + " node(s) use domain " + std::string(domain_display_name(domain)) +
@@ -469,6 +487,7 @@ class Validator {
   Diagnostics& d_;
   std::map<std::string, MissingDomain> missing_domains_;
   std::set<std::pair<std::string, std::string>> unknown_ops_;
+  std::map<std::string, std::vector<std::string>> ort_onnx_domain_ops_;  // op -> node names
   detail::FreeNames free_names_;
 };
 

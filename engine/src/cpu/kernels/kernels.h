@@ -65,6 +65,7 @@ void register_fused_reference_kernels(KernelRegistry& r);  // kernels/fused_refe
 void register_data_movement_kernels(KernelRegistry& r);    // kernels/data_movement.cpp: Concat as block copies
 void register_transpose_kernels(KernelRegistry& r);        // kernels/transpose.cpp: merged axes, run copies or tiles
 void register_layer_norm_kernels(KernelRegistry& r);       // kernels/layer_norm.cpp: float32 rows with Eigen
+void register_skip_layer_norm_kernels(KernelRegistry& r);  // kernels/nn/skip_layer_norm.cpp: com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization
 void register_where_kernels(KernelRegistry& r);            // kernels/where.cpp: Where with any broadcast
 void register_nchwc_scale_shift_kernel(KernelRegistry& r);  // kernels/nchwc_scale_shift.cpp: per-channel affine, blocked
 

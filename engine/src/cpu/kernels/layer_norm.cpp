@@ -1,4 +1,4 @@
-// LayerNormalization (opset 17+) on float32: each row of the normalized
+// LayerNormalization (opset 17+, and ONNX Runtime's onnx-domain one below) on float32: each row of the normalized
 // axes is reduced in float (stash_type 1) with Eigen, rows split across the
 // thread pool. Scale and bias must have the normalized shape (the common
 // case); other broadcasts, other types and the optional Mean/InvStdDev
@@ -77,6 +77,8 @@ void LayerNormalization(KernelContext& ctx) {
 
 void register_layer_norm_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "LayerNormalization", 17, INT_MAX, "cpu-eigen", LayerNormalization, accepts});
+  // ONNX Runtime's own LayerNormalization-1 in the onnx domain (its optimizer writes it below opset 17)
+  r.add(KernelDef{"", "LayerNormalization", 1, 16, "cpu-eigen", LayerNormalization, accepts});
   r.add(KernelDef{kCpuDomain, kLayerNorm, 1, INT_MAX, "cpu-eigen", LayerNormalization, accepts});
 }
 

@@ -267,6 +267,7 @@ void LayerNormalization(KernelContext& ctx) {
 
 void register_onednn_norm(KernelRegistry& r) {
   r.add(KernelDef{"", "LayerNormalization", 17, INT_MAX, "onednn", LayerNormalization, accepts_ln});
+  r.add(KernelDef{"", "LayerNormalization", 1, 16, "onednn", LayerNormalization, accepts_ln});  // ONNX Runtime's onnx-domain one
   r.add(KernelDef{kCpuDomain, kLayerNorm, 1, INT_MAX, "onednn", LayerNormalization, accepts_ln});
   r.add(KernelDef{"", "Softmax", 1, INT_MAX, "onednn", Softmax<false>, accepts_softmax<false>});
   r.add(KernelDef{"", "LogSoftmax", 1, INT_MAX, "onednn", Softmax<true>, accepts_softmax<true>});

@@ -51,6 +51,8 @@ void Sin(KernelContext&); void Cos(KernelContext&); void Tan(KernelContext&); vo
 void Acos(KernelContext&); void Atan(KernelContext&); void Sinh(KernelContext&); void Cosh(KernelContext&);
 void Asinh(KernelContext&); void Acosh(KernelContext&); void Atanh(KernelContext&); void Tanh(KernelContext&);
 void Erf(KernelContext&);
+// math/bias_add.cpp (com.microsoft)
+void BiasAdd(KernelContext&);
 // math/variadic.cpp
 void Max(KernelContext&); void Min(KernelContext&); void Sum(KernelContext&); void Mean(KernelContext&);
 // --- nn
@@ -60,6 +62,9 @@ void Softplus(KernelContext&); void Mish(KernelContext&); void LeakyRelu(KernelC
 void Elu(KernelContext&); void Selu(KernelContext&); void Celu(KernelContext&);
 void HardSigmoid(KernelContext&); void HardSwish(KernelContext&); void ThresholdedRelu(KernelContext&);
 void Shrink(KernelContext&); void Gelu(KernelContext&); void Swish(KernelContext&);
+void QuickGelu(KernelContext&);  // com.microsoft
+// nn/bias_gelu.cpp (com.microsoft)
+void BiasGelu(KernelContext&); void FastGelu(KernelContext&);
 // nn/attention.cpp
 void Attention(KernelContext&);
 // nn/batch_normalization.cpp
@@ -106,6 +111,8 @@ void PRelu(KernelContext&);
 void RMSNormalization(KernelContext&);
 // nn/rotary_embedding.cpp
 void RotaryEmbedding(KernelContext&);
+// nn/skip_layer_normalization.cpp (com.microsoft)
+void SkipLayerNormalization(KernelContext&); void SkipSimplifiedLayerNormalization(KernelContext&);
 // nn/softmax_cross_entropy_loss.cpp
 void SoftmaxCrossEntropyLoss(KernelContext&);
 // nn/swiglu.cpp

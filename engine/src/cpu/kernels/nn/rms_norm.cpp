@@ -21,7 +21,7 @@ using Map = Eigen::Map<Arr>;
 
 // Elements per normalized row, or -1 when the kernel does not take the problem.
 int64_t row_size(const KernelContext& ctx) {
-  if (ctx.input_count() != 2) return -1;
+  if (ctx.input_count() != 2 || (ctx.output_count() > 1 && ctx.output_wanted(1))) return -1;  // (inv_std_var: the reference's)
   const Value* x = ctx.input_value(0);
   const Value* scale = ctx.input_value(1);
   if (!x || !x->is_tensor() || !scale || !scale->is_tensor()) return -1;
@@ -66,6 +66,8 @@ void RMSNormalization(KernelContext& ctx) {
 void register_rms_norm_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "RMSNormalization", 23, INT_MAX, "cpu-eigen", RMSNormalization, accepts});
   r.add(KernelDef{kCpuDomain, kRMSNorm, 1, INT_MAX, "cpu-eigen", RMSNormalization, accepts});  // fuse-rmsnorm below opset 23
+  // ONNX Runtime's SimplifiedLayerNormalization-1 in the onnx domain (its optimizer writes it for Llama-style models)
+  r.add(KernelDef{"", "SimplifiedLayerNormalization", 1, INT_MAX, "cpu-eigen", RMSNormalization, accepts});
 }
 
 }  // namespace onnxscope::cpu

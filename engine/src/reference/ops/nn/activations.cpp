@@ -115,6 +115,12 @@ void Gelu(KernelContext& c) {
   });
 }
 
+// com.microsoft QuickGelu (ONNX Runtime's contrib operator): x sigmoid(alpha x).
+void QuickGelu(KernelContext& c) {
+  const float alpha = c.attr_float("alpha", 1.702f);
+  unary<kFloats>(c, [&](auto v) { return v * sigmoid(decltype(v)(alpha) * v); });
+}
+
 void Swish(KernelContext& c) {
   const float alpha = c.attr_float("alpha", 1.0f);
   unary<kFloats>(c, [&](auto v) { return v * sigmoid(decltype(v)(alpha) * v); });
