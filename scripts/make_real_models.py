@@ -220,6 +220,18 @@ def ort_tool_models(out: Path, only):
         quantize_static(str(pre), str(out / "squeezenet1_1_qop.onnx"), Reader(), quant_format=QuantFormat.QOperator)
         pre.unlink()
         made.append(("squeezenet1_1_qop.onnx", "onnxruntime quantize_static (QOperator) of SqueezeNet", "onnxruntime", 18))
+    mnv3 = out / "mobilenet_v3_small_ts.onnx"
+    if (not only or "mobilenet_v3_small_qop" in only) and mnv3.exists():
+        # Hardswish, squeeze-excitation and residual adds: QLinearAdd, QLinearMul, QLinearSigmoid,
+        # QLinearGlobalAveragePool, ... (ONNX Runtime's QOperator set beyond convolutions).
+        from onnxruntime.quantization.shape_inference import quant_pre_process
+
+        pre = out / "mobilenet_v3_small_pre.onnx"
+        quant_pre_process(str(mnv3), str(pre))
+        quantize_static(str(pre), str(out / "mobilenet_v3_small_qop.onnx"), Reader(), quant_format=QuantFormat.QOperator)
+        pre.unlink()
+        made.append(("mobilenet_v3_small_qop.onnx", "onnxruntime quantize_static (QOperator) of MobileNetV3-small",
+                     "onnxruntime", 14))
     if (not only or "bert_ts_ortopt" in only) and bert.exists():
         from onnxruntime.transformers.optimizer import optimize_model
 

@@ -233,8 +233,16 @@ void DequantizeLinear(KernelContext&);
 void DynamicQuantizeLinear(KernelContext&);
 // quantization/matmul_integer.cpp
 void MatMulInteger(KernelContext&);
+// quantization/qgemm.cpp (com.microsoft)
+void QGemm(KernelContext&);
+// quantization/qlinear_activation.cpp (com.microsoft)
+void QLinearSigmoid(KernelContext&); void QLinearLeakyRelu(KernelContext&);
+// quantization/qlinear_binary.cpp (com.microsoft)
+void QLinearAdd(KernelContext&); void QLinearMul(KernelContext&);
 // quantization/qlinear_concat.cpp (com.microsoft)
 void QLinearConcat(KernelContext&);
+// quantization/qlinear_global_average_pool.cpp (com.microsoft)
+void QLinearGlobalAveragePool(KernelContext&);
 // quantization/qlinear_conv.cpp
 void QLinearConv(KernelContext&);
 // quantization/qlinear_matmul.cpp

@@ -75,4 +75,36 @@ inline quant::ParamIndex quant_param_index(const KernelContext& ctx, const Shape
   }
 }
 
+// --- ONNX Runtime's QOperator contrib kernels (QLinearConcat, QLinearAdd, ...) --
+// Per-tensor parameters: a float scale, positive and finite, and a zero
+// point of the quantized type (absent: 0), each a scalar or one element.
+
+inline float qlinear_scale(const KernelContext& ctx, size_t i, const std::string& what) {
+  const Tensor& t = ctx.input(i);
+  if (t.dtype() != DataType::Float) ctx.fail(what + " must be float, got " + std::string(dtype_name(t.dtype())));
+  if (t.element_count() != 1) ctx.fail(what + " must be a scalar, got shape " + shape_to_string(t.shape()));
+  const float s = t.data<float>()[0];
+  if (!(s > 0) || !std::isfinite(s)) ctx.fail(what + " must be a positive finite number, got " + std::to_string(s));
+  return s;
+}
+
+template <typename T>
+T qlinear_zero_point(const KernelContext& ctx, size_t i, DataType want, const std::string& what) {
+  const Tensor* t = ctx.optional_input(i);
+  if (!t) return T(0);
+  if (t->dtype() != want)
+    ctx.fail(what + " must be " + std::string(dtype_name(want)) + ", the quantized input's type, got " +
+             std::string(dtype_name(t->dtype())));
+  if (t->element_count() != 1) ctx.fail(what + " must be a scalar, got shape " + shape_to_string(t->shape()));
+  return t->data<T>()[0];
+}
+
+// round_half_even(v) + zero_point, saturated to T, in float as ONNX Runtime's
+// QuantizeLinear computes it.
+template <typename T> T quantize_float(float v, T zero_point) {
+  const float q = std::nearbyint(v) + static_cast<float>(zero_point);
+  const float lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
+  return static_cast<T>(q < lo ? lo : q > hi ? hi : q);
+}
+
 }  // namespace onnxscope::ref

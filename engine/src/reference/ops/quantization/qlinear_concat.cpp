@@ -15,34 +15,16 @@
 
 #include "reference/kernel_util.h"
 #include "reference/ops/kernels.h"
+#include "reference/ops/quantization/common.h"
 
 namespace onnxscope::ref {
 namespace {
 
-float float_scalar(const KernelContext& ctx, size_t i, const std::string& what) {
-  const Tensor& t = ctx.input(i);
-  if (t.dtype() != DataType::Float) ctx.fail(what + " must be float, got " + std::string(dtype_name(t.dtype())));
-  if (t.element_count() != 1) ctx.fail(what + " must be a scalar, got shape " + shape_to_string(t.shape()));
-  const float s = t.data<float>()[0];
-  if (!(s > 0) || !std::isfinite(s)) ctx.fail(what + " must be a positive finite number, got " + std::to_string(s));
-  return s;
-}
-
-template <typename T>
-T zero_point(const KernelContext& ctx, size_t i, DataType want, const std::string& what) {
-  const Tensor& t = ctx.input(i);
-  if (t.dtype() != want)
-    ctx.fail(what + " must be " + std::string(dtype_name(want)) + " like Y_zero_point, got " +
-             std::string(dtype_name(t.dtype())));
-  if (t.element_count() != 1) ctx.fail(what + " must be a scalar, got shape " + shape_to_string(t.shape()));
-  return t.data<T>()[0];
-}
-
 template <typename T>
 void concat(KernelContext& ctx, size_t count, int64_t axis_attr) {
   const DataType type = ctx.input(1).dtype();
-  const float y_scale = float_scalar(ctx, 0, "Y_scale");
-  const T y_zp = zero_point<T>(ctx, 1, type, "Y_zero_point");
+  const float y_scale = qlinear_scale(ctx, 0, "Y_scale");
+  const T y_zp = qlinear_zero_point<T>(ctx, 1, type, "Y_zero_point");
   const Tensor& first = ctx.input(2);
   const int64_t rank = first.rank();
   if (rank == 0) ctx.fail("cannot concatenate scalars");
@@ -72,15 +54,13 @@ void concat(KernelContext& ctx, size_t count, int64_t axis_attr) {
   int64_t at = 0;  // where input k starts in an output row
   for (size_t k = 0; k < count; ++k) {
     const Tensor& x = ctx.input(2 + 3 * k);
-    const float x_scale = float_scalar(ctx, 3 + 3 * k, "input " + std::to_string(3 + 3 * k) + " (its scale)");
-    const T x_zp = zero_point<T>(ctx, 4 + 3 * k, type, "input " + std::to_string(4 + 3 * k) + " (its zero point)");
+    const float x_scale = qlinear_scale(ctx, 3 + 3 * k, "input " + std::to_string(3 + 3 * k) + " (its scale)");
+    const T x_zp = qlinear_zero_point<T>(ctx, 4 + 3 * k, type, "input " + std::to_string(4 + 3 * k) + " (its zero point)");
     // Every value of T requantized once: a table of 256.
     T table[256];
     for (int v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v) {
       const float real = (static_cast<float>(v) - static_cast<float>(x_zp)) * x_scale;
-      const float q = std::nearbyint(real / y_scale) + static_cast<float>(y_zp);
-      const float lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-      table[static_cast<uint8_t>(static_cast<T>(v))] = static_cast<T>(q < lo ? lo : q > hi ? hi : q);
+      table[static_cast<uint8_t>(static_cast<T>(v))] = quantize_float<T>(real / y_scale, y_zp);
     }
     const bool copy = x_scale == y_scale && x_zp == y_zp;
     const int64_t chunk = x.shape()[axis] * inner;

@@ -1,0 +1,116 @@
+// Reference kernel: com.microsoft QGemm (ONNX Runtime's contrib operator,
+// which its QOperator quantizer writes for Gemm: classifier heads).
+//
+// Inputs A, a_scale, a_zero_point, B, b_scale, b_zero_point, C (optional,
+// int32, quantized with scale a_scale * b_scale and zero point 0), y_scale,
+// y_zero_point (both present: Y quantized like A; both absent: Y float);
+// attributes alpha (1), transA, transB. A is M x K (K x M with transA), B
+// K x N (N x K with transB); b_scale and b_zero_point a scalar or one per
+// column of Y. C broadcasts to M x N from (), (N), (1, N), (M, 1), (M, N).
+//   acc[m][n] = C[m][n] + sum_k (a[m][k] - za) (b[k][n] - zb[n])   exact, in integers
+//   Y = acc * (alpha a_scale b_scale[n])                            float output
+//   Y = saturate(round_half_even(acc * (alpha a_scale b_scale[n] / y_scale)) + zy)
+// with the scale folded in float first, as ONNX Runtime does.
+#include <string>
+#include <vector>
+
+#include "reference/kernel_util.h"
+#include "reference/ops/kernels.h"
+#include "reference/ops/quantization/common.h"
+
+namespace onnxscope::ref {
+namespace {
+
+// A 1-D or scalar parameter with one value, or one per column of Y.
+const Tensor& per_column(const KernelContext& ctx, size_t i, int64_t n, const char* what) {
+  const Tensor& t = ctx.input(i);
+  if (t.rank() > 1 || (t.element_count() != 1 && static_cast<int64_t>(t.element_count()) != n))
+    ctx.fail(std::string(what) + " must be a scalar or have " + std::to_string(n) + " values (one per column of Y), got shape " +
+             shape_to_string(t.shape()));
+  return t;
+}
+
+template <typename TA, typename TB>
+void qgemm(KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(3);
+  if (a.rank() != 2 || b.rank() != 2)
+    ctx.fail("A and B must be 2-D, got " + shape_to_string(a.shape()) + " and " + shape_to_string(b.shape()));
+  const bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
+  const int64_t M = ta ? a.shape()[1] : a.shape()[0], K = ta ? a.shape()[0] : a.shape()[1];
+  const int64_t KB = tb ? b.shape()[1] : b.shape()[0], N = tb ? b.shape()[0] : b.shape()[1];
+  if (K != KB) ctx.fail("A's K (" + std::to_string(K) + ") does not match B's (" + std::to_string(KB) + ")");
+  const float sa = qlinear_scale(ctx, 1, "a_scale");
+  const TA za = qlinear_zero_point<TA>(ctx, 2, a.dtype(), "a_zero_point");
+  const Tensor& sb = per_column(ctx, 4, N, "b_scale");
+  if (sb.dtype() != DataType::Float) ctx.fail("b_scale must be float");
+  const Tensor* zbt = ctx.optional_input(5);
+  if (zbt) {
+    per_column(ctx, 5, N, "b_zero_point");
+    if (zbt->dtype() != b.dtype()) ctx.fail("b_zero_point must be " + std::string(dtype_name(b.dtype())) + " like B");
+  }
+  const Tensor* c = ctx.optional_input(6);
+  if (c) {
+    if (c->dtype() != DataType::Int32) ctx.fail("C must be int32, got " + std::string(dtype_name(c->dtype())));
+    const Shape& cs = c->shape();
+    const bool ok = c->element_count() == 1 || (cs.size() == 1 && cs[0] == N) ||
+                    (cs.size() == 2 && (cs[0] == 1 || cs[0] == M) && (cs[1] == 1 || cs[1] == N));
+    if (!ok || cs.size() > 2) ctx.fail("C of shape " + shape_to_string(cs) + " does not broadcast to [" + std::to_string(M) + "," + std::to_string(N) + "]");
+  }
+  const Tensor* ys = ctx.optional_input(7);
+  const Tensor* yz = ctx.optional_input(8);
+  if ((ys == nullptr) != (yz == nullptr))
+    ctx.fail("y_scale and y_zero_point come together: both (Y quantized) or neither (Y float)");
+  const float alpha = ctx.attr_float("alpha", 1.0f);
+  const float sy = ys ? qlinear_scale(ctx, 7, "y_scale") : 1.0f;
+  const DataType yt = yz ? yz->dtype() : DataType::Float;
+  if (yz && yt != a.dtype()) ctx.fail("y_zero_point must be " + std::string(dtype_name(a.dtype())) + " like A");
+  Tensor& y = ctx.allocate_output(0, yt, {M, N});
+  const TA* pa = a.data<TA>();
+  const TB* pb = b.data<TB>();
+  std::vector<float> scale(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) {
+    scale[n] = alpha * sa * sb.data<float>()[sb.element_count() == 1 ? 0 : n];
+    if (ys) scale[n] /= sy;
+  }
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
+      const int64_t zb = zbt ? static_cast<int64_t>(zbt->data<TB>()[zbt->element_count() == 1 ? 0 : n]) : 0;
+      int64_t acc = 0;
+      if (c) {
+        const Shape& cs = c->shape();
+        int64_t at = 0;
+        if (c->element_count() != 1) {
+          if (cs.size() == 1) at = n;
+          else at = (cs[0] == 1 ? 0 : m) * cs[1] + (cs[1] == 1 ? 0 : n);
+        }
+        acc = c->data<int32_t>()[at];
+      }
+      for (int64_t k = 0; k < K; ++k) {
+        const int64_t av = pa[ta ? k * M + m : m * K + k], bv = pb[tb ? n * K + k : k * N + n];
+        acc += (av - static_cast<int64_t>(za)) * (bv - zb);
+      }
+      const float v = static_cast<float>(acc) * scale[n];
+      if (yt == DataType::Float) y.mutable_data<float>()[m * N + n] = v;
+      else y.mutable_data<TA>()[m * N + n] = quantize_float<TA>(v, yz->data<TA>()[0]);
+    }
+}
+
+}  // namespace
+
+void QGemm(KernelContext& ctx) {
+  if (ctx.input_count() < 6 || ctx.input_count() > 9)
+    ctx.fail("QGemm takes A, a_scale, a_zero_point, B, b_scale, b_zero_point, C, y_scale, y_zero_point: got " +
+             std::to_string(ctx.input_count()) + " inputs");
+  for (size_t i : {0u, 1u, 3u, 4u})
+    if (!ctx.optional_input(i)) ctx.fail("input " + std::to_string(i) + " is missing");
+  const DataType ta = ctx.input(0).dtype(), tb = ctx.input(3).dtype();
+  if (ta == DataType::Uint8 && tb == DataType::Uint8) qgemm<uint8_t, uint8_t>(ctx);
+  else if (ta == DataType::Uint8 && tb == DataType::Int8) qgemm<uint8_t, int8_t>(ctx);
+  else if (ta == DataType::Int8 && tb == DataType::Int8) qgemm<int8_t, int8_t>(ctx);
+  else
+    ctx.fail("A and B must be uint8 and uint8 or int8, or int8 and int8, got " + std::string(dtype_name(ta)) + " and " +
+             std::string(dtype_name(tb)));
+}
+
+}  // namespace onnxscope::ref

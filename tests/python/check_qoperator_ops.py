@@ -1,0 +1,193 @@
+"""The com.microsoft operators ONNX Runtime's QOperator quantizer writes
+beyond convolutions (QLinearAdd, QLinearMul, QLinearSigmoid,
+QLinearLeakyRelu, QLinearGlobalAveragePool, QGemm), on onnxscope's reference
+and cpu engines against ONNX Runtime's own kernels: random shapes and
+broadcasts, uint8 and int8, zero points given or not, per-column QGemm
+scales, float and quantized QGemm outputs (every zero point given: ONNX
+Runtime's type inference wants them). Quantized outputs must be within
+one quantization step of ONNX Runtime's (the two fold scales in float in
+their own order, so a value on a half can round either way), float outputs
+within 1e-5 relative; the count of one-step differences is printed. Then
+the error paths: a scale that is not a positive scalar, a zero point of
+another type, a QGemm b_scale of the wrong length give exit code 1 and a
+message naming the problem.
+
+usage: check_qoperator_ops.py ONNXSCOPE_CLI WORKDIR
+"""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+cli, work = sys.argv[1:3]
+os.makedirs(work, exist_ok=True)
+rng = np.random.default_rng(5)
+ELEM = {np.uint8: TensorProto.UINT8, np.int8: TensorProto.INT8, np.float32: TensorProto.FLOAT, np.int32: TensorProto.INT32}
+
+
+def make(op, inputs, out_type, attrs):
+    """inputs: (name, array or None, is_initializer)."""
+    graph_inputs, inits, names = [], [], []
+    for name, arr, init in inputs:
+        names.append(name if arr is not None else "")
+        if arr is None:
+            continue
+        if init:
+            inits.append(numpy_helper.from_array(arr, name))
+        else:
+            graph_inputs.append(helper.make_tensor_value_info(name, ELEM[arr.dtype.type], list(arr.shape)))
+    while names and names[-1] == "":
+        names.pop()
+    node = helper.make_node(op, names, ["y"], domain="com.microsoft", **attrs)
+    g = helper.make_graph([node], op, graph_inputs, [helper.make_tensor_value_info("y", ELEM[out_type], None)], inits)
+    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 17), helper.make_opsetid("com.microsoft", 1)],
+                             ir_version=8)
+
+
+def run_onnxscope(path, feeds, engine):
+    args = []
+    for name, value in feeds.items():
+        np.save(f"{work}/{name}.npy", value)
+        args += ["--input", f"{name}={work}/{name}.npy"]
+    out = f"{work}/out_{engine}.h5"
+    p = subprocess.run([cli, "run", path, "--engine", engine, "--out", out, *args], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise SystemExit(f"onnxscope {engine} failed on {path}: {p.stderr}")
+    with h5py.File(out) as f:
+        for ds in f["tensors"].values():
+            name = ds.attrs["name"]
+            if (name.decode() if isinstance(name, bytes) else str(name)) == "y":
+                return ds[()]
+    raise SystemExit("no output y in the dump")
+
+
+one_step = 0
+elements = 0
+
+
+def check(what, m, inputs):
+    global one_step, elements
+    path = f"{work}/model.onnx"
+    onnx.save(m, path)
+    feeds = {name: arr for name, arr, init in inputs if arr is not None and not init}
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(["y"], feeds)[0]
+    for engine in ("reference", "cpu"):
+        got = run_onnxscope(path, feeds, engine)
+        assert got.shape == want.shape and got.dtype == want.dtype, (what, engine, got.shape, want.shape, got.dtype)
+        if want.dtype == np.float32:
+            assert np.allclose(got, want, rtol=1e-5, atol=1e-6), (what, engine, float(np.abs(got - want).max()))
+            continue
+        d = np.abs(got.astype(np.int32) - want.astype(np.int32))
+        assert d.max(initial=0) <= 1, (what, engine, int(d.max()))
+        one_step += int((d == 1).sum())
+        elements += d.size
+
+
+def q(shape, t):
+    info = np.iinfo(t)
+    return rng.integers(info.min, info.max + 1, size=shape).astype(t)
+
+
+def scale():
+    return np.array(rng.uniform(0.005, 0.1), np.float32)
+
+
+def zp(t, present=True):
+    return np.array(rng.integers(np.iinfo(t).min // 2, np.iinfo(t).max // 2 + 1), t) if present else None
+
+
+cases = 0
+for i in range(24):
+    t = np.uint8 if i % 2 == 0 else np.int8
+    op = "QLinearAdd" if i % 4 < 2 else "QLinearMul"
+    shape = [int(v) for v in rng.integers(1, 6, size=int(rng.integers(1, 5)))]
+    other = list(shape)
+    if i % 3 == 1:
+        other = [1] * len(shape)
+        other[-1] = shape[-1]
+    elif i % 3 == 2:
+        other = [1]
+    a, b = q(shape, t), q(other, t)
+    if i % 2:
+        a, b = b, a
+    ins = [("a", a, False), ("sa", scale(), True), ("za", zp(t), True),
+           ("b", b, False), ("sb", scale(), True), ("zb", zp(t), True),
+           ("sc", np.array(rng.uniform(0.01, 0.2), np.float32), True), ("zc", zp(t), True)]
+    check(f"{op} {t.__name__} {a.shape} {b.shape}", make(op, ins, t, {}), ins)
+    cases += 1
+
+for i in range(12):
+    t = np.uint8 if i % 2 == 0 else np.int8
+    op = "QLinearSigmoid" if i % 3 else "QLinearLeakyRelu"
+    x = q([int(v) for v in rng.integers(1, 7, size=3)], t)
+    ins = [("x", x, False), ("sx", scale(), True), ("zx", zp(t), True),
+           ("sy", np.array(rng.uniform(0.002, 0.02), np.float32), True), ("zy", zp(t), True)]
+    attrs = {"alpha": 0.2} if op == "QLinearLeakyRelu" and i % 2 else {}
+    check(f"{op} {t.__name__}", make(op, ins, t, attrs), ins)
+    cases += 1
+
+for i in range(12):
+    t = np.uint8 if i % 2 == 0 else np.int8
+    cl = i % 3 == 2
+    n, c, h, w = int(rng.integers(1, 3)), int(rng.integers(1, 20)), int(rng.integers(1, 9)), int(rng.integers(1, 9))
+    x = q([n, h, w, c] if cl else [n, c, h, w], t)
+    ins = [("x", x, False), ("sx", scale(), True), ("zx", zp(t), True), ("sy", scale(), True), ("zy", zp(t), True)]
+    check(f"QLinearGlobalAveragePool {t.__name__} {x.shape} channels_last {int(cl)}",
+          make("QLinearGlobalAveragePool", ins, t, {"channels_last": int(cl)}), ins)
+    cases += 1
+
+for i in range(24):
+    ta, tb = [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8)][i % 3]
+    M, K, N = int(rng.integers(1, 9)), int(rng.integers(1, 40)), int(rng.integers(1, 17))
+    trans_a, trans_b = i % 2, (i // 2) % 2
+    a = q([K, M] if trans_a else [M, K], ta)
+    b = q([N, K] if trans_b else [K, N], tb)
+    per_col = i % 4 >= 2
+    sb = rng.uniform(0.001, 0.05, size=[N]).astype(np.float32) if per_col else scale()
+    zb = (np.zeros([N], tb) if tb == np.int8 else rng.integers(100, 150, size=[N]).astype(tb)) if per_col else zp(tb)
+    c_shape = [None, [N], [1, N], [M, N], [M, 1], []][i % 6]
+    c = rng.integers(-5000, 5000, size=c_shape).astype(np.int32) if c_shape is not None else None
+    quant_out = i % 5 != 4
+    ins = [("a", a, False), ("sa", scale(), True), ("za", zp(ta), True), ("b", b, True), ("sb", sb, True),
+           ("zb", zb, True), ("c", c, True)]
+    if quant_out:
+        ins += [("sy", np.array(rng.uniform(0.05, 2.0), np.float32), True), ("zy", zp(ta), True)]
+    attrs = {"transA": trans_a, "transB": trans_b, "alpha": float(rng.choice([1.0, 0.5]))}
+    check(f"QGemm {ta.__name__}x{tb.__name__} M{M} K{K} N{N} C {c_shape} {'quantized' if quant_out else 'float'}",
+          make("QGemm", ins, ta if quant_out else np.float32, attrs), ins)
+    cases += 1
+
+print(f"{cases} cases: reference and cpu within one quantization step of onnxruntime's kernels "
+      f"({one_step} of {elements} quantized values one step apart, none more)")
+
+
+def expect_error(m, inputs, what, fragment):
+    path = f"{work}/bad.onnx"
+    onnx.save(m, path)
+    args = []
+    for name, arr, init in inputs:
+        if arr is not None and not init:
+            np.save(f"{work}/{name}.npy", arr)
+            args += ["--input", f"{name}={work}/{name}.npy"]
+    for engine in ("reference", "cpu"):
+        p = subprocess.run([cli, "run", path, "--engine", engine, *args], capture_output=True, text=True)
+        assert p.returncode == 1, (what, engine, p.returncode, p.stderr)
+        assert fragment in p.stderr, (what, engine, p.stderr)
+
+
+a = q([2, 3], np.uint8)
+bad = [("a", a, False), ("sa", np.array(-0.1, np.float32), True), ("za", zp(np.uint8), True), ("b", a.copy(), False),
+       ("sb", scale(), True), ("zb", zp(np.uint8), True), ("sc", scale(), True), ("zc", zp(np.uint8), True)]
+expect_error(make("QLinearAdd", bad, np.uint8, {}), bad, "scale", "A_scale must be a positive finite number")
+bad = [("x", a, False), ("sx", scale(), True), ("zx", np.array(3, np.int8), True), ("sy", scale(), True),
+       ("zy", zp(np.uint8), True)]
+expect_error(make("QLinearSigmoid", bad, np.uint8, {}), bad, "zero point", "X_zero_point must be uint8")
+bad = [("a", a, False), ("sa", scale(), True), ("za", zp(np.uint8), True), ("b", q([3, 4], np.uint8), True),
+       ("sb", np.full([3], 0.1, np.float32), True), ("zb", np.zeros([3], np.uint8), True)]
+expect_error(make("QGemm", bad, np.float32, {}), bad, "b_scale", "b_scale must be a scalar or have 4 values")
+print("error paths give exit code 1 and name the problem")
