@@ -232,6 +232,15 @@ def ort_tool_models(out: Path, only):
         pre.unlink()
         made.append(("mobilenet_v3_small_qop.onnx", "onnxruntime quantize_static (QOperator) of MobileNetV3-small",
                      "onnxruntime", 14))
+    llama = out / "llama_dynamo.onnx"
+    if (not only or "llama_int4" in only) and llama.exists():
+        # Weight-only int4 (MatMulNBits, blocks of 32, asymmetric: packed zero points), as LLMs ship.
+        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+        q = MatMulNBitsQuantizer(onnx.load(str(llama)), block_size=32, is_symmetric=False)
+        q.process()
+        q.model.save_model_to_file(str(out / "llama_int4.onnx"), False)
+        made.append(("llama_int4.onnx", "onnxruntime MatMulNBitsQuantizer (int4) of a Llama-style decoder", "onnxruntime", 18))
     if (not only or "bert_ts_ortopt" in only) and bert.exists():
         from onnxruntime.transformers.optimizer import optimize_model
 

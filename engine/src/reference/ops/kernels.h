@@ -233,6 +233,8 @@ void DequantizeLinear(KernelContext&);
 void DynamicQuantizeLinear(KernelContext&);
 // quantization/matmul_integer.cpp
 void MatMulInteger(KernelContext&);
+// quantization/matmul_nbits.cpp (com.microsoft)
+void MatMulNBits(KernelContext&);
 // quantization/qgemm.cpp (com.microsoft)
 void QGemm(KernelContext&);
 // quantization/qlinear_activation.cpp (com.microsoft)
