@@ -57,6 +57,15 @@ if [ ! -x "$VENV/bin/python" ] || [ "$(cat "$VENV/.onnxscope-req" 2>/dev/null)" 
   "$VENV/bin/pip" install -q --disable-pip-version-check $REQ
   echo "$REQ" > "$VENV/.onnxscope-req"
 fi
+# Extras the compatibility sweep needs, added to the same venv (a new venv
+# would reinstall torch): installed once, recorded beside the pinned set.
+EXTRA="onnxmltools==$ONNXMLTOOLS_VERSION onnxconverter-common==$ONNXCONVERTER_COMMON_VERSION"
+EXTRA+=" lightgbm==$LIGHTGBM_VERSION xgboost-cpu==$XGBOOST_CPU_VERSION"
+if [ "$(cat "$VENV/.onnxscope-extra" 2>/dev/null)" != "$EXTRA" ]; then
+  log "adding $EXTRA to $VENV"
+  "$VENV/bin/pip" install -q --disable-pip-version-check $EXTRA
+  echo "$EXTRA" > "$VENV/.onnxscope-extra"
+fi
 if [ "$(readlink .venv 2>/dev/null)" != "$VENV" ]; then
   [ -L .venv ] || [ ! -e .venv ] || mv .venv ".venv.replaced.$$"  # an older in-tree venv
   ln -sfn "$VENV" .venv

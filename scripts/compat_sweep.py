@@ -1,0 +1,326 @@
+#!/usr/bin/env python3
+"""Compatibility sweep: the models other tools write, on onnxscope against
+ONNX Runtime.
+
+Writes, with the venv's onnxruntime, skl2onnx, onnxmltools and
+onnxconverter-common, the models their tools produce from the small real
+exports of scripts/make_real_models.py (made first when missing) and from a
+few classical estimators:
+
+  ONNX Runtime   quantize_static QDQ and QOperator, per tensor and per
+                 channel; quantize_dynamic; the transformers optimizer
+                 (bert and gpt2 model types); MatMulNBitsQuantizer (int4,
+                 symmetric and not)
+  float16        onnxconverter-common's float16 conversion (inputs and
+                 outputs kept float32)
+  scikit-learn   skl2onnx pipelines: scaler + logistic regression, random
+                 forest, gradient boosting, SVM, k-means, one-hot encoder
+  LightGBM, XGBoost  through onnxmltools
+
+then runs each on onnxscope's reference and cpu engines and on onnxruntime
+(CPU provider, all graph optimizations, as users run it) with the same
+inputs, and prints one table: whether it loads, each engine's result, and
+the largest difference of any output. An engine that differs from that but
+agrees with onnxruntime run without its graph rewrites (the model's own
+arithmetic; its fused kernels round some values a quantization step
+otherwise) is marked ok* with both numbers. Inputs are seeded by model name. Float
+outputs agree within 1e-4 + 1e-4 |x| (float16 models 1e-2 + 1e-2 |x|),
+quantized outputs within one step, integer labels exactly; anything else is
+a difference and says so. Classifiers are converted without ZipMap
+(probabilities as a tensor), since onnxscope's dumps hold tensors only.
+
+    .venv/bin/python scripts/compat_sweep.py
+    .venv/bin/python scripts/compat_sweep.py --only 'skl|lgbm' --markdown table.md
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import zlib
+from pathlib import Path
+
+import h5py
+import numpy as np
+import onnx
+
+ROOT = Path(__file__).resolve().parent.parent
+REAL = Path(os.environ.get("ONNXSCOPE_DATA", Path.home() / ".cache" / "onnxscope")) / "real-models"
+OUT_DEFAULT = REAL.parent / "compat-sweep"
+
+
+class Reader:
+    """Calibration batches for quantize_static: the model's image input."""
+
+    def __init__(self, name, shape, n=4):
+        rng = np.random.default_rng(0)
+        self.it = iter([{name: rng.standard_normal(shape).astype(np.float32)} for _ in range(n)])
+
+    def get_next(self):
+        return next(self.it, None)
+
+
+def image_input(path):
+    m = onnx.load(str(path))
+    i = m.graph.input[0]
+    dims = [d.dim_value if d.dim_value > 0 else 1 for d in i.type.tensor_type.shape.dim]
+    return i.name, dims
+
+
+def make_ort_tools(out, only):
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    class R(Reader, CalibrationDataReader):
+        pass
+
+    made = []
+    for src in ("resnet_tiny_ts", "mobilenet_v3_small_ts", "squeezenet1_1_dynamo"):
+        path = REAL / f"{src}.onnx"
+        if not path.exists():
+            continue
+        pre = out / f"{src}_pre.onnx"
+        quant_pre_process(str(path), str(pre))
+        name, shape = image_input(pre)
+        for fmt, tag in ((QuantFormat.QDQ, "qdq"), (QuantFormat.QOperator, "qop")):
+            for per_channel in (False, True):
+                stem = f"{src}_{tag}{'_pc' if per_channel else ''}"
+                if only and not re.search(only, stem):
+                    continue
+                quantize_static(str(pre), str(out / f"{stem}.onnx"), R(name, shape), quant_format=fmt,
+                                per_channel=per_channel)
+                made.append((stem, f"quantize_static {tag.upper()}{' per channel' if per_channel else ''} of {src}",
+                             "quantized"))
+        pre.unlink()
+    for src in ("bert_ts", "gpt2_ts"):
+        path = REAL / f"{src}.onnx"
+        if not path.exists():
+            continue
+        stem = f"{src}_qdyn"
+        if not only or re.search(only, stem):
+            quantize_dynamic(str(path), str(out / f"{stem}.onnx"), weight_type=QuantType.QInt8)
+            made.append((stem, f"quantize_dynamic of {src}", "float"))
+        stem = f"{src}_ortopt"
+        if not only or re.search(only, stem):
+            from onnxruntime.transformers.optimizer import optimize_model
+
+            kind = "bert" if src.startswith("bert") else "gpt2"
+            opt = optimize_model(str(path), model_type=kind, num_heads=2, hidden_size=32, opt_level=1)
+            opt.save_model_to_file(str(out / f"{stem}.onnx"))
+            made.append((stem, f"transformers optimizer ({kind}) of {src}", "float"))
+    llama = REAL / "llama_dynamo.onnx"
+    if llama.exists():
+        from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
+
+        for sym in (False, True):
+            stem = f"llama_int4{'_sym' if sym else ''}"
+            if only and not re.search(only, stem):
+                continue
+            q = MatMulNBitsQuantizer(onnx.load(str(llama)), block_size=32, is_symmetric=sym)
+            q.process()
+            q.model.save_model_to_file(str(out / f"{stem}.onnx"), False)
+            made.append((stem, f"MatMulNBitsQuantizer int4 {'symmetric' if sym else 'asymmetric'} of llama_dynamo", "float"))
+    return made
+
+
+def make_float16(out, only):
+    from onnxconverter_common import float16
+
+    made = []
+    for src in ("resnet_tiny_ts", "bert_ts"):
+        path = REAL / f"{src}.onnx"
+        stem = f"{src}_fp16"
+        if not path.exists() or (only and not re.search(only, stem)):
+            continue
+        m = float16.convert_float_to_float16(onnx.load(str(path)), keep_io_types=True)
+        onnx.save(m, str(out / f"{stem}.onnx"))
+        made.append((stem, f"float16 conversion of {src} (float32 inputs and outputs)", "float16"))
+    return made
+
+
+def make_classical(out, only):
+    from skl2onnx import to_onnx
+    from sklearn.cluster import KMeans
+    from sklearn.compose import ColumnTransformer
+    from sklearn.datasets import make_classification, make_regression
+    from sklearn.ensemble import GradientBoostingRegressor, RandomForestClassifier
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.pipeline import make_pipeline
+    from sklearn.preprocessing import OneHotEncoder, StandardScaler
+    from sklearn.svm import SVC
+
+    X, y = make_classification(n_samples=300, n_features=8, n_informative=5, n_classes=3, random_state=0)
+    X = X.astype(np.float32)
+    Xr, yr = make_regression(n_samples=300, n_features=8, random_state=0)
+    Xr = Xr.astype(np.float32)
+    Xc = np.concatenate([np.random.default_rng(0).integers(0, 4, size=(300, 2)).astype(np.float32), X[:, :4]], axis=1)
+    no_zipmap = {"zipmap": False}
+    models = {
+        "skl_scaler_logreg": (lambda: make_pipeline(StandardScaler(), LogisticRegression(max_iter=500)).fit(X, y), X, no_zipmap),
+        "skl_random_forest": (lambda: RandomForestClassifier(n_estimators=10, max_depth=5, random_state=0).fit(X, y), X, no_zipmap),
+        "skl_gradient_boosting": (lambda: GradientBoostingRegressor(n_estimators=10, max_depth=3, random_state=0).fit(Xr, yr), Xr, None),
+        "skl_svc": (lambda: SVC(probability=False).fit(X, y), X, None),
+        "skl_kmeans": (lambda: KMeans(n_clusters=3, n_init=2, random_state=0).fit(X), X, None),
+        "skl_onehot_logreg": (lambda: make_pipeline(
+            ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), [0, 1])], remainder="passthrough"),
+            LogisticRegression(max_iter=500)).fit(Xc, y), Xc, no_zipmap),
+    }
+    made = []
+    for name, (fit, sample, options) in models.items():
+        if only and not re.search(only, name):
+            continue
+        est = fit()
+        onx = to_onnx(est, sample[:1], target_opset={"": 17, "ai.onnx.ml": 3},
+                      options={id(est): options} if options else None)
+        onnx.save(onx, str(out / f"{name}.onnx"))
+        made.append((name, f"skl2onnx {type(est).__name__}", "classical"))
+
+    import lightgbm
+    import onnxmltools
+    import xgboost
+    from onnxmltools.convert.common.data_types import FloatTensorType
+
+    boosters = {
+        "lgbm_classifier": (lambda: lightgbm.LGBMClassifier(n_estimators=10, num_leaves=8, verbose=-1).fit(X, y), X),
+        "lgbm_regressor": (lambda: lightgbm.LGBMRegressor(n_estimators=10, num_leaves=8, verbose=-1).fit(Xr, yr), Xr),
+        "xgb_classifier": (lambda: xgboost.XGBClassifier(n_estimators=10, max_depth=3).fit(X, y), X),
+        "xgb_regressor": (lambda: xgboost.XGBRegressor(n_estimators=10, max_depth=3).fit(Xr, yr), Xr),
+    }
+    for name, (fit, sample) in boosters.items():
+        if only and not re.search(only, name):
+            continue
+        est = fit()
+        types = [("input", FloatTensorType([None, sample.shape[1]]))]
+        conv = onnxmltools.convert_lightgbm if name.startswith("lgbm") else onnxmltools.convert_xgboost
+        kwargs = {"zipmap": False} if name.endswith("classifier") and name.startswith("lgbm") else {}
+        onx = conv(est, initial_types=types, target_opset=15, **kwargs)  # the highest onnxmltools 1.16 writes
+        onnx.save(onx, str(out / f"{name}.onnx"))
+        made.append((name, f"onnxmltools {type(est).__name__}", "classical"))
+    return made
+
+
+def feeds_for(path, rng):
+    import onnxruntime as ort
+
+    sess = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+    feeds = {}
+    for i in sess.get_inputs():
+        shape = [d if isinstance(d, int) and d > 0 else (8 if "seq" in str(d).lower() else 2) for d in i.shape]
+        if i.type == "tensor(float)":
+            feeds[i.name] = rng.standard_normal(shape).astype(np.float32)
+        elif i.type == "tensor(int64)":
+            feeds[i.name] = (np.ones(shape, np.int64) if "mask" in i.name else rng.integers(0, 100, size=shape).astype(np.int64))
+        else:
+            raise RuntimeError(f"input {i.name} of type {i.type}: the sweep feeds float and int64 only")
+    return sess, feeds
+
+
+def run_onnxscope(cli, path, npz, engine, names, work):
+    out = work / f"{path.stem}_{engine}.h5"
+    p = subprocess.run([cli, "run", str(path), "--engine", engine, "--inputs", str(npz), "--out", str(out)],
+                       capture_output=True, text=True, timeout=600)
+    if p.returncode != 0:
+        lines = [l for l in p.stderr.splitlines() if "error" in l] or p.stderr.splitlines() or ["(no message)"]
+        return None, lines[0][:160]
+    got = {}
+    with h5py.File(out) as f:
+        for ds in f["tensors"].values():
+            name = ds.attrs["name"]
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            if name in names:
+                got[name] = ds[()]
+    out.unlink()
+    return got, None
+
+
+def compare(got, want, kind):
+    """(ok, largest difference as text)."""
+    worst, ok = 0.0, True
+    notes = []
+    for name, w in want.items():
+        g = got.get(name)
+        if g is None:
+            return False, f"output {name} missing"
+        if g.shape != w.shape or g.dtype != w.dtype:
+            return False, f"{name}: {g.dtype}{list(g.shape)} against {w.dtype}{list(w.shape)}"
+        if w.dtype.kind == "f":
+            tol = 1e-2 if kind == "float16" else 1e-4
+            gf, wf = g.astype(np.float64), w.astype(np.float64)
+            if not np.array_equal(np.isnan(gf), np.isnan(wf)) or not np.array_equal(np.isinf(gf), np.isinf(wf)):
+                return False, f"{name}: non-finite values differ"
+            fin = np.isfinite(wf)
+            d = np.abs(gf - wf)[fin]
+            if d.size:
+                worst = max(worst, float(d.max()))
+                ok &= bool(np.all(d <= tol + tol * np.abs(wf[fin])))
+        elif w.dtype in (np.uint8, np.int8):
+            d = np.abs(g.astype(np.int32) - w.astype(np.int32))
+            worst = max(worst, float(d.max(initial=0)))
+            ok &= int(d.max(initial=0)) <= 1
+            if d.max(initial=0) == 1:
+                notes.append(f"{int((d == 1).sum())} value(s) one step apart")
+        else:
+            n = int((g != w).sum())
+            ok &= n == 0
+            if n:
+                notes.append(f"{name}: {n} of {w.size} differ")
+    return ok, f"{worst:.2e}" + (f" ({'; '.join(notes)})" if notes else "")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--out", type=Path, default=OUT_DEFAULT)
+    ap.add_argument("--onnxscope", default=str(ROOT / "build" / "app" / "onnxscope"))
+    ap.add_argument("--only", default="", help="models whose name matches this regular expression")
+    ap.add_argument("--markdown", type=Path)
+    a = ap.parse_args()
+    import onnxruntime as ort
+
+    a.out.mkdir(parents=True, exist_ok=True)
+    if not (REAL / "bert_ts.onnx").exists():
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "make_real_models.py")], check=True)
+    made = make_ort_tools(a.out, a.only) + make_float16(a.out, a.only) + make_classical(a.out, a.only)
+    rows = []
+    print(f"onnxruntime {ort.__version__}; {len(made)} models in {a.out}", flush=True)
+    for stem, what, kind in made:
+        path = a.out / f"{stem}.onnx"
+        sess, feeds = feeds_for(path, np.random.default_rng(zlib.crc32(stem.encode())))  # the same with --only
+        npz = a.out / f"{stem}_inputs.npz"
+        np.savez(npz, **feeds)
+        names = [o.name for o in sess.get_outputs()]
+        want = dict(zip(names, sess.run(names, feeds)))
+        # onnxruntime without its graph rewrites: the graph's own arithmetic. Its fusions (quantize_dynamic's
+        # MatMulInteger into MatMulIntegerToFloat, ...) round differently, a quantization step apart at times.
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+        plain = dict(zip(names, ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(names, feeds)))
+        cells = []
+        for engine in ("reference", "cpu"):
+            got, err = run_onnxscope(a.onnxscope, path, npz, engine, set(names), a.out)
+            if err:
+                cells.append(("ERROR", err))
+            else:
+                ok, diff = compare(got, want, kind)
+                if not ok:
+                    ok_plain, diff_plain = compare(got, plain, kind)
+                    if ok_plain:
+                        cells.append(("ok*", f"{diff_plain} (* onnxruntime unoptimized; optimized {diff})"))
+                        continue
+                cells.append(("ok" if ok else "DIFFERS", diff))
+        if all(c[0].startswith("ok") for c in cells):
+            npz.unlink()  # kept where a run differs or fails: the inputs to look into it with
+        rows.append((stem, what, cells))
+        print(f"{stem:30s} reference {cells[0][0]:8s} {cells[0][1]:28s} cpu {cells[1][0]:8s} {cells[1][1]}", flush=True)
+    good = sum(all(c[0].startswith("ok") for c in r[2]) for r in rows)
+    print(f"{good} of {len(rows)} models agree with onnxruntime on both engines "
+          "(ok*: with onnxruntime's own graph run without its rewrites, where its fused kernels round otherwise)")
+    if a.markdown:
+        with open(a.markdown, "w") as f:
+            f.write("| model | made by | reference | max diff | cpu | max diff |\n|---|---|---|---|---|---|\n")
+            for stem, what, cells in rows:
+                f.write(f"| {stem} | {what} | {cells[0][0]} | {cells[0][1]} | {cells[1][0]} | {cells[1][1]} |\n")
+    return 0 if good == len(rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
