@@ -376,3 +376,72 @@ TEST(DiffRules, RunSaysWhereNonFiniteValuesAppear) {
             std::string::npos)
       << v.out;
 }
+
+// Tensors with quantization parameters are compared in steps: a QDQ pair's
+// uint8 tensor counts whole steps, its dequantized output steps of its
+// scale. Every report says how many steps apart they are; --quant-steps N
+// lets up to N pass ("within 1 quantization step"), and N + 1 still differ.
+TEST(DiffRules, QuantizedTensorsAreComparedInQuantizationSteps) {
+  ModelBuilder b(13);
+  b.input("x", DataType::Float, {int64_t{4}});
+  b.initializer(make_float_tensor("scale", {}, {0.1f}));
+  const uint8_t zp = 128;
+  b.initializer(make_tensor_raw("zp", DataType::Uint8, {}, std::string(reinterpret_cast<const char*>(&zp), 1)));
+  b.initializer(make_float_tensor("per_axis", {4}, {0.1f, 0.2f, 0.3f, 0.4f}));
+  b.node("QuantizeLinear", {"x", "scale", "zp"}, {"q"}, "quant");
+  b.node("DequantizeLinear", {"q", "scale", "zp"}, {"y"}, "dequant");
+  b.node("DequantizeLinear", {"q", "per_axis"}, {"z"}, "per_axis_dequant");  // not one scale: left out
+  b.output_untyped("y");
+  b.output_untyped("z");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  const std::map<std::string, double> steps = quantization_steps(*r.model);
+  ASSERT_EQ(steps.size(), 2u);
+  EXPECT_DOUBLE_EQ(steps.at("q"), 1);
+  EXPECT_DOUBLE_EQ(steps.at("y"), static_cast<double>(0.1f));
+
+  auto u8 = [](std::vector<uint8_t> v) {
+    Tensor t = Tensor::zeros(DataType::Uint8, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) t.mutable_data<uint8_t>()[i] = v[i];
+    return t;
+  };
+  auto dq = [](const Tensor& q) {  // (q - 128) * 0.1 in float, as DequantizeLinear computes it
+    std::vector<float> v;
+    for (uint64_t i = 0; i < q.element_count(); ++i) v.push_back((static_cast<float>(q.data<uint8_t>()[i]) - 128.0f) * 0.1f);
+    return floats({static_cast<int64_t>(v.size())}, v);
+  };
+  Capture a, b1, b2;
+  a.source = "A";
+  b1.source = b2.source = "B";
+  const Tensor qa = u8({120, 128, 140, 200}), q1 = u8({120, 129, 140, 199}), q2 = u8({120, 130, 140, 200});
+  a.values = {{"q", Value(qa)}, {"y", Value(dq(qa))}};
+  b1.values = {{"q", Value(q1)}, {"y", Value(dq(q1))}};
+  b2.values = {{"q", Value(q2)}, {"y", Value(dq(q2))}};
+  DiffTolerance tol = default_tolerance();
+  tol.quant_step = steps;
+  // Without --quant-steps: one step is a difference, and said to be one step.
+  DiffReport plain = diff_captures(*r.model, a, b1, tol);
+  ASSERT_TRUE(plain.first_divergence.has_value());
+  EXPECT_EQ(plain.nodes[0].node, "quant");
+  EXPECT_NE(diff_node_note(plain.nodes[0]).find("1 quantization step"), std::string::npos) << diff_node_note(plain.nodes[0]);
+  EXPECT_EQ(diff_node_note(plain.nodes[0]).find("within"), std::string::npos);
+  EXPECT_NE(diff_node_note(plain.nodes[1]).find("1 quantization step of 0.1"), std::string::npos)
+      << diff_node_note(plain.nodes[1]);
+  // --quant-steps 1: within, and said so.
+  tol.quant_steps = 1;
+  DiffReport one = diff_captures(*r.model, a, b1, tol);
+  EXPECT_FALSE(one.first_divergence.has_value());
+  EXPECT_NE(diff_node_note(one.nodes[0]).find("within 1 quantization step"), std::string::npos)
+      << diff_node_note(one.nodes[0]);
+  EXPECT_NE(diff_node_note(one.nodes[1]).find("within 1 quantization step of 0.1"), std::string::npos)
+      << diff_node_note(one.nodes[1]);
+  // Two steps apart: still a divergence at --quant-steps 1.
+  DiffReport two = diff_captures(*r.model, a, b2, tol);
+  ASSERT_TRUE(two.first_divergence.has_value());
+  EXPECT_NE(diff_node_note(two.nodes[0]).find("2 quantization steps"), std::string::npos) << diff_node_note(two.nodes[0]);
+  // The JSON names the step and the count.
+  const auto doc = nlohmann::json::parse(diff_report_json(two, DiffReportContext{}));
+  EXPECT_DOUBLE_EQ(doc["nodes"][0]["outputs"][0]["quant_steps"].get<double>(), 2.0);
+  // An ordinary float tensor has no step.
+  EXPECT_EQ(diff_tensors(floats({1}, {1}), floats({1}, {1.5f}), tol, "x").quant_step, 0);
+}

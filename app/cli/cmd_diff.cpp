@@ -119,6 +119,7 @@ Runner add_diff_command(CLI::App& app) {
     ctx.top = a->top;
     std::shared_ptr<const Model> m = load_valid_model(a->model);
     if (!m) return kExitBadInput;
+    ctx.tolerance.quant_step = quantization_steps(*m);
     bool any_divergence = false;
     try {
       const Side* dump_side = nullptr;
@@ -215,6 +216,7 @@ Runner add_reduce_command(CLI::App& app) {
     std::shared_ptr<const Model> m = load_valid_model(a->model);
     if (!m) return kExitBadInput;
     DiffTolerance tol = a->tol.make();
+    tol.quant_step = quantization_steps(*m);
     try {
       NamedValues inputs = make_cli_inputs(*m, a->in, a->in.spec());
       Capture ca = capture_run(*ea, m, inputs);

@@ -202,7 +202,7 @@ Runner add_compare_command(CLI::App& app) {
   cmd->add_option("--report", a->report, "Also write the comparison as Markdown to this file");
   cmd->add_flag("--fail-fast", a->fail_fast, "Stop at the first divergent tensor");
   return [a]() -> int {
-    const DiffTolerance tol = a->tol.make();
+    DiffTolerance tol = a->tol.make();
     DumpFile da, db;
     try {
       DumpReadOptions ro;
@@ -246,6 +246,7 @@ Runner add_compare_command(CLI::App& app) {
         for (const auto& o : n.outputs)
           if (!o.empty() && (ia.count(o) || ib.count(o))) add_step(o, n.label(i), n.op_type);
       }
+      tol.quant_step = quantization_steps(*r.model);
     }
     for (const auto* d : {&da, &db})
       for (const auto& e : d->tensors) add_step(e.name, e.node.empty() ? "?" : e.node, e.op_type);

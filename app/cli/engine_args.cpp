@@ -152,6 +152,10 @@ void add_tolerance_options(CLI::App* cmd, ToleranceArgs& t) {
                   "Absolute tolerance, given like --rtol. Default 1e-5; float16 1e-3 and bfloat16 1e-2 unless a plain "
                   "VALUE is given");
   cmd->add_option("--ulp", t.ulp, "Compare float tensors by ULP distance instead of rtol/atol");
+  cmd->add_option("--quant-steps", t.quant_steps,
+                  "Quantized tensors (QuantizeLinear, QLinear* outputs; DequantizeLinear outputs with one scale) agree "
+                  "within this many quantization steps; their differences are reported in steps either way")
+      ->check(CLI::NonNegativeNumber);
 }
 
 DiffTolerance ToleranceArgs::make() const {
@@ -191,6 +195,7 @@ DiffTolerance ToleranceArgs::make() const {
   }
   for (const auto& [name, s] : tensors) t.by_tensor[name] = {s.rtol.value_or(t.rtol), s.atol.value_or(t.atol)};
   t.max_ulp = ulp;
+  t.quant_steps = quant_steps;
   return t;
 }
 

@@ -60,6 +60,7 @@ NamedValues make_cli_inputs(const Model& m, const InputArgs& args, const InputSp
 struct ToleranceArgs {
   std::vector<std::string> rtol, atol;
   int64_t ulp = -1;
+  int64_t quant_steps = 0;  // --quant-steps; the steps themselves come from the model (quantization_steps)
   DiffTolerance make() const;  // throws CLI::ValidationError on a malformed value
 };
 void add_tolerance_options(CLI::App* cmd, ToleranceArgs& t);

@@ -29,6 +29,13 @@ struct DiffTolerance {
   int64_t max_ulp = -1;  // >= 0: compare by ULP distance instead of rtol/atol
   std::map<DataType, ToleranceRule> by_dtype;
   std::map<std::string, ToleranceRule> by_tensor;
+  // Tensors that carry quantization parameters, with the size of one step in
+  // their own units (quantization_steps() finds them): 1 for a quantized
+  // integer tensor, the scale for a DequantizeLinear output. Each diff of
+  // such a tensor reports its difference in steps; with quant_steps > 0 a
+  // difference of up to that many steps is within tolerance (--quant-steps).
+  std::map<std::string, double> quant_step;
+  int64_t quant_steps = 0;
 
   // The rule for one tensor: its name's, else its type's (the looser of the
   // two types' when A and B differ in type), else the global one.
@@ -36,6 +43,13 @@ struct DiffTolerance {
   // "rtol 1e-4, atol 1e-5; float16: rtol 0.004, atol 0.001; 'y': ..."
   std::string describe() const;
 };
+
+// The tensors of `model`'s main graph whose values are quantized, with one
+// step's size: the integer outputs of QuantizeLinear, DynamicQuantizeLinear,
+// QLinear* (ai.onnx and com.microsoft) and a quantized QGemm (a step is 1),
+// and the float outputs of DequantizeLinear whose scale is one constant
+// value (a step is that scale). Per-axis and blocked scales are left out.
+std::map<std::string, double> quantization_steps(const Model& model);
 
 // The tolerance a diff uses when none is given: 1e-4 / 1e-5, looser for
 // float16 and bfloat16 (a few units in their last place), whose rounding
@@ -57,6 +71,8 @@ struct TensorDiff {
   DataType dtype_a = DataType::Undefined, dtype_b = DataType::Undefined;
   bool types_differ() const { return dtype_a != dtype_b; }  // compared in double when both are numbers
   ToleranceRule rule;       // the rtol/atol this tensor was held to
+  double quant_step = 0;    // > 0: one quantization step of this tensor (DiffTolerance::quant_step)
+  double steps() const { return quant_step > 0 ? max_abs / quant_step : 0; }  // the difference in steps
   uint64_t elements = 0;
   // max_abs is inf when a non-finite value meets a different value; max_rel
   // is over the elements whose A is not zero.

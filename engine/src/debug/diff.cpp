@@ -88,7 +88,12 @@ ToleranceRule DiffTolerance::rule_for(const std::string& tensor, DataType a, Dat
     return it != by_dtype.end() ? it->second : ToleranceRule{rtol, atol};
   };
   const ToleranceRule ra = of(a), rb = of(b);
-  return {std::max(ra.rtol, rb.rtol), std::max(ra.atol, rb.atol)};
+  ToleranceRule r{std::max(ra.rtol, rb.rtol), std::max(ra.atol, rb.atol)};
+  // --quant-steps: N steps of a quantized tensor (and the float rounding of N
+  // steps of a dequantized one) are within tolerance.
+  if (auto it = quant_step.find(tensor); quant_steps > 0 && !tensor.empty() && it != quant_step.end())
+    r.atol = std::max(r.atol, static_cast<double>(quant_steps) * it->second * (1 + 1e-6));
+  return r;
 }
 
 std::string DiffTolerance::describe() const {
@@ -165,6 +170,7 @@ TensorDiff diff_tensors(const Tensor& a, const Tensor& b, const DiffTolerance& t
     return d;
   }
   d.rule = tol.rule_for(name, a.dtype(), b.dtype());
+  if (auto it = tol.quant_step.find(name); !name.empty() && it != tol.quant_step.end()) d.quant_step = it->second;
   d.elements = a.element_count();
   d.worst_violation = -INFINITY;
   if (a.is_string()) {

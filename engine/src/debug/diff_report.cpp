@@ -50,6 +50,19 @@ std::string status(const NodeDiff& n) {
   return n.diverges ? "DIVERGES" : "ok";
 }
 
+// "within 1 quantization step" (the tolerance let it pass) or "3 quantization
+// steps"; for a dequantized tensor its step, the scale, too.
+std::string steps_text(const TensorDiff& d) {
+  const double k = d.steps();
+  char b[96];
+  const bool whole = std::fabs(k - std::round(k)) < 1e-3;
+  if (whole) std::snprintf(b, sizeof b, "%.0f quantization step%s", std::round(k), std::round(k) == 1 ? "" : "s");
+  else std::snprintf(b, sizeof b, "%.2f quantization steps", k);
+  std::string s = (d.within() ? "within " : "") + std::string(b);
+  if (d.quant_step != 1) s += " of " + num(d.quant_step);
+  return s;
+}
+
 std::string list(const std::vector<std::string>& names, size_t most = 5) {
   std::string s;
   for (size_t i = 0; i < names.size() && i < most; ++i) s += (i ? ", '" : "'") + names[i] + "'";
@@ -71,6 +84,7 @@ std::string node_note(const NodeDiff& n) {
       continue;
     }
     add(d.any_nonfinite() ? prefix + nonfinite_counts_text(d) : "");
+    if (d.quant_step > 0 && d.max_abs > 0 && std::isfinite(d.max_abs)) add(prefix + steps_text(d));
     if (d.types_differ())
       add(prefix + "B " + std::string(dtype_name(d.dtype_b)) + ", A " + std::string(dtype_name(d.dtype_a)));
   }
@@ -210,6 +224,8 @@ std::string diff_report_json(const DiffReport& r, const DiffReportContext& ctx) 
                       {"rmse", jnum(d.rmse)},
                       {"cosine", jnum(d.cosine)},
                       {"max_ulp", d.max_ulp},
+                      {"quant_step", jnum(d.quant_step)},
+                      {"quant_steps", jnum(d.steps())},
                       {"out_of_tolerance", d.out_of_tolerance},
                       {"within", d.within()},
                       {"nan_a", d.nan_a},
