@@ -751,6 +751,49 @@ TEST(FuseGelu, BeforeOpset20TheEnginesOwnGelu) {
   expect_same_results(original, m);
 }
 
+// ONNX Runtime's optimizer output: MatMul -> com.microsoft BiasGelu (erf)
+// and MatMul -> FastGelu with and without its bias (tanh). expand-contrib-gelu
+// makes each Add + Gelu, which the MatMul and its bias then absorb. A graph
+// without them is left as it was (the pass once emptied such a graph).
+TEST(ExpandContribGelu, BiasGeluAndFastGeluBecomeAddAndGeluThenFuseIntoTheMatMul) {
+  for (const char* op : {"BiasGelu", "FastGelu", "FastGelu-no-bias"}) {
+    SCOPED_TRACE(op);
+    const bool with_bias = std::string(op) != "FastGelu-no-bias";
+    for (int64_t opset : {int64_t{17}, int64_t{20}}) {
+      ModelBuilder b(opset);
+      b.opset("com.microsoft", 1);
+      b.input("a", DataType::Float, {int64_t{3}, int64_t{8}});
+      b.initializer(weights("w", {8, 7}, 61));
+      b.initializer(weights("bias", {7}, 62));
+      b.node("MatMul", {"a", "w"}, {"x"}, "mm");
+      const std::string name = with_bias ? op : "FastGelu";
+      b.node(name, with_bias ? std::vector<std::string>{"x", "bias"} : std::vector<std::string>{"x"}, {"y"}, "gelu",
+             "com.microsoft");
+      b.output("y", DataType::Float, {int64_t{3}, int64_t{7}});
+      auto original = load_model(b);
+      auto m = apply(*original, cpu::expand_contrib_gelu, true);
+      ASSERT_EQ(op_types(*m), with_bias ? (std::vector<std::string>{"MatMul", "Add", "Gelu"})
+                                        : (std::vector<std::string>{"MatMul", "Gelu"}));
+      const Node& gelu = m->graph.nodes.back();
+      EXPECT_EQ(gelu.domain, opset >= 20 ? "" : "onnxscope.cpu");
+      EXPECT_EQ(gelu.attribute("approximate") ? gelu.attribute("approximate")->s : "none",
+                name == "FastGelu" ? "tanh" : "none");
+      expect_same_results(original, m);
+      auto fused = apply(*m, cpu::fuse_matmul_bias_activation, true);
+      ASSERT_EQ(op_types(*fused), (std::vector<std::string>{"FusedMatMul"}));
+      EXPECT_EQ(fused->graph.nodes[0].attribute("activation")->s, "Gelu");
+      expect_same_results(original, fused);
+    }
+  }
+  ModelBuilder plain(17);
+  plain.input("x", DataType::Float, {int64_t{3}});
+  plain.node("Relu", {"x"}, {"y"}, "relu");
+  plain.output("y", DataType::Float, {int64_t{3}});
+  auto untouched = apply(*load_model(plain), cpu::expand_contrib_gelu, false);
+  ASSERT_EQ(op_types(*untouched), (std::vector<std::string>{"Relu"}));
+  EXPECT_EQ(untouched->graph.nodes[0].name, "relu");
+}
+
 // GPT-2's gelu_new as the TorchScript exporter writes it (form 0: Pow(x, 3),
 // 0.5 * x first), and with x * x * x and the halving last (form 1).
 ModelBuilder decomposed_tanh_gelu(int64_t opset, int form) {

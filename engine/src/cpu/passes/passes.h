@@ -26,6 +26,7 @@ bool fuse_layernorm(Model& model, PassContext& ctx);        // passes/fuse_layer
 bool fuse_rmsnorm(Model& model, PassContext& ctx);          // passes/fuse_rmsnorm.cpp
 bool fuse_rotary(Model& model, PassContext& ctx);           // passes/fuse_rotary.cpp
 bool fuse_gelu(Model& model, PassContext& ctx);             // passes/fuse_gelu.cpp
+bool expand_contrib_gelu(Model& model, PassContext& ctx);   // passes/expand_contrib_gelu.cpp
 bool fuse_sdpa(Model& model, PassContext& ctx);             // passes/fuse_sdpa.cpp
 bool fuse_masked_sdpa(Model& model, PassContext& ctx);      // passes/fuse_masked_sdpa.cpp (devices only)
 bool fuse_attention_transposes(Model& model, PassContext& ctx);  // passes/fuse_attention_transposes.cpp (devices only)

@@ -1,0 +1,59 @@
+// ONNX Runtime's fused GELUs, as its transformers optimizer writes them
+// (com.microsoft BiasGelu(A, B) = Gelu(A + B), FastGelu(X[, B]) = the tanh
+// approximation of Gelu(X + B)), on float32:
+//   -> Add(A, B) and Gelu (ai.onnx Gelu from opset 20, else onnxscope.cpu::Gelu;
+//      approximate "tanh" for FastGelu)
+// so that the MatMul before them and its bias fuse into one FusedMatMul with
+// a Gelu activation (fuse-matmul-bias-activation), as the exporter's own
+// MatMul, Add and GELU chain does. The bias B is 1-D along A's last axis:
+// Add broadcasts it the same way.
+#include "cpu/passes/passes.h"
+
+namespace onnxscope::cpu {
+
+bool expand_contrib_gelu(Model& model, PassContext& ctx) {
+  const bool onnx_gelu = model.opset_version("") >= 20;
+  Graph& g = model.graph;
+  std::vector<Node> out;
+  out.reserve(g.nodes.size());
+  size_t expanded = 0;
+  for (Node& n : g.nodes) {
+    const bool bias_gelu = n.domain == "com.microsoft" && n.op_type == "BiasGelu" && n.inputs.size() == 2;
+    const bool fast_gelu = n.domain == "com.microsoft" && n.op_type == "FastGelu" && !n.inputs.empty() &&
+                           n.inputs.size() <= 2;
+    const bool ok = (bias_gelu || fast_gelu) && n.outputs.size() == 1 && !n.inputs[0].empty() &&
+                    elem_type(g, n.inputs[0]) == DataType::Float &&
+                    (n.inputs.size() < 2 || n.inputs[1].empty() ||
+                     (elem_type(g, n.inputs[1]) == DataType::Float && known_rank(g, n.inputs[1]) == size_t{1}));
+    if (!ok) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    std::string x = n.inputs[0];
+    if (n.inputs.size() == 2 && !n.inputs[1].empty()) {
+      Node add;
+      add.name = unique_node_name(g, (n.name.empty() ? n.op_type : n.name) + "_Add");
+      add.op_type = "Add";
+      add.inputs = {n.inputs[0], n.inputs[1]};
+      x = unique_value_name(g, n.outputs[0] + "_biased");
+      add.outputs = {x};
+      out.push_back(std::move(add));
+    }
+    Node gelu;
+    gelu.name = unique_node_name(g, (n.name.empty() ? n.op_type : n.name) + "_Gelu");
+    gelu.op_type = "Gelu";
+    if (!onnx_gelu) gelu.domain = kCpuDomain;
+    gelu.inputs = {x};
+    gelu.outputs = n.outputs;
+    if (fast_gelu) gelu.attributes.push_back(make_attr_string("approximate", "tanh"));
+    out.push_back(std::move(gelu));
+    ++expanded;
+  }
+  g.nodes = std::move(out);  // (every node was moved into out, expanded or not)
+  if (!expanded) return false;
+  if (!onnx_gelu) add_cpu_opset(model);
+  log_pass(ctx, model, "expand-contrib-gelu: " + std::to_string(expanded) + " BiasGelu/FastGelu -> Add + Gelu");
+  return true;
+}
+
+}  // namespace onnxscope::cpu
