@@ -794,6 +794,67 @@ TEST(ExpandContribGelu, BiasGeluAndFastGeluBecomeAddAndGeluThenFuseIntoTheMatMul
   EXPECT_EQ(untouched->graph.nodes[0].name, "relu");
 }
 
+// ONNX Runtime's saved optimized models: com.microsoft FusedConv becomes the
+// engine's FusedConv (same attributes), unless it has a sum input Z;
+// FusedMatMul becomes MatMul with Transposes for transA / transB and a Mul
+// for alpha, unless transBatch is set (the reference runs those).
+TEST(ExpandContribFused, FusedConvAndFusedMatMulInTheEnginesTerms) {
+  {
+    ModelBuilder b(17);
+    b.opset("com.microsoft", 1);
+    b.input("x", DataType::Float, {int64_t{1}, int64_t{3}, int64_t{6}, int64_t{6}});
+    b.input("z", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{6}, int64_t{6}});
+    b.initializer(weights("w", {4, 3, 3, 3}, 71));
+    b.initializer(weights("bias", {4}, 72));
+    auto& c1 = b.node("FusedConv", {"x", "w", "bias"}, {"c"}, "conv", "com.microsoft");
+    attr_ints(c1, "pads", {1, 1, 1, 1});
+    attr_string(c1, "activation", "LeakyRelu");
+    attr_floats(c1, "activation_params", {0.2f});
+    auto& c2 = b.node("FusedConv", {"x", "w", "bias", "z"}, {"d"}, "conv_sum", "com.microsoft");
+    attr_ints(c2, "pads", {1, 1, 1, 1});
+    attr_string(c2, "activation", "Relu");
+    b.node("Add", {"c", "d"}, {"y"}, "add");
+    b.output("y", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{6}, int64_t{6}});
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::expand_contrib_fused, true);
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedConv", "FusedConv", "Add"}));
+    EXPECT_EQ(m->graph.nodes[0].domain, "onnxscope.cpu");
+    EXPECT_EQ(m->graph.nodes[1].domain, "com.microsoft");  // the sum input: the reference's
+    expect_same_results(original, m);
+  }
+  for (int form = 0; form < 4; ++form) {
+    SCOPED_TRACE(form);
+    const bool ta = form & 1, tb = form & 2;
+    ModelBuilder b(17);
+    b.opset("com.microsoft", 1);
+    b.input("a", DataType::Float, ta ? std::vector<DimSpec>{int64_t{2}, int64_t{5}, int64_t{3}} : std::vector<DimSpec>{int64_t{2}, int64_t{3}, int64_t{5}});
+    b.initializer(weights("bm", tb ? std::vector<int64_t>{4, 5} : std::vector<int64_t>{5, 4}, 73 + form));
+    auto& n = b.node("FusedMatMul", {"a", "bm"}, {"y"}, "fm", "com.microsoft");
+    attr_int(n, "transA", ta);
+    attr_int(n, "transB", tb);
+    if (form != 0) attr_float(n, "alpha", 0.125f);
+    b.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::expand_contrib_fused, true);
+    std::vector<std::string> want;
+    if (ta) want.push_back("Transpose");
+    if (tb) want.push_back("Transpose");
+    want.push_back("MatMul");
+    if (form != 0) want.push_back("Mul");
+    EXPECT_EQ(op_types(*m), want);
+    expect_same_results(original, m);
+  }
+  ModelBuilder batched(17);  // transBatchA: left to the reference kernel
+  batched.opset("com.microsoft", 1);
+  batched.input("a", DataType::Float, {int64_t{3}, int64_t{2}, int64_t{5}});
+  batched.input("b", DataType::Float, {int64_t{2}, int64_t{5}, int64_t{4}});
+  attr_int(batched.node("FusedMatMul", {"a", "b"}, {"y"}, "fm", "com.microsoft"), "transBatchA", 1);
+  batched.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
+  auto kept = apply(*load_model(batched), cpu::expand_contrib_fused, false);
+  ASSERT_EQ(op_types(*kept), (std::vector<std::string>{"FusedMatMul"}));
+  EXPECT_EQ(kept->graph.nodes[0].name, "fm");
+}
+
 // GPT-2's gelu_new as the TorchScript exporter writes it (form 0: Pow(x, 3),
 // 0.5 * x first), and with x * x * x and the halving last (form 1).
 ModelBuilder decomposed_tanh_gelu(int64_t opset, int form) {

@@ -2,7 +2,9 @@
 reference and cpu engines against ONNX Runtime's own kernels: com.microsoft
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, BiasGelu,
 FastGelu, Gelu, QuickGelu, BiasAdd (against numpy: ONNX Runtime has it on
-CUDA only), and ONNX Runtime's onnx-domain
+CUDA only), the fused operators its graph optimizer saves (FusedConv with
+each activation and a sum input, FusedMatMul with alpha, transA, transB,
+transBatchA and transBatchB), and ONNX Runtime's onnx-domain
 LayerNormalization below opset 17 and SimplifiedLayerNormalization. Random
 shapes and optional inputs, every output compared (float32: within 1e-5
 absolute plus 1e-5 relative). Then the error paths: a gamma, bias or skip of
@@ -148,6 +150,41 @@ for i in range(8):
         ins = [("x", x, False), ("scale", rand(24), True)]
         check("SimplifiedLayerNormalization", make("SimplifiedLayerNormalization", ins, ["y", "inv"], {"epsilon": 1e-6},
                                                    domain="", opset=14), ins, ["y", "inv"])
+    cases += 1
+# The optimizer's FusedConv (every activation it writes, with and without Z) and FusedMatMul.
+acts = [("", []), ("Relu", []), ("Tanh", []), ("Sigmoid", []), ("LeakyRelu", [0.1]), ("Clip", [-0.5, 0.5]),
+        ("HardSigmoid", [0.2, 0.5])]
+for i in range(14):
+    act, params = acts[i % len(acts)]
+    n, c, m, h, w = 1 + i % 2, int(rng.integers(1, 5)), int(rng.integers(1, 6)), int(rng.integers(3, 9)), int(rng.integers(3, 9))
+    x = rand(n, c, h, w)
+    wt = rand(m, c, 3, 3, lo=-0.5, hi=0.5)
+    with_z = i % 3 == 2
+    ins = [("x", x, False), ("w", wt, True), ("b", rand(m), True)]
+    attrs = {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [1 + i % 2] * 2}
+    if with_z:
+        ins.append(("z", rand(n, m, (h - 1) // attrs["strides"][0] + 1, (w - 1) // attrs["strides"][0] + 1), False))
+    if act:
+        attrs["activation"] = act
+    if params:
+        attrs["activation_params"] = params
+    check(f"FusedConv {act or 'none'} {x.shape}{' Z' if with_z else ''}", make("FusedConv", ins, ["y"], attrs), ins, ["y"])
+    cases += 1
+for i in range(16):
+    ta, tb, tba, tbb = i % 2, (i // 2) % 2, (i // 4) % 2, (i // 8) % 2
+    batch, m, k, nn_ = int(rng.integers(1, 4)), int(rng.integers(1, 7)), int(rng.integers(1, 9)), int(rng.integers(1, 7))
+    heads = int(rng.integers(1, 3))
+    # Shapes as the operator reads them: transBatch moves dim 0 before the last.
+    def shaped(rows, cols, trans, trans_batch):
+        s = [batch, heads, cols, rows] if trans else [batch, heads, rows, cols]
+        if trans_batch:
+            s = [s[2], s[0], s[1], s[3]]
+        return s
+    a = rand(*shaped(m, k, ta, tba))
+    b = rand(*shaped(k, nn_, tb, tbb))
+    attrs = {"transA": ta, "transB": tb, "transBatchA": tba, "transBatchB": tbb, "alpha": float(rng.choice([1.0, 0.125]))}
+    ins = [("a", a, False), ("b", b, i % 3 == 0)]
+    check(f"FusedMatMul {attrs} {a.shape} {b.shape}", make("FusedMatMul", ins, ["y"], attrs), ins, ["y"])
     cases += 1
 print(f"{cases} cases: reference and cpu equal to onnxruntime's kernels within 1e-5")
 

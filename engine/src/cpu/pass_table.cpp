@@ -11,6 +11,9 @@ namespace onnxscope::cpu {
 const std::vector<Pass>& pass_table() {
   static const std::vector<Pass> table = {
       {{"eliminate-identity", 1, true, "drop Identity nodes, readers read the input"}, eliminate_identity},
+      {{"expand-contrib-fused", 1, true,
+        "com.microsoft FusedConv -> the engine's FusedConv; FusedMatMul -> [Transpose] MatMul [Mul alpha]"},
+       expand_contrib_fused},
       {{"constant-folding", 1, true, "evaluate nodes with constant inputs once, at prepare time"}, constant_folding},
       {{"eliminate-dead-nodes", 1, true, "drop nodes whose outputs reach no graph output, and unread initializers"},
        eliminate_dead_nodes},

@@ -5,11 +5,25 @@
 //      approximate "tanh" for FastGelu)
 // so that the MatMul before them and its bias fuse into one FusedMatMul with
 // a Gelu activation (fuse-matmul-bias-activation), as the exporter's own
-// MatMul, Add and GELU chain does. The bias B is 1-D along A's last axis:
-// Add broadcasts it the same way.
+// MatMul, Add and GELU chain does. The bias B is 1-D along A's last axis
+// (its size checked where both are known): Add broadcasts it the same way.
 #include "cpu/passes/passes.h"
 
 namespace onnxscope::cpu {
+namespace {
+
+// B is 1-D and not known to differ from A's last dim: a bias of another size
+// (both known) reaches the reference kernel, which names it.
+bool bias_fits(const Graph& g, const std::string& a, const std::string& b) {
+  const std::optional<size_t> rank = known_rank(g, b);
+  if (rank != size_t{1}) return false;
+  const std::optional<Shape> bs = static_shape(g, b);
+  const std::optional<TypeInfo> at = tensor_type(g, a);
+  if (!bs || !at || !at->shape || at->shape->empty() || !at->shape->back().is_known()) return true;
+  return at->shape->back().value == (*bs)[0];
+}
+
+}  // namespace
 
 bool expand_contrib_gelu(Model& model, PassContext& ctx) {
   const bool onnx_gelu = model.opset_version("") >= 20;
@@ -24,7 +38,7 @@ bool expand_contrib_gelu(Model& model, PassContext& ctx) {
     const bool ok = (bias_gelu || fast_gelu) && n.outputs.size() == 1 && !n.inputs[0].empty() &&
                     elem_type(g, n.inputs[0]) == DataType::Float &&
                     (n.inputs.size() < 2 || n.inputs[1].empty() ||
-                     (elem_type(g, n.inputs[1]) == DataType::Float && known_rank(g, n.inputs[1]) == size_t{1}));
+                     (elem_type(g, n.inputs[1]) == DataType::Float && bias_fits(g, n.inputs[0], n.inputs[1])));
     if (!ok) {
       out.push_back(std::move(n));
       continue;

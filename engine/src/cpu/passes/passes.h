@@ -27,6 +27,7 @@ bool fuse_rmsnorm(Model& model, PassContext& ctx);          // passes/fuse_rmsno
 bool fuse_rotary(Model& model, PassContext& ctx);           // passes/fuse_rotary.cpp
 bool fuse_gelu(Model& model, PassContext& ctx);             // passes/fuse_gelu.cpp
 bool expand_contrib_gelu(Model& model, PassContext& ctx);   // passes/expand_contrib_gelu.cpp
+bool expand_contrib_fused(Model& model, PassContext& ctx);  // passes/expand_contrib_fused.cpp
 bool fuse_sdpa(Model& model, PassContext& ctx);             // passes/fuse_sdpa.cpp
 bool fuse_masked_sdpa(Model& model, PassContext& ctx);      // passes/fuse_masked_sdpa.cpp (devices only)
 bool fuse_attention_transposes(Model& model, PassContext& ctx);  // passes/fuse_attention_transposes.cpp (devices only)

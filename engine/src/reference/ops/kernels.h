@@ -35,6 +35,7 @@ void IsNaN(KernelContext&); void IsInf(KernelContext&);
 void Not(KernelContext&); void And(KernelContext&); void Or(KernelContext&); void Xor(KernelContext&);
 // math/matmul.cpp
 void MatMul(KernelContext&);
+void FusedMatMul(KernelContext&);  // com.microsoft
 // math/mod.cpp
 void Mod(KernelContext&);
 // math/pow.cpp
@@ -73,6 +74,8 @@ void BatchNormalization(KernelContext&);
 void CausalConvWithState(KernelContext&);
 // nn/col2im.cpp
 void Col2Im(KernelContext&);
+// nn/fused_conv.cpp (com.microsoft)
+void FusedConv(KernelContext&);
 // nn/conv.cpp
 void Conv(KernelContext&);
 // nn/conv_transpose.cpp

@@ -1,0 +1,104 @@
+// The fused operators ONNX Runtime's graph optimizer saves into models
+// (optimized_model_filepath), on float32, in the CPU engine's own terms:
+//   com.microsoft FusedConv(X, W, [B]) with an activation the engine's
+//     FusedConv has (fused_ops.h: the same names and parameters)
+//     -> onnxscope.cpu FusedConv, the same node (a sum input Z stays with
+//        the reference kernel: the CPU engine has no residual convolution)
+//   com.microsoft FusedMatMul(A, B) with alpha, transA, transB, no transBatch
+//     -> [Transpose(A)] [Transpose(B)] MatMul [Mul(alpha)]
+//        (a constant B's Transpose folds at prepare time; the MatMul and what
+//        follows it then fuse as an exporter's own would)
+#include "cpu/passes/passes.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+bool engine_activation(const Node& n) {
+  const Attribute* a = n.attribute("activation");
+  if (!a) return true;
+  static const std::set<std::string> known = {"Relu", "Tanh", "Sigmoid", "LeakyRelu", "Clip", "HardSigmoid"};
+  return a->type == AttrType::String && known.count(a->s) > 0;
+}
+
+int64_t attr_int_or(const Node& n, const char* name, int64_t v) {
+  const Attribute* a = n.attribute(name);
+  return a && a->type == AttrType::Int ? a->i : v;
+}
+
+}  // namespace
+
+bool expand_contrib_fused(Model& model, PassContext& ctx) {
+  Graph& g = model.graph;
+  std::vector<Node> out;
+  out.reserve(g.nodes.size());
+  size_t convs = 0, matmuls = 0;
+  for (Node& n : g.nodes) {
+    const bool ms = n.domain == "com.microsoft";
+    if (ms && n.op_type == "FusedConv" && n.inputs.size() >= 2 && n.inputs.size() <= 3 && n.outputs.size() == 1 &&
+        elem_type(g, n.inputs[0]) == DataType::Float && engine_activation(n)) {
+      n.domain = kCpuDomain;
+      out.push_back(std::move(n));
+      ++convs;
+      continue;
+    }
+    const bool fm = ms && n.op_type == "FusedMatMul" && n.inputs.size() == 2 && n.outputs.size() == 1 &&
+                    elem_type(g, n.inputs[0]) == DataType::Float && attr_int_or(n, "transBatchA", 0) == 0 &&
+                    attr_int_or(n, "transBatchB", 0) == 0;
+    // 0: unknown (or a scalar, which MatMul refuses anyway).
+    const size_t ra = fm ? known_rank(g, n.inputs[0]).value_or(0) : 0;
+    const size_t rb = fm ? known_rank(g, n.inputs[1]).value_or(0) : 0;
+    const bool ta = attr_int_or(n, "transA", 0) != 0, tb = attr_int_or(n, "transB", 0) != 0;
+    // A transposed operand needs its rank (the permutation swaps its last two dims).
+    if (!fm || (ta && ra < 2) || (tb && rb < 2)) {
+      out.push_back(std::move(n));
+      continue;
+    }
+    const std::string base = n.name.empty() ? "FusedMatMul" : n.name;
+    auto transpose = [&](const std::string& x, size_t rank, const char* tag) {
+      Node t;
+      t.name = unique_node_name(g, base + "_Transpose" + tag);
+      t.op_type = "Transpose";
+      t.inputs = {x};
+      t.outputs = {unique_value_name(g, x + "_T")};
+      std::vector<int64_t> perm(rank);
+      for (size_t d = 0; d < rank; ++d) perm[d] = static_cast<int64_t>(d);
+      std::swap(perm[rank - 2], perm[rank - 1]);
+      t.attributes.push_back(make_attr_ints("perm", perm));
+      std::string y = t.outputs[0];
+      out.push_back(std::move(t));
+      return y;
+    };
+    const std::string a = ta ? transpose(n.inputs[0], ra, "A") : n.inputs[0];
+    const std::string b = tb ? transpose(n.inputs[1], rb, "B") : n.inputs[1];
+    const Attribute* alpha_attr = n.attribute("alpha");
+    const float alpha = alpha_attr && alpha_attr->type == AttrType::Float ? alpha_attr->f : 1.0f;
+    Node mm;
+    mm.name = unique_node_name(g, base + "_MatMul");
+    mm.op_type = "MatMul";
+    mm.inputs = {a, b};
+    mm.outputs = {alpha == 1.0f ? n.outputs[0] : unique_value_name(g, n.outputs[0] + "_unscaled")};
+    const std::string product = mm.outputs[0];
+    out.push_back(std::move(mm));
+    if (alpha != 1.0f) {
+      const std::string scale = unique_value_name(g, base + "_alpha");
+      Tensor s = Tensor::zeros(DataType::Float, {});
+      s.mutable_data<float>()[0] = alpha;
+      g.initializers.push_back({scale, std::move(s), {}});
+      Node mul;
+      mul.name = unique_node_name(g, base + "_Mul");
+      mul.op_type = "Mul";
+      mul.inputs = {product, scale};
+      mul.outputs = n.outputs;
+      out.push_back(std::move(mul));
+    }
+    ++matmuls;
+  }
+  g.nodes = std::move(out);  // (every node was moved into out, rewritten or not)
+  if (convs + matmuls == 0) return false;
+  if (convs) add_cpu_opset(model);
+  log_pass(ctx, model, "expand-contrib-fused: " + std::to_string(convs) + " FusedConv -> the engine's, " +
+                           std::to_string(matmuls) + " FusedMatMul -> MatMul with its transposes and scale");
+  return true;
+}
+
+}  // namespace onnxscope::cpu
