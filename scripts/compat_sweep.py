@@ -10,7 +10,8 @@ few classical estimators:
   ONNX Runtime   quantize_static QDQ and QOperator, per tensor and per
                  channel; quantize_dynamic; the transformers optimizer
                  (bert and gpt2 model types); MatMulNBitsQuantizer (int4,
-                 symmetric and not)
+                 symmetric and not); the model a session saves after its
+                 graph rewrites (optimized_model_filepath, extended level)
   float16        onnxconverter-common's float16 conversion (inputs and
                  outputs kept float32)
   scikit-learn   skl2onnx pipelines: scaler + logistic regression, random
@@ -120,6 +121,22 @@ def make_ort_tools(out, only, public=False):
             opt = optimize_model(str(path), model_type=kind, num_heads=heads, hidden_size=hidden, opt_level=1)
             opt.save_model_to_file(str(out / f"{stem}.onnx"))
             made.append((stem, f"transformers optimizer ({kind}) of {src}", "float"))
+    # The models onnxruntime saves after its graph rewrites (FusedConv, FusedMatMul, BiasGelu, ...).
+    import onnxruntime as ort
+
+    saved = [(REAL, s) for s in ("resnet_tiny_ts", "mobilenet_v3_small_ts", "bert_ts", "gpt2_ts", "llama_dynamo")]
+    if public:
+        saved += [(BENCH, s) for s in ("resnet18", "mobilenet_v3_large", "bert_base_ts14", "gpt2")]
+    for where, src in saved:
+        path = where / f"{src}.onnx"
+        stem = f"{src}_ortsaved"
+        if not path.exists() or (only and not re.search(only, stem)):
+            continue
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        so.optimized_model_filepath = str(out / f"{stem}.onnx")
+        ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
+        made.append((stem, f"onnxruntime's saved optimized model (extended) of {src}", "float"))
     llama = REAL / "llama_dynamo.onnx"
     if llama.exists():
         from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
