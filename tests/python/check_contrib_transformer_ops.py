@@ -13,14 +13,15 @@ the wrong shape gives exit code 1 and a message naming it.
 usage: check_contrib_transformer_ops.py ONNXSCOPE_CLI WORKDIR
 """
 import os
-import subprocess
 import sys
 
-import h5py
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import onnxscope_cli
+from onnxscope_cli import run_outputs
 
 cli, work = sys.argv[1:3]
 os.makedirs(work, exist_ok=True)
@@ -49,25 +50,7 @@ def make(op, inputs, outputs, attrs, domain="com.microsoft", opset=17):
 
 
 def run_onnxscope(path, feeds, engine, outputs):
-    args = []
-    for name, value in feeds.items():
-        np.save(f"{work}/{name}.npy", value)
-        args += ["--input", f"{name}={work}/{name}.npy"]
-    out = f"{work}/out_{engine}.h5"
-    p = subprocess.run([cli, "run", path, "--engine", engine, "--out", out, *args], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"onnxscope {engine} failed on {path}: {p.stderr}")
-    got = {}
-    with h5py.File(out) as f:
-        for ds in f["tensors"].values():
-            name = ds.attrs["name"]
-            name = name.decode() if isinstance(name, bytes) else str(name)
-            if name in outputs:
-                got[name] = ds[()]
-    missing = [o for o in outputs if o not in got]
-    if missing:
-        raise SystemExit(f"{path}: no output {missing} in the dump")
-    return got
+    return run_outputs(cli, path, feeds, engine, outputs, work)
 
 
 def check(what, m, inputs, outputs, want=None):
@@ -192,15 +175,8 @@ print(f"{cases} cases: reference and cpu equal to onnxruntime's kernels within 1
 def expect_error(m, inputs, what, fragment):
     path = f"{work}/bad.onnx"
     onnx.save(m, path)
-    args = []
-    for name, arr, init in inputs:
-        if arr is not None and not init:
-            np.save(f"{work}/{name}.npy", arr)
-            args += ["--input", f"{name}={work}/{name}.npy"]
-    for engine in ("reference", "cpu"):
-        p = subprocess.run([cli, "run", path, "--engine", engine, *args], capture_output=True, text=True)
-        assert p.returncode == 1, (what, engine, p.returncode, p.stderr)
-        assert fragment in p.stderr, (what, engine, p.stderr)
+    feeds = {name: arr for name, arr, init in inputs if arr is not None and not init}
+    onnxscope_cli.expect_error(cli, path, feeds, work, fragment, what)
 
 
 x = rand(2, 3, 8)

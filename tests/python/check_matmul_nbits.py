@@ -12,14 +12,15 @@ blocks give exit code 1 and name the problem.
 usage: check_matmul_nbits.py ONNXSCOPE_CLI WORKDIR
 """
 import os
-import subprocess
 import sys
 
-import h5py
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import onnxscope_cli
+from onnxscope_cli import run_outputs
 
 cli, work = sys.argv[1:3]
 os.makedirs(work, exist_ok=True)
@@ -81,18 +82,7 @@ def case(bits, K, N, block, a_shape, zp_kind, with_g_idx, with_bias):
 
 
 def run_onnxscope(path, a, engine):
-    np.save(f"{work}/a.npy", a)
-    out = f"{work}/out_{engine}.h5"
-    p = subprocess.run([cli, "run", path, "--engine", engine, "--input", f"a={work}/a.npy", "--out", out],
-                       capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"onnxscope {engine} failed on {path}: {p.stderr}")
-    with h5py.File(out) as f:
-        for ds in f["tensors"].values():
-            name = ds.attrs["name"]
-            if (name.decode() if isinstance(name, bytes) else str(name)) == "y":
-                return ds[()]
-    raise SystemExit("no output y in the dump")
+    return run_outputs(cli, path, {"a": a}, engine, ["y"], work)["y"]
 
 
 against_ort = 0
@@ -141,11 +131,7 @@ print(f"{cases} cases: reference and cpu equal to numpy within 1e-5 of the outpu
 def expect_error(m, fragment, what):
     path = f"{work}/bad.onnx"
     onnx.save(m, path)
-    np.save(f"{work}/a.npy", rng.standard_normal((2, 32)).astype(np.float32))
-    for engine in ("reference", "cpu"):
-        p = subprocess.run([cli, "run", path, "--engine", engine, "--input", f"a={work}/a.npy"], capture_output=True, text=True)
-        assert p.returncode == 1, (what, engine, p.returncode, p.stderr)
-        assert fragment in p.stderr, (what, engine, p.stderr)
+    onnxscope_cli.expect_error(cli, path, {"a": rng.standard_normal((2, 32)).astype(np.float32)}, work, fragment, what)
 
 
 def with_attr(m, name, value):

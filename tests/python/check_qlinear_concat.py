@@ -8,14 +8,15 @@ give exit code 1 and a message naming the problem.
 usage: check_qlinear_concat.py ONNXSCOPE_CLI WORKDIR
 """
 import os
-import subprocess
 import sys
 
-import h5py
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import onnxscope_cli
+from onnxscope_cli import run_outputs
 
 cli, work = sys.argv[1:3]
 os.makedirs(work, exist_ok=True)
@@ -43,20 +44,7 @@ def model(n_inputs, shapes, axis, ttype, params, y_params, with_axis=True, zp_ty
 
 
 def run_onnxscope(path, feeds, engine):
-    args = []
-    for name, value in feeds.items():
-        np.save(f"{work}/{name}.npy", value)
-        args += ["--input", f"{name}={work}/{name}.npy"]
-    out = f"{work}/qlc_{engine}.h5"
-    p = subprocess.run([cli, "run", path, "--engine", engine, "--out", out, *args], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"onnxscope {engine} failed on {path}: {p.stderr}")
-    with h5py.File(out) as f:
-        for ds in f["tensors"].values():
-            name = ds.attrs["name"]
-            if (name.decode() if isinstance(name, bytes) else str(name)) == "y":
-                return ds[()]
-    raise SystemExit("no output y in the dump")
+    return run_outputs(cli, path, feeds, engine, ["y"], work)["y"]
 
 
 cases = 0
@@ -97,13 +85,7 @@ def expect_error(m, what, fragment):
     path = f"{work}/qlc_bad_{what}.onnx"
     onnx.save(m, path)
     feeds = {"x0": np.zeros([2, 3], np.uint8), "x1": np.zeros([2, 3], np.uint8)}
-    args = []
-    for name, value in feeds.items():
-        np.save(f"{work}/{name}.npy", value)
-        args += ["--input", f"{name}={work}/{name}.npy"]
-    p = subprocess.run([cli, "run", path, *args], capture_output=True, text=True)
-    assert p.returncode == 1, (what, p.returncode, p.stderr)
-    assert fragment in p.stderr and "QLinearConcat" in p.stderr, (what, p.stderr)
+    onnxscope_cli.expect_error(cli, path, feeds, work, fragment, what)
 
 
 good = ((0.1, 3), (0.1, 3))

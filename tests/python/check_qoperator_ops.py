@@ -15,14 +15,15 @@ message naming the problem.
 usage: check_qoperator_ops.py ONNXSCOPE_CLI WORKDIR
 """
 import os
-import subprocess
 import sys
 
-import h5py
 import numpy as np
 import onnx
 import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
+
+import onnxscope_cli
+from onnxscope_cli import run_outputs
 
 cli, work = sys.argv[1:3]
 os.makedirs(work, exist_ok=True)
@@ -50,20 +51,7 @@ def make(op, inputs, out_type, attrs):
 
 
 def run_onnxscope(path, feeds, engine):
-    args = []
-    for name, value in feeds.items():
-        np.save(f"{work}/{name}.npy", value)
-        args += ["--input", f"{name}={work}/{name}.npy"]
-    out = f"{work}/out_{engine}.h5"
-    p = subprocess.run([cli, "run", path, "--engine", engine, "--out", out, *args], capture_output=True, text=True)
-    if p.returncode != 0:
-        raise SystemExit(f"onnxscope {engine} failed on {path}: {p.stderr}")
-    with h5py.File(out) as f:
-        for ds in f["tensors"].values():
-            name = ds.attrs["name"]
-            if (name.decode() if isinstance(name, bytes) else str(name)) == "y":
-                return ds[()]
-    raise SystemExit("no output y in the dump")
+    return run_outputs(cli, path, feeds, engine, ["y"], work)["y"]
 
 
 one_step = 0
@@ -169,15 +157,8 @@ print(f"{cases} cases: reference and cpu within one quantization step of onnxrun
 def expect_error(m, inputs, what, fragment):
     path = f"{work}/bad.onnx"
     onnx.save(m, path)
-    args = []
-    for name, arr, init in inputs:
-        if arr is not None and not init:
-            np.save(f"{work}/{name}.npy", arr)
-            args += ["--input", f"{name}={work}/{name}.npy"]
-    for engine in ("reference", "cpu"):
-        p = subprocess.run([cli, "run", path, "--engine", engine, *args], capture_output=True, text=True)
-        assert p.returncode == 1, (what, engine, p.returncode, p.stderr)
-        assert fragment in p.stderr, (what, engine, p.stderr)
+    feeds = {name: arr for name, arr, init in inputs if arr is not None and not init}
+    onnxscope_cli.expect_error(cli, path, feeds, work, fragment, what)
 
 
 a = q([2, 3], np.uint8)

@@ -1,6 +1,8 @@
 // Helpers shared by the CPU engine's own nn kernels.
 #pragma once
 
+#include <optional>
+
 #include "onnxscope/kernel.h"
 #include "reference/ops/nn/common.h"
 
@@ -39,5 +41,29 @@ struct PlaneWindow {
     pr = w.pad_end[1];
   }
 };
+
+// The 2-D window of a MaxPool / AveragePool node (or NchwcPool's) over
+// planes of H x W, without dilation, as the CPU's own pooling kernels walk
+// it: nullopt for what they decline (no kernel_shape, dilations, a window
+// past X and its padding, as a mutated kernel_shape of 2^31 makes: the
+// reference finds such taps by division, and names what is wrong).
+inline std::optional<ref::nn::Window> pool_window_2d(const KernelContext& ctx, int64_t H, int64_t W) {
+  if (!ctx.has_attr("kernel_shape")) return std::nullopt;
+  const std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
+  if (kernel.size() != 2) return std::nullopt;
+  if (ctx.has_attr("dilations")) {
+    const std::vector<int64_t> d = ctx.attr_ints("dilations");
+    if (!d.empty() && d != std::vector<int64_t>{1, 1}) return std::nullopt;
+  }
+  ref::nn::Window w;
+  try {
+    w = ref::nn::resolve_window(ctx, {H, W}, kernel, ctx.attr_int("ceil_mode", 0) != 0);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+  for (size_t d = 0; d < 2; ++d)
+    if (w.kernel[d] > w.in[d] + w.pad_begin[d] + w.pad_end[d] || w.out[d] <= 0) return std::nullopt;
+  return w;
+}
 
 }  // namespace onnxscope::cpu

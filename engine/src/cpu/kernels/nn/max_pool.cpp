@@ -31,25 +31,11 @@ bool max_pool_of(const KernelContext& ctx, MaxPoolShape& p) {
   const Value* v = ctx.input_value(0);
   if (!v || !v->is_tensor() || v->tensor().dtype() != DataType::Float || v->tensor().rank() != 4) return false;
   const Shape& x = v->tensor().shape();
-  if (!ctx.has_attr("kernel_shape")) return false;
-  const std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
-  if (kernel.size() != 2) return false;
-  if (ctx.has_attr("dilations")) {
-    const std::vector<int64_t> d = ctx.attr_ints("dilations");
-    if (!d.empty() && d != std::vector<int64_t>{1, 1}) return false;
-  }
   const int64_t order = ctx.attr_int("storage_order", 0);
   if (order != 0 && order != 1) return false;  // the reference names it
-  ref::nn::Window w;
-  try {
-    w = ref::nn::resolve_window(ctx, {x[2], x[3]}, kernel, ctx.attr_int("ceil_mode", 0) != 0);
-  } catch (const std::exception&) {
-    return false;  // the reference names what is wrong
-  }
-  // A window past X and its padding walks taps one by one here: a mutated
-  // kernel_shape of 2^31 goes to the reference, which finds its taps by division.
-  for (size_t d = 0; d < 2; ++d)
-    if (w.kernel[d] > w.in[d] + w.pad_begin[d] + w.pad_end[d] || w.out[d] <= 0) return false;
+  const std::optional<ref::nn::Window> win = pool_window_2d(ctx, x[2], x[3]);
+  if (!win) return false;
+  const ref::nn::Window& w = *win;
   p.set(x, w, w.kernel[0], w.kernel[1]);
   p.sh = w.strides[0];
   p.sw = w.strides[1];

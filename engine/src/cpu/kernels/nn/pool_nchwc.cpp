@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/output.h"
 #include "cpu/nchwc.h"
 #include "cpu/thread_pool.h"
@@ -58,25 +59,11 @@ bool problem(const KernelContext& ctx, BlockedPool& p) {
   if (x.dtype() != DataType::Float || (block != 8 && block != 16) || x.rank() != 5 || x.shape()[4] != block ||
       x.element_count() == 0 || !blocks_hold(channels, x.shape()[1], block))
     return false;
-  if (!ctx.has_attr("kernel_shape")) return false;
-  const std::vector<int64_t> kernel = ctx.attr_ints("kernel_shape");
-  if (kernel.size() != 2) return false;
-  if (ctx.has_attr("dilations")) {
-    const std::vector<int64_t> d = ctx.attr_ints("dilations");
-    if (!d.empty() && d != std::vector<int64_t>{1, 1}) return false;
-  }
   if (op == "MaxPool" && ctx.attr_int("storage_order", 0) != 0 && ctx.attr_int("storage_order", 0) != 1) return false;
   const Shape& s = x.shape();
-  ref::nn::Window w;
-  try {
-    w = ref::nn::resolve_window(ctx, {s[2], s[3]}, kernel, ctx.attr_int("ceil_mode", 0) != 0);
-  } catch (const std::exception&) {
-    return false;  // the reference names what is wrong
-  }
-  // Taps are walked one by one: a window past X and its padding (a mutated
-  // kernel_shape) goes to the others.
-  for (size_t d = 0; d < 2; ++d)
-    if (w.kernel[d] > w.in[d] + w.pad_begin[d] + w.pad_end[d] || w.out[d] <= 0) return false;
+  const std::optional<ref::nn::Window> win = pool_window_2d(ctx, s[2], s[3]);
+  if (!win) return false;
+  const ref::nn::Window& w = *win;
   p.max = op == "MaxPool";
   p.include_pad = !p.max && ctx.attr_int("count_include_pad", 0) != 0;
   p.N = s[0];
