@@ -1,7 +1,8 @@
 """The com.microsoft operators ONNX Runtime's QOperator quantizer writes
 beyond convolutions (QLinearAdd, QLinearMul, QLinearSigmoid,
-QLinearLeakyRelu, QLinearGlobalAveragePool, QGemm), on onnxscope's reference
-and cpu engines against ONNX Runtime's own kernels: random shapes and
+QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearSoftmax, QGemm), on
+onnxscope's reference and cpu engines against ONNX Runtime's own kernels:
+random shapes and
 broadcasts, uint8 and int8, zero points given or not, per-column QGemm
 scales, float and quantized QGemm outputs (every zero point given: ONNX
 Runtime's type inference wants them). Quantized outputs must be within
@@ -128,6 +129,33 @@ for i in range(12):
     check(f"QLinearGlobalAveragePool {t.__name__} {x.shape} channels_last {int(cl)}",
           make("QLinearGlobalAveragePool", ins, t, {"channels_last": int(cl)}), ins)
     cases += 1
+
+for i in range(12):
+    t = np.uint8 if i % 2 == 0 else np.int8
+    shape = [int(v) for v in rng.integers(1, 6, size=int(rng.integers(1, 4)))]
+    shape[-1] = int(rng.integers(2, 40))
+    axis = int(rng.integers(-len(shape), len(shape)))
+    opset = 12 if i % 3 == 0 else 13
+    # A softmax over one value is 1 (255 at 1/256, saturated); onnxruntime 1.31 gives 0 there:
+    # such rows are checked against numpy below, not against it.
+    shape[axis] = max(shape[axis], 2)
+    x = q(shape, t)
+    # The quantizer's output parameters: 1/256 and the type's lowest value as zero.
+    zy = np.array(0 if t == np.uint8 else -128, t)
+    ins = [("x", x, False), ("sx", scale(), True), ("zx", zp(t), True),
+           ("sy", np.array(1.0 / 256, np.float32), True), ("zy", zy, True)]
+    check(f"QLinearSoftmax {t.__name__} {x.shape} axis {axis} opset {opset}",
+          make("QLinearSoftmax", ins, t, {"axis": axis, "opset": opset}), ins)
+    cases += 1
+
+x1 = q([3, 1, 4], np.uint8)
+ins = [("x", x1, False), ("sx", scale(), True), ("zx", zp(np.uint8), True),
+       ("sy", np.array(1.0 / 256, np.float32), True), ("zy", np.array(0, np.uint8), True)]
+path = f"{work}/softmax_one.onnx"
+onnx.save(make("QLinearSoftmax", ins, np.uint8, {"axis": 1, "opset": 13}), path)
+for engine in ("reference", "cpu"):
+    assert np.all(run_onnxscope(path, {"x": x1}, engine) == 255), (engine, "softmax over one value")
+cases += 1
 
 for i in range(24):
     ta, tb = [(np.uint8, np.uint8), (np.uint8, np.int8), (np.int8, np.int8)][i % 3]

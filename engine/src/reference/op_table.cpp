@@ -226,6 +226,7 @@ const ref::OpEntry kOps[] = {
     {"quantization/qlinear_binary.cpp", "com.microsoft", "QLinearMul", 1, INT_MAX, QLinearMul},
     {"quantization/qlinear_concat.cpp", "com.microsoft", "QLinearConcat", 1, INT_MAX, QLinearConcat},
     {"quantization/qlinear_global_average_pool.cpp", "com.microsoft", "QLinearGlobalAveragePool", 1, INT_MAX, QLinearGlobalAveragePool},
+    {"quantization/qlinear_softmax.cpp", "com.microsoft", "QLinearSoftmax", 1, INT_MAX, QLinearSoftmax},
     {"quantization/qlinear_conv.cpp", "", "QLinearConv", 10, INT_MAX, QLinearConv},
     {"quantization/qlinear_matmul.cpp", "", "QLinearMatMul", 10, INT_MAX, QLinearMatMul},
     {"quantization/quantize_linear.cpp", "", "QuantizeLinear", 10, INT_MAX, QuantizeLinear},

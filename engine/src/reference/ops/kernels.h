@@ -252,6 +252,8 @@ void QLinearGlobalAveragePool(KernelContext&);
 void QLinearConv(KernelContext&);
 // quantization/qlinear_matmul.cpp
 void QLinearMatMul(KernelContext&);
+// quantization/qlinear_softmax.cpp (com.microsoft)
+void QLinearSoftmax(KernelContext&);
 // quantization/quantize_linear.cpp
 void QuantizeLinear(KernelContext&);
 // --- signal

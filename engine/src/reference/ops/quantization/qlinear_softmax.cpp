@@ -1,0 +1,81 @@
+// Reference kernel: com.microsoft QLinearSoftmax (ONNX Runtime's contrib
+// operator, which its QOperator quantizer writes for Softmax: attention
+// probabilities of quantized transformers).
+//
+// Inputs X, X_scale, x_zero_point (optional: 0), y_scale, y_zero_point;
+// uint8 or int8, per-tensor parameters. Attributes axis (-1) and opset, the
+// ONNX Softmax whose axis rule it follows: below 13 the input is coerced to
+// a matrix at axis and each row normalized; from 13 on, along axis alone.
+// Each value dequantized, the softmax in double (the row's maximum taken
+// out first; the zero point cancels), then quantized to y_scale and
+// y_zero_point, rounded half to even and saturated.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "reference/kernel_util.h"
+#include "reference/ops/kernels.h"
+#include "reference/ops/quantization/common.h"
+
+namespace onnxscope::ref {
+namespace {
+
+template <typename T>
+void softmax(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const float sx = qlinear_scale(ctx, 1, "X_scale"), sy = qlinear_scale(ctx, 3, "y_scale");
+  qlinear_zero_point<T>(ctx, 2, x.dtype(), "x_zero_point");  // checked; it cancels
+  const T zy = qlinear_zero_point<T>(ctx, 4, x.dtype(), "y_zero_point");
+  if (!ctx.has_attr("opset")) ctx.fail("required attribute 'opset' is missing (the Softmax version whose axis rule applies)");
+  const int64_t opset = ctx.attr_int("opset", 13);
+  const int64_t rank = x.rank();
+  if (rank == 0) ctx.fail("X must have rank 1 or more");
+  int64_t axis = ctx.attr_int("axis", -1);
+  if (axis < -rank || axis >= rank)
+    ctx.fail("axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank));
+  if (axis < 0) axis += rank;
+  const Shape& s = x.shape();
+  // Rows of n values `inner` apart: from opset 13 the one axis, before it every dim from axis on.
+  int64_t outer = 1, n = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d) outer *= s[static_cast<size_t>(d)];
+  if (opset >= 13) {
+    n = s[static_cast<size_t>(axis)];
+    for (int64_t d = axis + 1; d < rank; ++d) inner *= s[static_cast<size_t>(d)];
+  } else {
+    for (int64_t d = axis; d < rank; ++d) n *= s[static_cast<size_t>(d)];
+  }
+  Tensor& y = ctx.allocate_output(0, x.dtype(), s);
+  const T* in = x.data<T>();
+  T* out = y.mutable_data<T>();
+  std::vector<double> e(static_cast<size_t>(n));
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t base = o * n * inner + i;
+      int64_t qmax = in[base];
+      for (int64_t k = 1; k < n; ++k) qmax = std::max<int64_t>(qmax, in[base + k * inner]);
+      double sum = 0;
+      for (int64_t k = 0; k < n; ++k) {
+        e[static_cast<size_t>(k)] = std::exp(static_cast<double>(in[base + k * inner] - qmax) * sx);
+        sum += e[static_cast<size_t>(k)];
+      }
+      for (int64_t k = 0; k < n; ++k)
+        out[base + k * inner] = quantize_float<T>(static_cast<float>(e[static_cast<size_t>(k)] / sum / sy), zy);
+    }
+}
+
+}  // namespace
+
+void QLinearSoftmax(KernelContext& ctx) {
+  if (ctx.input_count() < 4 || ctx.input_count() > 5)
+    ctx.fail("QLinearSoftmax takes X, X_scale, x_zero_point, y_scale, y_zero_point: got " +
+             std::to_string(ctx.input_count()) + " inputs");
+  for (size_t i : {0u, 1u, 3u})
+    if (!ctx.optional_input(i)) ctx.fail("input " + std::to_string(i) + " is missing (only zero points are optional)");
+  switch (ctx.input(0).dtype()) {
+    case DataType::Uint8: softmax<uint8_t>(ctx); break;
+    case DataType::Int8: softmax<int8_t>(ctx); break;
+    default: ctx.fail("X must be uint8 or int8, got " + std::string(dtype_name(ctx.input(0).dtype())));
+  }
+}
+
+}  // namespace onnxscope::ref
