@@ -125,6 +125,8 @@ def make_ort_tools(out, only, public=False):
     import onnxruntime as ort
 
     saved = [(REAL, s) for s in ("resnet_tiny_ts", "mobilenet_v3_small_ts", "bert_ts", "gpt2_ts", "llama_dynamo")]
+    # and of the quantized models above (MatMulIntegerToFloat, DynamicQuantizeMatMul, QLinear* from QDQ)
+    saved += [(out, s) for s in ("resnet_tiny_ts_qdq", "mobilenet_v3_small_ts_qop", "bert_ts_qdyn")]
     if public:
         saved += [(BENCH, s) for s in ("resnet18", "mobilenet_v3_large", "bert_base_ts14", "gpt2")]
     for where, src in saved:

@@ -1,6 +1,8 @@
 """The com.microsoft operators ONNX Runtime's QOperator quantizer writes
 beyond convolutions (QLinearAdd, QLinearMul, QLinearSigmoid,
-QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearSoftmax, QGemm), on
+QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearSoftmax, QGemm) and
+what its optimizer makes of quantize_dynamic's graphs (MatMulIntegerToFloat,
+DynamicQuantizeMatMul), on
 onnxscope's reference and cpu engines against ONNX Runtime's own kernels:
 random shapes and
 broadcasts, uint8 and int8, zero points given or not, per-column QGemm
@@ -176,6 +178,30 @@ for i in range(24):
     attrs = {"transA": trans_a, "transB": trans_b, "alpha": float(rng.choice([1.0, 0.5]))}
     check(f"QGemm {ta.__name__}x{tb.__name__} M{M} K{K} N{N} C {c_shape} {'quantized' if quant_out else 'float'}",
           make("QGemm", ins, ta if quant_out else np.float32, attrs), ins)
+    cases += 1
+
+# What the optimizer makes of quantize_dynamic's graphs: MatMulIntegerToFloat and DynamicQuantizeMatMul.
+for i in range(16):
+    ta, tb = [(np.uint8, np.int8), (np.uint8, np.uint8), (np.int8, np.int8)][i % 3]
+    M, K, N = int(rng.integers(1, 9)), int(rng.integers(1, 40)), int(rng.integers(1, 17))
+    a_shape = [2, M, K] if i % 2 else [M, K]
+    b = q([K, N], tb)
+    per_col = i % 4 >= 2
+    sb = rng.uniform(0.001, 0.05, size=[N]).astype(np.float32) if per_col else scale()
+    zb = (rng.integers(-3, 4, size=[N]).astype(tb) if tb == np.int8 else rng.integers(120, 136, size=[N]).astype(tb)) \
+        if per_col else zp(tb)
+    bias = rng.standard_normal(N).astype(np.float32) if i % 3 != 1 else None
+    if i % 2 == 0 or ta == np.int8:
+        a = q(a_shape, ta)
+        ins = [("a", a, False), ("b", b, True), ("sa", scale(), True), ("sb", sb, True), ("za", zp(ta), True),
+               ("zb", zb, True), ("bias", bias, True)]
+        check(f"MatMulIntegerToFloat {ta.__name__}x{tb.__name__} A {a_shape} N {N} bias {bias is not None}",
+              make("MatMulIntegerToFloat", ins, np.float32, {}), ins)
+    else:
+        a = rng.standard_normal(a_shape).astype(np.float32)
+        ins = [("a", a, False), ("b", b, True), ("sb", sb, True), ("zb", zb, True), ("bias", bias, True)]
+        check(f"DynamicQuantizeMatMul x{tb.__name__} A {a_shape} N {N} bias {bias is not None}",
+              make("DynamicQuantizeMatMul", ins, np.float32, {}), ins)
     cases += 1
 
 print(f"{cases} cases: reference and cpu within one quantization step of onnxruntime's kernels "

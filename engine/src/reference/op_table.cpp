@@ -218,6 +218,8 @@ const ref::OpEntry kOps[] = {
     {"quantization/dequantize_linear.cpp", "", "DequantizeLinear", 10, INT_MAX, DequantizeLinear},
     {"quantization/dynamic_quantize_linear.cpp", "", "DynamicQuantizeLinear", 11, INT_MAX, DynamicQuantizeLinear},
     {"quantization/matmul_integer.cpp", "", "MatMulInteger", 10, INT_MAX, MatMulInteger},
+    {"quantization/matmul_integer_to_float.cpp", "com.microsoft", "MatMulIntegerToFloat", 1, INT_MAX, MatMulIntegerToFloat},
+    {"quantization/matmul_integer_to_float.cpp", "com.microsoft", "DynamicQuantizeMatMul", 1, INT_MAX, DynamicQuantizeMatMul},
     {"quantization/matmul_nbits.cpp", "com.microsoft", "MatMulNBits", 1, INT_MAX, MatMulNBits},
     {"quantization/qgemm.cpp", "com.microsoft", "QGemm", 1, INT_MAX, QGemm},
     {"quantization/qlinear_activation.cpp", "com.microsoft", "QLinearSigmoid", 1, INT_MAX, QLinearSigmoid},

@@ -236,6 +236,8 @@ void DequantizeLinear(KernelContext&);
 void DynamicQuantizeLinear(KernelContext&);
 // quantization/matmul_integer.cpp
 void MatMulInteger(KernelContext&);
+// quantization/matmul_integer_to_float.cpp (com.microsoft)
+void MatMulIntegerToFloat(KernelContext&); void DynamicQuantizeMatMul(KernelContext&);
 // quantization/matmul_nbits.cpp (com.microsoft)
 void MatMulNBits(KernelContext&);
 // quantization/qgemm.cpp (com.microsoft)

@@ -107,4 +107,30 @@ template <typename T> T quantize_float(float v, T zero_point) {
   return static_cast<T>(q < lo ? lo : q > hi ? hi : q);
 }
 
+// --- DynamicQuantizeLinear's arithmetic (DynamicQuantizeLinear, DynamicQuantizeMatMul) --
+// uint8 with a scale and zero point from the data's range extended to 0, in
+// float as the spec's formulas are.
+struct DynamicQuant {
+  float scale = 1;
+  float zero_point = 0;  // a whole number in [0, 255] (0 for an infinite range)
+};
+
+inline DynamicQuant dynamic_quant_params(const float* x, uint64_t n) {
+  float maxx = 0.0f, minx = 0.0f;
+  for (uint64_t i = 0; i < n; ++i) {
+    maxx = std::max(maxx, x[i]);
+    minx = std::min(minx, x[i]);
+  }
+  DynamicQuant q;
+  q.scale = (maxx == minx ? 1.0f : (maxx - minx)) / 255.0f;
+  q.zero_point = std::nearbyint(std::clamp(0.0f - minx / q.scale, 0.0f, 255.0f));
+  if (std::isnan(q.zero_point)) q.zero_point = 0.0f;  // an infinite range (-inf / inf); numpy's uint8 cast gives 0 too
+  return q;
+}
+
+inline uint8_t dynamic_quantize(float v, const DynamicQuant& q) {
+  const float r = std::nearbyint(v / q.scale) + q.zero_point;
+  return static_cast<uint8_t>(std::isnan(r) ? q.zero_point : std::clamp(r, 0.0f, 255.0f));
+}
+
 }  // namespace onnxscope::ref

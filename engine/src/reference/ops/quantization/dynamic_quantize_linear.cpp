@@ -16,6 +16,7 @@
 #include "reference/kernel_util.h"
 #include "reference/ops/real_values.h"
 #include "reference/ops/kernels.h"
+#include "reference/ops/quantization/common.h"
 
 namespace onnxscope::ref {
 
@@ -25,24 +26,11 @@ void DynamicQuantizeLinear(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.dtype() != DataType::Float) ctx.fail("x: does not support element type " + std::string(dtype_name(x.dtype())));
   const uint64_t n = x.element_count();
-  float maxx = 0.0f, minx = 0.0f;
-  for (uint64_t i = 0; i < n; ++i) {
-    const float v = load<float>(x, i);
-    maxx = std::max(maxx, v);
-    minx = std::min(minx, v);
-  }
-  const float qmin = 0.0f, qmax = 255.0f;
-  const float scale = (maxx == minx ? 1.0f : (maxx - minx)) / (qmax - qmin);
-  const float initial_zp = qmin - minx / scale;
-  float zp = std::nearbyint(std::clamp(initial_zp, qmin, qmax));
-  if (std::isnan(zp)) zp = 0.0f;  // an infinite range (-inf / inf); numpy's uint8 cast gives 0 too
+  const DynamicQuant q = dynamic_quant_params(x.data<float>(), n);
   Tensor& y = ctx.allocate_output(0, DataType::Uint8, x.shape());
-  for (uint64_t i = 0; i < n; ++i) {
-    const float q = std::nearbyint(load<float>(x, i) / scale) + zp;
-    store<uint8_t>(y, i, uint8_t(std::isnan(q) ? zp : std::clamp(q, qmin, qmax)));
-  }
-  store<float>(ctx.allocate_output(1, DataType::Float, {}), 0, scale);
-  store<uint8_t>(ctx.allocate_output(2, DataType::Uint8, {}), 0, uint8_t(zp));
+  for (uint64_t i = 0; i < n; ++i) store<uint8_t>(y, i, dynamic_quantize(load<float>(x, i), q));
+  store<float>(ctx.allocate_output(1, DataType::Float, {}), 0, q.scale);
+  store<uint8_t>(ctx.allocate_output(2, DataType::Uint8, {}), 0, uint8_t(q.zero_point));
 }
 
 }  // namespace onnxscope::ref
