@@ -1,6 +1,7 @@
 """The com.microsoft operators ONNX Runtime's QOperator quantizer writes
 beyond convolutions (QLinearAdd, QLinearMul, QLinearSigmoid,
-QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearSoftmax, QGemm) and
+QLinearLeakyRelu, QLinearGlobalAveragePool, QLinearAveragePool,
+QLinearSoftmax, QGemm) and
 what its optimizer makes of quantize_dynamic's graphs (MatMulIntegerToFloat,
 DynamicQuantizeMatMul), on
 onnxscope's reference and cpu engines against ONNX Runtime's own kernels:
@@ -178,6 +179,21 @@ for i in range(24):
     attrs = {"transA": trans_a, "transB": trans_b, "alpha": float(rng.choice([1.0, 0.5]))}
     check(f"QGemm {ta.__name__}x{tb.__name__} M{M} K{K} N{N} C {c_shape} {'quantized' if quant_out else 'float'}",
           make("QGemm", ins, ta if quant_out else np.float32, attrs), ins)
+    cases += 1
+
+for i in range(18):
+    t = np.uint8 if i % 2 == 0 else np.int8
+    dims = [1, 2, 2, 2, 3, 2][i % 6]
+    cl = i % 3 == 1
+    n, c = int(rng.integers(1, 3)), int(rng.integers(1, 9))
+    spatial = [int(v) for v in rng.integers(3, 10, size=dims)]
+    x = q([n, *spatial, c] if cl else [n, c, *spatial], t)
+    kernel = [int(rng.integers(1, 4)) for _ in range(dims)]
+    attrs = {"kernel_shape": kernel, "strides": [int(rng.integers(1, 3)) for _ in range(dims)],
+             "pads": [int(rng.integers(0, kk)) for kk in kernel] * 2, "ceil_mode": int(i % 4 == 3),
+             "count_include_pad": int(i % 5 < 2), "channels_last": int(cl)}
+    ins = [("x", x, False), ("sx", scale(), True), ("zx", zp(t), True), ("sy", scale(), True), ("zy", zp(t), True)]
+    check(f"QLinearAveragePool {t.__name__} {x.shape} {attrs}", make("QLinearAveragePool", ins, t, attrs), ins)
     cases += 1
 
 # What the optimizer makes of quantize_dynamic's graphs: MatMulIntegerToFloat and DynamicQuantizeMatMul.

@@ -224,6 +224,7 @@ const ref::OpEntry kOps[] = {
     {"quantization/qgemm.cpp", "com.microsoft", "QGemm", 1, INT_MAX, QGemm},
     {"quantization/qlinear_activation.cpp", "com.microsoft", "QLinearSigmoid", 1, INT_MAX, QLinearSigmoid},
     {"quantization/qlinear_activation.cpp", "com.microsoft", "QLinearLeakyRelu", 1, INT_MAX, QLinearLeakyRelu},
+    {"quantization/qlinear_average_pool.cpp", "com.microsoft", "QLinearAveragePool", 1, INT_MAX, QLinearAveragePool},
     {"quantization/qlinear_binary.cpp", "com.microsoft", "QLinearAdd", 1, INT_MAX, QLinearAdd},
     {"quantization/qlinear_binary.cpp", "com.microsoft", "QLinearMul", 1, INT_MAX, QLinearMul},
     {"quantization/qlinear_concat.cpp", "com.microsoft", "QLinearConcat", 1, INT_MAX, QLinearConcat},

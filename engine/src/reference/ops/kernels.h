@@ -246,6 +246,8 @@ void QGemm(KernelContext&);
 void QLinearSigmoid(KernelContext&); void QLinearLeakyRelu(KernelContext&);
 // quantization/qlinear_binary.cpp (com.microsoft)
 void QLinearAdd(KernelContext&); void QLinearMul(KernelContext&);
+// quantization/qlinear_average_pool.cpp (com.microsoft)
+void QLinearAveragePool(KernelContext&);
 // quantization/qlinear_concat.cpp (com.microsoft)
 void QLinearConcat(KernelContext&);
 // quantization/qlinear_global_average_pool.cpp (com.microsoft)
