@@ -1,0 +1,130 @@
+// The passes that take ONNX Runtime's own operators into the CPU engine's terms
+// (expand-contrib-gelu, expand-contrib-fused): what they rewrite, what they
+// leave, and the same results.
+#include <gtest/gtest.h>
+
+#include "cpu/fused_ops.h"
+#include "cpu/kernels/kernels.h"
+#include "cpu/nchwc.h"
+#include "cpu/passes/passes.h"
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/inputs.h"
+#include "onnxscope/reference.h"
+#include "pass_test_util.h"
+#include "reference/interpreter.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+using onnxscope::cpu::PassContext;
+
+namespace {
+
+using namespace onnxscope::test::passes;
+
+// ONNX Runtime's optimizer output: MatMul -> com.microsoft BiasGelu (erf)
+// and MatMul -> FastGelu with and without its bias (tanh). expand-contrib-gelu
+// makes each Add + Gelu, which the MatMul and its bias then absorb. A graph
+// without them is left as it was (the pass once emptied such a graph).
+TEST(ExpandContribGelu, BiasGeluAndFastGeluBecomeAddAndGeluThenFuseIntoTheMatMul) {
+  for (const char* op : {"BiasGelu", "FastGelu", "FastGelu-no-bias"}) {
+    SCOPED_TRACE(op);
+    const bool with_bias = std::string(op) != "FastGelu-no-bias";
+    for (int64_t opset : {int64_t{17}, int64_t{20}}) {
+      ModelBuilder b(opset);
+      b.opset("com.microsoft", 1);
+      b.input("a", DataType::Float, {int64_t{3}, int64_t{8}});
+      b.initializer(weights("w", {8, 7}, 61));
+      b.initializer(weights("bias", {7}, 62));
+      b.node("MatMul", {"a", "w"}, {"x"}, "mm");
+      const std::string name = with_bias ? op : "FastGelu";
+      b.node(name, with_bias ? std::vector<std::string>{"x", "bias"} : std::vector<std::string>{"x"}, {"y"}, "gelu",
+             "com.microsoft");
+      b.output("y", DataType::Float, {int64_t{3}, int64_t{7}});
+      auto original = load_model(b);
+      auto m = apply(*original, cpu::expand_contrib_gelu, true);
+      ASSERT_EQ(op_types(*m), with_bias ? (std::vector<std::string>{"MatMul", "Add", "Gelu"})
+                                        : (std::vector<std::string>{"MatMul", "Gelu"}));
+      const Node& gelu = m->graph.nodes.back();
+      EXPECT_EQ(gelu.domain, opset >= 20 ? "" : "onnxscope.cpu");
+      EXPECT_EQ(gelu.attribute("approximate") ? gelu.attribute("approximate")->s : "none",
+                name == "FastGelu" ? "tanh" : "none");
+      expect_same_results(original, m);
+      auto fused = apply(*m, cpu::fuse_matmul_bias_activation, true);
+      ASSERT_EQ(op_types(*fused), (std::vector<std::string>{"FusedMatMul"}));
+      EXPECT_EQ(fused->graph.nodes[0].attribute("activation")->s, "Gelu");
+      expect_same_results(original, fused);
+    }
+  }
+  ModelBuilder plain(17);
+  plain.input("x", DataType::Float, {int64_t{3}});
+  plain.node("Relu", {"x"}, {"y"}, "relu");
+  plain.output("y", DataType::Float, {int64_t{3}});
+  auto untouched = apply(*load_model(plain), cpu::expand_contrib_gelu, false);
+  ASSERT_EQ(op_types(*untouched), (std::vector<std::string>{"Relu"}));
+  EXPECT_EQ(untouched->graph.nodes[0].name, "relu");
+}
+
+// ONNX Runtime's saved optimized models: com.microsoft FusedConv becomes the
+// engine's FusedConv (same attributes), unless it has a sum input Z;
+// FusedMatMul becomes MatMul with Transposes for transA / transB and a Mul
+// for alpha, unless transBatch is set (the reference runs those).
+TEST(ExpandContribFused, FusedConvAndFusedMatMulInTheEnginesTerms) {
+  {
+    ModelBuilder b(17);
+    b.opset("com.microsoft", 1);
+    b.input("x", DataType::Float, {int64_t{1}, int64_t{3}, int64_t{6}, int64_t{6}});
+    b.input("z", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{6}, int64_t{6}});
+    b.initializer(weights("w", {4, 3, 3, 3}, 71));
+    b.initializer(weights("bias", {4}, 72));
+    auto& c1 = b.node("FusedConv", {"x", "w", "bias"}, {"c"}, "conv", "com.microsoft");
+    attr_ints(c1, "pads", {1, 1, 1, 1});
+    attr_string(c1, "activation", "LeakyRelu");
+    attr_floats(c1, "activation_params", {0.2f});
+    auto& c2 = b.node("FusedConv", {"x", "w", "bias", "z"}, {"d"}, "conv_sum", "com.microsoft");
+    attr_ints(c2, "pads", {1, 1, 1, 1});
+    attr_string(c2, "activation", "Relu");
+    b.node("Add", {"c", "d"}, {"y"}, "add");
+    b.output("y", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{6}, int64_t{6}});
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::expand_contrib_fused, true);
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedConv", "FusedConv", "Add"}));
+    EXPECT_EQ(m->graph.nodes[0].domain, "onnxscope.cpu");
+    EXPECT_EQ(m->graph.nodes[1].domain, "com.microsoft");  // the sum input: the reference's
+    expect_same_results(original, m);
+  }
+  for (int form = 0; form < 4; ++form) {
+    SCOPED_TRACE(form);
+    const bool ta = form & 1, tb = form & 2;
+    ModelBuilder b(17);
+    b.opset("com.microsoft", 1);
+    b.input("a", DataType::Float, ta ? std::vector<DimSpec>{int64_t{2}, int64_t{5}, int64_t{3}} : std::vector<DimSpec>{int64_t{2}, int64_t{3}, int64_t{5}});
+    b.initializer(weights("bm", tb ? std::vector<int64_t>{4, 5} : std::vector<int64_t>{5, 4}, 73 + form));
+    auto& n = b.node("FusedMatMul", {"a", "bm"}, {"y"}, "fm", "com.microsoft");
+    attr_int(n, "transA", ta);
+    attr_int(n, "transB", tb);
+    if (form != 0) attr_float(n, "alpha", 0.125f);
+    b.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::expand_contrib_fused, true);
+    std::vector<std::string> want;
+    if (ta) want.push_back("Transpose");
+    if (tb) want.push_back("Transpose");
+    want.push_back("MatMul");
+    if (form != 0) want.push_back("Mul");
+    EXPECT_EQ(op_types(*m), want);
+    expect_same_results(original, m);
+  }
+  ModelBuilder batched(17);  // transBatchA: left to the reference kernel
+  batched.opset("com.microsoft", 1);
+  batched.input("a", DataType::Float, {int64_t{3}, int64_t{2}, int64_t{5}});
+  batched.input("b", DataType::Float, {int64_t{2}, int64_t{5}, int64_t{4}});
+  attr_int(batched.node("FusedMatMul", {"a", "b"}, {"y"}, "fm", "com.microsoft"), "transBatchA", 1);
+  batched.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{4}});
+  auto kept = apply(*load_model(batched), cpu::expand_contrib_fused, false);
+  ASSERT_EQ(op_types(*kept), (std::vector<std::string>{"FusedMatMul"}));
+  EXPECT_EQ(kept->graph.nodes[0].name, "fm");
+}
+
+
+}  // namespace
