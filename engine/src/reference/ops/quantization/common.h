@@ -133,4 +133,22 @@ inline uint8_t dynamic_quantize(float v, const DynamicQuant& q) {
   return static_cast<uint8_t>(std::isnan(r) ? q.zero_point : std::clamp(r, 0.0f, 255.0f));
 }
 
+// The entry of a QOperator kernel over one 8-bit tensor X and its output's
+// parameters (X, x_scale, x_zero_point, y_scale, y_zero_point: the zero
+// points optional): the inputs checked, then run(Tag<T>) for X's type,
+// uint8 or int8.
+template <typename Run>
+void qlinear_unary_entry(KernelContext& ctx, const char* op, Run run) {
+  if (ctx.input_count() < 4 || ctx.input_count() > 5)
+    ctx.fail(std::string(op) + " takes X, X_scale, X_zero_point, Y_scale, Y_zero_point: got " +
+             std::to_string(ctx.input_count()) + " inputs");
+  for (size_t i : {0u, 1u, 3u})
+    if (!ctx.optional_input(i)) ctx.fail("input " + std::to_string(i) + " is missing (only zero points are optional)");
+  switch (ctx.input(0).dtype()) {
+    case DataType::Uint8: run(Tag<uint8_t>{}); break;
+    case DataType::Int8: run(Tag<int8_t>{}); break;
+    default: ctx.fail("X must be uint8 or int8, got " + std::string(dtype_name(ctx.input(0).dtype())));
+  }
+}
+
 }  // namespace onnxscope::ref

@@ -36,16 +36,7 @@ void lookup(KernelContext& ctx, F f) {
 
 template <typename F>
 void run(KernelContext& ctx, const char* op, F f) {
-  if (ctx.input_count() < 4 || ctx.input_count() > 5)
-    ctx.fail(std::string(op) + " takes X, X_scale, X_zero_point, Y_scale, Y_zero_point: got " +
-             std::to_string(ctx.input_count()) + " inputs");
-  for (size_t i : {0u, 1u, 3u})
-    if (!ctx.optional_input(i)) ctx.fail("input " + std::to_string(i) + " is missing (only zero points are optional)");
-  switch (ctx.input(0).dtype()) {
-    case DataType::Uint8: lookup<uint8_t>(ctx, f); break;
-    case DataType::Int8: lookup<int8_t>(ctx, f); break;
-    default: ctx.fail("X must be uint8 or int8, got " + std::string(dtype_name(ctx.input(0).dtype())));
-  }
+  qlinear_unary_entry(ctx, op, [&](auto tag) { lookup<typename decltype(tag)::type>(ctx, f); });
 }
 
 }  // namespace

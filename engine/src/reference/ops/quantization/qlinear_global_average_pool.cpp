@@ -50,18 +50,10 @@ void pool(KernelContext& ctx, bool channels_last) {
 }  // namespace
 
 void QLinearGlobalAveragePool(KernelContext& ctx) {
-  if (ctx.input_count() < 4 || ctx.input_count() > 5)
-    ctx.fail("QLinearGlobalAveragePool takes X, x_scale, x_zero_point, y_scale, y_zero_point: got " +
-             std::to_string(ctx.input_count()) + " inputs");
-  for (size_t i : {0u, 1u, 3u})
-    if (!ctx.optional_input(i)) ctx.fail("input " + std::to_string(i) + " is missing (only zero points are optional)");
   const int64_t cl = ctx.attr_int("channels_last", 0);
   if (cl != 0 && cl != 1) ctx.fail("channels_last must be 0 or 1, got " + std::to_string(cl));
-  switch (ctx.input(0).dtype()) {
-    case DataType::Uint8: pool<uint8_t>(ctx, cl == 1); break;
-    case DataType::Int8: pool<int8_t>(ctx, cl == 1); break;
-    default: ctx.fail("X must be uint8 or int8, got " + std::string(dtype_name(ctx.input(0).dtype())));
-  }
+  qlinear_unary_entry(ctx, "QLinearGlobalAveragePool",
+                      [&](auto tag) { pool<typename decltype(tag)::type>(ctx, cl == 1); });
 }
 
 }  // namespace onnxscope::ref

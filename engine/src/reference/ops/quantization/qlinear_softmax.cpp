@@ -66,16 +66,7 @@ void softmax(KernelContext& ctx) {
 }  // namespace
 
 void QLinearSoftmax(KernelContext& ctx) {
-  if (ctx.input_count() < 4 || ctx.input_count() > 5)
-    ctx.fail("QLinearSoftmax takes X, X_scale, x_zero_point, y_scale, y_zero_point: got " +
-             std::to_string(ctx.input_count()) + " inputs");
-  for (size_t i : {0u, 1u, 3u})
-    if (!ctx.optional_input(i)) ctx.fail("input " + std::to_string(i) + " is missing (only zero points are optional)");
-  switch (ctx.input(0).dtype()) {
-    case DataType::Uint8: softmax<uint8_t>(ctx); break;
-    case DataType::Int8: softmax<int8_t>(ctx); break;
-    default: ctx.fail("X must be uint8 or int8, got " + std::string(dtype_name(ctx.input(0).dtype())));
-  }
+  qlinear_unary_entry(ctx, "QLinearSoftmax", [&](auto tag) { softmax<typename decltype(tag)::type>(ctx); });
 }
 
 }  // namespace onnxscope::ref
