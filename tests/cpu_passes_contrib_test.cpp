@@ -67,6 +67,7 @@ TEST(ExpandContribGelu, BiasGeluAndFastGeluBecomeAddAndGeluThenFuseIntoTheMatMul
 
 // ONNX Runtime's saved optimized models: com.microsoft FusedConv becomes the
 // engine's FusedConv (same attributes), unless it has a sum input Z;
+// FusedGemm the engine's FusedGemm for the activations it has;
 // FusedMatMul becomes MatMul with Transposes for transA / transB and a Mul
 // for alpha, unless transBatch is set (the reference runs those).
 TEST(ExpandContribFused, FusedConvAndFusedMatMulInTheEnginesTerms) {
@@ -91,6 +92,30 @@ TEST(ExpandContribFused, FusedConvAndFusedMatMulInTheEnginesTerms) {
     ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedConv", "FusedConv", "Add"}));
     EXPECT_EQ(m->graph.nodes[0].domain, "onnxscope.cpu");
     EXPECT_EQ(m->graph.nodes[1].domain, "com.microsoft");  // the sum input: the reference's
+    expect_same_results(original, m);
+  }
+  // FusedGemm: the engine's own, its activation_alpha / _beta as activation_params;
+  // an activation the engine's FusedGemm lacks (Elu) stays with the reference.
+  for (const char* act : {"Relu", "LeakyRelu", "HardSigmoid", "Elu"}) {
+    SCOPED_TRACE(act);
+    ModelBuilder b(17);
+    b.opset("com.microsoft", 1);
+    b.input("a", DataType::Float, {int64_t{3}, int64_t{5}});
+    b.initializer(weights("w", {4, 5}, 81));
+    b.initializer(weights("c", {4}, 82));
+    auto& n = b.node("FusedGemm", {"a", "w", "c"}, {"y"}, "gemm", "com.microsoft");
+    attr_int(n, "transB", 1);
+    attr_float(n, "alpha", 0.5f);
+    attr_string(n, "activation", act);
+    if (std::string(act) != "Relu") attr_float(n, "activation_alpha", 0.3f);
+    if (std::string(act) == "HardSigmoid") attr_float(n, "activation_beta", 0.4f);
+    b.output("y", DataType::Float, {int64_t{3}, int64_t{4}});
+    auto original = load_model(b);
+    const bool engine_has_it = std::string(act) != "Elu";
+    auto m = apply(*original, cpu::expand_contrib_fused, engine_has_it);
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedGemm"}));
+    EXPECT_EQ(m->graph.nodes[0].domain, engine_has_it ? "onnxscope.cpu" : "com.microsoft");
+    if (engine_has_it && std::string(act) != "Relu") EXPECT_NE(m->graph.nodes[0].attribute("activation_params"), nullptr);
     expect_same_results(original, m);
   }
   for (int form = 0; form < 4; ++form) {

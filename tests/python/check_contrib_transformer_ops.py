@@ -3,8 +3,8 @@ reference and cpu engines against ONNX Runtime's own kernels: com.microsoft
 SkipLayerNormalization, SkipSimplifiedLayerNormalization, BiasGelu,
 FastGelu, Gelu, QuickGelu, BiasAdd (against numpy: ONNX Runtime has it on
 CUDA only), the fused operators its graph optimizer saves (FusedConv with
-each activation and a sum input, FusedMatMul with alpha, transA, transB,
-transBatchA and transBatchB), and ONNX Runtime's onnx-domain
+each activation and a sum input, FusedGemm with each activation,
+FusedMatMul with alpha, transA, transB, transBatchA and transBatchB), and ONNX Runtime's onnx-domain
 LayerNormalization below opset 17 and SimplifiedLayerNormalization. Random
 shapes and optional inputs, every output compared (float32: within 1e-5
 absolute plus 1e-5 relative). Then the error paths: a gamma, bias or skip of
@@ -168,6 +168,24 @@ for i in range(16):
     attrs = {"transA": ta, "transB": tb, "transBatchA": tba, "transBatchB": tbb, "alpha": float(rng.choice([1.0, 0.125]))}
     ins = [("a", a, False), ("b", b, i % 3 == 0)]
     check(f"FusedMatMul {attrs} {a.shape} {b.shape}", make("FusedMatMul", ins, ["y"], attrs), ins, ["y"])
+    cases += 1
+# (onnxruntime's kernel wants the activation and its parameters written out, as its optimizer writes them)
+gemm_acts = [("Relu", {}), ("LeakyRelu", {"activation_alpha": 0.2}), ("Tanh", {}), ("Sigmoid", {}),
+             ("HardSigmoid", {"activation_alpha": 0.3, "activation_beta": 0.4}), ("Elu", {"activation_alpha": 0.7}),
+             ("Selu", {"activation_alpha": 1.6732632, "activation_gamma": 1.050701}),
+             ("ThresholdedRelu", {"activation_alpha": 0.5}), ("Softplus", {}), ("Softsign", {}),
+             ("LeakyRelu", {"activation_alpha": 0.01}), ("Relu", {})]
+for i, (act, params) in enumerate(gemm_acts):
+    m_, k_, n_ = int(rng.integers(1, 9)), int(rng.integers(1, 17)), int(rng.integers(1, 9))
+    ta, tb = i % 2, (i // 2) % 2
+    a = rand(*([k_, m_] if ta else [m_, k_]))
+    b = rand(*([n_, k_] if tb else [k_, n_]))
+    ins = [("a", a, False), ("b", b, True)] + ([("c", rand(n_), True)] if i % 3 else [])
+    attrs = {"transA": ta, "transB": tb, "alpha": float(rng.choice([1.0, 0.5])), "beta": float(rng.choice([1.0, 2.0]))}
+    if act:
+        attrs["activation"] = act
+    attrs.update(params)
+    check(f"FusedGemm {act or 'none'} {attrs}", make("FusedGemm", ins, ["y"], attrs), ins, ["y"])
     cases += 1
 print(f"{cases} cases: reference and cpu equal to onnxruntime's kernels within 1e-5")
 

@@ -39,6 +39,7 @@ const ref::OpEntry kOps[] = {
     {"math/cumsum.cpp", "", "CumProd", 26, INT_MAX, CumProd},
     {"math/det.cpp", "", "Det", 11, INT_MAX, Det},
     {"math/einsum.cpp", "", "Einsum", 12, INT_MAX, Einsum},
+    {"math/fused_gemm.cpp", "com.microsoft", "FusedGemm", 1, INT_MAX, FusedGemm},
     {"math/gemm.cpp", "", "Gemm", 1, INT_MAX, Gemm},
     {"math/is_nan.cpp", "", "IsNaN", 1, INT_MAX, IsNaN},
     {"math/is_nan.cpp", "", "IsInf", 1, INT_MAX, IsInf},

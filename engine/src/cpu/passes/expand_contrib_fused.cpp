@@ -4,6 +4,9 @@
 //     FusedConv has (fused_ops.h: the same names and parameters)
 //     -> onnxscope.cpu FusedConv, the same node (a sum input Z stays with
 //        the reference kernel: the CPU engine has no residual convolution)
+//   com.microsoft FusedGemm(A, B, [C]) with Relu, Tanh, Sigmoid, LeakyRelu or
+//     HardSigmoid (its activation_alpha / _beta as the engine's
+//     activation_params) -> onnxscope.cpu FusedGemm
 //   com.microsoft FusedMatMul(A, B) with alpha, transA, transB, no transBatch
 //     -> [Transpose(A)] [Transpose(B)] MatMul [Mul(alpha)]
 //        (a constant B's Transpose folds at prepare time; the MatMul and what
@@ -18,6 +21,33 @@ bool engine_activation(const Node& n) {
   if (!a) return true;
   static const std::set<std::string> known = {"Relu", "Tanh", "Sigmoid", "LeakyRelu", "Clip", "HardSigmoid"};
   return a->type == AttrType::String && known.count(a->s) > 0;
+}
+
+bool gemm_activation(const Node& n) {
+  const Attribute* a = n.attribute("activation");
+  if (!a) return true;
+  static const std::set<std::string> known = {"Relu", "Tanh", "Sigmoid", "LeakyRelu", "HardSigmoid"};
+  return a->type == AttrType::String && known.count(a->s) > 0;
+}
+
+// FusedGemm's activation_alpha / activation_beta as the engine's
+// activation_params (fused_ops.h), ONNX's defaults where absent.
+void to_engine_gemm(Node& n) {
+  const Attribute* a = n.attribute("activation");
+  const std::string act = a ? a->s : "";
+  auto f = [&](const char* name, float fallback) {
+    const Attribute* x = n.attribute(name);
+    return x && x->type == AttrType::Float ? x->f : fallback;
+  };
+  std::vector<float> params;
+  if (act == "LeakyRelu") params = {f("activation_alpha", 0.01f)};
+  else if (act == "HardSigmoid") params = {f("activation_alpha", 0.2f), f("activation_beta", 0.5f)};
+  std::vector<Attribute> kept;
+  for (auto& at : n.attributes)
+    if (at.name.rfind("activation_", 0) != 0) kept.push_back(std::move(at));
+  n.attributes = std::move(kept);
+  if (!params.empty()) n.attributes.push_back(make_attr_floats("activation_params", params));
+  n.domain = kCpuDomain;
 }
 
 int64_t attr_int_or(const Node& n, const char* name, int64_t v) {
@@ -37,6 +67,13 @@ bool expand_contrib_fused(Model& model, PassContext& ctx) {
     if (ms && n.op_type == "FusedConv" && n.inputs.size() >= 2 && n.inputs.size() <= 3 && n.outputs.size() == 1 &&
         elem_type(g, n.inputs[0]) == DataType::Float && engine_activation(n)) {
       n.domain = kCpuDomain;
+      out.push_back(std::move(n));
+      ++convs;
+      continue;
+    }
+    if (ms && n.op_type == "FusedGemm" && n.inputs.size() >= 2 && n.outputs.size() == 1 &&
+        elem_type(g, n.inputs[0]) == DataType::Float && gemm_activation(n)) {
+      to_engine_gemm(n);
       out.push_back(std::move(n));
       ++convs;
       continue;
@@ -96,7 +133,7 @@ bool expand_contrib_fused(Model& model, PassContext& ctx) {
   g.nodes = std::move(out);  // (every node was moved into out, rewritten or not)
   if (convs + matmuls == 0) return false;
   if (convs) add_cpu_opset(model);
-  log_pass(ctx, model, "expand-contrib-fused: " + std::to_string(convs) + " FusedConv -> the engine's, " +
+  log_pass(ctx, model, "expand-contrib-fused: " + std::to_string(convs) + " FusedConv/FusedGemm -> the engine's, " +
                            std::to_string(matmuls) + " FusedMatMul -> MatMul with its transposes and scale");
   return true;
 }

@@ -27,8 +27,11 @@ void CumSum(KernelContext&); void CumProd(KernelContext&);
 void Det(KernelContext&);
 // math/einsum.cpp
 void Einsum(KernelContext&);
+// math/fused_gemm.cpp (com.microsoft)
+void FusedGemm(KernelContext&);
 // math/gemm.cpp
 void Gemm(KernelContext&);
+void gemm(KernelContext&, int64_t opset);  // Gemm under the rules of that opset (FusedGemm: the latest)
 // math/is_nan.cpp
 void IsNaN(KernelContext&); void IsInf(KernelContext&);
 // math/logical.cpp

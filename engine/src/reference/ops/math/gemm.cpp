@@ -15,7 +15,9 @@ namespace onnxscope::ref {
 
 using namespace math;
 
-void Gemm(KernelContext& ctx) {
+// `opset`: the Gemm version whose rules on C apply (com.microsoft FusedGemm
+// follows the latest: C optional, broadcast unidirectionally).
+void gemm(KernelContext& ctx, int64_t opset) {
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   const Tensor* c = ctx.optional_input(2);
@@ -30,11 +32,11 @@ void Gemm(KernelContext& ctx) {
     ctx.fail("inner dimensions do not match: A' is " + shape_to_string(Shape{M, K}) + ", B' is " + shape_to_string(Shape{Kb, N}));
   const Shape out_shape{M, N};
   if (c) {
-    if (ctx.opset_version() < 7 && ctx.attr_int("broadcast", 0) == 0 && c->shape() != out_shape)
+    if (opset < 7 && ctx.attr_int("broadcast", 0) == 0 && c->shape() != out_shape)
       ctx.fail("C must have shape " + shape_to_string(out_shape) + " unless broadcast=1, got " + shape_to_string(c->shape()));
     if (c->rank() > 2 || broadcast_shapes(ctx, out_shape, c->shape()) != out_shape)
       ctx.fail("C of shape " + shape_to_string(c->shape()) + " does not broadcast to " + shape_to_string(out_shape));
-  } else if (ctx.opset_version() < 11) {
+  } else if (opset < 11) {
     ctx.fail("C is required before opset 11");
   }
   // C's element for (i, j): its rows and columns are 1 or M and N.
@@ -84,5 +86,7 @@ void Gemm(KernelContext& ctx) {
     }
   });
 }
+
+void Gemm(KernelContext& ctx) { gemm(ctx, ctx.opset_version()); }
 
 }  // namespace onnxscope::ref
