@@ -45,15 +45,6 @@ bool accepts(const KernelContext& ctx) {
   return avg_pool_of(ctx, p);
 }
 
-// Window o of one dim (start o * s - pad_begin, k wide) inside [0, n): [lo, hi).
-struct Span {
-  int64_t lo, hi;
-};
-Span inside(int64_t o, int64_t s, int64_t pad_begin, int64_t k, int64_t lo, int64_t hi) {
-  const int64_t start = o * s - pad_begin;
-  return {std::clamp(start, lo, hi), std::clamp(start + k, lo, hi)};
-}
-
 // The columns' and rows' windows and divisors, shared by every plane.
 struct Geometry {
   std::vector<Span> cols, rows;
@@ -143,13 +134,13 @@ void Run(KernelContext& ctx) {
   g.col_count.resize(static_cast<size_t>(p.OW));
   g.row_count.resize(static_cast<size_t>(p.OH));
   for (int64_t o = 0; o < p.OW; ++o) {
-    g.cols[o] = inside(o, p.sw, p.pl, p.kw, 0, p.W);
-    const Span c = p.include_pad ? inside(o, p.sw, p.pl, p.kw, -p.pl, p.W + p.pr) : g.cols[o];
+    g.cols[o] = window_span(o, p.sw, p.pl, p.kw, 0, p.W);
+    const Span c = p.include_pad ? window_span(o, p.sw, p.pl, p.kw, -p.pl, p.W + p.pr) : g.cols[o];
     g.col_count[o] = static_cast<float>(c.hi - c.lo);
   }
   for (int64_t o = 0; o < p.OH; ++o) {
-    g.rows[o] = inside(o, p.sh, p.pt, p.kh, 0, p.H);
-    const Span r = p.include_pad ? inside(o, p.sh, p.pt, p.kh, -p.pt, p.H + p.pb) : g.rows[o];
+    g.rows[o] = window_span(o, p.sh, p.pt, p.kh, 0, p.H);
+    const Span r = p.include_pad ? window_span(o, p.sh, p.pt, p.kh, -p.pt, p.H + p.pb) : g.rows[o];
     g.row_count[o] = static_cast<float>(r.hi - r.lo);
   }
   // 1 / 0 is inf: a window wholly in the padding gives 0 * inf = NaN, as the reference's 0 / 0.

@@ -1,6 +1,7 @@
 // Helpers shared by the CPU engine's own nn kernels.
 #pragma once
 
+#include <algorithm>
 #include <optional>
 
 #include "onnxscope/kernel.h"
@@ -41,6 +42,16 @@ struct PlaneWindow {
     pr = w.pad_end[1];
   }
 };
+
+// Window o of one pooling dim (start o * s - pad_begin, k wide) clamped to
+// [lo, hi): the taps inside X ([0, n)), or inside X and its declared padding.
+struct Span {
+  int64_t lo, hi;
+};
+inline Span window_span(int64_t o, int64_t s, int64_t pad_begin, int64_t k, int64_t lo, int64_t hi) {
+  const int64_t start = o * s - pad_begin;
+  return {std::clamp(start, lo, hi), std::clamp(start + k, lo, hi)};
+}
 
 // The 2-D window of a MaxPool / AveragePool node (or NchwcPool's) over
 // planes of H x W, without dilation, as the CPU's own pooling kernels walk

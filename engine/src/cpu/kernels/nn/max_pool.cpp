@@ -61,11 +61,6 @@ inline float later_max(float m, float x) {
 // stays): exact when the first tap is not NaN, which the passes check.
 inline float fast_max(float m, float x) { return x > m ? x : m; }
 
-// Window o of one dim (start o * s - pad_begin, k wide) inside [0, n): [lo, hi).
-struct Span {
-  int64_t lo, hi;
-};
-
 struct Geometry {
   std::vector<Span> cols, rows;
   int64_t in_lo = 0, in_hi = 0;  // output columns whose whole window lies inside X
@@ -137,11 +132,6 @@ void max_plane(const MaxPoolShape& p, const Geometry& g, const float* plane, flo
   }
 }
 
-Span inside(int64_t o, int64_t s, int64_t pad_begin, int64_t k, int64_t n) {
-  const int64_t start = o * s - pad_begin;
-  return {std::clamp<int64_t>(start, 0, n), std::clamp<int64_t>(start + k, 0, n)};
-}
-
 void Run(KernelContext& ctx) {
   MaxPoolShape p;
   if (!max_pool_of(ctx, p)) ctx.fail("problem not supported by the CPU MaxPool kernel");
@@ -155,14 +145,14 @@ void Run(KernelContext& ctx) {
   g.in_lo = p.OW;
   g.in_hi = p.OW;
   for (int64_t o = 0; o < p.OW; ++o) {
-    g.cols[o] = inside(o, p.sw, p.pl, p.kw, p.W);
+    g.cols[o] = window_span(o, p.sw, p.pl, p.kw, 0, p.W);
     const int64_t start = o * p.sw - p.pl;
     if (start >= 0 && start + p.kw <= p.W) {  // the whole-window columns are one run
       if (g.in_lo == p.OW) g.in_lo = o;
       g.in_hi = o + 1;
     }
   }
-  for (int64_t o = 0; o < p.OH; ++o) g.rows[o] = inside(o, p.sh, p.pt, p.kh, p.H);
+  for (int64_t o = 0; o < p.OH; ++o) g.rows[o] = window_span(o, p.sh, p.pt, p.kh, 0, p.H);
   parallel_for(p.planes, 1, [&](int64_t c0, int64_t c1) {
     std::vector<float> col(static_cast<size_t>(p.W));
     for (int64_t c = c0; c < c1; ++c) max_plane(p, g, x + c * p.H * p.W, y + c * p.OH * p.OW, col.data());

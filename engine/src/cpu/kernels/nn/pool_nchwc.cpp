@@ -31,22 +31,12 @@
 namespace onnxscope::cpu {
 namespace {
 
-struct Span {
-  int64_t lo, hi;
-};
-
 struct BlockedPool {
   bool max = true, include_pad = false;
   int64_t N = 0, CB = 0, H = 0, W = 0, OH = 0, OW = 0, block = 16;
   std::vector<Span> rows, cols;  // each output row's / column's taps inside X
   std::vector<float> row_count, col_count;  // the counts AveragePool divides by
 };
-
-// Window o of one dim (start o * s - pad_begin, k wide) clamped to [lo, hi).
-Span clamp_window(int64_t o, int64_t s, int64_t pad_begin, int64_t k, int64_t lo, int64_t hi) {
-  const int64_t start = o * s - pad_begin;
-  return {std::clamp(start, lo, hi), std::clamp(start + k, lo, hi)};
-}
 
 bool problem(const KernelContext& ctx, BlockedPool& p) {
   if (ctx.input_count() != 1 || ctx.output_count() != 1) return false;
@@ -78,17 +68,17 @@ bool problem(const KernelContext& ctx, BlockedPool& p) {
   p.row_count.resize(static_cast<size_t>(p.OH));
   p.col_count.resize(static_cast<size_t>(p.OW));
   for (int64_t o = 0; o < p.OH; ++o) {
-    p.rows[o] = clamp_window(o, w.strides[0], w.pad_begin[0], w.kernel[0], 0, p.H);
+    p.rows[o] = window_span(o, w.strides[0], w.pad_begin[0], w.kernel[0], 0, p.H);
     if (p.rows[o].lo >= p.rows[o].hi) return false;  // wholly in the padding
-    const Span c = p.include_pad ? clamp_window(o, w.strides[0], w.pad_begin[0], w.kernel[0], -w.pad_begin[0],
+    const Span c = p.include_pad ? window_span(o, w.strides[0], w.pad_begin[0], w.kernel[0], -w.pad_begin[0],
                                                 p.H + w.pad_end[0])
                                  : p.rows[o];
     p.row_count[o] = static_cast<float>(c.hi - c.lo);
   }
   for (int64_t o = 0; o < p.OW; ++o) {
-    p.cols[o] = clamp_window(o, w.strides[1], w.pad_begin[1], w.kernel[1], 0, p.W);
+    p.cols[o] = window_span(o, w.strides[1], w.pad_begin[1], w.kernel[1], 0, p.W);
     if (p.cols[o].lo >= p.cols[o].hi) return false;
-    const Span c = p.include_pad ? clamp_window(o, w.strides[1], w.pad_begin[1], w.kernel[1], -w.pad_begin[1],
+    const Span c = p.include_pad ? window_span(o, w.strides[1], w.pad_begin[1], w.kernel[1], -w.pad_begin[1],
                                                 p.W + w.pad_end[1])
                                  : p.cols[o];
     p.col_count[o] = static_cast<float>(c.hi - c.lo);
