@@ -71,6 +71,8 @@ void QuickGelu(KernelContext&);  // com.microsoft
 void BiasGelu(KernelContext&); void FastGelu(KernelContext&);
 // nn/attention.cpp
 void Attention(KernelContext&);
+// nn/contrib_attention.cpp, nn/multi_head_attention.cpp, nn/group_query_attention.cpp (com.microsoft)
+void ContribAttention(KernelContext&); void MultiHeadAttention(KernelContext&); void GroupQueryAttention(KernelContext&);
 // nn/batch_normalization.cpp
 void BatchNormalization(KernelContext&);
 // nn/causal_conv_with_state.cpp
@@ -116,7 +118,7 @@ void PRelu(KernelContext&);
 // nn/rms_normalization.cpp
 void RMSNormalization(KernelContext&);
 // nn/rotary_embedding.cpp
-void RotaryEmbedding(KernelContext&);
+void RotaryEmbedding(KernelContext&); void RotaryEmbeddingContrib(KernelContext&);
 // nn/skip_layer_normalization.cpp (com.microsoft)
 void SkipLayerNormalization(KernelContext&); void SkipSimplifiedLayerNormalization(KernelContext&);
 // nn/softmax_cross_entropy_loss.cpp
@@ -253,6 +255,8 @@ void QLinearAdd(KernelContext&); void QLinearMul(KernelContext&);
 void QLinearAveragePool(KernelContext&);
 // quantization/qlinear_concat.cpp (com.microsoft)
 void QLinearConcat(KernelContext&);
+// quantization/qattention.cpp (com.microsoft)
+void QAttention(KernelContext&);
 // quantization/qlinear_global_average_pool.cpp (com.microsoft)
 void QLinearGlobalAveragePool(KernelContext&);
 // quantization/qlinear_conv.cpp
