@@ -57,15 +57,18 @@ void attention_after_projection(KernelContext& ctx, const Projection& in) {
   }
   const int64_t T = P + S;
 
-  // The projection, in double.
+  // The projection, in double: rows of W in order (contiguous), each sum over d in order, then the bias.
   real::check_work(ctx, {B, S, width}, "the Q/K/V projection");
-  std::vector<double> qkv(size_t(B * S * width));
-  for (int64_t r = 0; r < B * S; ++r)
-    for (int64_t c = 0; c < width; ++c) {
-      double acc = 0;
-      for (int64_t d = 0; d < Din; ++d) acc += in.x[size_t(r * Din + d)] * in.w[size_t(d * width + c)];
-      qkv[size_t(r * width + c)] = acc + in.bias[size_t(c)];
+  std::vector<double> qkv(size_t(B * S * width), 0.0);
+  for (int64_t r = 0; r < B * S; ++r) {
+    double* acc = &qkv[size_t(r * width)];
+    for (int64_t d = 0; d < Din; ++d) {
+      const double xv = in.x[size_t(r * Din + d)];
+      const double* wr = &in.w[size_t(d * width)];
+      for (int64_t c = 0; c < width; ++c) acc[c] += xv * wr[c];
     }
+    for (int64_t c = 0; c < width; ++c) acc[c] += in.bias[size_t(c)];
+  }
   Heads q = make_heads(ctx, B, N, S, H, "Q"), k = make_heads(ctx, B, N, S, H, "K"), v = make_heads(ctx, B, N, S, Hv, "V");
   split_heads(q, qkv, width, 0);
   split_heads(k, qkv, width, sizes[0]);
