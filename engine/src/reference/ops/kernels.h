@@ -69,6 +69,8 @@ void Shrink(KernelContext&); void Gelu(KernelContext&); void Swish(KernelContext
 void QuickGelu(KernelContext&);  // com.microsoft
 // nn/bias_gelu.cpp (com.microsoft)
 void BiasGelu(KernelContext&); void FastGelu(KernelContext&);
+// nn/bias_split_gelu.cpp (com.microsoft)
+void BiasSplitGelu(KernelContext&);
 // nn/attention.cpp
 void Attention(KernelContext&);
 // nn/contrib_attention.cpp, nn/multi_head_attention.cpp, nn/group_query_attention.cpp (com.microsoft)
@@ -89,6 +91,8 @@ void ConvTranspose(KernelContext&);
 void DeformConv(KernelContext&);
 // nn/dropout.cpp
 void Dropout(KernelContext&);
+// nn/embed_layer_normalization.cpp (com.microsoft)
+void EmbedLayerNormalization(KernelContext&);
 // nn/flex_attention.cpp
 void FlexAttention(KernelContext&);
 // nn/global_pool.cpp
@@ -111,6 +115,8 @@ void MaxUnpool(KernelContext&);
 void MeanVarianceNormalization(KernelContext&);
 // nn/negative_log_likelihood_loss.cpp
 void NegativeLogLikelihoodLoss(KernelContext&);
+// nn/nhwc_conv.cpp (com.microsoft)
+void NhwcConv(KernelContext&);
 // nn/pool.cpp
 void MaxPool(KernelContext&); void AveragePool(KernelContext&); void LpPool(KernelContext&);
 // nn/prelu.cpp
@@ -239,6 +245,8 @@ void ConvInteger(KernelContext&);
 void DequantizeLinear(KernelContext&);
 // quantization/dynamic_quantize_linear.cpp
 void DynamicQuantizeLinear(KernelContext&);
+// quantization/gather_block_quantized.cpp (com.microsoft)
+void GatherBlockQuantized(KernelContext&);
 // quantization/matmul_integer.cpp
 void MatMulInteger(KernelContext&);
 // quantization/matmul_integer_to_float.cpp (com.microsoft)
