@@ -2,7 +2,9 @@
 // harness's (support/ops_harness.h): Softmax and LogSoftmax over the last
 // axis, row lengths around the vector width, NaN and infinities in rows, and
 // the opset-11 form (the input coerced to 2-D at `axis`); ArgMax and ArgMin
-// over rows long enough for their vector path.
+// over rows long enough for their vector path; com.microsoft MatMulNBits
+// (int4 and int8 weights, with and without zero points and bias, one row
+// of A and many, K not a multiple of the block).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -87,6 +89,48 @@ TEST(CpuOpsMath, ArgMaxAndArgMinOverLongRows) {
     attr_int(nd, "axis", -1);
     attr_int(nd, "select_last_index", last);
     check(c);
+  }
+}
+
+// com.microsoft MatMulNBits (kernels/quantization/matmul_nbits.cpp) against
+// the reference: bits 4 and 8, block sizes 16 to 128, K with a partial last
+// block, zero points packed or absent, bias or not, A of 1 row (a decoding
+// step) to many, of rank 1 to 3; g_idx and 2-bit weights go to the reference.
+TEST(CpuOpsMath, MatMulNBitsAgainstTheReference) {
+  Rng rng(91);
+  for (int i = 0; i < 40; ++i) {
+    const int64_t bits = i % 10 == 9 ? 2 : (i % 3 == 2 ? 8 : 4);
+    const int64_t block = int64_t{16} << pick(rng, 0, 3);
+    const int64_t K = pick(rng, 1, 300), N = pick(rng, 1, 150);
+    const int64_t k_blocks = (K + block - 1) / block, blob = block * bits / 8;
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    const Shape a = i % 4 == 0 ? Shape{K} : i % 4 == 1 ? Shape{1, K} : Shape{pick(rng, 1, 3), pick(rng, 1, 40), K};
+    c.input("a", random_tensor(rng, DataType::Float, a, -2, 2));
+    c.input("b", random_tensor(rng, DataType::Uint8, {N, k_blocks, blob}, 0, 255));
+    // Weights of magnitude up to about 1.5, as a quantizer's scales give them.
+    const double smax = bits == 8 ? 0.012 : bits == 4 ? 0.2 : 1.0;
+    c.input("scales", random_tensor(rng, DataType::Float, {N * k_blocks}, smax / 10, smax));
+    std::vector<std::string> ins = {"a", "b", "scales"};
+    const bool zp = i % 2 == 1, bias = i % 5 < 2;
+    if (zp) c.input("zp", random_tensor(rng, DataType::Uint8, {N * ((k_blocks * bits + 7) / 8)}, 0, 255));
+    ins.push_back(zp ? "zp" : "");
+    if (bias) {
+      c.input("bias", random_tensor(rng, DataType::Float, {N}, -1, 1));
+      ins.push_back("");
+      ins.push_back("bias");
+    }
+    while (ins.back().empty()) ins.pop_back();
+    auto& n = c.mb.node("MatMulNBits", ins, {"y"}, "n", "com.microsoft");
+    attr_int(n, "K", K);
+    attr_int(n, "N", N);
+    attr_int(n, "bits", bits);
+    attr_int(n, "block_size", block);
+    c.what = "MatMulNBits A " + shape_to_string(a) + " N " + std::to_string(N) + " bits " + std::to_string(bits) +
+             " block " + std::to_string(block) + (zp ? " zp" : "") + (bias ? " bias" : "");
+    c.expect_fast = bits != 2;
+    // float sums of up to 300 products of magnitude up to 3, against the reference's double sums
+    check(c, 2e-4, 2e-5);
   }
 }
 
