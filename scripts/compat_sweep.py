@@ -29,8 +29,11 @@ Float outputs agree within 1e-4 (|x| + max |x|), max |x| the output's
 largest magnitude (float16 models 1e-2), so that outputs a quantized
 random-weight network squeezes to 1e-10 are held to their own scale;
 quantized outputs within one step, integer labels exactly; anything else is
-a difference and says so. --public adds the public list's resnet18,
-mobilenet_v3_large, BERT-base and GPT-2 through onnxruntime's tools. Classifiers are converted without ZipMap
+a difference and says so. --public adds the public benchmark list's models through onnxruntime's tools: each CNN
+quantized to QDQ per channel and QOperator per tensor, the transformers
+(and vit_b_16, swin_t) through the transformers optimizer and
+quantize_dynamic, every one saved by an onnxruntime session; a tool that
+fails on a model is a row that says so. Classifiers are converted without ZipMap
 (probabilities as a tensor), since onnxscope's dumps hold tensors only.
 
     .venv/bin/python scripts/compat_sweep.py
@@ -74,7 +77,26 @@ def image_input(path):
 BENCH = REAL.parent / "bench-models"  # scripts/make_bench_models.py: the public benchmark list
 
 
-def make_ort_tools(out, only, public=False):
+# The public benchmark list (scripts/make_bench_models.py) by what ONNX Runtime's tools do with it.
+PUBLIC_CNNS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
+               "regnet_y_400mf", "densenet121", "convnext_tiny", "swin_t", "vit_b_16", "shufflenet_v2", "ssdlite320"]
+# (model, the transformers optimizer's model type (None: it has none for it), heads, hidden, quantize_dynamic too)
+PUBLIC_TRANSFORMERS = [("bert_base", "bert", 12, 768, True), ("bert_base_ts14", "bert", 12, 768, True),
+                       ("gpt2", "gpt2", 12, 768, True), ("llama_gqa", None, 0, 0, True), ("vit_hf", "vit", 12, 768, True),
+                       ("vit_b_16", "vit", 12, 768, False), ("swin_t", "swin", 0, 0, False)]
+
+
+def tool(failed, stem, what, fn):
+    """Runs one of onnxruntime's tools; True when it wrote its model, else a row in `failed` that says why."""
+    try:
+        fn()
+        return True
+    except Exception as e:  # noqa: BLE001 - the tool's own failure is the finding
+        failed.append((stem, what, f"onnxruntime's tool failed: {type(e).__name__}: {e}"[:200]))
+        return False
+
+
+def make_ort_tools(out, only, failed, public=False):
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_dynamic, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
@@ -82,45 +104,51 @@ def make_ort_tools(out, only, public=False):
         pass
 
     made = []
-    cnns = [(REAL, s) for s in ("resnet_tiny_ts", "mobilenet_v3_small_ts", "squeezenet1_1_dynamo")]
-    if public:
-        cnns += [(BENCH, s) for s in ("resnet18", "mobilenet_v3_large")]
-    for where, src in cnns:
+    all_four = [(QuantFormat.QDQ, "qdq", False), (QuantFormat.QDQ, "qdq", True), (QuantFormat.QOperator, "qop", False),
+                (QuantFormat.QOperator, "qop", True)]
+    cnns = [(REAL, s, all_four) for s in ("resnet_tiny_ts", "mobilenet_v3_small_ts", "squeezenet1_1_dynamo")]
+    if public:  # each format and each granularity once per model of the public list
+        cnns += [(BENCH, s, [all_four[1], all_four[2]]) for s in PUBLIC_CNNS]
+    for where, src, variants in cnns:
         path = where / f"{src}.onnx"
-        if not path.exists():
+        if not path.exists() or (only and not any(re.search(only, f"{src}_{t}{'_pc' if pc else ''}") for _, t, pc in variants)):
             continue
         pre = out / f"{src}_pre.onnx"
-        quant_pre_process(str(path), str(pre))
+        if not tool(failed, f"{src}_pre", f"quant_pre_process of {src}", lambda: quant_pre_process(str(path), str(pre))):
+            continue
         name, shape = image_input(pre)
-        for fmt, tag in ((QuantFormat.QDQ, "qdq"), (QuantFormat.QOperator, "qop")):
-            for per_channel in (False, True):
-                stem = f"{src}_{tag}{'_pc' if per_channel else ''}"
-                if only and not re.search(only, stem):
-                    continue
-                quantize_static(str(pre), str(out / f"{stem}.onnx"), R(name, shape), quant_format=fmt,
-                                per_channel=per_channel)
-                made.append((stem, f"quantize_static {tag.upper()}{' per channel' if per_channel else ''} of {src}",
-                             "quantized"))
+        for fmt, tag, per_channel in variants:
+            stem = f"{src}_{tag}{'_pc' if per_channel else ''}"
+            if only and not re.search(only, stem):
+                continue
+            what = f"quantize_static {tag.upper()}{' per channel' if per_channel else ''} of {src}"
+            if tool(failed, stem, what, lambda: quantize_static(str(pre), str(out / f"{stem}.onnx"), R(name, shape),
+                                                                 quant_format=fmt, per_channel=per_channel)):
+                made.append((stem, what, "quantized"))
         pre.unlink()
-    transformers = [(REAL, s, 2, 32) for s in ("bert_ts", "gpt2_ts")]
+    # (where, model, the optimizer's model type or None, heads, hidden, quantize_dynamic too)
+    transformers = [(REAL, "bert_ts", "bert", 2, 32, True), (REAL, "gpt2_ts", "gpt2", 2, 32, True)]
     if public:
-        transformers += [(BENCH, "bert_base_ts14", 12, 768), (BENCH, "gpt2", 12, 768)]
-    for where, src, heads, hidden in transformers:
+        transformers += [(BENCH, *t) for t in PUBLIC_TRANSFORMERS]
+    for where, src, kind, heads, hidden, qdyn in transformers:
         path = where / f"{src}.onnx"
         if not path.exists():
             continue
         stem = f"{src}_qdyn"
-        if not only or re.search(only, stem):
-            quantize_dynamic(str(path), str(out / f"{stem}.onnx"), weight_type=QuantType.QInt8)
-            made.append((stem, f"quantize_dynamic of {src}", "float"))
+        if qdyn and (not only or re.search(only, stem)):
+            if tool(failed, stem, f"quantize_dynamic of {src}",
+                    lambda: quantize_dynamic(str(path), str(out / f"{stem}.onnx"), weight_type=QuantType.QInt8)):
+                made.append((stem, f"quantize_dynamic of {src}", "float"))
         stem = f"{src}_ortopt"
-        if not only or re.search(only, stem):
+        if kind and (not only or re.search(only, stem)):
             from onnxruntime.transformers.optimizer import optimize_model
 
-            kind = "bert" if src.startswith("bert") else "gpt2"
-            opt = optimize_model(str(path), model_type=kind, num_heads=heads, hidden_size=hidden, opt_level=1)
-            opt.save_model_to_file(str(out / f"{stem}.onnx"))
-            made.append((stem, f"transformers optimizer ({kind}) of {src}", "float"))
+            def optimize():
+                opt = optimize_model(str(path), model_type=kind, num_heads=heads, hidden_size=hidden, opt_level=1)
+                opt.save_model_to_file(str(out / f"{stem}.onnx"))
+
+            if tool(failed, stem, f"transformers optimizer ({kind}) of {src}", optimize):
+                made.append((stem, f"transformers optimizer ({kind}) of {src}", "float"))
     # The models onnxruntime saves after its graph rewrites (FusedConv, FusedMatMul, BiasGelu, ...).
     import onnxruntime as ort
 
@@ -128,7 +156,7 @@ def make_ort_tools(out, only, public=False):
     # and of the quantized models above (MatMulIntegerToFloat, DynamicQuantizeMatMul, QLinear* from QDQ)
     saved += [(out, s) for s in ("resnet_tiny_ts_qdq", "mobilenet_v3_small_ts_qop", "bert_ts_qdyn")]
     if public:
-        saved += [(BENCH, s) for s in ("resnet18", "mobilenet_v3_large", "bert_base_ts14", "gpt2")]
+        saved += [(BENCH, s) for s in dict.fromkeys(PUBLIC_CNNS + [t[0] for t in PUBLIC_TRANSFORMERS])]
     for where, src in saved:
         path = where / f"{src}.onnx"
         stem = f"{src}_ortsaved"
@@ -137,8 +165,9 @@ def make_ort_tools(out, only, public=False):
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
         so.optimized_model_filepath = str(out / f"{stem}.onnx")
-        ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])
-        made.append((stem, f"onnxruntime's saved optimized model (extended) of {src}", "float"))
+        what = f"onnxruntime's saved optimized model (extended) of {src}"
+        if tool(failed, stem, what, lambda: ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"])):
+            made.append((stem, what, "float"))
     llama = REAL / "llama_dynamo.onnx"
     if llama.exists():
         from onnxruntime.quantization.matmul_nbits_quantizer import MatMulNBitsQuantizer
@@ -248,8 +277,11 @@ def feeds_for(path, rng):
 
 def run_onnxscope(cli, path, npz, engine, names, work):
     out = work / f"{path.stem}_{engine}.h5"
-    p = subprocess.run([cli, "run", str(path), "--engine", engine, "--inputs", str(npz), "--out", str(out)],
-                       capture_output=True, text=True, timeout=600)
+    try:
+        p = subprocess.run([cli, "run", str(path), "--engine", engine, "--inputs", str(npz), "--out", str(out)],
+                           capture_output=True, text=True, timeout=1800)
+    except subprocess.TimeoutExpired:
+        return None, "did not finish within 30 minutes"
     if p.returncode != 0:
         lines = [l for l in p.stderr.splitlines() if "error" in l] or p.stderr.splitlines() or ["(no message)"]
         return None, lines[0][:160]
@@ -264,8 +296,23 @@ def run_onnxscope(cli, path, npz, engine, names, work):
     return got, None
 
 
-def compare(got, want, kind):
-    """(ok, largest difference as text)."""
+def dequantize_steps(path):
+    """{graph output: its quantization step} for outputs a DequantizeLinear with one scale makes: a
+    quantized value read as float, which agrees within one step as the quantized outputs do."""
+    m = onnx.load(str(path), load_external_data=False)
+    inits = {t.name: t for t in m.graph.initializer}
+    outs = {o.name for o in m.graph.output}
+    steps = {}
+    for n in m.graph.node:
+        if n.op_type == "DequantizeLinear" and n.output[0] in outs and n.input[1] in inits:
+            scale = onnx.numpy_helper.to_array(inits[n.input[1]])
+            if scale.size == 1:
+                steps[n.output[0]] = float(scale.reshape(-1)[0])
+    return steps
+
+
+def compare(got, want, kind, steps=None):
+    """(ok, largest difference as text). steps: {output: quantization step} of dequantized outputs."""
     worst, ok = 0.0, True
     notes = []
     for name, w in want.items():
@@ -274,6 +321,15 @@ def compare(got, want, kind):
             return False, f"output {name} missing"
         if g.shape != w.shape or g.dtype != w.dtype:
             return False, f"{name}: {g.dtype}{list(g.shape)} against {w.dtype}{list(w.shape)}"
+        if steps and name in steps and np.all(np.isfinite(g)) and np.all(np.isfinite(w)):
+            step = steps[name]
+            d = np.abs(g.astype(np.float64) - w.astype(np.float64))
+            worst = max(worst, float(d.max(initial=0)))
+            apart = int((d > step * 1e-3).sum())
+            ok &= bool(np.all(d <= step * (1 + 1e-4)))  # two dequantized values, each rounded to float
+            if apart:
+                notes.append(f"{name}: {apart} of {w.size} values {float(d.max()) / step:.3g} step(s) of {step:.3g} apart")
+            continue
         if w.dtype.kind == "f":
             tol = 1e-2 if kind == "float16" else 1e-4
             gf, wf = g.astype(np.float64), w.astype(np.float64)
@@ -303,23 +359,64 @@ def compare(got, want, kind):
     return ok, f"{worst:.2e}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
+def trace(cli, path, npz, work):
+    """Why a model differs: onnxscope's reference against onnxruntime's own intermediate tensors
+    (scripts/dump_onnxruntime.py, graph rewrites off) with `onnxscope diff`, each node re-run on
+    onnxruntime's inputs (the error it introduces itself), and where the two runs first part."""
+    import json
+
+    ours, theirs = work / f"{path.stem}_trace_ours.h5", work / f"{path.stem}_trace_ort.h5"
+    try:
+        subprocess.run([cli, "run", str(path), "--engine", "reference", "--inputs", str(npz), "--out", str(ours)],
+                       capture_output=True, check=True, timeout=1800)
+        subprocess.run([sys.executable, str(ROOT / "scripts" / "dump_onnxruntime.py"), str(path), "--out", str(theirs),
+                        "--inputs-from", str(ours)], capture_output=True, check=True, timeout=1800)
+        p = subprocess.run([cli, "diff", str(path), "--engines", f"dump:{theirs},reference", "--inputs-from", str(ours),
+                            "--quant-steps", "1", "--json"], capture_output=True, text=True, timeout=3600)
+        d = json.loads(p.stdout)
+    except (subprocess.SubprocessError, ValueError) as e:
+        return f"not traced ({type(e).__name__})"
+    finally:
+        for f in (ours, theirs):
+            f.unlink(missing_ok=True)
+    worst_float, worst_steps, worst_node = 0.0, 0.0, ""
+    for n in d.get("nodes", []):
+        outs = n.get("outputs", [])
+        if any(o.get("quant_step", 0) > 0 for o in outs):
+            intro = n.get("introduced", 0.0) / max(o.get("quant_step", 0) or 1.0 for o in outs) \
+                if all(o.get("dtype_b") == "float" for o in outs) else n.get("introduced", 0.0)
+            worst_steps = max(worst_steps, intro)
+        elif n.get("introduced", 0.0) > worst_float:
+            worst_float, worst_node = n.get("introduced", 0.0), n.get("node", "")
+    first = d.get("first_divergence") or "no node"
+    return (f"traced against onnxruntime's own intermediate tensors: every node fed onnxruntime's inputs agrees "
+            f"(largest error a float node introduces {worst_float:.1e}{f' at {worst_node}' if worst_node else ''}, "
+            f"a quantizing node {worst_steps:.3g} step(s)); the runs first part at {first} and the gap grows from "
+            f"values that round to the neighbouring quantization step ({d.get('diverging', '?')} nodes diverge)")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", type=Path, default=OUT_DEFAULT)
     ap.add_argument("--onnxscope", default=str(ROOT / "build" / "app" / "onnxscope"))
     ap.add_argument("--only", default="", help="models whose name matches this regular expression")
     ap.add_argument("--markdown", type=Path)
+    ap.add_argument("--no-trace", action="store_true",
+                    help="do not trace a quantized model that differs (onnxscope diff against onnxruntime's tensors)")
     ap.add_argument("--public", action="store_true",
-                    help="also the public benchmark list's resnet18, mobilenet_v3_large, BERT-base and GPT-2 "
-                         "(scripts/make_bench_models.py) through onnxruntime's tools: minutes more")
+                    help="also the public benchmark list (scripts/make_bench_models.py) through onnxruntime's "
+                         "tools: about 60 models more, an hour or more on 2 cores")
     a = ap.parse_args()
     import onnxruntime as ort
 
     a.out.mkdir(parents=True, exist_ok=True)
     if not (REAL / "bert_ts.onnx").exists():
         subprocess.run([sys.executable, str(ROOT / "scripts" / "make_real_models.py")], check=True)
-    made = make_ort_tools(a.out, a.only, a.public) + make_float16(a.out, a.only) + make_classical(a.out, a.only)
-    rows = []
+    failed = []
+    made = make_ort_tools(a.out, a.only, failed, a.public) + make_float16(a.out, a.only) + make_classical(a.out, a.only)
+    rows = [(stem, what, [("TOOL FAILED", why), ("TOOL FAILED", "")], "") for stem, what, why in failed]
+    for stem, what, cells, _ in rows:
+        print(f"{stem:30s} {cells[0][1]}", flush=True)
     print(f"onnxruntime {ort.__version__}; {len(made)} models in {a.out}", flush=True)
     for stem, what, kind in made:
         path = a.out / f"{stem}.onnx"
@@ -339,25 +436,32 @@ def main():
             if err:
                 cells.append(("ERROR", err))
             else:
-                ok, diff = compare(got, want, kind)
+                steps = dequantize_steps(path) if kind == "quantized" else None
+                ok, diff = compare(got, want, kind, steps)
                 if not ok:
-                    ok_plain, diff_plain = compare(got, plain, kind)
+                    ok_plain, diff_plain = compare(got, plain, kind, steps)
                     if ok_plain:
                         cells.append(("ok*", f"{diff_plain} (* onnxruntime unoptimized; optimized {diff})"))
                         continue
                 cells.append(("ok" if ok else "DIFFERS", diff))
+        reason = ""
         if all(c[0].startswith("ok") for c in cells):
             npz.unlink()  # kept where a run differs or fails: the inputs to look into it with
-        rows.append((stem, what, cells))
+        elif any(c[0] == "DIFFERS" for c in cells) and kind == "quantized" and not a.no_trace:
+            reason = trace(a.onnxscope, path, npz, a.out)
+        rows.append((stem, what, cells, reason))
         print(f"{stem:30s} reference {cells[0][0]:8s} {cells[0][1]:28s} cpu {cells[1][0]:8s} {cells[1][1]}", flush=True)
+        if reason:
+            print(f"{'':30s} {reason}", flush=True)
     good = sum(all(c[0].startswith("ok") for c in r[2]) for r in rows)
     print(f"{good} of {len(rows)} models agree with onnxruntime on both engines "
           "(ok*: with onnxruntime's own graph run without its rewrites, where its fused kernels round otherwise)")
     if a.markdown:
         with open(a.markdown, "w") as f:
-            f.write("| model | made by | reference | max diff | cpu | max diff |\n|---|---|---|---|---|---|\n")
-            for stem, what, cells in rows:
-                f.write(f"| {stem} | {what} | {cells[0][0]} | {cells[0][1]} | {cells[1][0]} | {cells[1][1]} |\n")
+            f.write("| model | made by | reference | max diff | cpu | max diff | why they differ |\n"
+                    "|---|---|---|---|---|---|---|\n")
+            for stem, what, cells, reason in rows:
+                f.write(f"| {stem} | {what} | {cells[0][0]} | {cells[0][1]} | {cells[1][0]} | {cells[1][1]} | {reason} |\n")
     return 0 if good == len(rows) else 1
 
 

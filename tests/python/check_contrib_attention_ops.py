@@ -26,6 +26,7 @@ from onnx import TensorProto, helper
 from onnxscope_cli import expect_error, run_outputs
 
 cli, work = sys.argv[1:3]
+ENGINES = os.environ.get("ONNXSCOPE_ENGINES", "reference,cpu").split(",")  # cuda-sim or cuda too, by hand
 os.makedirs(work, exist_ok=True)
 rng = np.random.default_rng(23)
 TYPES = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int32): TensorProto.INT32,
@@ -61,7 +62,7 @@ def check(what, op, inputs, outputs, attrs, ort_inputs=None):
     path = f"{work}/model.onnx"
     onnx.save(make(op, inputs, outputs, attrs), path)
     feeds = {n: a for n, a in inputs if a is not None}
-    for engine in ("reference", "cpu"):
+    for engine in ENGINES:
         got = run_outputs(cli, path, feeds, engine, wanted, work)
         for name, w in zip(wanted, want):
             g = got[name]
