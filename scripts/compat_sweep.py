@@ -12,6 +12,9 @@ few classical estimators:
                  (bert and gpt2 model types); MatMulNBitsQuantizer (int4,
                  symmetric and not); the model a session saves after its
                  graph rewrites (optimized_model_filepath, extended level)
+  onnxruntime-genai  its model builder's int4 CPU model of a small random
+                 Llama (MatMulNBits, GroupQueryAttention with rotary and a
+                 cache): a prompt and a decoding step
   float16        onnxconverter-common's float16 conversion (inputs and
                  outputs kept float32)
   scikit-learn   skl2onnx pipelines: scaler + logistic regression, random
@@ -24,7 +27,9 @@ inputs, and prints one table: whether it loads, each engine's result, and
 the largest difference of any output. An engine that differs from that but
 agrees with onnxruntime run without its graph rewrites (the model's own
 arithmetic; its fused kernels round some values a quantization step
-otherwise) is marked ok* with both numbers. Inputs are seeded by model name.
+otherwise) is marked ok* with both numbers; one that agrees with onnxruntime
+run with its MatMulNBits at accuracy_level 0 (level 4 lets it round A to int8
+blocks; the operator's formula keeps A float) is marked ok+. Inputs are seeded by model name.
 Float outputs agree within 1e-4 (|x| + max |x|), max |x| the output's
 largest magnitude (float16 models 1e-2), so that outputs a quantized
 random-weight network squeezes to 1e-10 are held to their own scale;
@@ -181,6 +186,57 @@ def make_ort_tools(out, only, failed, public=False):
             q.model.save_model_to_file(str(out / f"{stem}.onnx"), False)
             made.append((stem, f"MatMulNBitsQuantizer int4 {'symmetric' if sym else 'asymmetric'} of llama_dynamo", "float"))
     return made
+
+
+def make_genai(out, only, failed):
+    """A small Llama (random weights, 2 layers, grouped-query heads) through onnxruntime-genai's model
+    builder at int4: MatMulNBits, GroupQueryAttention with rotary and a KV cache, SkipSimplifiedLayerNormalization.
+    Two rows: a prompt (empty cache) and a decoding step on a cache (their feeds in GENAI_FEEDS)."""
+    stems = [s for s in ("genai_llama_int4", "genai_llama_int4_step") if not only or re.search(only, s)]
+    if not stems:
+        return []
+    try:
+        import onnxruntime_genai  # noqa: F401  (the builder ships with it)
+        import torch
+        from tokenizers import Tokenizer, models, pre_tokenizers
+        from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
+    except ImportError as e:
+        failed.append(("genai_llama_int4", "onnxruntime-genai's model builder", f"not installed: {e}"))
+        return []
+    src, built = out / "genai_src", out / "genai_built"
+    cfg = LlamaConfig(vocab_size=256, hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, max_position_embeddings=128, rms_norm_eps=1e-5)
+    torch.manual_seed(0)
+    LlamaForCausalLM(cfg).eval().save_pretrained(str(src))
+    tok = Tokenizer(models.WordLevel(vocab={f"t{i}": i for i in range(256)}, unk_token="t0"))  # the builder wants one
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="t0", bos_token="t1", eos_token="t2").save_pretrained(str(src))
+    what = "onnxruntime-genai model builder int4 (cpu) of a 2-layer Llama"
+    cmd = [sys.executable, "-m", "onnxruntime_genai.models.builder", "-i", str(src), "-o", str(built), "-p", "int4",
+           "-e", "cpu", "-c", str(out / "genai_cache")]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        failed.append(("genai_llama_int4", what, f"the builder failed: {p.stderr.strip().splitlines()[-1:]}"))
+        return []
+    m = onnx.load(str(built / "model.onnx"))  # external data read in: one self-contained file per row
+    made = []
+    for stem in stems:
+        onnx.save(m, str(out / f"{stem}.onnx"))
+        made.append((stem, what + (": a decoding step on a 7-token cache" if stem.endswith("step") else ": an 8-token prompt"),
+                     "float"))
+    return made
+
+
+def genai_feeds(stem, rng):
+    """Feeds of the genai rows: batch 2, an 8-token prompt on an empty cache, or 1 token on 7 cached."""
+    step = stem.endswith("step")
+    S, P = (1, 7) if step else (8, 0)
+    feeds = {"input_ids": rng.integers(0, 256, size=(2, S)).astype(np.int64),
+             "attention_mask": np.ones((2, P + S), np.int64)}
+    for layer in range(2):
+        for kv in ("key", "value"):
+            feeds[f"past_key_values.{layer}.{kv}"] = rng.standard_normal((2, 2, P, 16)).astype(np.float32)
+    return feeds
 
 
 def make_float16(out, only):
@@ -359,6 +415,27 @@ def compare(got, want, kind, steps=None):
     return ok, f"{worst:.2e}" + (f" ({'; '.join(notes)})" if notes else "")
 
 
+def exact_matmul_nbits(path, names, feeds):
+    """onnxruntime's outputs with every MatMulNBits at accuracy_level 0, or None when the model has
+    none above 0. At level 4 (what the genai builder writes for CPU) onnxruntime may quantize A to int8
+    per block, as the attribute allows; the operator's formula, which onnxscope computes, keeps A float."""
+    import onnxruntime as ort
+
+    m = onnx.load(str(path))
+    changed = False
+    for n in m.graph.node:
+        if n.op_type == "MatMulNBits":
+            for at in n.attribute:
+                if at.name == "accuracy_level" and at.i > 0:
+                    at.i, changed = 0, True
+    if not changed:
+        return None
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    sess = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    return dict(zip(names, sess.run(names, feeds)))
+
+
 def trace(cli, path, npz, work):
     """Why a model differs: onnxscope's reference against onnxruntime's own intermediate tensors
     (scripts/dump_onnxruntime.py, graph rewrites off) with `onnxscope diff`, each node re-run on
@@ -413,7 +490,8 @@ def main():
     if not (REAL / "bert_ts.onnx").exists():
         subprocess.run([sys.executable, str(ROOT / "scripts" / "make_real_models.py")], check=True)
     failed = []
-    made = make_ort_tools(a.out, a.only, failed, a.public) + make_float16(a.out, a.only) + make_classical(a.out, a.only)
+    made = (make_ort_tools(a.out, a.only, failed, a.public) + make_genai(a.out, a.only, failed) +
+            make_float16(a.out, a.only) + make_classical(a.out, a.only))
     rows = [(stem, what, [("TOOL FAILED", why), ("TOOL FAILED", "")], "") for stem, what, why in failed]
     for stem, what, cells, _ in rows:
         print(f"{stem:30s} {cells[0][1]}", flush=True)
@@ -421,6 +499,8 @@ def main():
     for stem, what, kind in made:
         path = a.out / f"{stem}.onnx"
         sess, feeds = feeds_for(path, np.random.default_rng(zlib.crc32(stem.encode())))  # the same with --only
+        if stem.startswith("genai_"):
+            feeds = genai_feeds(stem, np.random.default_rng(zlib.crc32(stem.encode())))
         npz = a.out / f"{stem}_inputs.npz"
         np.savez(npz, **feeds)
         names = [o.name for o in sess.get_outputs()]
@@ -430,6 +510,7 @@ def main():
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         plain = dict(zip(names, ort.InferenceSession(str(path), so, providers=["CPUExecutionProvider"]).run(names, feeds)))
+        exact = exact_matmul_nbits(path, names, feeds)
         cells = []
         for engine in ("reference", "cpu"):
             got, err = run_onnxscope(a.onnxscope, path, npz, engine, set(names), a.out)
@@ -443,6 +524,12 @@ def main():
                     if ok_plain:
                         cells.append(("ok*", f"{diff_plain} (* onnxruntime unoptimized; optimized {diff})"))
                         continue
+                    if exact is not None:
+                        ok_exact, diff_exact = compare(got, exact, kind, steps)
+                        if ok_exact:
+                            cells.append(("ok+", f"{diff_exact} (+ onnxruntime with MatMulNBits accuracy_level 0; "
+                                                 f"at the model's level 4 it rounds A to int8 blocks: {diff})"))
+                            continue
                 cells.append(("ok" if ok else "DIFFERS", diff))
         reason = ""
         if all(c[0].startswith("ok") for c in cells):
@@ -455,7 +542,8 @@ def main():
             print(f"{'':30s} {reason}", flush=True)
     good = sum(all(c[0].startswith("ok") for c in r[2]) for r in rows)
     print(f"{good} of {len(rows)} models agree with onnxruntime on both engines "
-          "(ok*: with onnxruntime's own graph run without its rewrites, where its fused kernels round otherwise)")
+          "(ok*: with onnxruntime's own graph run without its rewrites, where its fused kernels round otherwise; "
+          "ok+: with its MatMulNBits at accuracy_level 0, where level 4 rounds A to int8)")
     if a.markdown:
         with open(a.markdown, "w") as f:
             f.write("| model | made by | reference | max diff | cpu | max diff | why they differ |\n"

@@ -60,7 +60,7 @@ fi
 # Extras the compatibility sweep needs, added to the same venv (a new venv
 # would reinstall torch): installed once, recorded beside the pinned set.
 EXTRA="onnxmltools==$ONNXMLTOOLS_VERSION onnxconverter-common==$ONNXCONVERTER_COMMON_VERSION"
-EXTRA+=" lightgbm==$LIGHTGBM_VERSION xgboost-cpu==$XGBOOST_CPU_VERSION"
+EXTRA+=" lightgbm==$LIGHTGBM_VERSION xgboost-cpu==$XGBOOST_CPU_VERSION onnxruntime-genai==$ONNXRUNTIME_GENAI_VERSION"
 if [ "$(cat "$VENV/.onnxscope-extra" 2>/dev/null)" != "$EXTRA" ]; then
   log "adding $EXTRA to $VENV"
   "$VENV/bin/pip" install -q --disable-pip-version-check $EXTRA
