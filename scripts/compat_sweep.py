@@ -456,10 +456,11 @@ def trace(cli, path, npz, work):
     finally:
         for f in (ours, theirs):
             f.unlink(missing_ok=True)
-    worst_float, worst_steps, worst_node = 0.0, 0.0, ""
+    worst_float, worst_steps, worst_node, quantizing = 0.0, 0.0, "", False
     for n in d.get("nodes", []):
         outs = n.get("outputs", [])
-        if any(o.get("quant_step", 0) > 0 for o in outs):
+        if any(o.get("quant_step", 0) > 0 for o in outs) or any(o.get("dtype_b") in ("uint8", "int8") for o in outs):
+            quantizing = True
             intro = n.get("introduced", 0.0) / max(o.get("quant_step", 0) or 1.0 for o in outs) \
                 if all(o.get("dtype_b") == "float" for o in outs) else n.get("introduced", 0.0)
             worst_steps = max(worst_steps, intro)
@@ -467,9 +468,10 @@ def trace(cli, path, npz, work):
             worst_float, worst_node = n.get("introduced", 0.0), n.get("node", "")
     first = d.get("first_divergence") or "no node"
     return (f"traced against onnxruntime's own intermediate tensors: every node fed onnxruntime's inputs agrees "
-            f"(largest error a float node introduces {worst_float:.1e}{f' at {worst_node}' if worst_node else ''}, "
-            f"a quantizing node {worst_steps:.3g} step(s)); the runs first part at {first} and the gap grows from "
-            f"values that round to the neighbouring quantization step ({d.get('diverging', '?')} nodes diverge)")
+            f"(largest error a float node introduces {worst_float:.1e}{f' at {worst_node}' if worst_node else ''}"
+            + (f", a quantizing node {worst_steps:.3g} step(s)); the runs first part at {first} and the gap grows from "
+               f"values that round to the neighbouring quantization step" if quantizing else
+               f"); the runs first part at {first}") + f" ({d.get('diverging', '?')} nodes diverge)")
 
 
 def main():
@@ -534,7 +536,7 @@ def main():
         reason = ""
         if all(c[0].startswith("ok") for c in cells):
             npz.unlink()  # kept where a run differs or fails: the inputs to look into it with
-        elif any(c[0] == "DIFFERS" for c in cells) and kind == "quantized" and not a.no_trace:
+        elif any(c[0] == "DIFFERS" for c in cells) and not a.no_trace:
             reason = trace(a.onnxscope, path, npz, a.out)
         rows.append((stem, what, cells, reason))
         print(f"{stem:30s} reference {cells[0][0]:8s} {cells[0][1]:28s} cpu {cells[1][0]:8s} {cells[1][1]}", flush=True)
