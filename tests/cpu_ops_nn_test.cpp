@@ -479,4 +479,90 @@ TEST(CpuOpsNn, BlockedReordersPutEveryElementInPlace) {
   }
 }
 
+// com.microsoft GroupQueryAttention (kernels/nn/group_query_attention.cpp)
+// against the reference: first prompts (ragged or not), one-token steps and
+// continued prompts on a cache, packed QKV, rotary (interleaved or not,
+// partial), local windows, softcap, smooth softmax, head sinks,
+// attention_bias, causal 0; the qk output goes to the reference.
+TEST(CpuOpsNn, GroupQueryAttentionAgainstTheReference) {
+  Rng rng(97);
+  auto int32s = [](const Shape& s, const std::vector<int64_t>& v) {
+    Tensor t = Tensor::zeros(DataType::Int32, s);
+    for (size_t i = 0; i < v.size(); ++i) t.mutable_data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+    return t;
+  };
+  for (int i = 0; i < 40; ++i) {
+    const int64_t Nkv = pick(rng, 1, 2), N = Nkv * pick(rng, 1, 3), H = 8 * pick(rng, 1, 3);
+    const int step = i % 3;  // 0: first prompt; 1: one token on a cache; 2: a continued prompt
+    const int64_t B = step == 2 ? 1 : pick(rng, 1, 3);
+    const int64_t S = step == 1 ? 1 : pick(rng, 1, 7);
+    std::vector<int64_t> lens(static_cast<size_t>(B)), past(static_cast<size_t>(B), 0);
+    int64_t P = 0, total = S;
+    if (step == 0) {
+      for (auto& l : lens) l = i % 2 ? pick(rng, 1, S) : S;
+      lens[0] = S;
+    } else {
+      for (size_t b = 0; b < past.size(); ++b) past[b] = pick(rng, 0, 6), lens[b] = past[b] + S;
+      total = *std::max_element(lens.begin(), lens.end());
+      P = i % 2 ? *std::max_element(past.begin(), past.end()) : total + pick(rng, 0, 2);
+    }
+    const bool packed = i % 4 == 3, causal = i % 11 != 10;
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    std::vector<std::string> ins;
+    if (packed) {
+      c.input("q", random_tensor(rng, DataType::Float, {B, S, (N + 2 * Nkv) * H}, -1.5, 1.5));
+      ins = {"q", "", ""};
+    } else {
+      c.input("q", random_tensor(rng, DataType::Float, {B, S, N * H}, -1.5, 1.5));
+      c.input("k", random_tensor(rng, DataType::Float, {B, S, Nkv * H}, -1.5, 1.5));
+      c.input("v", random_tensor(rng, DataType::Float, {B, S, Nkv * H}, -1.5, 1.5));
+      ins = {"q", "k", "v"};
+    }
+    if (step) {
+      c.input("pk", random_tensor(rng, DataType::Float, {B, Nkv, P, H}, -1.5, 1.5));
+      c.input("pv", random_tensor(rng, DataType::Float, {B, Nkv, P, H}, -1.5, 1.5));
+      ins.insert(ins.end(), {"pk", "pv"});
+    } else {
+      ins.insert(ins.end(), {"", ""});
+    }
+    std::vector<int64_t> seqlens = lens;
+    for (auto& l : seqlens) --l;
+    c.input("seqlens_k", int32s({B}, seqlens));
+    c.input("total", int32s({}, {total}));
+    ins.insert(ins.end(), {"seqlens_k", "total"});
+    const bool rotary = i % 2 == 0 && causal;
+    if (rotary) {
+      const int64_t half = i % 4 == 0 ? H / 2 : H / 4;
+      c.input("cos", random_tensor(rng, DataType::Float, {16, half}, -1, 1));
+      c.input("sin", random_tensor(rng, DataType::Float, {16, half}, -1, 1));
+      ins.insert(ins.end(), {"cos", "sin"});
+    }
+    const int64_t present = std::max(P, total);
+    const bool bias = i % 8 == 5, sink = i % 9 == 4;
+    if (bias || sink) {
+      if (!rotary) ins.insert(ins.end(), {"", ""});
+      ins.push_back("");  // position_ids
+      if (bias) c.input("ab", random_tensor(rng, DataType::Float, {pick(rng, 0, 1) ? B : 1, N, S, present}, -1, 1));
+      ins.push_back(bias ? "ab" : "");
+      if (sink) c.input("sink", random_tensor(rng, DataType::Float, {N}, -1, 1));
+      if (sink) ins.push_back("sink");
+    }
+    auto& n = c.mb.node("GroupQueryAttention", ins, {"y", "present_key", "present_value"}, "n", "com.microsoft");
+    attr_int(n, "num_heads", N);
+    attr_int(n, "kv_num_heads", Nkv);
+    if (rotary) attr_int(n, "do_rotary", 1);
+    if (rotary && i % 3 == 1) attr_int(n, "rotary_interleaved", 1);
+    if (!causal) attr_int(n, "causal", 0);
+    if (causal && i % 5 == 1) attr_int(n, "local_window_size", pick(rng, 1, 4));
+    if (i % 5 == 2) attr_float(n, "softcap", 2.5f);
+    if (i % 7 == 3) attr_int(n, "smooth_softmax", 1);
+    c.outputs = {"y", "present_key", "present_value"};
+    c.what = "GroupQueryAttention step " + std::to_string(step) + " B" + std::to_string(B) + " S" + std::to_string(S) +
+             " N" + std::to_string(N) + "/" + std::to_string(Nkv) + " H" + std::to_string(H) + " P" + std::to_string(P) +
+             (packed ? " packed" : "") + (rotary ? " rotary" : "") + (bias ? " bias" : "") + (sink ? " sink" : "");
+    check(c, 2e-5, 2e-5);
+  }
+}
+
 }  // namespace
