@@ -80,21 +80,8 @@ void attention_after_projection(KernelContext& ctx, const Projection& in) {
     v = concat_past(ctx, Heads{B, N, P, H, std::vector<double>(pv.begin() + half, pv.end())}, v, "the values (past and new)");
   }
 
-  const double filter = ctx.attr_float("mask_filter_value", -10000.0f);
-  const std::vector<double> mb = mask ? mask_bias(ctx, *mask, B, S, T, filter, "mask_index") : std::vector<double>{};
-  AttentionBias ab;
-  if (attn_bias) ab = attention_bias(ctx, *attn_bias, B, N, S, T);
-  const bool causal = ctx.attr_int("unidirectional", 0) != 0;
-  Options o;
-  o.scale = ctx.attr_float("scale", 0.0f);
-  o.bias = [&](int64_t b, int64_t h, int64_t i, double* row) {
-    for (int64_t j = 0; j < T; ++j) {
-      double s = mask ? mb[size_t((b * S + i) * T + j)] : 0.0;
-      if (attn_bias) s += ab.at(b, h, i, j);
-      if (causal && j > P + i) s = -std::numeric_limits<double>::infinity();
-      row[j] = s;
-    }
-  };
+  const KeyBias key_bias(ctx, mask, "mask_index", attn_bias, B, N, S, T, P);
+  const Options o = key_bias.options();
   const std::vector<double> y = attend(ctx, q, k, v, o);
   real::store_doubles(ctx, ctx.allocate_output(0, in.out_type, {B, S, N * Hv}), y);
   if (ctx.output_count() > 1 && ctx.output_wanted(1)) {

@@ -216,6 +216,40 @@ inline AttentionBias attention_bias(const KernelContext& ctx, const Tensor& t, i
   return a;
 }
 
+// Attention's and MultiHeadAttention's scores bias: a mask in one of
+// mask_bias' formats (mask_filter_value where masked), attention_bias added,
+// and with unidirectional the keys after P + i left out. Options() captures
+// this object: keep it alive while attend runs.
+struct KeyBias {
+  std::vector<double> mask;
+  AttentionBias ab;
+  bool has_mask = false, has_ab = false, causal = false;
+  int64_t S = 0, T = 0, P = 0;
+  double scale = 0;
+
+  KeyBias(const KernelContext& ctx, const Tensor* mask_input, const char* mask_name, const Tensor* attn_bias, int64_t B,
+          int64_t N, int64_t S_, int64_t T_, int64_t P_)
+      : has_mask(mask_input), has_ab(attn_bias), S(S_), T(T_), P(P_) {
+    if (mask_input) mask = mask_bias(ctx, *mask_input, B, S, T, ctx.attr_float("mask_filter_value", -10000.0f), mask_name);
+    if (attn_bias) ab = attention_bias(ctx, *attn_bias, B, N, S, T);
+    causal = ctx.attr_int("unidirectional", 0) != 0;
+    scale = ctx.attr_float("scale", 0.0f);
+  }
+  Options options() const {
+    Options o;
+    o.scale = scale;
+    o.bias = [this](int64_t b, int64_t h, int64_t i, double* row) {
+      for (int64_t j = 0; j < T; ++j) {
+        double s = has_mask ? mask[size_t((b * S + i) * T + j)] : 0.0;
+        if (has_ab) s += ab.at(b, h, i, j);
+        if (causal && j > P + i) s = -std::numeric_limits<double>::infinity();
+        row[j] = s;
+      }
+    };
+    return o;
+  }
+};
+
 // Checks a positive head count attribute and that `hidden` splits into it.
 inline int64_t head_size(const KernelContext& ctx, int64_t hidden, int64_t heads, const char* what) {
   if (heads <= 0) ctx.fail("num_heads must be positive");

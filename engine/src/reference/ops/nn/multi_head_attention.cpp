@@ -139,21 +139,8 @@ void MultiHeadAttention(KernelContext& ctx) {
     v = ca::concat_past(ctx, ca::Heads{B, N, P, Hv, real_values(*past_value)}, v, "the values (past and new)");
   }
   const int64_t T = P + L;
-  const double filter = ctx.attr_float("mask_filter_value", -10000.0f);
-  const std::vector<double> mb = mask ? ca::mask_bias(ctx, *mask, B, S, T, filter, "key_padding_mask") : std::vector<double>{};
-  ca::AttentionBias ab;
-  if (attn_bias) ab = ca::attention_bias(ctx, *attn_bias, B, N, S, T);
-  const bool causal = ctx.attr_int("unidirectional", 0) != 0;
-  ca::Options o;
-  o.scale = ctx.attr_float("scale", 0.0f);
-  o.bias = [&](int64_t b, int64_t h, int64_t i, double* row) {
-    for (int64_t j = 0; j < T; ++j) {
-      double s = mask ? mb[size_t((b * S + i) * T + j)] : 0.0;
-      if (attn_bias) s += ab.at(b, h, i, j);
-      if (causal && j > P + i) s = -std::numeric_limits<double>::infinity();
-      row[j] = s;
-    }
-  };
+  const ca::KeyBias key_bias(ctx, mask, "key_padding_mask", attn_bias, B, N, S, T, P);
+  const ca::Options o = key_bias.options();
   const bool want_qk = ctx.output_count() > 3 && ctx.output_wanted(3);
   std::vector<double> qk;
   const std::vector<double> y = ca::attend(ctx, q, k, v, o, want_qk ? &qk : nullptr, true);
