@@ -565,4 +565,112 @@ TEST(CpuOpsNn, GroupQueryAttentionAgainstTheReference) {
   }
 }
 
+// com.microsoft Attention and MultiHeadAttention
+// (kernels/nn/contrib_attention.cpp) against the reference: every mask
+// format, unidirectional, past, attention_bias, qkv_hidden_sizes; MHA's
+// separate, cross, head-major, packed KV and packed QKV forms with bias.
+TEST(CpuOpsNn, ContribAttentionAndMultiHeadAttentionAgainstTheReference) {
+  Rng rng(98);
+  auto int32s = [&](const Shape& s, int64_t lo, int64_t hi) {
+    Tensor t = Tensor::zeros(DataType::Int32, s);
+    for (uint64_t i = 0; i < t.element_count(); ++i) t.mutable_data<int32_t>()[i] = static_cast<int32_t>(pick(rng, lo, hi));
+    return t;
+  };
+  for (int i = 0; i < 48; ++i) {
+    const bool mha = i % 2 == 1;
+    const int64_t B = pick(rng, 1, 3), S = pick(rng, 1, 6), N = pick(rng, 1, 3), H = 2 * pick(rng, 1, 4);
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    std::vector<std::string> ins;
+    int64_t T = S, P = 0, Hv = H;
+    const int form = mha ? (i / 2) % 5 : 0;  // MHA: separate, cross, head-major, packed KV, packed QKV
+    if (!mha) {
+      Hv = i % 5 == 0 ? H + 2 : H;
+      const int64_t Din = pick(rng, 2, 12), width = 2 * N * H + N * Hv;
+      c.input("x", random_tensor(rng, DataType::Float, {B, S, Din}, -1.5, 1.5));
+      c.input("w", random_tensor(rng, DataType::Float, {Din, width}, -1, 1));
+      c.input("b", random_tensor(rng, DataType::Float, {width}, -1, 1));
+      ins = {"x", "w", "b"};
+      P = Hv == H && i % 4 == 2 ? pick(rng, 1, 3) : 0;
+    } else {
+      const int64_t L = form == 1 || form == 2 || form == 3 ? pick(rng, 1, 6) : S;
+      Hv = form == 1 && i % 3 == 0 ? H + 2 : H;
+      const bool bias = form <= 1 && i % 3 != 2;
+      if (form == 4) {
+        c.input("q", random_tensor(rng, DataType::Float, {B, S, N, 3, H}, -1.5, 1.5));
+        ins = {"q"};
+      } else {
+        c.input("q", random_tensor(rng, DataType::Float, {B, S, N * H}, -1.5, 1.5));
+        if (form == 2) {
+          c.input("k", random_tensor(rng, DataType::Float, {B, N, L, H}, -1.5, 1.5));
+          c.input("v", random_tensor(rng, DataType::Float, {B, N, L, Hv}, -1.5, 1.5));
+          ins = {"q", "k", "v"};
+        } else if (form == 3) {
+          c.input("k", random_tensor(rng, DataType::Float, {B, L, N, 2, H}, -1.5, 1.5));
+          ins = {"q", "k"};
+        } else {
+          c.input("k", random_tensor(rng, DataType::Float, {B, L, N * H}, -1.5, 1.5));
+          c.input("v", random_tensor(rng, DataType::Float, {B, L, N * Hv}, -1.5, 1.5));
+          ins = {"q", "k", "v"};
+        }
+      }
+      while (ins.size() < 3) ins.push_back("");
+      if (bias) c.input("bias", random_tensor(rng, DataType::Float, {2 * N * H + N * Hv}, -1, 1));
+      ins.push_back(bias ? "bias" : "");
+      T = L;
+      P = form == 0 && i % 4 == 1 ? pick(rng, 1, 3) : 0;
+    }
+    T += P;
+    const int kind = i % 6;  // mask: none, (B), (2B), (B, T), (B, S, T), dummy (B, 1)
+    const std::string mask = kind == 0 ? "" : "mask";
+    if (kind == 1) c.input("mask", int32s({B}, 1, T));
+    if (kind == 2) {
+      Tensor m = int32s({2 * B}, 0, 0);
+      for (int64_t b = 0; b < B; ++b) {
+        const int64_t end = pick(rng, 1, T);
+        m.mutable_data<int32_t>()[b] = static_cast<int32_t>(end);
+        m.mutable_data<int32_t>()[B + b] = static_cast<int32_t>(pick(rng, 0, end - 1));
+      }
+      c.input("mask", m);
+    }
+    if (kind == 3 || kind == 4) {
+      Tensor m = int32s(kind == 3 ? Shape{B, T} : Shape{B, S, T}, 0, 1);
+      for (uint64_t e = 0; e < m.element_count(); e += static_cast<uint64_t>(T)) m.mutable_data<int32_t>()[e] = 1;
+      c.input("mask", m);
+    }
+    if (kind == 5) c.input("mask", int32s({B, 1}, 1, 1));
+    const bool ab = i % 5 == 3 && (mha || P == 0);
+    if (ab) c.input("ab", random_tensor(rng, DataType::Float, {pick(rng, 0, 1) ? B : 1, pick(rng, 0, 1) ? N : 1, S, T}, -1, 1));
+    std::vector<std::string> outs = {"y"};
+    if (mha) {
+      ins.push_back(mask);
+      ins.push_back(ab ? "ab" : "");
+      if (P) {
+        c.input("pk", random_tensor(rng, DataType::Float, {B, N, P, H}, -1.5, 1.5));
+        c.input("pv", random_tensor(rng, DataType::Float, {B, N, P, Hv}, -1.5, 1.5));
+        ins.insert(ins.end(), {"pk", "pv"});
+        outs = {"y", "present_key", "present_value"};
+      }
+    } else {
+      ins.push_back(mask);
+      if (P) c.input("past", random_tensor(rng, DataType::Float, {2, B, N, P, H}, -1.5, 1.5));
+      ins.push_back(P ? "past" : "");
+      ins.push_back(ab ? "ab" : "");
+      if (P) outs = {"y", "present"};
+    }
+    while (ins.back().empty()) ins.pop_back();
+    const char* op = mha ? "MultiHeadAttention" : "Attention";
+    auto& n = c.mb.node(op, ins, outs, "n", "com.microsoft");
+    attr_int(n, "num_heads", N);
+    if (!mha && Hv != H) attr_ints(n, "qkv_hidden_sizes", {N * H, N * H, N * Hv});
+    if ((mha ? form == 0 : true) && i % 7 < 2) attr_int(n, "unidirectional", 1);
+    if (i % 9 == 4) attr_float(n, "scale", 0.4f);
+    c.outputs = outs;
+    c.what = std::string(op) + " form " + std::to_string(form) + " mask " + std::to_string(kind) + " B" + std::to_string(B) +
+             " S" + std::to_string(S) + " T" + std::to_string(T) + " N" + std::to_string(N) + " H" + std::to_string(H) +
+             " Hv" + std::to_string(Hv) + " P" + std::to_string(P) + (ab ? " attention_bias" : "");
+    check(c, 2e-5, 2e-5);
+  }
+}
+
 }  // namespace

@@ -3,10 +3,8 @@
 // cache rows, rotary positions, the keys each query attends) is
 // core/gqa_plan.h's, shared with the reference kernel; this kernel computes
 // in float: the new heads rotated, the present cache assembled (past rows,
-// new rows, zeros), then per (batch, head) in the thread pool one Eigen
-// product for the scores, the softcap, bias and softmax over the attended
-// keys (with a sink logit, or 0 for smooth_softmax), and one product with
-// the values. A quantized cache, the per-head Q/K norms, a window-sized cache
+// new rows, zeros), then the attention over heads of attention_heads.h with
+// the keys outside each query's range left out. A quantized cache, the per-head Q/K norms, a window-sized cache
 // and the qk output go to the reference kernel.
 #include <Eigen/Core>
 #include <cmath>
@@ -17,13 +15,12 @@
 
 #include "core/gqa_plan.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/nn/attention_heads.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
 namespace {
-
-using RowMat = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 
 const Tensor* input_at(const KernelContext& ctx, size_t i) {
   const Value* v = ctx.input_count() > i ? ctx.input_value(i) : nullptr;
@@ -80,32 +77,25 @@ void GroupQueryAttentionKernel(KernelContext& ctx) {
   const float* query = ctx.input(0).data<float>();
 
   // The new heads, (B, heads, S, H).
-  std::vector<float> q(static_cast<size_t>(B * N * S * H)), k(static_cast<size_t>(B * Nkv * S * H)),
-      v(static_cast<size_t>(B * Nkv * S * H));
-  auto split = [&](const float* src, int64_t width, int64_t col0, int64_t heads, std::vector<float>& dst) {
-    for (int64_t b = 0; b < B; ++b)
-      for (int64_t s = 0; s < S; ++s)
-        for (int64_t n = 0; n < heads; ++n)
-          std::copy_n(src + (b * S + s) * width + col0 + n * H, H, &dst[static_cast<size_t>(((b * heads + n) * S + s) * H)]);
-  };
+  heads::Heads q(B, N, S, H), k(B, Nkv, S, H), v(B, Nkv, S, H);
   if (g.packed) {
     const int64_t width = (N + 2 * Nkv) * H;
-    split(query, width, 0, N, q), split(query, width, N * H, Nkv, k), split(query, width, (N + Nkv) * H, Nkv, v);
+    heads::split(q, query, width, 0), heads::split(k, query, width, N * H), heads::split(v, query, width, (N + Nkv) * H);
   } else {
-    split(query, N * H, 0, N, q);
-    split(ctx.input(1).data<float>(), Nkv * H, 0, Nkv, k);
-    split(ctx.input(2).data<float>(), Nkv * H, 0, Nkv, v);
+    heads::split(q, query, N * H, 0);
+    heads::split(k, ctx.input(1).data<float>(), Nkv * H, 0);
+    heads::split(v, ctx.input(2).data<float>(), Nkv * H, 0);
   }
   if (g.rotary_half > 0) {
     const float* cs = ctx.input(7).data<float>();
     const float* sn = ctx.input(8).data<float>();
     const int64_t half = g.rotary_half;
     const bool interleaved = ctx.attr_int("rotary_interleaved", 0) != 0;
-    auto rotate = [&](std::vector<float>& x, int64_t heads) {
+    auto rotate = [&](heads::Heads& x) {
       for (int64_t b = 0; b < B; ++b)
-        for (int64_t n = 0; n < heads; ++n)
+        for (int64_t n = 0; n < x.N; ++n)
           for (int64_t s = 0; s < S; ++s) {
-            float* row = &x[static_cast<size_t>(((b * heads + n) * S + s) * H)];
+            float* row = x.at(b, n, s);
             const int64_t pos = g.positions[static_cast<size_t>(b * S + s)];
             const float* c = cs + pos * half;
             const float* si = sn + pos * half;
@@ -117,7 +107,7 @@ void GroupQueryAttentionKernel(KernelContext& ctx) {
             }
           }
     };
-    rotate(q, N), rotate(k, Nkv);
+    rotate(q), rotate(k);
   }
 
   // The present cache: past rows, the new ones, zeros.
@@ -140,54 +130,30 @@ void GroupQueryAttentionKernel(KernelContext& ctx) {
         std::copy_n(past_k + (b * Nkv + n) * g.P * H, pb * H, pk + base);
         std::copy_n(past_v + (b * Nkv + n) * g.P * H, pb * H, pv + base);
       }
-      std::copy_n(&k[static_cast<size_t>((b * Nkv + n) * S * H)], S * H, pk + base + pb * H);
-      std::copy_n(&v[static_cast<size_t>((b * Nkv + n) * S * H)], S * H, pv + base + pb * H);
+      std::copy_n(k.at(b, n, 0), S * H, pk + base + pb * H);
+      std::copy_n(v.at(b, n, 0), S * H, pv + base + pb * H);
       std::fill(pk + base + (pb + S) * H, pk + base + L * H, 0.0f);
       std::fill(pv + base + (pb + S) * H, pv + base + L * H, 0.0f);
     }
 
   const float scale_attr = ctx.attr_float("scale", 0.0f);
-  const float scale = scale_attr != 0 ? scale_attr : 1.0f / std::sqrt(static_cast<float>(H));
-  const float softcap = ctx.attr_float("softcap", 0.0f);
-  const bool smooth = ctx.attr_int("smooth_softmax", 0) != 0;
+  heads::Softmax sm;
+  sm.scale = scale_attr != 0 ? scale_attr : 1.0f / std::sqrt(static_cast<float>(H));
+  sm.softcap = ctx.attr_float("softcap", 0.0f);
+  sm.sink = input_at(ctx, 11) ? ctx.input(11).data<float>() : nullptr;
+  sm.extra = sm.sink || ctx.attr_int("smooth_softmax", 0) != 0;
   const Tensor* ab = input_at(ctx, 10);
   const float* bias = ab ? ab->data<float>() : nullptr;
   const int64_t bias_sb = ab && ab->shape()[0] != 1 ? ab->shape()[1] * S * L : 0, bias_sn = ab && ab->shape()[1] != 1 ? S * L : 0;
-  const float* sink = input_at(ctx, 11) ? ctx.input(11).data<float>() : nullptr;
+  // No query attends past its batch's own tokens: total_b keys of the cache.
+  const heads::Cache kv{pk, pv, Nkv, L, H, [&](int64_t b) { return g.total_b[static_cast<size_t>(b)]; }};
   float* y = uninitialized_output(ctx, 0, DataType::Float, {B, S, N * H}).mutable_data<float>();
-  parallel_for(B * N, 1, [&](int64_t t0, int64_t t1) {
-    RowMat scores;
-    for (int64_t t = t0; t < t1; ++t) {
-      const int64_t b = t / N, h = t % N, kv = b * Nkv + h / group;
-      const int64_t T = g.total_b[static_cast<size_t>(b)];  // no query attends past its batch's tokens
-      Eigen::Map<const RowMat> Q(&q[static_cast<size_t>((b * N + h) * S * H)], S, H);
-      Eigen::Map<const RowMat> K(pk + kv * L * H, T, H), V(pv + kv * L * H, T, H);
-      scores.noalias() = (Q * K.transpose()) * scale;
-      const float extra = sink ? sink[h] : 0.0f;
-      for (int64_t i = 0; i < S; ++i) {
-        const auto [begin, end] = g.keys(b, i);
-        float* row = scores.row(i).data();
-        float mx = sink || smooth ? extra : -std::numeric_limits<float>::infinity();
-        for (int64_t j = begin; j < end; ++j) {
-          float s = row[j];
-          if (softcap > 0) s = softcap * std::tanh(s / softcap);
-          if (bias) s += bias[b * bias_sb + h * bias_sn + i * L + j];
-          row[j] = s;
-          mx = std::max(mx, s);
-        }
-        float sum = sink || smooth ? std::exp(extra - mx) : 0.0f;
-        const bool none = !(mx > -std::numeric_limits<float>::infinity());
-        for (int64_t j = 0; j < T; ++j) {
-          const float e = j < begin || j >= end || none ? 0.0f : std::exp(row[j] - mx);
-          row[j] = e;
-          sum += e;
-        }
-        if (sum > 0) scores.row(i) /= sum;
-      }
-      Eigen::Map<RowMat, 0, Eigen::OuterStride<>> Y(y + b * S * N * H + h * H, S, H, Eigen::OuterStride<>(N * H));
-      Y.noalias() = scores * V;
-    }
-  });
+  heads::attend(q, kv, sm, [&](int64_t b, int64_t h, int64_t i, int64_t T, float* row) {
+    const auto [begin, end] = g.keys(b, i);
+    for (int64_t j = 0; j < T; ++j)
+      row[j] = j < begin || j >= end ? -std::numeric_limits<float>::infinity()
+                                     : bias ? bias[b * bias_sb + h * bias_sn + i * L + j] : 0.0f;
+  }, y);
 }
 
 }  // namespace

@@ -21,9 +21,11 @@
 #include <cmath>
 #include <functional>
 #include <limits>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "core/contrib_mask.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/real_values.h"
 
@@ -148,48 +150,18 @@ inline std::vector<int64_t> ints(const Tensor& t) {
 }
 
 // A mask input of Attention (mask_index) or MultiHeadAttention
-// (key_padding_mask) as an additive (B, S, T) bias: 0 where a key is kept,
-// `filter` (the mask_filter_value attribute, -10000 by default) where it is
-// masked. Formats, as ONNX Runtime's CPU kernels read them:
-//   (B)          right padding: keys at and after mask[b] are masked
-//   (2B)         left and right padding: keys before mask[B+b] too
-//   (B, T)       raw key padding, 0 masked, anything above 0 kept
-//   (B, 1) or (1, 1) with T > 1: a dummy mask that masks nothing
-//   (B, S, T)    raw, per query
-// Other shapes are errors naming the shape.
+// (key_padding_mask) as an additive (B, S, T) bias: core/contrib_mask.h's
+// formats, shared with the cpu engine.
 inline std::vector<double> mask_bias(const KernelContext& ctx, const Tensor& mask, int64_t B, int64_t S, int64_t T,
                                      double filter, const char* what) {
   if (!dtype_info(mask.dtype()).is_integer)
     ctx.fail(std::string(what) + " must be an integer tensor (int32), got " + std::string(dtype_name(mask.dtype())));
   real::check_work(ctx, {B, S, T}, "the attention mask");
-  std::vector<double> bias(size_t(B * S * T), 0.0);
-  const Shape& ms = mask.shape();
-  const std::vector<int64_t> m = ints(mask);
-  auto fill_keys = [&](int64_t b, auto masked) {
-    for (int64_t i = 0; i < S; ++i)
-      for (int64_t j = 0; j < T; ++j)
-        if (masked(j)) bias[size_t((b * S + i) * T + j)] = filter;
-  };
-  if (ms.size() == 1 && (ms[0] == B || ms[0] == 2 * B)) {
-    for (int64_t b = 0; b < B; ++b) {
-      const int64_t end = m[size_t(b)], start = ms[0] == 2 * B ? m[size_t(B + b)] : 0;
-      fill_keys(b, [&](int64_t j) { return j >= end || j < start; });
-    }
-  } else if (ms.size() == 2 && (ms[0] == B || ms[0] == 1) && ms[1] == 1 && T > 1) {
-    // dummy
-  } else if (ms.size() == 2 && ms[0] == B && ms[1] == T) {
-    for (int64_t b = 0; b < B; ++b) fill_keys(b, [&](int64_t j) { return m[size_t(b * T + j)] <= 0; });
-  } else if (ms.size() == 3 && ms[0] == B && ms[1] == S && ms[2] == T) {
-    for (size_t i = 0; i < bias.size(); ++i)
-      if (m[i] <= 0) bias[i] = filter;
-  } else {
-    ctx.fail(std::string(what) + " of shape " + shape_to_string(ms) + " is none of (batch " + std::to_string(B) +
-             "), (2 * batch), (batch, total_sequence_length " + std::to_string(T) +
-             "), (batch, sequence_length, total_sequence_length)" +
-             (ms.size() == 4 ? "; 4-D (Megatron) masks are not supported (ONNX Runtime's CPU kernel refuses them too)"
-                             : ""));
+  try {
+    return contrib_mask::key_mask_bias(mask.shape(), ints(mask), B, S, T, filter, what);
+  } catch (const std::invalid_argument& e) {
+    ctx.fail(e.what());
   }
-  return bias;
 }
 
 // An attention_bias input: (B or 1, N or 1, S, T) values, added to the
