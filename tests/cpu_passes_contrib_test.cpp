@@ -65,6 +65,37 @@ TEST(ExpandContribGelu, BiasGeluAndFastGeluBecomeAddAndGeluThenFuseIntoTheMatMul
   EXPECT_EQ(untouched->graph.nodes[0].name, "relu");
 }
 
+// ONNX Runtime's saved optimized models: com.microsoft QuickGelu after a Conv
+// (its rewrite of the exporter's SiLU, 49 of them in EfficientNet-B0) and
+// com.microsoft Gelu. QuickGelu at alpha 1 becomes Sigmoid + Mul, the SiLU
+// that fuse-conv-activation then takes into the Conv; at another alpha a Mul
+// first; Gelu becomes the engine's Gelu.
+TEST(ExpandContribGelu, QuickGeluBecomesSiluAndFusesIntoTheConvGeluBecomesGelu) {
+  for (float alpha : {1.0f, 1.702f}) {
+    SCOPED_TRACE(alpha);
+    ModelBuilder b(17);
+    b.opset("com.microsoft", 1);
+    b.input("x", DataType::Float, {int64_t{1}, int64_t{3}, int64_t{6}, int64_t{6}});
+    b.initializer(weights("w", {4, 3, 3, 3}, 71));
+    b.node("Conv", {"x", "w"}, {"c"}, "conv");
+    b.node("Gelu", {"x"}, {"g"}, "gelu", "com.microsoft");
+    attr_float(b.node("QuickGelu", {"c"}, {"y"}, "qg", "com.microsoft"), "alpha", alpha);
+    b.output("g", DataType::Float, {int64_t{1}, int64_t{3}, int64_t{6}, int64_t{6}});
+    b.output("y", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{4}, int64_t{4}});
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::expand_contrib_gelu, true);
+    ASSERT_EQ(op_types(*m), alpha == 1.0f ? (std::vector<std::string>{"Conv", "Gelu", "Sigmoid", "Mul"})
+                                          : (std::vector<std::string>{"Conv", "Gelu", "Mul", "Sigmoid", "Mul"}));
+    EXPECT_EQ(m->graph.nodes[1].domain, "onnxscope.cpu");
+    expect_same_results(original, m);
+    if (alpha == 1.0f) {
+      auto fused = apply(*m, cpu::fuse_conv_activation, true);
+      ASSERT_EQ(op_types(*fused), (std::vector<std::string>{"Gelu", "FusedConv"}));
+      expect_same_results(original, fused);
+    }
+  }
+}
+
 // ONNX Runtime's saved optimized models: com.microsoft FusedConv becomes the
 // engine's FusedConv (same attributes), unless it has a sum input Z;
 // FusedGemm the engine's FusedGemm for the activations it has;

@@ -30,7 +30,7 @@ const std::vector<Pass>& pass_table() {
        fuse_rmsnorm},
       {{"fuse-rotary", 3, true, "rotate_half rotary embedding (Slice/Neg/Concat/Mul/Add) -> RotaryHalf"}, fuse_rotary},
       {{"fuse-gelu", 3, true, "decomposed exact GELU -> Gelu (onnxscope.cpu::Gelu below opset 20)"}, fuse_gelu},
-      {{"expand-contrib-gelu", 2, true, "com.microsoft BiasGelu / FastGelu -> Add + Gelu (then fused into the MatMul before)"},
+      {{"expand-contrib-gelu", 2, true, "com.microsoft BiasGelu / FastGelu / Gelu -> [Add +] Gelu (then fused into the MatMul before); QuickGelu -> [Mul +] Sigmoid + Mul (SiLU)"},
        expand_contrib_gelu},
       {{"fuse-sdpa", 3, true, "MatMul(Q, K^T) * scale -> Softmax -> MatMul(V) -> Attention (opset >= 23)"}, fuse_sdpa},
       {{"fuse-masked-sdpa", 3, true,

@@ -1,8 +1,12 @@
-// ONNX Runtime's fused GELUs, as its transformers optimizer writes them
-// (com.microsoft BiasGelu(A, B) = Gelu(A + B), FastGelu(X[, B]) = the tanh
-// approximation of Gelu(X + B)), on float32:
+// ONNX Runtime's fused GELUs, as its transformers optimizer and its saved
+// optimized models write them (com.microsoft BiasGelu(A, B) = Gelu(A + B),
+// FastGelu(X[, B]) = the tanh approximation of Gelu(X + B), Gelu(X) the
+// exact one, QuickGelu(X) = X * Sigmoid(alpha X): its rewrite of SiLU), on
+// float32:
 //   -> Add(A, B) and Gelu (ai.onnx Gelu from opset 20, else onnxscope.cpu::Gelu;
 //      approximate "tanh" for FastGelu)
+//   QuickGelu -> [Mul(X, alpha)] Sigmoid, Mul(X, .) (alpha 1.702 when absent): at alpha 1 the SiLU the
+//      exporters write, which fuse-conv-activation takes into the Conv before
 // so that the MatMul before them and its bias fuse into one FusedMatMul with
 // a Gelu activation (fuse-matmul-bias-activation), as the exporter's own
 // MatMul, Add and GELU chain does. The bias B is 1-D along A's last axis
@@ -32,10 +36,45 @@ bool expand_contrib_gelu(Model& model, PassContext& ctx) {
   out.reserve(g.nodes.size());
   size_t expanded = 0;
   for (Node& n : g.nodes) {
+    if (n.domain == "com.microsoft" && n.op_type == "QuickGelu" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
+        !n.inputs[0].empty() && elem_type(g, n.inputs[0]) == DataType::Float) {
+      const Attribute* a = n.attribute("alpha");
+      const float alpha = a && a->type == AttrType::Float ? a->f : 1.702f;  // the operator's default
+      const std::string base = n.name.empty() ? n.op_type : n.name;
+      std::string arg = n.inputs[0];
+      if (alpha != 1.0f) {
+        const std::string scale = unique_value_name(g, base + "_alpha");
+        Tensor t = Tensor::zeros(DataType::Float, {});
+        t.mutable_data<float>()[0] = alpha;
+        g.initializers.push_back({scale, std::move(t), {}});
+        Node mul;
+        mul.name = unique_node_name(g, base + "_Scale");
+        mul.op_type = "Mul";
+        mul.inputs = {n.inputs[0], scale};
+        arg = unique_value_name(g, n.outputs[0] + "_scaled");
+        mul.outputs = {arg};
+        out.push_back(std::move(mul));
+      }
+      Node sig;
+      sig.name = unique_node_name(g, base + "_Sigmoid");
+      sig.op_type = "Sigmoid";
+      sig.inputs = {arg};
+      sig.outputs = {unique_value_name(g, n.outputs[0] + "_sigmoid")};
+      Node mul;
+      mul.name = unique_node_name(g, base + "_Mul");
+      mul.op_type = "Mul";
+      mul.inputs = {n.inputs[0], sig.outputs[0]};
+      mul.outputs = n.outputs;
+      out.push_back(std::move(sig));
+      out.push_back(std::move(mul));
+      ++expanded;
+      continue;
+    }
+    const bool exact_gelu = n.domain == "com.microsoft" && n.op_type == "Gelu" && n.inputs.size() == 1;
     const bool bias_gelu = n.domain == "com.microsoft" && n.op_type == "BiasGelu" && n.inputs.size() == 2;
     const bool fast_gelu = n.domain == "com.microsoft" && n.op_type == "FastGelu" && !n.inputs.empty() &&
                            n.inputs.size() <= 2;
-    const bool ok = (bias_gelu || fast_gelu) && n.outputs.size() == 1 && !n.inputs[0].empty() &&
+    const bool ok = (bias_gelu || fast_gelu || exact_gelu) && n.outputs.size() == 1 && !n.inputs[0].empty() &&
                     elem_type(g, n.inputs[0]) == DataType::Float &&
                     (n.inputs.size() < 2 || n.inputs[1].empty() ||
                      (elem_type(g, n.inputs[1]) == DataType::Float && bias_fits(g, n.inputs[0], n.inputs[1])));
@@ -66,7 +105,8 @@ bool expand_contrib_gelu(Model& model, PassContext& ctx) {
   g.nodes = std::move(out);  // (every node was moved into out, expanded or not)
   if (!expanded) return false;
   if (!onnx_gelu) add_cpu_opset(model);
-  log_pass(ctx, model, "expand-contrib-gelu: " + std::to_string(expanded) + " BiasGelu/FastGelu -> Add + Gelu");
+  log_pass(ctx, model, "expand-contrib-gelu: " + std::to_string(expanded) +
+                           " BiasGelu/FastGelu/Gelu/QuickGelu -> [Add +] Gelu, [Mul +] Sigmoid + Mul");
   return true;
 }
 
