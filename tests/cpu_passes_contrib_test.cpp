@@ -96,6 +96,26 @@ TEST(ExpandContribGelu, QuickGeluBecomesSiluAndFusesIntoTheConvGeluBecomesGelu) 
   }
 }
 
+// A FusedConv reading another's output: ONNX Runtime saves no type for the
+// values its contrib nodes make, so the second's X is untyped; its float
+// weights say the node is float, and both become the engine's (regnet_y_400mf
+// saved so ran 49 of its 65 FusedConvs on the reference's kernels).
+TEST(ExpandContribFused, AFusedConvAfterAFusedConvIsTheEnginesToo) {
+  ModelBuilder b(17);
+  b.opset("com.microsoft", 1);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{3}, int64_t{6}, int64_t{6}});
+  b.initializer(weights("w1", {4, 3, 3, 3}, 81));
+  b.initializer(weights("w2", {2, 4, 1, 1}, 82));
+  attr_string(b.node("FusedConv", {"x", "w1"}, {"a"}, "c1", "com.microsoft"), "activation", "Relu");
+  attr_string(b.node("FusedConv", {"a", "w2"}, {"y"}, "c2", "com.microsoft"), "activation", "Relu");
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{4}, int64_t{4}});
+  auto original = load_model(b);
+  auto m = apply(*original, cpu::expand_contrib_fused, true);
+  ASSERT_EQ(m->graph.nodes.size(), 2u);
+  for (const Node& n : m->graph.nodes) EXPECT_EQ(n.domain, "onnxscope.cpu") << n.name;
+  expect_same_results(original, m);
+}
+
 // ONNX Runtime's saved optimized models: com.microsoft FusedConv becomes the
 // engine's FusedConv (same attributes), unless it has a sum input Z;
 // FusedGemm the engine's FusedGemm for the activations it has;

@@ -55,6 +55,16 @@ int64_t attr_int_or(const Node& n, const char* name, int64_t v) {
   return a && a->type == AttrType::Int ? a->i : v;
 }
 
+// Float32: X or W known to be float and neither known to be another type.
+// ONNX Runtime's saved models declare no types for the values its contrib
+// nodes make (a FusedConv after a FusedConv), but their weights are typed
+// initializers, and the operators take X and W of one type.
+bool float_op(const Graph& g, const Node& n) {
+  const DataType x = elem_type(g, n.inputs[0]), w = elem_type(g, n.inputs[1]);
+  return (x == DataType::Float || w == DataType::Float) && (x == DataType::Float || x == DataType::Undefined) &&
+         (w == DataType::Float || w == DataType::Undefined);
+}
+
 }  // namespace
 
 bool expand_contrib_fused(Model& model, PassContext& ctx) {
@@ -65,21 +75,21 @@ bool expand_contrib_fused(Model& model, PassContext& ctx) {
   for (Node& n : g.nodes) {
     const bool ms = n.domain == "com.microsoft";
     if (ms && n.op_type == "FusedConv" && n.inputs.size() >= 2 && n.inputs.size() <= 3 && n.outputs.size() == 1 &&
-        elem_type(g, n.inputs[0]) == DataType::Float && engine_activation(n)) {
+        float_op(g, n) && engine_activation(n)) {
       n.domain = kCpuDomain;
       out.push_back(std::move(n));
       ++convs;
       continue;
     }
-    if (ms && n.op_type == "FusedGemm" && n.inputs.size() >= 2 && n.outputs.size() == 1 &&
-        elem_type(g, n.inputs[0]) == DataType::Float && gemm_activation(n)) {
+    if (ms && n.op_type == "FusedGemm" && n.inputs.size() >= 2 && n.outputs.size() == 1 && float_op(g, n) &&
+        gemm_activation(n)) {
       to_engine_gemm(n);
       out.push_back(std::move(n));
       ++convs;
       continue;
     }
     const bool fm = ms && n.op_type == "FusedMatMul" && n.inputs.size() == 2 && n.outputs.size() == 1 &&
-                    elem_type(g, n.inputs[0]) == DataType::Float && attr_int_or(n, "transBatchA", 0) == 0 &&
+                    float_op(g, n) && attr_int_or(n, "transBatchA", 0) == 0 &&
                     attr_int_or(n, "transBatchB", 0) == 0;
     // 0: unknown (or a scalar, which MatMul refuses anyway).
     const size_t ra = fm ? known_rank(g, n.inputs[0]).value_or(0) : 0;
