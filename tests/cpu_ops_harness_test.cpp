@@ -730,4 +730,45 @@ TEST(CpuOpsHarness, SoftmaxOnAnyAxis) {
   }
 }
 
+// com.microsoft QLinearAdd and QLinearMul (kernels/quantization/qlinear_binary.cpp)
+// against the reference, bit for bit: uint8 and int8, random broadcasts
+// (residual adds, [1, C, 1, 1] gates, scalars), zero points given or not,
+// scales that saturate the output.
+TEST(CpuOpsHarness, QLinearAddAndMulBitForBit) {
+  Rng rng(47);
+  auto scalar = [&](DataType t, double v) {
+    Tensor s = Tensor::zeros(t, {});
+    if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
+    else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
+    else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
+    return s;
+  };
+  for (int i = 0; i < 48; ++i) {
+    const bool mul = i % 2 == 1;
+    const DataType t = i % 4 < 2 ? DataType::Uint8 : DataType::Int8;
+    const auto [sa, sb] = broadcast_pair(rng);
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    const double lo = t == DataType::Uint8 ? 0 : -128, hi = t == DataType::Uint8 ? 255 : 127;
+    c.input("a", random_tensor(rng, t, sa, lo, hi));
+    c.input("b", random_tensor(rng, t, sb, lo, hi));
+    const double big = i % 8 == 7 ? 0.2 : 0.02;  // some saturate
+    c.input("as", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 5)));
+    c.input("bs", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 5)));
+    c.input("cs", scalar(DataType::Float, mul ? big * 0.5 : big));
+    const bool zps = i % 3 != 2;
+    std::vector<std::string> ins = {"a", "as", zps ? "az" : "", "b", "bs", zps ? "bz" : "", "cs", zps ? "cz" : ""};
+    if (zps) {
+      c.input("az", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+      c.input("bz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+      c.input("cz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+    }
+    while (ins.back().empty()) ins.pop_back();
+    const char* op = mul ? "QLinearMul" : "QLinearAdd";
+    c.mb.node(op, ins, {"y"}, "n", "com.microsoft");
+    c.what = std::string(op) + " " + shape_to_string(sa) + " x " + shape_to_string(sb) + (zps ? " zero points" : "");
+    check(c, 0, 0);
+  }
+}
+
 }  // namespace

@@ -166,7 +166,9 @@ TEST(ExpandContribFused, FusedConvAndFusedMatMulInTheEnginesTerms) {
     auto m = apply(*original, cpu::expand_contrib_fused, engine_has_it);
     ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedGemm"}));
     EXPECT_EQ(m->graph.nodes[0].domain, engine_has_it ? "onnxscope.cpu" : "com.microsoft");
-    if (engine_has_it && std::string(act) != "Relu") EXPECT_NE(m->graph.nodes[0].attribute("activation_params"), nullptr);
+    if (engine_has_it && std::string(act) != "Relu") {
+      EXPECT_NE(m->graph.nodes[0].attribute("activation_params"), nullptr);
+    }
     expect_same_results(original, m);
   }
   for (int form = 0; form < 4; ++form) {

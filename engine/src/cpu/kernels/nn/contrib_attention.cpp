@@ -129,7 +129,7 @@ std::optional<MhaProblem> mha_of(const KernelContext& ctx, bool build) {
       if (value || bias || ks[0] != B || ks[2] != N || ks[3] != 2 || ks[4] != H) return std::nullopt;
       form = kPackedKv, L = ks[1], Hv = H;
     } else {
-      if (!value || value->rank() != ks.size()) return std::nullopt;
+      if (!value || value->shape().size() != ks.size()) return std::nullopt;
       const Shape& vs = value->shape();
       if (ks.size() == 3) {
         if (ks[0] != B || ks[2] != qs[2] || vs[0] != B || vs[1] != ks[1] || vs[2] % N != 0) return std::nullopt;

@@ -73,7 +73,7 @@ void GroupQueryAttentionKernel(KernelContext& ctx) {
   const std::optional<gqa::Plan> plan = plan_of(ctx);
   if (!plan) ctx.fail("problem not supported by the CPU GroupQueryAttention");
   const gqa::Plan& g = *plan;
-  const int64_t B = g.B, S = g.S, N = g.N, Nkv = g.Nkv, H = g.H, L = g.present_len, group = N / Nkv;
+  const int64_t B = g.B, S = g.S, N = g.N, Nkv = g.Nkv, H = g.H, L = g.present_len;
   const float* query = ctx.input(0).data<float>();
 
   // The new heads, (B, heads, S, H).
