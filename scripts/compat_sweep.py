@@ -466,7 +466,10 @@ def trace(cli, path, npz, work):
             worst_steps = max(worst_steps, intro)
         elif n.get("introduced", 0.0) > worst_float:
             worst_float, worst_node = n.get("introduced", 0.0), n.get("node", "")
-    first = d.get("first_divergence") or "no node"
+    first = d.get("first_divergence")
+    if not first:
+        return ("traced against onnxruntime's own intermediate tensors (its run with every tensor exposed): every "
+                "node within one quantization step of them; onnxruntime's usual run rounds the outputs otherwise")
     return (f"traced against onnxruntime's own intermediate tensors: every node fed onnxruntime's inputs agrees "
             f"(largest error a float node introduces {worst_float:.1e}{f' at {worst_node}' if worst_node else ''}"
             + (f", a quantizing node {worst_steps:.3g} step(s)); the runs first part at {first} and the gap grows from "
