@@ -126,18 +126,7 @@ bool expand_contrib_fused(Model& model, PassContext& ctx) {
     mm.outputs = {alpha == 1.0f ? n.outputs[0] : unique_value_name(g, n.outputs[0] + "_unscaled")};
     const std::string product = mm.outputs[0];
     out.push_back(std::move(mm));
-    if (alpha != 1.0f) {
-      const std::string scale = unique_value_name(g, base + "_alpha");
-      Tensor s = Tensor::zeros(DataType::Float, {});
-      s.mutable_data<float>()[0] = alpha;
-      g.initializers.push_back({scale, std::move(s), {}});
-      Node mul;
-      mul.name = unique_node_name(g, base + "_Mul");
-      mul.op_type = "Mul";
-      mul.inputs = {product, scale};
-      mul.outputs = n.outputs;
-      out.push_back(std::move(mul));
-    }
+    if (alpha != 1.0f) out.push_back(scale_node(g, base, product, alpha, n.outputs[0]));
     ++matmuls;
   }
   g.nodes = std::move(out);  // (every node was moved into out, rewritten or not)

@@ -43,17 +43,8 @@ bool expand_contrib_gelu(Model& model, PassContext& ctx) {
       const std::string base = n.name.empty() ? n.op_type : n.name;
       std::string arg = n.inputs[0];
       if (alpha != 1.0f) {
-        const std::string scale = unique_value_name(g, base + "_alpha");
-        Tensor t = Tensor::zeros(DataType::Float, {});
-        t.mutable_data<float>()[0] = alpha;
-        g.initializers.push_back({scale, std::move(t), {}});
-        Node mul;
-        mul.name = unique_node_name(g, base + "_Scale");
-        mul.op_type = "Mul";
-        mul.inputs = {n.inputs[0], scale};
         arg = unique_value_name(g, n.outputs[0] + "_scaled");
-        mul.outputs = {arg};
-        out.push_back(std::move(mul));
+        out.push_back(scale_node(g, base, n.inputs[0], alpha, arg));
       }
       Node sig;
       sig.name = unique_node_name(g, base + "_Sigmoid");

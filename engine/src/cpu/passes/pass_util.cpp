@@ -207,6 +207,19 @@ std::string unique_value_name(const Graph& g, const std::string& base) {
   }
 }
 
+Node scale_node(Graph& g, const std::string& base, const std::string& x, float alpha, const std::string& out) {
+  const std::string scale = unique_value_name(g, base + "_alpha");
+  Tensor t = Tensor::zeros(DataType::Float, {});
+  t.mutable_data<float>()[0] = alpha;
+  g.initializers.push_back({scale, std::move(t), {}});
+  Node mul;
+  mul.name = unique_node_name(g, base + "_Scale");
+  mul.op_type = "Mul";
+  mul.inputs = {x, scale};
+  mul.outputs = {out};
+  return mul;
+}
+
 void add_cpu_opset(Model& m) {
   for (const auto& o : m.opset_imports)
     if (o.domain == kCpuDomain) return;

@@ -92,6 +92,8 @@ bool is_two_input_add(const Node& n);
 std::string unique_node_name(const Graph& g, const std::string& base);
 // A value name no node output, input or initializer of g uses yet.
 std::string unique_value_name(const Graph& g, const std::string& base);
+// Mul(x, alpha) writing `out`: alpha a new float scalar initializer named after `base`.
+Node scale_node(Graph& g, const std::string& base, const std::string& x, float alpha, const std::string& out);
 // Declares domain "onnxscope.cpu" version 1 in the model's opset imports.
 void add_cpu_opset(Model& m);
 // Replaces the nodes of `chain` (pointers into g.nodes) by `fused`, which takes
