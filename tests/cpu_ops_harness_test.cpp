@@ -771,4 +771,75 @@ TEST(CpuOpsHarness, QLinearAddAndMulBitForBit) {
   }
 }
 
+// com.microsoft QGemm and QLinearMatMul with batch dims
+// (kernels/quantization/qgemm.cpp) against the reference, bit for bit:
+// transA/transB, C of every broadcast, per-column b_scale and b_zero_point,
+// Y quantized or float; QLinearMatMul batches broadcast as numpy's matmul.
+TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
+  Rng rng(53);
+  auto scalar = [&](DataType t, double v) {
+    Tensor s = Tensor::zeros(t, {});
+    if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
+    else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
+    else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
+    return s;
+  };
+  for (int i = 0; i < 40; ++i) {
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    const DataType at = i % 3 == 2 ? DataType::Int8 : DataType::Uint8;
+    const DataType bt = i % 3 == 0 ? DataType::Uint8 : DataType::Int8;
+    const double alo = at == DataType::Uint8 ? 0 : -128, ahi = at == DataType::Uint8 ? 255 : 127;
+    const double blo = bt == DataType::Uint8 ? 0 : -128, bhi = bt == DataType::Uint8 ? 255 : 127;
+    const int64_t M = pick(rng, 1, 9), K = pick(rng, 1, 40), N = pick(rng, 1, 12);
+    if (i % 2 == 0) {  // QGemm
+      const bool ta = i % 4 == 2, tb = i % 8 < 4, quant = i % 6 != 4;
+      c.input("a", random_tensor(rng, at, ta ? Shape{K, M} : Shape{M, K}, alo, ahi));
+      c.input("b", random_tensor(rng, bt, tb ? Shape{N, K} : Shape{K, N}, blo, bhi));
+      c.input("as", scalar(DataType::Float, 0.01 * pick(rng, 1, 5)));
+      c.input("az", scalar(at, at == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -10, 10)));
+      const bool per_col = i % 5 < 2;
+      c.input("bs", random_tensor(rng, DataType::Float, per_col ? Shape{N} : Shape{}, 0.001, 0.02));
+      c.input("bz", random_tensor(rng, bt, per_col ? Shape{N} : Shape{}, bt == DataType::Uint8 ? 120 : -5,
+                                  bt == DataType::Uint8 ? 136 : 5));
+      std::vector<std::string> ins = {"a", "as", "az", "b", "bs", "bz"};
+      const Shape cs = std::vector<Shape>{{}, {N}, {1, N}, {M, 1}, {M, N}}[static_cast<size_t>(i % 5)];
+      if (i % 7 != 3) {
+        c.input("c", random_tensor(rng, DataType::Int32, cs, -2000, 2000));
+        ins.push_back("c");
+      } else {
+        ins.push_back("");
+      }
+      if (quant) {
+        c.input("ys", scalar(DataType::Float, 0.05 * pick(rng, 1, 4)));
+        c.input("yz", scalar(at, at == DataType::Uint8 ? 128 : 0));
+        ins.insert(ins.end(), {"ys", "yz"});
+      }
+      while (ins.back().empty()) ins.pop_back();
+      auto& n = c.mb.node("QGemm", ins, {"y"}, "n", "com.microsoft");
+      if (ta) attr_int(n, "transA", 1);
+      if (tb) attr_int(n, "transB", 1);
+      if (i % 9 == 4) attr_float(n, "alpha", 0.5f);
+      c.what = "QGemm M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + (ta ? " transA" : "") +
+               (tb ? " transB" : "") + (quant ? "" : " float Y");
+    } else {  // QLinearMatMul with batches
+      const Shape batch_a = i % 3 == 1 ? Shape{2, 1} : Shape{2, 3}, batch_b = i % 3 == 1 ? Shape{1, 3} : Shape{3};
+      Shape as = batch_a, bs = batch_b;
+      as.insert(as.end(), {M, K});
+      bs.insert(bs.end(), {K, N});
+      c.input("a", random_tensor(rng, at, as, alo, ahi));
+      c.input("as", scalar(DataType::Float, 0.02));
+      c.input("az", scalar(at, at == DataType::Uint8 ? 128 : 3));
+      c.input("b", random_tensor(rng, bt, bs, blo, bhi));
+      c.input("bs", scalar(DataType::Float, 0.01));
+      c.input("bz", scalar(bt, bt == DataType::Uint8 ? 120 : -2));
+      c.input("ys", scalar(DataType::Float, 0.05 * pick(rng, 1, 8)));
+      c.input("yz", scalar(at, at == DataType::Uint8 ? 128 : 0));
+      c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
+      c.what = "QLinearMatMul " + shape_to_string(as) + " x " + shape_to_string(bs);
+    }
+    check(c, 0, 0);
+  }
+}
+
 }  // namespace

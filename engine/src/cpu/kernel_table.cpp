@@ -30,6 +30,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_cumsum_kernels(r);
     cpu::register_conv_integer_kernels(r);
     cpu::register_matmul_integer_kernels(r);
+    cpu::register_qgemm_kernels(r);  // after: oneDNN's int8 matmul keeps the 2-D QLinearMatMuls
     cpu::register_quantize_linear_kernels(r);
     cpu::register_elementwise_kernels(r);
     cpu::register_reduce_kernels(r);
