@@ -377,6 +377,18 @@ bool predicate_accepts(const KernelContext& ctx) {
   return typed && broadcast_rows({&a->tensor().shape(), &b->tensor().shape()}).has_value();
 }
 
+// One row of a comparison, one loop per step pattern so each vectorises;
+// built for AVX2 too (SSE2, the baseline, has no 64-bit integer compare).
+template <class T, class F>
+__attribute__((target_clones("avx2", "default")))
+void predicate_row(const T* x, const T* z, bool sx, bool sz, uint8_t* o, int64_t len, F f) {
+  const T x0 = x[0], z0 = z[0];
+  if (sx && sz) for (int64_t i = 0; i < len; ++i) o[i] = f(x[i], z[i]);
+  else if (sx) for (int64_t i = 0; i < len; ++i) o[i] = f(x[i], z0);
+  else if (sz) for (int64_t i = 0; i < len; ++i) o[i] = f(x0, z[i]);
+  else for (int64_t i = 0; i < len; ++i) o[i] = f(x0, z0);
+}
+
 template <class T, class F>
 void predicate_rows(KernelContext& ctx, F f) {
   const Tensor& a = ctx.input(0);
@@ -390,19 +402,10 @@ void predicate_rows(KernelContext& ctx, F f) {
   const int64_t n = br.inner;
   parallel_for(br.rows, std::max<int64_t>(1, kGrain / n), [&](int64_t r0, int64_t r1) {
     br.for_each_row(r0, r1, [&](int64_t r, const auto& off) {
-      const T* x = pa + off[0];
-      const T* z = pb + off[1];
-      // Local copies: bytes written through o may alias anything, so a bound or
+      // Arguments by value: bytes written through o may alias anything, so a bound or
       // value read through a reference would be reloaded every iteration and
       // the loop would not vectorise.
-      const int64_t len = n;
-      const T x0 = x[0], z0 = z[0];
-      uint8_t* o = py + r * len;
-      // One loop per step pattern, so each vectorises.
-      if (br.step[0] && br.step[1]) for (int64_t i = 0; i < len; ++i) o[i] = f(x[i], z[i]);
-      else if (br.step[0]) for (int64_t i = 0; i < len; ++i) o[i] = f(x[i], z0);
-      else if (br.step[1]) for (int64_t i = 0; i < len; ++i) o[i] = f(x0, z[i]);
-      else for (int64_t i = 0; i < len; ++i) o[i] = f(x0, z0);
+      predicate_row<T>(pa + off[0], pb + off[1], br.step[0] != 0, br.step[1] != 0, py + r * n, n, f);
     });
   });
 }
