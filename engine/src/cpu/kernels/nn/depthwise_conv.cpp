@@ -149,6 +149,10 @@ __attribute__((target("avx512f"))) inline void deinterleave_row(const float* src
   }
 }
 
+// Floats after the phase buffers and the accumulators, so that a block of
+// 128 outputs may run past the last output (tap_block's last call).
+constexpr int64_t kBlockSlack = 128;
+
 // 128 outputs from t on (vector u under mask m[u]) with every tap summed in
 // registers: one load per tap and one store per 16 outputs. Eight FMA chains
 // in flight (an FMA's latency is four cycles, two issue a cycle); with two,
@@ -198,16 +202,10 @@ void depthwise_plane_avx512(const Depthwise& p, const int64_t* off, const float*
   const int64_t n = (p.OH - 1) * p.Wq + p.OW, taps = p.kh * p.kw;
   const __m512 vb = _mm512_set1_ps(b);
   const __mmask16 full[8] = {0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff};
-  int64_t t = 0;
-  for (; t + 128 <= n; t += 128) tap_block(pad, off, w, taps, t, vb, acc, full);
-  if (t < n) {  // the last 1 to 127: masked vectors (the empty ones read nothing)
-    __mmask16 m[8];
-    for (int64_t u = 0; u < 8; ++u) {
-      const int64_t r = std::clamp<int64_t>(n - t - 16 * u, 0, 16);
-      m[u] = static_cast<__mmask16>((1u << r) - 1);
-    }
-    tap_block(pad, off, w, taps, t, vb, acc, m);
-  }
+  // The last block too runs whole: the buffers have kBlockSlack floats past
+  // their ends, so it reads zeros (or the next phase) and writes results that
+  // are never copied out, without the masks' kmovw per load and tap.
+  for (int64_t t = 0; t < n; t += 128) tap_block(pad, off, w, taps, t, vb, acc, full);
   for (int64_t oh = 0; oh < p.OH; ++oh) copy_row(acc + oh * p.Wq, y + oh * p.OW, p.OW);
 }
 
@@ -225,8 +223,8 @@ void Run(KernelContext& ctx) {
     for (int64_t j = 0; j < p.kw; ++j) off[static_cast<size_t>(i * p.kw + j)] = p.offset(i, j);
   parallel_for(p.planes, 1, [&](int64_t c0, int64_t c1) {
     // Borders stay zero: only the positions of X are written.
-    std::vector<float> pad(static_cast<size_t>(p.sh * p.sw * p.phase_floats()), 0.0f);
-    std::vector<float> acc(static_cast<size_t>((p.OH - 1) * p.Wq + p.OW));
+    std::vector<float> pad(static_cast<size_t>(p.sh * p.sw * p.phase_floats() + kBlockSlack), 0.0f);
+    std::vector<float> acc(static_cast<size_t>((p.OH - 1) * p.Wq + p.OW + kBlockSlack));
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t ch = c % p.C;
       const float* wc = w + ch * p.kh * p.kw;
