@@ -730,19 +730,21 @@ TEST(CpuOpsHarness, SoftmaxOnAnyAxis) {
   }
 }
 
+// A scalar of float, uint8 or int8 (scales and zero points of the QLinear cases).
+Tensor scalar(DataType t, double v) {
+  Tensor s = Tensor::zeros(t, {});
+  if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
+  else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
+  else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
+  return s;
+}
+
 // com.microsoft QLinearAdd and QLinearMul (kernels/quantization/qlinear_binary.cpp)
 // against the reference, bit for bit: uint8 and int8, random broadcasts
 // (residual adds, [1, C, 1, 1] gates, scalars), zero points given or not,
 // scales that saturate the output.
 TEST(CpuOpsHarness, QLinearAddAndMulBitForBit) {
   Rng rng(47);
-  auto scalar = [&](DataType t, double v) {
-    Tensor s = Tensor::zeros(t, {});
-    if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
-    else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
-    else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
-    return s;
-  };
   for (int i = 0; i < 48; ++i) {
     const bool mul = i % 2 == 1;
     const DataType t = i % 4 < 2 ? DataType::Uint8 : DataType::Int8;
@@ -777,13 +779,6 @@ TEST(CpuOpsHarness, QLinearAddAndMulBitForBit) {
 // Y quantized or float; QLinearMatMul batches broadcast as numpy's matmul.
 TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
   Rng rng(53);
-  auto scalar = [&](DataType t, double v) {
-    Tensor s = Tensor::zeros(t, {});
-    if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
-    else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
-    else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
-    return s;
-  };
   for (int i = 0; i < 40; ++i) {
     Case c(17);
     c.mb.opset("com.microsoft", 1);
