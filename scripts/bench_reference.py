@@ -175,34 +175,32 @@ def compare(model: Path, h5_path: Path, npz_path: Path) -> tuple[float, bool]:
     order from onnx.reference), relative to each output's largest magnitude;
     whether every output agrees (same shape, NaN and infinities in the same
     places, the rest within 1e-3 of the largest magnitude; non-floats equal)."""
-    import h5py
     import onnx
+    from onnxscope_dump_writer import read_tensors  # scripts/, this script's folder, is on sys.path
     names = [o.name for o in onnx.load(str(model), load_external_data=False).graph.output]
     theirs = list(np.load(npz_path, allow_pickle=True).values())
     worst, ok = 0.0, len(names) == len(theirs)
-    with h5py.File(h5_path, "r") as f:
-        by_name = {ds.attrs["name"].decode() if isinstance(ds.attrs["name"], bytes) else str(ds.attrs["name"]): ds
-                   for ds in f["tensors"].values()}
-        for name, b in zip(names, theirs):
-            if name not in by_name:
+    by_name = read_tensors(str(h5_path), set(names))
+    for name, b in zip(names, theirs):
+        if name not in by_name:
+            ok = False
+            continue
+        a = np.asarray(by_name[name])
+        if a.shape != b.shape:
+            ok = False
+            continue
+        if a.dtype.kind in "fc" or b.dtype.kind in "fc":
+            a64, b64 = a.astype(np.float64), b.astype(np.float64)
+            finite = np.isfinite(a64) & np.isfinite(b64)
+            if not np.array_equal(a64[~finite], b64[~finite], equal_nan=True):
                 ok = False
-                continue
-            a = np.asarray(by_name[name][()])
-            if a.shape != b.shape:
-                ok = False
-                continue
-            if a.dtype.kind in "fc" or b.dtype.kind in "fc":
-                a64, b64 = a.astype(np.float64), b.astype(np.float64)
-                finite = np.isfinite(a64) & np.isfinite(b64)
-                if not np.array_equal(a64[~finite], b64[~finite], equal_nan=True):
-                    ok = False
-                if finite.any():
-                    scale = max(1.0, float(np.max(np.abs(b64[finite]))))
-                    d = float(np.max(np.abs(a64[finite] - b64[finite]))) / scale
-                    worst = max(worst, d)
-                    ok = ok and d <= 1e-3
-            else:
-                ok = ok and np.array_equal(a, b)
+            if finite.any():
+                scale = max(1.0, float(np.max(np.abs(b64[finite]))))
+                d = float(np.max(np.abs(a64[finite] - b64[finite]))) / scale
+                worst = max(worst, d)
+                ok = ok and d <= 1e-3
+        else:
+            ok = ok and np.array_equal(a, b)
     return worst, ok
 
 

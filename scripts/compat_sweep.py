@@ -52,9 +52,11 @@ import sys
 import zlib
 from pathlib import Path
 
-import h5py
 import numpy as np
 import onnx
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from onnxscope_dump_writer import read_tensors  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 REAL = Path(os.environ.get("ONNXSCOPE_DATA", Path.home() / ".cache" / "onnxscope")) / "real-models"
@@ -341,13 +343,7 @@ def run_onnxscope(cli, path, npz, engine, names, work):
     if p.returncode != 0:
         lines = [l for l in p.stderr.splitlines() if "error" in l] or p.stderr.splitlines() or ["(no message)"]
         return None, lines[0][:160]
-    got = {}
-    with h5py.File(out) as f:
-        for ds in f["tensors"].values():
-            name = ds.attrs["name"]
-            name = name.decode() if isinstance(name, bytes) else str(name)
-            if name in names:
-                got[name] = ds[()]
+    got = read_tensors(str(out), names)
     out.unlink()
     return got, None
 

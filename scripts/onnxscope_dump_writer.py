@@ -114,14 +114,27 @@ class DumpWriter:
         self.close()
 
 
+def _read_group(path: str, group: str, names=None) -> dict[str, np.ndarray]:
+    out = {}
+    with h5py.File(path, "r") as src:
+        for key in src[group]:
+            ds = src[group][key]
+            name = ds.attrs["name"]
+            name = name.decode() if isinstance(name, bytes) else str(name)
+            if names is not None and name not in names:
+                continue
+            arr = ds[()]
+            if ds.attrs.get("dtype") == "bool":
+                arr = arr.astype(np.bool_)
+            out[name] = np.asarray(arr)
+    return out
+
+
 def read_inputs(path: str) -> dict[str, np.ndarray]:
     """The /inputs of a dump (any producer), by tensor name."""
-    feeds = {}
-    with h5py.File(path, "r") as src:
-        for key in src["inputs"]:
-            ds = src["inputs"][key]
-            arr = ds[()]
-            if ds.attrs["dtype"] == "bool":
-                arr = arr.astype(np.bool_)
-            feeds[ds.attrs["name"]] = np.asarray(arr)
-    return feeds
+    return _read_group(path, "inputs")
+
+
+def read_tensors(path: str, names=None) -> dict[str, np.ndarray]:
+    """The /tensors of a dump by tensor name: those in `names`, or all."""
+    return _read_group(path, "tensors", names)

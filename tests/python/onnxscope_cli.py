@@ -3,10 +3,13 @@ tests/python: a model on one engine with given inputs (its outputs read
 back from the HDF5 dump), and a model that must fail with exit code 1 and
 a message naming the problem."""
 import subprocess
+import sys
 from pathlib import Path
 
-import h5py
 import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+from onnxscope_dump_writer import read_tensors  # noqa: E402
 
 
 def _input_args(feeds, work):
@@ -24,13 +27,7 @@ def run_outputs(cli, path, feeds, engine, names, work):
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(f"onnxscope {engine} failed on {path}: {p.stderr}")
-    got = {}
-    with h5py.File(out) as f:
-        for ds in f["tensors"].values():
-            name = ds.attrs["name"]
-            name = name.decode() if isinstance(name, bytes) else str(name)
-            if name in names:
-                got[name] = ds[()]
+    got = read_tensors(str(out), set(names))
     missing = [n for n in names if n not in got]
     if missing:
         raise SystemExit(f"{path}: no output {missing} in the dump")
