@@ -127,6 +127,37 @@ TEST(ReferenceGemm, MatMulIsThePlainLoopBitForBit) {
   cpu::set_thread_count(0);
 }
 
+// Rows past one packed chunk of A (2 MiB of doubles: 654 rows at K = 400)
+// and few columns (the threads split the rows too): the same bits.
+TEST(ReferenceGemm, MatMulPastOneChunkOfRowsIsThePlainLoopBitForBit) {
+  Rng rng(33);
+  const int64_t M = 700, K = 400, N = 37;
+  const Tensor a = random_tensor(rng, DataType::Float, {M, K}), b = random_tensor(rng, DataType::Float, {K, N});
+  Tensor want = Tensor::zeros(DataType::Float, {M, N});
+  const float* pa = a.data<float>();
+  const float* pb = b.data<float>();
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      double acc = 0.0;
+      for (int64_t t = 0; t < K; ++t) {
+        const double p = static_cast<double>(pa[i * K + t]) * static_cast<double>(pb[t * N + j]);
+        acc = acc + p;
+      }
+      store(want, static_cast<uint64_t>(i * N + j), acc);
+    }
+  for (int threads : {1, 2, 3}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    cpu::set_thread_count(threads);
+    ModelBuilder mb(17);
+    mb.input("a", DataType::Float, {M, K});
+    mb.input("b", DataType::Float, {K, N});
+    mb.node("MatMul", {"a", "b"}, {"y"}, "mm");
+    mb.output_untyped("y");
+    expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}}));
+  }
+  cpu::set_thread_count(0);
+}
+
 TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {
   Rng rng(32);
   for (int c = 0; c < 48; ++c) {

@@ -247,10 +247,7 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
   // The main graph's dense initializers sit in a frame of their own, made
   // once: the run's frame reads them through its parent instead of copying
   // every one into a hash map on every run.
-  if (!main_initializers_ready_) {
-    for (const auto& init : model_->graph.initializers) main_initializers_.values[init.name] = Value(init.value);
-    main_initializers_ready_ = true;
-  }
+  load_main_initializers();
   Frame frame;
   frame.parent = &main_initializers_;
   load_sparse_initializers(model_->graph, frame);
@@ -277,6 +274,30 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
   NamedValues result;
   for (size_t i = 0; i < outs.size(); ++i) result.emplace_back(model_->graph.outputs[i].name, std::move(outs[i]));
   return result;
+}
+
+void Interpreter::load_main_initializers() {
+  if (main_initializers_ready_) return;
+  for (const auto& init : model_->graph.initializers) main_initializers_.values[init.name] = Value(init.value);
+  main_initializers_ready_ = true;
+}
+
+void Interpreter::plan_ahead() {
+  load_main_initializers();
+  plan_graph(model_->graph, "main");
+}
+
+void Interpreter::plan_graph(const Graph& g, const std::string& path) {
+  // Subgraphs run with the main graph's opsets and at the path run_graph gives them.
+  graph_plan(g, model_->opset_imports);
+  node_locations(g, path);
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& a : g.nodes[i].attributes) {
+      const std::string sub = path + "/" + g.nodes[i].label(i);
+      if (a.g) plan_graph(*a.g, sub);
+      for (const auto& one : a.graphs)
+        if (one) plan_graph(*one, sub);
+    }
 }
 
 const std::vector<std::vector<std::string>>& Interpreter::dead_after(const Graph& g) {

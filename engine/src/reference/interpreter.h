@@ -26,6 +26,10 @@ class Interpreter {
   Interpreter(std::shared_ptr<const Model> model, const KernelRegistry& kernels, const RunLimits& limits);
 
   NamedValues run(const NamedValues& inputs, const RunOptions& options);
+  // Works out ahead of the first run what run() would otherwise work out on
+  // it: the main graph's and its subgraphs' plans, node locations and kernel
+  // lists, and the initializers' frame. Optional; runs are the same without it.
+  void plan_ahead();
   // From now on, runs without an observer compute the main graph's
   // shape-determined nodes (shape_values.h) once per signature of the input
   // shapes and hand out the kept values on later runs. `follows_input_shapes`
@@ -78,6 +82,8 @@ class Interpreter {
     size_t slots = 0;
   };
   const GraphPlan& graph_plan(const Graph& g, const std::vector<OpsetImport>& opsets);
+  void plan_graph(const Graph& g, const std::string& path);
+  void load_main_initializers();
   void exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
                  const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where, int64_t version,
                  NodeKernels& nk);

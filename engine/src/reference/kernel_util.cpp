@@ -61,6 +61,25 @@ void BroadcastIndex::next() {
   }
 }
 
+std::optional<BroadcastBlock> BroadcastBlock::of(const Shape& in, const Shape& out) {
+  if (in.size() > out.size()) return std::nullopt;
+  const size_t off = out.size() - in.size();
+  size_t lo = out.size(), hi = 0;
+  for (size_t d = 0; d < in.size(); ++d)
+    if (in[d] != 1) {
+      lo = std::min(lo, off + d);
+      hi = off + d + 1;
+    }
+  BroadcastBlock b;
+  if (lo == out.size()) return b;  // every dim 1: a single element
+  for (size_t d = lo; d < hi; ++d) {
+    if (in[d - off] != out[d]) return std::nullopt;
+    b.period *= static_cast<uint64_t>(out[d]);
+  }
+  for (size_t d = hi; d < out.size(); ++d) b.inner *= static_cast<uint64_t>(out[d]);
+  return b;
+}
+
 int64_t normalize_axis(const KernelContext& ctx, int64_t axis, int64_t rank) {
   // Strictly inside the rank: a scalar has no axis (an axis 0 of a rank-0
   // tensor indexed its empty shape).

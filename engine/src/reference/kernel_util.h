@@ -6,6 +6,7 @@
 
 #include <complex>
 #include <cstdint>
+#include <optional>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -228,6 +229,28 @@ class BroadcastIndex {
   std::vector<int64_t> counter_;
   std::vector<std::vector<int64_t>> in_strides_;  // per input, per output dim (0 where broadcast)
   std::vector<uint64_t> offsets_;
+};
+
+// The common broadcasts without an index per element: an input whose dims
+// (aligned right) equal the output's over one run of dims and are 1
+// elsewhere (the output's shape, a scalar, a bias row, RMSNorm's [S, 1]
+// scale of [S, D], a rotary table [1, 1, S, D] of [B, H, S, D]). Its element
+// for output i is (i / inner) % period, stepped without a division per
+// element. of() is empty for any other broadcast (use BroadcastIndex).
+struct BroadcastBlock {
+  uint64_t inner = 1, period = 1;
+  uint64_t q = 0, r = 0;  // q: the input's element for the current output
+  static std::optional<BroadcastBlock> of(const Shape& in, const Shape& out);
+  void start(uint64_t i) {
+    q = (i / inner) % period;
+    r = i % inner;
+  }
+  void next() {
+    if (++r == inner) {
+      r = 0;
+      if (++q == period) q = 0;
+    }
+  }
 };
 
 // Normalises a possibly negative axis into [0, rank); fails if out of range.

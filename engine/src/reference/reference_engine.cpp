@@ -9,7 +9,9 @@ namespace {
 class ReferencePrepared final : public PreparedModel {
  public:
   ReferencePrepared(std::shared_ptr<const Model> m, std::shared_ptr<KernelRegistry> k, const RunLimits& limits)
-      : kernels_(std::move(k)), interp_(std::move(m), *kernels_, limits) {}
+      : kernels_(std::move(k)), interp_(std::move(m), *kernels_, limits) {
+    interp_.plan_ahead();
+  }
   NamedValues run(const NamedValues& inputs, const RunOptions& options) override {
     return interp_.run(inputs, options);
   }

@@ -92,49 +92,13 @@ void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
       }
       store_at<S>(pz, i, from_compute<S>(static_cast<compute_t<S>>(r)));
     };
-    // The common broadcasts without an index per element: an operand whose
-    // dims (aligned right) equal the output's over one run of dims and are 1
-    // elsewhere (the output's shape, a scalar, a bias row, RMSNorm's [S, 1]
-    // scale of [S, D], a rotary table [1, 1, S, D] of [B, H, S, D]); its
-    // element for output i is (i / inner) % period. Any other through
-    // BroadcastIndex.
+    // The common broadcasts walk their inputs without an index per element
+    // (BroadcastBlock); any other through BroadcastIndex.
     const uint64_t n = z.element_count();
-    auto block = [&](const Shape& s) -> std::optional<std::pair<uint64_t, uint64_t>> {
-      if (s.size() > shape.size()) return std::nullopt;
-      const size_t off = shape.size() - s.size();
-      size_t lo = shape.size(), hi = 0;
-      for (size_t d = 0; d < s.size(); ++d)
-        if (s[d] != 1) {
-          lo = std::min(lo, off + d);
-          hi = off + d + 1;
-        }
-      uint64_t inner = 1, period = 1;
-      for (size_t d = lo; d < hi; ++d) {
-        if (s[d - off] != shape[d]) return std::nullopt;
-        period *= static_cast<uint64_t>(shape[d]);
-      }
-      if (lo == shape.size()) return std::make_pair(uint64_t{1}, uint64_t{1});  // every dim 1: a single element
-      for (size_t d = hi; d < shape.size(); ++d) inner *= static_cast<uint64_t>(shape[d]);
-      return std::make_pair(inner, period);
-    };
-    const auto ba = block(a.shape()), bb = block(b.shape());
+    const auto ba = BroadcastBlock::of(a.shape(), shape), bb = BroadcastBlock::of(b.shape(), shape);
     if (n > 0 && ba && bb) {
-      // (i / inner) % period, stepped without a division per element.
-      struct Walk {
-        uint64_t inner, period, q = 0, r = 0;
-        void start(uint64_t i) {
-          q = (i / inner) % period;
-          r = i % inner;
-        }
-        void next() {
-          if (++r == inner) {
-            r = 0;
-            if (++q == period) q = 0;
-          }
-        }
-      };
       for_chunks(n, [&](uint64_t lo, uint64_t hi) {
-        Walk wa{ba->first, ba->second}, wb{bb->first, bb->second};
+        BroadcastBlock wa = *ba, wb = *bb;
         wa.start(lo);
         wb.start(lo);
         for (uint64_t i = lo; i < hi; ++i, wa.next(), wb.next()) one(i, wa.q, wb.q);

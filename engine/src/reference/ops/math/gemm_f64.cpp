@@ -1,7 +1,7 @@
-// The reference's double-precision matrix product (gemm_f64.h): blocks of
-// 96 rows x 256 columns of the result are independent work items on the
-// thread pool; each is packed into double and computed in tiles of 6 x 16
-// kept in registers while t runs from 0 to K - 1. The compiler may not
+// The reference's double-precision matrix product (gemm_f64.h): A's rows
+// are packed into double once per chunk, B's columns are shared out to the
+// threads in items each packs once, and the result is computed in tiles of
+// 6 x 16 kept in registers while t runs from 0 to K - 1. The compiler may not
 // contract a multiply and an add into an FMA (which rounds once where the
 // plain loop rounds twice); the tile uses FMA itself only where the products
 // are exact (float operands), where it rounds as the pair does. So AVX-512,
@@ -25,7 +25,9 @@ namespace onnxscope::ref::math {
 namespace {
 
 constexpr int64_t kMR = 6, kNR = 16;            // a register tile
-constexpr int64_t kMC = 16 * kMR, kNC = 16 * kNR;  // a work item: its packing is 1/96 + 1/256 of its products
+constexpr int64_t kNC = 16 * kNR;                 // the most columns of B one work item packs
+constexpr int64_t kAPackBytes = int64_t{2} << 20;  // A's rows packed at once (shared by the threads)
+constexpr int64_t kBPackBytes = int64_t{512} << 10;  // B's columns one work item packs (kept in L2)
 
 // c[r][j] = sum over t of a[t][r] * b[t][j], t in order. Fused: with
 // fused multiply-adds, for exact products (gemm_f64.h), where acc + a * b
@@ -105,28 +107,58 @@ TileFn best_tile(bool exact_products) {
 void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t K, const RowSink& sink,
                  bool exact_products) {
   if (M <= 0 || N <= 0) return;
-  const int64_t row_groups = (M + kMC - 1) / kMC, col_groups = (N + kNC - 1) / kNC;
   const TileFn tile = best_tile(exact_products);
-  cpu::parallel_for(row_groups * col_groups, 1, [&](int64_t lo, int64_t hi) {
-    thread_local std::vector<double> ap, bp;
-    double c[kMR * kNR];
-    for (int64_t item = lo; item < hi; ++item) {
-      poll_deadline();  // a run's time limit holds inside one long product too
-      const int64_t i0 = (item / col_groups) * kMC, j0 = (item % col_groups) * kNC;
-      const int64_t rows = std::min(kMC, M - i0), cols = std::min(kNC, N - j0);
-      const int64_t rb = (rows + kMR - 1) / kMR, cb = (cols + kNR - 1) / kNR;
-      ap.resize(static_cast<size_t>(rb * K * kMR + 1));
-      bp.resize(static_cast<size_t>(cb * K * kNR + 1));
-      a.fn(a.ctx, i0, rows, K, kMR, ap.data());
-      b.fn(b.ctx, j0, cols, K, kNR, bp.data());
-      for (int64_t p = 0; p < cb; ++p)
-        for (int64_t r = 0; r < rb; ++r) {
-          tile(K, ap.data() + r * K * kMR, bp.data() + p * K * kNR, c);
-          const int64_t n = std::min(kNR, cols - p * kNR);
-          for (int64_t rr = 0; rr < kMR && r * kMR + rr < rows; ++rr) sink(i0 + r * kMR + rr, j0 + p * kNR, c + rr * kNR, n);
-        }
-    }
-  });
+  const int64_t threads = cpu::thread_count();
+  const int64_t k_bytes = std::max<int64_t>(K, 1) * static_cast<int64_t>(sizeof(double));
+  auto ceil_div = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
+  // A is packed once per chunk of rows (at most kAPackBytes) into a buffer
+  // every thread reads; the threads then share out B's column panels, each
+  // packing its own once. So B (the weight, or the convolution's columns)
+  // is widened once per chunk, not once per block of A's rows.
+  const int64_t row_tiles = ceil_div(M, kMR);
+  const int64_t chunks = ceil_div(row_tiles, std::max<int64_t>(1, kAPackBytes / (k_bytes * kMR)));
+  const int64_t chunk_tiles = ceil_div(row_tiles, chunks);
+  // Column items: about 8 per thread (the last one to finish waits for at
+  // most one), each packed B at most kBPackBytes so it stays in L2 while
+  // every row tile passes over it.
+  const int64_t panels = ceil_div(N, kNR);
+  const int64_t cap = std::clamp<int64_t>(kBPackBytes / (k_bytes * kNR), 1, kNC / kNR);
+  const int64_t per_item = std::clamp<int64_t>(ceil_div(panels, 8 * threads), 1, cap);
+  const int64_t col_items = ceil_div(panels, per_item);
+  thread_local std::vector<double> ap;  // the calling thread's; read by all
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const int64_t t0 = chunk * chunk_tiles, tiles = std::min(chunk_tiles, row_tiles - t0);
+    if (tiles <= 0) break;
+    const int64_t i0 = t0 * kMR, rows = std::min(tiles * kMR, M - i0);
+    ap.resize(static_cast<size_t>(tiles * K * kMR + 1));
+    double* apd = ap.data();
+    cpu::parallel_for(tiles, std::max<int64_t>(1, 4096 / (std::max<int64_t>(K, 1) * kMR)), [&](int64_t lo, int64_t hi) {
+      a.fn(a.ctx, i0 + lo * kMR, std::min(hi * kMR, rows) - lo * kMR, K, kMR, apd + lo * K * kMR);
+    });
+    // Few columns (N small): split the rows too, so every thread has work.
+    const int64_t row_splits = std::min(tiles, std::max<int64_t>(1, ceil_div(2 * threads, col_items)));
+    const int64_t split_tiles = ceil_div(tiles, row_splits);
+    cpu::parallel_for(col_items * row_splits, 1, [&](int64_t lo, int64_t hi) {
+      thread_local std::vector<double> bp;
+      double c[kMR * kNR];
+      for (int64_t item = lo; item < hi; ++item) {
+        poll_deadline();  // a run's time limit holds inside one long product too
+        const int64_t p0 = (item / row_splits) * per_item, np = std::min(per_item, panels - p0);
+        const int64_t r0 = (item % row_splits) * split_tiles, nr = std::min(split_tiles, tiles - r0);
+        if (np <= 0 || nr <= 0) continue;
+        const int64_t j0 = p0 * kNR, cols = std::min(np * kNR, N - j0);
+        bp.resize(static_cast<size_t>(np * K * kNR + 1));
+        b.fn(b.ctx, j0, cols, K, kNR, bp.data());
+        for (int64_t r = r0; r < r0 + nr; ++r)
+          for (int64_t p = 0; p < np; ++p) {
+            tile(K, apd + r * K * kMR, bp.data() + p * K * kNR, c);
+            const int64_t n = std::min(kNR, cols - p * kNR);
+            for (int64_t rr = 0; rr < kMR && r * kMR + rr < rows; ++rr)
+              sink(i0 + r * kMR + rr, j0 + p * kNR, c + rr * kNR, n);
+          }
+      }
+    });
+  }
 }
 
 }  // namespace onnxscope::ref::math

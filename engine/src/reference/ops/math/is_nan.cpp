@@ -11,6 +11,7 @@
 
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/kernels.h"
 
 namespace onnxscope::ref {
@@ -24,7 +25,11 @@ void unary_predicate(KernelContext& ctx, F pred) {
   Tensor& y = ctx.allocate_output(0, DataType::Bool, x.shape());
   dispatch<Types>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    for (uint64_t i = 0; i < x.element_count(); ++i) store<bool>(y, i, pred(get<S>(x, i)));
+    const std::byte* px = x.raw();
+    std::byte* py = y.mutable_raw();
+    for_chunks(x.element_count(), [&](uint64_t lo, uint64_t hi) {
+      for (uint64_t i = lo; i < hi; ++i) store_at<bool>(py, i, pred(to_compute(load_at<S>(px, i))));
+    });
   });
 }
 

@@ -20,8 +20,10 @@ namespace onnxscope::ref {
 namespace {
 
 template <typename T> T sigmoid(T x) {
-  // Split by sign so exp never overflows.
-  return x >= 0 ? T(1) / (T(1) + std::exp(-x)) : std::exp(x) / (T(1) + std::exp(x));
+  // Split by sign so exp never overflows: 1 / (1 + exp(-x)) for x >= 0,
+  // exp(x) / (1 + exp(x)) below; e is the one exp either needs.
+  const T e = std::exp(-std::abs(x));
+  return x >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
 }
 
 }  // namespace
