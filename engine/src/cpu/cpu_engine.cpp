@@ -97,7 +97,9 @@ class CpuEngine final : public Engine {
     return ref::Interpreter(view, *kernels_, options_.max_tensor_bytes).supports();
   }
   std::unique_ptr<PreparedModel> prepare(std::shared_ptr<const Model> model) override {
-    return std::make_unique<CpuPrepared>(std::move(model), options_, kernels_);
+    auto prepared = std::make_unique<CpuPrepared>(std::move(model), options_, kernels_);
+    cpu::start_threads();
+    return prepared;
   }
 
  private:

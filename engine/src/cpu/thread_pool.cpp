@@ -210,4 +210,9 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   if (r.error) std::rethrow_exception(r.error);
 }
 
+void start_threads() {
+  const int64_t threads = thread_count();
+  if (threads > 1) parallel_for(threads, 1, [](int64_t, int64_t) {});
+}
+
 }  // namespace onnxscope::cpu

@@ -15,4 +15,8 @@ int thread_count();
 // smaller than `grain` or the pool has one thread.
 void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn);
 
+// Starts the pool's threads now (an empty region), so the first run of a
+// prepared model does not pay for creating them.
+void start_threads();
+
 }  // namespace onnxscope::cpu

@@ -11,6 +11,7 @@ class ReferencePrepared final : public PreparedModel {
   ReferencePrepared(std::shared_ptr<const Model> m, std::shared_ptr<KernelRegistry> k, const RunLimits& limits)
       : kernels_(std::move(k)), interp_(std::move(m), *kernels_, limits) {
     interp_.plan_ahead();
+    cpu::start_threads();
   }
   NamedValues run(const NamedValues& inputs, const RunOptions& options) override {
     return interp_.run(inputs, options);
