@@ -1,6 +1,7 @@
 #include "reference/kernel_util.h"
 
 #include <algorithm>
+#include <cstring>
 
 namespace onnxscope::ref {
 
@@ -98,8 +99,20 @@ std::vector<int64_t> int_values(const KernelContext& ctx, const Tensor& t) {
 }
 
 std::vector<double> real_values(const Tensor& t) {
-  std::vector<double> v(t.element_count());
-  for (uint64_t i = 0; i < t.element_count(); ++i) v[i] = t.element_as_double(i);
+  const uint64_t n = t.element_count();
+  std::vector<double> v(n);
+  if (n > 0 && t.dtype() == DataType::Float) {  // the common case without a call per element
+    const std::byte* p = t.raw();
+    for (uint64_t i = 0; i < n; ++i) {
+      float f;
+      std::memcpy(&f, p + i * sizeof(float), sizeof f);
+      v[i] = static_cast<double>(f);
+    }
+  } else if (n > 0 && t.dtype() == DataType::Double) {
+    std::memcpy(v.data(), t.raw(), n * sizeof(double));
+  } else {
+    for (uint64_t i = 0; i < n; ++i) v[i] = t.element_as_double(i);
+  }
   return v;
 }
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -16,17 +17,25 @@
 
 namespace onnxscope::ref {
 
-using real::sigmoid;
-
 // --- activation functions ------------------------------------------------------
+
+// exp(y) and expm1(y) for y <= 0 (NaN kept), and the sigmoid and tanh made
+// of them, by the algorithm rnn/activations.cpp writes for one lane and for
+// eight: the same bits either way.
+double rnn_exp_nonpositive(double y);
+double rnn_expm1_nonpositive(double y);
+double rnn_sigmoid(double x);
+double rnn_tanh(double x);
 
 // f(x) in double; the functions, their order and defaults: core/rnn_plan.h.
 struct Activation : rnn::Activation {
+  // x[i] = f(x[i]) for i < n: each value as operator() gives it.
+  void apply(double* x, int64_t n) const;
   double operator()(double x) const {
     switch (kind) {
       case Relu: return x > 0 ? x : 0.0;
-      case Tanh: return std::tanh(x);
-      case Sigmoid: return sigmoid(x);
+      case Tanh: return rnn_tanh(x);
+      case Sigmoid: return rnn_sigmoid(x);
       case Affine: return alpha * x + beta;
       case LeakyRelu: return x >= 0 ? x : alpha * x;
       case ThresholdedRelu: return x >= alpha ? x : 0.0;
@@ -137,10 +146,11 @@ void matvec_n(const std::vector<double>& MT, int64_t d, int64_t total_rows, int6
 // (row x_row(t, b)): the products and sums in order of the input index, as
 // the step-by-step product makes them (math/gemm_f64.h), but computed once
 // for all steps as one matrix product on the thread pool.
-inline std::vector<double> input_projection(const KernelContext& ctx, const RnnProblem& p, int64_t d, int64_t G) {
+// (Not zero-filled first: every element is written by the product.)
+inline std::unique_ptr<double[]> input_projection(const KernelContext& ctx, const RnnProblem& p, int64_t d, int64_t G) {
   const int64_t rows = p.seq * p.batch;
   real::check_work(ctx, Shape{rows, G}, "the input projection");
-  std::vector<double> xw(size_t(rows * G));
+  auto xw = std::make_unique_for_overwrite<double[]>(size_t(rows * G));
   const auto* X = reinterpret_cast<const std::byte*>(p.X.data());
   const auto* W = reinterpret_cast<const std::byte*>(p.W.data() + d * G * p.input);
   const math::Operand a{X, p.input, 1}, wt{W, p.input, 1};  // rows of X; rows of W, the columns of W^T
@@ -148,7 +158,7 @@ inline std::vector<double> input_projection(const KernelContext& ctx, const RnnP
   const bool exact = p.dtype != DataType::Double;
   math::gemm_packed(math::Packer{&math::detail::pack_strided<double>, &a}, math::Packer{&math::detail::pack_strided<double>, &wt},
                     rows, G, p.input,
-                    [&](int64_t i, int64_t j0, const double* v, int64_t n) { std::copy(v, v + n, xw.data() + i * G + j0); },
+                    [&](int64_t i, int64_t j0, const double* v, int64_t n) { std::copy(v, v + n, xw.get() + i * G + j0); },
                     exact);
   return xw;
 }
@@ -179,11 +189,11 @@ struct StepEntries {
   // each) into hin, and their rows of the input projection xw (G values
   // each, input_projection) into wx, in that order.
   void pack(const RnnProblem& p, int64_t b0, const std::vector<double>& hcur, std::vector<double>& hin,
-            const std::vector<double>& xw, int64_t G, std::vector<double>& wx) const {
+            const double* xw, int64_t G, std::vector<double>& wx) const {
     const int64_t H = p.hidden;
     for (size_t j = 0; j < b.size(); ++j) {
       for (int64_t k = 0; k < H; ++k) hin[j * size_t(H) + size_t(k)] = hcur[size_t((b[j] - b0) * H + k)];
-      const double* row = xw.data() + p.x_row(t[j], b[j]) * G;
+      const double* row = xw + p.x_row(t[j], b[j]) * G;
       std::copy(row, row + G, wx.begin() + static_cast<std::ptrdiff_t>(j) * G);
     }
   }

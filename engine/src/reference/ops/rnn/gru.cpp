@@ -40,7 +40,7 @@ void GRU(KernelContext& ctx) {
     const Activation& g = acts[size_t(2 * d + 1)];
     const double* Wb = p.B.data() + d * 6 * H;  // Wbz, Wbr, Wbh
     const double* Rb = Wb + 3 * H;                // Rbz, Rbr, Rbh
-    const std::vector<double> xw = input_projection(ctx, p, d, 3 * H);
+    const auto xw = input_projection(ctx, p, d, 3 * H);
     // Batch entries are independent: each is computed by one thread, in one order.
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
       const int64_t nb = b1 - b0, G = 3 * H;
@@ -52,16 +52,18 @@ void GRU(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, hin, xw, G, wx);  // the running entries' states and x_t W^T
+        step.pack(p, b0, hcur, hin, xw.get(), G, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, G, 0, 2 * H, H, hin.data(), H, rh.data(), G, n);  // Rz, Rr rows
         for (int64_t j = 0; j < n; ++j) {
           const double* wxj = wx.data() + j * G;
           const double* rhj = rh.data() + j * G;
           for (int64_t k = 0; k < H; ++k) {
-            z[size_t(j * H + k)] = f(p.clipped(wxj[k] + rhj[k] + Wb[k] + Rb[k]));
-            r[size_t(j * H + k)] = f(p.clipped(wxj[H + k] + rhj[H + k] + Wb[H + k] + Rb[H + k]));
+            z[size_t(j * H + k)] = p.clipped(wxj[k] + rhj[k] + Wb[k] + Rb[k]);
+            r[size_t(j * H + k)] = p.clipped(wxj[H + k] + rhj[H + k] + Wb[H + k] + Rb[H + k]);
           }
         }
+        f.apply(z.data(), n * H);  // the activations over whole arrays (vectorised)
+        f.apply(r.data(), n * H);
         if (linear_before_reset) {
           // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
           matvec_n(RT, d, G, 2 * H, H, H, hin.data(), H, rhid.data(), H, n);
@@ -73,13 +75,18 @@ void GRU(KernelContext& ctx) {
           matvec_n(RT, d, G, 2 * H, H, H, rmul.data(), H, rhid.data(), H, n);
           for (int64_t q = 0; q < n * H; ++q) rhid[size_t(q)] += Rb[2 * H + q % H];
         }
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t k = 0; k < H; ++k) {
+            const size_t q = size_t(j * H + k);
+            rhid[q] = p.clipped(wx[size_t(j * G + 2 * H + k)] + rhid[q] + Wb[2 * H + k]);
+          }
+        g.apply(rhid.data(), n * H);  // ht
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
           double* hb = hcur.data() + (b - b0) * H;
           for (int64_t k = 0; k < H; ++k) {
             const size_t q = size_t(j * H + k);
-            const double ht = g(p.clipped(wx[size_t(j * G + 2 * H + k)] + rhid[q] + Wb[2 * H + k]));
-            hb[k] = (1 - z[q]) * ht + z[q] * hb[k];
+            hb[k] = (1 - z[q]) * rhid[q] + z[q] * hb[k];
             o.Y[p.y_index(t, d, b, k)] = hb[k];
           }
         }

@@ -50,12 +50,16 @@ void LSTM(KernelContext& ctx) {
     const double* Pi = P.data() + d * 3 * H;
     const double* Po = Pi + H;
     const double* Pf = Pi + 2 * H;
-    const std::vector<double> xw = input_projection(ctx, p, d, 4 * H);
+    const auto xw = input_projection(ctx, p, d, 4 * H);
     // Batch entries are independent: each is computed by one thread, in one order.
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
       const int64_t nb = b1 - b0, G = 4 * H;
       std::vector<double> wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
           ccur(size_t(nb * H)), hin(size_t(nb * H));
+      // Each gate for the step's entries, [n, H]: pre-activations, then the
+      // activation over the whole array (vectorised).
+      std::vector<double> it(size_t(nb * H)), ft(size_t(nb * H)), ct(size_t(nb * H)), ot(size_t(nb * H)),
+          hc(size_t(nb * H));
       take_states(p, d, b0, b1, h, hcur);
       take_states(p, d, b0, b1, c, ccur);
       StepEntries step;
@@ -63,26 +67,45 @@ void LSTM(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, hin, xw, G, wx);  // the running entries' states and x_t W^T
+        step.pack(p, b0, hcur, hin, xw.get(), G, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, G, 0, G, H, hin.data(), H, rh.data(), G, n);
+        auto pre = [&](int64_t j, int64_t gate, int64_t k) {
+          const size_t q = size_t(gate * H + k);
+          return wx[size_t(j * G) + q] + rh[size_t(j * G) + q] + Wb[q] + Rb[q];
+        };
+        for (int64_t j = 0; j < n; ++j) {
+          const double* cb = ccur.data() + (step.b[size_t(j)] - b0) * H;
+          for (int64_t k = 0; k < H; ++k) {
+            const size_t q = size_t(j * H + k);
+            it[q] = p.clipped(pre(j, 0, k) + Pi[k] * cb[k]);
+            if (!input_forget) ft[q] = p.clipped(pre(j, 2, k) + Pf[k] * cb[k]);
+            ct[q] = p.clipped(pre(j, 3, k));
+          }
+        }
+        f.apply(it.data(), n * H);
+        if (!input_forget) f.apply(ft.data(), n * H);
+        g.apply(ct.data(), n * H);
+        for (int64_t j = 0; j < n; ++j) {
+          double* cb = ccur.data() + (step.b[size_t(j)] - b0) * H;
+          for (int64_t k = 0; k < H; ++k) {
+            const size_t q = size_t(j * H + k);
+            const double cprev = cb[k];
+            // input_forget couples the gates: the forget gate is 1 - it.
+            const double f_t = input_forget ? 1 - it[q] : ft[q];
+            const double Ct = f_t * cprev + it[q] * ct[q];
+            ot[q] = p.clipped(pre(j, 1, k) + Po[k] * Ct);
+            cb[k] = Ct;
+            hc[q] = Ct;
+          }
+        }
+        f.apply(ot.data(), n * H);
+        hact.apply(hc.data(), n * H);
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
           double* hb = hcur.data() + (b - b0) * H;
-          double* cb = ccur.data() + (b - b0) * H;
           for (int64_t k = 0; k < H; ++k) {
-            auto pre = [&](int64_t gate) {
-              const size_t q = size_t(gate * H + k);
-              return wx[size_t(j * G) + q] + rh[size_t(j * G) + q] + Wb[q] + Rb[q];
-            };
-            const double cprev = cb[k];
-            const double it = f(p.clipped(pre(0) + Pi[k] * cprev));
-            // input_forget couples the gates: the forget gate is 1 - it.
-            const double ft = input_forget ? 1 - it : f(p.clipped(pre(2) + Pf[k] * cprev));
-            const double ct = g(p.clipped(pre(3)));
-            const double Ct = ft * cprev + it * ct;
-            const double ot = f(p.clipped(pre(1) + Po[k] * Ct));
-            cb[k] = Ct;
-            hb[k] = ot * hact(Ct);
+            const size_t q = size_t(j * H + k);
+            hb[k] = ot[q] * hc[q];
             o.Y[p.y_index(t, d, b, k)] = hb[k];
           }
         }

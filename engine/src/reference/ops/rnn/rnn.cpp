@@ -38,7 +38,7 @@ void RNN(KernelContext& ctx) {
     const Activation& f = acts[size_t(d)];
     const double* Wb = p.B.data() + d * 2 * H;
     const double* Rb = Wb + H;
-    const std::vector<double> xw = input_projection(ctx, p, d, H);
+    const auto xw = input_projection(ctx, p, d, H);
     // Batch entries are independent: each is computed by one thread, in one order.
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
       const int64_t nb = b1 - b0;
@@ -50,14 +50,15 @@ void RNN(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, hin, xw, H, wx);  // the running entries' states and x_t W^T
+        step.pack(p, b0, hcur, hin, xw.get(), H, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, H, 0, H, H, hin.data(), H, rh.data(), H, n);
+        for (int64_t q = 0; q < n * H; ++q) rh[size_t(q)] = p.clipped(wx[size_t(q)] + rh[size_t(q)] + Wb[q % H] + Rb[q % H]);
+        f.apply(rh.data(), n * H);  // the activation over the whole array (vectorised)
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
           double* hb = hcur.data() + (b - b0) * H;
           for (int64_t k = 0; k < H; ++k) {
-            const size_t q = size_t(j * H + k);
-            hb[k] = f(p.clipped(wx[q] + rh[q] + Wb[k] + Rb[k]));
+            hb[k] = rh[size_t(j * H + k)];
             o.Y[p.y_index(t, d, b, k)] = hb[k];
           }
         }

@@ -1,0 +1,93 @@
+// The recurrent layers' Sigmoid and Tanh (reference/ops/rnn/activations.cpp):
+// the eight-lane form gives the one-lane form's bits on every value (so a
+// run's result does not depend on the machine), and both stay within a few
+// ulp of libm's exp, expm1 and tanh in double.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+#include "reference/ops/rnn/common.h"
+
+using namespace onnxscope;
+
+namespace {
+
+uint64_t bits(double v) {
+  uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+// Distance in units in the last place, by the ordered bit patterns.
+double ulps(double a, double b) {
+  if (a == b) return 0;
+  auto key = [](double v) {
+    const auto u = static_cast<int64_t>(bits(v));
+    return u < 0 ? std::numeric_limits<int64_t>::min() - u : u;
+  };
+  const __int128 d = static_cast<__int128>(key(a)) - static_cast<__int128>(key(b));  // exact (a double has 53 bits)
+  return static_cast<double>(d < 0 ? -d : d);
+}
+
+std::vector<double> values() {
+  std::mt19937_64 rng(7);
+  std::vector<double> v = {0.0, -0.0, 1e-300, -1e-300, 4.9e-324, -4.9e-324, 1e-17, -1e-9, 0.5, -0.5, 0.3465, -0.3466,
+                           1.0, -1.0, 19.0, -19.1, 40.0, -41.0, 709.0, -745.5, -746.5, 1e308, -1e308,
+                           std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
+                           std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN()};
+  std::uniform_real_distribution<double> small(-3, 3), wide(-800, 800), exponent(-60, 3);
+  for (int i = 0; i < 20000; ++i) {
+    v.push_back(small(rng));
+    v.push_back(wide(rng));
+    v.push_back((i % 2 ? -1 : 1) * std::pow(2.0, exponent(rng)));
+  }
+  return v;
+}
+
+}  // namespace
+
+TEST(ReferenceRnnActivations, EightLanesGiveOneLanesBits) {
+  const std::vector<double> in = values();
+  for (auto kind : {rnn::Activation::Sigmoid, rnn::Activation::Tanh}) {
+    ref::Activation f{rnn::Activation{kind, 0, 0}};
+    for (size_t n : {in.size(), size_t{7}, size_t{9}, size_t{1}}) {  // whole blocks of 8 and the tail
+      std::vector<double> got(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
+      f.apply(got.data(), static_cast<int64_t>(n));
+      for (size_t i = 0; i < n; ++i) {
+        const double want = f(in[i]);
+        if (std::isnan(want)) {
+          EXPECT_TRUE(std::isnan(got[i])) << "kind " << kind << " at " << in[i];
+          continue;
+        }
+        ASSERT_EQ(bits(want), bits(got[i])) << "kind " << kind << " at " << in[i] << ": " << want << " vs " << got[i];
+      }
+    }
+  }
+}
+
+TEST(ReferenceRnnActivations, WithinAFewUlpOfLibm) {
+  double worst_exp = 0, worst_expm1 = 0, worst_tanh = 0, worst_sigmoid = 0;
+  for (double x : values()) {
+    if (std::isnan(x)) {
+      EXPECT_TRUE(std::isnan(ref::rnn_tanh(x)));
+      EXPECT_TRUE(std::isnan(ref::rnn_sigmoid(x)));
+      continue;
+    }
+    const double y = -std::fabs(x);
+    worst_exp = std::max(worst_exp, ulps(ref::rnn_exp_nonpositive(y), std::exp(y)));
+    worst_expm1 = std::max(worst_expm1, ulps(ref::rnn_expm1_nonpositive(y), std::expm1(y)));
+    worst_tanh = std::max(worst_tanh, ulps(ref::rnn_tanh(x), std::tanh(x)));
+    const long double e = std::exp(-std::fabs(static_cast<long double>(x)));
+    const double s = static_cast<double>(x >= 0 ? 1.0L / (1.0L + e) : e / (1.0L + e));
+    worst_sigmoid = std::max(worst_sigmoid, ulps(ref::rnn_sigmoid(x), s));
+  }
+  EXPECT_LE(worst_exp, 2);
+  EXPECT_LE(worst_expm1, 2);
+  EXPECT_LE(worst_tanh, 3);
+  EXPECT_LE(worst_sigmoid, 3);
+  std::printf("largest distance in ulp: exp %g, expm1 %g, tanh %g, sigmoid %g\n", worst_exp, worst_expm1, worst_tanh, worst_sigmoid);
+}
