@@ -158,7 +158,7 @@ Runner add_run_command(CLI::App& app) {
       }
       if (*validate) ro.observer = &first_bad;
       if (*profile) {
-        if (!getenv("NOWARM")) prepared->run(in, ro);  // warm-up: primitive creation, first allocations
+        prepared->run(in, ro);  // warm-up: primitive creation, first allocations
         ro.observer = &prof;
         t1 = std::chrono::steady_clock::now();
       }
