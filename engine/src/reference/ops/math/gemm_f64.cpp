@@ -28,6 +28,8 @@ constexpr int64_t kMR = 6, kNR = 16;            // a register tile
 constexpr int64_t kNC = 16 * kNR;                 // the most columns of B one work item packs
 constexpr int64_t kAPackBytes = int64_t{2} << 20;  // A's rows packed at once (shared by the threads)
 constexpr int64_t kBPackBytes = int64_t{512} << 10;  // B's columns one work item packs (kept in L2)
+constexpr int64_t kItemProducts = int64_t{1} << 15;  // the fewest products worth a work item of their own
+constexpr int64_t kMC = 256;  // rows counted for max_items (a chunk may hold more)
 
 // c[r][j] = sum over t of a[t][r] * b[t][j], t in order. Fused: with
 // fused multiply-adds, for exact products (gemm_f64.h), where acc + a * b
@@ -123,7 +125,11 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
   // every row tile passes over it.
   const int64_t panels = ceil_div(N, kNR);
   const int64_t cap = std::clamp<int64_t>(kBPackBytes / (k_bytes * kNR), 1, kNC / kNR);
-  const int64_t per_item = std::clamp<int64_t>(ceil_div(panels, 8 * threads), 1, cap);
+  // A small product stays on one thread: starting the others costs more
+  // than its work (a Loop body's [4, 64] x [64, 64], 16 thousand products).
+  const int64_t max_items = std::max<int64_t>(1, std::min<int64_t>(M, kMC) * N * std::max<int64_t>(K, 1) / kItemProducts);
+  const int64_t per_item =
+      std::clamp<int64_t>(std::max(ceil_div(panels, 8 * threads), ceil_div(panels, max_items)), 1, cap);
   const int64_t col_items = ceil_div(panels, per_item);
   thread_local std::vector<double> ap;  // the calling thread's; read by all
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
@@ -136,7 +142,8 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
       a.fn(a.ctx, i0 + lo * kMR, std::min(hi * kMR, rows) - lo * kMR, K, kMR, apd + lo * K * kMR);
     });
     // Few columns (N small): split the rows too, so every thread has work.
-    const int64_t row_splits = std::min(tiles, std::max<int64_t>(1, ceil_div(2 * threads, col_items)));
+    const int64_t row_splits =
+        std::min({tiles, std::max<int64_t>(1, ceil_div(2 * threads, col_items)), std::max<int64_t>(1, max_items / col_items)});
     const int64_t split_tiles = ceil_div(tiles, row_splits);
     cpu::parallel_for(col_items * row_splits, 1, [&](int64_t lo, int64_t hi) {
       thread_local std::vector<double> bp;
