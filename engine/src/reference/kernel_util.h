@@ -251,6 +251,22 @@ struct BroadcastBlock {
       if (++q == period) q = 0;
     }
   }
+  // The outputs from here on that read the input at a constant step: q + k
+  // (step 1) while q runs to the period's end, or q (step 0) to the inner
+  // run's end. advance(len) moves past len outputs of such a run.
+  uint64_t run(uint64_t& step) const {
+    step = inner == 1 ? 1 : 0;
+    return inner == 1 ? period - q : inner - r;
+  }
+  void advance(uint64_t len) {
+    if (inner == 1) {
+      q += len;
+      if (q == period) q = 0;
+    } else if ((r += len) == inner) {
+      r = 0;
+      if (++q == period) q = 0;
+    }
+  }
 };
 
 // Normalises a possibly negative axis into [0, rank); fails if out of range.

@@ -55,11 +55,16 @@ void unary(KernelContext& ctx, F f) {
   Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
   dispatch<Types>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const std::byte* px = x.raw();
-    std::byte* py = y.mutable_raw();
+    const std::byte* const px = x.raw();
+    std::byte* const py = y.mutable_raw();
     for_chunks(x.element_count(), [&](uint64_t lo, uint64_t hi) {
+      // Local copies: a store through a std::byte pointer may alias anything
+      // reached by reference, so with the captured ones the loop reloaded
+      // both pointers at every element and was never vectorised.
+      const std::byte* const in = px;
+      std::byte* const out = py;
       for (uint64_t i = lo; i < hi; ++i)
-        store_at<S>(py, i, from_compute<S>(static_cast<compute_t<S>>(f(to_compute(load_at<S>(px, i))))));
+        store_at<S>(out, i, from_compute<S>(static_cast<compute_t<S>>(f(to_compute(load_at<S>(in, i))))));
     });
   });
 }
@@ -79,10 +84,11 @@ void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
   Tensor& z = ctx.allocate_output(0, out == DataType::Undefined ? a.dtype() : out, shape);
   dispatch<Types>(ctx, a.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const std::byte* pa = a.raw();
-    const std::byte* pb = b.raw();
-    std::byte* pz = z.mutable_raw();
-    auto one = [&](uint64_t i, uint64_t ia, uint64_t ib) {
+    const std::byte* const pa = a.raw();
+    const std::byte* const pb = b.raw();
+    std::byte* const pz = z.mutable_raw();
+    // Pointers by value (see unary): the stores cannot change them.
+    auto one = [pa, pb, pz, out, &f](uint64_t i, uint64_t ia, uint64_t ib) {
       auto r = f(to_compute(load_at<S>(pa, ia)), to_compute(load_at<S>(pb, ib)));
       if constexpr (std::is_same_v<decltype(r), bool>) {
         if (out == DataType::Bool) {
@@ -97,11 +103,30 @@ void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
     const uint64_t n = z.element_count();
     const auto ba = BroadcastBlock::of(a.shape(), shape), bb = BroadcastBlock::of(b.shape(), shape);
     if (n > 0 && ba && bb) {
+      // In runs where each input is read at a step of 0 or 1: plain loops the
+      // compiler vectorises (a bias row, a per-row scale, a scalar, the same shape).
       for_chunks(n, [&](uint64_t lo, uint64_t hi) {
+        const auto op = one;  // a local copy (see unary)
         BroadcastBlock wa = *ba, wb = *bb;
         wa.start(lo);
         wb.start(lo);
-        for (uint64_t i = lo; i < hi; ++i, wa.next(), wb.next()) one(i, wa.q, wb.q);
+        for (uint64_t i = lo; i < hi;) {
+          uint64_t sa = 0, sb = 0;
+          const uint64_t len = std::min({wa.run(sa), wb.run(sb), hi - i});
+          const uint64_t qa = wa.q, qb = wb.q;
+          if (sa && sb) {
+            for (uint64_t k = 0; k < len; ++k) op(i + k, qa + k, qb + k);
+          } else if (sa) {
+            for (uint64_t k = 0; k < len; ++k) op(i + k, qa + k, qb);
+          } else if (sb) {
+            for (uint64_t k = 0; k < len; ++k) op(i + k, qa, qb + k);
+          } else {
+            for (uint64_t k = 0; k < len; ++k) op(i + k, qa, qb);
+          }
+          wa.advance(len);
+          wb.advance(len);
+          i += len;
+        }
       });
       return;
     }

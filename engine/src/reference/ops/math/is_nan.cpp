@@ -28,7 +28,9 @@ void unary_predicate(KernelContext& ctx, F pred) {
     const std::byte* px = x.raw();
     std::byte* py = y.mutable_raw();
     for_chunks(x.element_count(), [&](uint64_t lo, uint64_t hi) {
-      for (uint64_t i = lo; i < hi; ++i) store_at<bool>(py, i, pred(to_compute(load_at<S>(px, i))));
+      const std::byte* const in = px;  // local copies (see math/common.h's unary)
+      std::byte* const out = py;
+      for (uint64_t i = lo; i < hi; ++i) store_at<bool>(out, i, pred(to_compute(load_at<S>(in, i))));
     });
   });
 }

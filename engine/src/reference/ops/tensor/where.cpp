@@ -50,12 +50,15 @@ void Where(KernelContext& ctx) {
     // Elements moved as integers of their width (a memcpy of a run-time size per element costs more).
     auto walk = [&]<typename E>() {
       for_chunks(n, [&](uint64_t lo, uint64_t hi) {
+        // Local copies: a store through a std::byte pointer may alias what is reached by reference.
+        const std::byte *const c = pc, *const a = px, *const b = py;
+        std::byte* const o = po;
         BroadcastBlock wc = *bc, wx = *bx, wy = *by;
         wc.start(lo);
         wx.start(lo);
         wy.start(lo);
         for (uint64_t i = lo; i < hi; ++i, wc.next(), wx.next(), wy.next())
-          store_at<E>(po, i, pc[wc.q] != std::byte{0} ? load_at<E>(px, wx.q) : load_at<E>(py, wy.q));
+          store_at<E>(o, i, c[wc.q] != std::byte{0} ? load_at<E>(a, wx.q) : load_at<E>(b, wy.q));
       });
     };
     switch (elem) {
