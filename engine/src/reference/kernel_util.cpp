@@ -62,6 +62,28 @@ void BroadcastIndex::next() {
   }
 }
 
+BroadcastRows::BroadcastRows(const Shape& out, std::span<const Shape* const> inputs) : out_(out) {
+  length_ = out.empty() ? 1 : static_cast<uint64_t>(out.back());
+  for (const Shape* in : inputs) {
+    std::vector<int64_t> st(out.size(), 0);
+    auto own = strides_of(*in);
+    const size_t off = out.size() - in->size();
+    for (size_t d = 0; d < in->size(); ++d) st[off + d] = (*in)[d] == 1 ? 0 : own[d];
+    steps_.push_back(out.empty() ? 0 : static_cast<uint64_t>(st.back()));
+    strides_.push_back(std::move(st));
+  }
+}
+
+void BroadcastRows::row(uint64_t r, uint64_t* offsets) const {
+  for (size_t k = 0; k < strides_.size(); ++k) offsets[k] = 0;
+  for (size_t d = out_.size() > 0 ? out_.size() - 1 : 0; d-- > 0;) {
+    const auto extent = static_cast<uint64_t>(out_[d]);
+    const uint64_t i = r % extent;
+    r /= extent;
+    for (size_t k = 0; k < strides_.size(); ++k) offsets[k] += i * static_cast<uint64_t>(strides_[k][d]);
+  }
+}
+
 std::optional<BroadcastBlock> BroadcastBlock::of(const Shape& in, const Shape& out) {
   if (in.size() > out.size()) return std::nullopt;
   const size_t off = out.size() - in.size();

@@ -231,6 +231,24 @@ class BroadcastIndex {
   std::vector<uint64_t> offsets_;
 };
 
+// Any broadcast, a row (the output's last dim) at a time: each input's
+// offset at a row's start, and its step along the row (1, or 0 where the
+// input's last dim is broadcast), so a row is a plain loop.
+class BroadcastRows {
+ public:
+  BroadcastRows(const Shape& out, std::span<const Shape* const> inputs);
+  uint64_t row_length() const { return length_; }
+  uint64_t step(size_t input) const { return steps_[input]; }
+  // offsets[k] = input k's element at the start of row r (r < element count / row_length).
+  void row(uint64_t r, uint64_t* offsets) const;
+
+ private:
+  Shape out_;
+  uint64_t length_ = 1;
+  std::vector<uint64_t> steps_;
+  std::vector<std::vector<int64_t>> strides_;  // per input, per output dim (0 where broadcast)
+};
+
 // The common broadcasts without an index per element: an input whose dims
 // (aligned right) equal the output's over one run of dims and are 1
 // elsewhere (the output's shape, a scalar, a bias row, RMSNorm's [S, 1]

@@ -48,6 +48,16 @@ void for_chunks(uint64_t n, Fn fn) {
   });
 }
 
+// The same over `rows` rows of `length` outputs each, whole rows per chunk.
+template <typename Fn>
+void for_rows(uint64_t rows, uint64_t length, Fn fn) {
+  const auto grain = static_cast<int64_t>(std::max<uint64_t>(1, 32768 / std::max<uint64_t>(length, 1)));
+  cpu::parallel_for(static_cast<int64_t>(rows), grain, [&](int64_t lo, int64_t hi) {
+    poll_deadline();
+    fn(static_cast<uint64_t>(lo), static_cast<uint64_t>(hi));
+  });
+}
+
 // y = f(x) over one tensor, same type and shape. `f` is generic over the compute type.
 template <unsigned Types, typename F>
 void unary(KernelContext& ctx, F f) {
@@ -130,11 +140,28 @@ void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
       });
       return;
     }
-    BroadcastIndex bi(shape, shapes);
-    for (uint64_t i = 0; i < n; ++i, bi.next()) {
-      if ((i & 65535) == 0) poll_deadline();
-      one(i, bi.offsets()[0], bi.offsets()[1]);
-    }
+    // Any other broadcast, a row at a time (a middle dim broadcast: Swin's
+    // window mask [1, W, 1, 49, 49] over [1, W, H, 49, 49]).
+    if (n == 0) return;
+    const BroadcastRows rows(shape, shapes);
+    const uint64_t L = rows.row_length(), sa = rows.step(0), sb = rows.step(1);
+    for_rows(n / L, L, [&](uint64_t lo, uint64_t hi) {
+      const auto op = one;  // a local copy (see unary)
+      uint64_t at[2];
+      for (uint64_t r = lo; r < hi; ++r) {
+        rows.row(r, at);
+        const uint64_t base = r * L, qa = at[0], qb = at[1];
+        if (sa && sb) {
+          for (uint64_t k = 0; k < L; ++k) op(base + k, qa + k, qb + k);
+        } else if (sa) {
+          for (uint64_t k = 0; k < L; ++k) op(base + k, qa + k, qb);
+        } else if (sb) {
+          for (uint64_t k = 0; k < L; ++k) op(base + k, qa, qb + k);
+        } else {
+          for (uint64_t k = 0; k < L; ++k) op(base + k, qa, qb);
+        }
+      }
+    });
   });
 }
 

@@ -7,7 +7,10 @@
 #include <cmath>
 #include <limits>
 
+#include "cpu/thread_pool.h"
+#include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/reduction/common.h"
 #include "reference/ops/nn/common.h"
 #include "reference/ops/kernels.h"
@@ -41,19 +44,53 @@ void LayerNormalization(KernelContext& ctx) {
   dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
     using C = compute_t<S>;
+    // One row: its statistics, then its outputs, Scale and B read at so(k), bo(k).
+    auto one_row = [&](uint64_t r, const std::byte* xin, const std::byte* sin, const std::byte* bin, std::byte* yout,
+                       auto so, auto bo) {
+      const uint64_t base = r * cols;
+      auto [mean, var] = mean_var(cols, [&](uint64_t k) { return static_cast<double>(to_compute(load_at<S>(xin, base + k))); });
+      means[r] = mean;
+      inv_std[r] = 1.0 / std::sqrt(var + eps);
+      const double is = inv_std[r];
+      for (uint64_t k = 0; k < cols; ++k) {
+        const C normalized = static_cast<C>(round_as<S>((static_cast<double>(to_compute(load_at<S>(xin, base + k))) - mean) * is));
+        C v = normalized * to_compute(load_at<S>(sin, so(k)));
+        if (bin) v = v + to_compute(load_at<S>(bin, bo(k)));
+        store_at<S>(yout, base + k, from_compute<S>(v));
+      }
+    };
+    const std::byte* const px = x.raw();
+    const std::byte* const ps = scale.raw();
+    const std::byte* const pb = bias ? bias->raw() : nullptr;
+    std::byte* const py = y.mutable_raw();
+    // Scale and B of the normalized dims' shape (the usual [cols], or with
+    // leading 1s): read at k in every row. Rows are independent, so the
+    // threads change no result.
+    auto per_row = [&](const Tensor& t) {
+      const auto b = BroadcastBlock::of(t.shape(), s);
+      return b && b->inner == 1 && b->period == cols;
+    };
+    if (rows > 0 && per_row(scale) && (!bias || per_row(*bias))) {
+      cpu::parallel_for(static_cast<int64_t>(rows), std::max<int64_t>(1, 32768 / static_cast<int64_t>(std::max<uint64_t>(cols, 1))),
+                        [&](int64_t lo, int64_t hi) {
+                          poll_deadline();
+                          const std::byte *const xin = px, *const sin = ps, *const bin = pb;  // locals (math/common.h's unary)
+                          std::byte* const yout = py;
+                          auto at = [](uint64_t k) { return k; };
+                          for (auto r = static_cast<uint64_t>(lo); r < static_cast<uint64_t>(hi); ++r)
+                            one_row(r, xin, sin, bin, yout, at, at);
+                        });
+      return;
+    }
     const Shape* shapes[] = {&scale.shape(), bias ? &bias->shape() : &scale.shape()};
     BroadcastIndex bi(s, shapes);
     for (uint64_t r = 0; r < rows; ++r) {
-      const uint64_t base = r * cols;
-      auto [mean, var] = mean_var(cols, [&](uint64_t k) { return static_cast<double>(get<S>(x, base + k)); });
-      means[r] = mean;
-      inv_std[r] = 1.0 / std::sqrt(var + eps);
+      std::vector<uint64_t> so(cols), bo(cols);
       for (uint64_t k = 0; k < cols; ++k, bi.next()) {
-        const C normalized = static_cast<C>(round_as<S>((static_cast<double>(get<S>(x, base + k)) - mean) * inv_std[r]));
-        C v = normalized * get<S>(scale, bi.offsets()[0]);
-        if (bias) v = v + get<S>(*bias, bi.offsets()[1]);
-        put<S>(y, base + k, v);
+        so[k] = bi.offsets()[0];
+        bo[k] = bi.offsets()[1];
       }
+      one_row(r, px, ps, pb, py, [&](uint64_t k) { return so[k]; }, [&](uint64_t k) { return bo[k]; });
     }
   });
   if (ctx.output_wanted(1))
