@@ -42,14 +42,31 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b, double a
     });
     return;
   }
-  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
-    const Operand A{a.raw() + static_cast<int64_t>(bi.offsets()[0]) * M * K * elem, K, 1};
-    const Operand B{b.raw() + static_cast<int64_t>(bi.offsets()[1]) * K * N * elem, N, 1};
+  auto one_batch = [&](uint64_t bt, uint64_t ao, uint64_t bo) {
+    const Operand A{a.raw() + static_cast<int64_t>(ao) * M * K * elem, K, 1};
+    const Operand B{b.raw() + static_cast<int64_t>(bo) * K * N * elem, N, 1};
     const uint64_t base = bt * static_cast<uint64_t>(M * N);
     gemm_f64<S>(A, B, M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) {
       for (int64_t k = 0; k < n; ++k) put_at(base + static_cast<uint64_t>(i * N + j0 + k), v[k]);
     });
+  };
+  // Many small products (attention's heads and windows: Swin's [64, 3, 49, 32]
+  // x [64, 3, 32, 49]): the threads take whole batches, each product computed
+  // as alone (the same bits), instead of starting the threads for each.
+  constexpr int64_t kSmallProduct = int64_t{1} << 20;
+  if (batches > 1 && M * N * std::max<int64_t>(K, 1) < kSmallProduct) {
+    std::vector<uint64_t> offsets(2 * batches);
+    for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
+      offsets[2 * bt] = bi.offsets()[0];
+      offsets[2 * bt + 1] = bi.offsets()[1];
+    }
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, M * N * std::max<int64_t>(K, 1)));
+    cpu::parallel_for(static_cast<int64_t>(batches), grain, [&](int64_t lo, int64_t hi) {
+      for (auto bt = static_cast<uint64_t>(lo); bt < static_cast<uint64_t>(hi); ++bt) one_batch(bt, offsets[2 * bt], offsets[2 * bt + 1]);
+    });
+    return;
   }
+  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) one_batch(bt, bi.offsets()[0], bi.offsets()[1]);
 }
 
 // `t` with its dims permuted (a contiguous copy): out dim d is t's dim perm[d].
