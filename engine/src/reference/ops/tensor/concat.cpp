@@ -4,6 +4,7 @@
 // gather_by_tables (tensor/common.h), so every element type works, strings
 // and the packed 4/2/6-bit types included.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "reference/kernel_util.h"
@@ -42,6 +43,16 @@ void Concat(KernelContext& ctx) {
   }
   const uint64_t outer = static_cast<uint64_t>(product(out, 0, axis));
   uint64_t pos = 0;
+  if (std::all_of(movers.begin(), movers.end(), [](const ElementMover& m) { return m.whole_bytes(); })) {
+    // Each input's block per outer index is contiguous in both: one copy.
+    const size_t w = movers[0].width();
+    for (uint64_t o = 0; o < outer; ++o)
+      for (size_t k = 0; k < n; ++k) {
+        if (block[k]) std::memcpy(movers[k].dst() + pos * w, movers[k].src() + o * block[k] * w, block[k] * w);
+        pos += block[k];
+      }
+    return;
+  }
   for (uint64_t o = 0; o < outer; ++o)
     for (size_t k = 0; k < n; ++k)
       for (uint64_t j = 0; j < block[k]; ++j) movers[k](pos++, o * block[k] + j);
