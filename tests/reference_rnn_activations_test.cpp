@@ -1,7 +1,8 @@
-// The recurrent layers' Sigmoid and Tanh (reference/ops/rnn/activations.cpp):
-// the eight-lane form gives the one-lane form's bits on every value (so a
-// run's result does not depend on the machine), and both stay within a few
-// ulp of libm's exp, expm1 and tanh in double.
+// The reference's exp and expm1 on values at most 0 (reference/ops/math/exp_f64.h)
+// and the recurrent layers' Sigmoid and Tanh made of them (rnn/activations.cpp):
+// over an array (eight lanes at a time) they give the one-lane form's bits on
+// every value (so a run's result does not depend on the machine), and stay
+// within a few ulp of libm's exp, expm1 and tanh in double.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <random>
 #include <vector>
 
+#include "reference/ops/math/exp_f64.h"
 #include "reference/ops/rnn/common.h"
 
 using namespace onnxscope;
@@ -69,6 +71,22 @@ TEST(ReferenceRnnActivations, EightLanesGiveOneLanesBits) {
   }
 }
 
+TEST(ReferenceRnnActivations, ExpOverAnArrayGivesOneLanesBits) {
+  std::vector<double> y;
+  for (double x : values()) y.push_back(std::isnan(x) ? x : -std::fabs(x));
+  std::vector<double> e = y, em = y;
+  ref::math::exp_nonpositive(e.data(), static_cast<int64_t>(e.size()));
+  ref::math::expm1_nonpositive(em.data(), static_cast<int64_t>(em.size()));
+  for (size_t i = 0; i < y.size(); ++i) {
+    if (std::isnan(y[i])) {
+      EXPECT_TRUE(std::isnan(e[i]) && std::isnan(em[i]));
+      continue;
+    }
+    ASSERT_EQ(bits(ref::math::exp_nonpositive(y[i])), bits(e[i])) << "exp at " << y[i];
+    ASSERT_EQ(bits(ref::math::expm1_nonpositive(y[i])), bits(em[i])) << "expm1 at " << y[i];
+  }
+}
+
 TEST(ReferenceRnnActivations, WithinAFewUlpOfLibm) {
   double worst_exp = 0, worst_expm1 = 0, worst_tanh = 0, worst_sigmoid = 0;
   for (double x : values()) {
@@ -78,8 +96,8 @@ TEST(ReferenceRnnActivations, WithinAFewUlpOfLibm) {
       continue;
     }
     const double y = -std::fabs(x);
-    worst_exp = std::max(worst_exp, ulps(ref::rnn_exp_nonpositive(y), std::exp(y)));
-    worst_expm1 = std::max(worst_expm1, ulps(ref::rnn_expm1_nonpositive(y), std::expm1(y)));
+    worst_exp = std::max(worst_exp, ulps(ref::math::exp_nonpositive(y), std::exp(y)));
+    worst_expm1 = std::max(worst_expm1, ulps(ref::math::expm1_nonpositive(y), std::expm1(y)));
     worst_tanh = std::max(worst_tanh, ulps(ref::rnn_tanh(x), std::tanh(x)));
     const long double e = std::exp(-std::fabs(static_cast<long double>(x)));
     const double s = static_cast<double>(x >= 0 ? 1.0L / (1.0L + e) : e / (1.0L + e));

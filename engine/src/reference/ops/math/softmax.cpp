@@ -10,6 +10,7 @@
 #include "cpu/thread_pool.h"
 #include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/exp_f64.h"
 #include "reference/ops/reduction/common.h"
 #include "reference/ops/kernels.h"
 
@@ -64,11 +65,11 @@ void softmax_family(KernelContext& ctx, SoftmaxKind kind) {
         }
         double mx = -std::numeric_limits<double>::infinity();
         for (double v : row) mx = std::max(mx, v);
+        // exp(x - max) (at most 0: math/exp_f64.h, over the row at once), summed in order.
+        for (uint64_t j = 0; j < len; ++j) e[j] = row[j] - mx;
+        math::exp_nonpositive(e.data(), static_cast<int64_t>(len));
         double sum = 0;
-        for (uint64_t j = 0; j < len; ++j) {
-          e[j] = std::exp(row[j] - mx);
-          sum += e[j];
-        }
+        for (uint64_t j = 0; j < len; ++j) sum += e[j];
         for (uint64_t j = 0; j < len; ++j) set(base + j * inner, kind == SoftmaxKind::Softmax ? e[j] / sum : (row[j] - mx) - std::log(sum));
       }
     });

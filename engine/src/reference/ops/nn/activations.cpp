@@ -22,8 +22,11 @@ namespace {
 template <typename T> T sigmoid(T x) {
   // Split by sign so exp never overflows: 1 / (1 + exp(-x)) for x >= 0,
   // exp(x) / (1 + exp(x)) below; e is the one exp either needs.
+  // (The numerator is a select, not a branch: a layer's inputs have mixed
+  // signs, and a mispredicted branch per element cost more than the exp.)
   const T e = std::exp(-std::abs(x));
-  return x >= 0 ? T(1) / (T(1) + e) : e / (T(1) + e);
+  const T num = x >= 0 ? T(1) : e;
+  return num / (T(1) + e);
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "cpu/thread_pool.h"
 #include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/reduction/common.h"
 #include "reference/ops/kernels.h"
 
@@ -59,7 +60,26 @@ template <typename S>
 void reduce_in_double(ReduceOp op, const Tensor& x, Tensor& y, const std::vector<bool>& reduced, uint64_t count) {
   const uint64_t m = y.element_count();
   std::vector<double> acc(m, reduce_identity(op));
+  // Reduced axes that are the last ones (a LayerNorm's or RMSNorm's mean over
+  // the hidden dim): output o's elements are the run [o * len, (o + 1) * len),
+  // folded in the same order, the outputs spread over the threads.
+  size_t lead = reduced.size();
+  while (lead > 0 && reduced[lead - 1]) --lead;
+  const bool suffix = std::none_of(reduced.begin(), reduced.begin() + static_cast<std::ptrdiff_t>(lead), [](bool r) { return r; });
+  const uint64_t len = m > 0 ? x.element_count() / m : 0;
   auto fold = [&](auto combine) {
+    if (suffix && m > 0 && len > 0) {
+      const std::byte* const px = x.raw();
+      for_rows(m, len, [&](uint64_t lo, uint64_t hi) {
+        const std::byte* const in = px;  // a local (math/common.h's unary)
+        for (uint64_t o = lo; o < hi; ++o) {
+          double a = acc[o];
+          for (uint64_t t = 0; t < len; ++t) a = combine(a, static_cast<double>(to_compute(load_at<S>(in, o * len + t))));
+          acc[o] = a;
+        }
+      });
+      return;
+    }
     for_each_reduction(x.shape(), reduced, [&](uint64_t i, uint64_t o) {
       acc[o] = combine(acc[o], static_cast<double>(get<S>(x, i)));
     });

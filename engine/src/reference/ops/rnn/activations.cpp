@@ -1,155 +1,45 @@
 // The recurrent layers' activations over arrays (rnn/common.h). Sigmoid and
-// Tanh, the defaults of every RNN, GRU and LSTM, take exp or expm1 of a
-// value at most 0; here both are computed by one algorithm written twice:
-// once a lane at a time and once for eight lanes in AVX-512, with the same
-// operations in the same order (no fused multiply-add), so either gives the
-// same bits and a run's result does not depend on the machine. The
-// algorithm: n = round(y / ln 2), r = y - n ln 2 in two parts (Cody and
-// Waite), the Taylor polynomial of degree 13 on |r| <= ln(2) / 2 (its
-// truncation below 1e-17 relative), scaled by 2^n. Within 3 ulp of libm's
-// in double (tests/reference_rnn_activations_test.cpp), far below the float
-// the layers round to; libm itself is not used because it has no eight-lane
-// form, and a call per gate value was most of a step's time.
+// Tanh, the defaults of every RNN, GRU and LSTM, are made of exp and expm1
+// of a value at most 0 (math/exp_f64.h: eight lanes at a time, the same
+// bits as one), the rest of each the same operations a lane at a time as
+// over an array, so the two give the same bits.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=off")  // products and sums round as written
 #endif
-// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_pd.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-
 #include <cmath>
+#include <vector>
 
+#include "reference/ops/math/exp_f64.h"
 #include "reference/ops/rnn/common.h"
 
 namespace onnxscope::ref {
-namespace {
-
-constexpr double kLog2e = 1.4426950408889634074;
-constexpr double kLn2Hi = 6.93147180369123816490e-01;  // its last 21 bits 0: n * kLn2Hi is exact
-constexpr double kLn2Lo = 1.90821492927058770002e-10;
-// 1/k! for k = 2..13, the Taylor coefficients after 1 + r.
-constexpr double kC[12] = {1.0 / 2,          1.0 / 6,           1.0 / 24,           1.0 / 120,
-                           1.0 / 720,        1.0 / 5040,        1.0 / 40320,        1.0 / 362880,
-                           1.0 / 3628800,    1.0 / 39916800,    1.0 / 479001600,    1.0 / 6227020800};
-constexpr double kExpFloor = -746.0;   // exp below it is 0 in double
-constexpr double kExpm1Floor = -40.0;  // expm1 below it is -1 in double
-
-// s(r) = 1/2 + r/6 + ... + r^11/13!, by Horner from the highest term.
-double tail(double r) {
-  double s = kC[11];
-  for (int k = 10; k >= 0; --k) s = s * r + kC[k];
-  return s;
-}
-
-}  // namespace
-
-double rnn_exp_nonpositive(double y) {
-  if (std::isnan(y)) return y;
-  if (y < kExpFloor) y = kExpFloor;
-  const double n = std::nearbyint(y * kLog2e);
-  const double r = (y - n * kLn2Hi) - n * kLn2Lo;
-  const double p = 1.0 + (r + (r * r) * tail(r));
-  return std::ldexp(p, static_cast<int>(n));
-}
-
-double rnn_expm1_nonpositive(double y) {
-  if (std::isnan(y)) return y;
-  if (y < kExpm1Floor) y = kExpm1Floor;
-  const double n = std::nearbyint(y * kLog2e);
-  const double r = (y - n * kLn2Hi) - n * kLn2Lo;
-  const double q = r + (r * r) * tail(r);  // expm1(r)
-  if (n == 0) return q;
-  const int e = static_cast<int>(n);
-  return std::ldexp(q, e) + (std::ldexp(1.0, e) - 1.0);  // 2^n expm1(r) + 2^n - 1
-}
 
 double rnn_sigmoid(double x) {
-  const double e = rnn_exp_nonpositive(-std::fabs(x));
-  return x >= 0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+  const double e = math::exp_nonpositive(-std::fabs(x));
+  return (x >= 0 ? 1.0 : e) / (1.0 + e);
 }
 
 double rnn_tanh(double x) {
-  const double em = rnn_expm1_nonpositive(-2.0 * std::fabs(x));
+  const double em = math::expm1_nonpositive(-2.0 * std::fabs(x));
   return std::copysign(-em / (2.0 + em), x);
 }
 
-namespace {
-
-// The same operations on eight lanes. _mm512_max_pd(a, b) returns b where
-// either is NaN, so the floors are applied as max(floor, y) to keep NaN.
-__attribute__((target("avx512f"))) __m512d tail8(__m512d r) {
-  __m512d s = _mm512_set1_pd(kC[11]);
-  for (int k = 10; k >= 0; --k) s = _mm512_add_pd(_mm512_mul_pd(s, r), _mm512_set1_pd(kC[k]));
-  return s;
-}
-
-__attribute__((target("avx512f"))) void reduce8(__m512d y, __m512d& n, __m512d& r) {
-  n = _mm512_roundscale_pd(_mm512_mul_pd(y, _mm512_set1_pd(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  r = _mm512_sub_pd(_mm512_sub_pd(y, _mm512_mul_pd(n, _mm512_set1_pd(kLn2Hi))), _mm512_mul_pd(n, _mm512_set1_pd(kLn2Lo)));
-}
-
-__attribute__((target("avx512f"))) __m512d exp8(__m512d y) {
-  y = _mm512_max_pd(_mm512_set1_pd(kExpFloor), y);
-  __m512d n, r;
-  reduce8(y, n, r);
-  const __m512d p = _mm512_add_pd(_mm512_set1_pd(1.0), _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), tail8(r))));
-  return _mm512_scalef_pd(p, n);
-}
-
-__attribute__((target("avx512f"))) __m512d expm1_8(__m512d y) {
-  y = _mm512_max_pd(_mm512_set1_pd(kExpm1Floor), y);
-  __m512d n, r;
-  reduce8(y, n, r);
-  const __m512d q = _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), tail8(r)));
-  const __m512d one = _mm512_set1_pd(1.0);
-  const __m512d scaled = _mm512_add_pd(_mm512_scalef_pd(q, n), _mm512_sub_pd(_mm512_scalef_pd(one, n), one));
-  const __mmask8 zero = _mm512_cmp_pd_mask(n, _mm512_setzero_pd(), _CMP_EQ_OQ);
-  return _mm512_mask_blend_pd(zero, scaled, q);
-}
-
-__attribute__((target("avx512f"))) __m512d abs8(__m512d x) {
-  return _mm512_castsi512_pd(_mm512_and_epi64(_mm512_castpd_si512(x), _mm512_set1_epi64(0x7fffffffffffffffLL)));
-}
-
-__attribute__((target("avx512f"))) void sigmoid_avx512(double* x, int64_t n) {
-  int64_t i = 0;
-  const __m512d one = _mm512_set1_pd(1.0);
-  for (; i + 8 <= n; i += 8) {
-    const __m512d v = _mm512_loadu_pd(x + i);
-    const __m512d e = exp8(_mm512_sub_pd(_mm512_setzero_pd(), abs8(v)));
-    const __m512d den = _mm512_add_pd(one, e);
-    const __mmask8 pos = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GE_OQ);
-    _mm512_storeu_pd(x + i, _mm512_mask_blend_pd(pos, _mm512_div_pd(e, den), _mm512_div_pd(one, den)));
-  }
-  for (; i < n; ++i) x[i] = rnn_sigmoid(x[i]);
-}
-
-__attribute__((target("avx512f"))) void tanh_avx512(double* x, int64_t n) {
-  int64_t i = 0;
-  const __m512i sign = _mm512_set1_epi64(static_cast<long long>(0x8000000000000000ULL));
-  for (; i + 8 <= n; i += 8) {
-    const __m512d v = _mm512_loadu_pd(x + i);
-    const __m512d em = expm1_8(_mm512_mul_pd(_mm512_set1_pd(-2.0), abs8(v)));
-    const __m512d t = _mm512_div_pd(_mm512_sub_pd(_mm512_setzero_pd(), em), _mm512_add_pd(_mm512_set1_pd(2.0), em));
-    // copysign(t, v): t's magnitude (t >= 0 or NaN) with v's sign bit.
-    const __m512i bits = _mm512_or_epi64(_mm512_andnot_epi64(sign, _mm512_castpd_si512(t)),
-                                         _mm512_and_epi64(sign, _mm512_castpd_si512(v)));
-    _mm512_storeu_pd(x + i, _mm512_castsi512_pd(bits));
-  }
-  for (; i < n; ++i) x[i] = rnn_tanh(x[i]);
-}
-
-bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
-}
-
-}  // namespace
-
 void Activation::apply(double* x, int64_t n) const {
-  if (kind == Sigmoid && has_avx512()) return sigmoid_avx512(x, n);
-  if (kind == Tanh && has_avx512()) return tanh_avx512(x, n);
-  for (int64_t i = 0; i < n; ++i) x[i] = (*this)(x[i]);
+  if (kind != Sigmoid && kind != Tanh) {
+    for (int64_t i = 0; i < n; ++i) x[i] = (*this)(x[i]);
+    return;
+  }
+  thread_local std::vector<double> t;
+  t.resize(static_cast<size_t>(n));
+  if (kind == Sigmoid) {
+    for (int64_t i = 0; i < n; ++i) t[size_t(i)] = -std::fabs(x[i]);
+    math::exp_nonpositive(t.data(), n);
+    for (int64_t i = 0; i < n; ++i) x[i] = (x[i] >= 0 ? 1.0 : t[size_t(i)]) / (1.0 + t[size_t(i)]);
+  } else {
+    for (int64_t i = 0; i < n; ++i) t[size_t(i)] = -2.0 * std::fabs(x[i]);
+    math::expm1_nonpositive(t.data(), n);
+    for (int64_t i = 0; i < n; ++i) x[i] = std::copysign(-t[size_t(i)] / (2.0 + t[size_t(i)]), x[i]);
+  }
 }
 
 }  // namespace onnxscope::ref

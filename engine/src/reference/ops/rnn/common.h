@@ -19,11 +19,8 @@ namespace onnxscope::ref {
 
 // --- activation functions ------------------------------------------------------
 
-// exp(y) and expm1(y) for y <= 0 (NaN kept), and the sigmoid and tanh made
-// of them, by the algorithm rnn/activations.cpp writes for one lane and for
-// eight: the same bits either way.
-double rnn_exp_nonpositive(double y);
-double rnn_expm1_nonpositive(double y);
+// Sigmoid and tanh made of math/exp_f64.h's exp and expm1 (rnn/activations.cpp):
+// Activation::apply over an array gives the same bits.
 double rnn_sigmoid(double x);
 double rnn_tanh(double x);
 

@@ -1,0 +1,114 @@
+// exp_f64.h's two forms of one algorithm.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")  // products and sums round as written
+#endif
+// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_pd.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "reference/ops/math/exp_f64.h"
+
+#include <immintrin.h>
+
+#include <cmath>
+
+namespace onnxscope::ref::math {
+namespace {
+
+constexpr double kLog2e = 1.4426950408889634074;
+constexpr double kLn2Hi = 6.93147180369123816490e-01;  // its last 21 bits 0: n * kLn2Hi is exact
+constexpr double kLn2Lo = 1.90821492927058770002e-10;
+// 1/k! for k = 2..13, the Taylor coefficients after 1 + r.
+constexpr double kC[12] = {1.0 / 2,          1.0 / 6,           1.0 / 24,           1.0 / 120,
+                           1.0 / 720,        1.0 / 5040,        1.0 / 40320,        1.0 / 362880,
+                           1.0 / 3628800,    1.0 / 39916800,    1.0 / 479001600,    1.0 / 6227020800};
+constexpr double kExpFloor = -746.0;   // exp below it is 0 in double
+constexpr double kExpm1Floor = -40.0;  // expm1 below it is -1 in double
+
+// s(r) = 1/2 + r/6 + ... + r^11/13!, by Horner from the highest term.
+double tail(double r) {
+  double s = kC[11];
+  for (int k = 10; k >= 0; --k) s = s * r + kC[k];
+  return s;
+}
+
+}  // namespace
+
+double exp_nonpositive(double y) {
+  if (std::isnan(y)) return y;
+  if (y < kExpFloor) y = kExpFloor;
+  const double n = std::nearbyint(y * kLog2e);
+  const double r = (y - n * kLn2Hi) - n * kLn2Lo;
+  const double p = 1.0 + (r + (r * r) * tail(r));
+  return std::ldexp(p, static_cast<int>(n));
+}
+
+double expm1_nonpositive(double y) {
+  if (std::isnan(y)) return y;
+  if (y < kExpm1Floor) y = kExpm1Floor;
+  const double n = std::nearbyint(y * kLog2e);
+  const double r = (y - n * kLn2Hi) - n * kLn2Lo;
+  const double q = r + (r * r) * tail(r);  // expm1(r)
+  if (n == 0) return q;
+  const int e = static_cast<int>(n);
+  return std::ldexp(q, e) + (std::ldexp(1.0, e) - 1.0);  // 2^n expm1(r) + 2^n - 1
+}
+
+namespace {
+
+// The same operations on eight lanes. _mm512_max_pd(a, b) returns b where
+// either is NaN, so the floors are applied as max(floor, y) to keep NaN.
+__attribute__((target("avx512f"))) __m512d tail8(__m512d r) {
+  __m512d s = _mm512_set1_pd(kC[11]);
+  for (int k = 10; k >= 0; --k) s = _mm512_add_pd(_mm512_mul_pd(s, r), _mm512_set1_pd(kC[k]));
+  return s;
+}
+
+__attribute__((target("avx512f"))) void reduce8(__m512d y, __m512d& n, __m512d& r) {
+  n = _mm512_roundscale_pd(_mm512_mul_pd(y, _mm512_set1_pd(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  r = _mm512_sub_pd(_mm512_sub_pd(y, _mm512_mul_pd(n, _mm512_set1_pd(kLn2Hi))), _mm512_mul_pd(n, _mm512_set1_pd(kLn2Lo)));
+}
+
+__attribute__((target("avx512f"))) void exp_avx512(double* y, int64_t count) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m512d v = _mm512_max_pd(_mm512_set1_pd(kExpFloor), _mm512_loadu_pd(y + i));
+    __m512d n, r;
+    reduce8(v, n, r);
+    const __m512d p = _mm512_add_pd(_mm512_set1_pd(1.0), _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), tail8(r))));
+    _mm512_storeu_pd(y + i, _mm512_scalef_pd(p, n));
+  }
+  for (; i < count; ++i) y[i] = exp_nonpositive(y[i]);
+}
+
+__attribute__((target("avx512f"))) void expm1_avx512(double* y, int64_t count) {
+  int64_t i = 0;
+  const __m512d one = _mm512_set1_pd(1.0);
+  for (; i + 8 <= count; i += 8) {
+    const __m512d v = _mm512_max_pd(_mm512_set1_pd(kExpm1Floor), _mm512_loadu_pd(y + i));
+    __m512d n, r;
+    reduce8(v, n, r);
+    const __m512d q = _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), tail8(r)));
+    const __m512d scaled = _mm512_add_pd(_mm512_scalef_pd(q, n), _mm512_sub_pd(_mm512_scalef_pd(one, n), one));
+    const __mmask8 zero = _mm512_cmp_pd_mask(n, _mm512_setzero_pd(), _CMP_EQ_OQ);
+    _mm512_storeu_pd(y + i, _mm512_mask_blend_pd(zero, scaled, q));
+  }
+  for (; i < count; ++i) y[i] = expm1_nonpositive(y[i]);
+}
+
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
+
+}  // namespace
+
+void exp_nonpositive(double* y, int64_t n) {
+  if (has_avx512()) return exp_avx512(y, n);
+  for (int64_t i = 0; i < n; ++i) y[i] = exp_nonpositive(y[i]);
+}
+
+void expm1_nonpositive(double* y, int64_t n) {
+  if (has_avx512()) return expm1_avx512(y, n);
+  for (int64_t i = 0; i < n; ++i) y[i] = expm1_nonpositive(y[i]);
+}
+
+}  // namespace onnxscope::ref::math

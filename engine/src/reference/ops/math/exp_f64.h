@@ -1,0 +1,23 @@
+// exp(y) and expm1(y) for y <= 0 (NaN kept) in double, by one algorithm
+// written twice: a lane at a time, and eight lanes at a time in AVX-512
+// with the same operations in the same order (no fused multiply-add), so
+// either gives the same bits and a result does not depend on the machine.
+// n = round(y / ln 2), r = y - n ln 2 in two parts (Cody and Waite), the
+// Taylor polynomial of degree 13 on |r| <= ln(2) / 2 (its truncation below
+// 1e-17 relative), scaled by 2^n: within 1 ulp of libm's in double
+// (tests/reference_rnn_activations_test.cpp). libm's is not used where these
+// are because it has no eight-lane form, and a call per element was most of
+// the time of a recurrent step or a softmax row.
+#pragma once
+
+#include <cstdint>
+
+namespace onnxscope::ref::math {
+
+double exp_nonpositive(double y);
+double expm1_nonpositive(double y);
+// The same in place over y[0, n).
+void exp_nonpositive(double* y, int64_t n);
+void expm1_nonpositive(double* y, int64_t n);
+
+}  // namespace onnxscope::ref::math
