@@ -58,11 +58,26 @@ void for_rows(uint64_t rows, uint64_t length, Fn fn) {
   });
 }
 
+// An output of `type` and `shape` that writes over input i's bytes where no
+// later node reads them (the interpreter says so; never with an observer,
+// which is shown the node's inputs after it ran): an elementwise result
+// element i only reads its inputs' element i before writing it. Otherwise a
+// fresh output (allocate_output).
+inline Tensor& output_over_input(KernelContext& ctx, size_t i, DataType type, const Shape& shape) {
+  const Tensor& in = ctx.input(i);
+  if (in.dtype() == type && in.shape() == shape && !in.is_string() && in.byte_size() > 0)
+    if (std::shared_ptr<Buffer> b = ctx.reusable_input_buffer(i)) {
+      ctx.output(0) = Value(Tensor::from_buffer(type, shape, std::move(b)));
+      return ctx.output(0).tensor();
+    }
+  return ctx.allocate_output(0, type, shape);
+}
+
 // y = f(x) over one tensor, same type and shape. `f` is generic over the compute type.
 template <unsigned Types, typename F>
 void unary(KernelContext& ctx, F f) {
   const Tensor& x = ctx.input(0);
-  Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+  Tensor& y = output_over_input(ctx, 0, x.dtype(), x.shape());
   dispatch<Types>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
     const std::byte* const px = x.raw();
@@ -91,7 +106,11 @@ void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
              std::string(dtype_name(b.dtype())));
   const Shape* shapes[] = {&a.shape(), &b.shape()};
   Shape shape = broadcast_shapes(ctx, shapes);
-  Tensor& z = ctx.allocate_output(0, out == DataType::Undefined ? a.dtype() : out, shape);
+  const DataType zt = out == DataType::Undefined ? a.dtype() : out;
+  // Over a's bytes, or b's, where one of them has the output's shape and dies here.
+  Tensor& z = a.shape() == shape ? output_over_input(ctx, 0, zt, shape)
+              : b.shape() == shape ? output_over_input(ctx, 1, zt, shape)
+                                   : ctx.allocate_output(0, zt, shape);
   dispatch<Types>(ctx, a.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
     const std::byte* const pa = a.raw();
