@@ -12,6 +12,7 @@
 #include "core/rnn_plan.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/math/gemm_f64.h"
 #include "reference/ops/real_values.h"
 
@@ -51,7 +52,12 @@ struct Activation : rnn::Activation {
 // Everything a recurrent kernel needs, parsed and checked (core/rnn_plan.h),
 // inputs as doubles. Index helpers hide the layout attribute.
 struct RnnProblem : rnn::Plan {
-  std::vector<double> X, W, R, B;  // B is zero-filled when absent
+  // X, W and R are read from the node's inputs where they are used (no copy
+  // in double of the whole tensors); B is zero-filled when absent.
+  const Tensor* X = nullptr;
+  const Tensor* W = nullptr;
+  const Tensor* R = nullptr;
+  std::vector<double> B;
   std::vector<int64_t> seq_lens;   // per batch
   std::vector<Activation> functions;
   DataType dtype = DataType::Float;
@@ -99,9 +105,9 @@ inline RnnProblem parse_problem(const KernelContext& ctx, int64_t gates, const s
     ctx.fail(e.what());
   }
   for (const rnn::Activation& f : p.acts) p.functions.push_back(Activation{f});
-  p.X = real_values(X);
-  p.W = real_values(W);
-  p.R = real_values(R);
+  p.X = &X;
+  p.W = &W;
+  p.R = &R;
   if (const Tensor* B = ctx.optional_input(3)) {
     if (B->dtype() != p.dtype) ctx.fail("B must have the type of X");
     p.B = real_values(*B);
@@ -121,11 +127,16 @@ inline RnnProblem parse_problem(const KernelContext& ctx, int64_t gates, const s
 // A (dirs, rows, cols) matrix stored by columns, (dirs, cols, rows): a
 // product with v then runs along the rows, one vector of outputs per
 // element of v, instead of one dot product per row.
-inline std::vector<double> by_columns(const std::vector<double>& M, int64_t dirs, int64_t rows, int64_t cols) {
-  std::vector<double> t(M.size());
-  for (int64_t d = 0; d < dirs && !M.empty(); ++d)
-    for (int64_t g = 0; g < rows; ++g)
-      for (int64_t i = 0; i < cols; ++i) t[size_t((d * cols + i) * rows + g)] = M[size_t((d * rows + g) * cols + i)];
+inline std::vector<double> by_columns(const KernelContext& ctx, const Tensor& M, int64_t dirs, int64_t rows, int64_t cols) {
+  std::vector<double> t(M.element_count());
+  dispatch<kFloats>(ctx, M.dtype(), [&](auto tag) {
+    using S = typename decltype(tag)::type;
+    const std::byte* const m = M.raw();
+    for (int64_t d = 0; d < dirs && !t.empty(); ++d)
+      for (int64_t g = 0; g < rows; ++g)
+        for (int64_t i = 0; i < cols; ++i)
+          t[size_t((d * cols + i) * rows + g)] = static_cast<double>(to_compute(load_at<S>(m, (d * rows + g) * cols + i)));
+  });
   return t;
 }
 
@@ -138,27 +149,6 @@ inline std::vector<double> by_columns(const std::vector<double>& M, int64_t dirs
 // register (the four adds in order of i, as the plain loop makes them).
 void matvec_n(const std::vector<double>& MT, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
               const double* v, int64_t vs, double* out, int64_t os, int64_t n);
-
-// x_t W^T for every step t and batch entry b of direction d, [rows of X, G]
-// (row x_row(t, b)): the products and sums in order of the input index, as
-// the step-by-step product makes them (math/gemm_f64.h), but computed once
-// for all steps as one matrix product on the thread pool.
-// (Not zero-filled first: every element is written by the product.)
-inline std::unique_ptr<double[]> input_projection(const KernelContext& ctx, const RnnProblem& p, int64_t d, int64_t G) {
-  const int64_t rows = p.seq * p.batch;
-  real::check_work(ctx, Shape{rows, G}, "the input projection");
-  auto xw = std::make_unique_for_overwrite<double[]>(size_t(rows * G));
-  const auto* X = reinterpret_cast<const std::byte*>(p.X.data());
-  const auto* W = reinterpret_cast<const std::byte*>(p.W.data() + d * G * p.input);
-  const math::Operand a{X, p.input, 1}, wt{W, p.input, 1};  // rows of X; rows of W, the columns of W^T
-  // Widened float16/bfloat16/float values: each product is exact in double (gemm_f64.h).
-  const bool exact = p.dtype != DataType::Double;
-  math::gemm_packed(math::Packer{&math::detail::pack_strided<double>, &a}, math::Packer{&math::detail::pack_strided<double>, &wt},
-                    rows, G, p.input,
-                    [&](int64_t i, int64_t j0, const double* v, int64_t n) { std::copy(v, v + n, xw.get() + i * G + j0); },
-                    exact);
-  return xw;
-}
 
 // Batch entries per thread: one contiguous range each, so each thread reads
 // the weights once per step for all of its entries.
@@ -183,17 +173,83 @@ struct StepEntries {
     }
   }
   // Packs the running entries' states (hcur: the range's states from b0, H
-  // each) into hin, and their rows of the input projection xw (G values
-  // each, input_projection) into wx, in that order.
+  // each) into hin, and their rows of the input projection (G values each,
+  // in this order: StepProjection::rows) into wx.
   void pack(const RnnProblem& p, int64_t b0, const std::vector<double>& hcur, std::vector<double>& hin,
-            const double* xw, int64_t G, std::vector<double>& wx) const {
+            const double* rows, int64_t G, std::vector<double>& wx) const {
     const int64_t H = p.hidden;
-    for (size_t j = 0; j < b.size(); ++j) {
+    for (size_t j = 0; j < b.size(); ++j)
       for (int64_t k = 0; k < H; ++k) hin[j * size_t(H) + size_t(k)] = hcur[size_t((b[j] - b0) * H + k)];
-      const double* row = xw + p.x_row(t[j], b[j]) * G;
-      std::copy(row, row + G, wx.begin() + static_cast<std::ptrdiff_t>(j) * G);
-    }
+    std::copy(rows, rows + static_cast<std::ptrdiff_t>(b.size()) * G, wx.begin());
   }
+};
+
+// x_t W^T for the running entries of one thread's batch range [b0, b1) in
+// direction d, computed by that thread a block of steps at a time (about
+// kRows rows of G values): each value the same products and sums in order of
+// the input index as one product over every step would give (math/gemm_f64.h:
+// the blocking decides nothing), in scratch that does not grow with the
+// sequence (a whole projection of 512 steps of an LSTM was 8 MB to fault in).
+class StepProjection {
+ public:
+  StepProjection(const KernelContext& ctx, const RnnProblem& p, int64_t d, int64_t G, int64_t b0, int64_t b1)
+      : ctx_(ctx), p_(p), d_(d), G_(G), b0_(b0), b1_(b1),
+        block_steps_(std::max<int64_t>(1, kRows / std::max<int64_t>(1, b1 - b0))) {}
+  // Step s's rows, one per running entry in StepEntries' order; steps asked in increasing order.
+  const double* rows(int64_t s) {
+    if (s < s0_ || s >= s0_ + static_cast<int64_t>(start_.size())) compute(s);
+    return xw_.data() + start_[size_t(s - s0_)] * G_;
+  }
+
+ private:
+  static constexpr int64_t kRows = 32;
+  void compute(int64_t s0) {
+    s0_ = s0;
+    start_.clear();
+    x_rows_.clear();
+    StepEntries e;
+    for (int64_t s = s0; s < std::min(p_.seq, s0 + block_steps_); ++s) {
+      start_.push_back(static_cast<int64_t>(x_rows_.size()));
+      e.at(p_, d_, s, b0_, b1_);
+      for (size_t j = 0; j < e.b.size(); ++j) x_rows_.push_back(p_.x_row(e.t[j], e.b[j]));
+    }
+    const auto rows = static_cast<int64_t>(x_rows_.size());
+    xw_.resize(size_t(std::max<int64_t>(rows, 1) * G_));
+    if (rows == 0) return;
+    dispatch<kFloats>(ctx_, p_.dtype, [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      const auto elem = static_cast<int64_t>(sizeof(S));
+      const Gather a{p_.X->raw(), p_.input, x_rows_.data()};
+      const math::Operand wt{p_.W->raw() + d_ * G_ * p_.input * elem, p_.input, 1};  // rows of W, the columns of W^T
+      math::gemm_packed(math::Packer{&pack_gathered<S>, &a}, math::Packer{&math::detail::pack_strided<S>, &wt}, rows, G_,
+                        p_.input, [&](int64_t i, int64_t j0, const double* v, int64_t n) { std::copy(v, v + n, xw_.data() + i * G_ + j0); },
+                        math::exact_double_products<S>);
+    });
+  }
+  // Rows of X by index (math/gemm_f64.h's Packer contract).
+  struct Gather {
+    const std::byte* x;
+    int64_t cols;
+    const int64_t* rows;
+  };
+  template <typename S>
+  static void pack_gathered(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) {
+    const Gather& m = *static_cast<const Gather*>(ctx);
+    for (int64_t g = 0; g * width < rows; ++g)
+      for (int64_t r = 0; r < width; ++r) {
+        const int64_t i = g * width + r;
+        const std::byte* src = i < rows ? m.x + m.rows[r0 + i] * m.cols * static_cast<int64_t>(sizeof(S)) : nullptr;
+        for (int64_t t = 0; t < K; ++t)
+          out[(g * K + t) * width + r] = src ? static_cast<double>(to_compute(load_at<S>(src, static_cast<uint64_t>(t)))) : 0.0;
+      }
+  }
+
+  const KernelContext& ctx_;
+  const RnnProblem& p_;
+  int64_t d_, G_, b0_, b1_, block_steps_;
+  int64_t s0_ = -1;
+  std::vector<int64_t> start_, x_rows_;
+  std::vector<double> xw_;
 };
 
 // The states (initial or running, [dirs, batch, hidden] in the layout) of
@@ -210,13 +266,33 @@ inline void put_states(const RnnProblem& p, int64_t d, int64_t b0, int64_t b1, c
     for (int64_t k = 0; k < p.hidden; ++k) to[p.state_index(d, b, k)] = from[size_t((b - b0) * p.hidden + k)];
 }
 
-// Allocates the outputs Y, Y_h (and Y_c) that are wanted.
+// Y, written as the steps run: each value rounded once to X's type, straight
+// into the output (zeros where a sequence has ended); nothing when Y is not wanted.
+class RnnY {
+ public:
+  RnnY(KernelContext& ctx, const RnnProblem& p) {
+    if (ctx.output_count() == 0 || !ctx.output_wanted(0)) return;
+    data_ = ctx.allocate_output(0, p.dtype, p.y_shape()).mutable_raw();
+    dispatch<kFloats>(ctx, p.dtype, [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      store_ = [](std::byte* y, uint64_t i, double v) { store_at<S>(y, i, from_compute<S>(static_cast<compute_t<S>>(v))); };
+    });
+  }
+  void put(uint64_t i, double v) const {
+    if (data_) store_(data_, i, v);
+  }
+
+ private:
+  std::byte* data_ = nullptr;
+  void (*store_)(std::byte*, uint64_t, double) = nullptr;
+};
+
+// The final states Y_h (and Y_c) that are wanted.
 struct RnnOutputs {
-  std::vector<double> Y, Yh, Yc;
+  std::vector<double> Yh, Yc;
 };
 
 inline void write_outputs(KernelContext& ctx, const RnnProblem& p, const RnnOutputs& o, bool has_c) {
-  if (ctx.output_count() > 0 && ctx.output_wanted(0)) real::store_doubles(ctx, ctx.allocate_output(0, p.dtype, p.y_shape()), o.Y);
   if (ctx.output_count() > 1 && ctx.output_wanted(1)) real::store_doubles(ctx, ctx.allocate_output(1, p.dtype, p.state_shape()), o.Yh);
   if (has_c && ctx.output_count() > 2 && ctx.output_wanted(2))
     real::store_doubles(ctx, ctx.allocate_output(2, p.dtype, p.state_shape()), o.Yc);

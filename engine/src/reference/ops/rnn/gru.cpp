@@ -28,21 +28,21 @@ namespace onnxscope::ref {
 // Gates in W/R/B are ordered z, r, h.
 void GRU(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 3, {"Sigmoid", "Tanh"});
-  const std::vector<double> RT = by_columns(p.R, p.dirs, 3 * p.hidden, p.hidden);
+  const std::vector<double> RT = by_columns(ctx, *p.R, p.dirs, 3 * p.hidden, p.hidden);
   const std::vector<Activation>& acts = p.functions;
   const bool linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
   const int64_t H = p.hidden;
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
   RnnOutputs o;
-  o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
+  const RnnY Y(ctx, p);
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(2 * d)];
     const Activation& g = acts[size_t(2 * d + 1)];
     const double* Wb = p.B.data() + d * 6 * H;  // Wbz, Wbr, Wbh
     const double* Rb = Wb + 3 * H;                // Rbz, Rbr, Rbh
-    const auto xw = input_projection(ctx, p, d, 3 * H);
     // Batch entries are independent: each is computed by one thread, in one order.
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
+      StepProjection proj(ctx, p, d, 3 * H, b0, b1);  // x_t W^T for this range's entries
       const int64_t nb = b1 - b0, G = 3 * H;
       std::vector<double> wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
           hin(size_t(nb * H)), rhid(size_t(nb * H)), rmul(size_t(nb * H)), z(size_t(nb * H)), r(size_t(nb * H));
@@ -52,7 +52,7 @@ void GRU(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, hin, xw.get(), G, wx);  // the running entries' states and x_t W^T
+        step.pack(p, b0, hcur, hin, proj.rows(s), G, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, G, 0, 2 * H, H, hin.data(), H, rh.data(), G, n);  // Rz, Rr rows
         for (int64_t j = 0; j < n; ++j) {
           const double* wxj = wx.data() + j * G;
@@ -87,7 +87,7 @@ void GRU(KernelContext& ctx) {
           for (int64_t k = 0; k < H; ++k) {
             const size_t q = size_t(j * H + k);
             hb[k] = (1 - z[q]) * rhid[q] + z[q] * hb[k];
-            o.Y[p.y_index(t, d, b, k)] = hb[k];
+            Y.put(p.y_index(t, d, b, k), hb[k]);
           }
         }
       }

@@ -28,7 +28,7 @@ namespace onnxscope::ref {
 // Gates in W/R/B are ordered i, o, f, c; peepholes P are ordered i, o, f.
 void LSTM(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 4, {"Sigmoid", "Tanh", "Tanh"});
-  const std::vector<double> RT = by_columns(p.R, p.dirs, 4 * p.hidden, p.hidden);
+  const std::vector<double> RT = by_columns(ctx, *p.R, p.dirs, 4 * p.hidden, p.hidden);
   const std::vector<Activation>& acts = p.functions;
   const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
   const int64_t H = p.hidden;
@@ -40,7 +40,7 @@ void LSTM(KernelContext& ctx) {
     P = real_values(*Pt);
   }
   RnnOutputs o;
-  o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
+  const RnnY Y(ctx, p);
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(3 * d)];
     const Activation& g = acts[size_t(3 * d + 1)];
@@ -50,9 +50,9 @@ void LSTM(KernelContext& ctx) {
     const double* Pi = P.data() + d * 3 * H;
     const double* Po = Pi + H;
     const double* Pf = Pi + 2 * H;
-    const auto xw = input_projection(ctx, p, d, 4 * H);
     // Batch entries are independent: each is computed by one thread, in one order.
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
+      StepProjection proj(ctx, p, d, 4 * H, b0, b1);  // x_t W^T for this range's entries
       const int64_t nb = b1 - b0, G = 4 * H;
       std::vector<double> wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
           ccur(size_t(nb * H)), hin(size_t(nb * H));
@@ -67,7 +67,7 @@ void LSTM(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, hin, xw.get(), G, wx);  // the running entries' states and x_t W^T
+        step.pack(p, b0, hcur, hin, proj.rows(s), G, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, G, 0, G, H, hin.data(), H, rh.data(), G, n);
         auto pre = [&](int64_t j, int64_t gate, int64_t k) {
           const size_t q = size_t(gate * H + k);
@@ -106,7 +106,7 @@ void LSTM(KernelContext& ctx) {
           for (int64_t k = 0; k < H; ++k) {
             const size_t q = size_t(j * H + k);
             hb[k] = ot[q] * hc[q];
-            o.Y[p.y_index(t, d, b, k)] = hb[k];
+            Y.put(p.y_index(t, d, b, k), hb[k]);
           }
         }
       }

@@ -28,19 +28,19 @@ namespace onnxscope::ref {
 // Ht = f(Xt*(Wi^T) + Ht-1*(Ri^T) + Wbi + Rbi)
 void RNN(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 1, {"Tanh"});
-  const std::vector<double> RT = by_columns(p.R, p.dirs, p.hidden, p.hidden);
+  const std::vector<double> RT = by_columns(ctx, *p.R, p.dirs, p.hidden, p.hidden);
   const std::vector<Activation>& acts = p.functions;
   const int64_t H = p.hidden;
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
   RnnOutputs o;
-  o.Y.assign(size_t(p.seq * p.dirs * p.batch * H), 0.0);
+  const RnnY Y(ctx, p);
   for (int64_t d = 0; d < p.dirs; ++d) {
     const Activation& f = acts[size_t(d)];
     const double* Wb = p.B.data() + d * 2 * H;
     const double* Rb = Wb + H;
-    const auto xw = input_projection(ctx, p, d, H);
     // Batch entries are independent: each is computed by one thread, in one order.
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
+      StepProjection proj(ctx, p, d, H, b0, b1);  // x_t W^T for this range's entries
       const int64_t nb = b1 - b0;
       std::vector<double> wx(size_t(nb * H)), rh(size_t(nb * H)), hcur(size_t(nb * H)),
           hin(size_t(nb * H));
@@ -50,7 +50,7 @@ void RNN(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, hin, xw.get(), H, wx);  // the running entries' states and x_t W^T
+        step.pack(p, b0, hcur, hin, proj.rows(s), H, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, H, 0, H, H, hin.data(), H, rh.data(), H, n);
         for (int64_t q = 0; q < n * H; ++q) rh[size_t(q)] = p.clipped(wx[size_t(q)] + rh[size_t(q)] + Wb[q % H] + Rb[q % H]);
         f.apply(rh.data(), n * H);  // the activation over the whole array (vectorised)
@@ -59,7 +59,7 @@ void RNN(KernelContext& ctx) {
           double* hb = hcur.data() + (b - b0) * H;
           for (int64_t k = 0; k < H; ++k) {
             hb[k] = rh[size_t(j * H + k)];
-            o.Y[p.y_index(t, d, b, k)] = hb[k];
+            Y.put(p.y_index(t, d, b, k), hb[k]);
           }
         }
       }
