@@ -9,6 +9,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 #include "reference/ops/math/exp_f64.h"
@@ -108,4 +109,57 @@ TEST(ReferenceRnnActivations, WithinAFewUlpOfLibm) {
   EXPECT_LE(worst_tanh, 3);
   EXPECT_LE(worst_sigmoid, 3);
   std::printf("largest distance in ulp: exp %g, expm1 %g, tanh %g, sigmoid %g\n", worst_exp, worst_expm1, worst_tanh, worst_sigmoid);
+}
+
+// The matrix-vector step over R's panels: the form this machine runs and the
+// plain form give the same bits, against the plain loop in double, for
+// segments that are not whole panels and any number of vectors.
+TEST(ReferenceRnnActivations, MatrixVectorStepFormsGiveThePlainLoopsBits) {
+  std::mt19937_64 rng(11);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  const int64_t dirs = 2, rows = 3 * 37, cols = 29;
+  std::vector<float> r(size_t(dirs * rows * cols));
+  for (float& x : r) x = nd(rng);
+  Tensor R = Tensor::zeros(DataType::Float, {dirs, rows, cols});
+  std::copy(r.begin(), r.end(), R.mutable_data<float>());
+  // A context only for recurrent_weights' type dispatch (its errors name a node).
+  struct Ctx : KernelContext {
+    Node n;
+    Graph g;
+    const Node& node() const override { return n; }
+    int64_t opset_version() const override { return 17; }
+    size_t input_count() const override { return 0; }
+    const Value* input_value(size_t) const override { return nullptr; }
+    size_t output_count() const override { return 0; }
+    bool output_wanted(size_t) const override { return false; }
+    Value& output(size_t) override { throw std::runtime_error("no outputs"); }
+    std::vector<Value> run_graph(const Graph&, std::vector<Value>) override { return {}; }
+    uint64_t seed() const override { return 0; }
+    uint64_t max_tensor_bytes() const override { return uint64_t{1} << 30; }
+    Location location() const override { return {}; }
+    const Graph& graph() const override { return g; }
+  } ctx;
+  const ref::RecurrentWeights w = ref::recurrent_weights(ctx, R, dirs, rows, cols, {{0, 2 * 37}, {2 * 37, 37}});
+  for (int64_t n : {1, 2, 3, 4, 5, 7}) {
+    std::vector<double> v(size_t(n * cols));
+    for (double& x : v) x = nd(rng);
+    for (int64_t d = 0; d < dirs; ++d)
+      for (size_t s = 0; s < 2; ++s) {
+        const int64_t seg_rows = w.segments[s].second, row0 = w.segments[s].first;
+        std::vector<double> fast(size_t(n * seg_rows)), plain(size_t(n * seg_rows));
+        ref::matvec_n(w, d, s, v.data(), cols, fast.data(), seg_rows, n);
+        ref::matvec_n_plain(w, d, s, v.data(), cols, plain.data(), seg_rows, n);
+        for (int64_t b = 0; b < n; ++b)
+          for (int64_t g = 0; g < seg_rows; ++g) {
+            double acc = 0.0;
+            for (int64_t i = 0; i < cols; ++i) {
+              volatile double p = static_cast<double>(r[size_t((d * rows + row0 + g) * cols + i)]) * v[size_t(b * cols + i)];
+              acc = acc + p;
+            }
+            const size_t at = size_t(b * seg_rows + g);
+            ASSERT_EQ(bits(acc), bits(fast[at])) << "n " << n << " d " << d << " segment " << s << " row " << g;
+            ASSERT_EQ(bits(acc), bits(plain[at])) << "n " << n << " d " << d << " segment " << s << " row " << g;
+          }
+      }
+  }
 }

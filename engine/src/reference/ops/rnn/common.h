@@ -124,31 +124,57 @@ inline RnnProblem parse_problem(const KernelContext& ctx, int64_t gates, const s
   return p;
 }
 
-// A (dirs, rows, cols) matrix stored by columns, (dirs, cols, rows): a
-// product with v then runs along the rows, one vector of outputs per
-// element of v, instead of one dot product per row.
-inline std::vector<double> by_columns(const KernelContext& ctx, const Tensor& M, int64_t dirs, int64_t rows, int64_t cols) {
-  std::vector<double> t(M.element_count());
-  dispatch<kFloats>(ctx, M.dtype(), [&](auto tag) {
+// R of every direction laid out for the matrix-vector step: its rows in
+// segments (the gates a product takes at once: GRU's z and r, then h), each
+// segment in panels of 32 rows (zeros past its end) in which column i's 32
+// values are adjacent, so a step streams each panel once, in order.
+struct RecurrentWeights {
+  static constexpr int64_t kPanel = 32;
+  int64_t cols = 0;
+  std::vector<std::pair<int64_t, int64_t>> segments;  // (first row, rows)
+  std::vector<int64_t> offset;                         // [d * segments + s]: the segment's first panel in data
+  std::vector<double> data;
+  const double* panel(int64_t d, size_t s, int64_t q) const {
+    return data.data() + offset[size_t(d) * segments.size() + s] + q * cols * kPanel;
+  }
+};
+
+inline RecurrentWeights recurrent_weights(const KernelContext& ctx, const Tensor& R, int64_t dirs, int64_t rows, int64_t cols,
+                                          std::vector<std::pair<int64_t, int64_t>> segments) {
+  RecurrentWeights w;
+  w.cols = cols;
+  w.segments = std::move(segments);
+  int64_t size = 0;
+  for (int64_t d = 0; d < dirs; ++d)
+    for (const auto& [row0, n] : w.segments) {
+      w.offset.push_back(size);
+      size += (n + RecurrentWeights::kPanel - 1) / RecurrentWeights::kPanel * RecurrentWeights::kPanel * cols;
+    }
+  w.data.assign(size_t(size), 0.0);
+  dispatch<kFloats>(ctx, R.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const std::byte* const m = M.raw();
-    for (int64_t d = 0; d < dirs && !t.empty(); ++d)
-      for (int64_t g = 0; g < rows; ++g)
-        for (int64_t i = 0; i < cols; ++i)
-          t[size_t((d * cols + i) * rows + g)] = static_cast<double>(to_compute(load_at<S>(m, (d * rows + g) * cols + i)));
+    const std::byte* const m = R.raw();
+    for (int64_t d = 0; d < dirs; ++d)
+      for (size_t s = 0; s < w.segments.size(); ++s)
+        for (int64_t g = 0; g < w.segments[s].second; ++g) {
+          double* col0 = w.data.data() + w.offset[size_t(d) * w.segments.size() + s] + (g / RecurrentWeights::kPanel) * cols * RecurrentWeights::kPanel + g % RecurrentWeights::kPanel;
+          for (int64_t i = 0; i < cols; ++i)
+            col0[i * RecurrentWeights::kPanel] =
+                static_cast<double>(to_compute(load_at<S>(m, (d * rows + w.segments[s].first + g) * cols + i)));
+        }
   });
-  return t;
+  return w;
 }
 
-// out[b][g] = sum_i M[d, row0 + g, i] * v[b][i] for g < rows and each of n
-// vectors (v and out n blocks, strides vs and os), the terms in order of i
-// (each product and sum rounded in double): blocks of a by_columns matrix
-// times v, each column of M read once for all n, so a
-// step of the recurrence reads the weights once per thread instead of once
-// per batch entry. Four columns go into each output while it is in a
-// register (the four adds in order of i, as the plain loop makes them).
-void matvec_n(const std::vector<double>& MT, int64_t d, int64_t total_rows, int64_t row0, int64_t rows, int64_t cols,
-              const double* v, int64_t vs, double* out, int64_t os, int64_t n);
+// out[b][g] = sum_i R[d, row0 + g, i] * v[b][i] for the rows g of segment s
+// and each of n vectors (v and out n blocks, strides vs and os), the terms
+// in order of i (each product and sum rounded in double, from 0.0), so a
+// step of the recurrence reads the weights once per thread for all of its
+// batch entries (rnn/matvec.cpp).
+void matvec_n(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os, int64_t n);
+// Its plain form (what machines without AVX-512 run), for the tests to hold the two to the same bits.
+void matvec_n_plain(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os,
+                    int64_t n);
 
 // Batch entries per thread: one contiguous range each, so each thread reads
 // the weights once per step for all of its entries.

@@ -28,7 +28,7 @@ namespace onnxscope::ref {
 // Gates in W/R/B are ordered z, r, h.
 void GRU(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 3, {"Sigmoid", "Tanh"});
-  const std::vector<double> RT = by_columns(ctx, *p.R, p.dirs, 3 * p.hidden, p.hidden);
+  const RecurrentWeights RT = recurrent_weights(ctx, *p.R, p.dirs, 3 * p.hidden, p.hidden, {{0, 2 * p.hidden}, {2 * p.hidden, p.hidden}});
   const std::vector<Activation>& acts = p.functions;
   const bool linear_before_reset = ctx.attr_int("linear_before_reset", 0) != 0;
   const int64_t H = p.hidden;
@@ -53,7 +53,7 @@ void GRU(KernelContext& ctx) {
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
         step.pack(p, b0, hcur, hin, proj.rows(s), G, wx);  // the running entries' states and x_t W^T
-        matvec_n(RT, d, G, 0, 2 * H, H, hin.data(), H, rh.data(), G, n);  // Rz, Rr rows
+        matvec_n(RT, d, 0, hin.data(), H, rh.data(), G, n);  // Rz, Rr rows
         for (int64_t j = 0; j < n; ++j) {
           const double* wxj = wx.data() + j * G;
           const double* rhj = rh.data() + j * G;
@@ -66,13 +66,13 @@ void GRU(KernelContext& ctx) {
         f.apply(r.data(), n * H);
         if (linear_before_reset) {
           // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
-          matvec_n(RT, d, G, 2 * H, H, H, hin.data(), H, rhid.data(), H, n);
+          matvec_n(RT, d, 1, hin.data(), H, rhid.data(), H, n);
           for (int64_t q = 0; q < n * H; ++q)
             rhid[size_t(q)] = r[size_t(q)] * (rhid[size_t(q)] + Rb[2 * H + q % H]);
         } else {
           // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
           for (int64_t q = 0; q < n * H; ++q) rmul[size_t(q)] = r[size_t(q)] * hin[size_t(q)];
-          matvec_n(RT, d, G, 2 * H, H, H, rmul.data(), H, rhid.data(), H, n);
+          matvec_n(RT, d, 1, rmul.data(), H, rhid.data(), H, n);
           for (int64_t q = 0; q < n * H; ++q) rhid[size_t(q)] += Rb[2 * H + q % H];
         }
         for (int64_t j = 0; j < n; ++j)

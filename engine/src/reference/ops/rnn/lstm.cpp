@@ -28,7 +28,7 @@ namespace onnxscope::ref {
 // Gates in W/R/B are ordered i, o, f, c; peepholes P are ordered i, o, f.
 void LSTM(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 4, {"Sigmoid", "Tanh", "Tanh"});
-  const std::vector<double> RT = by_columns(ctx, *p.R, p.dirs, 4 * p.hidden, p.hidden);
+  const RecurrentWeights RT = recurrent_weights(ctx, *p.R, p.dirs, 4 * p.hidden, p.hidden, {{0, 4 * p.hidden}});
   const std::vector<Activation>& acts = p.functions;
   const bool input_forget = ctx.attr_int("input_forget", 0) != 0;
   const int64_t H = p.hidden;
@@ -68,7 +68,7 @@ void LSTM(KernelContext& ctx) {
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
         step.pack(p, b0, hcur, hin, proj.rows(s), G, wx);  // the running entries' states and x_t W^T
-        matvec_n(RT, d, G, 0, G, H, hin.data(), H, rh.data(), G, n);
+        matvec_n(RT, d, 0, hin.data(), H, rh.data(), G, n);
         auto pre = [&](int64_t j, int64_t gate, int64_t k) {
           const size_t q = size_t(gate * H + k);
           return wx[size_t(j * G) + q] + rh[size_t(j * G) + q] + Wb[q] + Rb[q];

@@ -28,7 +28,7 @@ namespace onnxscope::ref {
 // Ht = f(Xt*(Wi^T) + Ht-1*(Ri^T) + Wbi + Rbi)
 void RNN(KernelContext& ctx) {
   RnnProblem p = parse_problem(ctx, 1, {"Tanh"});
-  const std::vector<double> RT = by_columns(ctx, *p.R, p.dirs, p.hidden, p.hidden);
+  const RecurrentWeights RT = recurrent_weights(ctx, *p.R, p.dirs, p.hidden, p.hidden, {{0, p.hidden}});
   const std::vector<Activation>& acts = p.functions;
   const int64_t H = p.hidden;
   std::vector<double> h = read_state(ctx, p, 5, "initial_h");
@@ -51,7 +51,7 @@ void RNN(KernelContext& ctx) {
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
         step.pack(p, b0, hcur, hin, proj.rows(s), H, wx);  // the running entries' states and x_t W^T
-        matvec_n(RT, d, H, 0, H, H, hin.data(), H, rh.data(), H, n);
+        matvec_n(RT, d, 0, hin.data(), H, rh.data(), H, n);
         for (int64_t q = 0; q < n * H; ++q) rh[size_t(q)] = p.clipped(wx[size_t(q)] + rh[size_t(q)] + Wb[q % H] + Rb[q % H]);
         f.apply(rh.data(), n * H);  // the activation over the whole array (vectorised)
         for (int64_t j = 0; j < n; ++j) {
