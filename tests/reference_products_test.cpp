@@ -158,6 +158,34 @@ TEST(ReferenceGemm, MatMulPastOneChunkOfRowsIsThePlainLoopBitForBit) {
   cpu::set_thread_count(0);
 }
 
+// A few rows (math/gemm_f64.h's unpacked path: M <= 4, B's rows contiguous),
+// columns past one block of 512 and a tail of fewer than 8: the same bits.
+TEST(ReferenceGemm, FewRowsAreThePlainLoopBitForBit) {
+  Rng rng(34);
+  for (int64_t M : {1, 2, 3, 4, 5})
+    for (int64_t N : {7, 37, 1031}) {
+      const int64_t K = 45;
+      SCOPED_TRACE(std::to_string(M) + " x " + std::to_string(K) + " x " + std::to_string(N));
+      const Tensor a = random_tensor(rng, DataType::Float, {M, K}, -2, 2, true), b = random_tensor(rng, DataType::Float, {K, N}, -2, 2, true);
+      Tensor want = Tensor::zeros(DataType::Float, {M, N});
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j)
+          store(want, static_cast<uint64_t>(i * N + j),
+                dot([&](int64_t t) { return value(a, static_cast<uint64_t>(i * K + t)); },
+                    [&](int64_t t) { return value(b, static_cast<uint64_t>(t * N + j)); }, K));
+      for (int threads : {1, 2}) {
+        cpu::set_thread_count(threads);
+        ModelBuilder mb(17);
+        mb.input("a", DataType::Float, {M, K});
+        mb.input("b", DataType::Float, {K, N});
+        mb.node("MatMul", {"a", "b"}, {"y"}, "mm");
+        mb.output_untyped("y");
+        expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}}));
+      }
+    }
+  cpu::set_thread_count(0);
+}
+
 TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {
   Rng rng(32);
   for (int c = 0; c < 48; ++c) {

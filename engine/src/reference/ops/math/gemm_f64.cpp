@@ -168,4 +168,50 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
   }
 }
 
+namespace {
+
+// acc[j] = acc[j] + a * B(t, j) for j in [j0, j1), B's row t at `brow`: the
+// products of two floats are exact in double, so a fused multiply-add rounds
+// as the pair does.
+__attribute__((target("avx512f"))) void row_update_avx512(double* acc, double a, const float* brow, int64_t j0, int64_t j1) {
+  const __m512d av = _mm512_set1_pd(a);
+  int64_t j = j0;
+  for (; j + 8 <= j1; j += 8)
+    _mm512_storeu_pd(acc + j, _mm512_fmadd_pd(av, _mm512_cvtps_pd(_mm256_loadu_ps(brow + j)), _mm512_loadu_pd(acc + j)));
+  for (; j < j1; ++j) {
+    const double p = a * static_cast<double>(brow[j]);  // exact: the pair rounds as the fused form
+    acc[j] = acc[j] + p;
+  }
+}
+
+}  // namespace
+
+bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 || M > 4 || M <= 0 || N <= 0 || b.col != 1) return false;
+  // Columns in blocks of 512 (4 KB of sums, in L1), shared out to the threads
+  // where the product is large enough to be worth it.
+  constexpr int64_t kCols = 512;
+  const int64_t blocks = (N + kCols - 1) / kCols;
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, M * kCols * std::max<int64_t>(K, 1)));
+  cpu::parallel_for(blocks, grain, [&](int64_t lo, int64_t hi) {
+    double acc[kCols];
+    for (int64_t blk = lo; blk < hi; ++blk) {
+      poll_deadline();
+      const int64_t j0 = blk * kCols, n = std::min(kCols, N - j0);
+      for (int64_t i = 0; i < M; ++i) {
+        std::fill(acc, acc + n, 0.0);
+        for (int64_t t = 0; t < K; ++t) {
+          float av;
+          std::memcpy(&av, a.data + (i * a.row + t * a.col) * static_cast<int64_t>(sizeof(float)), sizeof av);
+          const float* brow = reinterpret_cast<const float*>(b.data) + t * b.row + j0;
+          row_update_avx512(acc, static_cast<double>(av), brow, 0, n);
+        }
+        sink(i, j0, acc, n);
+      }
+    }
+  });
+  return true;
+}
+
 }  // namespace onnxscope::ref::math

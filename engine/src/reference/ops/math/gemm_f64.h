@@ -103,9 +103,18 @@ void pack_strided(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t 
 }
 }  // namespace detail
 
+// A float product of a few rows (M <= 4) by a B whose rows are contiguous,
+// without packing: each row's sums run along B's rows, eight columns at a
+// time, t in order (a Scan body's [1, 64] x [64, 64], a decoder's one token:
+// a tile of 6 rows wasted 5 and packing B cost as much as the products).
+// False, and nothing done, where it does not apply (no AVX-512 either).
+bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink);
+
 // y = A B for A [M, K] and B [K, N] of storage type S (a float type).
 template <typename S>
 void gemm_f64(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
+  if constexpr (std::is_same_v<S, float>)
+    if (gemm_few_rows_f32(a, b, M, N, K, sink)) return;
   const Operand bt{b.data, b.col, b.row};  // B's columns are packed like A's rows: B^T(j, t) = B(t, j)
   gemm_packed(Packer{&detail::pack_strided<S>, &a}, Packer{&detail::pack_strided<S>, &bt}, M, N, K, sink,
               exact_double_products<S>);
