@@ -75,6 +75,21 @@ Tensor run_one(ModelBuilder& b, const NamedValues& in) {
 
 const DataType kTypes[] = {DataType::Float, DataType::Double, DataType::Float16};
 
+// MatMul(a, b) of floats has `want`'s bits at each of these thread counts.
+void expect_matmul_bits(const Tensor& want, const Tensor& a, const Tensor& b, std::initializer_list<int> thread_counts) {
+  for (int threads : thread_counts) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    cpu::set_thread_count(threads);
+    ModelBuilder mb(17);
+    mb.input("a", DataType::Float, dims_of(a.shape()));
+    mb.input("b", DataType::Float, dims_of(b.shape()));
+    mb.node("MatMul", {"a", "b"}, {"y"}, "mm");
+    mb.output_untyped("y");
+    expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}}));
+  }
+  cpu::set_thread_count(0);
+}
+
 }  // namespace
 
 TEST(ReferenceGemm, MatMulIsThePlainLoopBitForBit) {
@@ -145,17 +160,7 @@ TEST(ReferenceGemm, MatMulPastOneChunkOfRowsIsThePlainLoopBitForBit) {
       }
       store(want, static_cast<uint64_t>(i * N + j), acc);
     }
-  for (int threads : {1, 2, 3}) {
-    SCOPED_TRACE(std::to_string(threads) + " threads");
-    cpu::set_thread_count(threads);
-    ModelBuilder mb(17);
-    mb.input("a", DataType::Float, {M, K});
-    mb.input("b", DataType::Float, {K, N});
-    mb.node("MatMul", {"a", "b"}, {"y"}, "mm");
-    mb.output_untyped("y");
-    expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}}));
-  }
-  cpu::set_thread_count(0);
+  expect_matmul_bits(want, a, b, {1, 2, 3});
 }
 
 // A few rows (math/gemm_f64.h's unpacked path: M <= 4, B's rows contiguous),
@@ -173,17 +178,8 @@ TEST(ReferenceGemm, FewRowsAreThePlainLoopBitForBit) {
           store(want, static_cast<uint64_t>(i * N + j),
                 dot([&](int64_t t) { return value(a, static_cast<uint64_t>(i * K + t)); },
                     [&](int64_t t) { return value(b, static_cast<uint64_t>(t * N + j)); }, K));
-      for (int threads : {1, 2}) {
-        cpu::set_thread_count(threads);
-        ModelBuilder mb(17);
-        mb.input("a", DataType::Float, {M, K});
-        mb.input("b", DataType::Float, {K, N});
-        mb.node("MatMul", {"a", "b"}, {"y"}, "mm");
-        mb.output_untyped("y");
-        expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}}));
-      }
+      expect_matmul_bits(want, a, b, {1, 2});
     }
-  cpu::set_thread_count(0);
 }
 
 TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {

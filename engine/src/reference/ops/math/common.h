@@ -96,6 +96,21 @@ void unary(KernelContext& ctx, F f) {
 
 // --- binary with broadcasting ------------------------------------------------
 
+// op(i + k, qa + k * sa, qb + k * sb) for k < len, the steps 0 or 1: one
+// plain loop for each pair of steps, so the compiler vectorises each.
+template <typename Op>
+inline void run_of(const Op& op, uint64_t i, uint64_t qa, uint64_t qb, uint64_t len, uint64_t sa, uint64_t sb) {
+  if (sa && sb) {
+    for (uint64_t k = 0; k < len; ++k) op(i + k, qa + k, qb + k);
+  } else if (sa) {
+    for (uint64_t k = 0; k < len; ++k) op(i + k, qa + k, qb);
+  } else if (sb) {
+    for (uint64_t k = 0; k < len; ++k) op(i + k, qa, qb + k);
+  } else {
+    for (uint64_t k = 0; k < len; ++k) op(i + k, qa, qb);
+  }
+}
+
 // z = f(a, b) with numpy broadcasting; output type `out` (the input type if Undefined).
 template <unsigned Types, typename F>
 void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
@@ -142,16 +157,7 @@ void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
         for (uint64_t i = lo; i < hi;) {
           uint64_t sa = 0, sb = 0;
           const uint64_t len = std::min({wa.run(sa), wb.run(sb), hi - i});
-          const uint64_t qa = wa.q, qb = wb.q;
-          if (sa && sb) {
-            for (uint64_t k = 0; k < len; ++k) op(i + k, qa + k, qb + k);
-          } else if (sa) {
-            for (uint64_t k = 0; k < len; ++k) op(i + k, qa + k, qb);
-          } else if (sb) {
-            for (uint64_t k = 0; k < len; ++k) op(i + k, qa, qb + k);
-          } else {
-            for (uint64_t k = 0; k < len; ++k) op(i + k, qa, qb);
-          }
+          run_of(op, i, wa.q, wb.q, len, sa, sb);
           wa.advance(len);
           wb.advance(len);
           i += len;
@@ -169,16 +175,7 @@ void binary(KernelContext& ctx, F f, DataType out = DataType::Undefined) {
       uint64_t at[2];
       for (uint64_t r = lo; r < hi; ++r) {
         rows.row(r, at);
-        const uint64_t base = r * L, qa = at[0], qb = at[1];
-        if (sa && sb) {
-          for (uint64_t k = 0; k < L; ++k) op(base + k, qa + k, qb + k);
-        } else if (sa) {
-          for (uint64_t k = 0; k < L; ++k) op(base + k, qa + k, qb);
-        } else if (sb) {
-          for (uint64_t k = 0; k < L; ++k) op(base + k, qa, qb + k);
-        } else {
-          for (uint64_t k = 0; k < L; ++k) op(base + k, qa, qb);
-        }
+        run_of(op, r * L, at[0], at[1], L, sa, sb);
       }
     });
   });
