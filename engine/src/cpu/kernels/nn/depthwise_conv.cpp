@@ -153,34 +153,40 @@ __attribute__((target("avx512f"))) inline void deinterleave_row(const float* src
 // 128 outputs may run past the last output (tap_block's last call).
 constexpr int64_t kBlockSlack = 128;
 
-// 128 outputs from t on (vector u under mask m[u]) with every tap summed in
-// registers: one load per tap and one store per 16 outputs. Eight FMA chains
-// in flight (an FMA's latency is four cycles, two issue a cycle); with two,
-// a 5 x 5 kernel waited on its chains.
+// 16 * V outputs from t on with every tap summed in registers: one load
+// per tap and one store per 16 outputs. Eight FMA chains in flight (an
+// FMA's latency is four cycles, two issue a cycle); with two, a 5 x 5
+// kernel waited on its chains. The last block of a plane takes only the
+// vectors it needs (a 14 x 14 output at stride 2 is 222 sums: 128 + 96,
+// not 256).
+template <int V>
 __attribute__((target("avx512f"))) inline void tap_block(const float* pad, const int64_t* off, const float* w,
-                                                         int64_t taps, int64_t t, __m512 vb, float* acc,
-                                                         const __mmask16* m) {
-  __m512 v0 = vb, v1 = vb, v2 = vb, v3 = vb, v4 = vb, v5 = vb, v6 = vb, v7 = vb;
+                                                         int64_t taps, int64_t t, __m512 vb, float* acc) {
+  __m512 v[V];
+#pragma GCC unroll 8
+  for (int u = 0; u < V; ++u) v[u] = vb;
   for (int64_t k = 0; k < taps; ++k) {
     const float* src = pad + off[k] + t;
     const __m512 wk = _mm512_set1_ps(w[k]);
-    v0 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[0], src), v0);
-    v1 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[1], src + 16), v1);
-    v2 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[2], src + 32), v2);
-    v3 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[3], src + 48), v3);
-    v4 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[4], src + 64), v4);
-    v5 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[5], src + 80), v5);
-    v6 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[6], src + 96), v6);
-    v7 = _mm512_fmadd_ps(wk, _mm512_maskz_loadu_ps(m[7], src + 112), v7);
+#pragma GCC unroll 8
+    for (int u = 0; u < V; ++u) v[u] = _mm512_fmadd_ps(wk, _mm512_loadu_ps(src + 16 * u), v[u]);
   }
-  _mm512_mask_storeu_ps(acc + t, m[0], v0);
-  _mm512_mask_storeu_ps(acc + t + 16, m[1], v1);
-  _mm512_mask_storeu_ps(acc + t + 32, m[2], v2);
-  _mm512_mask_storeu_ps(acc + t + 48, m[3], v3);
-  _mm512_mask_storeu_ps(acc + t + 64, m[4], v4);
-  _mm512_mask_storeu_ps(acc + t + 80, m[5], v5);
-  _mm512_mask_storeu_ps(acc + t + 96, m[6], v6);
-  _mm512_mask_storeu_ps(acc + t + 112, m[7], v7);
+#pragma GCC unroll 8
+  for (int u = 0; u < V; ++u) _mm512_storeu_ps(acc + t + 16 * u, v[u]);
+}
+
+__attribute__((target("avx512f"))) inline void tap_tail(const float* pad, const int64_t* off, const float* w, int64_t taps,
+                                                        int64_t t, __m512 vb, float* acc, int64_t vectors) {
+  switch (vectors) {
+    case 1: return tap_block<1>(pad, off, w, taps, t, vb, acc);
+    case 2: return tap_block<2>(pad, off, w, taps, t, vb, acc);
+    case 3: return tap_block<3>(pad, off, w, taps, t, vb, acc);
+    case 4: return tap_block<4>(pad, off, w, taps, t, vb, acc);
+    case 5: return tap_block<5>(pad, off, w, taps, t, vb, acc);
+    case 6: return tap_block<6>(pad, off, w, taps, t, vb, acc);
+    case 7: return tap_block<7>(pad, off, w, taps, t, vb, acc);
+    default: return tap_block<8>(pad, off, w, taps, t, vb, acc);
+  }
 }
 
 // The same plane on AVX-512, the taps summed in registers (tap_block). off:
@@ -201,11 +207,12 @@ void depthwise_plane_avx512(const Depthwise& p, const int64_t* off, const float*
   }
   const int64_t n = (p.OH - 1) * p.Wq + p.OW, taps = p.kh * p.kw;
   const __m512 vb = _mm512_set1_ps(b);
-  const __mmask16 full[8] = {0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff, 0xffff};
-  // The last block too runs whole: the buffers have kBlockSlack floats past
-  // their ends, so it reads zeros (or the next phase) and writes results that
-  // are never copied out, without the masks' kmovw per load and tap.
-  for (int64_t t = 0; t < n; t += 128) tap_block(pad, off, w, taps, t, vb, acc, full);
+  // The last block's last vector runs whole: the buffers have kBlockSlack
+  // floats past their ends, so it reads zeros (or the next phase) and writes
+  // results that are never copied out, without a mask per load and tap.
+  int64_t t = 0;
+  for (; t + 128 <= n; t += 128) tap_block<8>(pad, off, w, taps, t, vb, acc);
+  if (t < n) tap_tail(pad, off, w, taps, t, vb, acc, (n - t + 15) / 16);
   for (int64_t oh = 0; oh < p.OH; ++oh) copy_row(acc + oh * p.Wq, y + oh * p.OW, p.OW);
 }
 
