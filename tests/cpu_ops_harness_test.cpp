@@ -22,6 +22,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <random>
 
@@ -103,6 +104,34 @@ TEST(CpuOpsHarness, UnaryKeepsNaNAndInfinities) {
   Rng rng(2);
   for (const auto& u : unary_ops())
     for (int i = 0; i < 4; ++i) unary_case(rng, u, true);
+}
+
+// Relu is max(0, x) as the spec's Max and numpy's maximum make it: NaN stays
+// NaN (onnxruntime and onnx.reference give NaN; a 0 there hid where a NaN
+// came from), on the reference and on every cpu kernel for it.
+TEST(CpuOpsHarness, ReluKeepsNaN) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<float> x = {std::nanf(""), -1.0f, -0.0f, 0.0f, 1.5f, inf, -inf};
+  const std::vector<float> want = {0.0f, 0.0f, 0.0f, 0.0f, 1.5f, inf, 0.0f};  // [0] is NaN
+  ModelBuilder mb(14);
+  mb.input("x", DataType::Float, {int64_t(x.size())});
+  mb.node("Relu", {"x"}, {"y"}, "relu");
+  mb.output_untyped("y");
+  auto model = std::shared_ptr<const Model>(mb.load().model);
+  Tensor t = Tensor::zeros(DataType::Float, {int64_t(x.size())});
+  std::copy(x.begin(), x.end(), t.mutable_data<float>());
+  std::vector<std::pair<std::string, std::unique_ptr<Engine>>> engines;
+  engines.emplace_back("reference", make_reference_engine());
+  engines.emplace_back("cpu", make_cpu_engine());
+  CpuOptions behind;
+  behind.disabled_kernels = {"cpu-avx512"};
+  engines.emplace_back("cpu behind cpu-avx512", make_cpu_engine(behind));
+  for (auto& [name, engine] : engines) {
+    SCOPED_TRACE(name);
+    const Tensor y = engine->prepare(model)->run({{"x", Value(t)}}).at(0).second.tensor();
+    EXPECT_TRUE(std::isnan(y.data<float>()[0]));
+    for (size_t i = 1; i < x.size(); ++i) EXPECT_EQ(y.data<float>()[i], want[i]) << "at " << x[i];
+  }
 }
 
 TEST(CpuOpsHarness, BinaryMatchesTheReferenceOnEveryBroadcast) {

@@ -20,7 +20,7 @@ void plane(const float* src, float* dst, const float* sa, const float* sb, int64
     for (int64_t i = 0; i < spatial; ++i)
       for (int64_t l = 0; l < block; ++l) {
         const float v = src[i * block + l] * sa[l] + sb[l];
-        dst[i * block + l] = v > 0.0f ? v : 0.0f;  // as the Relu kernels: NaN gives 0
+        dst[i * block + l] = !(v <= 0.0f) ? v : 0.0f;  // as the Relu kernels: NaN kept
       }
   } else {
     for (int64_t i = 0; i < spatial; ++i)

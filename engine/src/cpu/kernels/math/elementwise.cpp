@@ -53,7 +53,7 @@ void unary(KernelContext& ctx, F f) {
   });
 }
 
-void Relu(KernelContext& c) { unary(c, [](const CMap& a) { return a.max(0.0f); }); }
+void Relu(KernelContext& c) { unary(c, [](const CMap& a) { return (a <= 0.0f).select(0.0f, a); }); }  // NaN kept
 void Exp(KernelContext& c) { unary(c, [](const CMap& a) { return a.exp(); }); }
 void Tanh(KernelContext& c) { unary(c, [](const CMap& a) { return a.tanh(); }); }
 void Sqrt(KernelContext& c) { unary(c, [](const CMap& a) { return a.sqrt(); }); }

@@ -36,7 +36,8 @@ constexpr int64_t kGrain = 16384;
   ONNXSCOPE_AVX512_INLINE __m512 name##_one(__m512 a) { return expr; }       \
   ONNXSCOPE_AVX512 void name##_run(const float* x, float* y, int64_t n) { ONNXSCOPE_MAP16(name##_one) }
 
-ONNXSCOPE_UNARY(relu, _mm512_max_ps(a, _mm512_setzero_ps()))  // NaN gives 0, as the reference's x > 0 ? x : 0
+// x where !(x <= 0) (NaN kept, as the reference's Relu), else +0.
+ONNXSCOPE_UNARY(relu, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_NLE_UQ), a))
 ONNXSCOPE_UNARY(abs, v::abs(a))
 ONNXSCOPE_UNARY(exp, v::exp(a))
 ONNXSCOPE_UNARY(log, v::log(a))

@@ -33,7 +33,9 @@ template <typename T> T sigmoid(T x) {
 
 void Sigmoid(KernelContext& c) { unary<kFloats>(c, [](auto v) { return sigmoid(v); }); }
 void Relu(KernelContext& c) {
-  unary<kFloats | kSignedInts>(c, [](auto v) { return v > decltype(v)(0) ? v : decltype(v)(0); });
+  // max(0, x) as the spec's Max and numpy's maximum make it: NaN stays NaN
+  // (as onnxruntime and onnx.reference give; a 0 there hid where a NaN came from).
+  unary<kFloats | kSignedInts>(c, [](auto v) { return !(v <= decltype(v)(0)) ? v : decltype(v)(0); });
 }
 
 void Softsign(KernelContext& c) { unary<kFloats>(c, [](auto v) { return v / (decltype(v)(1) + std::abs(v)); }); }

@@ -31,7 +31,7 @@ struct Activation : rnn::Activation {
   void apply(double* x, int64_t n) const;
   double operator()(double x) const {
     switch (kind) {
-      case Relu: return x > 0 ? x : 0.0;
+      case Relu: return !(x <= 0) ? x : 0.0;  // NaN kept, as the Relu operator
       case Tanh: return rnn_tanh(x);
       case Sigmoid: return rnn_sigmoid(x);
       case Affine: return alpha * x + beta;
