@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
+#include <limits>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -372,9 +374,71 @@ TEST(DiffRules, RunSaysWhereNonFiniteValuesAppear) {
   EXPECT_NE(r.err.find("warning: output 'y' holds 15 NaN of 15 elements"), std::string::npos) << r.err;
   CliRun v = run_cli("run " + model + " --validate");
   EXPECT_EQ(v.exit_code, 3);
-  EXPECT_NE(v.out.find("first non-finite value: node 'log' (Log, graph main) output 'l': 15 NaN of 15 elements"),
+  EXPECT_NE(v.out.find("first non-finite value: node 'log' (Log, graph main, node 2, kernel reference) made output 'l' "
+                       "hold 15 NaN of 15"),
             std::string::npos)
       << v.out;
+}
+
+// --check-finite stops at the first node whose output holds NaN or Inf,
+// names it, the output and every input that fed it (finite or not), and
+// exits 1, on both engines; dump --check-finite keeps the dump up to it.
+TEST(DiffRules, CheckFiniteStopsAtTheFirstNodeAndNamesItsInputs) {
+  TempDir dir;
+  ModelBuilder b(17, 8);
+  b.input("x", DataType::Float, {int64_t{3}, int64_t{5}});
+  b.initializer(make_float_tensor("huge", {}, {std::numeric_limits<float>::infinity()}));
+  b.node("Abs", {"x"}, {"ax"}, "abs");
+  b.node("Neg", {"ax"}, {"n"}, "neg");
+  b.node("Log", {"n"}, {"l"}, "log");
+  b.node("Relu", {"l"}, {"r"}, "relu");  // keeps the NaN (as onnxruntime and the spec's Max)
+  b.node("Identity", {"r"}, {"y"}, "out");
+  b.output("y", DataType::Float, {int64_t{3}, int64_t{5}});
+  const std::string model = (dir.path / "nan.onnx").string();
+  std::ofstream(model, std::ios::binary) << b.bytes();
+  for (const char* engine : {"reference", "cpu"}) {
+    SCOPED_TRACE(engine);
+    CliRun c = run_cli("run " + model + " --engine " + engine + " --check-finite");
+    EXPECT_EQ(c.exit_code, 1) << c.out << c.err;
+    EXPECT_NE(c.out.find("first non-finite value: node 'log' (Log, graph main, node 2"), std::string::npos) << c.out;
+    EXPECT_NE(c.out.find("made output 'l' hold 15 NaN of 15"), std::string::npos) << c.out;
+    EXPECT_NE(c.out.find("0 'n' float[3,5]: finite, in [-"), std::string::npos) << c.out;
+    EXPECT_EQ(c.out.find("y: float"), std::string::npos) << "the run went on past it: " << c.out;
+  }
+  // A node fed a value that is not finite: the input is marked.
+  ModelBuilder f(17, 8);
+  f.input("x", DataType::Float, {int64_t{2}});
+  f.initializer(make_float_tensor("huge", {}, {std::numeric_limits<float>::infinity()}));
+  f.node("Abs", {"x"}, {"ax"}, "abs");
+  f.node("Mul", {"ax", "huge"}, {"m"}, "scale");
+  f.output_untyped("m");
+  const std::string fed = (dir.path / "fed.onnx").string();
+  std::ofstream(fed, std::ios::binary) << f.bytes();
+  CliRun c = run_cli("run " + fed + " --check-finite");
+  EXPECT_EQ(c.exit_code, 1);
+  EXPECT_NE(c.out.find("node 'scale' (Mul"), std::string::npos) << c.out;
+  EXPECT_NE(c.out.find("1 'huge' float[]: 1 +Inf of 1  <- not finite"), std::string::npos) << c.out;
+  // Nothing to find: the run goes on, says so, exits 0.
+  ModelBuilder g(17, 8);
+  g.input("x", DataType::Float, {int64_t{2}});
+  g.node("Abs", {"x"}, {"y"}, "abs");
+  g.output_untyped("y");
+  const std::string clean = (dir.path / "clean.onnx").string();
+  std::ofstream(clean, std::ios::binary) << g.bytes();
+  CliRun none = run_cli("run " + clean + " --check-finite");
+  EXPECT_EQ(none.exit_code, 0);
+  EXPECT_NE(none.out.find("no NaN or Inf in any node's outputs"), std::string::npos) << none.out;
+  // dump: stops there, and the dump holds what came before.
+  const std::string h5 = (dir.path / "nan.h5").string();
+  CliRun d = run_cli("dump " + model + " --out " + h5 + " --check-finite");
+  EXPECT_EQ(d.exit_code, 1) << d.out << d.err;
+  EXPECT_NE(d.out.find("(up to the first non-finite value)"), std::string::npos) << d.out;
+  EXPECT_NE(d.out.find("node 'log' (Log"), std::string::npos) << d.out;
+  DumpFile df = read_dump(h5);
+  std::vector<std::string> names;
+  for (const auto& t : df.tensors) names.push_back(t.name);
+  EXPECT_NE(std::find(names.begin(), names.end(), "n"), names.end());
+  EXPECT_EQ(std::find(names.begin(), names.end(), "r"), names.end()) << "written past the stop";
 }
 
 // Tensors with quantization parameters are compared in steps: a QDQ pair's

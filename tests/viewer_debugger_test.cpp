@@ -286,7 +286,10 @@ TEST(DebugSession, NanBreakpointFiresWhereTheNanAppears) {
   ASSERT_TRUE(wait_paused(s));
   ASSERT_TRUE(s.current());
   EXPECT_EQ(s.current()->node, "log");
-  EXPECT_TRUE(why.contains("NaN/Inf in 'l'")) << why.toStdString();
+  // The same report as run --check-finite: the node, the output, the inputs that fed it.
+  EXPECT_TRUE(why.contains("first non-finite value (A): node 'log' (Log, graph main")) << why.toStdString();
+  EXPECT_TRUE(why.contains("made output 'l' hold")) << why.toStdString();
+  EXPECT_TRUE(why.contains("its inputs:")) << why.toStdString();
   s.cancel();
   ASSERT_TRUE(wait_finished(s));
 }

@@ -17,6 +17,7 @@
 #include "onnxscope/diff.h"
 #include "onnxscope/diff_report.h"
 #include "onnxscope/dump.h"
+#include "onnxscope/finite_check.h"
 #include "onnxscope/engines.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/loader.h"
@@ -61,6 +62,7 @@ Runner add_dump_command(CLI::App& app) {
   struct Args {
     std::string model, out, only;
     bool stats_only = false;
+    bool check_finite = false;
     EngineArgs eng;
     InputArgs in;
   };
@@ -69,6 +71,9 @@ Runner add_dump_command(CLI::App& app) {
   cmd->add_option("--out", a->out, "HDF5 file to write")->required();
   cmd->add_option("--only", a->only, "Only tensors whose name matches this regex");
   cmd->add_flag("--stats-only", a->stats_only, "Keep summary statistics, not the data");
+  cmd->add_flag("--check-finite", a->check_finite,
+                "Stop at the first node whose output holds NaN or Inf: keep the dump up to it, name it, that output "
+                "and every input that fed it (finite or not), and exit 1");
   add_engine_options(cmd, a->eng);
   add_input_options(cmd, a->in);
   return [a]() -> int {
@@ -94,11 +99,23 @@ Runner add_dump_command(CLI::App& app) {
       DumpWriter writer(a->out, header_for(*m, a->model, a->eng), wo);
       for (const auto& [name, v] : inputs) writer.write_input(name, v);
       DumpObserver obs(writer);
+      FiniteCheck check;
+      Observers both({&obs, &check});
       RunOptions ro;
-      ro.observer = &obs;
+      ro.observer = a->check_finite ? static_cast<Observer*>(&both) : &obs;
       ro.seed = a->in.seed;
       ro.observe_subgraphs = false;
-      NamedValues outs = engine->prepare(m)->run(inputs, ro);
+      NamedValues outs;
+      try {
+        outs = engine->prepare(m)->run(inputs, ro);
+      } catch (const Error&) {
+        if (!a->check_finite || !check.found()) throw;
+        writer.close({});  // the run stopped there: what it wrote up to that node stays readable
+        std::cout << "wrote " << writer.written() << " tensors to " << a->out << " (up to the first non-finite value)\n"
+                  << "first non-finite value: " << check.found()->text();
+        return kExitBadInput;
+      }
+      if (a->check_finite) std::cout << "no NaN or Inf in any node's outputs\n";
       std::vector<std::string> names;
       for (const auto& [name, v] : outs) names.push_back(name);
       writer.close(names);

@@ -12,6 +12,7 @@
 #include "engine_args.h"
 #include "onnxscope/dump.h"
 #include "onnxscope/engines.h"
+#include "onnxscope/finite_check.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/loader.h"
 
@@ -91,22 +92,6 @@ void print_value(const std::string& name, const Value& v) {
   std::cout << "\n";
 }
 
-// --validate: the first node (in the order run) whose outputs hold NaN or Inf.
-struct FirstNonFinite : Observer {
-  std::string where;
-  void on_node(const NodeEvent& e) override {
-    if (!where.empty()) return;
-    for (size_t k = 0; k < e.outputs.size() && k < e.node->outputs.size(); ++k) {
-      NonFinite nf;
-      nf.add(e.outputs[k]);
-      if (nf.nan + nf.inf)
-        where = "node '" + e.node->label(e.node_index) + "' (" + e.node->op_type + ", graph " + std::string(e.graph_path) +
-                ") output '" + e.node->outputs[k] + "': " + nf.text();
-      if (!where.empty()) return;
-    }
-  }
-};
-
 }  // namespace
 
 Runner add_run_command(CLI::App& app) {
@@ -118,6 +103,7 @@ Runner add_run_command(CLI::App& app) {
   auto out_path = std::make_shared<std::string>();
   auto profile = std::make_shared<bool>(false);
   auto validate = std::make_shared<bool>(false);
+  auto check_finite = std::make_shared<bool>(false);
   cmd->add_option("MODEL", *model, "ONNX model file")->required();
   add_engine_options(cmd, *eng);
   add_input_options(cmd, *inputs);
@@ -127,6 +113,9 @@ Runner add_run_command(CLI::App& app) {
   cmd->add_flag("--validate", *validate,
                 "Check every node's outputs for NaN and Inf: name the first node that makes one, and exit 3 if any "
                 "output holds one");
+  cmd->add_flag("--check-finite", *check_finite,
+                "Stop at the first node whose output holds NaN or Inf; name it, that output and every input that fed "
+                "it (finite or not), and exit 1");
   return [=]() -> int {
     std::shared_ptr<const Model> m = load_valid_model(*model);
     if (!m) return kExitBadInput;
@@ -151,18 +140,29 @@ Runner add_run_command(CLI::App& app) {
         ro.observe_subgraphs = false;
       }
       if (*explain) ro.observer = &ex;
-      FirstNonFinite first_bad;
-      if (*validate && (*explain || *profile)) {
-        std::cerr << "onnxscope: --validate goes alone, not with --explain or --profile\n";
+      FiniteCheck first_bad(/*stop=*/!*validate);  // --validate runs on; --check-finite stops there
+      if ((*validate || *check_finite) && (*explain || *profile)) {
+        std::cerr << "onnxscope: --validate and --check-finite go alone, not with --explain or --profile\n";
         return kExitUsage;
       }
-      if (*validate) ro.observer = &first_bad;
+      if (*validate && *check_finite) {
+        std::cerr << "onnxscope: --validate runs on past a NaN, --check-finite stops at it: give one\n";
+        return kExitUsage;
+      }
+      if (*validate || *check_finite) ro.observer = &first_bad;
       if (*profile) {
         prepared->run(in, ro);  // warm-up: primitive creation, first allocations
         ro.observer = &prof;
         t1 = std::chrono::steady_clock::now();
       }
-      NamedValues out = prepared->run(in, ro);
+      NamedValues out;
+      try {
+        out = prepared->run(in, ro);
+      } catch (const Error&) {
+        if (!*check_finite || !first_bad.found()) throw;
+        std::cout << "first non-finite value: " << first_bad.found()->text();  // the run stopped there
+        return kExitBadInput;
+      }
       auto t2 = std::chrono::steady_clock::now();
       NonFinite outputs_bad;
       for (const auto& [name, v] : out) {
@@ -209,10 +209,11 @@ Runner add_run_command(CLI::App& app) {
             std::cout << "plugin:" << p.name << " = " << p.path << ": " << domain_display_name(k.domain) << "::"
                       << k.op_type << (k.description.empty() ? "" : " (" + k.description + ")") << "\n";
       }
-      if (*validate) {
-        if (!first_bad.where.empty()) std::cout << "first non-finite value: " << first_bad.where << "\n";
+      if (*validate || *check_finite) {
+        if (first_bad.found()) std::cout << "first non-finite value: " << first_bad.found()->text();
         else std::cout << "no NaN or Inf in any node's outputs\n";
-        if (outputs_bad.nan + outputs_bad.inf) return kExitDrift;
+        if (*validate && outputs_bad.nan + outputs_bad.inf) return kExitDrift;
+        if (*check_finite && first_bad.found()) return kExitBadInput;  // (a node the engine ran without reporting it)
       }
     } catch (const Error& e) {
       std::cerr << "onnxscope: " << e.what() << "\n";

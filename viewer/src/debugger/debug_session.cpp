@@ -7,6 +7,7 @@
 #include "onnxscope/diagnostics.h"
 #include "onnxscope/dump.h"
 #include "onnxscope/engines.h"
+#include "onnxscope/finite_check.h"
 #include "onnxscope/viewer/gui_engines.h"
 
 namespace onnxscope::viewer {
@@ -15,17 +16,14 @@ namespace {
 
 QString qs(std::string_view s) { return QString::fromUtf8(s.data(), static_cast<qsizetype>(s.size())); }
 
-// Name of the first output (A or B side) holding a NaN or Inf, or "".
+// Why the NaN breakpoint stops here, or "": side A's report (the node and
+// the inputs that fed it, finite or not: finite_check.h), else the first
+// output of side B holding NaN or Inf.
 std::string first_non_finite(const StepRecord& r) {
-  auto bad = [](const Value& v) {
-    if (!v.is_tensor() || v.tensor().is_string()) return false;
-    TensorStats s = tensor_stats(v.tensor());
-    return s.nan_count + s.inf_count > 0;
-  };
-  for (size_t k = 0; k < r.outputs.size(); ++k) {
-    if (bad(r.outputs[k].second)) return "NaN/Inf in '" + r.outputs[k].first + "' (A)";
-    if (r.outputs_b[k] && bad(*r.outputs_b[k])) return "NaN/Inf in '" + r.outputs[k].first + "' (B)";
-  }
+  if (!r.nonfinite.empty()) return "first non-finite value (A): " + r.nonfinite;
+  for (size_t k = 0; k < r.outputs.size(); ++k)
+    if (r.outputs_b[k] && !count_finite(*r.outputs_b[k]).finite())
+      return "first non-finite value (B): output '" + r.outputs[k].first + "' holds " + count_finite(*r.outputs_b[k]).text();
   return {};
 }
 
@@ -105,6 +103,16 @@ void DebugSession::Recorder::on_node(const NodeEvent& e) {
     r.diffs.push_back(std::move(d));
   }
   if (main) ++main_done;
+  bool break_nan = false;
+  {
+    std::lock_guard lock(s_->mu_);
+    break_nan = s_->break_nan_;
+  }
+  if (break_nan) {
+    FiniteCheck check(/*stop=*/false);
+    check.on_node(e);
+    if (check.found()) r.nonfinite = check.found()->text();
+  }
   std::string reason;
   {
     std::unique_lock lock(s_->mu_);

@@ -38,7 +38,10 @@ struct StepRecord {
   std::vector<std::pair<std::string, Value>> outputs;  // A's outputs by name
   std::vector<std::optional<Value>> outputs_b;         // same order; nullopt: B has no such tensor
   std::vector<std::optional<TensorDiff>> diffs;        // B against A, when both exist
-  std::string stop_reason;  // "breakpoint", "NaN/Inf in 'x'", "divergence ...", "" when not a stop
+  std::string stop_reason;  // "breakpoint", "first non-finite value: ...", "divergence ...", "" when not a stop
+  // With the NaN breakpoint on: A's first output holding NaN or Inf, the node
+  // and every input that fed it, as `run --check-finite` says it; else "".
+  std::string nonfinite;
 };
 
 enum class SessionState { Idle, Running, Paused, Finished };
