@@ -10,6 +10,7 @@
 #include "cpu/thread_pool.h"
 #include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/reduction/common.h"
 #include "reference/ops/kernels.h"
 
@@ -29,7 +30,7 @@ void Clip(KernelContext& ctx) {
                std::string(dtype_name(b->dtype())) + shape_to_string(b->shape()));
   const bool has_lo = from_inputs ? lo_t != nullptr : ctx.has_attr("min");
   const bool has_hi = from_inputs ? hi_t != nullptr : ctx.has_attr("max");
-  Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+  Tensor& y = output_over_input(ctx, 0, x.dtype(), x.shape());  // (element i read before it is written)
   dispatch<kNumeric>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
     using C = compute_t<S>;
@@ -48,12 +49,18 @@ void Clip(KernelContext& ctx) {
     };
     if (has_lo) lo = from_inputs ? get<S>(*lo_t, 0) : bound("min", use_lo);
     if (has_hi) hi = from_inputs ? get<S>(*hi_t, 0) : bound("max", use_hi);
-    for (uint64_t i = 0; i < x.element_count(); ++i) {
-      C v = get<S>(x, i);
-      if (use_lo && v < lo) v = lo;
-      if (use_hi && v > hi) v = hi;
-      put<S>(y, i, v);
-    }
+    const std::byte* const px = x.raw();
+    std::byte* const py = y.mutable_raw();
+    for_chunks(x.element_count(), [&, lo, hi, use_lo, use_hi](uint64_t b, uint64_t e) {
+      const std::byte* const in = px;  // locals (math/common.h's unary)
+      std::byte* const out = py;
+      for (uint64_t i = b; i < e; ++i) {
+        C v = to_compute(load_at<S>(in, i));
+        v = use_lo && v < lo ? lo : v;
+        v = use_hi && v > hi ? hi : v;
+        store_at<S>(out, i, from_compute<S>(v));
+      }
+    });
   });
 }
 

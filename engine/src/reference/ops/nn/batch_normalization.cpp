@@ -8,6 +8,7 @@
 #include <limits>
 
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/reduction/common.h"
 #include "reference/ops/nn/common.h"
 #include "reference/ops/kernels.h"
@@ -62,13 +63,25 @@ void BatchNormalization(KernelContext& ctx) {
     }
   }
   Tensor& y = ctx.allocate_output(0, x.dtype(), x.shape());
+  std::vector<double> root(params);  // sqrt(var + epsilon), once per parameter (the same value per element)
+  for (uint64_t p = 0; p < params; ++p) root[p] = std::sqrt(var[p] + eps);
   dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
-    for (uint64_t i = 0; i < x.element_count(); ++i) {
-      const uint64_t p = (i / inner) % params;
-      const double v = static_cast<double>(get<S>(x, i));
-      put_real<S>(y, i, scale[p] * (v - mean[p]) / std::sqrt(var[p] + eps) + bias[p]);
-    }
+    const std::byte* const px = x.raw();
+    std::byte* const py = y.mutable_raw();
+    // Blocks of `inner` elements share one parameter: spread over the threads.
+    for_rows(n * params, inner, [&](uint64_t b0, uint64_t b1) {
+      const std::byte* const in = px;  // locals (math/common.h's unary)
+      std::byte* const out = py;
+      for (uint64_t blk = b0; blk < b1; ++blk) {
+        const uint64_t p = blk % params;
+        const double sc = scale[p], mu = mean[p], r = root[p], bi = bias[p];
+        for (uint64_t i = blk * inner; i < (blk + 1) * inner; ++i) {
+          const double v = static_cast<double>(to_compute(load_at<S>(in, i)));
+          store_at<S>(out, i, from_compute<S>(static_cast<compute_t<S>>(sc * (v - mu) / r + bi)));
+        }
+      }
+    });
   });
   if (!training) return;
   std::vector<double> running_mean(params), running_var(params);
