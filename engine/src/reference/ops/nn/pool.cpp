@@ -7,6 +7,8 @@
 
 #include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
+#include "cpu/thread_pool.h"
 #include "reference/ops/nn/common.h"
 #include "reference/ops/kernels.h"
 
@@ -39,7 +41,7 @@ void pool(KernelContext& ctx, PoolKind kind) {
 
   auto run = [&](auto tag) {
     using S = typename decltype(tag)::type;
-    const std::vector<double> xv = real_values(x);
+    const std::byte* const px = x.raw();  // read in its own type (no copy of X in double)
     const int64_t NC = xs[0] * xs[1], IS = nn::product(win.in), OS = nn::product(win.out);
     const auto in_strides = strides_of(win.in);
     // Column-major spatial strides for storage_order = 1.
@@ -56,6 +58,13 @@ void pool(KernelContext& ctx, PoolKind kind) {
     // never by walking the kernel, whose attribute may be 2^40 long.
     std::vector<int64_t> first(k), last(k), base(k), kk(k);
     auto ceil_div = [](int64_t a, int64_t b) { return a <= 0 ? 0 : (a + b - 1) / b; };
+    // Every output position's taps, found once (not once per channel), in
+    // one table; then the channels are spread over the threads, each result
+    // summed over its taps in the same order as before.
+    std::vector<std::pair<int64_t, int64_t>> table;
+    std::vector<int64_t> tap_start{0};
+    std::vector<double> padded_counts;
+    const uint64_t table_limit = ctx.max_tensor_bytes() / sizeof(table[0]);
     int64_t op = 0;
     for (Counter oc(win.out); oc.valid(); oc.next(), ++op) {
       if ((op & 63) == 0) poll_deadline();  // a run's time limit holds inside one long node too
@@ -94,39 +103,52 @@ void pool(KernelContext& ctx, PoolKind kind) {
           }
         }
       }
-      for (int64_t nc = 0; nc < NC; ++nc) {
-        const double* xp = xv.data() + nc * IS;
-        double r = 0;
-        if (kind == PoolKind::Max) {
-          // NaN inputs are skipped; the first maximum wins.
-          double best = std::numeric_limits<double>::quiet_NaN();
-          int64_t best_row = -1, best_col = -1;
-          for (const auto& [row, col] : taps) {
-            const double v = xp[row];
-            if (std::isnan(v)) continue;
-            if (best_row < 0 || v > best) {
-              best = v;
-              best_row = row;
-              best_col = col;
-            }
-          }
-          r = best;
-          if (want_indices) {
-            const int64_t spatial = best_row < 0 ? 0 : (storage_order == 0 ? best_row : best_col);
-            idx[nc * OS + op] = nc * IS + spatial;
-          }
-        } else if (kind == PoolKind::Average) {
-          double sum = 0;
-          for (const auto& t : taps) sum += xp[t.first];
-          r = sum / (include_pad ? padded_count : static_cast<double>(taps.size()));
-        } else {
-          double sum = 0;
-          for (const auto& t : taps) sum += std::pow(std::abs(xp[t.first]), p);
-          r = std::pow(sum, 1.0 / p);
-        }
-        y[nc * OS + op] = r;
-      }
+      if (table.size() + taps.size() > table_limit)
+        ctx.fail("the pooling windows hold more taps than the tensor limit allows");
+      table.insert(table.end(), taps.begin(), taps.end());
+      tap_start.push_back(static_cast<int64_t>(table.size()));
+      padded_counts.push_back(padded_count);
     }
+    cpu::parallel_for(NC, 1, [&](int64_t c0, int64_t c1) {
+      for (int64_t nc = c0; nc < c1; ++nc) {
+        poll_deadline();
+        const std::byte* const xp = px + nc * IS * static_cast<int64_t>(sizeof(S));
+        auto at = [xp](int64_t i) { return static_cast<double>(to_compute(load_at<S>(xp, static_cast<uint64_t>(i)))); };
+        for (int64_t o = 0; o < OS; ++o) {
+          const auto* t0 = table.data() + tap_start[static_cast<size_t>(o)];
+          const auto* t1 = table.data() + tap_start[static_cast<size_t>(o) + 1];
+          double r = 0;
+          if (kind == PoolKind::Max) {
+            // NaN inputs are skipped; the first maximum wins.
+            double best = std::numeric_limits<double>::quiet_NaN();
+            int64_t best_row = -1, best_col = -1;
+            for (const auto* t = t0; t != t1; ++t) {
+              const double v = at(t->first);
+              if (std::isnan(v)) continue;
+              if (best_row < 0 || v > best) {
+                best = v;
+                best_row = t->first;
+                best_col = t->second;
+              }
+            }
+            r = best;
+            if (want_indices) {
+              const int64_t spatial = best_row < 0 ? 0 : (storage_order == 0 ? best_row : best_col);
+              idx[static_cast<size_t>(nc * OS + o)] = nc * IS + spatial;
+            }
+          } else if (kind == PoolKind::Average) {
+            double sum = 0;
+            for (const auto* t = t0; t != t1; ++t) sum += at(t->first);
+            r = sum / (include_pad ? padded_counts[static_cast<size_t>(o)] : static_cast<double>(t1 - t0));
+          } else {
+            double sum = 0;
+            for (const auto* t = t0; t != t1; ++t) sum += std::pow(std::abs(at(t->first)), p);
+            r = std::pow(sum, 1.0 / p);
+          }
+          y[static_cast<size_t>(nc * OS + o)] = r;
+        }
+      }
+    });
     Tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
     nn::put_all<S>(out, y);
     if (want_indices) {
