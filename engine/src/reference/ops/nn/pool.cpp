@@ -64,7 +64,51 @@ void pool(KernelContext& ctx, PoolKind kind) {
     std::vector<std::pair<int64_t, int64_t>> table;
     std::vector<int64_t> tap_start{0};
     std::vector<double> padded_counts;
-    const uint64_t table_limit = ctx.max_tensor_bytes() / sizeof(table[0]);
+    // In batches of positions (at most kTableTaps taps): bounded scratch.
+    constexpr size_t kTableTaps = size_t{1} << 20;
+    int64_t batch_begin = 0;
+    auto flush = [&](int64_t o_begin, int64_t o_end) {
+      cpu::parallel_for(NC, 1, [&](int64_t c0, int64_t c1) {
+        for (int64_t nc = c0; nc < c1; ++nc) {
+          poll_deadline();
+          const std::byte* const xp = px + nc * IS * static_cast<int64_t>(sizeof(S));
+          auto at = [xp](int64_t i) { return static_cast<double>(to_compute(load_at<S>(xp, static_cast<uint64_t>(i)))); };
+          for (int64_t o = o_begin; o < o_end; ++o) {
+            const auto* t0 = table.data() + tap_start[static_cast<size_t>(o - o_begin)];
+            const auto* t1 = table.data() + tap_start[static_cast<size_t>(o - o_begin) + 1];
+            double r = 0;
+            if (kind == PoolKind::Max) {
+              // NaN inputs are skipped; the first maximum wins.
+              double best = std::numeric_limits<double>::quiet_NaN();
+              int64_t best_row = -1, best_col = -1;
+              for (const auto* t = t0; t != t1; ++t) {
+                const double v = at(t->first);
+                if (std::isnan(v)) continue;
+                if (best_row < 0 || v > best) {
+                  best = v;
+                  best_row = t->first;
+                  best_col = t->second;
+                }
+              }
+              r = best;
+              if (want_indices) {
+                const int64_t spatial = best_row < 0 ? 0 : (storage_order == 0 ? best_row : best_col);
+                idx[static_cast<size_t>(nc * OS + o)] = nc * IS + spatial;
+              }
+            } else if (kind == PoolKind::Average) {
+              double sum = 0;
+              for (const auto* t = t0; t != t1; ++t) sum += at(t->first);
+              r = sum / (include_pad ? padded_counts[static_cast<size_t>(o - o_begin)] : static_cast<double>(t1 - t0));
+            } else {
+              double sum = 0;
+              for (const auto* t = t0; t != t1; ++t) sum += std::pow(std::abs(at(t->first)), p);
+              r = std::pow(sum, 1.0 / p);
+            }
+            y[static_cast<size_t>(nc * OS + o)] = r;
+          }
+        }
+      });
+    };
     int64_t op = 0;
     for (Counter oc(win.out); oc.valid(); oc.next(), ++op) {
       if ((op & 63) == 0) poll_deadline();  // a run's time limit holds inside one long node too
@@ -103,52 +147,18 @@ void pool(KernelContext& ctx, PoolKind kind) {
           }
         }
       }
-      if (table.size() + taps.size() > table_limit)
-        ctx.fail("the pooling windows hold more taps than the tensor limit allows");
       table.insert(table.end(), taps.begin(), taps.end());
       tap_start.push_back(static_cast<int64_t>(table.size()));
       padded_counts.push_back(padded_count);
-    }
-    cpu::parallel_for(NC, 1, [&](int64_t c0, int64_t c1) {
-      for (int64_t nc = c0; nc < c1; ++nc) {
-        poll_deadline();
-        const std::byte* const xp = px + nc * IS * static_cast<int64_t>(sizeof(S));
-        auto at = [xp](int64_t i) { return static_cast<double>(to_compute(load_at<S>(xp, static_cast<uint64_t>(i)))); };
-        for (int64_t o = 0; o < OS; ++o) {
-          const auto* t0 = table.data() + tap_start[static_cast<size_t>(o)];
-          const auto* t1 = table.data() + tap_start[static_cast<size_t>(o) + 1];
-          double r = 0;
-          if (kind == PoolKind::Max) {
-            // NaN inputs are skipped; the first maximum wins.
-            double best = std::numeric_limits<double>::quiet_NaN();
-            int64_t best_row = -1, best_col = -1;
-            for (const auto* t = t0; t != t1; ++t) {
-              const double v = at(t->first);
-              if (std::isnan(v)) continue;
-              if (best_row < 0 || v > best) {
-                best = v;
-                best_row = t->first;
-                best_col = t->second;
-              }
-            }
-            r = best;
-            if (want_indices) {
-              const int64_t spatial = best_row < 0 ? 0 : (storage_order == 0 ? best_row : best_col);
-              idx[static_cast<size_t>(nc * OS + o)] = nc * IS + spatial;
-            }
-          } else if (kind == PoolKind::Average) {
-            double sum = 0;
-            for (const auto* t = t0; t != t1; ++t) sum += at(t->first);
-            r = sum / (include_pad ? padded_counts[static_cast<size_t>(o)] : static_cast<double>(t1 - t0));
-          } else {
-            double sum = 0;
-            for (const auto* t = t0; t != t1; ++t) sum += std::pow(std::abs(at(t->first)), p);
-            r = std::pow(sum, 1.0 / p);
-          }
-          y[static_cast<size_t>(nc * OS + o)] = r;
-        }
+      if (table.size() >= kTableTaps) {
+        flush(batch_begin, op + 1);
+        batch_begin = op + 1;
+        table.clear();
+        tap_start.assign(1, 0);
+        padded_counts.clear();
       }
-    });
+    }
+    if (op > batch_begin) flush(batch_begin, op);
     Tensor& out = ctx.allocate_output(0, x.dtype(), out_shape);
     nn::put_all<S>(out, y);
     if (want_indices) {
