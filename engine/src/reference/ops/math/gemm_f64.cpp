@@ -173,13 +173,15 @@ namespace {
 // acc[j] = acc[j] + a * B(t, j) for j in [j0, j1), B's row t at `brow`: the
 // products of two floats are exact in double, so a fused multiply-add rounds
 // as the pair does.
-__attribute__((target("avx512f"))) void row_update_avx512(double* acc, double a, const float* brow, int64_t j0, int64_t j1) {
+__attribute__((target("avx512f"))) void row_update_avx512(double* acc, double a, const std::byte* brow, int64_t j0, int64_t j1) {
   const __m512d av = _mm512_set1_pd(a);
   int64_t j = j0;
   for (; j + 8 <= j1; j += 8)
-    _mm512_storeu_pd(acc + j, _mm512_fmadd_pd(av, _mm512_cvtps_pd(_mm256_loadu_ps(brow + j)), _mm512_loadu_pd(acc + j)));
+    _mm512_storeu_pd(acc + j, _mm512_fmadd_pd(av, _mm512_cvtps_pd(_mm256_loadu_ps(reinterpret_cast<const float*>(brow + j * 4))), _mm512_loadu_pd(acc + j)));
   for (; j < j1; ++j) {
-    const double p = a * static_cast<double>(brow[j]);  // exact: the pair rounds as the fused form
+    float b;
+    std::memcpy(&b, brow + j * 4, sizeof b);  // (B's bytes need not be aligned for float)
+    const double p = a * static_cast<double>(b);  // exact: the pair rounds as the fused form
     acc[j] = acc[j] + p;
   }
 }
@@ -204,7 +206,7 @@ bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N,
         for (int64_t t = 0; t < K; ++t) {
           float av;
           std::memcpy(&av, a.data + (i * a.row + t * a.col) * static_cast<int64_t>(sizeof(float)), sizeof av);
-          const float* brow = reinterpret_cast<const float*>(b.data) + t * b.row + j0;
+          const std::byte* brow = b.data + (t * b.row + j0) * static_cast<int64_t>(sizeof(float));
           row_update_avx512(acc, static_cast<double>(av), brow, 0, n);
         }
         sink(i, j0, acc, n);
