@@ -10,6 +10,7 @@
 #include <vector>
 #include <sstream>
 
+#include "cmd_diff_against.h"
 #include "commands.h"
 #include "engine_args.h"
 #include "onnxscope/diff.h"
@@ -86,7 +87,7 @@ bool parse_sides(const std::string& spec, const EngineSettings& settings, std::v
 Runner add_diff_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("diff", "Run engines (and dumps) side by side; first divergence and per-node blame against the first");
   struct Args {
-    std::string model, engines = "reference,cpu", report;
+    std::string model, engines = "reference,cpu", report, against, mapping, write_mapping;
     ToleranceArgs tol;
     bool json = false, no_blame = false, fail_fast = false;
     size_t top = 10;
@@ -98,6 +99,13 @@ Runner add_diff_command(CLI::App& app) {
   cmd->add_option("--engines", a->engines,
                   "A (baseline), B[, C...]: engine names or dumps, e.g. reference,cpu or reference,cpu,dump:torch.h5")
       ->capture_default_str();
+  auto* engines_opt = cmd->get_option("--engines");
+  cmd->add_option("--against", a->against,
+                  "Another model of the same network (fp16, quantized, another exporter, optimized): run both on the same "
+                  "inputs and compare the values they pair up (--engines: one engine for both, or A's,B's; default reference)");
+  cmd->add_option("--mapping", a->mapping,
+                  "With --against: a file of 'A_TENSOR B_TENSOR' pairs (or 'A_TENSOR -') taken before any automatic pairing");
+  cmd->add_option("--write-mapping", a->write_mapping, "With --against: write the pairs found to this file (to check or edit)");
   add_tolerance_options(cmd, a->tol);
   cmd->add_option("--top", a->top, "How many blamed nodes to list")->capture_default_str();
   cmd->add_option("--report", a->report, "Also write the report as Markdown to this file");
@@ -110,7 +118,31 @@ Runner add_diff_command(CLI::App& app) {
   add_limit_options(cmd, a->eng.limits);
   add_precision_option(cmd, a->eng.precision);
   add_input_options(cmd, a->in);
-  return [a]() -> int {
+  return [a, engines_opt]() -> int {
+    if (!a->against.empty()) {
+      if (a->fail_fast) {
+        std::cerr << "onnxscope: --fail-fast is for engine diffs; with --against both models run to the end\n";
+        return kExitUsage;
+      }
+      DiffAgainstArgs d;
+      d.model = a->model;
+      d.against = a->against;
+      d.engines = engines_opt->count() ? a->engines : std::string();
+      d.mapping = a->mapping;
+      d.write_mapping = a->write_mapping;
+      d.report = a->report;
+      d.tol = a->tol;
+      d.json = a->json;
+      d.no_blame = a->no_blame;
+      d.top = a->top;
+      d.eng = a->eng;
+      d.in = a->in;
+      return run_diff_against(d);
+    }
+    if (!a->mapping.empty() || !a->write_mapping.empty()) {
+      std::cerr << "onnxscope: --mapping and --write-mapping pair two models' tensors: they need --against\n";
+      return kExitUsage;
+    }
     std::vector<Side> sides;
     if (!parse_sides(a->engines, a->eng.settings(), sides)) return kExitUsage;
     DiffReportContext ctx;

@@ -133,6 +133,11 @@ struct NodeDiff {
   std::string node, op_type;
   std::vector<std::pair<std::string, TensorDiff>> outputs;  // per output present on both sides
   std::vector<std::string> only_in_a, only_in_b;             // outputs one side lacks
+  // diff --against (model_diff.h): per compared output, the tensor of model B it was compared with.
+  std::vector<std::pair<std::string, std::string>> partners;
+  // diff --against, a node with no output paired: "in a rewritten region"
+  // (B computes its value in another form) or "unmatched".
+  std::string unpaired;
   bool diverges = false;
   // Blame: error of this node alone, re-run in engine B on A's inputs.
   std::optional<TensorDiff> introduced;

@@ -43,6 +43,7 @@ double min_cosine(const NodeDiff& n) {
 
 std::string status(const NodeDiff& n) {
   if (n.outputs.empty()) {
+    if (!n.unpaired.empty()) return n.unpaired;
     if (!n.only_in_a.empty()) return "only in A";
     if (!n.only_in_b.empty()) return "only in B";
     return "not compared";
@@ -88,6 +89,8 @@ std::string node_note(const NodeDiff& n) {
     if (d.types_differ())
       add(prefix + "B " + std::string(dtype_name(d.dtype_b)) + ", A " + std::string(dtype_name(d.dtype_a)));
   }
+  for (const auto& [a, b] : n.partners)
+    if (a != b) add((n.partners.size() > 1 ? "'" + a + "' " : std::string()) + "B's '" + b + "'");
   if (!n.outputs.empty()) {
     if (!n.only_in_a.empty()) add("only in A: " + list(n.only_in_a, 3));
     if (!n.only_in_b.empty()) add("only in B: " + list(n.only_in_b, 3));
@@ -191,7 +194,9 @@ std::string diff_report_text(const DiffReport& r, const DiffReportContext& ctx) 
       << nonfinite_detail(n) << "\n";
   }
   if (!ctx.blame_note.empty()) o << ctx.blame_note << "\n";
-  if (!r.blame_order.empty()) {
+  if (!r.blame_order.empty() && r.nodes[r.blame_order[0]].introduced_score <= 0) {
+    o << "no node introduces error: every re-run piece reproduced its outputs exactly\n";
+  } else if (!r.blame_order.empty()) {
     o << "top nodes by introduced error:\n";
     for (size_t k = 0; k < r.blame_order.size() && k < ctx.top; ++k) {
       const auto& n = r.nodes[r.blame_order[k]];
@@ -248,6 +253,12 @@ std::string diff_report_json(const DiffReport& r, const DiffReportContext& ctx) 
             {"observed", jnum(n.total_score)}, {"outputs", outs}, {"only_in_a", n.only_in_a},
             {"only_in_b", n.only_in_b}};
     if (n.introduced) jn["introduced"] = jnum(n.introduced_score);
+    if (!n.unpaired.empty()) jn["unpaired"] = n.unpaired;
+    if (!n.partners.empty()) {
+      json partners = json::object();
+      for (const auto& [a, b] : n.partners) partners[a] = b;
+      jn["b_tensors"] = partners;
+    }
     nodes.push_back(jn);
   }
   json by_dtype = json::object(), by_tensor = json::object();
