@@ -106,6 +106,30 @@ TEST(Cli, DiffSampleBetweenEngines) {
   EXPECT_NE(nodim.err.find("--dim batch=N"), std::string::npos) << nodim.err;
 }
 
+TEST(Cli, BisectPassesOnACleanModelAndItsErrors) {
+  CliRun r = run_cli("bisect-passes " + kSample + " --dim batch=1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_GT(doc["rewrites"].get<int>(), 0);
+  EXPECT_TRUE(doc["all"]["within"].get<bool>());
+  EXPECT_FALSE(doc.contains("culprit"));
+  EXPECT_EQ(run_cli("bisect-passes " + kSample + " --dim batch=1 --engine reference").exit_code, 2);
+  EXPECT_EQ(run_cli("bisect-passes /nonexistent/model.onnx").exit_code, 1);
+}
+
+TEST(Cli, DiffAgainstAnotherModel) {
+  // The same file on both sides: every value pairs by name and agrees.
+  CliRun r = run_cli("diff " + kSample + " --against " + kSample + " --dim batch=1 --json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["match"]["coverage_a"].get<double>(), 1.0);
+  EXPECT_TRUE(doc["match"]["unmatched_a"].empty());
+  EXPECT_EQ(doc["diverging"].get<int>(), 0);
+  EXPECT_EQ(run_cli("diff " + kSample + " --against /nonexistent/b.onnx --dim batch=1").exit_code, 1);
+  EXPECT_EQ(run_cli("diff " + kSample + " --mapping x.tsv").exit_code, 2);
+  EXPECT_EQ(run_cli("diff " + kSample + " --against " + kSample + " --engines reference,cpu,cpu --dim batch=1").exit_code, 2);
+}
+
 TEST(Cli, DiffAgainstADumpAndItsErrors) {
   const std::string dump = ::testing::TempDir() + "cli_diff_dump.h5";
   ASSERT_EQ(run_cli("dump " + kSample + " --engine reference --dim batch=2 --out " + dump).exit_code, 0);

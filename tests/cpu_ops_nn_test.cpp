@@ -411,7 +411,9 @@ TEST(CpuOpsNn, BlockedWindowPoolingMatchesTheReference) {
     bool empty_window = false;
     for (uint64_t e = 0; e < w.element_count() && max; ++e) empty_window |= std::isnan(w.data<float>()[e]) && i % 6 != 5 && i % 12 != 11;
     const NamedValues got = cpu_engine->prepare(std::shared_ptr<const Model>(std::move(cl.model)))->run(in, ro);
-    if (!empty_window) EXPECT_EQ(ran.kernel, "cpu-simd");
+    if (!empty_window) {
+      EXPECT_EQ(ran.kernel, "cpu-simd");
+    }
     const Tensor& g = got.at(0).second.tensor();
     ASSERT_EQ(g.shape(), w.shape());
     for (uint64_t e = 0; e < g.element_count(); ++e) {

@@ -26,5 +26,6 @@ Runner add_dump_command(CLI::App& app);
 Runner add_compare_command(CLI::App& app);
 Runner add_reduce_command(CLI::App& app);
 Runner add_bench_command(CLI::App& app);
+Runner add_bisect_command(CLI::App& app);
 
 }  // namespace onnxscope::cli

@@ -32,6 +32,15 @@ struct CpuOptions {
   // Only where no one else reads the model while the engine runs (the CLI's
   // run and bench, an isolated worker): another reader's pointer would dangle.
   bool release_repacked_weights = false;
+  // Only the first `rewrite_budget` graph rewrites are made (each pass asks
+  // before each one; onnxscope bisect-passes); < 0: every one.
+  int64_t rewrite_budget = -1;
+};
+
+// One graph rewrite the optimizer made: the pass, and the node it was
+// anchored at (the node it fused, folded, replaced or removed).
+struct RewriteSite {
+  std::string pass, node;
 };
 
 struct PassInfo {
@@ -51,5 +60,13 @@ std::vector<PassInfo> cpu_passes();
 const KernelRegistry& cpu_kernels();
 
 std::unique_ptr<Engine> make_cpu_engine(CpuOptions options = {});
+
+// The graph the CPU engine runs for `model` under `options` (its own
+// operators in domain onnxscope.cpu), and the rewrites that made it, in order.
+struct OptimizedModel {
+  std::shared_ptr<Model> model;
+  std::vector<RewriteSite> rewrites;
+};
+OptimizedModel optimize_for_cpu(const Model& model, const CpuOptions& options);
 
 }  // namespace onnxscope

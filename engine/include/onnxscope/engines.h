@@ -22,6 +22,7 @@ struct EngineSettings {
   std::string precision = "fp32";                 // cuda: fp32 or tf32
   int device = 0;                                 // cuda: GPU index
   bool release_repacked_weights = false;          // cpu: CpuOptions::release_repacked_weights
+  int64_t rewrite_budget = -1;                    // cpu, cuda's host: CpuOptions::rewrite_budget
 };
 
 // "reference", "cpu", "cuda"; nullptr for an unknown name. "cuda" throws

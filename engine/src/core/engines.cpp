@@ -45,6 +45,7 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.disabled_passes = s.disabled_passes;
     o.disabled_kernels = s.disabled_kernels;
     o.release_repacked_weights = s.release_repacked_weights;
+    o.rewrite_budget = s.rewrite_budget;
     return make_cpu_engine(o);
   }
   if (name == "cuda" || name == "cuda-sim") {
@@ -59,6 +60,7 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.host.opt_level = s.opt_level;
     o.host.disabled_passes = s.disabled_passes;
     o.host.disabled_kernels = s.disabled_kernels;
+    o.host.rewrite_budget = s.rewrite_budget;
     if (const char* lanes = std::getenv("ONNXSCOPE_CUDA_SIM_LANES"); lanes && name == "cuda-sim") {
       char* end = nullptr;
       const long v = std::strtol(lanes, &end, 10);

@@ -117,4 +117,12 @@ std::vector<PassInfo> cpu_passes() {
 
 std::unique_ptr<Engine> make_cpu_engine(CpuOptions options) { return std::make_unique<CpuEngine>(std::move(options)); }
 
+OptimizedModel optimize_for_cpu(const Model& model, const CpuOptions& options) {
+  OptimizedModel out;
+  out.model = std::make_shared<Model>(model);
+  Diagnostics log;
+  cpu::optimize(*out.model, options, false, log, &out.rewrites);
+  return out;
+}
+
 }  // namespace onnxscope

@@ -1,6 +1,8 @@
 #include "cpu/optimizer.h"
 
 #include <algorithm>
+#include <map>
+#include <mutex>
 
 namespace onnxscope::cpu {
 
@@ -37,9 +39,36 @@ std::vector<std::string> fused_from(const Node& node) {
   return {};
 }
 
-OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, Diagnostics& log) {
+namespace {
+std::mutex replaced_mutex;
+std::map<std::string, PassFn>& replaced() {
+  static std::map<std::string, PassFn> m;
+  return m;
+}
+}  // namespace
+
+void replace_pass_for_testing(const std::string& name, PassFn fn) {
+  std::lock_guard<std::mutex> lock(replaced_mutex);
+  if (fn) replaced()[name] = fn;
+  else replaced().erase(name);
+}
+
+OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, Diagnostics& log,
+                        std::vector<RewriteSite>* sites) {
   OptimizeResult result;
   PassContext ctx{&log};
+  ctx.budget = options.rewrite_budget;
+  ctx.sites = sites;
+  std::map<std::string, PassFn> swapped;
+  {
+    std::lock_guard<std::mutex> lock(replaced_mutex);
+    swapped = replaced();
+  }
+  auto run = [&](const Pass& p) {
+    ctx.pass = p.info.name.c_str();
+    auto it = swapped.find(p.info.name);
+    return (it != swapped.end() ? it->second : p.run)(model, ctx);
+  };
   // A Gradient node differentiates the graph as it runs: a fused node on
   // its path has no derivative rule, so such a graph keeps its nodes.
   bool differentiated = false;
@@ -60,7 +89,7 @@ OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, D
     bool changed = false;
     for (const Pass& p : pass_table()) {
       if (p.last || !wanted(p)) continue;
-      if (p.run(model, ctx)) {
+      if (run(p)) {
         changed = true;
         if (std::find(result.applied.begin(), result.applied.end(), p.info.name) == result.applied.end())
           result.applied.push_back(p.info.name);
@@ -70,7 +99,7 @@ OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, D
   }
   for (const Pass& p : pass_table()) {
     if (!p.last || !wanted(p)) continue;
-    if (p.run(model, ctx)) result.applied.push_back(p.info.name);
+    if (run(p)) result.applied.push_back(p.info.name);
   }
   return result;
 }

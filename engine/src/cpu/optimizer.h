@@ -23,6 +23,20 @@ struct PassContext {
   // largest real weight (VGG-19 fc6, 411 MB), bounded so a hostile
   // ConstantOfShape cannot make prepare allocate without limit.
   uint64_t max_fold_bytes = uint64_t{512} << 20;
+  // bisect-passes: a pass asks before each rewrite it makes (allow()), so a
+  // run can stop after the first `budget` rewrites (< 0: no limit) and
+  // name each one made (`sites`, when set).
+  int64_t budget = -1;
+  std::vector<RewriteSite>* sites = nullptr;
+  const char* pass = "";  // the pass running now (optimize() sets it)
+  // True when the rewrite anchored at node `anchor` may be made (and is
+  // counted); false once the budget is spent: the pass leaves it undone.
+  bool allow(const std::string& anchor) {
+    if (budget == 0) return false;
+    if (budget > 0) --budget;
+    if (sites) sites->push_back({pass, anchor});
+    return true;
+  }
 };
 
 using PassFn = bool (*)(Model& model, PassContext& ctx);
@@ -42,7 +56,12 @@ struct OptimizeResult {
 
 // Runs the enabled passes to a fixed point (bounded); `capture` keeps every
 // original node (passes that fuse or remove nodes are skipped).
-OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, Diagnostics& log);
+OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, Diagnostics& log,
+                        std::vector<RewriteSite>* sites = nullptr);
+
+// Tests only: run `fn` in place of the pass named `name` (a pass broken on
+// purpose, for bisect-passes' test); a null fn restores the pass.
+void replace_pass_for_testing(const std::string& name, PassFn fn);
 
 // Records that `node` stands for the original nodes `from` (their own
 // provenance included).

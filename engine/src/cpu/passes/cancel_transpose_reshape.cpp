@@ -73,9 +73,10 @@ bool reshape_is_noop(const Graph& g, const Node& r, const std::vector<int64_t>& 
 
 // Makes readers of `from` read `to` and drops node i (and the producer
 // `pred`, if that leaves it unread). False when `from` is a graph output.
-bool bypass(Graph& g, size_t i, std::string from, std::string to, int pred) {
+bool bypass(Graph& g, size_t i, std::string from, std::string to, int pred, PassContext& ctx) {
   for (const auto& o : g.outputs)
     if (o.name == from) return false;
+  if (!ctx.allow(g.nodes[i].name)) return false;
   rename_uses(g, from, to);
   std::vector<bool> remove(g.nodes.size(), false);
   remove[i] = true;
@@ -89,7 +90,7 @@ bool bypass(Graph& g, size_t i, std::string from, std::string to, int pred) {
 }
 
 // One rewrite at a time; returns true if the graph changed.
-bool rewrite_once(Model& m) {
+bool rewrite_once(Model& m, PassContext& ctx) {
   Graph& g = m.graph;
   GraphIndex idx(g);
   for (size_t i = 0; i < g.nodes.size(); ++i) {
@@ -99,7 +100,7 @@ bool rewrite_once(Model& m) {
       auto p2 = perm_of(g, n);
       if (!p2 || !valid_perm(*p2)) continue;
       if (is_identity(*p2)) {
-        if (bypass(g, i, n.outputs[0], n.inputs[0], -1)) return true;
+        if (bypass(g, i, n.outputs[0], n.inputs[0], -1, ctx)) return true;
         continue;
       }
       const int pi = idx.producer_index(n.inputs[0]);
@@ -111,10 +112,10 @@ bool rewrite_once(Model& m) {
       std::vector<int64_t> composed(p2->size());
       for (size_t j = 0; j < composed.size(); ++j) composed[j] = (*p1)[static_cast<size_t>((*p2)[j])];
       if (is_identity(composed)) {
-        if (bypass(g, i, n.outputs[0], prev.inputs[0], pi)) return true;
+        if (bypass(g, i, n.outputs[0], prev.inputs[0], pi, ctx)) return true;
         continue;
       }
-      if (!idx.only_read_by(prev.outputs[0], i)) continue;
+      if (!idx.only_read_by(prev.outputs[0], i) || !ctx.allow(n.name)) continue;
       // Two transposes that do not cancel: one transpose with the composed perm.
       set_fused_from(n, {&prev, &n});
       n.inputs[0] = prev.inputs[0];
@@ -129,7 +130,7 @@ bool rewrite_once(Model& m) {
       auto target = reshape_target(m, n);
       if (!target) continue;
       if (reshape_is_noop(g, n, *target)) {
-        if (bypass(g, i, n.outputs[0], n.inputs[0], -1)) return true;
+        if (bypass(g, i, n.outputs[0], n.inputs[0], -1, ctx)) return true;
         continue;
       }
       const int pi = idx.producer_index(n.inputs[0]);
@@ -137,7 +138,7 @@ bool rewrite_once(Model& m) {
       Node& prev = g.nodes[static_cast<size_t>(pi)];
       if (prev.inputs.empty() || prev.inputs[0].empty() || !idx.only_read_by(prev.outputs[0], i)) continue;
       const bool copies = !allowzero(n) && std::find(target->begin(), target->end(), 0) != target->end();
-      if (copies) continue;  // a 0 copies a dim of the intermediate shape
+      if (copies || !ctx.allow(n.name)) continue;  // (a 0 copies a dim of the intermediate shape)
       set_fused_from(n, {&prev, &n});
       n.inputs[0] = prev.inputs[0];
       std::vector<bool> remove(g.nodes.size(), false);
@@ -153,7 +154,7 @@ bool rewrite_once(Model& m) {
 
 bool cancel_transpose_reshape(Model& model, PassContext& ctx) {
   size_t rewrites = 0;
-  while (rewrite_once(model)) ++rewrites;
+  while (rewrite_once(model, ctx)) ++rewrites;
   if (rewrites) log_pass(ctx, model, "cancel-transpose-reshape: " + std::to_string(rewrites) + " rewrites");
   return rewrites > 0;
 }

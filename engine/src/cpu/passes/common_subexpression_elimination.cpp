@@ -107,7 +107,7 @@ bool common_subexpression_elimination(Model& model, PassContext& ctx) {
     Node& dup = g.nodes[i];
     bool is_output = false;
     for (const auto& o : dup.outputs) is_output = is_output || graph_outputs.count(o);
-    if (is_output) continue;
+    if (is_output || !ctx.allow(dup.name)) continue;
     Node& kept = g.nodes[it->second];
     for (size_t k = 0; k < dup.outputs.size(); ++k)
       if (!dup.outputs[k].empty()) rename_uses(g, dup.outputs[k], kept.outputs[k]);

@@ -70,7 +70,7 @@ bool constant_folding(Model& model, PassContext& ctx) {
     if (never_folded(n) || model.function(n.domain, n.op_type, n.overload)) continue;
     bool all_constant = true;
     for (const auto& in : n.inputs) all_constant = all_constant && (in.empty() || constants.count(in));
-    if (!all_constant) continue;
+    if (!all_constant || !ctx.allow(n.name)) continue;
     std::vector<Tensor> values;
     const Attribute* value = is_op(n, "Constant") ? n.attribute("value") : nullptr;
     if (value && value->type == AttrType::Tensor && n.outputs.size() == 1) {

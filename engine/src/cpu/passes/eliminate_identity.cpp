@@ -13,7 +13,7 @@ bool eliminate_identity(Model& model, PassContext& ctx) {
   for (size_t i = 0; i < g.nodes.size();) {
     Node& n = g.nodes[i];
     if (n.op_type != "Identity" || !n.domain.empty() || n.inputs.size() != 1 || n.outputs.size() != 1 ||
-        n.inputs[0].empty() || outputs.count(n.outputs[0])) {
+        n.inputs[0].empty() || outputs.count(n.outputs[0]) || !ctx.allow(n.name)) {
       ++i;
       continue;
     }

@@ -75,14 +75,14 @@ bool expand_contrib_fused(Model& model, PassContext& ctx) {
   for (Node& n : g.nodes) {
     const bool ms = n.domain == "com.microsoft";
     if (ms && n.op_type == "FusedConv" && n.inputs.size() >= 2 && n.inputs.size() <= 3 && n.outputs.size() == 1 &&
-        float_op(g, n) && engine_activation(n)) {
+        float_op(g, n) && engine_activation(n) && ctx.allow(n.name)) {
       n.domain = kCpuDomain;
       out.push_back(std::move(n));
       ++convs;
       continue;
     }
     if (ms && n.op_type == "FusedGemm" && n.inputs.size() >= 2 && n.outputs.size() == 1 && float_op(g, n) &&
-        gemm_activation(n)) {
+        gemm_activation(n) && ctx.allow(n.name)) {
       to_engine_gemm(n);
       out.push_back(std::move(n));
       ++convs;
@@ -96,7 +96,7 @@ bool expand_contrib_fused(Model& model, PassContext& ctx) {
     const size_t rb = fm ? known_rank(g, n.inputs[1]).value_or(0) : 0;
     const bool ta = attr_int_or(n, "transA", 0) != 0, tb = attr_int_or(n, "transB", 0) != 0;
     // A transposed operand needs its rank (the permutation swaps its last two dims).
-    if (!fm || (ta && ra < 2) || (tb && rb < 2)) {
+    if (!fm || (ta && ra < 2) || (tb && rb < 2) || !ctx.allow(n.name)) {
       out.push_back(std::move(n));
       continue;
     }

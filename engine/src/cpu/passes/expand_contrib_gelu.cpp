@@ -37,7 +37,7 @@ bool expand_contrib_gelu(Model& model, PassContext& ctx) {
   size_t expanded = 0;
   for (Node& n : g.nodes) {
     if (n.domain == "com.microsoft" && n.op_type == "QuickGelu" && n.inputs.size() == 1 && n.outputs.size() == 1 &&
-        !n.inputs[0].empty() && elem_type(g, n.inputs[0]) == DataType::Float) {
+        !n.inputs[0].empty() && elem_type(g, n.inputs[0]) == DataType::Float && ctx.allow(n.name)) {
       const Attribute* a = n.attribute("alpha");
       const float alpha = a && a->type == AttrType::Float ? a->f : 1.702f;  // the operator's default
       const std::string base = n.name.empty() ? n.op_type : n.name;
@@ -69,7 +69,7 @@ bool expand_contrib_gelu(Model& model, PassContext& ctx) {
                     elem_type(g, n.inputs[0]) == DataType::Float &&
                     (n.inputs.size() < 2 || n.inputs[1].empty() ||
                      (elem_type(g, n.inputs[1]) == DataType::Float && bias_fits(g, n.inputs[0], n.inputs[1])));
-    if (!ok) {
+    if (!ok || !ctx.allow(n.name)) {
       out.push_back(std::move(n));
       continue;
     }

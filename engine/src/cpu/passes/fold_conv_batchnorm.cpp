@@ -72,7 +72,7 @@ bool fold_conv_batchnorm(Model& model, PassContext& ctx) {
       params[k] = constant_tensor(model, bn.inputs[static_cast<size_t>(k) + 1]);
       ok = ok && params[k] && params[k]->dtype() == w->dtype() && params[k]->element_count() == channels;
     }
-    if (!ok) continue;
+    if (!ok || !ctx.allow(bn.name)) continue;
     const Attribute* eps_attr = bn.attribute("epsilon");
     const double eps = eps_attr ? eps_attr->f : 1e-5f;
     // Per channel: scale factor s and new bias.

@@ -40,7 +40,7 @@ bool fold_conv_mul_add(Model& model, PassContext& ctx) {
       const int64_t channels = w->shape()[0];
       if (b && b->element_count() != static_cast<uint64_t>(channels)) continue;
       auto factor = per_channel(constant_tensor(model, op.inputs[1 - k]), static_cast<size_t>(w->rank()), channels);
-      if (!factor) continue;
+      if (!factor || !ctx.allow(op.name)) continue;
       std::vector<float> bias(static_cast<size_t>(channels), 0.f);
       if (b) std::memcpy(bias.data(), b->raw(), bias.size() * sizeof(float));
       const std::string base = conv.name.empty() ? "conv" : conv.name;

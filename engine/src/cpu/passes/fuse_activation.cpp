@@ -135,7 +135,7 @@ bool fuse_base_activation(Model& model, PassContext& ctx, const char* base_op, c
     if (!is_op(base, base_op) || base.outputs.size() != 1 || base.outputs[0].empty()) continue;
     if (elem_type(g, base.outputs[0]) != DataType::Float) continue;
     auto act = sole_activation(model, idx, base.outputs[0]);
-    if (!available(act, remove)) continue;
+    if (!available(act, remove) || !ctx.allow(base.name)) continue;
     const Node& an = g.nodes[act->node];
     Node f;
     f.name = fused_name(g, base, act->act.op);
@@ -214,7 +214,7 @@ bool fuse_matmul_bias_activation(Model& model, PassContext& ctx) {
       last = act->node;
       value = g.nodes[act->node].outputs[0];
     }
-    if (chain.size() == 1) continue;
+    if (chain.size() == 1 || !ctx.allow(mm.name)) continue;
     Node f;
     f.name = fused_name(g, mm, has_act ? activation.op : std::string("Bias"));
     f.op_type = kFusedMatMul;

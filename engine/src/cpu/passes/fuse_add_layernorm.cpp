@@ -54,7 +54,7 @@ bool fuse_add_layernorm(Model& model, PassContext& ctx) {
     if (ln.inputs.size() > 2 && !ln.inputs[2].empty()) f.inputs.push_back(ln.inputs[2]);
     f.outputs = {ln.outputs[0]};
     f.attributes = ln.attributes;
-    if (!replace_chain(g, remove, {&add, &ln}, std::move(f))) continue;
+    if (!replace_chain(ctx, g, remove, {&add, &ln}, std::move(f))) continue;
     ++fused;
   }
   erase_nodes(g, remove);

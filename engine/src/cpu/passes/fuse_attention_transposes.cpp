@@ -36,7 +36,7 @@ bool fuse_attention_transposes(Model& model, PassContext& ctx) {
       if (bits & (int64_t{1} << k)) continue;
       const int t = idx.producer_index(f.inputs[k]);
       if (t < 0 || remove[static_cast<size_t>(t)] || !swaps_middle(g.nodes[static_cast<size_t>(t)]) ||
-          !idx.only_read_by(f.inputs[k], i))
+          !idx.only_read_by(f.inputs[k], i) || !ctx.allow(g.nodes[static_cast<size_t>(t)].name))
         continue;
       const Node& tr = g.nodes[static_cast<size_t>(t)];
       from.push_back(&tr);
@@ -55,7 +55,7 @@ bool fuse_attention_transposes(Model& model, PassContext& ctx) {
     const Node* tr = idx.sole_reader(g, f.outputs[0], "Transpose");
     if ((!out_attr || out_attr->i == 0) && tr && swaps_middle(*tr)) {
       const auto at = static_cast<size_t>(tr - g.nodes.data());
-      if (remove[at]) continue;
+      if (remove[at] || !ctx.allow(tr->name)) continue;
       // The Transpose's output is now the attention's; the attention moves
       // to the Transpose's place, after everything it reads.
       Node moved = f;

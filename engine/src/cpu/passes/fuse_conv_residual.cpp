@@ -44,7 +44,7 @@ bool fuse_conv_residual(Model& model, PassContext& ctx) {
       f.outputs = {out};
       f.attributes = conv.attributes;
       f.attributes.push_back(make_attr_string("activation", relu ? "Relu" : ""));
-      if (!replace_chain(g, remove, chain, std::move(f))) continue;
+      if (!replace_chain(ctx, g, remove, chain, std::move(f))) continue;
       ++fused;
       with_relu += relu != nullptr;
       break;

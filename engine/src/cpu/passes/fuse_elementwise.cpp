@@ -136,7 +136,7 @@ bool fuse_elementwise(Model& model, PassContext& ctx) {
     if (c.merged || c.nodes.size() < 2) continue;
     std::vector<const Node*> parts;
     for (size_t i : c.nodes) parts.push_back(&g.nodes[i]);
-    if (replace_chain(g, remove, parts, fused_node(g, c.nodes))) {
+    if (replace_chain(ctx, g, remove, parts, fused_node(g, c.nodes))) {
       ++fused;
       ops += c.nodes.size();
     }

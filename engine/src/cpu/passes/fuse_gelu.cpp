@@ -69,7 +69,7 @@ bool fuse_gelu(Model& model, PassContext& ctx) {
     gelu.inputs = {x};
     gelu.outputs = {y};
     if (tanh) gelu.attributes.push_back(make_attr_string("approximate", "tanh"));
-    if (replace_chain(g, remove, chain, std::move(gelu))) ++fused;
+    if (replace_chain(ctx, g, remove, chain, std::move(gelu))) ++fused;
   };
   for (size_t i = 0; i < g.nodes.size(); ++i) {
     const Node& erf = g.nodes[i];

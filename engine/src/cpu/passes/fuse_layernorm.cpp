@@ -72,7 +72,7 @@ bool fuse_layernorm(Model& model, PassContext& ctx) {
     if (!beta.empty()) ln.inputs.push_back(beta);
     ln.outputs = {y};
     ln.attributes = {make_attr_int("axis", -k), make_attr_float("epsilon", static_cast<float>(*eps))};
-    if (replace_chain(g, remove, chain, std::move(ln))) ++fused;
+    if (replace_chain(ctx, g, remove, chain, std::move(ln))) ++fused;
   }
   erase_nodes(g, remove);
   if (fused && !onnx_ln) add_cpu_opset(model);

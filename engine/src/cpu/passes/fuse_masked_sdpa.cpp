@@ -35,7 +35,7 @@ bool fuse_masked_sdpa(Model& model, PassContext& ctx) {
                       make_attr_float("scale_k", static_cast<float>(m->scale_k)),
                       make_attr_float("scale", static_cast<float>(m->scale)), make_attr_int("nan_to_zero", m->nan_guard)};
     if (m->k_bshd) att.attributes.push_back(make_attr_int("bshd_in", 2));  // K in [B, T, H, D]
-    if (replace_chain(g, remove, m->chain, std::move(att))) ++fused;
+    if (replace_chain(ctx, g, remove, m->chain, std::move(att))) ++fused;
   }
   erase_nodes(g, remove);
   if (fused) {

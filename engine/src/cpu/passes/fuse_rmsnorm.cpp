@@ -96,7 +96,7 @@ bool fuse_rmsnorm(Model& model, PassContext& ctx) {
     rms.inputs = {x, weight};
     rms.outputs = {scale->outputs[0]};
     rms.attributes = {make_attr_int("axis", -k), make_attr_float("epsilon", static_cast<float>(*eps))};
-    if (replace_chain(g, remove, chain, std::move(rms))) ++fused;
+    if (replace_chain(ctx, g, remove, chain, std::move(rms))) ++fused;
   }
   erase_nodes(g, remove);
   if (fused && !onnx_rms) add_cpu_opset(model);

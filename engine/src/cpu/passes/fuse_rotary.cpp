@@ -125,7 +125,7 @@ bool fuse_rotary(Model& model, PassContext& ctx) {
     rot.inputs = {x, cos, sin};
     rot.outputs = {add->outputs[0]};
     rot.attributes = {make_attr_int("split", *h)};
-    if (replace_chain(g, remove, chain, std::move(rot))) ++fused;
+    if (replace_chain(ctx, g, remove, chain, std::move(rot))) ++fused;
   }
   erase_nodes(g, remove);
   if (fused) add_cpu_opset(model);

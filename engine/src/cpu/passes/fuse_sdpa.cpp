@@ -28,7 +28,7 @@ bool fuse_sdpa(Model& model, PassContext& ctx) {
     att.inputs = {m->q, m->k, m->v};
     att.outputs = {m->y};
     att.attributes = {make_attr_float("scale", static_cast<float>(m->scale))};
-    if (replace_chain(g, remove, m->chain, std::move(att))) ++fused;
+    if (replace_chain(ctx, g, remove, m->chain, std::move(att))) ++fused;
   }
   erase_nodes(g, remove);
   if (fused) log_pass(ctx, model, "fuse-sdpa: " + std::to_string(fused) + " Attention");

@@ -96,7 +96,7 @@ bool fuse_squeeze_excitation(Model& model, PassContext& ctx) {
       f.attributes.push_back(make_attr_int("block", block->i));
       copy_activation(squeeze, "activation", f);
       copy_activation(*gate, "gate", f);
-      if (!replace_chain(g, remove, {&pool, &squeeze, gate, &mul}, std::move(f))) continue;
+      if (!replace_chain(ctx, g, remove, {&pool, &squeeze, gate, &mul}, std::move(f))) continue;
       ++fused;
       break;
     }

@@ -36,7 +36,7 @@ bool matmul_add_to_gemm(Model& model, PassContext& ctx) {
       if (!a || !b || !a->shape || !b->shape || a->shape->size() != 2 || b->shape->size() != 2) continue;
       if ((a->elem != DataType::Float && a->elem != DataType::Double) || elem_type(g, bias) != a->elem) continue;
       const Dim& n = (*b->shape)[1];
-      if (!n.is_known() || !bias_fits(g, bias, n.value)) continue;
+      if (!n.is_known() || !bias_fits(g, bias, n.value) || !ctx.allow(mm.name)) continue;
       Node gemm;
       gemm.name = mm.name;  // replaces the MatMul; the Add's name goes to provenance
       gemm.op_type = "Gemm";

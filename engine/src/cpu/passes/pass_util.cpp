@@ -266,13 +266,15 @@ bool broadcasts_to(const Graph& g, const std::string& p, const std::string& x) {
   return true;
 }
 
-bool replace_chain(Graph& g, std::vector<bool>& remove, const std::vector<const Node*>& chain, Node fused) {
+bool replace_chain(PassContext& ctx, Graph& g, std::vector<bool>& remove, const std::vector<const Node*>& chain,
+                   Node fused) {
   size_t last = 0;
   for (const Node* n : chain) {
     const auto at = static_cast<size_t>(n - g.nodes.data());
     if (remove[at]) return false;
     last = std::max(last, at);
   }
+  if (chain.empty() || !ctx.allow(chain.front()->name)) return false;
   set_fused_from(fused, chain);
   for (const Node* n : chain) remove[static_cast<size_t>(n - g.nodes.data())] = true;
   remove[last] = false;

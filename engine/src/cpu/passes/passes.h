@@ -99,8 +99,11 @@ void add_cpu_opset(Model& m);
 // Replaces the nodes of `chain` (pointers into g.nodes) by `fused`, which takes
 // the place of the last of them and records them as its provenance; the others
 // are flagged in `remove`. False, and nothing changes, when one of them is
-// already flagged (taken by an earlier replacement in the same scan).
-bool replace_chain(Graph& g, std::vector<bool>& remove, const std::vector<const Node*>& chain, Node fused);
+// already flagged (taken by an earlier replacement in the same scan), or
+// when the rewrite budget is spent (PassContext::allow, anchored at the
+// chain's first node).
+bool replace_chain(PassContext& ctx, Graph& g, std::vector<bool>& remove, const std::vector<const Node*>& chain,
+                   Node fused);
 // Removes the nodes flagged in `remove` (same size as g.nodes), keeping order.
 size_t erase_nodes(Graph& g, const std::vector<bool>& remove);
 // For a binary node reading `value`, its other operand ("" when it reads `value` twice or is not binary).
