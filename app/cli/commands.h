@@ -27,5 +27,6 @@ Runner add_compare_command(CLI::App& app);
 Runner add_reduce_command(CLI::App& app);
 Runner add_bench_command(CLI::App& app);
 Runner add_bisect_command(CLI::App& app);
+Runner add_precision_command(CLI::App& app);
 
 }  // namespace onnxscope::cli

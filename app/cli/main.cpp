@@ -25,6 +25,7 @@ int main(int argc, char** argv) {
   add(add_reduce_command(app));
   add(add_bench_command(app));
   add(add_bisect_command(app));
+  add(add_precision_command(app));
   for (CLI::App* sub : app.get_subcommands({})) add_plugin_options(sub, plugin_args());
 
   try {

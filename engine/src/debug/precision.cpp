@@ -1,0 +1,217 @@
+// The keep-in-float32 search and the quantized values' own errors
+// (onnxscope/precision.h).
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "debug/graph_match_index.h"
+#include "onnxscope/model_diff.h"
+#include "onnxscope/precision.h"
+
+namespace onnxscope {
+namespace {
+
+// The graph outputs of `got` against `want`: the worst one, and whether all are within.
+bool outputs_within(const NamedValues& want, const NamedValues& got, const DiffTolerance& tol, TensorDiff& worst,
+                    std::string& worst_name) {
+  bool ok = true, first = true;
+  for (const auto& [name, v] : want) {
+    auto it = std::find_if(got.begin(), got.end(), [&](const auto& nv) { return nv.first == name; });
+    if (it == got.end()) continue;
+    TensorDiff d = diff_values(v, it->second, tol, name);
+    const double violation = d.comparable ? d.worst_violation : INFINITY;
+    if (first || violation > (worst.comparable ? worst.worst_violation : INFINITY)) {
+      worst = d;
+      worst_name = name;
+      first = false;
+    }
+    ok = ok && d.within();
+  }
+  return ok;
+}
+
+std::string g3(double v) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3g", v);
+  return b;
+}
+
+}  // namespace
+
+PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const NamedValues& inputs, Engine& engine,
+                                     const PrecisionOptions& opt) {
+  PrecisionResult r;
+  const Capture fp32 = capture_run(engine, model, inputs);
+  ++r.runs;
+  NamedValues want;
+  for (const auto& o : model->graph.outputs)
+    if (auto it = fp32.values.find(o.name); it != fp32.values.end()) want.emplace_back(o.name, it->second);
+  r.ranges = node_ranges(*model, fp32, opt.target);
+  const char* type = opt.target == DataType::BFloat16 ? "bfloat16" : "float16";
+  std::set<std::string> keep;
+  for (size_t i = 0; i < r.ranges.size(); ++i) {
+    const NodeRange& n = r.ranges[i];
+    if ((n.overflow || n.underflow) && !r.first_out_of_range) r.first_out_of_range = i;
+    if (n.overflow && keep.insert(n.node).second) {
+      r.keep.push_back(n.node);
+      r.why.push_back("overflows " + std::string(type) + " (" + std::to_string(n.overflow) + " values, max |x| " + g3(n.max_abs) + ")");
+    }
+  }
+  // Every other node converted: how far the outputs move, and each node's own share (blame).
+  auto low = convert_precision(*model, fp32, opt.target, keep, &r.auto_kept);
+  const Capture all_low = capture_run(engine, low, inputs);
+  ++r.runs;
+  NamedValues got_low;
+  for (const auto& o : model->graph.outputs)
+    if (auto it = all_low.values.find(o.name); it != all_low.values.end()) got_low.emplace_back(o.name, it->second);
+  bool met = outputs_within(want, got_low, opt.tolerance, r.all_low, r.all_low_output);
+  r.mixed = r.all_low;
+  r.mixed_output = r.all_low_output;
+  r.mixed_model = low;
+  if (opt.progress)
+    opt.progress("  " + std::to_string(keep.size()) + " node(s) in float32: worst output '" + r.all_low_output + "' max|A-B| " +
+                 g3(r.all_low.max_abs) + (met ? " (meets the tolerance)" : ""));
+  if (!met) {
+    MatchOptions mo;
+    mo.a_values = &fp32;
+    mo.b_values = &all_low;
+    const GraphMatch match = match_graphs(*model, *low, mo);
+    DiffReport report = diff_against(*model, match, fp32, capture_in_a_names(match, all_low), opt.tolerance);
+    blame_against(*model, *low, match, fp32, all_low, engine, opt.tolerance, report);
+    // Greedy: the nodes whose own error is largest against their values' scale first.
+    std::map<std::string, double> scale;
+    for (const auto& n : r.ranges) scale[n.node] = n.max_abs;
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const auto& nd : report.nodes) {
+      if (!nd.introduced || keep.count(nd.node) || !scale.count(nd.node)) continue;
+      const double s = nd.introduced->comparable ? nd.introduced_score / std::max(scale[nd.node], 1e-30) : INFINITY;
+      if (s > 0) ranked.emplace_back(s, nd.node);
+    }
+    std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+    for (const auto& [score, node] : ranked) {
+      if (met || r.keep.size() >= opt.max_keep) break;
+      keep.insert(node);
+      r.keep.push_back(node);
+      r.why.push_back("introduces " + g3(score) + " of its values' scale on its own");
+      std::vector<std::string> ignored;
+      auto mixed = convert_precision(*model, fp32, opt.target, keep, &ignored);
+      const NamedValues got = engine.prepare(mixed)->run(inputs);
+      ++r.runs;
+      met = outputs_within(want, got, opt.tolerance, r.mixed, r.mixed_output);
+      r.mixed_model = mixed;
+      if (opt.progress)
+        opt.progress("  " + std::to_string(keep.size()) + " node(s) in float32 (+ '" + node + "'): worst output '" +
+                     r.mixed_output + "' max|A-B| " + g3(r.mixed.max_abs) + (met ? " (meets the tolerance)" : ""));
+    }
+  }
+  r.met = met;
+  return r;
+}
+
+std::vector<QuantizedValueError> quantized_value_errors(const Model& a, const Model& b, const GraphMatch& m,
+                                                        const Capture& a_values, const Capture& b_values) {
+  const match::GraphIndex A(a, &a_values);
+  const match::GraphIndex B(b, &b_values);
+  // The A tensor A's partner of B's consumer c reads at input k, if c's output is paired with an A node of c's operator.
+  auto read_by_partner = [&](int c, size_t k) -> std::string {
+    const Node& nb = b.graph.nodes[size_t(c)];
+    for (const auto& o : nb.outputs) {
+      if (!B.is_data(o)) continue;
+      auto it = std::find_if(m.pairs.begin(), m.pairs.end(), [&](const TensorPair& p) { return p.b == B.root_of(o); });
+      if (it == m.pairs.end()) continue;
+      auto pa = A.producer.find(it->a);
+      if (pa == A.producer.end()) return {};
+      const Node& na = a.graph.nodes[size_t(pa->second)];
+      if (na.op_type != nb.op_type || k >= na.inputs.size()) return {};
+      return na.inputs[k];
+    }
+    return {};
+  };
+  std::map<std::string, std::string> a_of;  // B root -> A tensor
+  for (const auto& p : m.pairs) a_of[p.b] = p.a;
+  std::vector<QuantizedValueError> out;
+  for (size_t i = 0; i < b.graph.nodes.size(); ++i) {
+    const Node& q = b.graph.nodes[i];
+    if (q.op_type != "QuantizeLinear" || !(q.domain.empty() || q.domain == "com.microsoft") || q.inputs.size() < 2 ||
+        q.outputs.empty() || !B.is_data(q.inputs[0]))
+      continue;
+    auto pa = a_of.find(B.root_of(q.inputs[0]));
+    if (pa == a_of.end()) continue;
+    std::string a_tensor = pa->second;
+    // Through the DequantizeLinear nodes reading q to the first consumer whose partner reads a value.
+    if (auto qc = B.consumers.find(q.outputs[0]); qc != B.consumers.end())
+      for (int dq : qc->second) {
+        const Node& d = b.graph.nodes[size_t(dq)];
+        if (d.op_type != "DequantizeLinear" || d.outputs.empty()) continue;
+        auto dc = B.consumers.find(d.outputs[0]);
+        if (dc == B.consumers.end()) continue;
+        std::string found;
+        for (int c : dc->second) {
+          const Node& nc = b.graph.nodes[size_t(c)];
+          for (size_t k = 0; k < nc.inputs.size() && found.empty(); ++k)
+            if (nc.inputs[k] == d.outputs[0]) found = read_by_partner(c, k);
+          if (!found.empty()) break;
+        }
+        if (!found.empty() && a_values.values.count(found)) {
+          a_tensor = found;
+          break;
+        }
+      }
+    auto va = a_values.values.find(a_tensor);
+    auto vq = b_values.values.find(q.outputs[0]);
+    const Tensor* scale = B.static_value(q.inputs[1]);
+    const Tensor* zp = q.inputs.size() > 2 && !q.inputs[2].empty() ? B.static_value(q.inputs[2]) : nullptr;
+    if (va == a_values.values.end() || !va->second.is_tensor() || vq == b_values.values.end() || !vq->second.is_tensor() ||
+        !scale || scale->element_count() == 0)
+      continue;
+    const Tensor& x = va->second.tensor();
+    const DataType qt = vq->second.tensor().dtype();
+    double lo = 0, hi = 255;
+    switch (qt) {
+      case DataType::Int8: lo = -128; hi = 127; break;
+      case DataType::Uint16: hi = 65535; break;
+      case DataType::Int16: lo = -32768; hi = 32767; break;
+      case DataType::Int4: lo = -8; hi = 7; break;
+      case DataType::Uint4: hi = 15; break;
+      default: break;
+    }
+    // Per tensor, or per axis (the scale's length along `axis`).
+    const Shape& shape = x.shape();
+    const uint64_t channels = scale->element_count();
+    int64_t axis = 1;
+    if (const Attribute* a = q.attribute("axis")) axis = a->i;
+    if (axis < 0) axis += static_cast<int64_t>(shape.size());
+    uint64_t inner = 1;
+    if (channels > 1) {
+      if (axis < 0 || axis >= static_cast<int64_t>(shape.size()) || static_cast<uint64_t>(shape[size_t(axis)]) != channels) continue;
+      for (size_t d = size_t(axis) + 1; d < shape.size(); ++d) inner *= static_cast<uint64_t>(shape[d]);
+    }
+    QuantizedValueError e;
+    e.a_tensor = a_tensor;
+    e.b_tensor = q.outputs[0];
+    e.quantizer = q.label(i);
+    e.elements = x.element_count();
+    std::vector<double> v(x.element_count());
+    x.elements_as_double(0, v.size(), v.data());
+    double sum = 0;
+    for (uint64_t k = 0; k < v.size(); ++k) {
+      const uint64_t c = channels > 1 ? (k / inner) % channels : 0;
+      const double s = scale->element_as_double(c);
+      const double z = zp ? zp->element_as_double(zp->element_count() > 1 ? c : 0) : 0.0;
+      e.scale = std::max(e.scale, std::fabs(s));
+      if (!(s > 0) || !std::isfinite(v[k])) continue;
+      const double unclipped = std::nearbyint(v[k] / s) + z;  // round half to even, as QuantizeLinear
+      const double qv = std::clamp(unclipped, lo, hi);
+      e.saturated += qv != unclipped;
+      const double steps = std::fabs(v[k] - (qv - z) * s) / s;
+      e.max_steps = std::max(e.max_steps, steps);
+      sum += steps;
+    }
+    e.mean_steps = v.empty() ? 0 : sum / static_cast<double>(v.size());
+    out.push_back(std::move(e));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& x, const auto& y) { return x.max_steps > y.max_steps; });
+  return out;
+}
+
+}  // namespace onnxscope
