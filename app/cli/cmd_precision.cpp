@@ -183,7 +183,7 @@ Runner add_precision_command(CLI::App& app) {
     ToleranceArgs tol;
     EngineArgs eng;
     InputArgs in;
-    size_t max_keep = 64, top = 10;
+    size_t max_keep = SIZE_MAX, top = 10;
     bool json = false;
   };
   auto a = std::make_shared<Args>();
@@ -191,7 +191,7 @@ Runner add_precision_command(CLI::App& app) {
   cmd->add_option("--dtype", a->dtype, "the reduced type: fp16 or bf16")->check(CLI::IsMember({"fp16", "bf16"}))->capture_default_str();
   cmd->add_option("--against", a->against, "the model's float16 or quantized version, instead of converting on the fly");
   cmd->add_option("--out", a->out, "write the mixed-precision model here");
-  cmd->add_option("--max-keep", a->max_keep, "at most this many nodes kept in float32 by the search")->capture_default_str();
+  cmd->add_option("--max-keep", a->max_keep, "at most this many nodes kept in float32 by the search (default: no limit)");
   cmd->add_option("--top", a->top, "with --against: how many values and nodes to list")->capture_default_str();
   cmd->add_option("--engine", a->eng.engine, "the engine that runs both (reference, cpu)")->capture_default_str();
   cmd->add_option("--threads", a->eng.threads, "intra-op threads (0: every core)")->capture_default_str();

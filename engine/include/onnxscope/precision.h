@@ -13,6 +13,7 @@
 //   value's error on its own, in quantization steps.
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -55,7 +56,7 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
 struct PrecisionOptions {
   DataType target = DataType::Float16;
   DiffTolerance tolerance;  // the outputs of the mixed model against float32's
-  size_t max_keep = 64;     // nodes the greedy search may keep in float32
+  size_t max_keep = SIZE_MAX;  // nodes the search may keep in float32
   std::function<void(const std::string&)> progress;
 };
 

@@ -88,20 +88,54 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
       if (s > 0) ranked.emplace_back(s, nd.node);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-    for (const auto& [score, node] : ranked) {
-      if (met || r.keep.size() >= opt.max_keep) break;
-      keep.insert(node);
-      r.keep.push_back(node);
-      r.why.push_back("introduces " + g3(score) + " of its values' scale on its own");
+    // The shortest prefix of that ranking whose nodes, kept in float32, make
+    // the outputs meet the tolerance: prefixes of 1, 2, 4, ... nodes until one
+    // does, then a binary search between the last that did not and it. Each
+    // prefix is confirmed by a run of its mixed model.
+    const size_t limit = std::min(opt.max_keep > keep.size() ? opt.max_keep - keep.size() : 0, ranked.size());
+    std::map<size_t, bool> tried;
+    auto try_prefix = [&](size_t n) {
+      if (auto it = tried.find(n); it != tried.end()) return it->second;
+      std::set<std::string> k = keep;
+      for (size_t i = 0; i < n; ++i) k.insert(ranked[i].second);
       std::vector<std::string> ignored;
-      auto mixed = convert_precision(*model, fp32, opt.target, keep, &ignored);
-      const NamedValues got = engine.prepare(mixed)->run(inputs);
+      auto mixed = convert_precision(*model, fp32, opt.target, k, &ignored);
+      TensorDiff worst;
+      std::string worst_name;
+      const bool ok = outputs_within(want, engine.prepare(mixed)->run(inputs), opt.tolerance, worst, worst_name);
       ++r.runs;
-      met = outputs_within(want, got, opt.tolerance, r.mixed, r.mixed_output);
-      r.mixed_model = mixed;
       if (opt.progress)
-        opt.progress("  " + std::to_string(keep.size()) + " node(s) in float32 (+ '" + node + "'): worst output '" +
-                     r.mixed_output + "' max|A-B| " + g3(r.mixed.max_abs) + (met ? " (meets the tolerance)" : ""));
+        opt.progress("  " + std::to_string(k.size()) + " node(s) in float32: worst output '" + worst_name + "' max|A-B| " +
+                     g3(worst.max_abs) + (ok ? " (meets the tolerance)" : ""));
+      return tried[n] = ok;
+    };
+    size_t bad = 0, good = 0;
+    for (size_t n = 1; limit > 0; n = std::min(limit, n * 2)) {
+      if (try_prefix(n)) {
+        good = n;
+        break;
+      }
+      bad = n;
+      if (n == limit) break;
+    }
+    if (good) {
+      while (good - bad > 1) {
+        const size_t mid = bad + (good - bad) / 2;
+        (try_prefix(mid) ? good : bad) = mid;
+      }
+    }
+    const size_t take = good ? good : limit;
+    for (size_t i = 0; i < take; ++i) {
+      keep.insert(ranked[i].second);
+      r.keep.push_back(ranked[i].second);
+      r.why.push_back(std::isinf(ranked[i].first) ? "its float16 result is not finite on its own"
+                                                  : "introduces " + g3(ranked[i].first) + " of its values' scale on its own");
+    }
+    if (take) {
+      std::vector<std::string> ignored;
+      r.mixed_model = convert_precision(*model, fp32, opt.target, keep, &ignored);
+      met = outputs_within(want, engine.prepare(r.mixed_model)->run(inputs), opt.tolerance, r.mixed, r.mixed_output);
+      ++r.runs;
     }
   }
   r.met = met;
