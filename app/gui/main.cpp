@@ -2,6 +2,8 @@
 // onnxscope-gui --screenshot out.png [--select NODE] [--size WxH] MODEL:
 // opens the model, waits for load and layout, applies the actions, writes the
 // main window to a PNG and exits (0 ok, 1 bad model or node, 2 usage).
+// onnxscope-gui A.onnx --against B.onnx: the two models side by side
+// (viewer/include/onnxscope/viewer/model_compare.h); with --screenshot too.
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QElapsedTimer>
@@ -18,6 +20,7 @@
 #include "onnxscope/viewer/graph_view.h"
 #include "onnxscope/viewer/gui_engines.h"
 #include "onnxscope/viewer/main_window.h"
+#include "onnxscope/viewer/model_compare.h"
 
 using onnxscope::viewer::GraphView;
 using onnxscope::viewer::MainWindow;
@@ -33,6 +36,7 @@ struct GuiOptions {
   int step = -1;        // --step N: step N nodes instead
   QString inputs;       // --inputs F.npz (and NAME=FILE): what the engines run on
   QString dims;         // --dim NAME=V: symbolic dims
+  QString against;      // --against B.onnx: compare MODEL with B side by side
   int group_above = -1;  // -1: the view's default
   bool timings = false;
   bool in_process = false;
@@ -60,6 +64,9 @@ GuiOptions parse_options(QCommandLineParser& parser, const QApplication& app) {
   parser.addOption({"in-process", "Run engines inside the GUI process instead of an onnxscope-worker process each "
                                   "(a crashing kernel then takes the GUI down)."});
   parser.addOption({"group-above", "Collapse scope groups of graphs with more than N nodes (default 300).", "N"});
+  parser.addOption({"against", "Open MODEL and B side by side: values paired, selection and scrolling in step, "
+                               "unpaired nodes dimmed, the divergence as heat on both (--engines: the one engine both run on).",
+                    "B"});
   parser.process(app);
 
   GuiOptions o;
@@ -90,13 +97,20 @@ GuiOptions parse_options(QCommandLineParser& parser, const QApplication& app) {
     o.step = parser.value("step").toInt(&ok);
     if (!ok || o.step < 0) usage_error("--step wants a node count");
   }
-  if (o.screenshot.isEmpty() && (parser.isSet("engines") || parser.isSet("step")))
+  if (o.screenshot.isEmpty() && !parser.isSet("against") && (parser.isSet("engines") || parser.isSet("step")))
     usage_error("--engines and --step go with --screenshot");
   o.inputs = parser.values("inputs").join(",");
   o.dims = parser.values("dim").join(",");
-  if ((parser.isSet("inputs") || parser.isSet("dim")) && !parser.isSet("engines") && !parser.isSet("step"))
+  if ((parser.isSet("inputs") || parser.isSet("dim")) && !parser.isSet("engines") && !parser.isSet("step") &&
+      !parser.isSet("against"))
     usage_error("--inputs and --dim go with --engines or --step");
   if (!o.screenshot.isEmpty() && o.model.isEmpty()) usage_error("--screenshot needs a MODEL");
+  o.against = parser.value("against");
+  if (!o.against.isEmpty()) {
+    if (o.model.isEmpty()) usage_error("--against needs a MODEL to compare with");
+    if (o.step >= 0) usage_error("--step is for the debugger of one model, not --against");
+    if (o.engines.size() > 1) usage_error("with --against, --engines is the one engine both models run on");
+  }
   if (o.screenshot.isEmpty() && (!o.select.isEmpty() || parser.isSet("size") || o.timings))
     usage_error("--select, --size and --timings go with --screenshot");
   return o;
@@ -193,6 +207,62 @@ int take_screenshot(MainWindow& window, const GuiOptions& o) {
   return 0;
 }
 
+// --dim NAME=V and --inputs FILE.npz / NAME=FILE for the compare window.
+onnxscope::InputSpec compare_inputs(const GuiOptions& o) {
+  onnxscope::InputSpec spec;
+  for (const QString& d : o.dims.split(',', Qt::SkipEmptyParts)) {
+    const auto kv = d.split('=');
+    bool ok = false;
+    const qlonglong v = kv.size() == 2 ? kv[1].toLongLong(&ok) : 0;
+    if (!ok) usage_error("--dim wants NAME=V, got '" + d + "'");
+    spec.dims[kv[0].toStdString()] = v;
+  }
+  for (const QString& f : o.inputs.split(',', Qt::SkipEmptyParts)) {
+    const auto kv = f.split('=');
+    if (kv.size() == 2) spec.files[kv[0].toStdString()] = kv[1].toStdString();
+    else spec.archives.push_back(f.toStdString());
+  }
+  return spec;
+}
+
+int compare(const GuiOptions& o, QApplication& app) {
+  onnxscope::viewer::ModelCompareWindow window;
+  const QString engine = o.engines.isEmpty() ? QString("reference") : o.engines.front();
+  if (o.screenshot.isEmpty()) {
+    window.show();
+    window.open(o.model, o.against, engine, compare_inputs(o));
+    return app.exec();
+  }
+  window.setMinimumSize(200, 150);
+  window.resize(o.size);
+  window.show();
+  bool ok = false;
+  QString message;
+  auto c = QObject::connect(&window, &onnxscope::viewer::ModelCompareWindow::compared, [&](bool k, const QString& m) {
+    ok = k;
+    message = m;
+  });
+  window.open(o.model, o.against, engine, compare_inputs(o));
+  if (!wait_for(&window, &onnxscope::viewer::ModelCompareWindow::compared, 600000)) return fail("comparing timed out");
+  QObject::disconnect(c);
+  if (!ok) return fail(message);
+  for (GraphView* v : {window.view_a(), window.view_b()})
+    if (const QString why = wait_for_layout(v); !why.isEmpty()) return fail(why);
+  if (!o.select.isEmpty()) {
+    const auto& nodes = window.view_a()->model()->graph.nodes;
+    int found = -1;
+    for (size_t i = 0; i < nodes.size() && found < 0; ++i)
+      if (QString::fromStdString(nodes[i].label(i)) == o.select) found = static_cast<int>(i);
+    if (found < 0) return fail(o.model + ": no node named '" + o.select + "'");
+    window.view_a()->select_node("main", found);
+    for (GraphView* v : {window.view_a(), window.view_b()})
+      if (const QString why = wait_for_layout(v); !why.isEmpty()) return fail(why);
+  }
+  QApplication::processEvents();
+  if (!window.grab().toImage().save(o.screenshot, "PNG")) return fail("cannot write " + o.screenshot);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -209,6 +279,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "onnxscope-gui: onnxscope-worker was not found beside this program (or in $ONNXSCOPE_WORKER): "
                          "engines run inside the GUI process, where a crashing kernel takes the GUI down\n");
   }
+  if (!options.against.isEmpty()) return compare(options, app);
   MainWindow window;
   if (options.group_above >= 0) window.graph_view()->set_grouping_threshold(options.group_above);
   if (!options.screenshot.isEmpty()) return take_screenshot(window, options);

@@ -20,6 +20,7 @@
 #include "graph/graph_panel.h"
 #include "inspector.h"
 #include "onnxscope/viewer/graph_view.h"
+#include "onnxscope/viewer/model_compare.h"
 #include "onnxscope/viewer/model_overview.h"
 #include "onnxscope/viewer/plugins_menu.h"
 
@@ -61,6 +62,20 @@ MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent) {
   auto* open = file->addAction("&Open...", this, &MainWindow::choose_file);
   open->setShortcut(QKeySequence::Open);
   recent_menu_ = file->addMenu("Open &Recent");
+  // Another model of the same network (fp16, quantized, another exporter) side by side.
+  file->addAction("&Compare with...", this, [this] {
+    if (!model_) {
+      status_->setText("Open a model first, then compare it with another");
+      return;
+    }
+    const QString other = QFileDialog::getOpenFileName(this, "Compare with", QFileInfo(loading_path_).absolutePath(),
+                                                       "ONNX models (*.onnx);;All files (*)");
+    if (other.isEmpty()) return;
+    auto* w = new ModelCompareWindow();
+    w->setAttribute(Qt::WA_DeleteOnClose);
+    w->show();
+    w->open(loading_path_, other);
+  });
   file->addSeparator();
   auto* quit = file->addAction("&Quit", this, &QWidget::close);
   quit->setShortcut(QKeySequence::Quit);

@@ -30,6 +30,7 @@ class BoxItem : public QGraphicsItem {
   void set_breakpoint(bool on);
   bool is_current() const { return current_; }
   bool has_breakpoint() const { return breakpoint_; }
+  bool is_dimmed() const { return dimmed_; }
   QColor fill_color() const;
 
  private:

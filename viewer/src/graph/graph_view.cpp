@@ -589,6 +589,8 @@ void GraphView::resizeEvent(QResizeEvent* e) {
 
 void GraphView::scrollContentsBy(int dx, int dy) {
   QGraphicsView::scrollContentsBy(dx, dy);
+  // Scrolling moves the viewport's child widgets with the picture: the legend stays in its corner.
+  d_->legend->move(8, 8);
   minimap_->viewport()->update();
 }
 
