@@ -229,7 +229,7 @@ Runner add_diff_command(CLI::App& app) {
 Runner add_reduce_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("reduce", "Cut a model down to the smallest piece that still diverges between two engines");
   struct Args {
-    std::string model, engines = "reference,cpu", out;
+    std::string model, engines = "reference,cpu", out, against;
     ToleranceArgs tol;
     EngineArgs eng;
     InputArgs in;
@@ -237,12 +237,27 @@ Runner add_reduce_command(CLI::App& app) {
   auto a = std::make_shared<Args>();
   cmd->add_option("MODEL", a->model, "ONNX model file")->required();
   cmd->add_option("--engines", a->engines, "A (baseline) and B")->capture_default_str();
+  auto* engines_opt = cmd->get_option("--engines");
+  cmd->add_option("--against", a->against,
+                  "Another model of the same network: the piece of it that still diverges from MODEL's values "
+                  "(--engines: one engine for both, or A's,B's; default reference)");
   cmd->add_option("--out", a->out, "Folder to write (model.onnx + test_data_set_0)")->required();
   add_tolerance_options(cmd, a->tol);
   add_limit_options(cmd, a->eng.limits);
   add_precision_option(cmd, a->eng.precision);
   add_input_options(cmd, a->in);
-  return [a]() -> int {
+  return [a, engines_opt]() -> int {
+    if (!a->against.empty()) {
+      DiffAgainstArgs d;
+      d.model = a->model;
+      d.against = a->against;
+      d.engines = engines_opt->count() ? a->engines : std::string();
+      d.report = a->out;
+      d.tol = a->tol;
+      d.eng = a->eng;
+      d.in = a->in;
+      return run_reduce_against(d);
+    }
     std::unique_ptr<Engine> ea, eb;
     if (!make_engine_pair(a->engines, a->eng.settings(), ea, eb)) return kExitUsage;
     std::shared_ptr<const Model> m = load_valid_model(a->model);

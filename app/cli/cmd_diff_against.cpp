@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 
 #include "onnxscope/diff_report.h"
@@ -85,91 +86,137 @@ std::vector<std::string> split(const std::string& spec) {
 
 }  // namespace
 
-int run_diff_against(const DiffAgainstArgs& a) {
-  const std::vector<std::string> engines = split(a.engines.empty() ? "reference" : a.engines);
-  if (engines.size() > 2) {
+namespace {
+
+// Both models loaded, run and paired, and the comparison along A (with blame unless asked not to).
+struct Against {
+  std::unique_ptr<Engine> ea, eb;
+  std::vector<std::string> engines;
+  std::shared_ptr<const Model> ma, mb;
+  Capture ca, cb;
+  std::optional<GraphMatch> match;
+  DiffReportContext ctx;
+  DiffReport report;
+};
+
+// 0 when ready, else the exit code (the message printed).
+int prepare_against(const DiffAgainstArgs& a, Against& w, bool blame) {
+  w.engines = split(a.engines.empty() ? "reference" : a.engines);
+  if (w.engines.size() > 2) {
     std::cerr << "onnxscope: with --against, --engines is one engine for both models or two (A's, B's), got '" << a.engines
               << "'\n";
     return kExitUsage;
   }
-  std::unique_ptr<Engine> ea, eb;
   for (size_t k = 0; k < 2; ++k) {
-    const std::string& name = engines[std::min(k, engines.size() - 1)];
+    const std::string& name = w.engines[std::min(k, w.engines.size() - 1)];
     if (name.rfind("dump:", 0) == 0 || (name.size() > 3 && name.compare(name.size() - 3, 3, ".h5") == 0)) {
       std::cerr << "onnxscope: with --against, both sides run models; a dump ('" << name
                 << "') cannot stand for one (use `onnxscope compare`)\n";
       return kExitUsage;
     }
-    (k == 0 ? ea : eb) = make_engine(name, with_plugins(a.eng.settings(), name));
-    if (!(k == 0 ? ea : eb)) {
+    (k == 0 ? w.ea : w.eb) = make_engine(name, with_plugins(a.eng.settings(), name));
+    if (!(k == 0 ? w.ea : w.eb)) {
       std::cerr << "onnxscope: unknown engine '" << name << "' in --engines (engines: reference, cpu, cuda, cuda-sim)\n";
       return kExitUsage;
     }
   }
-  std::shared_ptr<const Model> ma = load_valid_model(a.model);
-  if (!ma) return kExitBadInput;
-  std::shared_ptr<const Model> mb = load_valid_model(a.against);
-  if (!mb) return kExitBadInput;
-  DiffReportContext ctx;
-  ctx.model_path = a.model + " against " + a.against;
-  ctx.tolerance = a.tol.make();
-  ctx.top = a.top;
+  w.ma = load_valid_model(a.model);
+  if (!w.ma) return kExitBadInput;
+  w.mb = load_valid_model(a.against);
+  if (!w.mb) return kExitBadInput;
+  w.ctx.model_path = a.model + " against " + a.against;
+  w.ctx.tolerance = a.tol.make();
+  w.ctx.top = a.top;
+  std::optional<TensorMapping> mapping;
+  if (!a.mapping.empty()) mapping = read_tensor_mapping(a.mapping);
+  w.ctx.inputs = a.in.describe();
+  std::vector<InputNote> notes;
+  NamedValues inputs = make_cli_inputs(*w.ma, a.in, a.in.spec(), &notes);
+  for (const auto& n : notes) w.ctx.inputs += "; " + n.text;
+  NamedValues inputs_b = inputs_for_other(*w.ma, *w.mb, inputs);
+  w.ctx.inputs += " (the same values fed to B)";
+  w.ca = capture_run(*w.ea, w.ma, inputs);
+  w.cb = capture_run(*w.eb, w.mb, inputs_b);
+  MatchOptions mo;
+  mo.mapping = mapping ? &*mapping : nullptr;
+  mo.a_values = &w.ca;
+  mo.b_values = &w.cb;
+  w.match = match_graphs(*w.ma, *w.mb, mo);
+  // Quantized tensors of either model, in A's names, report their steps.
+  w.ctx.tolerance.quant_step = quantization_steps_against(*w.ma, *w.mb, *w.match);
+  w.report = diff_against(*w.ma, *w.match, w.ca, capture_in_a_names(*w.match, w.cb), w.ctx.tolerance);
+  w.report.a = a.model + " (" + w.engines.front() + ")";
+  w.report.b = a.against + " (" + w.engines.back() + ")";
+  if (!blame) {
+    w.ctx.blame_note = "blame: skipped (--no-blame)";
+  } else {
+    blame_against(*w.ma, *w.mb, *w.match, w.ca, w.cb, *w.eb, w.ctx.tolerance, w.report);
+    w.ctx.blame_note = "blame: for each node, the nodes of B that compute its partner re-run on A's values (converted to B's "
+                       "types) and compared with A's outputs; nodes whose piece reaches an unpaired value get none";
+  }
+  return 0;
+}
+
+}  // namespace
+
+int run_reduce_against(const DiffAgainstArgs& a) {
   try {
-    std::optional<TensorMapping> mapping;
-    if (!a.mapping.empty()) mapping = read_tensor_mapping(a.mapping);
-    ctx.inputs = a.in.describe();
-    std::vector<InputNote> notes;
-    NamedValues inputs = make_cli_inputs(*ma, a.in, a.in.spec(), &notes);
-    for (const auto& n : notes) ctx.inputs += "; " + n.text;
-    NamedValues inputs_b = inputs_for_other(*ma, *mb, inputs);
-    ctx.inputs += " (the same values fed to B)";
-    Capture ca = capture_run(*ea, ma, inputs);
-    Capture cb = capture_run(*eb, mb, inputs_b);
-    MatchOptions mo;
-    mo.mapping = mapping ? &*mapping : nullptr;
-    mo.a_values = &ca;
-    mo.b_values = &cb;
-    const GraphMatch match = match_graphs(*ma, *mb, mo);
+    Against w;
+    if (int rc = prepare_against(a, w, true); rc != 0) return rc;
+    std::cout << match_text(*w.match, a.model, a.against);
+    if (!w.report.first_divergence) {
+      std::cout << "no divergence between " << a.model << " and " << a.against << ": nothing to reduce\n";
+      return kExitOk;
+    }
+    const ReduceResult red = reduce_against(*w.ma, *w.mb, *w.match, w.ca, w.cb, *w.eb, w.ctx.tolerance, w.report, a.report);
+    if (!red.reproduced) {
+      std::cout << "the divergence at node '" << w.report.nodes[*w.report.first_divergence].node
+                << "' did not reproduce in a piece of B fed A's values (it builds up over more than one piece); nothing "
+                   "written\n";
+      return kExitBadInput;
+    }
+    std::cout << "wrote " << a.report << ": " << red.nodes.size() << " node(s) of " << a.against << ", " << red.how << "\n";
+    for (const auto& n : red.nodes) std::cout << "  " << n << "\n";
+    std::cout << "max |A-B| " << format_value(red.diff.max_abs, red.diff.dtype_a) << "; run it with: onnxscope conformance --suite "
+              << a.report << " --engine " << w.engines.back() << "\n";
+    return kExitOk;
+  } catch (const Error& e) {
+    std::cerr << "onnxscope: " << e.what() << "\n";
+    return kExitBadInput;
+  }
+}
+
+int run_diff_against(const DiffAgainstArgs& a) {
+  try {
+    Against w;
+    if (int rc = prepare_against(a, w, !a.no_blame); rc != 0) return rc;
     if (!a.write_mapping.empty()) {
       std::ofstream out(a.write_mapping);
-      out << tensor_mapping_text(match, a.model, a.against);
+      out << tensor_mapping_text(*w.match, a.model, a.against);
       if (!out) {
         std::cerr << "onnxscope: cannot write " << a.write_mapping << "\n";
         return kExitBadInput;
       }
     }
-    // Quantized tensors of either model, in A's names, report their steps.
-    ctx.tolerance.quant_step = quantization_steps_against(*ma, *mb, match);
-    const Capture renamed = capture_in_a_names(match, cb);
-    DiffReport report = diff_against(*ma, match, ca, renamed, ctx.tolerance);
-    report.a = a.model + " (" + engines.front() + ")";
-    report.b = a.against + " (" + engines.back() + ")";
-    if (a.no_blame) {
-      ctx.blame_note = "blame: skipped (--no-blame)";
-    } else {
-      blame_against(*ma, *mb, match, ca, cb, *eb, ctx.tolerance, report);
-      ctx.blame_note = "blame: for each node, the nodes of B that compute its partner re-run on A's values (converted to B's "
-                       "types) and compared with A's outputs; nodes whose piece reaches an unpaired value get none";
-    }
-    const std::string pairing = match_text(match, a.model, a.against);
+    const std::string pairing = match_text(*w.match, a.model, a.against);
     if (a.json) {
-      nlohmann::json j = nlohmann::json::parse(diff_report_json(report, ctx));
+      nlohmann::json j = nlohmann::json::parse(diff_report_json(w.report, w.ctx));
       j["against"] = a.against;
-      j["match"] = match_json(match);
+      j["match"] = match_json(*w.match);
       std::cout << j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) << "\n";
     } else {
-      std::cout << pairing << diff_report_text(report, ctx);
+      std::cout << pairing << diff_report_text(w.report, w.ctx);
     }
     if (!a.report.empty()) {
       std::ofstream out(a.report);
-      out << diff_report_markdown(report, ctx) << "\n## Pairing of " << a.model << " with " << a.against << "\n\n```\n"
+      out << diff_report_markdown(w.report, w.ctx) << "\n## Pairing of " << a.model << " with " << a.against << "\n\n```\n"
           << pairing << "```\n";
       if (!out) {
         std::cerr << "onnxscope: cannot write " << a.report << "\n";
         return kExitBadInput;
       }
     }
-    return report.first_divergence ? kExitDrift : kExitOk;
+    return w.report.first_divergence ? kExitDrift : kExitOk;
   } catch (const Error& e) {
     std::cerr << "onnxscope: " << e.what() << "\n";
     return kExitBadInput;

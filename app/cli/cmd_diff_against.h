@@ -20,5 +20,7 @@ struct DiffAgainstArgs {
 };
 
 int run_diff_against(const DiffAgainstArgs& args);
+// reduce A --against B --out DIR: the piece of B that still diverges, as a test folder (args.report is DIR).
+int run_reduce_against(const DiffAgainstArgs& args);
 
 }  // namespace onnxscope::cli

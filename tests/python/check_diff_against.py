@@ -12,6 +12,8 @@ by TorchScript (opset 14) and dynamo (opset 18). Checks:
 - an fp16 copy (weights and compute in float16, float32 at the edges) and an
   onnxruntime quantize_static (QDQ) copy pair through their Cast and Q/DQ
   nodes and are compared as float16 / quantized values;
+- reduce --against writes the piece of B that holds that Conv, fed A's
+  values and expecting A's outputs, as a test folder the reference fails;
 - --write-mapping writes the pairs, --mapping takes them back (and 'A -'
   keeps a tensor unpaired), a malformed mapping, a missing model and models
   that cannot take the same inputs give exit code 1 and a message naming the
@@ -153,6 +155,14 @@ def main():
     if j["blame"][0] != first["node"]:
         fail(f"perturbed weight (other exporter): blame starts {j['blame'][:3]}, wanted {first['node']!r}")
     print(f"perturbed weight: {planted.name} named first and blamed most (also as dynamo's {first['node']})")
+    # reduce --against: the piece of B holding the planted Conv, as a test folder the reference fails.
+    red = work / "reduced"
+    p = subprocess.run([cli, "reduce", str(cnn_dyn), "--against", str(bad), "--out", str(red)], capture_output=True, text=True)
+    if p.returncode != 0 or planted.name not in p.stdout:
+        fail(f"reduce --against: exit {p.returncode}, output {p.stdout[-800:]!r} {p.stderr[-400:]!r}")
+    c = subprocess.run([cli, "conformance", "--suite", str(red), "--engine", "reference"], capture_output=True, text=True)
+    if "1 failed" not in c.stdout:
+        fail(f"the reduced test case does not fail on the reference: {c.stdout[-400:]!r}")
 
     # float16 and quantized copies: paired through Cast and Q/DQ, compared in their types.
     half = work / "mnv3_ts_fp16.onnx"

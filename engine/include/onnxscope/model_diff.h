@@ -5,12 +5,15 @@
 #pragma once
 
 #include <cstddef>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <string>
 
 #include "onnxscope/diff.h"
 #include "onnxscope/engine.h"
 #include "onnxscope/graph_match.h"
+#include "onnxscope/reduce.h"
 
 namespace onnxscope {
 
@@ -44,5 +47,13 @@ DiffReport diff_against(const Model& a, const GraphMatch& m, const Capture& ca, 
 bool blame_against(const Model& a, const Model& b, const GraphMatch& m, const Capture& ca, const Capture& cb,
                    Engine& engine_b, const DiffTolerance& tol, DiffReport& report, size_t max_nodes = 64,
                    const std::function<bool()>& should_stop = {});
+
+// reduce A --against B: the piece of B for the most-blamed A node (else for
+// the first divergent one) that still diverges, written as a backend-style
+// test folder: B's nodes, A's values as inputs (in B's types), A's outputs
+// as the expected outputs (in the type B's piece gives them).
+ReduceResult reduce_against(const Model& a, const Model& b, const GraphMatch& m, const Capture& ca, const Capture& cb,
+                            Engine& engine_b, const DiffTolerance& tol, const DiffReport& report,
+                            const std::filesystem::path& out_dir);
 
 }  // namespace onnxscope

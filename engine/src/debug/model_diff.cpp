@@ -5,12 +5,15 @@
 
 #include <algorithm>
 #include <cmath>
+#include <fstream>
+#include <optional>
 #include <set>
 
 #include "debug/graph_match_index.h"
 #include "onnxscope/diagnostics.h"
 #include "onnxscope/float_formats.h"
 #include "onnxscope/inputs.h"
+#include "onnxscope/proto_io.h"
 
 namespace onnxscope {
 namespace {
@@ -127,6 +130,104 @@ DiffReport diff_against(const Model& a, const GraphMatch& m, const Capture& ca, 
   return r;
 }
 
+namespace {
+
+// The piece of B that computes the partners of one A node's outputs, fed
+// with A's values (converted to B's float types).
+struct BPiece {
+  std::shared_ptr<Model> model;
+  NamedValues feeds;
+  std::map<std::string, std::string> targets;  // B tensor -> A tensor
+};
+
+std::optional<BPiece> b_piece(const Model& b, const match::GraphIndex& B, const std::map<std::string, std::string>& a_of,
+                              const NodeDiff& nd, const Capture& ca, const Capture& cb, size_t max_nodes) {
+  BPiece piece;
+  for (const auto& [ta, tb] : nd.partners) piece.targets.emplace(tb, ta);
+  // Walk back from the partners to paired values (fed with A's) and constants.
+  std::set<int> nodes;
+  std::set<std::string> seen, boundary, initializers;
+  std::vector<std::string> stack;
+  for (const auto& [tb, ta] : piece.targets) stack.push_back(tb);
+  while (!stack.empty()) {
+    const std::string t = stack.back();
+    stack.pop_back();
+    if (t.empty() || !seen.insert(t).second) continue;
+    if (auto it = a_of.find(t); !piece.targets.count(t) && it != a_of.end() && ca.values.count(it->second)) {
+      boundary.insert(t);
+      continue;
+    }
+    if (b.graph.initializer(t)) {
+      initializers.insert(t);
+      continue;
+    }
+    auto p = B.producer.find(t);
+    if (p == B.producer.end()) return std::nullopt;  // an unpaired input of B: the piece cannot be fed from A
+    const Node& n = b.graph.nodes[size_t(p->second)];
+    for (const auto& attr : n.attributes)
+      if (attr.g || !attr.graphs.empty()) return std::nullopt;  // a subgraph's outer names: not followed
+    if (!nodes.insert(p->second).second) continue;
+    if (nodes.size() > max_nodes) return std::nullopt;
+    for (const auto& in : n.inputs) stack.push_back(in);
+  }
+  if (nodes.empty()) return std::nullopt;
+  piece.model = std::make_shared<Model>();
+  Model& s = *piece.model;
+  s.ir_version = b.ir_version;
+  s.opset_imports = b.opset_imports;
+  s.functions = b.functions;
+  s.producer_name = "onnxscope diff --against";
+  s.source = b.source + " [the piece of B computing node " + nd.node + "'s partner]";
+  s.graph.name = "piece";
+  for (const auto& t : boundary) {
+    Value v = ca.values.at(a_of.at(t));
+    if (v.is_tensor())
+      if (auto it = cb.values.find(t); it != cb.values.end() && it->second.is_tensor())
+        v = Value(as_type(v.tensor(), it->second.tensor().dtype()));
+    TypeInfo type;
+    if (v.is_tensor()) {
+      std::vector<Dim> dims;
+      for (int64_t d : v.tensor().shape()) dims.push_back(Dim::known(d));
+      type = TypeInfo::tensor(v.tensor().dtype(), std::move(dims));
+    } else if (v.is_sequence()) {
+      type.kind = TypeInfo::Kind::Sequence;
+    } else {
+      return std::nullopt;
+    }
+    s.graph.inputs.push_back({t, type, {}});
+    piece.feeds.emplace_back(t, std::move(v));
+  }
+  for (const auto& t : initializers) s.graph.initializers.push_back(*b.graph.initializer(t));
+  for (int n : nodes) s.graph.nodes.push_back(b.graph.nodes[size_t(n)]);  // std::set: B's order
+  for (const auto& [tb, ta] : piece.targets) s.graph.outputs.push_back({tb, {}, {}});
+  return piece;
+}
+
+// The piece run in B's engine against A's values: the worst output.
+std::optional<TensorDiff> run_piece(const BPiece& piece, const Capture& ca, Engine& engine_b, const DiffTolerance& tol) {
+  try {
+    NamedValues outs = engine_b.prepare(piece.model)->run(piece.feeds);
+    std::optional<TensorDiff> worst;
+    double worst_score = 0;
+    for (const auto& [tb, v] : outs) {
+      const std::string& ta = piece.targets.at(tb);
+      auto it = ca.values.find(ta);
+      if (it == ca.values.end()) continue;
+      TensorDiff d = diff_values(it->second, v, tol, ta);
+      const double score = d.comparable ? d.max_abs : INFINITY;
+      if (!worst || score >= worst_score) {
+        worst_score = score;
+        worst = d;
+      }
+    }
+    return worst;
+  } catch (const std::exception&) {
+    return std::nullopt;  // the piece cannot run alone
+  }
+}
+
+}  // namespace
+
 bool blame_against(const Model& a, const Model& b, const GraphMatch& m, const Capture& ca, const Capture& cb, Engine& engine_b,
                    const DiffTolerance& tol, DiffReport& report, size_t max_nodes, const std::function<bool()>& should_stop) {
   const match::GraphIndex B(b, &cb);
@@ -139,88 +240,11 @@ bool blame_against(const Model& a, const Model& b, const GraphMatch& m, const Ca
       break;
     }
     if (nd.partners.empty() || nd.node_index >= a.graph.nodes.size()) continue;
-    std::map<std::string, std::string> targets;  // B tensor -> A tensor
-    for (const auto& [ta, tb] : nd.partners) targets.emplace(tb, ta);
-    // Walk back from the partners to paired values (fed with A's) and constants.
-    std::set<int> nodes;
-    std::set<std::string> seen, boundary, initializers;
-    std::vector<std::string> stack;
-    for (const auto& [tb, ta] : targets) stack.push_back(tb);
-    bool ok = true;
-    while (ok && !stack.empty()) {
-      const std::string t = stack.back();
-      stack.pop_back();
-      if (t.empty() || !seen.insert(t).second) continue;
-      if (!targets.count(t) && a_of.count(t) && ca.values.count(a_of[t])) {
-        boundary.insert(t);
-        continue;
-      }
-      if (b.graph.initializer(t)) {
-        initializers.insert(t);
-        continue;
-      }
-      auto p = B.producer.find(t);
-      if (p == B.producer.end()) {
-        ok = false;  // an unpaired input of B: the piece cannot be fed from A
-        break;
-      }
-      const Node& n = b.graph.nodes[size_t(p->second)];
-      for (const auto& attr : n.attributes)
-        if (attr.g || !attr.graphs.empty()) ok = false;  // a subgraph's outer names: not followed
-      if (!nodes.insert(p->second).second) continue;
-      if (nodes.size() > max_nodes) ok = false;
-      for (const auto& in : n.inputs) stack.push_back(in);
-    }
-    if (!ok || nodes.empty()) continue;
-    auto piece = std::make_shared<Model>();
-    piece->ir_version = b.ir_version;
-    piece->opset_imports = b.opset_imports;
-    piece->functions = b.functions;
-    piece->source = b.source + " [the piece of B computing node " + nd.node + "'s partner]";
-    NamedValues feeds;
-    for (const auto& t : boundary) {
-      const Value& va = ca.values.at(a_of[t]);
-      Value v = va;
-      if (va.is_tensor())
-        if (auto it = cb.values.find(t); it != cb.values.end() && it->second.is_tensor())
-          v = Value(as_type(va.tensor(), it->second.tensor().dtype()));
-      TypeInfo type;
-      if (v.is_tensor()) {
-        std::vector<Dim> dims;
-        for (int64_t d : v.tensor().shape()) dims.push_back(Dim::known(d));
-        type = TypeInfo::tensor(v.tensor().dtype(), std::move(dims));
-      } else if (v.is_sequence()) {
-        type.kind = TypeInfo::Kind::Sequence;
-      } else {
-        ok = false;
-      }
-      piece->graph.inputs.push_back({t, type, {}});
-      feeds.emplace_back(t, std::move(v));
-    }
-    if (!ok) continue;
-    for (const auto& t : initializers) piece->graph.initializers.push_back(*b.graph.initializer(t));
-    for (int n : nodes) piece->graph.nodes.push_back(b.graph.nodes[size_t(n)]);  // std::set: B's order
-    for (const auto& [tb, ta] : targets) piece->graph.outputs.push_back({tb, {}, {}});
-    try {
-      NamedValues outs = engine_b.prepare(piece)->run(feeds);
-      TensorDiff worst;
-      bool compared = false;
-      nd.introduced_score = 0;
-      for (const auto& [tb, v] : outs) {
-        const std::string& ta = targets.at(tb);
-        auto it = ca.values.find(ta);
-        if (it == ca.values.end()) continue;
-        TensorDiff d = diff_values(it->second, v, tol, ta);
-        const double score = d.comparable ? d.max_abs : INFINITY;
-        if (!compared || score >= nd.introduced_score) {
-          nd.introduced_score = score;
-          worst = d;
-        }
-        compared = true;
-      }
-      if (compared) nd.introduced = worst;
-    } catch (const std::exception&) {
-      // The piece cannot run alone; the node gets no blame score.
+    auto piece = b_piece(b, B, a_of, nd, ca, cb, max_nodes);
+    if (!piece) continue;
+    if (auto d = run_piece(*piece, ca, engine_b, tol)) {
+      nd.introduced = *d;
+      nd.introduced_score = d->comparable ? d->max_abs : INFINITY;
     }
   }
   report.blame_order.clear();
@@ -230,6 +254,49 @@ bool blame_against(const Model& a, const Model& b, const GraphMatch& m, const Ca
     return report.nodes[x].introduced_score > report.nodes[y].introduced_score;
   });
   return complete;
+}
+
+ReduceResult reduce_against(const Model& a, const Model& b, const GraphMatch& m, const Capture& ca, const Capture& cb,
+                            Engine& engine_b, const DiffTolerance& tol, const DiffReport& report,
+                            const std::filesystem::path& out_dir) {
+  ReduceResult r;
+  const match::GraphIndex B(b, &cb);
+  std::map<std::string, std::string> a_of;
+  for (const auto& p : m.pairs) a_of[p.b] = p.a;
+  // The most-blamed node's piece, then the first divergent node's.
+  std::vector<std::pair<size_t, std::string>> tries;
+  if (!report.blame_order.empty()) tries.emplace_back(report.blame_order.front(), "the piece of B for the node that introduces the most error");
+  if (report.first_divergence) tries.emplace_back(*report.first_divergence, "the piece of B for the first divergent node");
+  for (const auto& [index, how] : tries) {
+    const NodeDiff& nd = report.nodes[index];
+    auto piece = b_piece(b, B, a_of, nd, ca, cb, 64);
+    if (!piece) continue;
+    auto d = run_piece(*piece, ca, engine_b, tol);
+    if (!d || d->within()) continue;
+    namespace fs = std::filesystem;
+    fs::create_directories(out_dir / "test_data_set_0");
+    save_model(*piece->model, out_dir / "model.onnx");
+    for (size_t k = 0; k < piece->feeds.size(); ++k)
+      if (piece->feeds[k].second.is_tensor())
+        std::ofstream(out_dir / "test_data_set_0" / ("input_" + std::to_string(k) + ".pb"), std::ios::binary)
+            << tensor_to_proto_bytes(piece->feeds[k].second.tensor(), piece->feeds[k].first);
+    // Expected: A's values, in the type B's piece gives them.
+    const NamedValues outs = engine_b.prepare(piece->model)->run(piece->feeds);
+    for (size_t k = 0; k < piece->model->graph.outputs.size(); ++k) {
+      const std::string& tb = piece->model->graph.outputs[k].name;
+      const Value& va = ca.values.at(piece->targets.at(tb));
+      auto got = std::find_if(outs.begin(), outs.end(), [&](const auto& nv) { return nv.first == tb; });
+      if (!va.is_tensor() || got == outs.end() || !got->second.is_tensor()) continue;
+      std::ofstream(out_dir / "test_data_set_0" / ("output_" + std::to_string(k) + ".pb"), std::ios::binary)
+          << tensor_to_proto_bytes(as_type(va.tensor(), got->second.tensor().dtype()), tb);
+    }
+    r.reproduced = true;
+    r.diff = *d;
+    r.how = how + " (" + nd.node + "), fed A's values, expected A's outputs";
+    for (const Node& n : piece->model->graph.nodes) r.nodes.push_back(n.name.empty() ? n.op_type : n.name);
+    return r;
+  }
+  return r;
 }
 
 }  // namespace onnxscope
