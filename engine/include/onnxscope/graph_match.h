@@ -5,7 +5,9 @@
 //
 // Pairs come from, strongest first: a mapping file the user wrote (or
 // edited), the graph inputs, equal names, the graph outputs by position,
-// nodes whose weights hold the same values, and the structure (a node whose
+// nodes whose weights hold the same values, the module the exporter says a
+// node came from (dynamo's name scopes, TorchScript's node names), and the
+// structure (a node whose
 // data inputs are paired with a B node's, of the same operator, pairs with
 // it; paired nodes pair their inputs and outputs). Identity, Dropout, Cast
 // between float types and QuantizeLinear -> DequantizeLinear pass a value on:
@@ -24,8 +26,8 @@
 namespace onnxscope {
 
 // How a pair was found.
-enum class MatchHow { Mapping, Input, Name, Output, Weights, Structure };
-const char* match_how_name(MatchHow h);  // "mapping", "input", "name", "output", "weights", "structure"
+enum class MatchHow { Mapping, Input, Name, Output, Weights, Scope, Structure };
+const char* match_how_name(MatchHow h);  // "mapping", "input", "name", "output", "weights", "scope", "structure"
 
 struct TensorPair {
   std::string a, b;

@@ -26,6 +26,7 @@ const char* match_how_name(MatchHow h) {
     case MatchHow::Name: return "name";
     case MatchHow::Output: return "output";
     case MatchHow::Weights: return "weights";
+    case MatchHow::Scope: return "scope";
     case MatchHow::Structure: return "structure";
   }
   return "?";
@@ -166,6 +167,7 @@ class Matcher {
       const size_t before = a2b.size() + na2b.size();
       forward();
       backward();
+      if (a2b.size() + na2b.size() == before) scopes();  // the weaker evidence, when the structure is stuck
       if (a2b.size() + na2b.size() == before) break;
     }
     return finish();
@@ -315,6 +317,91 @@ class Matcher {
       const auto ia = A.data_input_roots(na), ib = B.data_input_roots(nb);
       if (p.op_type == q.op_type) pair_nodes(na, nb, MatchHow::Weights);
       if (!ia.empty() && !ib.empty()) pair(ia[0], ib[0], MatchHow::Weights);
+    }
+  }
+
+  // The module a node was exported from: dynamo's pkg.torch.onnx.name_scopes
+  // (['', 'layer1', 'layer1.0', 'layer1.0.conv1', 'conv2d_3']: the last
+  // module before the fx node's own name), or a TorchScript node name
+  // (/layer1/layer1.0/conv1/Conv: segments that repeat their parent's path
+  // replace it, others extend it). "" when neither.
+  static std::string module_of(const Node& n) {
+    for (const auto& kv : n.metadata) {
+      if (kv.key != "pkg.torch.onnx.name_scopes") continue;
+      std::vector<std::string> parts;
+      for (size_t p = kv.value.find('\''); p != std::string::npos;) {
+        const size_t q = kv.value.find('\'', p + 1);
+        if (q == std::string::npos) break;
+        parts.push_back(kv.value.substr(p + 1, q - p - 1));
+        p = kv.value.find('\'', q + 1);
+      }
+      return parts.size() >= 2 ? parts[parts.size() - 2] : std::string();
+    }
+    if (n.name.size() < 2 || n.name[0] != '/') return {};
+    std::string path;
+    size_t start = 1;
+    for (size_t slash; (slash = n.name.find('/', start)) != std::string::npos; start = slash + 1) {
+      const std::string seg = n.name.substr(start, slash - start);
+      if (seg.empty()) continue;
+      if (!path.empty() && seg.rfind(path + ".", 0) == 0) path = seg;
+      else path = path.empty() ? seg : path + "." + seg;
+    }
+    return path;
+  }
+
+  // Whether B node nb reading its data inputs agrees with what is paired for
+  // A node na's: no input paired elsewhere; `witnessed` when one is paired with its counterpart.
+  bool inputs_agree(int na, int nb, bool& witnessed) const {
+    const auto ia = A.data_input_roots(na), ib = B.data_input_roots(nb);
+    witnessed = false;
+    if (ia.size() != ib.size()) return false;
+    const bool any_order = commutative(A.g.nodes[size_t(na)].op_type);
+    for (size_t k = 0; k < ia.size(); ++k) {
+      auto pa = a2b.find(ia[k]);
+      if (any_order) {
+        if (pa != a2b.end()) {
+          if (std::find(ib.begin(), ib.end(), pa->second) == ib.end()) return false;
+          witnessed = true;
+        }
+        continue;
+      }
+      auto pb = b2a.find(ib[k]);
+      if (pa == a2b.end() && pb == b2a.end()) continue;
+      if (pa == a2b.end() || pa->second != ib[k]) return false;
+      witnessed = true;
+    }
+    return true;
+  }
+
+  // Nodes exported from the same module, of the same operator, the k-th of
+  // as many on both sides: the same computation (two exporters' names) when
+  // their paired inputs agree, and, where a module holds several of that
+  // operator (a GELU's two Muls), one of its inputs is already paired with
+  // the other's.
+  void scopes() {
+    using Key = std::pair<std::string, std::string>;  // module, operator
+    auto collect = [](const GraphIndex& x) {
+      std::map<Key, std::vector<int>> out;
+      for (int n = 0; n < int(x.g.nodes.size()); ++n) {
+        if (!x.data_node[size_t(n)] || x.alias_node[size_t(n)]) continue;
+        const Node& node = x.g.nodes[size_t(n)];
+        std::string module = module_of(node);
+        if (!module.empty()) out[{module, node.op_type}].push_back(n);
+      }
+      return out;
+    };
+    const auto sa = collect(A), sb = collect(B);
+    for (const auto& [key, nodes] : sa) {
+      auto it = sb.find(key);
+      if (it == sb.end() || it->second.size() != nodes.size()) continue;
+      for (size_t k = 0; k < nodes.size(); ++k) {
+        const int na = nodes[k], nb = it->second[k];
+        bool witnessed = false;
+        if (na2b.count(na) || nb2a.count(nb) || !same_attributes(A.g.nodes[size_t(na)], B.g.nodes[size_t(nb)]) ||
+            !inputs_agree(na, nb, witnessed) || (nodes.size() > 1 && !witnessed))
+          continue;
+        pair_nodes(na, nb, MatchHow::Scope);
+      }
     }
   }
 
