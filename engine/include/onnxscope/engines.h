@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "onnxscope/cpu.h"
 #include "onnxscope/engine.h"
 
 namespace onnxscope {
@@ -24,6 +25,10 @@ struct EngineSettings {
   bool release_repacked_weights = false;          // cpu: CpuOptions::release_repacked_weights
   int64_t rewrite_budget = -1;                    // cpu, cuda's host: CpuOptions::rewrite_budget
 };
+
+// The cpu engine's options for these settings (make_engine("cpu") uses them;
+// bisect-passes runs the optimizer alone with them).
+CpuOptions cpu_options(const EngineSettings& s);
 
 // "reference", "cpu", "cuda"; nullptr for an unknown name. "cuda" throws
 // onnxscope::Error (no-device) where there is no GPU to run on.

@@ -20,6 +20,10 @@ struct ReduceResult {
   TensorDiff diff;                 // the divergence the piece shows
 };
 
+// The declared type of a graph input fed with `v`: its element type and
+// exact shape (a sequence, map or optional by kind).
+TypeInfo type_of_value(const Value& v);
+
 // `report` comes from diff_captures (+ blame_nodes) of captures `a` (baseline)
 // and b. Tries the most-blamed node alone, then growing windows of ancestors
 // ending at the first divergence. Writes the folder only when reproduced.

@@ -22,6 +22,21 @@ std::atomic<const KernelRegistry*> g_default_plugin_kernels{nullptr};
 void set_default_plugin_kernels(const KernelRegistry* kernels) { g_default_plugin_kernels = kernels; }
 const KernelRegistry* default_plugin_kernels() { return g_default_plugin_kernels; }
 
+CpuOptions cpu_options(const EngineSettings& s) {
+  CpuOptions o;
+  o.extra_kernels = s.extra_kernels;
+  o.max_tensor_bytes = s.limits.max_tensor_bytes;
+  o.max_live_bytes = s.limits.max_live_bytes;
+  o.timeout_seconds = s.limits.timeout_seconds;
+  o.threads = s.threads;
+  o.opt_level = s.opt_level;
+  o.disabled_passes = s.disabled_passes;
+  o.disabled_kernels = s.disabled_kernels;
+  o.release_repacked_weights = s.release_repacked_weights;
+  o.rewrite_budget = s.rewrite_budget;
+  return o;
+}
+
 std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSettings& settings) {
   EngineSettings s = settings;
   if (!s.extra_kernels) s.extra_kernels = default_plugin_kernels();
@@ -34,33 +49,13 @@ std::unique_ptr<Engine> make_engine(const std::string& name, const EngineSetting
     o.threads = s.threads;
     return make_reference_engine(o);
   }
-  if (name == "cpu") {
-    CpuOptions o;
-    o.extra_kernels = s.extra_kernels;
-    o.max_tensor_bytes = s.limits.max_tensor_bytes;
-    o.max_live_bytes = s.limits.max_live_bytes;
-    o.timeout_seconds = s.limits.timeout_seconds;
-    o.threads = s.threads;
-    o.opt_level = s.opt_level;
-    o.disabled_passes = s.disabled_passes;
-    o.disabled_kernels = s.disabled_kernels;
-    o.release_repacked_weights = s.release_repacked_weights;
-    o.rewrite_budget = s.rewrite_budget;
-    return make_cpu_engine(o);
-  }
+  if (name == "cpu") return make_cpu_engine(cpu_options(s));
   if (name == "cuda" || name == "cuda-sim") {
     CudaOptions o;
     o.device = s.device;
     o.precision = s.precision;
-    o.host.extra_kernels = s.extra_kernels;
-    o.host.max_tensor_bytes = s.limits.max_tensor_bytes;
-    o.host.max_live_bytes = s.limits.max_live_bytes;
-    o.host.timeout_seconds = s.limits.timeout_seconds;
-    o.host.threads = s.threads;
-    o.host.opt_level = s.opt_level;
-    o.host.disabled_passes = s.disabled_passes;
-    o.host.disabled_kernels = s.disabled_kernels;
-    o.host.rewrite_budget = s.rewrite_budget;
+    o.host = cpu_options(s);
+    o.host.release_repacked_weights = false;  // as before: a device engine's host keeps the plain weights
     if (const char* lanes = std::getenv("ONNXSCOPE_CUDA_SIM_LANES"); lanes && name == "cuda-sim") {
       char* end = nullptr;
       const long v = std::strtol(lanes, &end, 10);

@@ -10,16 +10,8 @@
 namespace onnxscope {
 namespace {
 
-CpuOptions cpu_options(const EngineSettings& s, int64_t budget) {
-  CpuOptions o;
-  o.opt_level = s.opt_level;
-  o.disabled_passes = s.disabled_passes;
-  o.disabled_kernels = s.disabled_kernels;
-  o.extra_kernels = s.extra_kernels;
-  o.threads = s.threads;
-  o.max_tensor_bytes = s.limits.max_tensor_bytes;
-  o.max_live_bytes = s.limits.max_live_bytes;
-  o.timeout_seconds = s.limits.timeout_seconds;
+CpuOptions with_budget(const EngineSettings& s, int64_t budget) {
+  CpuOptions o = cpu_options(s);
   o.rewrite_budget = budget;
   return o;
 }
@@ -59,7 +51,7 @@ BisectResult bisect_passes(std::shared_ptr<const Model> model, const NamedValues
   BisectResult r;
   EngineSettings ref_settings = opt.settings;
   const NamedValues want = make_engine("reference", ref_settings)->prepare(model)->run(inputs);
-  r.sites = optimize_for_cpu(*model, cpu_options(opt.settings, -1)).rewrites;
+  r.sites = optimize_for_cpu(*model, with_budget(opt.settings, -1)).rewrites;
   std::map<int64_t, OutputCheck> seen;
   auto run = [&](int64_t budget) -> const OutputCheck& {
     if (auto it = seen.find(budget); it != seen.end()) return it->second;
@@ -87,8 +79,8 @@ BisectResult bisect_passes(std::shared_ptr<const Model> model, const NamedValues
   r.culprit = static_cast<size_t>(hi - 1);
   r.before = run(lo);
   r.after = run(hi);
-  r.model_before = optimize_for_cpu(*model, cpu_options(opt.settings, lo)).model;
-  r.model_after = optimize_for_cpu(*model, cpu_options(opt.settings, hi)).model;
+  r.model_before = optimize_for_cpu(*model, with_budget(opt.settings, lo)).model;
+  r.model_after = optimize_for_cpu(*model, with_budget(opt.settings, hi)).model;
   std::multiset<std::string> before, after;
   for (const Node& x : r.model_before->graph.nodes) before.insert(signature(x));
   for (const Node& x : r.model_after->graph.nodes) after.insert(signature(x));

@@ -184,17 +184,8 @@ std::optional<BPiece> b_piece(const Model& b, const match::GraphIndex& B, const 
     if (v.is_tensor())
       if (auto it = cb.values.find(t); it != cb.values.end() && it->second.is_tensor())
         v = Value(as_type(v.tensor(), it->second.tensor().dtype()));
-    TypeInfo type;
-    if (v.is_tensor()) {
-      std::vector<Dim> dims;
-      for (int64_t d : v.tensor().shape()) dims.push_back(Dim::known(d));
-      type = TypeInfo::tensor(v.tensor().dtype(), std::move(dims));
-    } else if (v.is_sequence()) {
-      type.kind = TypeInfo::Kind::Sequence;
-    } else {
-      return std::nullopt;
-    }
-    s.graph.inputs.push_back({t, type, {}});
+    if (!v.is_tensor() && !v.is_sequence()) return std::nullopt;
+    s.graph.inputs.push_back({t, type_of_value(v), {}});
     piece.feeds.emplace_back(t, std::move(v));
   }
   for (const auto& t : initializers) s.graph.initializers.push_back(*b.graph.initializer(t));

@@ -7,7 +7,6 @@
 #include "onnxscope/proto_io.h"
 
 namespace onnxscope {
-namespace {
 
 TypeInfo type_of_value(const Value& v) {
   TypeInfo t;
@@ -24,6 +23,8 @@ TypeInfo type_of_value(const Value& v) {
   }
   return t;
 }
+
+namespace {
 
 struct Piece {
   std::shared_ptr<Model> model;
