@@ -116,6 +116,18 @@ def main():
         fail(f"--against the float16 model: first out of range {j.get('first_out_of_range')!r}, "
              f"first non-finite {j.get('first_nonfinite')!r}; wanted mm_big for both")
 
+    # A ConstantOfShape with no value makes float32 zeros: converted, they must be float16 too.
+    zeros = work / "zeros.onnx"
+    g = helper.make_graph([helper.make_node("Shape", ["x"], ["s"], name="shape"),
+                           helper.make_node("ConstantOfShape", ["s"], ["z"], name="zeros"),
+                           helper.make_node("Add", ["x", "z"], ["y"], name="add")], "zeros",
+                          [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+                          [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])])
+    onnx.save(helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8), str(zeros))
+    j = run(cli, "precision", zeros, "--json")
+    if not j["met"]:
+        fail("a ConstantOfShape without a value: the float16 model does not run or does not meet the tolerance")
+
     # A badly calibrated value in a QDQ model.
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, quantize_static
 

@@ -196,6 +196,14 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
         if (n.op_type == "Cast" && a.name == "to" && a.i == static_cast<int64_t>(DataType::Float)) a.i = static_cast<int64_t>(target);
         if (n.op_type == "ConstantOfShape" && a.name == "value" && a.t.dtype() == DataType::Float) a.t = converted(a.t, target);
       }
+      // ConstantOfShape without a value makes float32 zeros: made explicit in the low type.
+      if (n.op_type == "ConstantOfShape" && !n.attribute("value")) {
+        Attribute v;
+        v.name = "value";
+        v.type = AttrType::Tensor;
+        v.t = converted(Tensor::zeros(DataType::Float, {1}), target);
+        n.attributes.push_back(std::move(v));
+      }
       for (const auto& o : n.outputs)
         if (!o.empty() && original_type(o) == DataType::Float) type[o] = target;
     } else {
