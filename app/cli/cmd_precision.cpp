@@ -60,8 +60,11 @@ int run_search(const std::string& path, std::shared_ptr<const Model> m, const Na
        g3(r.all_low.max_abs) + (r.all_low.within() ? " (meets the tolerance)" : " (out of tolerance)") + "\n";
   t += "kept in float32 (" + std::to_string(r.keep.size()) + "):";
   for (size_t i = 0; i < r.keep.size(); ++i) t += "\n  '" + r.keep[i] + "': " + r.why[i];
-  t += "\nthe mixed model: worst output '" + r.mixed_output + "' max|A-B| " + g3(r.mixed.max_abs) +
-       (r.met ? " (meets the tolerance)" : " (still out of tolerance: --max-keep, or a looser tolerance)") + "\n";
+  if (o.emulate)
+    t += "\n(the search ran emulated " + std::string(type) + " models: float32 kernels on values rounded to " + type +
+         "; it found the tolerance " + (r.emulated_met ? "met" : "not met") + ")";
+  t += "\nthe mixed model, run as written: worst output '" + r.mixed_output + "' max|A-B| " + g3(r.mixed.max_abs) +
+       (r.met ? " (meets the tolerance)" : " (out of tolerance: --max-keep, a looser tolerance, or --no-emulate)") + "\n";
   if (!out.empty() && r.mixed_model) {
     save_model(*r.mixed_model, out);
     t += "wrote " + out + "\n";
@@ -71,7 +74,8 @@ int run_search(const std::string& path, std::shared_ptr<const Model> m, const Na
     nlohmann::json ranges = nlohmann::json::array();
     for (const auto& n : r.ranges) ranges.push_back(range_json(n));
     nlohmann::json j{{"model", path}, {"dtype", type}, {"ranges", ranges}, {"auto_kept", r.auto_kept},
-                     {"keep", r.keep}, {"why", r.why}, {"met", r.met}, {"runs", r.runs},
+                     {"keep", r.keep}, {"why", r.why}, {"met", r.met}, {"emulated", o.emulate},
+                     {"emulated_met", r.emulated_met}, {"runs", r.runs},
                      {"all_low", {{"output", r.all_low_output}, {"max_abs", r.all_low.max_abs}, {"within", r.all_low.within()}}},
                      {"mixed", {{"output", r.mixed_output}, {"max_abs", r.mixed.max_abs}, {"within", r.mixed.within()}}}};
     if (r.first_out_of_range) j["first_out_of_range"] = r.ranges[*r.first_out_of_range].node;
@@ -184,7 +188,7 @@ Runner add_precision_command(CLI::App& app) {
     EngineArgs eng;
     InputArgs in;
     size_t max_keep = SIZE_MAX, top = 10;
-    bool json = false;
+    bool json = false, no_emulate = false;
   };
   auto a = std::make_shared<Args>();
   cmd->add_option("MODEL", a->model, "the float32 ONNX model")->required();
@@ -196,6 +200,9 @@ Runner add_precision_command(CLI::App& app) {
   cmd->add_option("--engine", a->eng.engine, "the engine that runs both (reference, cpu)")->capture_default_str();
   cmd->add_option("--threads", a->eng.threads, "intra-op threads (0: every core)")->capture_default_str();
   cmd->add_flag("--json", a->json, "Print one JSON document");
+  cmd->add_flag("--no-emulate", a->no_emulate,
+                "Search with real float16/bfloat16 models instead of emulated ones (float32 kernels on rounded values); "
+                "slow where the engine has no kernels of the type");
   add_tolerance_options(cmd, a->tol);
   add_limit_options(cmd, a->eng.limits);
   add_input_options(cmd, a->in);
@@ -231,6 +238,7 @@ Runner add_precision_command(CLI::App& app) {
           o.tolerance.atol = it->second.atol;
         }
       o.max_keep = a->max_keep;
+      o.emulate = !a->no_emulate;
       if (!a->json) o.progress = [](const std::string& line) { std::cerr << line << "\n"; };
       return run_search(a->model, m, inputs, *engine, o, a->out, a->json);
     } catch (const Error& e) {

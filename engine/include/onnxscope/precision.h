@@ -50,13 +50,24 @@ std::vector<NodeRange> node_ranges(const Model& model, const Capture& fp32, Data
 // constraints, operators outside the standard domains, subgraphs) stay
 // float32 too; `auto_kept` lists them. Needs the float32 run's values for the
 // element types of the model's values.
+//
+// With `emulate`, the model stays float32: each converted node reads its
+// float inputs rounded to `target` (constants rounded once, values through a
+// Cast to `target` and back) and its float outputs are rounded the same way.
+// It computes what storing every value of the converted nodes in `target`
+// gives (the reference's own float16 kernels compute in double and round
+// each result once), at float32 speed on engines without float16 kernels.
 std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32, DataType target,
-                                         const std::set<std::string>& keep, std::vector<std::string>* auto_kept = nullptr);
+                                         const std::set<std::string>& keep, std::vector<std::string>* auto_kept = nullptr,
+                                         bool emulate = false);
 
 struct PrecisionOptions {
   DataType target = DataType::Float16;
   DiffTolerance tolerance;  // the outputs of the mixed model against float32's
   size_t max_keep = SIZE_MAX;  // nodes the search may keep in float32
+  // The search runs emulated models (convert_precision's `emulate`); the
+  // mixed model it ends with is converted for real and run once to confirm.
+  bool emulate = true;
   std::function<void(const std::string&)> progress;
 };
 
@@ -68,7 +79,8 @@ struct PrecisionResult {
   std::vector<std::string> why;              // per kept node: "overflows float16 (max |x| 1.2e5)", "blame 0.3"
   TensorDiff all_low, mixed;                 // worst output: every node converted; the mixed model
   std::string all_low_output, mixed_output;
-  bool met = false;                          // the mixed model's outputs meet the tolerance
+  bool met = false;                          // the mixed model's outputs meet the tolerance (a run of the real model)
+  bool emulated_met = false;                 // the search's own verdict (emulated when PrecisionOptions::emulate)
   size_t runs = 0;
   std::shared_ptr<Model> mixed_model;
 };

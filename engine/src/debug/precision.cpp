@@ -58,87 +58,115 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
     }
   }
   // Every other node converted: how far the outputs move, and each node's own share (blame).
-  auto low = convert_precision(*model, fp32, opt.target, keep, &r.auto_kept);
+  // The search runs emulated models (float32 kernels on rounded values) when asked.
+  auto low = convert_precision(*model, fp32, opt.target, keep, &r.auto_kept, opt.emulate);
   const Capture all_low = capture_run(engine, low, inputs);
   ++r.runs;
   NamedValues got_low;
   for (const auto& o : model->graph.outputs)
     if (auto it = all_low.values.find(o.name); it != all_low.values.end()) got_low.emplace_back(o.name, it->second);
-  bool met = outputs_within(want, got_low, opt.tolerance, r.all_low, r.all_low_output);
-  r.mixed = r.all_low;
-  r.mixed_output = r.all_low_output;
-  r.mixed_model = low;
+  const bool all_low_met = outputs_within(want, got_low, opt.tolerance, r.all_low, r.all_low_output);
   if (opt.progress)
-    opt.progress("  " + std::to_string(keep.size()) + " node(s) in float32: worst output '" + r.all_low_output + "' max|A-B| " +
-                 g3(r.all_low.max_abs) + (met ? " (meets the tolerance)" : ""));
-  if (!met) {
+    opt.progress("  " + std::to_string(keep.size()) + " node(s) in float32" + (opt.emulate ? " (emulated)" : "") +
+                 ": worst output '" + r.all_low_output + "' max|A-B| " + g3(r.all_low.max_abs) +
+                 (all_low_met ? " (meets the tolerance)" : ""));
+  // A run of the model as it would be written (real types), with the first n ranked nodes kept too.
+  std::vector<std::pair<double, std::string>> ranked;
+  auto keep_with = [&](size_t n) {
+    std::set<std::string> k = keep;
+    for (size_t i = 0; i < n && i < ranked.size(); ++i) k.insert(ranked[i].second);
+    return k;
+  };
+  std::map<std::pair<bool, size_t>, bool> tried;
+  auto try_prefix = [&](size_t n, bool real) {
+    if (auto it = tried.find({real, n}); it != tried.end()) return it->second;
+    const std::set<std::string> k = keep_with(n);
+    std::vector<std::string> ignored;
+    auto mixed = convert_precision(*model, fp32, opt.target, k, &ignored, opt.emulate && !real);
+    TensorDiff worst;
+    std::string worst_name;
+    const bool ok = outputs_within(want, engine.prepare(mixed)->run(inputs), opt.tolerance, worst, worst_name);
+    ++r.runs;
+    if (opt.progress)
+      opt.progress("  " + std::to_string(k.size()) + " node(s) in float32" + (real || !opt.emulate ? "" : " (emulated)") +
+                   ": worst output '" + worst_name + "' max|A-B| " + g3(worst.max_abs) + (ok ? " (meets the tolerance)" : ""));
+    return tried[{real, n}] = ok;
+  };
+  // The ranking: each node's own error (blame) against its values' scale, largest first.
+  auto rank = [&] {
     MatchOptions mo;
     mo.a_values = &fp32;
     mo.b_values = &all_low;
     const GraphMatch match = match_graphs(*model, *low, mo);
     DiffReport report = diff_against(*model, match, fp32, capture_in_a_names(match, all_low), opt.tolerance);
     blame_against(*model, *low, match, fp32, all_low, engine, opt.tolerance, report);
-    // Greedy: the nodes whose own error is largest against their values' scale first.
     std::map<std::string, double> scale;
     for (const auto& n : r.ranges) scale[n.node] = n.max_abs;
-    std::vector<std::pair<double, std::string>> ranked;
     for (const auto& nd : report.nodes) {
       if (!nd.introduced || keep.count(nd.node) || !scale.count(nd.node)) continue;
-      const double s = nd.introduced->comparable ? nd.introduced_score / std::max(scale[nd.node], 1e-30) : INFINITY;
-      if (s > 0) ranked.emplace_back(s, nd.node);
+      const double sc = nd.introduced->comparable ? nd.introduced_score / std::max(scale[nd.node], 1e-30) : INFINITY;
+      if (sc > 0) ranked.emplace_back(sc, nd.node);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
-    // The shortest prefix of that ranking whose nodes, kept in float32, make
-    // the outputs meet the tolerance: prefixes of 1, 2, 4, ... nodes until one
-    // does, then a binary search between the last that did not and it. Each
-    // prefix is confirmed by a run of its mixed model.
-    const size_t limit = std::min(opt.max_keep > keep.size() ? opt.max_keep - keep.size() : 0, ranked.size());
-    std::map<size_t, bool> tried;
-    auto try_prefix = [&](size_t n) {
-      if (auto it = tried.find(n); it != tried.end()) return it->second;
-      std::set<std::string> k = keep;
-      for (size_t i = 0; i < n; ++i) k.insert(ranked[i].second);
-      std::vector<std::string> ignored;
-      auto mixed = convert_precision(*model, fp32, opt.target, k, &ignored);
-      TensorDiff worst;
-      std::string worst_name;
-      const bool ok = outputs_within(want, engine.prepare(mixed)->run(inputs), opt.tolerance, worst, worst_name);
-      ++r.runs;
-      if (opt.progress)
-        opt.progress("  " + std::to_string(k.size()) + " node(s) in float32: worst output '" + worst_name + "' max|A-B| " +
-                     g3(worst.max_abs) + (ok ? " (meets the tolerance)" : ""));
-      return tried[n] = ok;
-    };
-    size_t bad = 0, good = 0;
-    for (size_t n = 1; limit > 0; n = std::min(limit, n * 2)) {
-      if (try_prefix(n)) {
+  };
+  // The shortest prefix of the ranking, from `from` nodes on, whose nodes kept
+  // in float32 make the outputs meet the tolerance: prefixes doubling until one
+  // does, then a binary search. 0 when even the longest allowed does not.
+  const auto limit_of = [&] { return std::min(opt.max_keep > keep.size() ? opt.max_keep - keep.size() : 0, ranked.size()); };
+  auto search = [&](size_t from, bool real) -> size_t {
+    const size_t limit = limit_of();
+    size_t bad = from, good = 0;
+    for (size_t n = std::max<size_t>(1, from * 2); from < limit; n = std::min(limit, n * 2)) {
+      if (try_prefix(n, real)) {
         good = n;
         break;
       }
       bad = n;
       if (n == limit) break;
     }
-    if (good) {
-      while (good - bad > 1) {
-        const size_t mid = bad + (good - bad) / 2;
-        (try_prefix(mid) ? good : bad) = mid;
-      }
+    if (!good) return 0;
+    while (good - bad > 1) {
+      const size_t mid = bad + (good - bad) / 2;
+      (try_prefix(mid, real) ? good : bad) = mid;
     }
-    const size_t take = good ? good : limit;
-    for (size_t i = 0; i < take; ++i) {
-      keep.insert(ranked[i].second);
-      r.keep.push_back(ranked[i].second);
-      r.why.push_back(std::isinf(ranked[i].first) ? "its float16 result is not finite on its own"
-                                                  : "introduces " + g3(ranked[i].first) + " of its values' scale on its own");
+    return good;
+  };
+  size_t take = 0;
+  bool met = all_low_met;
+  r.emulated_met = all_low_met;
+  if (all_low_met && opt.emulate) met = try_prefix(0, true);  // the emulation's verdict, confirmed as written
+  if (!met) {
+    rank();
+    if (!all_low_met || !opt.emulate) {
+      take = search(0, false);
+      r.emulated_met = take > 0;
+      met = take > 0 && (!opt.emulate || try_prefix(take, true));
     }
-    if (take) {
-      std::vector<std::string> ignored;
-      r.mixed_model = convert_precision(*model, fp32, opt.target, keep, &ignored);
-      met = outputs_within(want, engine.prepare(r.mixed_model)->run(inputs), opt.tolerance, r.mixed, r.mixed_output);
-      ++r.runs;
+    // Emulation and the real types disagree: go on from there with real runs.
+    if (!met && opt.emulate) {
+      const size_t more = search(take, true);
+      if (more) take = more;
+      met = more > 0;
     }
+    if (!met) take = limit_of();
   }
-  r.met = met;
+  for (size_t i = 0; i < take && i < ranked.size(); ++i) {
+    keep.insert(ranked[i].second);
+    r.keep.push_back(ranked[i].second);
+    r.why.push_back(std::isinf(ranked[i].first) ? "its float16 result is not finite on its own"
+                                                : "introduces " + g3(ranked[i].first) + " of its values' scale on its own");
+  }
+  // The model written, run as written.
+  std::vector<std::string> ignored;
+  r.mixed_model = convert_precision(*model, fp32, opt.target, keep, &ignored);
+  if (!opt.emulate && take == 0) {
+    r.mixed = r.all_low;
+    r.mixed_output = r.all_low_output;
+    r.met = all_low_met;
+  } else {
+    r.met = outputs_within(want, engine.prepare(r.mixed_model)->run(inputs), opt.tolerance, r.mixed, r.mixed_output);
+    ++r.runs;
+  }
   return r;
 }
 

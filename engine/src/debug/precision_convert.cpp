@@ -95,7 +95,8 @@ std::vector<NodeRange> node_ranges(const Model& model, const Capture& fp32, Data
 }
 
 std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32, DataType target,
-                                         const std::set<std::string>& keep, std::vector<std::string>* auto_kept) {
+                                         const std::set<std::string>& keep, std::vector<std::string>* auto_kept,
+                                         bool emulate) {
   auto out = std::make_shared<Model>(model);
   Graph& g = out->graph;
   const char* low_type = type_string(target);
@@ -129,6 +130,41 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
   };
   std::vector<Node> nodes;
   std::map<std::pair<std::string, DataType>, std::string> made;
+  auto cast_node = [&](const std::string& from, const std::string& to_name, DataType to_type) {
+    Node cast;
+    cast.name = fresh(to_name + "_Cast");
+    cast.op_type = "Cast";
+    cast.inputs = {from};
+    cast.outputs = {to_name};
+    Attribute to;
+    to.name = "to";
+    to.type = AttrType::Int;
+    to.i = static_cast<int64_t>(to_type);
+    cast.attributes.push_back(to);
+    return cast;
+  };
+  // Emulation: float32 values that hold numbers of the low type (rounded
+  // constants, the low nodes' rounded outputs), and `v` rounded so.
+  std::set<std::string> rounded;
+  auto round_trip = [&](const std::string& v) -> std::string {
+    if (rounded.count(v)) return v;
+    if (auto it = made.find({v, target}); it != made.end()) return it->second;
+    const std::string low = fresh(v + "_" + short_name(target));
+    const std::string name = fresh(low + "r");
+    if (auto c = constants.find(v); c != constants.end()) {
+      Tensor back = Tensor::zeros(DataType::Float, c->second->shape());
+      const Tensor t = converted(*c->second, target);
+      std::vector<double> v64(t.element_count());
+      t.elements_as_double(0, v64.size(), v64.data());
+      for (size_t i = 0; i < v64.size(); ++i) back.mutable_data<float>()[i] = static_cast<float>(v64[i]);
+      g.initializers.push_back({name, std::move(back), {}});
+    } else {
+      nodes.push_back(cast_node(v, low, target));
+      nodes.push_back(cast_node(low, name, DataType::Float));
+    }
+    rounded.insert(name);
+    return made[{v, target}] = name;
+  };
   // `v` as type `want` (float32 <-> the low type only): a converted
   // constant, or a Cast made once per value and type.
   auto as = [&](const std::string& v, DataType want) -> std::string {
@@ -141,17 +177,7 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
       g.initializers.push_back({name, converted(*c->second, target), {}});
     } else {
       name = fresh(v + (want == DataType::Float ? "_fp32" : std::string("_") + short_name(target)));
-      Node cast;
-      cast.name = fresh(name + "_Cast");
-      cast.op_type = "Cast";
-      cast.inputs = {v};
-      cast.outputs = {name};
-      Attribute to;
-      to.name = "to";
-      to.type = AttrType::Int;
-      to.i = static_cast<int64_t>(want);
-      cast.attributes.push_back(to);
-      nodes.push_back(std::move(cast));
+      nodes.push_back(cast_node(v, name, want));
     }
     type[name] = want;
     return made[{v, want}] = name;
@@ -185,6 +211,29 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
         low = false;
         if (auto_kept) auto_kept->push_back(label + " (" + n.op_type + "): " + why);
       }
+    }
+    if (low && emulate) {
+      // The node computes in float32 on numbers of the low type, and its
+      // results are rounded to it: what storing every value in the low type does.
+      for (size_t k = 0; k < n.inputs.size(); ++k)
+        if (!n.inputs[k].empty() && original_type(n.inputs[k]) == DataType::Float && allows(*s, s->input_param(k), low_type))
+          n.inputs[k] = round_trip(n.inputs[k]);
+      std::vector<Node> after;
+      for (auto& o : n.outputs) {
+        if (o.empty() || original_type(o) != DataType::Float) continue;
+        const std::string raw = fresh(o + "_unrounded"), low = fresh(o + "_" + short_name(target));
+        after.push_back(cast_node(raw, low, target));
+        after.push_back(cast_node(low, o, DataType::Float));
+        rounded.insert(o);
+        o = raw;
+      }
+      nodes.push_back(std::move(n));
+      for (auto& c : after) nodes.push_back(std::move(c));
+      continue;
+    }
+    if (emulate) {
+      nodes.push_back(std::move(n));  // float32 as it was
+      continue;
     }
     if (low) {
       for (size_t k = 0; k < n.inputs.size(); ++k) {
