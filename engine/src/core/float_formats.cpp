@@ -57,29 +57,45 @@ const Table256& e5m2fnuz_table() {
 
 // ---------------------------------------------------------------- float16
 
+// Float16 is the type every float16 model moves through each element of, so
+// it is converted with integer steps rather than the generic narrowing
+// (round_to), bit for bit the same: round to nearest even, overflow to inf.
 uint16_t float_to_half(float f) {
-  const Rounded r = round_to(f, narrow::half_fmt());
-  const uint16_t sign = r.negative ? 0x8000 : 0;
-  if (r.nan) {
+  uint32_t x = bits_of(f);
+  const uint16_t sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  x &= 0x7FFFFFFFu;
+  if (x > kF32Inf) {
     // numpy keeps the top 10 payload bits and does not quiet a signalling
     // NaN; if those bits are all zero it sets the lowest so it stays a NaN.
-    uint16_t payload = static_cast<uint16_t>((bits_of(f) & 0x7FFFFFu) >> 13);
+    uint16_t payload = static_cast<uint16_t>((x & 0x7FFFFFu) >> 13);
     if (payload == 0) payload = 1;
     return static_cast<uint16_t>(sign | 0x7C00u | payload);
   }
-  if (r.overflow) return static_cast<uint16_t>(sign | 0x7C00u);
-  return static_cast<uint16_t>(sign | r.code);
+  if (x >= 0x47800000u) return static_cast<uint16_t>(sign | 0x7C00u);  // 2^16 and above (inf too): inf
+  if (x < 0x38800000u) {
+    // Below float16's smallest normal (2^-14): adding 0.5 lines the float16
+    // subnormal step (2^-24) up with float32's last bit, and the addition
+    // rounds to nearest even.
+    const uint32_t magic = 0x3F000000u;  // 0.5f
+    return static_cast<uint16_t>(sign | (bits_of(float_of(x) + float_of(magic)) - magic));
+  }
+  // Normal: rebias the exponent, round the 13 dropped bits to nearest even
+  // (a carry into the exponent rounds 65520 and above up to inf).
+  const uint32_t odd = (x >> 13) & 1u;
+  x += (static_cast<uint32_t>(15 - 127) << 23) + 0xFFFu + odd;
+  return static_cast<uint16_t>(sign | (x >> 13));
 }
 
 float half_to_float(uint16_t h) {
-  const bool neg = (h & 0x8000) != 0;
-  const uint32_t field = (h >> 10) & 0x1F;
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t field = (h >> 10) & 0x1Fu;
   const uint32_t man = h & 0x3FFu;
-  if (field == 0x1F) {
-    // Inf, or NaN with the payload shifted up unchanged (numpy).
-    return float_of((neg ? 0x80000000u : 0u) | kF32Inf | (man << 13));
+  if (field == 0x1F) return float_of(sign | kF32Inf | (man << 13));  // inf, or NaN with the payload shifted up (numpy)
+  if (field == 0) {
+    // Zero or subnormal: man * 2^-24, exact in float32.
+    return float_of(sign | bits_of(static_cast<float>(man) * 0x1p-24f));
   }
-  return with_sign(decode_magnitude(h & 0x7FFFu, 10, 15), neg);
+  return float_of(sign | ((field + 112u) << 23) | (man << 13));
 }
 
 // ---------------------------------------------------------------- bfloat16

@@ -24,13 +24,29 @@ Limits limits_of(DataType t) {
 const char* short_name(DataType t) { return t == DataType::BFloat16 ? "bf16" : "fp16"; }
 const char* type_string(DataType t) { return t == DataType::BFloat16 ? "tensor(bfloat16)" : "tensor(float16)"; }
 
+// A float32 tensor's values in `to` (Float16 or BFloat16), element by element (weights can be large: no copy in double).
 Tensor converted(const Tensor& t, DataType to) {
   Tensor out = Tensor::zeros(to, t.shape());
-  std::vector<double> v(t.element_count());
-  t.elements_as_double(0, v.size(), v.data());
+  const float* s = t.data<float>();
   auto* p = reinterpret_cast<uint16_t*>(out.mutable_raw());
-  for (size_t i = 0; i < v.size(); ++i)
-    p[i] = to == DataType::BFloat16 ? float_to_bfloat16(static_cast<float>(v[i])) : float_to_half(static_cast<float>(v[i]));
+  const uint64_t n = t.element_count();
+  if (to == DataType::BFloat16)
+    for (uint64_t i = 0; i < n; ++i) p[i] = float_to_bfloat16(s[i]);
+  else
+    for (uint64_t i = 0; i < n; ++i) p[i] = float_to_half(s[i]);
+  return out;
+}
+
+// The same values as float32 again: numbers of `to`, stored as float32.
+Tensor rounded_copy(const Tensor& t, DataType to) {
+  Tensor out = Tensor::zeros(DataType::Float, t.shape());
+  const float* s = t.data<float>();
+  float* p = out.mutable_data<float>();
+  const uint64_t n = t.element_count();
+  if (to == DataType::BFloat16)
+    for (uint64_t i = 0; i < n; ++i) p[i] = bfloat16_to_float(float_to_bfloat16(s[i]));
+  else
+    for (uint64_t i = 0; i < n; ++i) p[i] = half_to_float(float_to_half(s[i]));
   return out;
 }
 
@@ -152,12 +168,7 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
     const std::string low = fresh(v + "_" + short_name(target));
     const std::string name = fresh(low + "r");
     if (auto c = constants.find(v); c != constants.end()) {
-      Tensor back = Tensor::zeros(DataType::Float, c->second->shape());
-      const Tensor t = converted(*c->second, target);
-      std::vector<double> v64(t.element_count());
-      t.elements_as_double(0, v64.size(), v64.data());
-      for (size_t i = 0; i < v64.size(); ++i) back.mutable_data<float>()[i] = static_cast<float>(v64[i]);
-      g.initializers.push_back({name, std::move(back), {}});
+      g.initializers.push_back({name, rounded_copy(*c->second, target), {}});
     } else {
       nodes.push_back(cast_node(v, low, target));
       nodes.push_back(cast_node(low, name, DataType::Float));
