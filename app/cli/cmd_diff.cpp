@@ -25,11 +25,7 @@ namespace onnxscope::cli {
 
 namespace {
 
-std::string num(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g", v);
-  return b;
-}
+std::string num(double v) { return short_number(v); }
 
 bool is_dump_token(const std::string& t) {
   return t.rfind("dump:", 0) == 0 || (t.size() > 3 && t.compare(t.size() - 3, 3, ".h5") == 0);

@@ -11,6 +11,7 @@
 
 #include "commands.h"
 #include "engine_args.h"
+#include "onnxscope/diff_report.h"
 #include "onnxscope/graph_match.h"
 #include "onnxscope/model_diff.h"
 #include "onnxscope/precision.h"
@@ -19,11 +20,7 @@
 namespace onnxscope::cli {
 namespace {
 
-std::string g3(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g", v);
-  return b;
-}
+std::string g3(double v) { return short_number(v); }
 
 std::string range_text(const NodeRange& n, const char* type) {
   std::string s = "node '" + n.node + "' (" + n.op_type + "): ";

@@ -30,5 +30,7 @@ std::string diff_node_note(const NodeDiff& n);
 std::string diff_divergence_detail(const NodeDiff& n);
 // A Markdown table cell: '|' escaped, newlines as spaces.
 std::string markdown_cell(const std::string& s);
+// A number as reports print it: 3 significant digits, "nan", "inf", "-inf".
+std::string short_number(double v);
 
 }  // namespace onnxscope

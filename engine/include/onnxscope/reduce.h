@@ -6,6 +6,7 @@
 #pragma once
 
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -23,6 +24,9 @@ struct ReduceResult {
 // The declared type of a graph input fed with `v`: its element type and
 // exact shape (a sequence, map or optional by kind).
 TypeInfo type_of_value(const Value& v);
+// An empty model to cut a piece of `from` into: its IR version, opsets and
+// functions, the producer and the source (for messages) given.
+std::shared_ptr<Model> piece_model(const Model& from, std::string producer, std::string source);
 
 // `report` comes from diff_captures (+ blame_nodes) of captures `a` (baseline)
 // and b. Tries the most-blamed node alone, then growing windows of ancestors

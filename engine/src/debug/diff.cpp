@@ -8,6 +8,7 @@
 #include "core/graph_util.h"
 #include "onnxscope/diagnostics.h"
 #include "onnxscope/float_formats.h"
+#include "onnxscope/reduce.h"
 
 namespace onnxscope {
 namespace {
@@ -474,11 +475,7 @@ bool blame_nodes(const Model& model, const Capture& a, Engine& engine_b, const D
     if (nd.node_index >= model.graph.nodes.size()) continue;
     const Node& n = model.graph.nodes[nd.node_index];
     // A one-node model fed with A's values: whatever differs now is this node's own doing.
-    auto single = std::make_shared<Model>();
-    single->ir_version = model.ir_version;
-    single->opset_imports = model.opset_imports;
-    single->functions = model.functions;
-    single->source = model.source + " [node " + nd.node + "]";
+    auto single = piece_model(model, "onnxscope diff", model.source + " [node " + nd.node + "]");
     std::set<std::string> names;
     for (const auto& in : n.inputs)
       if (!in.empty()) names.insert(in);

@@ -14,13 +14,19 @@
 namespace onnxscope {
 namespace {
 
-std::string num(double v) {
+std::string num(double v) { return short_number(v); }
+
+}  // namespace
+
+std::string short_number(double v) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
   char b[32];
   std::snprintf(b, sizeof b, "%.3g", v);
   return b;
 }
+
+namespace {
 
 // JSON has no inf or NaN: those are written as the strings "inf", "-inf", "nan".
 nlohmann::json jnum(double v) {

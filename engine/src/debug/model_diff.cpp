@@ -171,13 +171,8 @@ std::optional<BPiece> b_piece(const Model& b, const match::GraphIndex& B, const 
     for (const auto& in : n.inputs) stack.push_back(in);
   }
   if (nodes.empty()) return std::nullopt;
-  piece.model = std::make_shared<Model>();
+  piece.model = piece_model(b, "onnxscope diff --against", b.source + " [the piece of B computing node " + nd.node + "'s partner]");
   Model& s = *piece.model;
-  s.ir_version = b.ir_version;
-  s.opset_imports = b.opset_imports;
-  s.functions = b.functions;
-  s.producer_name = "onnxscope diff --against";
-  s.source = b.source + " [the piece of B computing node " + nd.node + "'s partner]";
   s.graph.name = "piece";
   for (const auto& t : boundary) {
     Value v = ca.values.at(a_of.at(t));

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "debug/graph_match_index.h"
+#include "onnxscope/diff_report.h"
 #include "onnxscope/model_diff.h"
 #include "onnxscope/precision.h"
 
@@ -30,11 +31,7 @@ bool outputs_within(const NamedValues& want, const NamedValues& got, const DiffT
   return ok;
 }
 
-std::string g3(double v) {
-  char b[32];
-  std::snprintf(b, sizeof b, "%.3g", v);
-  return b;
-}
+std::string g3(double v) { return short_number(v); }
 
 }  // namespace
 

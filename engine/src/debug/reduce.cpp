@@ -24,6 +24,16 @@ TypeInfo type_of_value(const Value& v) {
   return t;
 }
 
+std::shared_ptr<Model> piece_model(const Model& from, std::string producer, std::string source) {
+  auto m = std::make_shared<Model>();
+  m->ir_version = from.ir_version;
+  m->opset_imports = from.opset_imports;
+  m->functions = from.functions;
+  m->producer_name = std::move(producer);
+  m->source = std::move(source);
+  return m;
+}
+
 namespace {
 
 struct Piece {
@@ -36,13 +46,8 @@ struct Piece {
 // last node's outputs. Initializers stay initializers.
 std::optional<Piece> cut(const Model& m, const std::vector<size_t>& keep, const Capture& a) {
   Piece p;
-  p.model = std::make_shared<Model>();
+  p.model = piece_model(m, "onnxscope reduce", m.source + " [reduced]");
   Model& s = *p.model;
-  s.ir_version = m.ir_version;
-  s.opset_imports = m.opset_imports;
-  s.functions = m.functions;
-  s.producer_name = "onnxscope reduce";
-  s.source = m.source + " [reduced]";
   s.graph.name = m.graph.name + "_reduced";
   std::set<std::string> produced;
   for (size_t i : keep)
