@@ -113,15 +113,25 @@ TEST(ReferenceRnnActivations, WithinAFewUlpOfLibm) {
 
 // The matrix-vector step over R's panels: the form this machine runs and the
 // plain form give the same bits, against the plain loop in double, for
-// segments that are not whole panels and any number of vectors.
-TEST(ReferenceRnnActivations, MatrixVectorStepFormsGiveThePlainLoopsBits) {
+// segments that are not whole panels and any number of vectors, with float
+// weights (kept as float) and double weights (kept as double).
+class MatrixVectorStep : public ::testing::TestWithParam<DataType> {};
+
+TEST_P(MatrixVectorStep, FormsGiveThePlainLoopsBits) {
   std::mt19937_64 rng(11);
-  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::normal_distribution<double> nd(0.0, 1.0);
   const int64_t dirs = 2, rows = 3 * 37, cols = 29;
-  std::vector<float> r(size_t(dirs * rows * cols));
-  for (float& x : r) x = nd(rng);
-  Tensor R = Tensor::zeros(DataType::Float, {dirs, rows, cols});
-  std::copy(r.begin(), r.end(), R.mutable_data<float>());
+  std::vector<double> r(size_t(dirs * rows * cols));
+  Tensor R = Tensor::zeros(GetParam(), {dirs, rows, cols});
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (GetParam() == DataType::Float) {
+      r[i] = static_cast<float>(nd(rng));
+      R.mutable_data<float>()[i] = static_cast<float>(r[i]);
+    } else {
+      r[i] = nd(rng) * (1.0 + 1e-12);  // not a float
+      R.mutable_data<double>()[i] = r[i];
+    }
+  }
   // A context only for recurrent_weights' type dispatch (its errors name a node).
   struct Ctx : KernelContext {
     Node n;
@@ -140,6 +150,7 @@ TEST(ReferenceRnnActivations, MatrixVectorStepFormsGiveThePlainLoopsBits) {
     const Graph& graph() const override { return g; }
   } ctx;
   const ref::RecurrentWeights w = ref::recurrent_weights(ctx, R, dirs, rows, cols, {{0, 2 * 37}, {2 * 37, 37}});
+  EXPECT_EQ(w.is_float(), GetParam() == DataType::Float);
   for (int64_t n : {1, 2, 3, 4, 5, 7}) {
     std::vector<double> v(size_t(n * cols));
     for (double& x : v) x = nd(rng);
@@ -163,3 +174,6 @@ TEST(ReferenceRnnActivations, MatrixVectorStepFormsGiveThePlainLoopsBits) {
       }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(WeightTypes, MatrixVectorStep, ::testing::Values(DataType::Float, DataType::Double),
+                         [](const ::testing::TestParamInfo<DataType>& i) { return i.param == DataType::Float ? "float" : "double"; });

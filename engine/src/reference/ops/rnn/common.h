@@ -7,6 +7,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/rnn_plan.h"
@@ -127,15 +128,22 @@ inline RnnProblem parse_problem(const KernelContext& ctx, int64_t gates, const s
 // R of every direction laid out for the matrix-vector step: its rows in
 // segments (the gates a product takes at once: GRU's z and r, then h), each
 // segment in panels of 32 rows (zeros past its end) in which column i's 32
-// values are adjacent, so a step streams each panel once, in order.
+// values are adjacent, so a step streams each panel once, in order. Weights
+// of float, float16 or bfloat16 are kept as float (each exactly, and half
+// the bytes a step streams through the cache); double weights as double.
 struct RecurrentWeights {
   static constexpr int64_t kPanel = 32;
   int64_t cols = 0;
   std::vector<std::pair<int64_t, int64_t>> segments;  // (first row, rows)
-  std::vector<int64_t> offset;                         // [d * segments + s]: the segment's first panel in data
-  std::vector<double> data;
-  const double* panel(int64_t d, size_t s, int64_t q) const {
-    return data.data() + offset[size_t(d) * segments.size() + s] + q * cols * kPanel;
+  std::vector<int64_t> offset;                         // [d * segments + s]: the segment's first panel in the data
+  std::vector<float> floats;                           // one of the two holds the panels
+  std::vector<double> doubles;
+  bool is_float() const { return doubles.empty(); }
+  int64_t panel_start(int64_t d, size_t s, int64_t q) const { return offset[size_t(d) * segments.size() + s] + q * cols * kPanel; }
+  const float* panel_f(int64_t d, size_t s, int64_t q) const { return floats.data() + panel_start(d, s, q); }
+  const double* panel_d(int64_t d, size_t s, int64_t q) const { return doubles.data() + panel_start(d, s, q); }
+  double at(int64_t d, size_t s, int64_t q, int64_t i) const {  // value i of a panel (column i / kPanel, row i % kPanel)
+    return is_float() ? static_cast<double>(panel_f(d, s, q)[i]) : panel_d(d, s, q)[i];
   }
 };
 
@@ -150,19 +158,25 @@ inline RecurrentWeights recurrent_weights(const KernelContext& ctx, const Tensor
       w.offset.push_back(size);
       size += (n + RecurrentWeights::kPanel - 1) / RecurrentWeights::kPanel * RecurrentWeights::kPanel * cols;
     }
-  w.data.assign(size_t(size), 0.0);
-  dispatch<kFloats>(ctx, R.dtype(), [&](auto tag) {
-    using S = typename decltype(tag)::type;
-    const std::byte* const m = R.raw();
-    for (int64_t d = 0; d < dirs; ++d)
-      for (size_t s = 0; s < w.segments.size(); ++s)
-        for (int64_t g = 0; g < w.segments[s].second; ++g) {
-          double* col0 = w.data.data() + w.offset[size_t(d) * w.segments.size() + s] + (g / RecurrentWeights::kPanel) * cols * RecurrentWeights::kPanel + g % RecurrentWeights::kPanel;
-          for (int64_t i = 0; i < cols; ++i)
-            col0[i * RecurrentWeights::kPanel] =
-                static_cast<double>(to_compute(load_at<S>(m, (d * rows + w.segments[s].first + g) * cols + i)));
-        }
-  });
+  auto fill = [&](auto& data) {
+    using D = typename std::decay_t<decltype(data)>::value_type;
+    data.assign(size_t(std::max<int64_t>(size, 1)), D(0));
+    dispatch<kFloats>(ctx, R.dtype(), [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      const std::byte* const m = R.raw();
+      for (int64_t d = 0; d < dirs; ++d)
+        for (size_t s = 0; s < w.segments.size(); ++s)
+          for (int64_t g = 0; g < w.segments[s].second; ++g) {
+            D* col0 = data.data() + w.offset[size_t(d) * w.segments.size() + s] +
+                      (g / RecurrentWeights::kPanel) * cols * RecurrentWeights::kPanel + g % RecurrentWeights::kPanel;
+            for (int64_t i = 0; i < cols; ++i)
+              col0[i * RecurrentWeights::kPanel] =
+                  static_cast<D>(to_compute(load_at<S>(m, (d * rows + w.segments[s].first + g) * cols + i)));
+          }
+    });
+  };
+  if (R.dtype() == DataType::Double) fill(w.doubles);
+  else fill(w.floats);
   return w;
 }
 
@@ -175,6 +189,23 @@ void matvec_n(const RecurrentWeights& w, int64_t d, size_t s, const double* v, i
 // Its plain form (what machines without AVX-512 run), for the tests to hold the two to the same bits.
 void matvec_n_plain(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os,
                     int64_t n);
+
+// One step's elementwise arithmetic over n hidden values (rnn/step_math.cpp,
+// vectorised; the order of operations as written, each lane as the scalar loop):
+// out = clip(((a + b) + c) + d), the gates' pre-activations (x W^T, h R^T, Wb, Rb).
+void gate_sums(double* out, const double* a, const double* b, const double* c, const double* d, int64_t n, double clip);
+// out = clip((((a + b) + c) + d) + p * s), with an LSTM's peephole p on the cell state s.
+void gate_sums_peephole(double* out, const double* a, const double* b, const double* c, const double* d, const double* p,
+                        const double* s, int64_t n, double clip);
+// An LSTM's cell: c = f * c + i * g (f = 1 - i with input_forget), then the
+// output gate's pre-activation o = clip((((a + b) + wb) + rb) + po * c) and hc = c.
+void lstm_cell(double* c, double* o, double* hc, const double* i, const double* f, const double* g, bool input_forget,
+               const double* a, const double* b, const double* wb, const double* rb, const double* po, int64_t n,
+               double clip);
+// A GRU's state: h = (1 - z) * hnew + z * h.
+void gru_state(double* h, const double* z, const double* hnew, int64_t n);
+// out = a * b.
+void product(double* out, const double* a, const double* b, int64_t n);
 
 // Batch entries per thread: one contiguous range each, so each thread reads
 // the weights once per step for all of its entries.
@@ -301,16 +332,19 @@ class RnnY {
     data_ = ctx.allocate_output(0, p.dtype, p.y_shape()).mutable_raw();
     dispatch<kFloats>(ctx, p.dtype, [&](auto tag) {
       using S = typename decltype(tag)::type;
-      store_ = [](std::byte* y, uint64_t i, double v) { store_at<S>(y, i, from_compute<S>(static_cast<compute_t<S>>(v))); };
+      store_ = [](std::byte* y, uint64_t i, const double* v, int64_t n) {
+        for (int64_t k = 0; k < n; ++k) store_at<S>(y, i + uint64_t(k), from_compute<S>(static_cast<compute_t<S>>(v[k])));
+      };
     });
   }
-  void put(uint64_t i, double v) const {
-    if (data_) store_(data_, i, v);
+  // Y[i + k] = v[k] for k < n (a hidden row is adjacent in either layout).
+  void put_row(uint64_t i, const double* v, int64_t n) const {
+    if (data_) store_(data_, i, v, n);
   }
 
  private:
   std::byte* data_ = nullptr;
-  void (*store_)(std::byte*, uint64_t, double) = nullptr;
+  void (*store_)(std::byte*, uint64_t, const double*, int64_t) = nullptr;
 };
 
 // The final states Y_h (and Y_c) that are wanted.

@@ -57,10 +57,8 @@ void GRU(KernelContext& ctx) {
         for (int64_t j = 0; j < n; ++j) {
           const double* wxj = wx.data() + j * G;
           const double* rhj = rh.data() + j * G;
-          for (int64_t k = 0; k < H; ++k) {
-            z[size_t(j * H + k)] = p.clipped(wxj[k] + rhj[k] + Wb[k] + Rb[k]);
-            r[size_t(j * H + k)] = p.clipped(wxj[H + k] + rhj[H + k] + Wb[H + k] + Rb[H + k]);
-          }
+          gate_sums(z.data() + j * H, wxj, rhj, Wb, Rb, H, p.clip);
+          gate_sums(r.data() + j * H, wxj + H, rhj + H, Wb + H, Rb + H, H, p.clip);
         }
         f.apply(z.data(), n * H);  // the activations over whole arrays (vectorised)
         f.apply(r.data(), n * H);
@@ -71,7 +69,7 @@ void GRU(KernelContext& ctx) {
             rhid[size_t(q)] = r[size_t(q)] * (rhid[size_t(q)] + Rb[2 * H + q % H]);
         } else {
           // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
-          for (int64_t q = 0; q < n * H; ++q) rmul[size_t(q)] = r[size_t(q)] * hin[size_t(q)];
+          product(rmul.data(), r.data(), hin.data(), n * H);
           matvec_n(RT, d, 1, rmul.data(), H, rhid.data(), H, n);
           for (int64_t q = 0; q < n * H; ++q) rhid[size_t(q)] += Rb[2 * H + q % H];
         }
@@ -84,11 +82,8 @@ void GRU(KernelContext& ctx) {
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
           double* hb = hcur.data() + (b - b0) * H;
-          for (int64_t k = 0; k < H; ++k) {
-            const size_t q = size_t(j * H + k);
-            hb[k] = (1 - z[q]) * rhid[q] + z[q] * hb[k];
-            Y.put(p.y_index(t, d, b, k), hb[k]);
-          }
+          gru_state(hb, z.data() + j * H, rhid.data() + j * H, H);
+          Y.put_row(p.y_index(t, d, b, 0), hb, H);
         }
       }
       put_states(p, d, b0, b1, hcur, h);

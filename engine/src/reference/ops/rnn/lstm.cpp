@@ -69,45 +69,30 @@ void LSTM(KernelContext& ctx) {
         if (n == 0) break;
         step.pack(p, b0, hcur, hin, proj.rows(s), G, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, 0, hin.data(), H, rh.data(), G, n);
-        auto pre = [&](int64_t j, int64_t gate, int64_t k) {
-          const size_t q = size_t(gate * H + k);
-          return wx[size_t(j * G) + q] + rh[size_t(j * G) + q] + Wb[q] + Rb[q];
-        };
         for (int64_t j = 0; j < n; ++j) {
           const double* cb = ccur.data() + (step.b[size_t(j)] - b0) * H;
-          for (int64_t k = 0; k < H; ++k) {
-            const size_t q = size_t(j * H + k);
-            it[q] = p.clipped(pre(j, 0, k) + Pi[k] * cb[k]);
-            if (!input_forget) ft[q] = p.clipped(pre(j, 2, k) + Pf[k] * cb[k]);
-            ct[q] = p.clipped(pre(j, 3, k));
-          }
+          const double* wxj = wx.data() + j * G;
+          const double* rhj = rh.data() + j * G;
+          gate_sums_peephole(it.data() + j * H, wxj, rhj, Wb, Rb, Pi, cb, H, p.clip);
+          if (!input_forget) gate_sums_peephole(ft.data() + j * H, wxj + 2 * H, rhj + 2 * H, Wb + 2 * H, Rb + 2 * H, Pf, cb, H, p.clip);
+          gate_sums(ct.data() + j * H, wxj + 3 * H, rhj + 3 * H, Wb + 3 * H, Rb + 3 * H, H, p.clip);
         }
         f.apply(it.data(), n * H);
         if (!input_forget) f.apply(ft.data(), n * H);
         g.apply(ct.data(), n * H);
         for (int64_t j = 0; j < n; ++j) {
           double* cb = ccur.data() + (step.b[size_t(j)] - b0) * H;
-          for (int64_t k = 0; k < H; ++k) {
-            const size_t q = size_t(j * H + k);
-            const double cprev = cb[k];
-            // input_forget couples the gates: the forget gate is 1 - it.
-            const double f_t = input_forget ? 1 - it[q] : ft[q];
-            const double Ct = f_t * cprev + it[q] * ct[q];
-            ot[q] = p.clipped(pre(j, 1, k) + Po[k] * Ct);
-            cb[k] = Ct;
-            hc[q] = Ct;
-          }
+          const size_t q = size_t(j * H);
+          lstm_cell(cb, ot.data() + q, hc.data() + q, it.data() + q, ft.data() + q, ct.data() + q, input_forget,
+                    wx.data() + j * G + H, rh.data() + j * G + H, Wb + H, Rb + H, Po, H, p.clip);
         }
         f.apply(ot.data(), n * H);
         hact.apply(hc.data(), n * H);
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
           double* hb = hcur.data() + (b - b0) * H;
-          for (int64_t k = 0; k < H; ++k) {
-            const size_t q = size_t(j * H + k);
-            hb[k] = ot[q] * hc[q];
-            Y.put(p.y_index(t, d, b, k), hb[k]);
-          }
+          product(hb, ot.data() + j * H, hc.data() + j * H, H);
+          Y.put_row(p.y_index(t, d, b, 0), hb, H);
         }
       }
       put_states(p, d, b0, b1, hcur, h);

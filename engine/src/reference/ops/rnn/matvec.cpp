@@ -18,18 +18,19 @@ namespace {
 constexpr int64_t P = RecurrentWeights::kPanel;
 
 // The plain form: per vector and panel, 32 sums taking the columns in order.
+template <typename T>
 __attribute__((target_clones("avx512f", "avx2", "default")))
-void matvec_plain(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os,
-                  int64_t n) {
+void matvec_plain(const RecurrentWeights& w, const T* data, int64_t d, size_t s, const double* v, int64_t vs, double* out,
+                  int64_t os, int64_t n) {
   const int64_t rows = w.segments[s].second, cols = w.cols;
   for (int64_t b = 0; b < n; ++b)
     for (int64_t q = 0; q * P < rows; ++q) {
-      const double* panel = w.panel(d, s, q);
+      const T* panel = data + w.panel_start(d, s, q);
       double acc[P] = {};
       for (int64_t i = 0; i < cols; ++i) {
         const double vi = v[b * vs + i];
         for (int64_t r = 0; r < P; ++r) {
-          const double p = panel[i * P + r] * vi;
+          const double p = static_cast<double>(panel[i * P + r]) * vi;
           acc[r] = acc[r] + p;
         }
       }
@@ -37,20 +38,24 @@ void matvec_plain(const RecurrentWeights& w, int64_t d, size_t s, const double* 
     }
 }
 
+// Eight of a panel's values widened to double.
+__attribute__((target("avx512f"))) inline __m512d load8(const double* p) { return _mm512_loadu_pd(p); }
+__attribute__((target("avx512f"))) inline __m512d load8(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
+
 // The same sums with the accumulators in registers for NB vectors at a time.
-template <int NB>
-__attribute__((target("avx512f"))) void matvec_block_avx512(const RecurrentWeights& w, int64_t d, size_t s, const double* v,
-                                                           int64_t vs, double* out, int64_t os) {
+template <int NB, typename T>
+__attribute__((target("avx512f"))) void matvec_block_avx512(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
+                                                           const double* v, int64_t vs, double* out, int64_t os) {
   const int64_t rows = w.segments[s].second, cols = w.cols;
   for (int64_t q = 0; q * P < rows; ++q) {
-    const double* panel = w.panel(d, s, q);
+    const T* panel = data + w.panel_start(d, s, q);
     __m512d acc[NB][4];
     for (int b = 0; b < NB; ++b)
       for (int k = 0; k < 4; ++k) acc[b][k] = _mm512_setzero_pd();
     for (int64_t i = 0; i < cols; ++i) {
-      const double* col = panel + i * P;  // 32 adjacent values (zeros past the segment)
+      const T* col = panel + i * P;  // 32 adjacent values (zeros past the segment)
       __m512d c[4];
-      for (int k = 0; k < 4; ++k) c[k] = _mm512_loadu_pd(col + 8 * k);
+      for (int k = 0; k < 4; ++k) c[k] = load8(col + 8 * k);
       for (int b = 0; b < NB; ++b) {
         const __m512d vb = _mm512_set1_pd(v[b * vs + i]);
         for (int k = 0; k < 4; ++k) acc[b][k] = _mm512_add_pd(acc[b][k], _mm512_mul_pd(c[k], vb));
@@ -64,14 +69,15 @@ __attribute__((target("avx512f"))) void matvec_block_avx512(const RecurrentWeigh
   }
 }
 
-__attribute__((target("avx512f"))) void matvec_avx512(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs,
-                                                     double* out, int64_t os, int64_t n) {
+template <typename T>
+__attribute__((target("avx512f"))) void matvec_avx512(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
+                                                     const double* v, int64_t vs, double* out, int64_t os, int64_t n) {
   // Threes, and twos rather than a one left alone (4 = 2 + 2): a block of
   // one vector reads each panel for a third of the work.
   int64_t b = 0;
-  for (; n - b > 4 || n - b == 3; b += 3) matvec_block_avx512<3>(w, d, s, v + b * vs, vs, out + b * os, os);
-  for (; n - b >= 2; b += 2) matvec_block_avx512<2>(w, d, s, v + b * vs, vs, out + b * os, os);
-  if (n - b == 1) matvec_block_avx512<1>(w, d, s, v + b * vs, vs, out + b * os, os);
+  for (; n - b > 4 || n - b == 3; b += 3) matvec_block_avx512<3>(w, data, d, s, v + b * vs, vs, out + b * os, os);
+  for (; n - b >= 2; b += 2) matvec_block_avx512<2>(w, data, d, s, v + b * vs, vs, out + b * os, os);
+  if (n - b == 1) matvec_block_avx512<1>(w, data, d, s, v + b * vs, vs, out + b * os, os);
 }
 
 bool has_avx512() {
@@ -82,13 +88,18 @@ bool has_avx512() {
 }  // namespace
 
 void matvec_n(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os, int64_t n) {
-  if (has_avx512()) return matvec_avx512(w, d, s, v, vs, out, os, n);
-  matvec_plain(w, d, s, v, vs, out, os, n);
+  if (w.is_float()) {
+    if (has_avx512()) return matvec_avx512(w, w.floats.data(), d, s, v, vs, out, os, n);
+    return matvec_plain(w, w.floats.data(), d, s, v, vs, out, os, n);
+  }
+  if (has_avx512()) return matvec_avx512(w, w.doubles.data(), d, s, v, vs, out, os, n);
+  matvec_plain(w, w.doubles.data(), d, s, v, vs, out, os, n);
 }
 
 void matvec_n_plain(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os,
                     int64_t n) {
-  matvec_plain(w, d, s, v, vs, out, os, n);
+  if (w.is_float()) return matvec_plain(w, w.floats.data(), d, s, v, vs, out, os, n);
+  matvec_plain(w, w.doubles.data(), d, s, v, vs, out, os, n);
 }
 
 }  // namespace onnxscope::ref

@@ -52,15 +52,14 @@ void RNN(KernelContext& ctx) {
         if (n == 0) break;
         step.pack(p, b0, hcur, hin, proj.rows(s), H, wx);  // the running entries' states and x_t W^T
         matvec_n(RT, d, 0, hin.data(), H, rh.data(), H, n);
-        for (int64_t q = 0; q < n * H; ++q) rh[size_t(q)] = p.clipped(wx[size_t(q)] + rh[size_t(q)] + Wb[q % H] + Rb[q % H]);
+        for (int64_t j = 0; j < n; ++j)
+          gate_sums(rh.data() + j * H, wx.data() + j * H, rh.data() + j * H, Wb, Rb, H, p.clip);
         f.apply(rh.data(), n * H);  // the activation over the whole array (vectorised)
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
           double* hb = hcur.data() + (b - b0) * H;
-          for (int64_t k = 0; k < H; ++k) {
-            hb[k] = rh[size_t(j * H + k)];
-            Y.put(p.y_index(t, d, b, k), hb[k]);
-          }
+          std::copy(rh.data() + j * H, rh.data() + (j + 1) * H, hb);
+          Y.put_row(p.y_index(t, d, b, 0), hb, H);
         }
       }
       put_states(p, d, b0, b1, hcur, h);
