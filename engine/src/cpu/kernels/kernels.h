@@ -38,6 +38,8 @@ void register_reduce_kernels(KernelRegistry& r);        // kernels/reduction/red
 void register_slice_kernels(KernelRegistry& r);         // kernels/tensor/slice.cpp: Slice as strided block copies
 void register_pad_kernels(KernelRegistry& r);           // kernels/tensor/pad.cpp: Pad, every mode
 void register_cast_kernels(KernelRegistry& r);          // kernels/tensor/cast.cpp: Cast between the common numeric types
+// float16 <-> float32 over the threads, F16C where the CPU has it (what the Cast kernel runs; kernels/tensor/cast.cpp).
+void half_cast(const void* src, void* dst, int64_t n, bool to_half);
 void register_split_kernels(KernelRegistry& r);         // kernels/tensor/split.cpp: Split as block copies
 void register_gather_kernels(KernelRegistry& r);        // kernels/tensor/gather.cpp: Gather as block copies
 void register_rms_norm_kernels(KernelRegistry& r);      // kernels/nn/rms_norm.cpp: RMSNormalization-23 (and onnxscope.cpu's), float32 rows

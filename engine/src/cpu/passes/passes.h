@@ -14,6 +14,7 @@ namespace onnxscope::cpu {
 bool eliminate_identity(Model& model, PassContext& ctx);    // passes/eliminate_identity.cpp
 bool eliminate_dead_nodes(Model& model, PassContext& ctx);  // passes/eliminate_dead_nodes.cpp
 bool constant_folding(Model& model, PassContext& ctx);      // passes/constant_folding.cpp
+bool compute_low_precision_in_float32(Model& model, PassContext& ctx);  // passes/compute_low_precision_in_float32.cpp
 bool common_subexpression_elimination(Model& model, PassContext& ctx);  // passes/common_subexpression_elimination.cpp
 bool cancel_transpose_reshape(Model& model, PassContext& ctx);          // passes/cancel_transpose_reshape.cpp
 bool fold_conv_batchnorm(Model& model, PassContext& ctx);   // passes/fold_conv_batchnorm.cpp

@@ -196,21 +196,6 @@ __attribute__((target("avx,f16c"))) void float_to_half_f16c(const float* s, uint
   for (; i < n; ++i) d[i] = float_to_half(s[i]);
 }
 
-void half_cast(const void* src, void* dst, int64_t n, bool to_half) {
-  parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
-    if (to_half) {
-      const float* s = static_cast<const float*>(src) + b;
-      uint16_t* d = static_cast<uint16_t*>(dst) + b;
-      if (has_f16c()) float_to_half_f16c(s, d, e - b);
-      else for (int64_t i = 0; i < e - b; ++i) d[i] = float_to_half(s[i]);
-    } else {
-      const uint16_t* s = static_cast<const uint16_t*>(src) + b;
-      float* d = static_cast<float*>(dst) + b;
-      if (has_f16c()) half_to_float_f16c(s, d, e - b);
-      else for (int64_t i = 0; i < e - b; ++i) d[i] = half_to_float(s[i]);
-    }
-  });
-}
 
 // --- dispatch -----------------------------------------------------------------
 
@@ -269,6 +254,22 @@ void Cast(KernelContext& ctx) {
 }
 
 }  // namespace
+
+void half_cast(const void* src, void* dst, int64_t n, bool to_half) {
+  parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
+    if (to_half) {
+      const float* s = static_cast<const float*>(src) + b;
+      uint16_t* d = static_cast<uint16_t*>(dst) + b;
+      if (has_f16c()) float_to_half_f16c(s, d, e - b);
+      else for (int64_t i = 0; i < e - b; ++i) d[i] = float_to_half(s[i]);
+    } else {
+      const uint16_t* s = static_cast<const uint16_t*>(src) + b;
+      float* d = static_cast<float*>(dst) + b;
+      if (has_f16c()) half_to_float_f16c(s, d, e - b);
+      else for (int64_t i = 0; i < e - b; ++i) d[i] = half_to_float(s[i]);
+    }
+  });
+}
 
 void register_cast_kernels(KernelRegistry& r) {
   // Cast-6 on: `to` is an int (Cast-1 had a string).

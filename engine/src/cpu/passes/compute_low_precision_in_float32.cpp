@@ -1,0 +1,188 @@
+// float16 and bfloat16 nodes compute in float32 between Casts, as ONNX
+// Runtime's CPU provider does for the operators it has no half kernels for:
+// Cast(x -> float32), the node on float32, Cast(y -> x's type). The engine's
+// float32 kernels then run them (and the later passes fuse them) instead of
+// the reference's per-element kernels; every value of the model keeps its
+// name and its float16/bfloat16 type, so each result is rounded where the
+// model rounds it. Data movement, shape and selection ops move or compare the
+// values exactly in any type and keep them as they are. The float32 weights
+// the Casts make are folded once at prepare time.
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/passes/passes.h"
+#include "onnxscope/float_formats.h"
+#include "onnxscope/op_schema.h"
+#include "onnxscope/shape_inference.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+bool low(DataType t) { return t == DataType::Float16 || t == DataType::BFloat16; }
+
+// Exact in any type: moved, selected or compared values, shapes; or typed by an attribute.
+bool keeps_its_type(const Node& n) {
+  static const std::set<std::string> ops = {
+      "Cast", "CastLike", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
+      "SplitToSequence", "Slice", "Gather", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND",
+      "Expand", "Tile", "Pad", "DepthToSpace", "SpaceToDepth", "Shape", "Size", "Where", "Compress", "ReverseSequence",
+      "Constant", "ConstantOfShape", "EyeLike", "Trilu", "NonZero", "Unique", "OneHot", "Equal", "Less", "Greater",
+      "LessOrEqual", "GreaterOrEqual", "IsNaN", "IsInf", "RandomNormal", "RandomUniform", "RandomNormalLike",
+      "RandomUniformLike", "Multinomial", "Bernoulli", "Optional", "OptionalGetElement", "OptionalHasElement",
+      "SequenceConstruct", "SequenceAt", "SequenceInsert", "SequenceErase", "ConcatFromSequence"};
+  // The spec computes parts of these in their input type (Attention's
+  // QK^T and softmax, SwiGLU's gate, QuantizeLinear's x / scale): the
+  // reference rounds there too, and float32 would not.
+  static const std::set<std::string> rounds_inside = {"Attention", "FlexAttention", "SwiGLU", "CausalConvWithState",
+                                                      "QuantizeLinear"};
+  if (n.domain.empty() && (ops.count(n.op_type) || rounds_inside.count(n.op_type))) return true;
+  for (const auto& a : n.attributes) {
+    if (a.g || !a.graphs.empty()) return true;  // subgraphs see the outer values by name
+    if (a.name == "to" || a.name == "dtype" || a.name == "output_dtype") return true;  // output type set by an attribute
+  }
+  return false;
+}
+
+// Whether the schema lets formal parameter `p` be float32.
+bool allows_float(const OpSchema& s, const FormalParam* p) {
+  if (!p) return false;
+  const std::string t = p->type_str;
+  if (t.rfind("tensor(", 0) == 0) return t == "tensor(float)";
+  const TypeConstraint* c = s.constraint(t);
+  return c && std::string(c->allowed).find("tensor(float)") != std::string::npos;
+}
+
+// A float16/bfloat16 constant as float32 (exact).
+Tensor widened_copy(const Tensor& t) {
+  Tensor out = Tensor::zeros(DataType::Float, t.shape());
+  const auto* in = reinterpret_cast<const uint16_t*>(t.raw());
+  float* o = out.mutable_data<float>();
+  const uint64_t n = t.element_count();
+  if (t.dtype() == DataType::BFloat16)
+    for (uint64_t i = 0; i < n; ++i) o[i] = bfloat16_to_float(in[i]);
+  else
+    half_cast(in, o, static_cast<int64_t>(n), false);  // as the Cast kernel would at run time
+  return out;
+}
+
+}  // namespace
+
+bool compute_low_precision_in_float32(Model& model, PassContext& ctx) {
+  Graph& g = model.graph;
+  // Nothing to do unless some value is float16/bfloat16 (declared, a weight, or made by a Cast or a Constant).
+  bool any = false;
+  for (const auto* list : {&g.inputs, &g.outputs, &g.value_info})
+    for (const auto& v : *list) any = any || (v.type.is_tensor() && low(v.type.elem));
+  for (const auto& i : g.initializers) any = any || low(i.value.dtype());
+  for (const auto& n : g.nodes) {
+    const Attribute* to = n.op_type == "Cast" ? n.attribute("to") : nullptr;
+    const Attribute* value = n.op_type == "Constant" ? n.attribute("value") : nullptr;
+    any = any || (to && low(static_cast<DataType>(to->i))) || (value && low(value->t.dtype()));
+  }
+  if (!any) return false;
+  bool untyped = false;
+  for (const auto& n : g.nodes)
+    for (const auto& o : n.outputs) untyped = untyped || (!o.empty() && !tensor_type(g, o));
+  if (untyped) {
+    Diagnostics quiet;
+    infer_shapes(model, quiet);
+  }
+  // The values' types, looked up once (Graph::type_of scans the lists).
+  std::unordered_map<std::string, TypeInfo> types;
+  for (const auto* list : {&g.inputs, &g.outputs, &g.value_info})
+    for (const auto& v : *list)
+      if (v.type.is_tensor() && v.type.elem != DataType::Undefined) types.emplace(v.name, v.type);
+  for (const auto& i : g.initializers) types.emplace(i.name, *tensor_type(g, i.name));
+  auto type_of = [&](const std::string& v) { auto it = types.find(v); return it == types.end() ? DataType::Undefined : it->second.elem; };
+  auto half = [&](const std::string& v) { return !v.empty() && low(type_of(v)); };
+  std::set<std::string> names;
+  for (const auto& n : g.nodes) {
+    names.insert(n.name);
+    for (const auto& o : n.outputs) names.insert(o);
+  }
+  for (const auto& i : g.initializers) names.insert(i.name);
+  for (const auto& i : g.inputs) names.insert(i.name);
+  auto fresh = [&](const std::string& base) {
+    std::string s = base;
+    for (int k = 1; names.count(s); ++k) s = base + "_" + std::to_string(k);
+    names.insert(s);
+    return s;
+  };
+  auto cast = [](const std::string& name, const std::string& from, const std::string& to, DataType type) {
+    Node c;
+    c.name = name;
+    c.op_type = "Cast";
+    c.inputs = {from};
+    c.outputs = {to};
+    Attribute a;
+    a.name = "to";
+    a.type = AttrType::Int;
+    a.i = static_cast<int64_t>(type);
+    c.attributes.push_back(a);
+    return c;
+  };
+  auto float_type = [&](const std::string& v) {
+    TypeInfo t = types.at(v);
+    t.elem = DataType::Float;
+    return t;
+  };
+  std::map<std::string, std::string> widened;  // value -> its float32 copy
+  std::vector<Node> nodes;
+  std::vector<ValueInfo> infos;
+  size_t converted = 0;
+  for (Node& n : g.nodes) {
+    bool eligible = (n.domain.empty() || n.domain == "ai.onnx" || n.domain == "com.microsoft") && !keeps_its_type(n);
+    bool touches = false;
+    const OpSchema* s = eligible ? find_schema(n.domain == "ai.onnx" ? "" : n.domain, n.op_type, model.opset_version(n.domain)) : nullptr;
+    if (!s) eligible = false;
+    for (size_t k = 0; eligible && k < n.inputs.size(); ++k)
+      if (half(n.inputs[k])) {
+        touches = true;
+        eligible = allows_float(*s, s->input_param(k));
+      }
+    for (size_t k = 0; eligible && k < n.outputs.size(); ++k)
+      if (half(n.outputs[k])) {
+        touches = true;
+        eligible = allows_float(*s, s->output_param(k));
+      }
+    if (!eligible || !touches || !ctx.allow(n.name)) {
+      nodes.push_back(std::move(n));
+      continue;
+    }
+    for (auto& v : n.inputs) {
+      if (!half(v)) continue;
+      auto it = widened.find(v);
+      if (it == widened.end()) {
+        const std::string w = fresh(v + "/float32");
+        if (const Tensor* c = constant_tensor(model, v)) {
+          g.initializers.push_back({w, widened_copy(*c), {}});  // a weight: converted once, here
+        } else {
+          nodes.push_back(cast(fresh(v + "/to_float32"), v, w, DataType::Float));
+          infos.push_back({w, float_type(v), {}});
+        }
+        it = widened.emplace(v, w).first;
+      }
+      v = it->second;
+    }
+    std::vector<Node> after;
+    for (auto& o : n.outputs) {
+      if (!half(o)) continue;
+      const std::string w = fresh(o + "/float32");
+      after.push_back(cast(fresh(n.name + "/round_" + o), w, o, type_of(o)));
+      infos.push_back({w, float_type(o), {}});
+      o = w;
+    }
+    nodes.push_back(std::move(n));
+    for (auto& c : after) nodes.push_back(std::move(c));
+    ++converted;
+  }
+  g.nodes = std::move(nodes);
+  for (auto& i : infos) g.value_info.push_back(std::move(i));
+  if (converted)
+    log_pass(ctx, model, "compute-low-precision-in-float32: " + std::to_string(converted) + " float16/bfloat16 nodes compute in float32");
+  return converted > 0;
+}
+
+}  // namespace onnxscope::cpu
