@@ -4,8 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 
+#include "cpu/thread_pool.h"
 #include "model_builder.h"
+#include "onnxscope/float_formats.h"
 #include "onnxscope/diff.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/reduce.h"
@@ -142,4 +145,78 @@ TEST(Diff, ReduceWritesARunnableReproOfThePlantedFault) {
   EXPECT_EQ(conformance::run_case(cases[0], *good, {}).status, conformance::Status::Pass);
   EXPECT_EQ(conformance::run_case(cases[0], *bad, {}).status, conformance::Status::Fail);
   std::filesystem::remove_all(dir.parent_path());
+}
+
+// Tensors of many blocks (the elements are shared out to the threads a
+// block at a time, and chunks of finite values take a shorter path): the
+// statistics against a plain loop over every element, and the same numbers,
+// bit for bit, at one thread and at two.
+TEST(Diff, LargeTensorsGiveThePlainLoopsStatisticsAtAnyThreadCount) {
+  const int64_t n = 300'001;
+  Tensor a = Tensor::zeros(DataType::Float, {n}), b = Tensor::zeros(DataType::Float, {n});
+  Tensor h = Tensor::zeros(DataType::Float16, {n});
+  float* x = a.mutable_data<float>();
+  float* y = b.mutable_data<float>();
+  for (int64_t i = 0; i < n; ++i) {
+    x[i] = std::sin(0.001f * static_cast<float>(i)) * 3.0f;
+    y[i] = x[i] * (1.0f + 1e-4f * std::cos(0.37f * static_cast<float>(i)));
+    const uint16_t hv = float_to_half(x[i]);
+    std::memcpy(h.mutable_raw() + 2 * i, &hv, 2);
+  }
+  x[70'000] = NAN;                   // NaN in A only
+  y[140'000] = INFINITY;             // inf in B only
+  x[200'000] = 1.0f, y[200'000] = 2.0f;  // the two largest finite errors, equal: the first is the worst
+  x[250'000] = 1.0f, y[250'000] = 2.0f;
+  DiffTolerance tol;
+  // The plain loop: the finite pairs' largest error, the count out of tolerance.
+  double max_abs_finite = 0;
+  uint64_t bad = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!std::isfinite(x[i]) || !std::isfinite(y[i])) {
+      ++bad;
+      continue;
+    }
+    const double e = std::fabs(double(x[i]) - double(y[i]));
+    max_abs_finite = std::max(max_abs_finite, e);
+    bad += e > tol.atol + tol.rtol * std::fabs(double(x[i]));
+  }
+  TensorDiff runs[2];
+  for (int threads : {1, 2}) {
+    cpu::set_thread_count(threads);
+    runs[threads - 1] = diff_tensors(a, b, tol, "y");
+  }
+  cpu::set_thread_count(0);
+  const TensorDiff& d = runs[0];
+  EXPECT_EQ(d.out_of_tolerance, bad);
+  EXPECT_EQ(d.nan_only_a.count, 1u);
+  EXPECT_EQ(d.nan_only_a.first, 70'000u);
+  EXPECT_EQ(d.inf_only_b.count, 1u);
+  EXPECT_EQ(d.inf_only_b.first, 140'000u);
+  EXPECT_TRUE(std::isinf(d.max_abs));
+  EXPECT_EQ(d.worst_index, 70'000u);  // a non-finite mismatch is the largest violation; the first of them
+  for (const TensorDiff& t : {runs[0], runs[1]}) {
+    EXPECT_EQ(t.out_of_tolerance, d.out_of_tolerance);
+    EXPECT_EQ(t.worst_index, d.worst_index);
+    EXPECT_EQ(t.max_ulp, d.max_ulp);
+    EXPECT_EQ(std::memcmp(&t.mean_abs, &d.mean_abs, 8), 0);
+    EXPECT_EQ(std::memcmp(&t.rmse, &d.rmse, 8), 0);
+    EXPECT_EQ(std::memcmp(&t.cosine, &d.cosine, 8), 0);
+    EXPECT_EQ(std::memcmp(&t.max_rel, &d.max_rel, 8), 0);
+  }
+  // Finite values only: the largest error is the plain loop's, at its first place.
+  x[70'000] = 0.5f, y[70'000] = 0.5f, y[140'000] = x[140'000];
+  const TensorDiff f = diff_tensors(a, b, tol, "y");
+  EXPECT_EQ(f.max_abs, 1.0);
+  EXPECT_EQ(f.worst_index, 200'000u);
+  EXPECT_EQ(f.out_of_tolerance, bad - 2);
+  // Against its float16 copy (the changed elements copied again): distances on the float16 grid.
+  for (int64_t i : {int64_t{70'000}, int64_t{200'000}, int64_t{250'000}}) {
+    const uint16_t hv = float_to_half(x[i]);
+    std::memcpy(h.mutable_raw() + 2 * i, &hv, 2);
+  }
+  DiffTolerance ulp;
+  ulp.max_ulp = 0;
+  const TensorDiff g = diff_tensors(a, h, ulp, "y");
+  EXPECT_EQ(g.max_ulp, 0u);  // each float rounds to its own half: the same place on the half grid
+  EXPECT_EQ(g.out_of_tolerance, 0u);
 }

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+
+#include <immintrin.h>
 #include <set>
 
 #include "core/graph_util.h"
+#include "cpu/thread_pool.h"
 #include "onnxscope/diagnostics.h"
 #include "onnxscope/float_formats.h"
 #include "onnxscope/reduce.h"
@@ -155,6 +158,96 @@ std::string nonfinite_counts_text(const TensorDiff& d) {
   return s;
 }
 
+namespace {
+
+// The statistics of a chunk of finite float pairs, kept in locals (the
+// general loop below keeps them in the TensorDiff, through memory, and
+// branches on every kind of value): the same numbers as that loop gives.
+struct FiniteChunk {
+  uint64_t out_of_tolerance = 0, max_ulp = 0, worst_k = 0;
+  double max_abs = 0, max_rel = 0, sum_abs = 0, sum_sq = 0, dot = 0, na = 0, nb = 0;
+  double worst = -INFINITY;
+  bool has_worst = false;
+};
+
+// ulp_of(k, x, y): the distance of pair k on the grid, in steps.
+template <class UlpOf>
+FiniteChunk finite_chunk(const double* xs, const double* ys, uint64_t n, bool track_ulp, bool by_ulp, int64_t max_ulp,
+                         const ToleranceRule& rule, double worst_so_far, bool first_is_worst, UlpOf ulp_of) {
+  FiniteChunk c;
+  c.worst = worst_so_far;
+  uint64_t oot = 0, mu = 0;
+  double max_abs = 0, max_rel = 0, sum_abs = 0, sum_sq = 0, dot = 0, na = 0, nb = 0, worst = worst_so_far;
+  const double atol = rule.atol, rtol = rule.rtol;
+  for (uint64_t k = 0; k < n; ++k) {
+    const double x = xs[k], y = ys[k];
+    const double abs_err = std::fabs(x - y);
+    if (x != 0) max_rel = std::max(max_rel, abs_err / std::fabs(x));
+    const uint64_t ulp = (track_ulp || by_ulp) && abs_err != 0 ? ulp_of(k, x, y) : 0;
+    if (track_ulp) mu = std::max(mu, ulp);
+    double violation;
+    bool bad;
+    if (by_ulp) {
+      violation = static_cast<double>(ulp) - static_cast<double>(max_ulp);
+      bad = ulp > static_cast<uint64_t>(max_ulp);
+    } else {
+      violation = abs_err - (atol + rtol * std::fabs(x));
+      bad = violation > 0;
+    }
+    sum_abs += abs_err;
+    sum_sq += abs_err * abs_err;
+    dot += x * y;
+    na += x * x;
+    nb += y * y;
+    oot += bad;
+    max_abs = std::max(max_abs, abs_err);
+    if (violation > worst || (k == 0 && first_is_worst)) {
+      worst = violation;
+      c.worst_k = k;
+      c.has_worst = true;
+    }
+  }
+  c.out_of_tolerance = oot;
+  c.max_ulp = mu;
+  c.max_abs = max_abs;
+  c.max_rel = max_rel;
+  c.sum_abs = sum_abs;
+  c.sum_sq = sum_sq;
+  c.dot = dot;
+  c.na = na;
+  c.nb = nb;
+  c.worst = worst;
+  return c;
+}
+
+// The float16 grid positions of n finite values (ordered_position's), by the
+// F16C instructions where the CPU has them: rounding to nearest even, as
+// float_to_half rounds every finite float.
+bool has_f16c() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  return yes;
+}
+
+__attribute__((target("avx2,f16c"))) void half_positions_f16c(const double* v, uint64_t n, int32_t* out) {
+  uint64_t k = 0;
+  for (; k + 4 <= n; k += 4) {
+    const __m128 f = _mm256_cvtpd_ps(_mm256_loadu_pd(v + k));
+    const __m128i h = _mm_cvtps_ph(f, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    alignas(16) uint16_t bits[8];
+    _mm_store_si128(reinterpret_cast<__m128i*>(bits), h);
+    for (int j = 0; j < 4; ++j) out[k + j] = (bits[j] & 0x8000) ? -(bits[j] & 0x7fff) : bits[j];
+  }
+  for (; k < n; ++k) out[k] = static_cast<int32_t>(ordered_position(DataType::Float16, v[k]));
+}
+
+bool all_finite(const double* v, uint64_t n) {
+  bool ok = true;
+  for (uint64_t k = 0; k < n; ++k) ok &= std::isfinite(v[k]);
+  return ok;
+}
+
+}  // namespace
+
 TensorDiff diff_tensors(const Tensor& a, const Tensor& b, const DiffTolerance& tol, const std::string& name) {
   TensorDiff d;
   d.dtype_a = a.dtype();
@@ -187,88 +280,183 @@ TensorDiff diff_tensors(const Tensor& a, const Tensor& b, const DiffTolerance& t
   const bool by_ulp = tol.max_ulp >= 0 && ulp_type(a.dtype()) && ulp_type(b.dtype());
   const DataType ulp_grid = coarser(a.dtype(), b.dtype());
   const bool track_ulp = ulp_type(a.dtype()) && ulp_type(b.dtype());
+  // The elements in fixed blocks shared out to the threads, each block's
+  // statistics folded in block order: the same numbers at any thread count.
+  struct Part {
+    TensorDiff d;
+    double sum_abs = 0, sum_sq = 0, dot = 0, na = 0, nb = 0;
+  };
+  constexpr uint64_t kBlock = uint64_t{1} << 15;
+  const uint64_t blocks = (d.elements + kBlock - 1) / kBlock;
+  std::vector<Part> parts(static_cast<size_t>(blocks));
+  auto scan = [&](uint64_t begin, uint64_t end, Part& part) {
+    TensorDiff& p = part.d;
+    p.max_abs = p.max_rel = 0;
+    p.worst_violation = -INFINITY;
+    // Decoded a chunk at a time: one type dispatch per chunk, not per element.
+    constexpr uint64_t kChunk = 2048;
+    double xs[kChunk], ys[kChunk];
+    int64_t ia[kChunk], ib[kChunk];
+    int32_t hx[kChunk], hy[kChunk];
+    for (uint64_t c0 = begin; c0 < end; c0 += kChunk) {
+      const uint64_t n = std::min<uint64_t>(kChunk, end - c0);
+      a.elements_as_double(c0, n, xs);
+      b.elements_as_double(c0, n, ys);
+      if (integers) {
+        a.elements_as_int64(c0, n, ia);
+        b.elements_as_int64(c0, n, ib);
+      } else if (all_finite(xs, n) && all_finite(ys, n)) {
+        auto fold_chunk = [&](const FiniteChunk& c) {
+          p.out_of_tolerance += c.out_of_tolerance;
+          p.max_ulp = std::max(p.max_ulp, c.max_ulp);
+          p.max_abs = std::max(p.max_abs, c.max_abs);
+          p.max_rel = std::max(p.max_rel, c.max_rel);
+          part.sum_abs += c.sum_abs;
+          part.sum_sq += c.sum_sq;
+          part.dot += c.dot;
+          part.na += c.na;
+          part.nb += c.nb;
+          if (c.has_worst) {
+            p.worst_violation = c.worst;
+            p.worst_index = c0 + c.worst_k;
+            p.worst_a = xs[c.worst_k];
+            p.worst_b = ys[c.worst_k];
+          }
+        };
+        auto order = [](int64_t bits, int width) {
+          const int64_t sign = int64_t{1} << (width - 1);
+          return (bits & sign) ? -(bits & (sign - 1)) : bits;
+        };
+        auto distance = [](int64_t u, int64_t v) { return static_cast<uint64_t>(std::llabs(u - v)); };
+        if (ulp_grid == DataType::Float) {
+          auto position = [&](double v) {
+            const float f = static_cast<float>(v);
+            uint32_t bits;
+            std::memcpy(&bits, &f, 4);
+            return order(bits, 32);
+          };
+          fold_chunk(finite_chunk(xs, ys, n, track_ulp, by_ulp, tol.max_ulp, d.rule, p.worst_violation, c0 == begin,
+                                  [&](uint64_t, double x, double y) { return distance(position(x), position(y)); }));
+        } else if (ulp_grid == DataType::Float16 && (track_ulp || by_ulp) && has_f16c()) {
+          half_positions_f16c(xs, n, hx);
+          half_positions_f16c(ys, n, hy);
+          fold_chunk(finite_chunk(xs, ys, n, track_ulp, by_ulp, tol.max_ulp, d.rule, p.worst_violation, c0 == begin,
+                                  [&](uint64_t k, double, double) { return distance(hx[k], hy[k]); }));
+        } else {
+          fold_chunk(finite_chunk(xs, ys, n, track_ulp, by_ulp, tol.max_ulp, d.rule, p.worst_violation, c0 == begin,
+                                  [&](uint64_t, double x, double y) {
+                                    return distance(ordered_position(ulp_grid, x), ordered_position(ulp_grid, y));
+                                  }));
+        }
+        continue;
+      }
+      for (uint64_t k = 0; k < n; ++k) {
+        const uint64_t i = c0 + k;
+        const double x = xs[k], y = ys[k];
+        const bool nan_x = std::isnan(x), nan_y = std::isnan(y), inf_x = std::isinf(x), inf_y = std::isinf(y);
+        p.nan_a += nan_x;
+        p.nan_b += nan_y;
+        p.inf_a += inf_x;
+        p.inf_b += inf_y;
+        bool bad = false;
+        double abs_err = 0, violation = 0;
+        if (nan_x || nan_y) {
+          if (nan_x && nan_y) {
+            violation = -INFINITY;
+          } else {
+            note(nan_x ? p.nan_only_a : p.nan_only_b, i);
+            bad = true;
+          }
+        } else if (inf_x || inf_y) {
+          if (x == y) {
+            violation = -INFINITY;
+          } else {
+            note(inf_x && inf_y ? p.inf_opposite : inf_x ? p.inf_only_a : p.inf_only_b, i);
+            bad = true;
+          }
+        } else {
+          if (integers) {
+            // Exactly, through 128 bits: int64 values past 2^53 differ in double too.
+            const __int128 diff = static_cast<__int128>(ia[k]) - ib[k];
+            abs_err = static_cast<double>(diff < 0 ? -diff : diff);
+          } else {
+            abs_err = std::fabs(x - y);
+          }
+          if (x != 0) p.max_rel = std::max(p.max_rel, abs_err / std::fabs(x));
+          const uint64_t ulp = (track_ulp || by_ulp) && abs_err != 0
+                                   ? static_cast<uint64_t>(std::llabs(ordered_position(ulp_grid, x) - ordered_position(ulp_grid, y)))
+                                   : 0;
+          if (track_ulp) p.max_ulp = std::max(p.max_ulp, ulp);
+          if (by_ulp) {
+            violation = static_cast<double>(ulp) - static_cast<double>(tol.max_ulp);
+            bad = ulp > static_cast<uint64_t>(tol.max_ulp);
+          } else {
+            violation = abs_err - (d.rule.atol + d.rule.rtol * std::fabs(x));
+            bad = violation > 0;
+          }
+          part.sum_abs += abs_err;
+          part.sum_sq += abs_err * abs_err;
+          part.dot += x * y;
+          part.na += x * x;
+          part.nb += y * y;
+        }
+        if (bad) {
+          ++p.out_of_tolerance;
+          if (!(nan_x || nan_y || inf_x || inf_y)) p.max_abs = std::max(p.max_abs, abs_err);
+          else {
+            p.max_abs = p.max_rel = INFINITY;
+            violation = INFINITY;
+          }
+        } else if (!std::isinf(p.max_abs)) {
+          p.max_abs = std::max(p.max_abs, abs_err);
+        }
+        if (violation > p.worst_violation || i == begin) {
+          p.worst_violation = violation;
+          p.worst_index = i;
+          p.worst_a = x;
+          p.worst_b = y;
+        }
+      }
+    }
+  };
+  cpu::parallel_for(static_cast<int64_t>(blocks), 1, [&](int64_t lo, int64_t hi) {
+    for (int64_t k = lo; k < hi; ++k) {
+      const uint64_t begin = static_cast<uint64_t>(k) * kBlock;
+      scan(begin, std::min(d.elements, begin + kBlock), parts[static_cast<size_t>(k)]);
+    }
+  });
   double sum_abs = 0, sum_sq = 0, dot = 0, na = 0, nb = 0;
-  // Decoded a chunk at a time: one type dispatch per chunk, not per element.
-  constexpr uint64_t kChunk = 2048;
-  const size_t chunk = static_cast<size_t>(std::min<uint64_t>(kChunk, d.elements));
-  std::vector<double> xs(chunk), ys(chunk);
-  std::vector<int64_t> ia(integers ? chunk : 0), ib(integers ? chunk : 0);
-  for (uint64_t i = 0, k = chunk; i < d.elements; ++i, ++k) {
-    if (k == chunk) {
-      const uint64_t n = std::min<uint64_t>(chunk, d.elements - i);
-      a.elements_as_double(i, n, xs.data());
-      b.elements_as_double(i, n, ys.data());
-      if (integers) {
-        a.elements_as_int64(i, n, ia.data());
-        b.elements_as_int64(i, n, ib.data());
-      }
-      k = 0;
+  auto merge = [](NonFiniteMismatch& t, const NonFiniteMismatch& p) {
+    if (!p.count) return;
+    if (!t.count) t.first = p.first;
+    t.count += p.count;
+  };
+  for (size_t k = 0; k < parts.size(); ++k) {
+    const TensorDiff& p = parts[k].d;
+    d.nan_a += p.nan_a;
+    d.nan_b += p.nan_b;
+    d.inf_a += p.inf_a;
+    d.inf_b += p.inf_b;
+    merge(d.nan_only_a, p.nan_only_a);
+    merge(d.nan_only_b, p.nan_only_b);
+    merge(d.inf_only_a, p.inf_only_a);
+    merge(d.inf_only_b, p.inf_only_b);
+    merge(d.inf_opposite, p.inf_opposite);
+    d.out_of_tolerance += p.out_of_tolerance;
+    d.max_abs = std::max(d.max_abs, p.max_abs);
+    d.max_rel = std::max(d.max_rel, p.max_rel);
+    d.max_ulp = std::max(d.max_ulp, p.max_ulp);
+    if (k == 0 || p.worst_violation > d.worst_violation) {  // the first of equals
+      d.worst_violation = p.worst_violation;
+      d.worst_index = p.worst_index;
+      d.worst_a = p.worst_a;
+      d.worst_b = p.worst_b;
     }
-    const double x = xs[k], y = ys[k];
-    const bool nan_x = std::isnan(x), nan_y = std::isnan(y), inf_x = std::isinf(x), inf_y = std::isinf(y);
-    d.nan_a += nan_x;
-    d.nan_b += nan_y;
-    d.inf_a += inf_x;
-    d.inf_b += inf_y;
-    bool bad = false;
-    double abs_err = 0, violation = 0;
-    if (nan_x || nan_y) {
-      if (nan_x && nan_y) {
-        violation = -INFINITY;
-      } else {
-        note(nan_x ? d.nan_only_a : d.nan_only_b, i);
-        bad = true;
-      }
-    } else if (inf_x || inf_y) {
-      if (x == y) {
-        violation = -INFINITY;
-      } else {
-        note(inf_x && inf_y ? d.inf_opposite : inf_x ? d.inf_only_a : d.inf_only_b, i);
-        bad = true;
-      }
-    } else {
-      if (integers) {
-        // Exactly, through 128 bits: int64 values past 2^53 differ in double too.
-        const __int128 diff = static_cast<__int128>(ia[k]) - ib[k];
-        abs_err = static_cast<double>(diff < 0 ? -diff : diff);
-      } else {
-        abs_err = std::fabs(x - y);
-      }
-      if (x != 0) d.max_rel = std::max(d.max_rel, abs_err / std::fabs(x));
-      if (track_ulp && abs_err != 0)
-        d.max_ulp = std::max(d.max_ulp, static_cast<uint64_t>(std::llabs(ordered_position(ulp_grid, x) -
-                                                                         ordered_position(ulp_grid, y))));
-      if (by_ulp) {
-        const uint64_t ulp =
-            abs_err == 0 ? 0 : static_cast<uint64_t>(std::llabs(ordered_position(ulp_grid, x) - ordered_position(ulp_grid, y)));
-        violation = static_cast<double>(ulp) - static_cast<double>(tol.max_ulp);
-        bad = ulp > static_cast<uint64_t>(tol.max_ulp);
-      } else {
-        violation = abs_err - (d.rule.atol + d.rule.rtol * std::fabs(x));
-        bad = violation > 0;
-      }
-      sum_abs += abs_err;
-      sum_sq += abs_err * abs_err;
-      dot += x * y;
-      na += x * x;
-      nb += y * y;
-    }
-    if (bad) {
-      ++d.out_of_tolerance;
-      if (!(nan_x || nan_y || inf_x || inf_y)) d.max_abs = std::max(d.max_abs, abs_err);
-      else {
-        d.max_abs = d.max_rel = INFINITY;
-        violation = INFINITY;
-      }
-    } else if (!std::isinf(d.max_abs)) {
-      d.max_abs = std::max(d.max_abs, abs_err);
-    }
-    if (violation > d.worst_violation || i == 0) {
-      d.worst_violation = violation;
-      d.worst_index = i;
-      d.worst_a = x;
-      d.worst_b = y;
-    }
+    sum_abs += parts[k].sum_abs;
+    sum_sq += parts[k].sum_sq;
+    dot += parts[k].dot;
+    na += parts[k].na;
+    nb += parts[k].nb;
   }
   if (d.elements) {
     d.mean_abs = sum_abs / static_cast<double>(d.elements);
