@@ -85,6 +85,9 @@ struct MatchOptions {
   const Capture* a_values = nullptr;
   const Capture* b_values = nullptr;
   bool by_name = true;  // false: equal names are no evidence (two unrelated exports reuse "add_1")
+  // false: weights are not compared (every weight of both decoded): for a B
+  // made from A that keeps A's value names, where the names pair everything.
+  bool by_weights = true;
 };
 
 // Throws onnxscope::Error when a mapping names a tensor neither model has.

@@ -17,7 +17,9 @@
 #include <functional>
 #include <memory>
 #include <optional>
+#include <map>
 #include <set>
+#include <tuple>
 #include <string>
 #include <vector>
 
@@ -57,9 +59,15 @@ std::vector<NodeRange> node_ranges(const Model& model, const Capture& fp32, Data
 // It computes what storing every value of the converted nodes in `target`
 // gives (the reference's own float16 kernels compute in double and round
 // each result once), at float32 speed on engines without float16 kernels.
+//
+// `weights`, when given, keeps the converted float32 constants between calls
+// on one model (a search converts it many times): each is converted once.
+struct ConvertedWeights {
+  std::map<std::tuple<std::string, DataType, bool>, Tensor> made;  // (constant, target, emulated) -> its tensor
+};
 std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32, DataType target,
                                          const std::set<std::string>& keep, std::vector<std::string>* auto_kept = nullptr,
-                                         bool emulate = false);
+                                         bool emulate = false, ConvertedWeights* weights = nullptr);
 
 struct PrecisionOptions {
   DataType target = DataType::Float16;

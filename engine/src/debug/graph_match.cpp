@@ -162,7 +162,7 @@ class Matcher {
     inputs();
     if (opt.by_name) names();
     outputs();
-    weights();
+    if (opt.by_weights) weights();
     for (int round = 0; round < 64; ++round) {
       const size_t before = a2b.size() + na2b.size();
       forward();

@@ -56,7 +56,8 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
   }
   // Every other node converted: how far the outputs move, and each node's own share (blame).
   // The search runs emulated models (float32 kernels on rounded values) when asked.
-  auto low = convert_precision(*model, fp32, opt.target, keep, &r.auto_kept, opt.emulate);
+  ConvertedWeights weights;  // each constant converted once for all the models below
+  auto low = convert_precision(*model, fp32, opt.target, keep, &r.auto_kept, opt.emulate, &weights);
   const Capture all_low = capture_run(engine, low, inputs);
   ++r.runs;
   NamedValues got_low;
@@ -74,26 +75,37 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
     for (size_t i = 0; i < n && i < ranked.size(); ++i) k.insert(ranked[i].second);
     return k;
   };
-  std::map<std::pair<bool, size_t>, bool> tried;
-  auto try_prefix = [&](size_t n, bool real) {
-    if (auto it = tried.find({real, n}); it != tried.end()) return it->second;
-    const std::set<std::string> k = keep_with(n);
-    std::vector<std::string> ignored;
-    auto mixed = convert_precision(*model, fp32, opt.target, k, &ignored, opt.emulate && !real);
+  struct Tried {
+    bool ok = false;
     TensorDiff worst;
     std::string worst_name;
-    const bool ok = outputs_within(want, engine.prepare(mixed)->run(inputs), opt.tolerance, worst, worst_name);
+    std::shared_ptr<Model> model;  // kept for runs of the real types: the one written may be one of them
+  };
+  std::map<std::pair<bool, size_t>, Tried> tried;
+  auto try_prefix = [&](size_t n, bool real) {
+    real = real || !opt.emulate;  // without emulation every run is of the real types
+    if (auto it = tried.find({real, n}); it != tried.end()) return it->second.ok;
+    const std::set<std::string> k = keep_with(n);
+    std::vector<std::string> ignored;
+    const bool emulated = !real;
+    Tried t;
+    t.model = convert_precision(*model, fp32, opt.target, k, &ignored, emulated, &weights);
+    t.ok = outputs_within(want, engine.prepare(t.model)->run(inputs), opt.tolerance, t.worst, t.worst_name);
     ++r.runs;
     if (opt.progress)
-      opt.progress("  " + std::to_string(k.size()) + " node(s) in float32" + (real || !opt.emulate ? "" : " (emulated)") +
-                   ": worst output '" + worst_name + "' max|A-B| " + g3(worst.max_abs) + (ok ? " (meets the tolerance)" : ""));
-    return tried[{real, n}] = ok;
+      opt.progress("  " + std::to_string(k.size()) + " node(s) in float32" + (emulated ? " (emulated)" : "") +
+                   ": worst output '" + t.worst_name + "' max|A-B| " + g3(t.worst.max_abs) + (t.ok ? " (meets the tolerance)" : ""));
+    if (emulated) t.model.reset();
+    const bool ok = t.ok;
+    tried[{real, n}] = std::move(t);
+    return ok;
   };
   // The ranking: each node's own error (blame) against its values' scale, largest first.
   auto rank = [&] {
     MatchOptions mo;
     mo.a_values = &fp32;
     mo.b_values = &all_low;
+    mo.by_weights = false;  // `low` was made from the model, its values keep their names
     const GraphMatch match = match_graphs(*model, *low, mo);
     DiffReport report = diff_against(*model, match, fp32, capture_in_a_names(match, all_low), opt.tolerance);
     blame_against(*model, *low, match, fp32, all_low, engine, opt.tolerance, report);
@@ -106,14 +118,16 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   };
-  // The shortest prefix of the ranking, from `from` nodes on, whose nodes kept
-  // in float32 make the outputs meet the tolerance: prefixes doubling until one
-  // does, then a binary search. 0 when even the longest allowed does not.
+  // A short prefix of the ranking, from `from` nodes on, whose nodes kept in
+  // float32 make the outputs meet the tolerance: prefixes growing fourfold
+  // until one does, then a binary search that stops once the shortest is
+  // known to within an eighth (a small set, not always the smallest: each
+  // step is a run of the whole model). 0 when even the longest allowed does not.
   const auto limit_of = [&] { return std::min(opt.max_keep > keep.size() ? opt.max_keep - keep.size() : 0, ranked.size()); };
   auto search = [&](size_t from, bool real) -> size_t {
     const size_t limit = limit_of();
     size_t bad = from, good = 0;
-    for (size_t n = std::max<size_t>(1, from * 2); from < limit; n = std::min(limit, n * 2)) {
+    for (size_t n = std::max<size_t>(1, from * 4); from < limit; n = std::min(limit, n * 4)) {
       if (try_prefix(n, real)) {
         good = n;
         break;
@@ -122,7 +136,7 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
       if (n == limit) break;
     }
     if (!good) return 0;
-    while (good - bad > 1) {
+    while (good - bad > std::max<size_t>(1, good / 8)) {
       const size_t mid = bad + (good - bad) / 2;
       (try_prefix(mid, real) ? good : bad) = mid;
     }
@@ -153,16 +167,23 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
     r.why.push_back(std::isinf(ranked[i].first) ? "its float16 result is not finite on its own"
                                                 : "introduces " + g3(ranked[i].first) + " of its values' scale on its own");
   }
-  // The model written, run as written.
-  std::vector<std::string> ignored;
-  r.mixed_model = convert_precision(*model, fp32, opt.target, keep, &ignored);
-  if (!opt.emulate && take == 0) {
-    r.mixed = r.all_low;
-    r.mixed_output = r.all_low_output;
-    r.met = all_low_met;
+  // The model written, run as written (a run of the real types the search made already, or one more).
+  if (auto it = tried.find({true, take}); it != tried.end()) {
+    r.mixed_model = it->second.model;
+    r.mixed = it->second.worst;
+    r.mixed_output = it->second.worst_name;
+    r.met = it->second.ok;
   } else {
-    r.met = outputs_within(want, engine.prepare(r.mixed_model)->run(inputs), opt.tolerance, r.mixed, r.mixed_output);
-    ++r.runs;
+    std::vector<std::string> ignored;
+    r.mixed_model = convert_precision(*model, fp32, opt.target, keep, &ignored, false, &weights);
+    if (!opt.emulate && take == 0) {
+      r.mixed = r.all_low;
+      r.mixed_output = r.all_low_output;
+      r.met = all_low_met;
+    } else {
+      r.met = outputs_within(want, engine.prepare(r.mixed_model)->run(inputs), opt.tolerance, r.mixed, r.mixed_output);
+      ++r.runs;
+    }
   }
   return r;
 }

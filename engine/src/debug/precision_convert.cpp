@@ -112,7 +112,7 @@ std::vector<NodeRange> node_ranges(const Model& model, const Capture& fp32, Data
 
 std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32, DataType target,
                                          const std::set<std::string>& keep, std::vector<std::string>* auto_kept,
-                                         bool emulate) {
+                                         bool emulate, ConvertedWeights* weights) {
   auto out = std::make_shared<Model>(model);
   Graph& g = out->graph;
   const char* low_type = type_string(target);
@@ -159,6 +159,15 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
     cast.attributes.push_back(to);
     return cast;
   };
+  // Constant `v` converted (or, emulated, rounded), once per `weights`.
+  auto weight = [&](const std::string& v, const Tensor& t, bool rounded) {
+    auto make = [&] { return rounded ? rounded_copy(t, target) : converted(t, target); };
+    if (!weights) return make();
+    const auto key = std::make_tuple(v, target, rounded);
+    auto it = weights->made.find(key);
+    if (it == weights->made.end()) it = weights->made.emplace(key, make()).first;
+    return it->second;
+  };
   // Emulation: float32 values that hold numbers of the low type (rounded
   // constants, the low nodes' rounded outputs), and `v` rounded so.
   std::set<std::string> rounded;
@@ -168,7 +177,7 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
     const std::string low = fresh(v + "_" + short_name(target));
     const std::string name = fresh(low + "r");
     if (auto c = constants.find(v); c != constants.end()) {
-      g.initializers.push_back({name, rounded_copy(*c->second, target), {}});
+      g.initializers.push_back({name, weight(v, *c->second, true), {}});
     } else {
       nodes.push_back(cast_node(v, low, target));
       nodes.push_back(cast_node(low, name, DataType::Float));
@@ -185,7 +194,7 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
     std::string name;
     if (auto c = constants.find(v); c != constants.end() && want == target) {
       name = fresh(v + "_" + short_name(target));
-      g.initializers.push_back({name, converted(*c->second, target), {}});
+      g.initializers.push_back({name, weight(v, *c->second, false), {}});
     } else {
       name = fresh(v + (want == DataType::Float ? "_fp32" : std::string("_") + short_name(target)));
       nodes.push_back(cast_node(v, name, want));
