@@ -119,3 +119,43 @@ TEST(Npy, ReadsAndRefusesBadFiles) {
   EXPECT_THROW(read_npy(dir + "/junk.npy"), Error);
   std::filesystem::remove_all(dir);
 }
+
+// save_model writes the weights' bytes straight from the tensors, after the
+// graph's other fields: the file parses to the same message model_to_bytes
+// makes (numeric, string, empty and subgraph initializers, node attributes).
+TEST(ProtoIo, SavedModelParsesToTheMessageModelToBytesMakes) {
+  ModelBuilder b(17);
+  b.input("c", DataType::Bool, {});
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}});
+  b.initializer(make_float_tensor("w", {2, 3}, {1, 2, 3, 4, 5, 6.5f}));
+  b.initializer(make_float_tensor("empty", {0}, {}));
+  b.initializer(make_tensor_raw("h", DataType::Float16, {2}, std::string("\x00\x3c\x00\x40", 4)));
+  onnx::TensorProto names;
+  names.set_name("names");
+  names.set_data_type(static_cast<int32_t>(DataType::String));
+  names.add_dims(2);
+  names.add_string_data("a");
+  names.add_string_data("bc");
+  b.initializer(names);
+  b.node("Add", {"x", "w"}, {"s"}, "add");
+  auto& iff = b.node("If", {"c"}, {"y"}, "if");
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    onnx::GraphProto* g = attr_graph(iff, branch);
+    *g->add_initializer() = make_float_tensor("k", {1}, {std::string(branch) == "then_branch" ? 2.0f : 3.0f});
+    add_node(*g, "Mul", {"s", "k"}, {std::string("y_") + branch});
+    *g->add_output() = make_value(std::string("y_") + branch, DataType::Float, {int64_t{2}, int64_t{3}});
+  }
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{3}});
+  auto m = load_model(b);
+  const auto path = std::filesystem::temp_directory_path() / ("onnxscope_save_" + std::to_string(getpid()) + ".onnx");
+  save_model(*m, path);
+  std::ifstream f(path, std::ios::binary);
+  const std::string file((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  std::filesystem::remove(path);
+  onnx::ModelProto from_file, expected;
+  ASSERT_TRUE(from_file.ParseFromString(file));
+  ASSERT_TRUE(expected.ParseFromString(model_to_bytes(*m)));
+  EXPECT_EQ(from_file.SerializeAsString(), expected.SerializeAsString());
+  EXPECT_EQ(from_file.graph().initializer_size(), 4);
+  EXPECT_EQ(from_file.graph().initializer(0).raw_data().size(), 24u);
+}
