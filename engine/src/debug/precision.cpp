@@ -58,11 +58,9 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
   // The search runs emulated models (float32 kernels on rounded values) when asked.
   ConvertedWeights weights;  // each constant converted once for all the models below
   auto low = convert_precision(*model, fp32, opt.target, keep, &r.auto_kept, opt.emulate, &weights);
-  const Capture all_low = capture_run(engine, low, inputs);
+  // A plain run (as the search's): every value is captured only when the ranking needs them.
+  const NamedValues got_low = engine.prepare(low)->run(inputs);
   ++r.runs;
-  NamedValues got_low;
-  for (const auto& o : model->graph.outputs)
-    if (auto it = all_low.values.find(o.name); it != all_low.values.end()) got_low.emplace_back(o.name, it->second);
   const bool all_low_met = outputs_within(want, got_low, opt.tolerance, r.all_low, r.all_low_output);
   if (opt.progress)
     opt.progress("  " + std::to_string(keep.size()) + " node(s) in float32" + (opt.emulate ? " (emulated)" : "") +
@@ -104,6 +102,8 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
   auto rank = [&] {
     MatchOptions mo;
     mo.a_values = &fp32;
+    const Capture all_low = capture_run(engine, low, inputs);
+    ++r.runs;
     mo.b_values = &all_low;
     mo.by_weights = false;  // `low` was made from the model, its values keep their names
     const GraphMatch match = match_graphs(*model, *low, mo);
