@@ -6,6 +6,7 @@
 #include <cmath>
 #include <algorithm>
 #include <cstring>
+#include <map>
 
 #include "cpu/passes/passes.h"
 #include "model_builder.h"
@@ -163,6 +164,47 @@ TEST(ComputeLowPrecisionInFloat32, TheCpuEngineRunsHalfNodesOnItsFloat32Kernels)
   prepared->run(make_inputs(*original, spec), ro);
   ASSERT_FALSE(seen.impls.empty());
   for (const auto& impl : seen.impls) EXPECT_NE(impl, "reference");
+}
+
+}  // namespace
+
+namespace {
+
+// The plan that keeps every original node (capture runs: diff, the
+// debugger) and opt-level 0 run no passes: the "cpu-float32" kernels take
+// the half nodes there, with the same widening and rounding.
+TEST(Float32Kernels, HalfNodesRunOnTheFloat32KernelsWhereNoPassRuns) {
+  for (DataType t : {DataType::Float16, DataType::BFloat16}) {
+    SCOPED_TRACE(dtype_info(t).name);
+    auto original = mlp(t);
+    expect_within_one_rounding(original, original);  // opt-level 0: no pass, the kernels alone
+    struct Seen : Observer {
+      std::map<std::string, std::string> kernel;
+      std::map<std::string, DataType> type;
+      void on_node(const NodeEvent& e) override {
+        kernel[e.node->op_type] = std::string(e.kernel);
+        if (!e.outputs.empty() && e.outputs[0].is_tensor()) type[e.node->op_type] = e.outputs[0].tensor().dtype();
+      }
+    } seen;
+    RunOptions ro;
+    ro.observer = &seen;
+    ro.capture_original = true;
+    InputSpec spec;
+    make_cpu_engine(CpuOptions{})->prepare(original)->run(make_inputs(*original, spec), ro);
+    for (const char* op : {"MatMul", "Add", "Sigmoid", "Mul"}) {
+      EXPECT_EQ(seen.kernel[op], "cpu-float32") << op;
+      EXPECT_EQ(seen.type[op], t) << op << ": the node's output keeps its type";
+    }
+    EXPECT_NE(seen.kernel["Reshape"], "cpu-float32");
+    // Left out, the reference kernels run them.
+    CpuOptions without;
+    without.disabled_kernels.insert("cpu-float32");
+    without.opt_level = 0;
+    Seen ref;
+    ro.observer = &ref;
+    make_cpu_engine(without)->prepare(original)->run(make_inputs(*original, spec), ro);
+    EXPECT_EQ(ref.kernel["MatMul"], "reference");
+  }
 }
 
 }  // namespace

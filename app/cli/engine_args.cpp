@@ -35,6 +35,7 @@ void add_precision_option(CLI::App* cmd, std::string& precision) {
 void add_disable_kernel_option(CLI::App* cmd, std::vector<std::string>& impls_out) {
   std::set<std::string> impls;
   for (const auto& k : cpu_kernels().all()) impls.insert(k.impl);
+  impls.insert("cpu-float32");  // float16/bfloat16 nodes on the float32 kernels (cpu/low_precision.h)
   std::string impl_list;
   for (const auto& i : impls) impl_list += (impl_list.empty() ? "" : ", ") + i;
   cmd->add_option("--disable-kernel", impls_out,

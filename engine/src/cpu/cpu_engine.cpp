@@ -2,6 +2,7 @@
 
 #include "cpu/arena.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/low_precision.h"
 #include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
 #include "onnxscope/cpu.h"
@@ -89,6 +90,7 @@ class CpuEngine final : public Engine {
     if (options_.extra_kernels) kernels_->add_all(*options_.extra_kernels);
     for (const KernelDef& k : cpu_kernels().all())
       if (!options_.disabled_kernels.count(k.impl)) kernels_->add(k);
+    if (!options_.disabled_kernels.count("cpu-float32")) cpu::register_float32_kernels(*kernels_, cpu_kernels(), kernels_.get());
     kernels_->add_all(reference_kernels());
   }
   std::string_view name() const override { return "cpu"; }

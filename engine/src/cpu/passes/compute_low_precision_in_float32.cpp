@@ -4,14 +4,15 @@
 // float32 kernels then run them (and the later passes fuse them) instead of
 // the reference's per-element kernels; every value of the model keeps its
 // name and its float16/bfloat16 type, so each result is rounded where the
-// model rounds it. Data movement, shape and selection ops move or compare the
-// values exactly in any type and keep them as they are. The float32 weights
-// the Casts make are folded once at prepare time.
+// model rounds it. Which nodes: cpu/low_precision.h (the "cpu-float32"
+// kernels do the same for the plan that keeps every original node). Half
+// weights are widened once, here.
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/low_precision.h"
 #include "cpu/passes/passes.h"
 #include "onnxscope/float_formats.h"
 #include "onnxscope/op_schema.h"
@@ -19,40 +20,6 @@
 
 namespace onnxscope::cpu {
 namespace {
-
-bool low(DataType t) { return t == DataType::Float16 || t == DataType::BFloat16; }
-
-// Exact in any type: moved, selected or compared values, shapes; or typed by an attribute.
-bool keeps_its_type(const Node& n) {
-  static const std::set<std::string> ops = {
-      "Cast", "CastLike", "Identity", "Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Concat", "Split",
-      "SplitToSequence", "Slice", "Gather", "GatherElements", "GatherND", "Scatter", "ScatterElements", "ScatterND",
-      "Expand", "Tile", "Pad", "DepthToSpace", "SpaceToDepth", "Shape", "Size", "Where", "Compress", "ReverseSequence",
-      "Constant", "ConstantOfShape", "EyeLike", "Trilu", "NonZero", "Unique", "OneHot", "Equal", "Less", "Greater",
-      "LessOrEqual", "GreaterOrEqual", "IsNaN", "IsInf", "RandomNormal", "RandomUniform", "RandomNormalLike",
-      "RandomUniformLike", "Multinomial", "Bernoulli", "Optional", "OptionalGetElement", "OptionalHasElement",
-      "SequenceConstruct", "SequenceAt", "SequenceInsert", "SequenceErase", "ConcatFromSequence"};
-  // The spec computes parts of these in their input type (Attention's
-  // QK^T and softmax, SwiGLU's gate, QuantizeLinear's x / scale): the
-  // reference rounds there too, and float32 would not.
-  static const std::set<std::string> rounds_inside = {"Attention", "FlexAttention", "SwiGLU", "CausalConvWithState",
-                                                      "QuantizeLinear"};
-  if (n.domain.empty() && (ops.count(n.op_type) || rounds_inside.count(n.op_type))) return true;
-  for (const auto& a : n.attributes) {
-    if (a.g || !a.graphs.empty()) return true;  // subgraphs see the outer values by name
-    if (a.name == "to" || a.name == "dtype" || a.name == "output_dtype") return true;  // output type set by an attribute
-  }
-  return false;
-}
-
-// Whether the schema lets formal parameter `p` be float32.
-bool allows_float(const OpSchema& s, const FormalParam* p) {
-  if (!p) return false;
-  const std::string t = p->type_str;
-  if (t.rfind("tensor(", 0) == 0) return t == "tensor(float)";
-  const TypeConstraint* c = s.constraint(t);
-  return c && std::string(c->allowed).find("tensor(float)") != std::string::npos;
-}
 
 // A float16/bfloat16 constant as float32 (exact).
 Tensor widened_copy(const Tensor& t) {
@@ -74,12 +41,12 @@ bool compute_low_precision_in_float32(Model& model, PassContext& ctx) {
   // Nothing to do unless some value is float16/bfloat16 (declared, a weight, or made by a Cast or a Constant).
   bool any = false;
   for (const auto* list : {&g.inputs, &g.outputs, &g.value_info})
-    for (const auto& v : *list) any = any || (v.type.is_tensor() && low(v.type.elem));
-  for (const auto& i : g.initializers) any = any || low(i.value.dtype());
+    for (const auto& v : *list) any = any || (v.type.is_tensor() && low_precision(v.type.elem));
+  for (const auto& i : g.initializers) any = any || low_precision(i.value.dtype());
   for (const auto& n : g.nodes) {
     const Attribute* to = n.op_type == "Cast" ? n.attribute("to") : nullptr;
     const Attribute* value = n.op_type == "Constant" ? n.attribute("value") : nullptr;
-    any = any || (to && low(static_cast<DataType>(to->i))) || (value && low(value->t.dtype()));
+    any = any || (to && low_precision(static_cast<DataType>(to->i))) || (value && low_precision(value->t.dtype()));
   }
   if (!any) return false;
   bool untyped = false;
@@ -96,7 +63,7 @@ bool compute_low_precision_in_float32(Model& model, PassContext& ctx) {
       if (v.type.is_tensor() && v.type.elem != DataType::Undefined) types.emplace(v.name, v.type);
   for (const auto& i : g.initializers) types.emplace(i.name, *tensor_type(g, i.name));
   auto type_of = [&](const std::string& v) { auto it = types.find(v); return it == types.end() ? DataType::Undefined : it->second.elem; };
-  auto half = [&](const std::string& v) { return !v.empty() && low(type_of(v)); };
+  auto half = [&](const std::string& v) { return !v.empty() && low_precision(type_of(v)); };
   std::set<std::string> names;
   for (const auto& n : g.nodes) {
     names.insert(n.name);
