@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 
+#include "cpu/kernels/kernels.h"
 #include "debug/graph_match_index.h"
 #include "onnxscope/diagnostics.h"
 #include "onnxscope/float_formats.h"
@@ -46,6 +47,10 @@ bool float_type(DataType t) {
 Tensor as_type(const Tensor& t, DataType to) {
   if (t.dtype() == to || !float_type(t.dtype()) || !float_type(to)) return t;
   Tensor out = Tensor::zeros(to, t.shape());
+  if (t.dtype() == DataType::Float && to == DataType::Float16) {  // the Cast kernel's conversion: float_to_half's bits
+    cpu::half_cast(t.raw(), out.mutable_raw(), static_cast<int64_t>(t.element_count()), true);
+    return out;
+  }
   // Through the float formats' own conversions: a value rounds once, to `to`.
   std::vector<double> v(t.element_count());
   t.elements_as_double(0, v.size(), v.data());
