@@ -3,11 +3,13 @@
 
 For every model (batch 1, ~/.cache/onnxscope/bench-models, made by
 scripts/make_bench_models.py), in one process each, wall time of:
-- `run --engine cpu` (the cost of running the model: load, prepare, one run);
+- `run --engine cpu` (the cost of running the model: load, prepare, one run;
+  the median of three processes);
 - `bisect-passes` (the reference once, the cpu engine with every rewrite and
   with none, more runs only when a rewrite moves an output);
 - `precision --engine cpu --out mixed.onnx` (float16 ranges, conversion, the
-  keep-in-float32 search; float16 runs on the cpu engine's reference kernels);
+  keep-in-float32 search; float16 nodes run on the cpu engine's float32
+  kernels between Casts);
 - `diff MODEL --against mixed.onnx --engines cpu` (two models paired and
   compared, with blame);
 - `diff bert_base.onnx --against bert_base_ts14.onnx` where both exist (two
@@ -61,7 +63,10 @@ def main() -> int:
                 print(f"{name}: not in {BENCH} (scripts/make_bench_models.py makes it)", file=sys.stderr)
                 continue
             th = ["--threads", str(args.threads)]
-            run_s, run_rc, _ = timed([cli, "run", str(model), "--engine", "cpu", *th, *dims], args.timeout)
+            # The denominator: the median of three runs (one process each), so one
+            # slow start on this noisy machine does not flatter every ratio of the row.
+            runs = [timed([cli, "run", str(model), "--engine", "cpu", *th, *dims], args.timeout) for _ in range(3)]
+            run_s, run_rc = sorted(r[0] for r in runs)[1], max(r[1] for r in runs)
             bis_s, bis_rc, bis_out = timed([cli, "bisect-passes", str(model), *th, *dims, "--json"], args.timeout)
             mixed = Path(tmp) / f"{name}_mixed.onnx"
             pre_s, pre_rc, pre_out = timed([cli, "precision", str(model), "--engine", "cpu", *th, *dims, "--json",
