@@ -69,6 +69,21 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
                                          const std::set<std::string>& keep, std::vector<std::string>* auto_kept = nullptr,
                                          bool emulate = false, ConvertedWeights* weights = nullptr);
 
+// Each node's own error in `target`, for all nodes in one run: the model as
+// it is (float32), and beside each node convert_precision would convert (not
+// in `keep`) the same node again on its inputs converted to `target`
+// (emulated: rounded to it), its results in `target` cast back to float32
+// and made graph outputs. A run gives, per node, what blame re-runs a piece
+// for: its result from the float32 run's inputs. `nodes` receives, per such
+// node (its label), its float outputs' names and their converted results'.
+struct NodeAlone {
+  std::string node;
+  std::vector<std::pair<std::string, std::string>> outputs;  // (the model's value, the node alone's result)
+};
+std::shared_ptr<Model> node_error_model(const Model& model, const Capture& fp32, DataType target,
+                                        const std::set<std::string>& keep, bool emulate, ConvertedWeights* weights,
+                                        std::vector<NodeAlone>& nodes);
+
 struct PrecisionOptions {
   DataType target = DataType::Float16;
   DiffTolerance tolerance;  // the outputs of the mixed model against float32's

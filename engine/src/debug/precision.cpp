@@ -98,23 +98,31 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
     tried[{real, n}] = std::move(t);
     return ok;
   };
-  // The ranking: each node's own error (blame) against its values' scale, largest first.
+  // The ranking: each node's own error (what blame measures: the node alone,
+  // on the float32 run's inputs) against its values' scale, largest first.
+  // All nodes in one run of node_error_model, not a piece model per node.
   auto rank = [&] {
-    MatchOptions mo;
-    mo.a_values = &fp32;
-    const Capture all_low = capture_run(engine, low, inputs);
+    std::vector<NodeAlone> alone;
+    const auto errors = node_error_model(*model, fp32, opt.target, keep, opt.emulate, &weights, alone);
+    const NamedValues outs = engine.prepare(errors)->run(inputs);
     ++r.runs;
-    mo.b_values = &all_low;
-    mo.by_weights = false;  // `low` was made from the model, its values keep their names
-    const GraphMatch match = match_graphs(*model, *low, mo);
-    DiffReport report = diff_against(*model, match, fp32, capture_in_a_names(match, all_low), opt.tolerance);
-    blame_against(*model, *low, match, fp32, all_low, engine, opt.tolerance, report);
+    std::map<std::string, const Value*> result;
+    for (const auto& [name, v] : outs) result[name] = &v;
     std::map<std::string, double> scale;
     for (const auto& n : r.ranges) scale[n.node] = n.max_abs;
-    for (const auto& nd : report.nodes) {
-      if (!nd.introduced || keep.count(nd.node) || !scale.count(nd.node)) continue;
-      const double sc = nd.introduced->comparable ? nd.introduced_score / std::max(scale[nd.node], 1e-30) : INFINITY;
-      if (sc > 0) ranked.emplace_back(sc, nd.node);
+    for (const NodeAlone& na : alone) {
+      if (keep.count(na.node) || !scale.count(na.node)) continue;
+      double worst = -1;  // the largest error of its outputs; inf where one cannot be compared
+      for (const auto& [value, alone_value] : na.outputs) {
+        auto a = fp32.values.find(value);
+        auto b = result.find(alone_value);
+        if (a == fp32.values.end() || b == result.end()) continue;
+        const TensorDiff d = diff_values(a->second, *b->second, opt.tolerance, value);
+        worst = std::max(worst, d.comparable ? d.max_abs : INFINITY);
+      }
+      if (worst < 0) continue;
+      const double sc = std::isinf(worst) ? INFINITY : worst / std::max(scale[na.node], 1e-30);
+      if (sc > 0) ranked.emplace_back(sc, na.node);
     }
     std::stable_sort(ranked.begin(), ranked.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
   };

@@ -110,9 +110,13 @@ std::vector<NodeRange> node_ranges(const Model& model, const Capture& fp32, Data
   return out;
 }
 
-std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32, DataType target,
-                                         const std::set<std::string>& keep, std::vector<std::string>* auto_kept,
-                                         bool emulate, ConvertedWeights* weights) {
+namespace {
+
+// convert_precision, or with `alone` (node_error_model) the model as it is
+// plus each node that would be converted again beside it, on its own inputs.
+std::shared_ptr<Model> convert_impl(const Model& model, const Capture& fp32, DataType target, const std::set<std::string>& keep,
+                                    std::vector<std::string>* auto_kept, bool emulate, ConvertedWeights* weights,
+                                    std::vector<NodeAlone>* alone) {
   auto out = std::make_shared<Model>(model);
   Graph& g = out->graph;
   const char* low_type = type_string(target);
@@ -232,6 +236,47 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
         if (auto_kept) auto_kept->push_back(label + " (" + n.op_type + "): " + why);
       }
     }
+    if (low && alone) {
+      // The node as it is, then again on its inputs in the low type (emulated:
+      // rounded), its results in the low type and back: its own error.
+      Node again = n;
+      again.name = fresh((n.name.empty() ? label : n.name) + "/alone");
+      for (size_t k = 0; k < again.inputs.size(); ++k) {
+        std::string& v = again.inputs[k];
+        if (v.empty() || original_type(v) != DataType::Float || !allows(*s, s->input_param(k), low_type)) continue;
+        v = emulate ? round_trip(v) : as(v, target);
+      }
+      NodeAlone record{label, {}};
+      std::vector<Node> after;
+      for (size_t k = 0; k < again.outputs.size(); ++k) {
+        std::string& o = again.outputs[k];
+        if (o.empty() || original_type(o) != DataType::Float) {
+          if (!o.empty()) o = fresh(o + "/alone");
+          continue;
+        }
+        const std::string original = o, result = fresh(original + "/alone");
+        o = fresh(original + "/alone_" + short_name(target));
+        if (emulate) {
+          const std::string lowered = fresh(o + "r");
+          after.push_back(cast_node(o, lowered, target));
+          after.push_back(cast_node(lowered, result, DataType::Float));
+        } else {
+          type[o] = target;
+          after.push_back(cast_node(o, result, DataType::Float));
+        }
+        record.outputs.emplace_back(original, result);
+      }
+      nodes.push_back(std::move(n));
+      nodes.push_back(std::move(again));
+      for (auto& c : after) nodes.push_back(std::move(c));
+      for (const auto& [original, result] : record.outputs) g.outputs.push_back({result, TypeInfo::tensor(DataType::Float), {}});
+      alone->push_back(std::move(record));
+      continue;
+    }
+    if (alone) {
+      nodes.push_back(std::move(n));
+      continue;
+    }
     if (low && emulate) {
       // The node computes in float32 on numbers of the low type, and its
       // results are rounded to it: what storing every value in the low type does.
@@ -283,6 +328,7 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
   }
   // Graph outputs keep their float32 type: the low value under another name, cast back.
   for (const auto& o : model.graph.outputs) {
+    if (alone) break;  // the model's own nodes stayed float32
     if (type_of(o.name) != target) continue;
     const std::string low_name = fresh(o.name + "_" + short_name(target));
     for (auto& n : nodes) {
@@ -324,6 +370,22 @@ std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32
   std::erase_if(g.initializers, [&](const Initializer& i) { return !read.count(i.name); });
   out->source = model.source + " [" + short_name(target) + (keep.empty() ? "" : ", " + std::to_string(keep.size()) + " node(s) in float32") + "]";
   return out;
+}
+
+}  // namespace
+
+std::shared_ptr<Model> convert_precision(const Model& model, const Capture& fp32, DataType target,
+                                         const std::set<std::string>& keep, std::vector<std::string>* auto_kept,
+                                         bool emulate, ConvertedWeights* weights) {
+  return convert_impl(model, fp32, target, keep, auto_kept, emulate, weights, nullptr);
+}
+
+std::shared_ptr<Model> node_error_model(const Model& model, const Capture& fp32, DataType target,
+                                        const std::set<std::string>& keep, bool emulate, ConvertedWeights* weights,
+                                        std::vector<NodeAlone>& nodes) {
+  auto m = convert_impl(model, fp32, target, keep, nullptr, emulate, weights, &nodes);
+  m->source = model.source + " [each node alone in " + short_name(target) + "]";
+  return m;
 }
 
 }  // namespace onnxscope
