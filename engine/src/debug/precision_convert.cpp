@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "cpu/thread_pool.h"
 #include "debug/graph_match_index.h"
 #include "onnxscope/diagnostics.h"
 #include "onnxscope/float_formats.h"
@@ -71,7 +72,6 @@ std::vector<NodeRange> node_ranges(const Model& model, const Capture& fp32, Data
   const match::GraphIndex index(model, &fp32);
   const Limits lim = limits_of(target);
   std::vector<NodeRange> out;
-  std::vector<double> buf;
   for (size_t i = 0; i < model.graph.nodes.size(); ++i) {
     if (!index.data_node[i]) continue;
     const Node& n = model.graph.nodes[i];
@@ -85,21 +85,45 @@ std::vector<NodeRange> node_ranges(const Model& model, const Capture& fp32, Data
       if (o.empty() || it == fp32.values.end() || !it->second.is_tensor() || it->second.tensor().dtype() != DataType::Float)
         continue;
       const Tensor& t = it->second.tensor();
-      buf.resize(t.element_count());
-      t.elements_as_double(0, buf.size(), buf.data());
-      double max_abs = 0, min_nz = 0;
-      for (double x : buf) {
-        if (!std::isfinite(x)) {
-          ++r.nonfinite;
-          continue;
+      // Over the float32 values in place, blocks shared out to the threads
+      // (maxima, minima and counts: the same at any thread count).
+      struct Part {
+        double max_abs = 0, min_nz = 0;
+        uint64_t nonfinite = 0, overflow = 0, underflow = 0;
+      };
+      constexpr uint64_t kBlock = uint64_t{1} << 16;
+      const uint64_t count = t.element_count(), blocks = (count + kBlock - 1) / kBlock;
+      std::vector<Part> parts(static_cast<size_t>(blocks));
+      const float* v = t.data<float>();
+      cpu::parallel_for(static_cast<int64_t>(blocks), 1, [&](int64_t lo, int64_t hi) {
+        for (int64_t b = lo; b < hi; ++b) {
+          Part& p = parts[static_cast<size_t>(b)];
+          float mx = 0, mn = INFINITY;
+          for (uint64_t k = static_cast<uint64_t>(b) * kBlock; k < std::min(count, static_cast<uint64_t>(b + 1) * kBlock); ++k) {
+            const float x = v[k];
+            if (!std::isfinite(x)) {
+              ++p.nonfinite;
+              continue;
+            }
+            const float a = std::fabs(x);
+            mx = std::max(mx, a);
+            if (a > 0) mn = std::min(mn, a);
+            p.overflow += a >= lim.max_finite;
+            p.underflow += a > 0 && a < lim.flush_below;
+          }
+          p.max_abs = mx;
+          p.min_nz = std::isinf(mn) ? 0 : mn;
         }
-        const double a = std::fabs(x);
-        max_abs = std::max(max_abs, a);
-        if (a > 0 && (min_nz == 0 || a < min_nz)) min_nz = a;
-        r.overflow += a >= lim.max_finite;
-        r.underflow += a > 0 && a < lim.flush_below;
+      });
+      double max_abs = 0, min_nz = 0;
+      for (const Part& p : parts) {
+        r.nonfinite += p.nonfinite;
+        r.overflow += p.overflow;
+        r.underflow += p.underflow;
+        max_abs = std::max(max_abs, p.max_abs);
+        if (p.min_nz > 0 && (min_nz == 0 || p.min_nz < min_nz)) min_nz = p.min_nz;
       }
-      r.elements += t.element_count();
+      r.elements += count;
       if (!any || max_abs > r.max_abs) r.output = o;
       r.max_abs = std::max(r.max_abs, max_abs);
       if (min_nz > 0 && (r.min_nonzero == 0 || min_nz < r.min_nonzero)) r.min_nonzero = min_nz;
