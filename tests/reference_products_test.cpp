@@ -163,11 +163,12 @@ TEST(ReferenceGemm, MatMulPastOneChunkOfRowsIsThePlainLoopBitForBit) {
   expect_matmul_bits(want, a, b, {1, 2, 3});
 }
 
-// A few rows (math/gemm_f64.h's unpacked path: M <= 4, B's rows contiguous),
-// columns past one block of 512 and a tail of fewer than 8: the same bits.
+// A few rows (math/gemm_f64.h's unpacked path: M <= 4, or M <= 8 with a B
+// of at most 2^20 values; B's rows contiguous), columns past one block of 512
+// and a tail of fewer than 8, and the packed path just past it: the same bits.
 TEST(ReferenceGemm, FewRowsAreThePlainLoopBitForBit) {
   Rng rng(34);
-  for (int64_t M : {1, 2, 3, 4, 5})
+  for (int64_t M : {1, 2, 3, 4, 5, 8, 9})
     for (int64_t N : {7, 37, 1031}) {
       const int64_t K = 45;
       SCOPED_TRACE(std::to_string(M) + " x " + std::to_string(K) + " x " + std::to_string(N));

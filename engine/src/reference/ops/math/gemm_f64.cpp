@@ -190,7 +190,9 @@ __attribute__((target("avx512f"))) void row_update_avx512(double* acc, double a,
 
 bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (!avx512 || M > 4 || M <= 0 || N <= 0 || b.col != 1) return false;
+  // Up to 8 rows while B stays in the caches (4 MB of floats): each row reads
+  // it again; past that, packing it once for all rows is cheaper.
+  if (!avx512 || M > 8 || (M > 4 && K * N > (int64_t{1} << 20)) || M <= 0 || N <= 0 || b.col != 1) return false;
   // Columns in blocks of 512 (4 KB of sums, in L1), shared out to the threads
   // where the product is large enough to be worth it.
   constexpr int64_t kCols = 512;

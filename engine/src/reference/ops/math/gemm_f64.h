@@ -103,7 +103,8 @@ void pack_strided(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t 
 }
 }  // namespace detail
 
-// A float product of a few rows (M <= 4) by a B whose rows are contiguous,
+// A float product of a few rows (M <= 4, or M <= 8 with B of at most 2^20
+// values) by a B whose rows are contiguous,
 // without packing: each row's sums run along B's rows, eight columns at a
 // time, t in order (a Scan body's [1, 64] x [64, 64], a decoder's one token:
 // a tile of 6 rows wasted 5 and packing B cost as much as the products).
