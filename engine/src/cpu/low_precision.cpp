@@ -36,6 +36,18 @@ bool allows_float(const OpSchema& s, const FormalParam* p) {
   return c && std::string(c->allowed).find("tensor(float)") != std::string::npos;
 }
 
+Tensor widened_to_float(const Tensor& t) {
+  Tensor out = Tensor::zeros(DataType::Float, t.shape());
+  const auto* in = reinterpret_cast<const uint16_t*>(t.raw());
+  float* o = out.mutable_data<float>();
+  const uint64_t n = t.element_count();
+  if (t.dtype() == DataType::BFloat16)
+    for (uint64_t i = 0; i < n; ++i) o[i] = bfloat16_to_float(in[i]);
+  else
+    half_cast(in, o, static_cast<int64_t>(n), false);
+  return out;
+}
+
 namespace {
 
 const OpSchema* schema_of(const KernelContext& ctx) {
@@ -47,18 +59,6 @@ const OpSchema* schema_of(const KernelContext& ctx) {
 const Tensor* low_input(const KernelContext& ctx, size_t i) {
   const Value* v = ctx.input_value(i);
   return v && v->is_tensor() && low_precision(v->tensor().dtype()) ? &v->tensor() : nullptr;
-}
-
-Tensor widened(const Tensor& t) {
-  Tensor out = Tensor::zeros(DataType::Float, t.shape());
-  const auto* in = reinterpret_cast<const uint16_t*>(t.raw());
-  float* o = out.mutable_data<float>();
-  const uint64_t n = t.element_count();
-  if (t.dtype() == DataType::BFloat16)
-    for (uint64_t i = 0; i < n; ++i) o[i] = bfloat16_to_float(in[i]);
-  else
-    half_cast(in, o, static_cast<int64_t>(n), false);
-  return out;
 }
 
 Tensor narrowed(const Tensor& t, DataType to) {
@@ -78,7 +78,7 @@ class Widened final : public KernelContext {
  public:
   explicit Widened(KernelContext& outer) : outer_(outer), inputs_(outer.input_count()), outputs_(outer.output_count()) {
     for (size_t i = 0; i < inputs_.size(); ++i)
-      if (const Tensor* t = low_input(outer, i)) inputs_[i] = Value(widened(*t));
+      if (const Tensor* t = low_input(outer, i)) inputs_[i] = Value(widened_to_float(*t));
   }
   const Node& node() const override { return outer_.node(); }
   int64_t opset_version() const override { return outer_.opset_version(); }

@@ -17,6 +17,10 @@ inline bool low_precision(DataType t) { return t == DataType::Float16 || t == Da
 // and softmax, SwiGLU's gate, QuantizeLinear's x / scale).
 bool keeps_its_type(const Node& n);
 
+// A float16/bfloat16 tensor's values as float32 (exact), converted as the
+// Cast kernel converts them.
+Tensor widened_to_float(const Tensor& t);
+
 // Whether the schema lets formal parameter `p` be float32.
 bool allows_float(const OpSchema& s, const FormalParam* p);
 

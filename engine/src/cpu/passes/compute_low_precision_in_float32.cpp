@@ -11,30 +11,12 @@
 #include <set>
 #include <unordered_map>
 
-#include "cpu/kernels/kernels.h"
 #include "cpu/low_precision.h"
 #include "cpu/passes/passes.h"
-#include "onnxscope/float_formats.h"
 #include "onnxscope/op_schema.h"
 #include "onnxscope/shape_inference.h"
 
 namespace onnxscope::cpu {
-namespace {
-
-// A float16/bfloat16 constant as float32 (exact).
-Tensor widened_copy(const Tensor& t) {
-  Tensor out = Tensor::zeros(DataType::Float, t.shape());
-  const auto* in = reinterpret_cast<const uint16_t*>(t.raw());
-  float* o = out.mutable_data<float>();
-  const uint64_t n = t.element_count();
-  if (t.dtype() == DataType::BFloat16)
-    for (uint64_t i = 0; i < n; ++i) o[i] = bfloat16_to_float(in[i]);
-  else
-    half_cast(in, o, static_cast<int64_t>(n), false);  // as the Cast kernel would at run time
-  return out;
-}
-
-}  // namespace
 
 bool compute_low_precision_in_float32(Model& model, PassContext& ctx) {
   Graph& g = model.graph;
@@ -77,19 +59,6 @@ bool compute_low_precision_in_float32(Model& model, PassContext& ctx) {
     names.insert(s);
     return s;
   };
-  auto cast = [](const std::string& name, const std::string& from, const std::string& to, DataType type) {
-    Node c;
-    c.name = name;
-    c.op_type = "Cast";
-    c.inputs = {from};
-    c.outputs = {to};
-    Attribute a;
-    a.name = "to";
-    a.type = AttrType::Int;
-    a.i = static_cast<int64_t>(type);
-    c.attributes.push_back(a);
-    return c;
-  };
   auto float_type = [&](const std::string& v) {
     TypeInfo t = types.at(v);
     t.elem = DataType::Float;
@@ -124,9 +93,9 @@ bool compute_low_precision_in_float32(Model& model, PassContext& ctx) {
       if (it == widened.end()) {
         const std::string w = fresh(v + "/float32");
         if (const Tensor* c = constant_tensor(model, v)) {
-          g.initializers.push_back({w, widened_copy(*c), {}});  // a weight: converted once, here
+          g.initializers.push_back({w, widened_to_float(*c), {}});  // a weight: converted once, here
         } else {
-          nodes.push_back(cast(fresh(v + "/to_float32"), v, w, DataType::Float));
+          nodes.push_back(make_cast(fresh(v + "/to_float32"), v, w, DataType::Float));
           infos.push_back({w, float_type(v), {}});
         }
         it = widened.emplace(v, w).first;
@@ -137,7 +106,7 @@ bool compute_low_precision_in_float32(Model& model, PassContext& ctx) {
     for (auto& o : n.outputs) {
       if (!half(o)) continue;
       const std::string w = fresh(o + "/float32");
-      after.push_back(cast(fresh(n.name + "/round_" + o), w, o, type_of(o)));
+      after.push_back(make_cast(fresh(n.name + "/round_" + o), w, o, type_of(o)));
       infos.push_back({w, float_type(o), {}});
       o = w;
     }

@@ -294,6 +294,16 @@ size_t erase_nodes(Graph& g, const std::vector<bool>& remove) {
   return removed;
 }
 
+Node make_cast(const std::string& name, const std::string& input, const std::string& output, DataType type) {
+  Node c;
+  c.name = name;
+  c.op_type = "Cast";
+  c.inputs = {input};
+  c.outputs = {output};
+  c.attributes.push_back(make_attr_int("to", static_cast<int64_t>(type)));
+  return c;
+}
+
 Attribute make_attr_int(const std::string& name, int64_t v) {
   Attribute a;
   a.name = name;

@@ -119,6 +119,8 @@ int64_t trailing_axes_count(std::vector<int64_t> axes, std::optional<size_t> ran
 bool broadcasts_to(const Graph& g, const std::string& p, const std::string& x);
 // Attribute helpers for building nodes.
 Attribute make_attr_int(const std::string& name, int64_t v);
+// Node `name`: output = Cast(input, to=type).
+Node make_cast(const std::string& name, const std::string& input, const std::string& output, DataType type);
 Attribute make_attr_float(const std::string& name, float v);
 Attribute make_attr_string(const std::string& name, const std::string& v);
 Attribute make_attr_floats(const std::string& name, std::vector<float> v);
