@@ -8,6 +8,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "core/cpu_features.h"
 #include "onnxscope/float_formats.h"
 
 namespace onnxscope {
@@ -272,11 +273,6 @@ bool decode_integers(DataType t, const std::byte* d, uint64_t first, uint64_t co
 namespace {
 // float16 -> double by the F16C instructions where the CPU has them (exact,
 // as half_to_float: a NaN stays a NaN), eight at a time.
-bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  return yes;
-}
-
 __attribute__((target("avx2,f16c"))) void halves_to_double_f16c(const std::byte* s, uint64_t count, double* out) {
   uint64_t k = 0;
   for (; k + 8 <= count; k += 8) {
@@ -300,7 +296,7 @@ void Tensor::elements_as_double(uint64_t first, uint64_t count, double* out) con
     case DataType::Float: return decode_fixed<float>(d, first, count, out, kSame);
     case DataType::Double: return decode_fixed<double>(d, first, count, out, kSame);
     case DataType::Float16:
-      if (has_f16c()) return halves_to_double_f16c(d + first * 2, count, out);
+      if (cpu_has_f16c()) return halves_to_double_f16c(d + first * 2, count, out);
       return decode_fixed<uint16_t>(d, first, count, out, half_to_float);
     case DataType::BFloat16: return decode_fixed<uint16_t>(d, first, count, out, bfloat16_to_float);
     case DataType::Float8E4M3FN: return decode_fixed<uint8_t>(d, first, count, out, float8e4m3fn_to_float);

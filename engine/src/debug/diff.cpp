@@ -7,6 +7,7 @@
 #include <immintrin.h>
 #include <set>
 
+#include "core/cpu_features.h"
 #include "core/graph_util.h"
 #include "cpu/thread_pool.h"
 #include "onnxscope/diagnostics.h"
@@ -223,11 +224,6 @@ FiniteChunk finite_chunk(const double* xs, const double* ys, uint64_t n, bool tr
 // The float16 grid positions of n finite values (ordered_position's), by the
 // F16C instructions where the CPU has them: rounding to nearest even, as
 // float_to_half rounds every finite float.
-bool has_f16c() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
-  return yes;
-}
-
 __attribute__((target("avx2,f16c"))) void half_positions_f16c(const double* v, uint64_t n, int32_t* out) {
   uint64_t k = 0;
   for (; k + 4 <= n; k += 4) {
@@ -337,7 +333,7 @@ TensorDiff diff_tensors(const Tensor& a, const Tensor& b, const DiffTolerance& t
           };
           fold_chunk(finite_chunk(xs, ys, n, track_ulp, by_ulp, tol.max_ulp, d.rule, p.worst_violation, c0 == begin,
                                   [&](uint64_t, double x, double y) { return distance(position(x), position(y)); }));
-        } else if (ulp_grid == DataType::Float16 && (track_ulp || by_ulp) && has_f16c()) {
+        } else if (ulp_grid == DataType::Float16 && (track_ulp || by_ulp) && cpu_has_f16c()) {
           half_positions_f16c(xs, n, hx);
           half_positions_f16c(ys, n, hy);
           fold_chunk(finite_chunk(xs, ys, n, track_ulp, by_ulp, tol.max_ulp, d.rule, p.worst_violation, c0 == begin,

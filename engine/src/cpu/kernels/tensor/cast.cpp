@@ -17,6 +17,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
@@ -166,16 +167,6 @@ bool fast_pair(DataType from, DataType to, const void* src, void* dst, int64_t n
 
 // --- float16 ------------------------------------------------------------------
 
-// AVX2 (which also says the OS saves the wide registers) and the F16C bit of CPUID
-// leaf 1 (clang's __builtin_cpu_supports does not know "f16c").
-bool has_f16c() {
-  static const bool yes = [] {
-    unsigned a = 0, b = 0, c = 0, d = 0;
-    return __builtin_cpu_supports("avx2") && __get_cpuid(1, &a, &b, &c, &d) && (c & bit_F16C) != 0;
-  }();
-  return yes;
-}
-
 __attribute__((target("avx,f16c"))) void half_to_float_f16c(const uint16_t* s, float* d, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -260,12 +251,12 @@ void half_cast(const void* src, void* dst, int64_t n, bool to_half) {
     if (to_half) {
       const float* s = static_cast<const float*>(src) + b;
       uint16_t* d = static_cast<uint16_t*>(dst) + b;
-      if (has_f16c()) float_to_half_f16c(s, d, e - b);
+      if (cpu_has_f16c()) float_to_half_f16c(s, d, e - b);
       else for (int64_t i = 0; i < e - b; ++i) d[i] = float_to_half(s[i]);
     } else {
       const uint16_t* s = static_cast<const uint16_t*>(src) + b;
       float* d = static_cast<float*>(dst) + b;
-      if (has_f16c()) half_to_float_f16c(s, d, e - b);
+      if (cpu_has_f16c()) half_to_float_f16c(s, d, e - b);
       else for (int64_t i = 0; i < e - b; ++i) d[i] = half_to_float(s[i]);
     }
   });
