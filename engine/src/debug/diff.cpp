@@ -160,6 +160,41 @@ std::string nonfinite_counts_text(const TensorDiff& d) {
 }
 
 namespace {
+// Folds one part (a block of elements, a sequence item, a map's keys or
+// values) into the whole.
+void fold(TensorDiff& total, const TensorDiff& d, bool first_part) {
+  total.elements += d.elements;
+  total.out_of_tolerance += d.out_of_tolerance;
+  total.nan_a += d.nan_a;
+  total.nan_b += d.nan_b;
+  total.inf_a += d.inf_a;
+  total.inf_b += d.inf_b;
+  auto merge = [](NonFiniteMismatch& t, const NonFiniteMismatch& p) {
+    if (!p.count) return;
+    if (!t.count) t.first = p.first;
+    t.count += p.count;
+  };
+  merge(total.nan_only_a, d.nan_only_a);
+  merge(total.nan_only_b, d.nan_only_b);
+  merge(total.inf_only_a, d.inf_only_a);
+  merge(total.inf_only_b, d.inf_only_b);
+  merge(total.inf_opposite, d.inf_opposite);
+  total.max_abs = std::max(total.max_abs, d.max_abs);
+  total.max_rel = std::max(total.max_rel, d.max_rel);
+  total.max_ulp = std::max(total.max_ulp, d.max_ulp);
+  if (first_part || d.worst_violation > total.worst_violation) {
+    total.worst_violation = d.worst_violation;
+    total.worst_index = d.worst_index;
+    total.worst_a = d.worst_a;
+    total.worst_b = d.worst_b;
+    total.dtype_a = d.dtype_a;
+    total.dtype_b = d.dtype_b;
+    total.rule = d.rule;
+  }
+}
+}  // namespace
+
+namespace {
 
 // The statistics of a chunk of finite float pairs, kept in locals (the
 // general loop below keeps them in the TensorDiff, through memory, and
@@ -287,6 +322,9 @@ TensorDiff diff_tensors(const Tensor& a, const Tensor& b, const DiffTolerance& t
   std::vector<Part> parts(static_cast<size_t>(blocks));
   auto scan = [&](uint64_t begin, uint64_t end, Part& part) {
     TensorDiff& p = part.d;
+    p.dtype_a = d.dtype_a;
+    p.dtype_b = d.dtype_b;
+    p.rule = d.rule;
     p.max_abs = p.max_rel = 0;
     p.worst_violation = -INFINITY;
     // Decoded a chunk at a time: one type dispatch per chunk, not per element.
@@ -422,38 +460,16 @@ TensorDiff diff_tensors(const Tensor& a, const Tensor& b, const DiffTolerance& t
     }
   });
   double sum_abs = 0, sum_sq = 0, dot = 0, na = 0, nb = 0;
-  auto merge = [](NonFiniteMismatch& t, const NonFiniteMismatch& p) {
-    if (!p.count) return;
-    if (!t.count) t.first = p.first;
-    t.count += p.count;
-  };
+  const uint64_t elements = d.elements;
   for (size_t k = 0; k < parts.size(); ++k) {
-    const TensorDiff& p = parts[k].d;
-    d.nan_a += p.nan_a;
-    d.nan_b += p.nan_b;
-    d.inf_a += p.inf_a;
-    d.inf_b += p.inf_b;
-    merge(d.nan_only_a, p.nan_only_a);
-    merge(d.nan_only_b, p.nan_only_b);
-    merge(d.inf_only_a, p.inf_only_a);
-    merge(d.inf_only_b, p.inf_only_b);
-    merge(d.inf_opposite, p.inf_opposite);
-    d.out_of_tolerance += p.out_of_tolerance;
-    d.max_abs = std::max(d.max_abs, p.max_abs);
-    d.max_rel = std::max(d.max_rel, p.max_rel);
-    d.max_ulp = std::max(d.max_ulp, p.max_ulp);
-    if (k == 0 || p.worst_violation > d.worst_violation) {  // the first of equals
-      d.worst_violation = p.worst_violation;
-      d.worst_index = p.worst_index;
-      d.worst_a = p.worst_a;
-      d.worst_b = p.worst_b;
-    }
+    fold(d, parts[k].d, k == 0);
     sum_abs += parts[k].sum_abs;
     sum_sq += parts[k].sum_sq;
     dot += parts[k].dot;
     na += parts[k].na;
     nb += parts[k].nb;
   }
+  d.elements = elements;
   if (d.elements) {
     d.mean_abs = sum_abs / static_cast<double>(d.elements);
     d.rmse = std::sqrt(sum_sq / static_cast<double>(d.elements));
@@ -464,39 +480,6 @@ TensorDiff diff_tensors(const Tensor& a, const Tensor& b, const DiffTolerance& t
   return d;
 }
 
-namespace {
-// Folds one part (a sequence item, a map's keys or values) into the whole.
-void fold(TensorDiff& total, const TensorDiff& d, bool first_part) {
-  total.elements += d.elements;
-  total.out_of_tolerance += d.out_of_tolerance;
-  total.nan_a += d.nan_a;
-  total.nan_b += d.nan_b;
-  total.inf_a += d.inf_a;
-  total.inf_b += d.inf_b;
-  auto merge = [](NonFiniteMismatch& t, const NonFiniteMismatch& p) {
-    if (!p.count) return;
-    if (!t.count) t.first = p.first;
-    t.count += p.count;
-  };
-  merge(total.nan_only_a, d.nan_only_a);
-  merge(total.nan_only_b, d.nan_only_b);
-  merge(total.inf_only_a, d.inf_only_a);
-  merge(total.inf_only_b, d.inf_only_b);
-  merge(total.inf_opposite, d.inf_opposite);
-  total.max_abs = std::max(total.max_abs, d.max_abs);
-  total.max_rel = std::max(total.max_rel, d.max_rel);
-  total.max_ulp = std::max(total.max_ulp, d.max_ulp);
-  if (first_part || d.worst_violation > total.worst_violation) {
-    total.worst_violation = d.worst_violation;
-    total.worst_index = d.worst_index;
-    total.worst_a = d.worst_a;
-    total.worst_b = d.worst_b;
-    total.dtype_a = d.dtype_a;
-    total.dtype_b = d.dtype_b;
-    total.rule = d.rule;
-  }
-}
-}  // namespace
 
 TensorDiff diff_values(const Value& a, const Value& b, const DiffTolerance& tol, const std::string& name) {
   if (a.kind() != b.kind()) {
