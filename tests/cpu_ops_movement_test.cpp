@@ -5,6 +5,8 @@
 // bit for bit.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -51,6 +53,33 @@ TEST(CpuOpsHarness, SliceAnyStepsAndTypes) {
     c.what = "Slice " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " starts " + shape_to_string(starts) +
              " ends " + shape_to_string(ends) + " axes " + shape_to_string(axes) + " steps " + shape_to_string(steps);
     c.input("x", random_tensor(rng, t, s));
+    c.ints("starts", starts);
+    c.ints("ends", ends);
+    c.ints("axes", axes);
+    c.ints("steps", steps);
+    c.mb.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "n");
+    check(c);
+  }
+}
+
+// Rows enough for the threads to split them mid-way through the outer dims
+// (each chunk works out its first row's index, then steps row to row): the
+// same bits as the reference.
+TEST(CpuOpsHarness, SliceOfManyRowsSplitAcrossTheThreads) {
+  Rng rng(9);
+  for (const auto& [shape, axes, steps] :
+       {std::tuple<Shape, std::vector<int64_t>, std::vector<int64_t>>{{3, 50, 40, 64}, {3, 1}, {2, 2}},
+        {{2, 7, 33, 128}, {3, 2}, {1, -3}},
+        {{1, 12, 128, 64}, {3}, {1}}}) {
+    Case c(13);
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    std::vector<int64_t> starts, ends;
+    for (size_t k = 0; k < axes.size(); ++k) {
+      starts.push_back(steps[k] > 0 ? 1 : -2);
+      ends.push_back(steps[k] > 0 ? shape[static_cast<size_t>(axes[k])] / 2 + 1 : INT64_MIN);
+    }
+    c.what = "Slice " + shape_to_string(shape) + " axes " + shape_to_string(axes) + " rank " + std::to_string(rank);
+    c.input("x", random_tensor(rng, DataType::Float, shape));
     c.ints("starts", starts);
     c.ints("ends", ends);
     c.ints("axes", axes);

@@ -43,16 +43,28 @@ inline void strided_copy(std::byte* dst_base, const std::vector<int64_t>& dst_st
   for (size_t d = 1; d < dims.size(); ++d) rows *= dims[d];
   const int64_t w = static_cast<int64_t>(elem);
   parallel_for(rows, std::max<int64_t>(1, 65536 / (n * w)), [&](int64_t r0, int64_t r1) {
+    // The row's index over the outer dims, worked out once per chunk and then
+    // stepped like an odometer (a division per row cost more than copying
+    // a short one: Slice of half the last dim of [1,12,128,64]).
+    std::vector<int64_t> idx(dims.size(), 0);
+    int64_t so = 0, doff = 0;
+    for (size_t d = 1, rest = static_cast<size_t>(r0); d < dims.size(); ++d) {
+      idx[d] = static_cast<int64_t>(rest % static_cast<size_t>(dims[d]));
+      rest /= static_cast<size_t>(dims[d]);
+      so += idx[d] * ss[d];
+      doff += idx[d] * ds[d];
+    }
     for (int64_t r = r0; r < r1; ++r) {
-      int64_t so = 0, doff = 0, rest = r;
-      for (size_t d = 1; d < dims.size(); ++d) {
-        const int64_t i = rest % dims[d];
-        rest /= dims[d];
-        so += i * ss[d];
-        doff += i * ds[d];
-      }
       std::byte* o = dst_base + doff * w;
       const std::byte* s = src_base + so * w;
+      for (size_t d = 1; d < dims.size(); ++d) {  // the next row's offsets
+        so += ss[d];
+        doff += ds[d];
+        if (++idx[d] < dims[d]) break;
+        so -= dims[d] * ss[d];
+        doff -= dims[d] * ds[d];
+        idx[d] = 0;
+      }
       if (run) {
         std::memcpy(o, s, static_cast<size_t>(n * w));
         continue;
