@@ -58,7 +58,7 @@ PrecisionResult find_mixed_precision(std::shared_ptr<const Model> model, const N
   // The search runs emulated models (float32 kernels on rounded values) when asked.
   ConvertedWeights weights;  // each constant converted once for all the models below
   auto low = convert_precision(*model, fp32, opt.target, keep, &r.auto_kept, opt.emulate, &weights);
-  // A plain run (as the search's): every value is captured only when the ranking needs them.
+  // A plain run, as the search's (the ranking takes its errors from node_error_model's run).
   const NamedValues got_low = engine.prepare(low)->run(inputs);
   ++r.runs;
   const bool all_low_met = outputs_within(want, got_low, opt.tolerance, r.all_low, r.all_low_output);
