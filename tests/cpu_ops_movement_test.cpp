@@ -27,6 +27,21 @@ namespace {
 
 const DataType kMoveTypes[] = {DataType::Float, DataType::Int64, DataType::Uint8, DataType::Bool, DataType::Float16};
 
+// Slice(x, starts, ends, axes, steps) on the cpu engine against the reference.
+void check_slice(Case& c, const Tensor& x, const std::vector<int64_t>& starts, const std::vector<int64_t>& ends,
+                 const std::vector<int64_t>& axes, const std::vector<int64_t>& steps) {
+  c.what = "Slice " + std::string(dtype_name(x.dtype())) + " " + shape_to_string(x.shape()) + " starts " +
+           shape_to_string(starts) + " ends " + shape_to_string(ends) + " axes " + shape_to_string(axes) + " steps " +
+           shape_to_string(steps);
+  c.input("x", x);
+  c.ints("starts", starts);
+  c.ints("ends", ends);
+  c.ints("axes", axes);
+  c.ints("steps", steps);
+  c.mb.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "n");
+  check(c);
+}
+
 TEST(CpuOpsHarness, SliceAnyStepsAndTypes) {
   Rng rng(7);
   for (int i = 0; i < 80; ++i) {
@@ -50,15 +65,7 @@ TEST(CpuOpsHarness, SliceAnyStepsAndTypes) {
       starts.push_back(pick(rng, 0, 3) == 0 ? (step > 0 ? 0 : -1) : pick(rng, -12, 12));
       ends.push_back(bound());
     }
-    c.what = "Slice " + std::string(dtype_name(t)) + " " + shape_to_string(s) + " starts " + shape_to_string(starts) +
-             " ends " + shape_to_string(ends) + " axes " + shape_to_string(axes) + " steps " + shape_to_string(steps);
-    c.input("x", random_tensor(rng, t, s));
-    c.ints("starts", starts);
-    c.ints("ends", ends);
-    c.ints("axes", axes);
-    c.ints("steps", steps);
-    c.mb.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "n");
-    check(c);
+    check_slice(c, random_tensor(rng, t, s), starts, ends, axes, steps);
   }
 }
 
@@ -72,20 +79,12 @@ TEST(CpuOpsHarness, SliceOfManyRowsSplitAcrossTheThreads) {
         {{2, 7, 33, 128}, {3, 2}, {1, -3}},
         {{1, 12, 128, 64}, {3}, {1}}}) {
     Case c(13);
-    const int64_t rank = static_cast<int64_t>(shape.size());
     std::vector<int64_t> starts, ends;
     for (size_t k = 0; k < axes.size(); ++k) {
       starts.push_back(steps[k] > 0 ? 1 : -2);
       ends.push_back(steps[k] > 0 ? shape[static_cast<size_t>(axes[k])] / 2 + 1 : INT64_MIN);
     }
-    c.what = "Slice " + shape_to_string(shape) + " axes " + shape_to_string(axes) + " rank " + std::to_string(rank);
-    c.input("x", random_tensor(rng, DataType::Float, shape));
-    c.ints("starts", starts);
-    c.ints("ends", ends);
-    c.ints("axes", axes);
-    c.ints("steps", steps);
-    c.mb.node("Slice", {"x", "starts", "ends", "axes", "steps"}, {"y"}, "n");
-    check(c);
+    check_slice(c, random_tensor(rng, DataType::Float, shape), starts, ends, axes, steps);
   }
 }
 

@@ -30,6 +30,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxscope_cli import float16_copy
+
 warnings.filterwarnings("ignore")
 
 
@@ -66,27 +68,6 @@ def check_pairing(j, what, minimum=0.9):
         if listed != m[f"data_nodes_{side}"]:
             fail(f"{what}: {side.upper()}'s data nodes do not add up: {m['summary']}")
     print(f"{what}: {m['summary']}")
-
-
-def to_fp16(src, dst):
-    """Weights and compute in float16; the graph input and output stay float32 (Cast at the edges)."""
-    m = onnx.load(str(src))
-    g = m.graph
-    for init in g.initializer:
-        if init.data_type == TensorProto.FLOAT:
-            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
-    for n in g.node:
-        for a in n.attribute:
-            if a.name == "value" and a.t.data_type == TensorProto.FLOAT:
-                a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t).astype(np.float16), a.t.name))
-    x, y = g.input[0].name, g.output[0].name
-    for n in g.node:
-        n.input[:] = [x + "_fp16" if i == x else i for i in n.input]
-        n.output[:] = [y + "_fp16" if o == y else o for o in n.output]
-    g.node.insert(0, helper.make_node("Cast", [x], [x + "_fp16"], to=TensorProto.FLOAT16, name="cast_in"))
-    g.node.append(helper.make_node("Cast", [y + "_fp16"], [y], to=TensorProto.FLOAT, name="cast_out"))
-    del g.value_info[:]
-    onnx.save(m, str(dst))
 
 
 def main():
@@ -166,7 +147,7 @@ def main():
 
     # float16 and quantized copies: paired through Cast and Q/DQ, compared in their types.
     half = work / "mnv3_ts_fp16.onnx"
-    to_fp16(cnn_ts, half)
+    float16_copy(cnn_ts, half)
     rc, j = diff(cli, cnn_ts, half)
     check_pairing(j, "mobilenet_v3 fp32/fp16")
     if j["types_differ"] == 0:

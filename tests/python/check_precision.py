@@ -20,6 +20,8 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from onnxscope_cli import float16_copy
+
 
 def fail(msg):
     raise SystemExit("FAIL: " + msg)
@@ -49,20 +51,6 @@ def overflow_mlp(path):
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
     onnx.checker.check_model(m)
     onnx.save(m, str(path))
-
-
-def all_fp16(src, dst):
-    m = onnx.load(str(src))
-    g = m.graph
-    for init in g.initializer:
-        init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
-    x, y = g.input[0].name, g.output[0].name
-    for n in g.node:
-        n.input[:] = [x + "_h" if i == x else i for i in n.input]
-        n.output[:] = [y + "_h" if o == y else o for o in n.output]
-    g.node.insert(0, helper.make_node("Cast", [x], [x + "_h"], to=TensorProto.FLOAT16, name="cast_in"))
-    g.node.append(helper.make_node("Cast", [y + "_h"], [y], to=TensorProto.FLOAT, name="cast_out"))
-    onnx.save(m, str(dst))
 
 
 def small_cnn(path):
@@ -110,7 +98,7 @@ def main():
           f"({len(mixed_types)} nodes)")
 
     half = work / "overflow_fp16.onnx"
-    all_fp16(mlp, half)
+    float16_copy(mlp, half)
     j = run(cli, "precision", mlp, "--against", half, "--json", expect=(0, 3))
     if j.get("first_out_of_range") != "mm_big" or j.get("first_nonfinite") != "mm_big":
         fail(f"--against the float16 model: first out of range {j.get('first_out_of_range')!r}, "

@@ -1,7 +1,7 @@
 """Running the onnxscope command line from the Python checks of
 tests/python: a model on one engine with given inputs (its outputs read
 back from the HDF5 dump), and a model that must fail with exit code 1 and
-a message naming the problem."""
+a message naming the problem; a float16 copy of a float32 model."""
 import subprocess
 import sys
 from pathlib import Path
@@ -41,3 +41,27 @@ def expect_error(cli, path, feeds, work, fragment, what):
                            capture_output=True, text=True)
         assert p.returncode == 1, (what, engine, p.returncode, p.stderr)
         assert fragment in p.stderr, (what, engine, p.stderr)
+
+
+def float16_copy(src, dst):
+    """Weights and compute of `src` in float16, written to `dst`; the graph
+    input and output stay float32 (a Cast at each edge)."""
+    import onnx
+    from onnx import TensorProto, helper, numpy_helper
+    m = onnx.load(str(src))
+    g = m.graph
+    for init in g.initializer:
+        if init.data_type == TensorProto.FLOAT:
+            init.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(init).astype(np.float16), init.name))
+    for n in g.node:
+        for a in n.attribute:
+            if a.name == "value" and a.t.data_type == TensorProto.FLOAT:
+                a.t.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(a.t).astype(np.float16), a.t.name))
+    x, y = g.input[0].name, g.output[0].name
+    for n in g.node:
+        n.input[:] = [x + "_fp16" if i == x else i for i in n.input]
+        n.output[:] = [y + "_fp16" if o == y else o for o in n.output]
+    g.node.insert(0, helper.make_node("Cast", [x], [x + "_fp16"], to=TensorProto.FLOAT16, name="cast_in"))
+    g.node.append(helper.make_node("Cast", [y + "_fp16"], [y], to=TensorProto.FLOAT, name="cast_out"))
+    del g.value_info[:]
+    onnx.save(m, str(dst))
