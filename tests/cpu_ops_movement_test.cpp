@@ -157,6 +157,26 @@ TEST(CpuOpsHarness, CastBetweenTheCommonTypes) {
     attr_int(c.mb.node("Cast", {"x"}, {"y"}, "n"), "to", static_cast<int64_t>(to));
     check(c, 0, 0);
   }
+  // int64 -> float where the value does not fit in float's 24 bits: each
+  // rounds to nearest even (the vector path's conversion against the scalar one).
+  {
+    Case c(19);
+    c.what = "Cast int64 -> float [1000] past 2^24";
+    Tensor x = Tensor::zeros(DataType::Int64, Shape{1000});
+    int64_t* v = x.mutable_data<int64_t>();
+    std::uniform_int_distribution<int> shift(0, 62);
+    for (int64_t i = 0; i < 1000; ++i) {
+      const int64_t big = (int64_t{1} << shift(rng)) + static_cast<int64_t>(rng() % 1000);
+      v[i] = i % 3 == 0 ? -big : big;
+    }
+    v[0] = INT64_MIN;
+    v[1] = INT64_MAX;
+    v[2] = (int64_t{1} << 24) + 1;  // a tie: rounds to even
+    v[3] = (int64_t{1} << 24) + 3;
+    c.input("x", x);
+    attr_int(c.mb.node("Cast", {"x"}, {"y"}, "n"), "to", static_cast<int64_t>(DataType::Float));
+    check(c, 0, 0);
+  }
 }
 
 // --- Split, Gather, Where --------------------------------------------------------

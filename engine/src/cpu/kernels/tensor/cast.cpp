@@ -129,14 +129,30 @@ __attribute__((target("avx512f,avx512dq"))) bool f32_to_i64_dq(const float* s, i
   const bool tail_outside = f32_to_i64_tail(s + i, d + i, n - i);
   return in_all != 0xFFFF || tail_outside;
 }
+
+// int64 -> float rounds to nearest even, as the scalar conversion does; the
+// vector form is AVX512DQ's too (vcvtqq2ps): without it GCC converts one
+// element at a time.
+__attribute__((target("avx512f,avx512dq"))) void i64_to_f32_dq(const int64_t* s, float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    _mm256_storeu_ps(d + i, _mm512_cvtepi64_ps(_mm512_loadu_si512(s + i)));
+    _mm256_storeu_ps(d + i + 8, _mm512_cvtepi64_ps(_mm512_loadu_si512(s + i + 8)));
+  }
+  for (; i < n; ++i) d[i] = static_cast<float>(s[i]);
+}
 #undef ONNXSCOPE_CLONES
 
-bool f32_to_i64_in_range(const float* s, int64_t* d, int64_t n) {
+bool has_avx512dq() {
   static const bool dq = [] {  // cpuid leaf 7: EBX bit 16 AVX512F, bit 17 AVX512DQ
     unsigned a = 0, b = 0, c = 0, dx = 0;
     return __get_cpuid_count(7, 0, &a, &b, &c, &dx) && (b & (1u << 16)) && (b & (1u << 17));
   }();
-  return dq ? f32_to_i64_dq(s, d, n) : f32_to_i64_cloned(s, d, n);
+  return dq;
+}
+
+bool f32_to_i64_in_range(const float* s, int64_t* d, int64_t n) {
+  return has_avx512dq() ? f32_to_i64_dq(s, d, n) : f32_to_i64_cloned(s, d, n);
 }
 
 // A pair with a loop of its own above; false for the generic path.
@@ -151,7 +167,10 @@ bool fast_pair(DataType from, DataType to, const void* src, void* dst, int64_t n
   if (from == DataType::Bool && to == DataType::Float) return run(bool_to_f32, uint8_t{}, float{});
   if (from == DataType::Int32 && to == DataType::Int64) return run(i32_to_i64, int32_t{}, int64_t{});
   if (from == DataType::Int64 && to == DataType::Int32) return run(i64_to_i32, int64_t{}, int32_t{});
-  if (from == DataType::Int64 && to == DataType::Float) return run(i64_to_f32, int64_t{}, float{});
+  if (from == DataType::Int64 && to == DataType::Float) {
+    if (has_avx512dq()) return run(i64_to_f32_dq, int64_t{}, float{});
+    return run(i64_to_f32, int64_t{}, float{});
+  }
   if (from == DataType::Uint8 && to == DataType::Float) return run(u8_to_f32, uint8_t{}, float{});
   if (from == DataType::Float && to == DataType::Int64) {
     parallel_for(n, kGrain, [&](int64_t b, int64_t e) {
