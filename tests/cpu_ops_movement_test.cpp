@@ -131,6 +131,24 @@ TEST(CpuOpsHarness, PadEveryModeAndCrop) {
   }
 }
 
+// Dims the pads leave alone at the end (swin's window pad): rows folded together.
+TEST(CpuOpsHarness, PadWithTheTrailingDimsUntouched) {
+  Rng rng(18);
+  const char* modes[] = {"constant", "reflect", "edge", "wrap"};
+  const std::vector<std::vector<int64_t>> pad_sets = {
+      {0, 0, 0, 0, 0, 7, 7, 0}, {0, 2, 1, 0, 0, 3, 0, 0}, {1, 0, -2, 0, 0, 0, 3, 0}, {0, 0, -1, 0, 0, 0, -2, 0}};
+  for (const char* mode : modes)
+    for (const auto& pads : pad_sets)
+      for (const Shape& s : {Shape{1, 9, 9, 96}, Shape{2, 5, 6, 3}}) {
+        Case c(19);
+        c.what = std::string("Pad ") + mode + " " + shape_to_string(s) + " pads " + shape_to_string(pads);
+        c.input("x", random_tensor(rng, DataType::Float, s));
+        c.ints("pads", pads);
+        attr_string(c.mb.node("Pad", {"x", "pads"}, {"y"}, "n"), "mode", mode);
+        check(c, 0, 0);
+      }
+}
+
 // --- casts ---------------------------------------------------------------------
 
 TEST(CpuOpsHarness, CastBetweenTheCommonTypes) {

@@ -157,25 +157,58 @@ void Pad(KernelContext& ctx) {
       table[d][static_cast<size_t>(k)] = c < 0 ? -1 : c * xs[d];
     }
   }
-  const int64_t n = p->out.back(), nx = x.shape().back(), b = p->begin.back();
+  // A row is the last dim, with the dims before it folded in while the last
+  // is left alone by the pads and the row stays short: swin's window pad of
+  // [1,56,56,96] is then 63 rows of 56 x 96 values to copy and 7 x 96 to fill,
+  // not 3969 rows of 96.
+  std::vector<int64_t> out_dims(p->out.begin(), p->out.end()), begin = p->begin;
+  int64_t nx = x.shape().back();
+  for (size_t r = rank; r >= 2;) {
+    const size_t a = r - 2, z = r - 1;
+    const bool untouched = begin[z] == 0 && out_dims[z] == nx;
+    if (!untouched || out_dims[a] * out_dims[z] > 16384) break;
+    std::vector<int64_t> merged(static_cast<size_t>(out_dims[a] * out_dims[z]));
+    for (int64_t k = 0; k < out_dims[a] * out_dims[z]; ++k) {
+      const int64_t t = table[a][static_cast<size_t>(k / out_dims[z])];
+      merged[static_cast<size_t>(k)] = t < 0 ? -1 : t + table[z][static_cast<size_t>(k % out_dims[z])];
+    }
+    nx *= x.shape()[a];
+    begin[a] *= out_dims[z];
+    out_dims[a] *= out_dims[z];
+    table[a] = std::move(merged);
+    table.pop_back();
+    out_dims.pop_back();
+    begin.pop_back();
+    r -= 1;
+  }
+  const size_t dims = out_dims.size();
+  const int64_t n = out_dims.back(), b = begin.back();
   // Output coordinates [lo, hi) of the last dim that read the input in order.
   const int64_t lo = std::clamp<int64_t>(b, 0, n), hi = std::clamp<int64_t>(b + nx, lo, n);
   const std::vector<int64_t>& last = table.back();
   int64_t rows = 1;
-  for (size_t d = 0; d + 1 < rank; ++d) rows *= p->out[d];
+  for (size_t d = 0; d + 1 < dims; ++d) rows *= out_dims[d];
   const std::byte* fill = p->fill.data();
   parallel_for(rows, std::max<int64_t>(1, 65536 / static_cast<int64_t>(static_cast<size_t>(n) * elem + 1)),
                [&](int64_t r0, int64_t r1) {
+    // The outer coordinates of row r0, then stepped row by row (no divisions per row).
+    std::vector<int64_t> at(dims, 0);
+    for (int64_t rest = r0, d = static_cast<int64_t>(dims) - 2; d >= 0; --d) {
+      at[static_cast<size_t>(d)] = rest % out_dims[static_cast<size_t>(d)];
+      rest /= out_dims[static_cast<size_t>(d)];
+    }
     for (int64_t r = r0; r < r1; ++r) {
       std::byte* o = out + static_cast<size_t>(r * n) * elem;
-      int64_t src = 0, rest = r;
+      int64_t src = 0;
       bool outside = false;
-      for (size_t d = rank - 1; d-- > 0;) {
-        const int64_t k = rest % p->out[d];
-        rest /= p->out[d];
-        const int64_t t = table[d][static_cast<size_t>(k)];
+      for (size_t d = 0; d + 1 < dims; ++d) {
+        const int64_t t = table[d][static_cast<size_t>(at[d])];
         if (t < 0) outside = true;
         else src += t;
+      }
+      for (size_t d = dims - 1; d-- > 0;) {  // the next row's coordinates
+        if (++at[d] < out_dims[d]) break;
+        at[d] = 0;
       }
       auto put = [&](int64_t k) {
         const int64_t t = last[static_cast<size_t>(k)];
