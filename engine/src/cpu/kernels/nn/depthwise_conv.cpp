@@ -125,29 +125,42 @@ __attribute__((target("avx512f"))) inline void copy_row(const float* src, float*
   }
 }
 
-// Row src (n floats, the first at padded column pl) into its phases at
+// Rows of n floats (the first at padded column pl) into their phases at
 // stride 2: the even elements to one phase row, the odd ones to the other.
-__attribute__((target("avx512f"))) inline void deinterleave_row(const float* src, int64_t n, int64_t pl, float* phase0,
-                                                                 int64_t phase_floats) {
-  float* even = phase0 + (pl & 1) * phase_floats + (pl >> 1);
-  float* odd = phase0 + (1 - (pl & 1)) * phase_floats + ((pl + 1) >> 1);
-  const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-  const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-  int64_t c = 0;
-  for (; c + 32 <= n; c += 32) {
-    const __m512 lo = _mm512_loadu_ps(src + c), hi = _mm512_loadu_ps(src + c + 16);
-    _mm512_storeu_ps(even + c / 2, _mm512_permutex2var_ps(lo, ie, hi));
-    _mm512_storeu_ps(odd + c / 2, _mm512_permutex2var_ps(lo, io, hi));
+// The masks of a row's last 1 to 31 floats and the two destinations'
+// offsets are worked out once per plane (a 28-wide row is only that tail:
+// per row, they cost as much as the copy).
+struct Deinterleave {
+  int64_t n, even_at, odd_at, full;
+  __mmask16 mlo, mhi, meven, modd;
+  Deinterleave(int64_t n_, int64_t pl, int64_t phase_floats) : n(n_) {
+    even_at = (pl & 1) * phase_floats + (pl >> 1);
+    odd_at = (1 - (pl & 1)) * phase_floats + ((pl + 1) >> 1);
+    full = n / 32 * 32;
+    const int64_t r = n - full;
+    mlo = static_cast<__mmask16>(r >= 16 ? 0xffff : (1u << r) - 1);
+    mhi = static_cast<__mmask16>(r > 16 ? (1u << (r - 16)) - 1 : 0);
+    meven = static_cast<__mmask16>((1u << ((r + 1) / 2)) - 1);
+    modd = static_cast<__mmask16>((1u << (r / 2)) - 1);
   }
-  if (c < n) {  // the last 1 to 31: masked (a 28-wide row is only this)
-    const int64_t r = n - c;
-    const __mmask16 mlo = static_cast<__mmask16>(r >= 16 ? 0xffff : (1u << r) - 1);
-    const __mmask16 mhi = static_cast<__mmask16>(r > 16 ? (1u << (r - 16)) - 1 : 0);
-    const __m512 lo = _mm512_maskz_loadu_ps(mlo, src + c), hi = _mm512_maskz_loadu_ps(mhi, src + c + 16);
-    _mm512_mask_storeu_ps(even + c / 2, static_cast<__mmask16>((1u << ((r + 1) / 2)) - 1), _mm512_permutex2var_ps(lo, ie, hi));
-    _mm512_mask_storeu_ps(odd + c / 2, static_cast<__mmask16>((1u << (r / 2)) - 1), _mm512_permutex2var_ps(lo, io, hi));
+  __attribute__((target("avx512f"))) void row(const float* src, float* phase0) const {
+    float* even = phase0 + even_at;
+    float* odd = phase0 + odd_at;
+    const __m512i ie = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i io = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    int64_t c = 0;
+    for (; c < full; c += 32) {
+      const __m512 lo = _mm512_loadu_ps(src + c), hi = _mm512_loadu_ps(src + c + 16);
+      _mm512_storeu_ps(even + c / 2, _mm512_permutex2var_ps(lo, ie, hi));
+      _mm512_storeu_ps(odd + c / 2, _mm512_permutex2var_ps(lo, io, hi));
+    }
+    if (c < n) {  // the last 1 to 31: masked
+      const __m512 lo = _mm512_maskz_loadu_ps(mlo, src + c), hi = _mm512_maskz_loadu_ps(mhi, src + c + 16);
+      _mm512_mask_storeu_ps(even + c / 2, meven, _mm512_permutex2var_ps(lo, ie, hi));
+      _mm512_mask_storeu_ps(odd + c / 2, modd, _mm512_permutex2var_ps(lo, io, hi));
+    }
   }
-}
+};
 
 // Floats after the phase buffers and the accumulators, so that a block of
 // 128 outputs may run past the last output (tap_block's last call).
@@ -196,10 +209,11 @@ void depthwise_plane_avx512(const Depthwise& p, const int64_t* off, const float*
                             float* pad, float* acc) {
   if (p.sw <= 2) {
     int64_t a = p.pt % p.sh, hq = p.pt / p.sh;  // input row h's phase row and its row there
+    const Deinterleave split(p.W, p.pl, p.phase_floats());
     for (int64_t h = 0; h < p.H; ++h) {
       float* row = pad + a * p.sw * p.phase_floats() + hq * p.Wq;
       if (p.sw == 1) copy_row(x + h * p.W, row + p.pl, p.W);
-      else deinterleave_row(x + h * p.W, p.W, p.pl, row, p.phase_floats());
+      else split.row(x + h * p.W, row);
       if (++a == p.sh) a = 0, ++hq;
     }
   } else {
