@@ -181,7 +181,10 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
     fn(0, n);
     return;
   }
-  const int64_t chunks = std::min<int64_t>(threads * 4, (n + grain - 1) / std::max<int64_t>(grain, 1));
+  int64_t chunks = std::min<int64_t>(threads * 4, (n + grain - 1) / std::max<int64_t>(grain, 1));
+  // A multiple of the threads, so each gets the same share: [1,128,768]
+  // in grains of 32768 was 3 chunks, one thread doing two of them.
+  if (chunks % threads != 0) chunks = std::min<int64_t>(n, (chunks / threads + 1) * threads);
   const int64_t per = (n + chunks - 1) / chunks;
   std::lock_guard<std::mutex> region_lock(g_region);
   const std::function<void(int64_t)> task = [&](int64_t c) {
