@@ -5,6 +5,8 @@
 // must match the reference's.
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -189,6 +191,21 @@ TEST(CpuOpsNn, DepthwiseConvEveryWindow) {
     attr_int(n, "group", 24);
     attr_ints(n, "strides", {2, 2});
     attr_ints(n, "pads", {pad, pad, pad, pad});
+    check(c);
+  }
+  // Output rows of 32 and more (summed straight into Y), past 128 (two
+  // blocks of vectors) too, at stride 1 and 2 and with dilation.
+  for (const auto& [w, stride, dil] : {std::tuple<int64_t, int64_t, int64_t>{150, 1, 1}, {32, 1, 1}, {141, 2, 2}, {66, 2, 1}}) {
+    Case c(13);
+    c.what = "Conv depthwise [1,5,7," + std::to_string(w) + "] 3x3 s" + std::to_string(stride) + " d" + std::to_string(dil);
+    c.input("x", random_tensor(rng, DataType::Float, {1, 5, 7, w}, -3, 3));
+    c.input("w", random_tensor(rng, DataType::Float, {5, 1, 3, 3}, -1, 1));
+    c.input("b", random_tensor(rng, DataType::Float, {5}, -1, 1));
+    auto& n = c.mb.node("Conv", {"x", "w", "b"}, {"y"}, "n");
+    attr_int(n, "group", 5);
+    attr_ints(n, "strides", {stride, stride});
+    attr_ints(n, "dilations", {dil, dil});
+    attr_ints(n, "pads", {1, 1, 1, 1});
     check(c);
   }
   // Wide kernels (convnext's 7 x 7).
