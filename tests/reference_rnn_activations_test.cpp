@@ -163,10 +163,8 @@ TEST_P(MatrixVectorStep, FormsGiveThePlainLoopsBits) {
         for (int64_t b = 0; b < n; ++b)
           for (int64_t g = 0; g < seg_rows; ++g) {
             double acc = 0.0;
-            for (int64_t i = 0; i < cols; ++i) {
-              volatile double p = static_cast<double>(r[size_t((d * rows + row0 + g) * cols + i)]) * v[size_t(b * cols + i)];
-              acc = acc + p;
-            }
+            for (int64_t i = 0; i < cols; ++i)
+              acc = std::fma(static_cast<double>(r[size_t((d * rows + row0 + g) * cols + i)]), v[size_t(b * cols + i)], acc);
             const size_t at = size_t(b * seg_rows + g);
             ASSERT_EQ(bits(acc), bits(fast[at])) << "n " << n << " d " << d << " segment " << s << " row " << g;
             ASSERT_EQ(bits(acc), bits(plain[at])) << "n " << n << " d " << d << " segment " << s << " row " << g;

@@ -182,7 +182,7 @@ inline RecurrentWeights recurrent_weights(const KernelContext& ctx, const Tensor
 
 // out[b][g] = sum_i R[d, row0 + g, i] * v[b][i] for the rows g of segment s
 // and each of n vectors (v and out n blocks, strides vs and os), the terms
-// in order of i (each product and sum rounded in double, from 0.0), so a
+// in order of i (each term a fused multiply-add in double, from 0.0), so a
 // step of the recurrence reads the weights once per thread for all of its
 // batch entries (rnn/matvec.cpp).
 void matvec_n(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os, int64_t n);

@@ -1,8 +1,15 @@
 // The recurrent layers' matrix-vector step (rnn/common.h) over the panels of
 // RecurrentWeights: AVX-512 with the sums in registers, or a plain loop
-// compiled for AVX-512, AVX2 and x86-64; the same sums in every one.
+// compiled for AVX-512, FMA and x86-64; the same sums in every one. Each
+// term is one fused multiply-add into the running sum (one rounding per
+// term): the state is double, so the product of a weight and a state value
+// is not exact in double, and rounding it before the add as well made the
+// step twice the instructions on the same pipes (13.4 against 19.5 GMAC/s
+// for a [384, 128] step of two vectors). std::fma is exact on every
+// machine (in software where the CPU has no FMA), so the bits do not
+// depend on the machine.
 #if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC optimize("fp-contract=off")  // products and sums round as written
+#pragma GCC optimize("fp-contract=off")  // no contraction but the fused multiply-adds written
 #endif
 // GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_pd.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
@@ -11,6 +18,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cmath>
 
 namespace onnxscope::ref {
 namespace {
@@ -19,7 +27,7 @@ constexpr int64_t P = RecurrentWeights::kPanel;
 
 // The plain form: per vector and panel, 32 sums taking the columns in order.
 template <typename T>
-__attribute__((target_clones("avx512f", "avx2", "default")))
+__attribute__((target_clones("avx512f", "fma", "default")))
 void matvec_plain(const RecurrentWeights& w, const T* data, int64_t d, size_t s, const double* v, int64_t vs, double* out,
                   int64_t os, int64_t n) {
   const int64_t rows = w.segments[s].second, cols = w.cols;
@@ -29,10 +37,7 @@ void matvec_plain(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
       double acc[P] = {};
       for (int64_t i = 0; i < cols; ++i) {
         const double vi = v[b * vs + i];
-        for (int64_t r = 0; r < P; ++r) {
-          const double p = static_cast<double>(panel[i * P + r]) * vi;
-          acc[r] = acc[r] + p;
-        }
+        for (int64_t r = 0; r < P; ++r) acc[r] = std::fma(static_cast<double>(panel[i * P + r]), vi, acc[r]);
       }
       for (int64_t r = 0; r < P && q * P + r < rows; ++r) out[b * os + q * P + r] = acc[r];
     }
@@ -58,7 +63,7 @@ __attribute__((target("avx512f"))) void matvec_block_avx512(const RecurrentWeigh
       for (int k = 0; k < 4; ++k) c[k] = load8(col + 8 * k);
       for (int b = 0; b < NB; ++b) {
         const __m512d vb = _mm512_set1_pd(v[b * vs + i]);
-        for (int k = 0; k < 4; ++k) acc[b][k] = _mm512_add_pd(acc[b][k], _mm512_mul_pd(c[k], vb));
+        for (int k = 0; k < 4; ++k) acc[b][k] = _mm512_fmadd_pd(c[k], vb, acc[b][k]);
       }
     }
     for (int k = 0; k < 4; ++k) {
