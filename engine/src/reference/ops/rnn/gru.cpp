@@ -65,19 +65,25 @@ void GRU(KernelContext& ctx) {
         if (linear_before_reset) {
           // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
           matvec_n(RT, d, 1, hin.data(), H, rhid.data(), H, n);
-          for (int64_t q = 0; q < n * H; ++q)
-            rhid[size_t(q)] = r[size_t(q)] * (rhid[size_t(q)] + Rb[2 * H + q % H]);
+          for (int64_t j = 0; j < n; ++j)
+            for (int64_t k = 0; k < H; ++k) {
+              const size_t q = size_t(j * H + k);
+              rhid[q] = r[q] * (rhid[q] + Rb[2 * H + k]);
+            }
         } else {
           // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
           product(rmul.data(), r.data(), hin.data(), n * H);
           matvec_n(RT, d, 1, rmul.data(), H, rhid.data(), H, n);
-          for (int64_t q = 0; q < n * H; ++q) rhid[size_t(q)] += Rb[2 * H + q % H];
+          for (int64_t j = 0; j < n; ++j)
+            for (int64_t k = 0; k < H; ++k) rhid[size_t(j * H + k)] += Rb[2 * H + k];
         }
-        for (int64_t j = 0; j < n; ++j)
-          for (int64_t k = 0; k < H; ++k) {
-            const size_t q = size_t(j * H + k);
-            rhid[q] = p.clipped(wx[size_t(j * G + 2 * H + k)] + rhid[q] + Wb[2 * H + k]);
-          }
+        for (int64_t j = 0; j < n; ++j) {
+          double* row = rhid.data() + j * H;
+          const double* xw = wx.data() + j * G + 2 * H;
+          for (int64_t k = 0; k < H; ++k) row[k] = (xw[k] + row[k]) + Wb[2 * H + k];
+          if (p.clip > 0)
+            for (int64_t k = 0; k < H; ++k) row[k] = p.clipped(row[k]);
+        }
         g.apply(rhid.data(), n * H);  // ht
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
