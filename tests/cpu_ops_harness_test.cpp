@@ -449,6 +449,29 @@ TEST(CpuOpsHarness, QLinearMatMulEveryType) {
     c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
     check(c, 0, 0);
   }
+  // Multipliers at the requantization's edges: 0.5 (every odd sum a tie, to
+  // even), past 2^51 (saturating), infinite (y_scale 0: a zero sum gives
+  // NaN, so the zero point) and NaN.
+  for (const float ys : {2.0f, 1e-30f, 0.0f, std::nanf("")}) {
+    Case c(10);
+    c.what = "QLinearMatMul u8 x u8 -> u8 [3,40] x [40,17], y_scale " + std::to_string(ys);
+    Tensor a = Tensor::zeros(DataType::Uint8, {3, 40}), b = Tensor::zeros(DataType::Uint8, {40, 17});
+    for (uint64_t e = 0; e < a.element_count(); ++e) a.mutable_data<uint8_t>()[e] = static_cast<uint8_t>(pick(rng, 0, 255));
+    for (uint64_t e = 0; e < b.element_count(); ++e) b.mutable_data<uint8_t>()[e] = static_cast<uint8_t>(pick(rng, 0, 255));
+    for (int64_t k = 0; k < 40; ++k) a.mutable_data<uint8_t>()[k] = 128;  // row 0 minus its zero point: all zero sums
+    c.input("a", a);
+    c.input("b", b);
+    for (const char* z : {"az", "bz", "yz"}) {
+      Tensor t = Tensor::zeros(DataType::Uint8, {});
+      t.mutable_data<uint8_t>()[0] = 128;
+      c.input(z, t);
+    }
+    c.mb.initializer(make_float_tensor("as", {}, {1.0f}));
+    c.mb.initializer(make_float_tensor("bs", {}, {1.0f}));
+    c.mb.initializer(make_float_tensor("ys", {}, {ys}));
+    c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
+    check(c, 0, 0);
+  }
 }
 
 // ConvInteger and QLinearConv: every input and weight type, zero points

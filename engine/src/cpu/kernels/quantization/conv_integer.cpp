@@ -260,7 +260,6 @@ void QLinearConv(KernelContext& ctx) {
     const Tensor& yz = ctx.input(7);
     const bool u8 = yz.dtype() == DataType::Uint8;
     const double zp = static_cast<double>(int8_at(yz, 0));
-    const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
     Tensor& y = uninitialized_output(ctx, 0, yz.dtype(), p->y);
     std::byte* out = y.mutable_raw();
     parallel_for(N * M, std::max<int64_t>(1, 16384 / std::max<int64_t>(spatial, 1)), [&](int64_t r0, int64_t r1) {
@@ -268,9 +267,7 @@ void QLinearConv(KernelContext& ctx) {
         const int64_t m = r % M;
         const double k = mult[static_cast<size_t>(m)];
         const int64_t b = bias ? bias[m] : 0;  // the sum with the bias in int64, as the reference's
-        for (int64_t o = r * spatial, e = o + spatial; o < e; ++o) {
-          store_int8(out, o, u8, requantize(static_cast<double>(acc[static_cast<size_t>(o)] + b), k, zp, lo, hi));
-        }
+        requantize_run(acc.data() + r * spatial, spatial, b, k, zp, u8, out + r * spatial);
       }
     });
   });

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <cstdint>
 
 namespace onnxscope::cpu {
@@ -15,6 +16,11 @@ inline double requantize(double sum, double multiplier, double zero_point, doubl
   const double r = std::nearbyint(sum * multiplier);
   return std::clamp((std::isnan(r) ? 0.0 : r) + zero_point, lo, hi);
 }
+
+// requantize() of acc[i] + bias for i < n into out[0, n) (uint8 or int8
+// storage), vectorised (requantize.cpp); bias and each acc[i] in int32's range.
+void requantize_run(const int32_t* acc, int64_t n, int64_t bias, double multiplier, double zero_point, bool u8,
+                    std::byte* out);
 
 // Stores a requantized value into uint8 or int8 storage.
 inline void store_int8(std::byte* out, int64_t i, bool u8, double q) {
