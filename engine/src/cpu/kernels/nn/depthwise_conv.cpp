@@ -167,46 +167,15 @@ struct Deinterleave {
 constexpr int64_t kBlockSlack = 128;
 
 // 16 * V outputs from t on with every tap summed in registers: one load
-// per tap and one store per 16 outputs. Eight FMA chains in flight (an
-// FMA's latency is four cycles, two issue a cycle); with two, a 5 x 5
-// kernel waited on its chains. The last block of a plane takes only the
-// vectors it needs (a 14 x 14 output at stride 2 is 222 sums: 128 + 96,
+// per tap and one store per 16 outputs, into dst (the last vector under
+// `last`: a row's end when the sums go straight into Y). Eight FMA chains
+// in flight (an FMA's latency is four cycles, two issue a cycle); with two,
+// a 5 x 5 kernel waited on its chains. The last block of a plane takes only
+// the vectors it needs (a 14 x 14 output at stride 2 is 222 sums: 128 + 96,
 // not 256).
 template <int V>
 __attribute__((target("avx512f"))) inline void tap_block(const float* pad, const int64_t* off, const float* w,
-                                                         int64_t taps, int64_t t, __m512 vb, float* acc) {
-  __m512 v[V];
-#pragma GCC unroll 8
-  for (int u = 0; u < V; ++u) v[u] = vb;
-  for (int64_t k = 0; k < taps; ++k) {
-    const float* src = pad + off[k] + t;
-    const __m512 wk = _mm512_set1_ps(w[k]);
-#pragma GCC unroll 8
-    for (int u = 0; u < V; ++u) v[u] = _mm512_fmadd_ps(wk, _mm512_loadu_ps(src + 16 * u), v[u]);
-  }
-#pragma GCC unroll 8
-  for (int u = 0; u < V; ++u) _mm512_storeu_ps(acc + t + 16 * u, v[u]);
-}
-
-__attribute__((target("avx512f"))) inline void tap_tail(const float* pad, const int64_t* off, const float* w, int64_t taps,
-                                                        int64_t t, __m512 vb, float* acc, int64_t vectors) {
-  switch (vectors) {
-    case 1: return tap_block<1>(pad, off, w, taps, t, vb, acc);
-    case 2: return tap_block<2>(pad, off, w, taps, t, vb, acc);
-    case 3: return tap_block<3>(pad, off, w, taps, t, vb, acc);
-    case 4: return tap_block<4>(pad, off, w, taps, t, vb, acc);
-    case 5: return tap_block<5>(pad, off, w, taps, t, vb, acc);
-    case 6: return tap_block<6>(pad, off, w, taps, t, vb, acc);
-    case 7: return tap_block<7>(pad, off, w, taps, t, vb, acc);
-    default: return tap_block<8>(pad, off, w, taps, t, vb, acc);
-  }
-}
-
-// 16 * V outputs of one output row straight into Y (dst), the last vector
-// stored under `last` (a row's end): the same sums as tap_block.
-template <int V>
-__attribute__((target("avx512f"))) inline void tap_row(const float* pad, const int64_t* off, const float* w, int64_t taps,
-                                                       int64_t t, __m512 vb, float* dst, __mmask16 last) {
+                                                         int64_t taps, int64_t t, __m512 vb, float* dst, __mmask16 last) {
   __m512 v[V];
 #pragma GCC unroll 8
   for (int u = 0; u < V; ++u) v[u] = vb;
@@ -221,17 +190,17 @@ __attribute__((target("avx512f"))) inline void tap_row(const float* pad, const i
   _mm512_mask_storeu_ps(dst + 16 * (V - 1), last, v[V - 1]);
 }
 
-__attribute__((target("avx512f"))) inline void tap_row_n(const float* pad, const int64_t* off, const float* w, int64_t taps,
-                                                         int64_t t, __m512 vb, float* dst, __mmask16 last, int64_t vectors) {
+__attribute__((target("avx512f"))) inline void tap_blocks(const float* pad, const int64_t* off, const float* w, int64_t taps,
+                                                          int64_t t, __m512 vb, float* dst, __mmask16 last, int64_t vectors) {
   switch (vectors) {
-    case 1: return tap_row<1>(pad, off, w, taps, t, vb, dst, last);
-    case 2: return tap_row<2>(pad, off, w, taps, t, vb, dst, last);
-    case 3: return tap_row<3>(pad, off, w, taps, t, vb, dst, last);
-    case 4: return tap_row<4>(pad, off, w, taps, t, vb, dst, last);
-    case 5: return tap_row<5>(pad, off, w, taps, t, vb, dst, last);
-    case 6: return tap_row<6>(pad, off, w, taps, t, vb, dst, last);
-    case 7: return tap_row<7>(pad, off, w, taps, t, vb, dst, last);
-    default: return tap_row<8>(pad, off, w, taps, t, vb, dst, last);
+    case 1: return tap_block<1>(pad, off, w, taps, t, vb, dst, last);
+    case 2: return tap_block<2>(pad, off, w, taps, t, vb, dst, last);
+    case 3: return tap_block<3>(pad, off, w, taps, t, vb, dst, last);
+    case 4: return tap_block<4>(pad, off, w, taps, t, vb, dst, last);
+    case 5: return tap_block<5>(pad, off, w, taps, t, vb, dst, last);
+    case 6: return tap_block<6>(pad, off, w, taps, t, vb, dst, last);
+    case 7: return tap_block<7>(pad, off, w, taps, t, vb, dst, last);
+    default: return tap_block<8>(pad, off, w, taps, t, vb, dst, last);
   }
 }
 
@@ -263,7 +232,7 @@ void depthwise_plane_avx512(const Depthwise& p, const int64_t* off, const float*
       for (int64_t c = 0; c < p.OW; c += 128) {
         const int64_t left = std::min<int64_t>(128, p.OW - c), vectors = (left + 15) / 16;
         const auto last = static_cast<__mmask16>(0xffffu >> (16 * vectors - left));
-        tap_row_n(pad, off, w, taps, oh * p.Wq + c, vb, y + oh * p.OW + c, last, vectors);
+        tap_blocks(pad, off, w, taps, oh * p.Wq + c, vb, y + oh * p.OW + c, last, vectors);
       }
     return;
   }
@@ -271,8 +240,8 @@ void depthwise_plane_avx512(const Depthwise& p, const int64_t* off, const float*
   // floats past their ends, so it reads zeros (or the next phase) and writes
   // results that are never copied out, without a mask per load and tap.
   int64_t t = 0;
-  for (; t + 128 <= n; t += 128) tap_block<8>(pad, off, w, taps, t, vb, acc);
-  if (t < n) tap_tail(pad, off, w, taps, t, vb, acc, (n - t + 15) / 16);
+  for (; t + 128 <= n; t += 128) tap_block<8>(pad, off, w, taps, t, vb, acc + t, 0xffff);
+  if (t < n) tap_blocks(pad, off, w, taps, t, vb, acc + t, 0xffff, (n - t + 15) / 16);
   for (int64_t oh = 0; oh < p.OH; ++oh) copy_row(acc + oh * p.Wq, y + oh * p.OW, p.OW);
 }
 
