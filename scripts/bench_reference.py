@@ -5,7 +5,9 @@ For every model, in one run: `onnxscope run --engine reference` makes the
 inputs (its usual seeded ones, written to an .npz) and runs the model once;
 then onnx.reference.ReferenceEvaluator runs it once on those inputs in a
 subprocess with numpy's BLAS held to the same thread count. Prints one
-table: both wall times of one inference (the model already loaded), their
+table: both wall times of one inference (the model already loaded; the
+median of --repeat such runs in fresh processes, the two sides taking
+turns), their
 ratio (above 1: onnxscope's reference is faster), onnxscope's peak RSS, and
 whether the outputs agree (the largest difference, relative to the output's
 largest magnitude).
@@ -212,6 +214,7 @@ def main() -> int:
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--dim", action="append", default=["batch=1"], help="NAME=VALUE for onnxscope's inputs (repeatable)")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--repeat", type=int, default=3, help="cold runs of each side (fresh processes, taking turns); medians")
     args = ap.parse_args()
     cli = args.onnxscope or default_cli()
     if args.models:
@@ -226,23 +229,37 @@ def main() -> int:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp)
             row = {"model": model.stem}
-            try:
-                print(f"{model.stem}: onnxscope reference ...", file=sys.stderr, flush=True)
-                dims = [d for d in args.dim if d.split("=")[0] in model_dims(model)]
-                ours = onnxscope_run(cli, model, args.threads, work, dims)
-                row.update(ours=ours["seconds"], rss=ours["rss_mib"])
-            except Exception as e:  # noqa: BLE001 - one model's failure is a row, not the end of the run
-                row["error"] = "onnxscope: " + str(e)[:150]
-            if "error" not in row:
+            # --repeat fresh processes a side, taking turns: each side's
+            # median (one cold inference of a small model moves by 30% and
+            # more between processes on a shared machine), the highest RSS.
+            ours_s, theirs_s, rss = [], [], []
+            for rep in range(args.repeat):
                 try:
-                    print(f"{model.stem}: onnx.reference ...", file=sys.stderr, flush=True)
+                    print(f"{model.stem}: onnxscope reference ({rep + 1}) ...", file=sys.stderr, flush=True)
+                    dims = [d for d in args.dim if d.split("=")[0] in model_dims(model)]
+                    ours = onnxscope_run(cli, model, args.threads, work, dims)
+                    ours_s.append(ours["seconds"])
+                    rss.append(ours["rss_mib"])
+                except Exception as e:  # noqa: BLE001 - one model's failure is a row, not the end of the run
+                    row["error"] = "onnxscope: " + str(e)[:150]
+                    break
+                if "peer_error" in row:
+                    continue
+                try:
+                    print(f"{model.stem}: onnx.reference ({rep + 1}) ...", file=sys.stderr, flush=True)
                     theirs = onnx_reference_run(model, ours["inputs"], args.threads, work, args.timeout)
-                    diff, ok = compare(model, ours["out"], theirs["out"])
-                    row.update(theirs=theirs["seconds"], diff=diff, ok=ok)
+                    theirs_s.append(theirs["seconds"])
+                    if rep == 0:
+                        diff, ok = compare(model, ours["out"], theirs["out"])
+                        row.update(diff=diff, ok=ok)
                 except Exception as e:  # noqa: BLE001
                     row["peer_error"] = "onnx.reference: " + str(e)[:150]
+            if "error" not in row:
+                row.update(ours=float(np.median(ours_s)), rss=max(rss), ours_runs=ours_s)
+                if theirs_s and "peer_error" not in row:
+                    row.update(theirs=float(np.median(theirs_s)), theirs_runs=theirs_s)
             rows.append(row)
-    print(f"\n{args.threads} threads, onnxscope {cli}\n")
+    print(f"\n{args.threads} threads, onnxscope {cli}; each time the median of {args.repeat} cold runs (fresh processes)\n")
     print("| model | onnx.reference ms | onnxscope reference ms | ratio | onnxscope peak RSS MiB | max diff (relative) | agree |")
     print("|---|---|---|---|---|---|---|")
     ratios = []
