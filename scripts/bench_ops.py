@@ -280,6 +280,32 @@ def cases() -> list[Case]:
     c.append(Case("ConvInteger u8 3x3 [1,64,56,56]", "ConvInteger", [("x", [1, 64, 56, 56], U8, (0, 255))],
                   [("w", rng.integers(0, 255, (64, 64, 3, 3)).astype(U8)), ("xz", arr(128, U8)), ("wz", arr(128, U8))],
                   {"pads": [1, 1, 1, 1]}, opset=10))
+
+    # --- float16: models exported in half precision (onnxruntime's CPU
+    # provider runs each with float16 kernels or casts around float32 ones;
+    # onnxscope's cpu engine computes in float32 between casts too)
+    def h(shape, lo=-3.0, hi=3.0, name="x"):
+        return x(shape, lo, hi, name, F16)
+
+    def wh(*shape):
+        return w(*shape).astype(F16)
+
+    c.append(Case(f"fp16 Add same {seq}", "Add", [h(seq, name="a"), h(seq, name="b")], opset=14))
+    c.append(Case(f"fp16 Mul bias {seq}+[768]", "Mul", [h(seq, name="a")], [("b", rng.uniform(0.5, 2, 768).astype(F16))], opset=14))
+    for op, lo, hi, opset in (("Sigmoid", -6, 6, 13), ("Relu", -3, 3, 14), ("Tanh", -4, 4, 13), ("Gelu", -4, 4, 20)):
+        c.append(Case(f"fp16 {op} {cnn}", op, [h(cnn, lo, hi)], opset=opset))
+    c.append(Case("fp16 Softmax last [1,12,128,128]", "Softmax", [h([1, 12, 128, 128])], attrs={"axis": -1}, opset=13))
+    c.append(Case(f"fp16 ReduceMean last {seq}", "ReduceMean", [h(seq)], [("axes", arr([-1], I64))], {"keepdims": 1}, opset=18))
+    c.append(Case("fp16 LayerNormalization [1,128,768]", "LayerNormalization", [h(seq)],
+                  [("g", np.ones(768, F16)), ("b", np.zeros(768, F16))], {"axis": -1}, opset=17))
+    c.append(Case("fp16 Transpose 0213 [1,128,12,64]", "Transpose", [h([1, 128, 12, 64])], attrs={"perm": [0, 2, 1, 3]}, opset=13))
+    c.append(Case("fp16 MatMul [1,128,768]x[768,768]", "MatMul", [h(seq)], [("w", wh(768, 768))], opset=13))
+    c.append(Case("fp16 Conv 3x3 [1,64,56,56]", "Conv", [h([1, 64, 56, 56])], [("w", wh(64, 64, 3, 3))], {"pads": [1, 1, 1, 1]}, opset=11))
+    c.append(Case("fp16 Conv depthwise 3x3 [1,96,56,56]", "Conv", [h(cnn)], [("w", wh(96, 1, 3, 3))],
+                  {"group": 96, "pads": [1, 1, 1, 1]}, opset=11))
+    c.append(Case("fp16 MaxPool 3x3 s2 [1,64,112,112]", "MaxPool", [h([1, 64, 112, 112])],
+                  attrs={"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}, opset=12))
+    c.append(Case("fp16 GlobalAveragePool [1,1280,7,7]", "GlobalAveragePool", [h([1, 1280, 7, 7])], opset=11))
     return c
 
 
