@@ -221,7 +221,8 @@ TEST(CpuOpsNn, DepthwiseConvEveryWindow) {
   }
 }
 
-// 1-D Conv at unit stride (one sgemm per tap over the padded input): kernels
+// 1-D Conv at unit stride (register tiles over the padded input, or one sgemm
+// per tap without AVX-512): kernels
 // up to 7, dilations up to 3, pads and auto_pad, bias or not, batches of
 // two; a strided one is left to oneDNN (checked alike).
 TEST(CpuOpsNn, Conv1dEveryWindow) {

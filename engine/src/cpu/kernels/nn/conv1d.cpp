@@ -1,10 +1,16 @@
-// 1-D Conv at unit stride, group 1, float32, as one matrix product per
-// kernel tap: with X zero-padded into rows of Wp = W + pads, output column t
-// reads column t + j*d of the padded rows for tap j, so tap j's share of Y
-// [M, OW] is W_j [M, C] times the C x OW window of the padded X starting at
-// column j*d (a strided view: no im2col copy), accumulated by oneDNN's sgemm.
+// 1-D Conv at unit stride, group 1, float32. With X zero-padded into rows of
+// Wp = W + pads, output column t reads column t + j*d of the padded rows for
+// tap j. On AVX-512, register tiles of Y (4 rows by 96 columns) sum every
+// (c, j) in place (run_avx512): one pass over Y, near the FMA peak. Elsewhere
+// tap j's share of Y [M, OW] is W_j [M, C] times the C x OW window of the
+// padded X starting at column j*d (a strided view: no im2col copy),
+// accumulated by oneDNN's sgemm, one call per tap.
 // oneDNN's own 1-D convolution paid two layout reorders around its kernel
 // (0.76x onnxruntime at [1,64,1000] k3).
+// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in masked stores.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -12,6 +18,7 @@
 #include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
+#include "cpu/thread_pool.h"
 #include "reference/ops/nn/common.h"
 
 namespace onnxscope::cpu {
@@ -63,6 +70,102 @@ bool accepts(const KernelContext& ctx) {
   return conv1d_of(ctx, p);
 }
 
+// --- AVX-512: the product computed in place ---------------------------------------
+// Y[m, t] = b[m] + sum over c, then j, of W[m, c, j] * Xp[c, t + j*dil], with
+// Xp X zero-padded (and with a tail of zeros a tile may read past). A tile is
+// R rows of Y by V vectors of 16 columns, its sums in registers for every
+// (c, j): V loads of Xp and R broadcasts of W per R*V fused multiply-adds,
+// with no column matrix and no pass over Y per tap (the three sgemm calls
+// wrote Y three times).
+
+constexpr int64_t kTileSlack = 16 * 6;  // floats past each padded row a tile may read
+
+template <int R, int V>
+__attribute__((target("avx512f"))) void conv1d_tile(const Conv1d& p, const float* xp, int64_t Wp, const float* w,
+                                                    const float* bias, int64_t m0, int64_t t0, int64_t cols, float* y) {
+  __m512 acc[R * V];
+#pragma GCC unroll 24
+  for (int i = 0; i < R * V; ++i) acc[i] = _mm512_set1_ps(bias ? bias[m0 + i / V] : 0.0f);
+  const int64_t CK = p.C * p.K;
+  for (int64_t c = 0; c < p.C; ++c)
+    for (int64_t j = 0; j < p.K; ++j) {
+      const float* src = xp + c * Wp + t0 + j * p.dil;
+      const float* wr = w + m0 * CK + c * p.K + j;
+#pragma GCC unroll 6
+      for (int v = 0; v < V; ++v) {
+        const __m512 xv = _mm512_loadu_ps(src + 16 * v);
+#pragma GCC unroll 4
+        for (int r = 0; r < R; ++r) acc[r * V + v] = _mm512_fmadd_ps(_mm512_set1_ps(wr[r * CK]), xv, acc[r * V + v]);
+      }
+    }
+  const int64_t tail = cols - 16 * (V - 1);
+  const auto last = static_cast<__mmask16>(tail >= 16 ? 0xffffu : (1u << tail) - 1u);
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r) {
+    float* dst = y + (m0 + r) * p.OW + t0;
+#pragma GCC unroll 6
+    for (int v = 0; v + 1 < V; ++v) _mm512_storeu_ps(dst + 16 * v, acc[r * V + v]);
+    _mm512_mask_storeu_ps(dst + 16 * (V - 1), last, acc[r * V + V - 1]);
+  }
+}
+
+template <int R>
+__attribute__((target("avx512f"))) void conv1d_tile_v(int64_t vectors, const Conv1d& p, const float* xp, int64_t Wp,
+                                                      const float* w, const float* bias, int64_t m0, int64_t t0,
+                                                      int64_t cols, float* y) {
+  switch (vectors) {
+    case 1: return conv1d_tile<R, 1>(p, xp, Wp, w, bias, m0, t0, cols, y);
+    case 2: return conv1d_tile<R, 2>(p, xp, Wp, w, bias, m0, t0, cols, y);
+    case 3: return conv1d_tile<R, 3>(p, xp, Wp, w, bias, m0, t0, cols, y);
+    case 4: return conv1d_tile<R, 4>(p, xp, Wp, w, bias, m0, t0, cols, y);
+    case 5: return conv1d_tile<R, 5>(p, xp, Wp, w, bias, m0, t0, cols, y);
+    default: return conv1d_tile<R, 6>(p, xp, Wp, w, bias, m0, t0, cols, y);
+  }
+}
+
+void run_avx512(const Conv1d& p, const float* x, const float* w, const float* bias, float* y) {
+  constexpr int64_t kRows = 4, kCols = 96;  // 4 x 6 accumulators of 16
+  const int64_t Wp = p.W + p.pl + p.pr + kTileSlack;
+  // Xp is kept from run to run on the calling thread (up to 16 MB): a fresh
+  // 256 KB block per run went back to the system at each free with the
+  // output's, and came back as a hundred page faults a run (half of the
+  // [1,64,1000] case's time).
+  thread_local std::vector<float> kept;
+  std::vector<float> local;
+  const auto need = static_cast<size_t>(p.C * Wp);
+  std::vector<float>& xp = need * sizeof(float) <= (size_t{16} << 20) ? kept : local;
+  if (xp.size() < need) xp.resize(need);
+  const int64_t row_tiles = (p.M + kRows - 1) / kRows, col_tiles = (p.OW + kCols - 1) / kCols;
+  for (int64_t n = 0; n < p.N; ++n) {
+    const float* xn = x + n * p.C * p.W;
+    parallel_for(p.C, std::max<int64_t>(1, 16384 / Wp), [&](int64_t c0, int64_t c1) {
+      for (int64_t c = c0; c < c1; ++c) {
+        float* row = xp.data() + c * Wp;
+        std::fill(row, row + p.pl, 0.0f);
+        std::copy(xn + c * p.W, xn + (c + 1) * p.W, row + p.pl);
+        std::fill(row + p.pl + p.W, row + Wp, 0.0f);
+      }
+    });
+    float* yn = y + n * p.M * p.OW;
+    parallel_for(row_tiles * col_tiles, 1, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        // Row tiles inner: one column tile's window of Xp (C x ~100 floats,
+        // 25 KB at C = 64) stays in L1 for all of Y's rows; column tiles
+        // inner read all of Xp from L2 for every tile (twice sgemm's time).
+        const int64_t m0 = (i % row_tiles) * kRows, t0 = (i / row_tiles) * kCols;
+        const int64_t rows = std::min(kRows, p.M - m0), cols = std::min(kCols, p.OW - t0);
+        const int64_t vectors = (cols + 15) / 16;
+        switch (rows) {
+          case 1: conv1d_tile_v<1>(vectors, p, xp.data(), Wp, w, bias, m0, t0, cols, yn); break;
+          case 2: conv1d_tile_v<2>(vectors, p, xp.data(), Wp, w, bias, m0, t0, cols, yn); break;
+          case 3: conv1d_tile_v<3>(vectors, p, xp.data(), Wp, w, bias, m0, t0, cols, yn); break;
+          default: conv1d_tile_v<4>(vectors, p, xp.data(), Wp, w, bias, m0, t0, cols, yn); break;
+        }
+      }
+    });
+  }
+}
+
 void Run(KernelContext& ctx) {
   Conv1d p;
   if (!conv1d_of(ctx, p)) ctx.fail("problem not supported by the CPU 1-D convolution");
@@ -70,6 +173,8 @@ void Run(KernelContext& ctx) {
   const float* w = ctx.input(1).data<float>();
   Tensor& out = uninitialized_output(ctx, 0, DataType::Float, {p.N, p.M, p.OW});
   float* y = out.mutable_data<float>();
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) return run_avx512(p, x, w, p.bias ? ctx.input(2).data<float>() : nullptr, y);
   // W [M, C, K] as K matrices [M, C]; X padded.
   std::vector<float> wk(static_cast<size_t>(p.K * p.M * p.C));
   for (int64_t m = 0; m < p.M; ++m)
