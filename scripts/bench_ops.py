@@ -14,9 +14,10 @@ initializers, as exporters write them. For each case, in this order:
   * `onnxscope bench --json --engine cpu` on the same inputs (an .npz);
   * `onnxscope run --profile` once, for the kernel that ran the node.
 
-Each side is timed --rounds times (2), the two runtimes taking turns, and
-keeps its lowest median: a burst of the machine's other load during one
-side's turn then does not decide a row.
+Each side is timed --rounds times (2): a first round over the whole list
+(printed as it goes), then another, the two runtimes taking turns on each
+case; each side keeps its lowest median, so a burst or a slow spell of the
+machine's other load during one side's turn does not decide a row.
 
 Prints one table: the median latency of each, ratio = onnxruntime /
 onnxscope (above 1: onnxscope faster), the kernel, and the largest absolute
@@ -435,6 +436,7 @@ def main() -> int:
           f"taken in turns; ratio = onnxruntime / onnxscope cpu (above 1: onnxscope faster)", flush=True)
     print(f"{'case':52} {'ort ms':>9} {'scope ms':>9} {'ratio':>6}  kernel / max|diff|", flush=True)
     with tempfile.TemporaryDirectory(prefix="bench_ops_") as tmp:
+        work_of = {}
         for i, c in enumerate(sel):
             work = Path(tmp) / str(i)
             work.mkdir()
@@ -455,26 +457,39 @@ def main() -> int:
             if err:
                 row["scope_error"] = err
             row["openmp_wait"] = LAST_WAIT[0]
-            # More rounds, the two runtimes taking turns; each side keeps its
-            # lowest median (the round least disturbed by the machine's other
-            # load: on this 2-core VM a burst in one side's 0.3 s moved rows
-            # of 0.05 ms by 20-40%).
             row["ort_rounds"], row["scope_rounds"] = [row["ort_ms"]], [row["scope_ms"]]
-            for _ in range(1, a.rounds):
+            row["max_abs_diff"] = max_diff(ort_out, scope_out) if ort_out is not None and scope_out else "-"
+            rows.append(row)
+            work_of[id(row)] = (path, feeds, npz, out_dir)
+            ratio = f"{row['ort_ms'] / row['scope_ms']:.2f}" if row["ort_ms"] and row["scope_ms"] else "-"
+            note = row.get("scope_error") or row.get("ort_error") or ""
+            print(f"{c.name[:52]:52} {fmt(row['ort_ms'])} {fmt(row['scope_ms'])} {ratio:>6}  "
+                  f"{row['kernel']} / {row['max_abs_diff']} {note}", flush=True)
+        # More rounds over the whole list, the two runtimes taking turns on
+        # each case; each side keeps its lowest median. A round is minutes
+        # after the one before it: this 2-core VM has slow states of tens of
+        # seconds (a 0.13 ms case at 0.18 ms in two back-to-back rounds), which
+        # rounds a second apart both fell into.
+        for r in range(1, a.rounds):
+            print(f"\nround {r + 1} of {a.rounds} ...", flush=True)
+            for row in rows:
+                path, feeds, npz, out_dir = work_of[id(row)]
                 if row["ort_ms"] is not None:
-                    row["ort_rounds"].append(time_ort(path, feeds, a.threads, a.warmup, iterations, 0.0)[0])
+                    row["ort_rounds"].append(time_ort(path, feeds, a.threads, a.warmup, row["iterations"], 0.0)[0])
                 if row["scope_ms"] is not None:
-                    row["scope_rounds"].append(run_scope(a.onnxscope, path, npz, out_dir, a, iterations, profile=False)[0])
+                    row["scope_rounds"].append(run_scope(a.onnxscope, path, npz, out_dir, a, row["iterations"], profile=False)[0])
+        for row in rows:
             if row["ort_ms"] is not None:
                 row["ort_ms"] = min(row["ort_rounds"])
             if row["scope_ms"] is not None and None not in row["scope_rounds"]:
                 row["scope_ms"] = min(row["scope_rounds"])
             row["ratio"] = row["ort_ms"] / row["scope_ms"] if row["ort_ms"] and row["scope_ms"] else None
-            row["max_abs_diff"] = max_diff(ort_out, scope_out) if ort_out is not None and scope_out else "-"
-            rows.append(row)
+    if a.rounds > 1:
+        print(f"\n{'case':52} {'ort ms':>9} {'scope ms':>9} {'ratio':>6}  kernel / max|diff|   (each side's lowest of {a.rounds} rounds)")
+        for row in rows:
             ratio = f"{row['ratio']:.2f}" if row["ratio"] else "-"
             note = row.get("scope_error") or row.get("ort_error") or ""
-            print(f"{c.name[:52]:52} {fmt(row['ort_ms'])} {fmt(row['scope_ms'])} {ratio:>6}  "
+            print(f"{row['case'][:52]:52} {fmt(row['ort_ms'])} {fmt(row['scope_ms'])} {ratio:>6}  "
                   f"{row['kernel']} / {row['max_abs_diff']} {note}", flush=True)
     ratios = [r["ratio"] for r in rows if r["ratio"]]
     if ratios:
