@@ -48,6 +48,18 @@ Tensor widened_to_float(const Tensor& t) {
   return out;
 }
 
+Tensor narrowed(const Tensor& t, DataType to) {
+  Tensor out = Tensor::zeros(to, t.shape());
+  const float* in = t.data<float>();
+  auto* o = reinterpret_cast<uint16_t*>(out.mutable_raw());
+  const uint64_t n = t.element_count();
+  if (to == DataType::BFloat16)
+    for (uint64_t i = 0; i < n; ++i) o[i] = float_to_bfloat16(in[i]);
+  else
+    half_cast(in, o, static_cast<int64_t>(n), true);
+  return out;
+}
+
 namespace {
 
 const OpSchema* schema_of(const KernelContext& ctx) {
@@ -61,17 +73,6 @@ const Tensor* low_input(const KernelContext& ctx, size_t i) {
   return v && v->is_tensor() && low_precision(v->tensor().dtype()) ? &v->tensor() : nullptr;
 }
 
-Tensor narrowed(const Tensor& t, DataType to) {
-  Tensor out = Tensor::zeros(to, t.shape());
-  const float* in = t.data<float>();
-  auto* o = reinterpret_cast<uint16_t*>(out.mutable_raw());
-  const uint64_t n = t.element_count();
-  if (to == DataType::BFloat16)
-    for (uint64_t i = 0; i < n; ++i) o[i] = float_to_bfloat16(in[i]);
-  else
-    half_cast(in, o, static_cast<int64_t>(n), true);
-  return out;
-}
 
 // The node as its float32 kernels see it: half inputs widened, outputs in slots of its own.
 class Widened final : public KernelContext {

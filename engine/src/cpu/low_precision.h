@@ -20,6 +20,9 @@ bool keeps_its_type(const Node& n);
 // A float16/bfloat16 tensor's values as float32 (exact), converted as the
 // Cast kernel converts them.
 Tensor widened_to_float(const Tensor& t);
+// A float32 tensor's values in `to` (Float16 or BFloat16), each rounded to
+// nearest even as the Cast kernel rounds them (float_to_half's bits).
+Tensor narrowed(const Tensor& t, DataType to);
 
 // Whether the schema lets formal parameter `p` be float32.
 bool allows_float(const OpSchema& s, const FormalParam* p);

@@ -4,6 +4,7 @@
 #include <functional>
 #include <map>
 
+#include "cpu/low_precision.h"
 #include "cpu/thread_pool.h"
 #include "debug/graph_match_index.h"
 #include "onnxscope/diagnostics.h"
@@ -24,19 +25,6 @@ Limits limits_of(DataType t) {
 
 const char* short_name(DataType t) { return t == DataType::BFloat16 ? "bf16" : "fp16"; }
 const char* type_string(DataType t) { return t == DataType::BFloat16 ? "tensor(bfloat16)" : "tensor(float16)"; }
-
-// A float32 tensor's values in `to` (Float16 or BFloat16), element by element (weights can be large: no copy in double).
-Tensor converted(const Tensor& t, DataType to) {
-  Tensor out = Tensor::zeros(to, t.shape());
-  const float* s = t.data<float>();
-  auto* p = reinterpret_cast<uint16_t*>(out.mutable_raw());
-  const uint64_t n = t.element_count();
-  if (to == DataType::BFloat16)
-    for (uint64_t i = 0; i < n; ++i) p[i] = float_to_bfloat16(s[i]);
-  else
-    for (uint64_t i = 0; i < n; ++i) p[i] = float_to_half(s[i]);
-  return out;
-}
 
 // The same values as float32 again: numbers of `to`, stored as float32.
 Tensor rounded_copy(const Tensor& t, DataType to) {
@@ -189,7 +177,7 @@ std::shared_ptr<Model> convert_impl(const Model& model, const Capture& fp32, Dat
   };
   // Constant `v` converted (or, emulated, rounded), once per `weights`.
   auto weight = [&](const std::string& v, const Tensor& t, bool rounded) {
-    auto make = [&] { return rounded ? rounded_copy(t, target) : converted(t, target); };
+    auto make = [&] { return rounded ? rounded_copy(t, target) : cpu::narrowed(t, target); };
     if (!weights) return make();
     const auto key = std::make_tuple(v, target, rounded);
     auto it = weights->made.find(key);
@@ -332,14 +320,14 @@ std::shared_ptr<Model> convert_impl(const Model& model, const Capture& fp32, Dat
       }
       for (auto& a : n.attributes) {
         if (n.op_type == "Cast" && a.name == "to" && a.i == static_cast<int64_t>(DataType::Float)) a.i = static_cast<int64_t>(target);
-        if (n.op_type == "ConstantOfShape" && a.name == "value" && a.t.dtype() == DataType::Float) a.t = converted(a.t, target);
+        if (n.op_type == "ConstantOfShape" && a.name == "value" && a.t.dtype() == DataType::Float) a.t = cpu::narrowed(a.t, target);
       }
       // ConstantOfShape without a value makes float32 zeros: made explicit in the low type.
       if (n.op_type == "ConstantOfShape" && !n.attribute("value")) {
         Attribute v;
         v.name = "value";
         v.type = AttrType::Tensor;
-        v.t = converted(Tensor::zeros(DataType::Float, {1}), target);
+        v.t = cpu::narrowed(Tensor::zeros(DataType::Float, {1}), target);
         n.attributes.push_back(std::move(v));
       }
       for (const auto& o : n.outputs)
