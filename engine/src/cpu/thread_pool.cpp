@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdlib>
 #include <cstring>
@@ -215,7 +216,21 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
 
 void start_threads() {
   const int64_t threads = thread_count();
-  if (threads > 1) parallel_for(threads, 1, [](int64_t, int64_t) {});
+  if (threads <= 1) return;
+  // Each thread also makes one allocation: glibc gives a thread its own heap
+  // (a 64 MiB reservation mapped and trimmed) at its first malloc, which
+  // otherwise falls in the first run. The chunks wait for one another (for
+  // at most 20 ms) so that no thread takes a second one and leaves another
+  // thread without.
+  std::atomic<int64_t> arrived{0};
+  parallel_for(threads, 1, [&](int64_t, int64_t) {
+    void* p = std::malloc(64);
+    asm volatile("" : : "r"(p) : "memory");  // kept: a malloc/free pair alone may be dropped
+    std::free(p);
+    arrived.fetch_add(1);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(20);
+    while (arrived.load() < threads && std::chrono::steady_clock::now() < until) std::this_thread::yield();
+  });
 }
 
 }  // namespace onnxscope::cpu

@@ -52,6 +52,16 @@ double expm1_nonpositive(double y) {
   return std::ldexp(q, e) + (std::ldexp(1.0, e) - 1.0);  // 2^n expm1(r) + 2^n - 1
 }
 
+double sigmoid_by_exp(double x) {
+  const double e = exp_nonpositive(-std::fabs(x));
+  return (x >= 0 ? 1.0 : e) / (1.0 + e);
+}
+
+double tanh_by_expm1(double x) {
+  const double em = expm1_nonpositive(-2.0 * std::fabs(x));
+  return std::copysign(-em / (2.0 + em), x);
+}
+
 namespace {
 
 // The same operations on eight lanes. _mm512_max_pd(a, b) returns b where
@@ -67,31 +77,73 @@ __attribute__((target("avx512f"))) void reduce8(__m512d y, __m512d& n, __m512d& 
   r = _mm512_sub_pd(_mm512_sub_pd(y, _mm512_mul_pd(n, _mm512_set1_pd(kLn2Hi))), _mm512_mul_pd(n, _mm512_set1_pd(kLn2Lo)));
 }
 
+__attribute__((target("avx512f"))) inline __m512d exp8(__m512d y) {
+  const __m512d v = _mm512_max_pd(_mm512_set1_pd(kExpFloor), y);
+  __m512d n, r;
+  reduce8(v, n, r);
+  const __m512d p = _mm512_add_pd(_mm512_set1_pd(1.0), _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), tail8(r))));
+  return _mm512_scalef_pd(p, n);
+}
+
+__attribute__((target("avx512f"))) inline __m512d expm1_8(__m512d y) {
+  const __m512d one = _mm512_set1_pd(1.0);
+  const __m512d v = _mm512_max_pd(_mm512_set1_pd(kExpm1Floor), y);
+  __m512d n, r;
+  reduce8(v, n, r);
+  const __m512d q = _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), tail8(r)));
+  const __m512d scaled = _mm512_add_pd(_mm512_scalef_pd(q, n), _mm512_sub_pd(_mm512_scalef_pd(one, n), one));
+  const __mmask8 zero = _mm512_cmp_pd_mask(n, _mm512_setzero_pd(), _CMP_EQ_OQ);
+  return _mm512_mask_blend_pd(zero, scaled, q);
+}
+
+// Sign-bit operations (AVX-512F has them on integers only).
+__attribute__((target("avx512f"))) inline __m512i sign_bits() { return _mm512_set1_epi64(static_cast<long long>(0x8000000000000000ull)); }
+__attribute__((target("avx512f"))) inline __m512d neg_abs(__m512d x) {  // -|x|
+  return _mm512_castsi512_pd(_mm512_or_si512(_mm512_castpd_si512(x), sign_bits()));
+}
+__attribute__((target("avx512f"))) inline __m512d negate(__m512d x) {
+  return _mm512_castsi512_pd(_mm512_xor_si512(_mm512_castpd_si512(x), sign_bits()));
+}
+__attribute__((target("avx512f"))) inline __m512d copy_sign(__m512d magnitude, __m512d sign) {
+  return _mm512_castsi512_pd(_mm512_or_si512(_mm512_andnot_si512(sign_bits(), _mm512_castpd_si512(magnitude)),
+                                             _mm512_and_si512(sign_bits(), _mm512_castpd_si512(sign))));
+}
+
 __attribute__((target("avx512f"))) void exp_avx512(double* y, int64_t count) {
   int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    const __m512d v = _mm512_max_pd(_mm512_set1_pd(kExpFloor), _mm512_loadu_pd(y + i));
-    __m512d n, r;
-    reduce8(v, n, r);
-    const __m512d p = _mm512_add_pd(_mm512_set1_pd(1.0), _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), tail8(r))));
-    _mm512_storeu_pd(y + i, _mm512_scalef_pd(p, n));
-  }
+  for (; i + 8 <= count; i += 8) _mm512_storeu_pd(y + i, exp8(_mm512_loadu_pd(y + i)));
   for (; i < count; ++i) y[i] = exp_nonpositive(y[i]);
 }
 
 __attribute__((target("avx512f"))) void expm1_avx512(double* y, int64_t count) {
   int64_t i = 0;
-  const __m512d one = _mm512_set1_pd(1.0);
-  for (; i + 8 <= count; i += 8) {
-    const __m512d v = _mm512_max_pd(_mm512_set1_pd(kExpm1Floor), _mm512_loadu_pd(y + i));
-    __m512d n, r;
-    reduce8(v, n, r);
-    const __m512d q = _mm512_add_pd(r, _mm512_mul_pd(_mm512_mul_pd(r, r), tail8(r)));
-    const __m512d scaled = _mm512_add_pd(_mm512_scalef_pd(q, n), _mm512_sub_pd(_mm512_scalef_pd(one, n), one));
-    const __mmask8 zero = _mm512_cmp_pd_mask(n, _mm512_setzero_pd(), _CMP_EQ_OQ);
-    _mm512_storeu_pd(y + i, _mm512_mask_blend_pd(zero, scaled, q));
-  }
+  for (; i + 8 <= count; i += 8) _mm512_storeu_pd(y + i, expm1_8(_mm512_loadu_pd(y + i)));
   for (; i < count; ++i) y[i] = expm1_nonpositive(y[i]);
+}
+
+// sigmoid_by_exp and tanh_by_expm1 with the same operations a lane at a time,
+// in one pass (the exp and the division kept in registers).
+__attribute__((target("avx512f"))) void sigmoid_avx512(double* x, int64_t count) {
+  const __m512d one = _mm512_set1_pd(1.0);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m512d v = _mm512_loadu_pd(x + i);
+    const __m512d e = exp8(neg_abs(v));
+    const __mmask8 nonneg = _mm512_cmp_pd_mask(v, _mm512_setzero_pd(), _CMP_GE_OQ);  // false for NaN, as x >= 0
+    _mm512_storeu_pd(x + i, _mm512_div_pd(_mm512_mask_blend_pd(nonneg, e, one), _mm512_add_pd(one, e)));
+  }
+  for (; i < count; ++i) x[i] = sigmoid_by_exp(x[i]);
+}
+
+__attribute__((target("avx512f"))) void tanh_avx512(double* x, int64_t count) {
+  const __m512d two = _mm512_set1_pd(2.0);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m512d v = _mm512_loadu_pd(x + i);
+    const __m512d em = expm1_8(_mm512_mul_pd(_mm512_set1_pd(-2.0), _mm512_abs_pd(v)));
+    _mm512_storeu_pd(x + i, copy_sign(_mm512_div_pd(negate(em), _mm512_add_pd(two, em)), v));
+  }
+  for (; i < count; ++i) x[i] = tanh_by_expm1(x[i]);
 }
 
 bool has_avx512() {
@@ -109,6 +161,16 @@ void exp_nonpositive(double* y, int64_t n) {
 void expm1_nonpositive(double* y, int64_t n) {
   if (has_avx512()) return expm1_avx512(y, n);
   for (int64_t i = 0; i < n; ++i) y[i] = expm1_nonpositive(y[i]);
+}
+
+void sigmoid_by_exp(double* x, int64_t n) {
+  if (has_avx512()) return sigmoid_avx512(x, n);
+  for (int64_t i = 0; i < n; ++i) x[i] = sigmoid_by_exp(x[i]);
+}
+
+void tanh_by_expm1(double* x, int64_t n) {
+  if (has_avx512()) return tanh_avx512(x, n);
+  for (int64_t i = 0; i < n; ++i) x[i] = tanh_by_expm1(x[i]);
 }
 
 }  // namespace onnxscope::ref::math

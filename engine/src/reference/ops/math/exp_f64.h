@@ -20,4 +20,13 @@ double expm1_nonpositive(double y);
 void exp_nonpositive(double* y, int64_t n);
 void expm1_nonpositive(double* y, int64_t n);
 
+// The logistic function and tanh made of them (the recurrent layers'
+// Sigmoid and Tanh): (x >= 0 ? 1 : e) / (1 + e) with e = exp(-|x|), and
+// copysign(-m / (2 + m), x) with m = expm1(-2 |x|); over an array in one
+// pass, the same bits.
+double sigmoid_by_exp(double x);
+double tanh_by_expm1(double x);
+void sigmoid_by_exp(double* x, int64_t n);
+void tanh_by_expm1(double* x, int64_t n);
+
 }  // namespace onnxscope::ref::math

@@ -20,6 +20,7 @@
 
 #include "cpu/thread_pool.h"
 #include "onnxscope/deadline.h"
+#include "reference/thread_scratch.h"
 
 namespace onnxscope::ref::math {
 namespace {
@@ -165,6 +166,34 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
           }
       }
     });
+  }
+}
+
+PackedB::PackedB(const Packer& b, int64_t N, int64_t K, ScratchVector<double>& storage) : n_(N), k_(K), panels_(&storage) {
+  const int64_t panels = (N + kNR - 1) / kNR;
+  storage.resize(static_cast<size_t>(std::max<int64_t>(panels * K * kNR, 1)));
+  double* out = storage.data();
+  // Panels shared out to the threads: each packs its own (every value).
+  cpu::parallel_for(panels, std::max<int64_t>(1, 8192 / (std::max<int64_t>(K, 1) * kNR)), [&](int64_t lo, int64_t hi) {
+    b.fn(b.ctx, lo * kNR, std::min(hi * kNR, N) - lo * kNR, K, kNR, out + lo * K * kNR);
+  });
+}
+
+void PackedB::multiply(const Packer& a, int64_t M, double* out, int64_t ldo, bool exact_products) const {
+  if (M <= 0 || n_ <= 0) return;
+  const TileFn tile = best_tile(exact_products);
+  const int64_t row_tiles = (M + kMR - 1) / kMR, panels = (n_ + kNR - 1) / kNR;
+  ThreadScratch<double, PackedB> ap;  // A's rows packed
+  ap->resize(static_cast<size_t>(std::max<int64_t>(row_tiles * k_ * kMR, 1)));
+  a.fn(a.ctx, 0, M, k_, kMR, ap->data());
+  double c[kMR * kNR];
+  for (int64_t p = 0; p < panels; ++p) {  // a panel of B (K x 16) stays in L1 while the row tiles pass
+    const int64_t j0 = p * kNR, n = std::min(kNR, n_ - j0);
+    for (int64_t r = 0; r < row_tiles; ++r) {
+      tile(k_, ap->data() + r * k_ * kMR, panels_->data() + p * k_ * kNR, c);
+      for (int64_t rr = 0; rr < kMR && r * kMR + rr < M; ++rr)
+        std::copy(c + rr * kNR, c + rr * kNR + n, out + (r * kMR + rr) * ldo + j0);
+    }
   }
 }
 

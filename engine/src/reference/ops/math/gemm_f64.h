@@ -17,8 +17,10 @@
 #include <cstring>
 #include <type_traits>
 #include <functional>
+#include <vector>
 
 #include "reference/kernel_util.h"
+#include "reference/thread_scratch.h"
 
 namespace onnxscope::ref::math {
 
@@ -46,6 +48,20 @@ struct Packer {
 // gives the same bits at twice the rate.
 void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t K, const RowSink& sink,
                  bool exact_products = false);
+
+// B packed once, into `storage` (by the thread pool), for many products
+// with it, each on one thread (a recurrent layer's W^T, used by every
+// thread's blocks of steps): the same sums as gemm_packed.
+class PackedB {
+ public:
+  PackedB(const Packer& b, int64_t N, int64_t K, ScratchVector<double>& storage);
+  // out[i * ldo + j] = (A B)(i, j) for i < M, j < N, on the calling thread.
+  void multiply(const Packer& a, int64_t M, double* out, int64_t ldo, bool exact_products) const;
+
+ private:
+  int64_t n_ = 0, k_ = 0;
+  const ScratchVector<double>* panels_;
+};
 
 // Whether products of two values of storage type S are exact in double.
 template <typename S>

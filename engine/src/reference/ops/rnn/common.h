@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <type_traits>
@@ -14,17 +15,14 @@
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/math/common.h"
+#include "reference/ops/math/exp_f64.h"
 #include "reference/ops/math/gemm_f64.h"
 #include "reference/ops/real_values.h"
+#include "reference/thread_scratch.h"
 
 namespace onnxscope::ref {
 
 // --- activation functions ------------------------------------------------------
-
-// Sigmoid and tanh made of math/exp_f64.h's exp and expm1 (rnn/activations.cpp):
-// Activation::apply over an array gives the same bits.
-double rnn_sigmoid(double x);
-double rnn_tanh(double x);
 
 // f(x) in double; the functions, their order and defaults: core/rnn_plan.h.
 struct Activation : rnn::Activation {
@@ -33,8 +31,8 @@ struct Activation : rnn::Activation {
   double operator()(double x) const {
     switch (kind) {
       case Relu: return !(x <= 0) ? x : 0.0;  // NaN kept, as the Relu operator
-      case Tanh: return rnn_tanh(x);
-      case Sigmoid: return rnn_sigmoid(x);
+      case Tanh: return math::tanh_by_expm1(x);  // math/exp_f64.h: apply over an array, the same bits
+      case Sigmoid: return math::sigmoid_by_exp(x);
       case Affine: return alpha * x + beta;
       case LeakyRelu: return x >= 0 ? x : alpha * x;
       case ThresholdedRelu: return x >= alpha ? x : 0.0;
@@ -131,17 +129,21 @@ inline RnnProblem parse_problem(const KernelContext& ctx, int64_t gates, const s
 // values are adjacent, so a step streams each panel once, in order. Weights
 // of float, float16 or bfloat16 are kept as float (each exactly, and half
 // the bytes a step streams through the cache); double weights as double.
+// The panels live in the calling thread's scratch (reference/thread_scratch.h).
 struct RecurrentWeights {
   static constexpr int64_t kPanel = 32;
+  struct FloatPanels;
+  struct DoublePanels;
   int64_t cols = 0;
   std::vector<std::pair<int64_t, int64_t>> segments;  // (first row, rows)
   std::vector<int64_t> offset;                         // [d * segments + s]: the segment's first panel in the data
-  std::vector<float> floats;                           // one of the two holds the panels
-  std::vector<double> doubles;
-  bool is_float() const { return doubles.empty(); }
+  bool float_panels = true;                            // floats or doubles holds the panels
+  ThreadScratch<float, FloatPanels> floats;
+  ThreadScratch<double, DoublePanels> doubles;
+  bool is_float() const { return float_panels; }
   int64_t panel_start(int64_t d, size_t s, int64_t q) const { return offset[size_t(d) * segments.size() + s] + q * cols * kPanel; }
-  const float* panel_f(int64_t d, size_t s, int64_t q) const { return floats.data() + panel_start(d, s, q); }
-  const double* panel_d(int64_t d, size_t s, int64_t q) const { return doubles.data() + panel_start(d, s, q); }
+  const float* panel_f(int64_t d, size_t s, int64_t q) const { return floats->data() + panel_start(d, s, q); }
+  const double* panel_d(int64_t d, size_t s, int64_t q) const { return doubles->data() + panel_start(d, s, q); }
   double at(int64_t d, size_t s, int64_t q, int64_t i) const {  // value i of a panel (column i / kPanel, row i % kPanel)
     return is_float() ? static_cast<double>(panel_f(d, s, q)[i]) : panel_d(d, s, q)[i];
   }
@@ -149,34 +151,51 @@ struct RecurrentWeights {
 
 inline RecurrentWeights recurrent_weights(const KernelContext& ctx, const Tensor& R, int64_t dirs, int64_t rows, int64_t cols,
                                           std::vector<std::pair<int64_t, int64_t>> segments) {
+  constexpr int64_t P = RecurrentWeights::kPanel;
   RecurrentWeights w;
   w.cols = cols;
   w.segments = std::move(segments);
   int64_t size = 0;
+  struct Panel {
+    int64_t d, s, q;  // direction, segment, panel within the segment
+  };
+  std::vector<Panel> panels;
   for (int64_t d = 0; d < dirs; ++d)
-    for (const auto& [row0, n] : w.segments) {
+    for (size_t s = 0; s < w.segments.size(); ++s) {
       w.offset.push_back(size);
-      size += (n + RecurrentWeights::kPanel - 1) / RecurrentWeights::kPanel * RecurrentWeights::kPanel * cols;
+      const int64_t n = (w.segments[s].second + P - 1) / P;
+      size += n * P * cols;
+      for (int64_t q = 0; q < n; ++q) panels.push_back({d, int64_t(s), q});
     }
   auto fill = [&](auto& data) {
     using D = typename std::decay_t<decltype(data)>::value_type;
-    data.assign(size_t(std::max<int64_t>(size, 1)), D(0));
+    data.resize(size_t(std::max<int64_t>(size, 1)));
     dispatch<kFloats>(ctx, R.dtype(), [&](auto tag) {
       using S = typename decltype(tag)::type;
       const std::byte* const m = R.raw();
-      for (int64_t d = 0; d < dirs; ++d)
-        for (size_t s = 0; s < w.segments.size(); ++s)
-          for (int64_t g = 0; g < w.segments[s].second; ++g) {
-            D* col0 = data.data() + w.offset[size_t(d) * w.segments.size() + s] +
-                      (g / RecurrentWeights::kPanel) * cols * RecurrentWeights::kPanel + g % RecurrentWeights::kPanel;
-            for (int64_t i = 0; i < cols; ++i)
-              col0[i * RecurrentWeights::kPanel] =
-                  static_cast<D>(to_compute(load_at<S>(m, (d * rows + w.segments[s].first + g) * cols + i)));
+      // Panels shared out to the threads (each writes every value of its own).
+      cpu::parallel_for(static_cast<int64_t>(panels.size()), std::max<int64_t>(1, 8192 / std::max<int64_t>(1, cols * P)),
+                        [&](int64_t lo, int64_t hi) {
+        for (int64_t k = lo; k < hi; ++k) {
+          const Panel& pn = panels[size_t(k)];
+          const auto [row0, n] = w.segments[size_t(pn.s)];
+          D* out = data.data() + w.panel_start(pn.d, size_t(pn.s), pn.q);
+          for (int64_t g = 0; g < P; ++g) {
+            const int64_t row = pn.q * P + g;
+            if (row >= n) {
+              for (int64_t i = 0; i < cols; ++i) out[i * P + g] = D(0);
+              continue;
+            }
+            const uint64_t first = uint64_t((pn.d * rows + row0 + row) * cols);
+            for (int64_t i = 0; i < cols; ++i) out[i * P + g] = static_cast<D>(to_compute(load_at<S>(m, first + uint64_t(i))));
           }
+        }
+      });
     });
   };
-  if (R.dtype() == DataType::Double) fill(w.doubles);
-  else fill(w.floats);
+  w.float_panels = R.dtype() != DataType::Double;
+  if (w.float_panels) fill(*w.floats);
+  else fill(*w.doubles);
   return w;
 }
 
@@ -241,6 +260,30 @@ struct StepEntries {
   }
 };
 
+// W^T of direction d packed in double once for every thread's projections,
+// where that copy is small (at most kMaxBytes: a small layer's products are
+// short, and packing W for each block of steps was a tenth of its time);
+// a larger W is packed a block of columns at a time by each product
+// (math/gemm_f64.h), so no double copy of a large weight is made.
+class InputWeights {
+ public:
+  InputWeights(const KernelContext& ctx, const RnnProblem& p, int64_t d, int64_t G) {
+    if (G * p.input * static_cast<int64_t>(sizeof(double)) > kMaxBytes) return;
+    dispatch<kFloats>(ctx, p.dtype, [&](auto tag) {
+      using S = typename decltype(tag)::type;
+      const math::Operand wt{p.W->raw() + d * G * p.input * static_cast<int64_t>(sizeof(S)), p.input, 1};  // rows of W
+      packed_.emplace(math::Packer{&math::detail::pack_strided<S>, &wt}, G, p.input, *storage_);
+    });
+  }
+  const math::PackedB* packed() const { return packed_ ? &*packed_ : nullptr; }
+
+ private:
+  static constexpr int64_t kMaxBytes = int64_t{4} << 20;
+  struct Panels;
+  ThreadScratch<double, Panels> storage_;  // kept by the calling thread between runs
+  std::optional<math::PackedB> packed_;
+};
+
 // x_t W^T for the running entries of one thread's batch range [b0, b1) in
 // direction d, computed by that thread a block of steps at a time (about
 // kRows rows of G values): each value the same products and sums in order of
@@ -249,17 +292,19 @@ struct StepEntries {
 // sequence (a whole projection of 512 steps of an LSTM was 8 MB to fault in).
 class StepProjection {
  public:
-  StepProjection(const KernelContext& ctx, const RnnProblem& p, int64_t d, int64_t G, int64_t b0, int64_t b1)
-      : ctx_(ctx), p_(p), d_(d), G_(G), b0_(b0), b1_(b1),
+  StepProjection(const KernelContext& ctx, const RnnProblem& p, const InputWeights& w, int64_t d, int64_t G, int64_t b0,
+                 int64_t b1)
+      : ctx_(ctx), p_(p), w_(w), d_(d), G_(G), b0_(b0), b1_(b1),
         block_steps_(std::max<int64_t>(1, kRows / std::max<int64_t>(1, b1 - b0))) {}
   // Step s's rows, one per running entry in StepEntries' order; steps asked in increasing order.
   const double* rows(int64_t s) {
     if (s < s0_ || s >= s0_ + static_cast<int64_t>(start_.size())) compute(s);
-    return xw_.data() + start_[size_t(s - s0_)] * G_;
+    return xw_->data() + start_[size_t(s - s0_)] * G_;
   }
 
  private:
-  static constexpr int64_t kRows = 32;
+  // Rows of x_t a block (24: whole register tiles of 6 rows for 1, 2, 3, 4, 6 or 8 entries).
+  static constexpr int64_t kRows = 24;
   void compute(int64_t s0) {
     s0_ = s0;
     start_.clear();
@@ -271,15 +316,17 @@ class StepProjection {
       for (size_t j = 0; j < e.b.size(); ++j) x_rows_.push_back(p_.x_row(e.t[j], e.b[j]));
     }
     const auto rows = static_cast<int64_t>(x_rows_.size());
-    xw_.resize(size_t(std::max<int64_t>(rows, 1) * G_));
+    xw_->resize(size_t(std::max<int64_t>(rows, 1) * G_));
     if (rows == 0) return;
     dispatch<kFloats>(ctx_, p_.dtype, [&](auto tag) {
       using S = typename decltype(tag)::type;
-      const auto elem = static_cast<int64_t>(sizeof(S));
       const Gather a{p_.X->raw(), p_.input, x_rows_.data()};
-      const math::Operand wt{p_.W->raw() + d_ * G_ * p_.input * elem, p_.input, 1};  // rows of W, the columns of W^T
-      math::gemm_packed(math::Packer{&pack_gathered<S>, &a}, math::Packer{&math::detail::pack_strided<S>, &wt}, rows, G_,
-                        p_.input, [&](int64_t i, int64_t j0, const double* v, int64_t n) { std::copy(v, v + n, xw_.data() + i * G_ + j0); },
+      const math::Packer pa{&pack_gathered<S>, &a};
+      if (const math::PackedB* packed = w_.packed()) return packed->multiply(pa, rows, xw_->data(), G_, math::exact_double_products<S>);
+      const math::Operand wt{p_.W->raw() + d_ * G_ * p_.input * static_cast<int64_t>(sizeof(S)), p_.input, 1};  // rows of W
+      double* xw = xw_->data();
+      math::gemm_packed(pa, math::Packer{&math::detail::pack_strided<S>, &wt}, rows, G_, p_.input,
+                        [&](int64_t i, int64_t j0, const double* v, int64_t n) { std::copy(v, v + n, xw + i * G_ + j0); },
                         math::exact_double_products<S>);
     });
   }
@@ -303,10 +350,12 @@ class StepProjection {
 
   const KernelContext& ctx_;
   const RnnProblem& p_;
+  const InputWeights& w_;
   int64_t d_, G_, b0_, b1_, block_steps_;
   int64_t s0_ = -1;
+  struct Rows;
   std::vector<int64_t> start_, x_rows_;
-  std::vector<double> xw_;
+  ThreadScratch<double, Rows> xw_;
 };
 
 // The states (initial or running, [dirs, batch, hidden] in the layout) of

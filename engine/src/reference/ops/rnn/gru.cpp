@@ -41,8 +41,9 @@ void GRU(KernelContext& ctx) {
     const double* Wb = p.B.data() + d * 6 * H;  // Wbz, Wbr, Wbh
     const double* Rb = Wb + 3 * H;                // Rbz, Rbr, Rbh
     // Batch entries are independent: each is computed by one thread, in one order.
+    const InputWeights wt(ctx, p, d, 3 * H);
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
-      StepProjection proj(ctx, p, d, 3 * H, b0, b1);  // x_t W^T for this range's entries
+      StepProjection proj(ctx, p, wt, d, 3 * H, b0, b1);  // x_t W^T for this range's entries
       const int64_t nb = b1 - b0, G = 3 * H;
       std::vector<double> wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
           hin(size_t(nb * H)), rhid(size_t(nb * H)), rmul(size_t(nb * H)), z(size_t(nb * H)), r(size_t(nb * H));

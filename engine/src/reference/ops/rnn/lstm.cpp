@@ -51,8 +51,9 @@ void LSTM(KernelContext& ctx) {
     const double* Po = Pi + H;
     const double* Pf = Pi + 2 * H;
     // Batch entries are independent: each is computed by one thread, in one order.
+    const InputWeights wt(ctx, p, d, 4 * H);
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
-      StepProjection proj(ctx, p, d, 4 * H, b0, b1);  // x_t W^T for this range's entries
+      StepProjection proj(ctx, p, wt, d, 4 * H, b0, b1);  // x_t W^T for this range's entries
       const int64_t nb = b1 - b0, G = 4 * H;
       std::vector<double> wx(size_t(nb * G)), rh(size_t(nb * G)), hcur(size_t(nb * H)),
           ccur(size_t(nb * H)), hin(size_t(nb * H));

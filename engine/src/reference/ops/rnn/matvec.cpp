@@ -94,17 +94,17 @@ bool has_avx512() {
 
 void matvec_n(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os, int64_t n) {
   if (w.is_float()) {
-    if (has_avx512()) return matvec_avx512(w, w.floats.data(), d, s, v, vs, out, os, n);
-    return matvec_plain(w, w.floats.data(), d, s, v, vs, out, os, n);
+    if (has_avx512()) return matvec_avx512(w, w.floats->data(), d, s, v, vs, out, os, n);
+    return matvec_plain(w, w.floats->data(), d, s, v, vs, out, os, n);
   }
-  if (has_avx512()) return matvec_avx512(w, w.doubles.data(), d, s, v, vs, out, os, n);
-  matvec_plain(w, w.doubles.data(), d, s, v, vs, out, os, n);
+  if (has_avx512()) return matvec_avx512(w, w.doubles->data(), d, s, v, vs, out, os, n);
+  matvec_plain(w, w.doubles->data(), d, s, v, vs, out, os, n);
 }
 
 void matvec_n_plain(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os,
                     int64_t n) {
-  if (w.is_float()) return matvec_plain(w, w.floats.data(), d, s, v, vs, out, os, n);
-  matvec_plain(w, w.doubles.data(), d, s, v, vs, out, os, n);
+  if (w.is_float()) return matvec_plain(w, w.floats->data(), d, s, v, vs, out, os, n);
+  matvec_plain(w, w.doubles->data(), d, s, v, vs, out, os, n);
 }
 
 }  // namespace onnxscope::ref

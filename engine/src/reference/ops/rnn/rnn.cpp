@@ -39,8 +39,9 @@ void RNN(KernelContext& ctx) {
     const double* Wb = p.B.data() + d * 2 * H;
     const double* Rb = Wb + H;
     // Batch entries are independent: each is computed by one thread, in one order.
+    const InputWeights wt(ctx, p, d, H);
     cpu::parallel_for(p.batch, per_thread(p.batch), [&](int64_t b0, int64_t b1) {
-      StepProjection proj(ctx, p, d, H, b0, b1);  // x_t W^T for this range's entries
+      StepProjection proj(ctx, p, wt, d, H, b0, b1);  // x_t W^T for this range's entries
       const int64_t nb = b1 - b0;
       std::vector<double> wx(size_t(nb * H)), rh(size_t(nb * H)), hcur(size_t(nb * H)),
           hin(size_t(nb * H));
