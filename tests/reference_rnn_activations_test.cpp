@@ -10,9 +10,11 @@
 #include <limits>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "reference/ops/math/exp_f64.h"
+#include "cpu/thread_pool.h"
 #include "reference/ops/rnn/common.h"
 
 using namespace onnxscope;
@@ -117,14 +119,16 @@ TEST(ReferenceRnnActivations, WithinAFewUlpOfLibm) {
 // weights (kept as float) and double weights (kept as double).
 class MatrixVectorStep : public ::testing::TestWithParam<DataType> {};
 
-TEST_P(MatrixVectorStep, FormsGiveThePlainLoopsBits) {
+namespace {
+
+void check_matvec(DataType type, int64_t seg, int64_t cols) {
   std::mt19937_64 rng(11);
   std::normal_distribution<double> nd(0.0, 1.0);
-  const int64_t dirs = 2, rows = 3 * 37, cols = 29;
+  const int64_t dirs = 2, rows = 3 * seg;
   std::vector<double> r(size_t(dirs * rows * cols));
-  Tensor R = Tensor::zeros(GetParam(), {dirs, rows, cols});
+  Tensor R = Tensor::zeros(type, {dirs, rows, cols});
   for (size_t i = 0; i < r.size(); ++i) {
-    if (GetParam() == DataType::Float) {
+    if (type == DataType::Float) {
       r[i] = static_cast<float>(nd(rng));
       R.mutable_data<float>()[i] = static_cast<float>(r[i]);
     } else {
@@ -149,8 +153,8 @@ TEST_P(MatrixVectorStep, FormsGiveThePlainLoopsBits) {
     Location location() const override { return {}; }
     const Graph& graph() const override { return g; }
   } ctx;
-  const ref::RecurrentWeights w = ref::recurrent_weights(ctx, R, dirs, rows, cols, {{0, 2 * 37}, {2 * 37, 37}});
-  EXPECT_EQ(w.is_float(), GetParam() == DataType::Float);
+  const ref::RecurrentWeights w = ref::recurrent_weights(ctx, R, dirs, rows, cols, {{0, 2 * seg}, {2 * seg, seg}});
+  EXPECT_EQ(w.is_float(), type == DataType::Float);
   for (int64_t n : {1, 2, 3, 4, 5, 7}) {
     std::vector<double> v(size_t(n * cols));
     for (double& x : v) x = nd(rng);
@@ -171,6 +175,19 @@ TEST_P(MatrixVectorStep, FormsGiveThePlainLoopsBits) {
           }
       }
   }
+}
+
+}  // namespace
+
+// Small segments (one thread), and segments large enough that a step's
+// panels are shared out to 2 or 3 threads.
+TEST_P(MatrixVectorStep, FormsGiveThePlainLoopsBits) {
+  for (const auto& [seg, cols, threads] : {std::tuple<int64_t, int64_t, int>{37, 29, 0}, {300, 301, 2}, {300, 301, 3}}) {
+    SCOPED_TRACE("segment rows " + std::to_string(seg) + ", " + std::to_string(threads) + " threads");
+    cpu::set_thread_count(threads);
+    check_matvec(GetParam(), seg, cols);
+  }
+  cpu::set_thread_count(0);
 }
 
 INSTANTIATE_TEST_SUITE_P(WeightTypes, MatrixVectorStep, ::testing::Values(DataType::Float, DataType::Double),

@@ -186,15 +186,22 @@ void PackedB::multiply(const Packer& a, int64_t M, double* out, int64_t ldo, boo
   ThreadScratch<double, PackedB> ap;  // A's rows packed
   ap->resize(static_cast<size_t>(std::max<int64_t>(row_tiles * k_ * kMR, 1)));
   a.fn(a.ctx, 0, M, k_, kMR, ap->data());
-  double c[kMR * kNR];
-  for (int64_t p = 0; p < panels; ++p) {  // a panel of B (K x 16) stays in L1 while the row tiles pass
-    const int64_t j0 = p * kNR, n = std::min(kNR, n_ - j0);
-    for (int64_t r = 0; r < row_tiles; ++r) {
-      tile(k_, ap->data() + r * k_ * kMR, panels_->data() + p * k_ * kNR, c);
-      for (int64_t rr = 0; rr < kMR && r * kMR + rr < M; ++rr)
-        std::copy(c + rr * kNR, c + rr * kNR + n, out + (r * kMR + rr) * ldo + j0);
+  const double* a_packed = ap->data();
+  // B's panels shared out to the threads when the product is large enough
+  // (inline inside another parallel region, such as a recurrent layer's
+  // split over batch entries).
+  const int64_t grain = std::max<int64_t>(1, kItemProducts / std::max<int64_t>(1, row_tiles * kMR * k_ * kNR));
+  cpu::parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
+    double c[kMR * kNR];
+    for (int64_t p = p0; p < p1; ++p) {  // a panel of B (K x 16) stays in L1 while the row tiles pass
+      const int64_t j0 = p * kNR, n = std::min(kNR, n_ - j0);
+      for (int64_t r = 0; r < row_tiles; ++r) {
+        tile(k_, a_packed + r * k_ * kMR, panels_->data() + p * k_ * kNR, c);
+        for (int64_t rr = 0; rr < kMR && r * kMR + rr < M; ++rr)
+          std::copy(c + rr * kNR, c + rr * kNR + n, out + (r * kMR + rr) * ldo + j0);
+      }
     }
-  }
+  });
 }
 
 namespace {

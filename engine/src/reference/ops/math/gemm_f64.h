@@ -50,12 +50,13 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
                  bool exact_products = false);
 
 // B packed once, into `storage` (by the thread pool), for many products
-// with it, each on one thread (a recurrent layer's W^T, used by every
-// thread's blocks of steps): the same sums as gemm_packed.
+// with it (a recurrent layer's W^T, used by every thread's blocks of
+// steps): the same sums as gemm_packed.
 class PackedB {
  public:
   PackedB(const Packer& b, int64_t N, int64_t K, ScratchVector<double>& storage);
-  // out[i * ldo + j] = (A B)(i, j) for i < M, j < N, on the calling thread.
+  // out[i * ldo + j] = (A B)(i, j) for i < M, j < N (B's panels shared out
+  // to the threads when the product is large enough).
   void multiply(const Packer& a, int64_t M, double* out, int64_t ldo, bool exact_products) const;
 
  private:

@@ -15,6 +15,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "reference/ops/rnn/common.h"
 
+#include "cpu/thread_pool.h"
+
 #include <immintrin.h>
 
 #include <algorithm>
@@ -24,15 +26,18 @@ namespace onnxscope::ref {
 namespace {
 
 constexpr int64_t P = RecurrentWeights::kPanel;
+// Multiply-adds a thread's share of one step must have before the step is
+// shared out: starting the other threads costs a few microseconds.
+constexpr int64_t kPanelsWork = int64_t{1} << 17;
 
 // The plain form: per vector and panel, 32 sums taking the columns in order.
 template <typename T>
 __attribute__((target_clones("avx512f", "fma", "default")))
 void matvec_plain(const RecurrentWeights& w, const T* data, int64_t d, size_t s, const double* v, int64_t vs, double* out,
-                  int64_t os, int64_t n) {
+                  int64_t os, int64_t n, int64_t q0, int64_t q1) {
   const int64_t rows = w.segments[s].second, cols = w.cols;
   for (int64_t b = 0; b < n; ++b)
-    for (int64_t q = 0; q * P < rows; ++q) {
+    for (int64_t q = q0; q < q1; ++q) {
       const T* panel = data + w.panel_start(d, s, q);
       double acc[P] = {};
       for (int64_t i = 0; i < cols; ++i) {
@@ -50,9 +55,10 @@ __attribute__((target("avx512f"))) inline __m512d load8(const float* p) { return
 // The same sums with the accumulators in registers for NB vectors at a time.
 template <int NB, typename T>
 __attribute__((target("avx512f"))) void matvec_block_avx512(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
-                                                           const double* v, int64_t vs, double* out, int64_t os) {
+                                                           const double* v, int64_t vs, double* out, int64_t os, int64_t q0,
+                                                           int64_t q1) {
   const int64_t rows = w.segments[s].second, cols = w.cols;
-  for (int64_t q = 0; q * P < rows; ++q) {
+  for (int64_t q = q0; q < q1; ++q) {
     const T* panel = data + w.panel_start(d, s, q);
     __m512d acc[NB][4];
     for (int b = 0; b < NB; ++b)
@@ -76,13 +82,14 @@ __attribute__((target("avx512f"))) void matvec_block_avx512(const RecurrentWeigh
 
 template <typename T>
 __attribute__((target("avx512f"))) void matvec_avx512(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
-                                                     const double* v, int64_t vs, double* out, int64_t os, int64_t n) {
+                                                     const double* v, int64_t vs, double* out, int64_t os, int64_t n,
+                                                     int64_t q0, int64_t q1) {
   // Threes, and twos rather than a one left alone (4 = 2 + 2): a block of
   // one vector reads each panel for a third of the work.
   int64_t b = 0;
-  for (; n - b > 4 || n - b == 3; b += 3) matvec_block_avx512<3>(w, data, d, s, v + b * vs, vs, out + b * os, os);
-  for (; n - b >= 2; b += 2) matvec_block_avx512<2>(w, data, d, s, v + b * vs, vs, out + b * os, os);
-  if (n - b == 1) matvec_block_avx512<1>(w, data, d, s, v + b * vs, vs, out + b * os, os);
+  for (; n - b > 4 || n - b == 3; b += 3) matvec_block_avx512<3>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
+  for (; n - b >= 2; b += 2) matvec_block_avx512<2>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
+  if (n - b == 1) matvec_block_avx512<1>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
 }
 
 bool has_avx512() {
@@ -93,18 +100,27 @@ bool has_avx512() {
 }  // namespace
 
 void matvec_n(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os, int64_t n) {
-  if (w.is_float()) {
-    if (has_avx512()) return matvec_avx512(w, w.floats->data(), d, s, v, vs, out, os, n);
-    return matvec_plain(w, w.floats->data(), d, s, v, vs, out, os, n);
-  }
-  if (has_avx512()) return matvec_avx512(w, w.doubles->data(), d, s, v, vs, out, os, n);
-  matvec_plain(w, w.doubles->data(), d, s, v, vs, out, os, n);
+  // Panels shared out to the threads when the step is large enough (a
+  // batch of one leaves every thread but one idle otherwise; inside the
+  // layer's own split over batch entries this runs inline). Each row is
+  // still one thread's sum in one order: the bits do not change.
+  const int64_t panels = (w.segments[s].second + P - 1) / P;
+  const int64_t grain = std::max<int64_t>(1, kPanelsWork / std::max<int64_t>(1, P * w.cols * n));
+  cpu::parallel_for(panels, grain, [&](int64_t q0, int64_t q1) {
+    if (w.is_float()) {
+      if (has_avx512()) return matvec_avx512(w, w.floats->data(), d, s, v, vs, out, os, n, q0, q1);
+      return matvec_plain(w, w.floats->data(), d, s, v, vs, out, os, n, q0, q1);
+    }
+    if (has_avx512()) return matvec_avx512(w, w.doubles->data(), d, s, v, vs, out, os, n, q0, q1);
+    matvec_plain(w, w.doubles->data(), d, s, v, vs, out, os, n, q0, q1);
+  });
 }
 
 void matvec_n_plain(const RecurrentWeights& w, int64_t d, size_t s, const double* v, int64_t vs, double* out, int64_t os,
                     int64_t n) {
-  if (w.is_float()) return matvec_plain(w, w.floats->data(), d, s, v, vs, out, os, n);
-  matvec_plain(w, w.doubles->data(), d, s, v, vs, out, os, n);
+  const int64_t panels = (w.segments[s].second + P - 1) / P;
+  if (w.is_float()) return matvec_plain(w, w.floats->data(), d, s, v, vs, out, os, n, 0, panels);
+  matvec_plain(w, w.doubles->data(), d, s, v, vs, out, os, n, 0, panels);
 }
 
 }  // namespace onnxscope::ref
