@@ -167,7 +167,9 @@ def profile_onnxscope(cli: str, model: Path, precision: str, files: dict[str, Pa
     at = next((i for i, l in enumerate(lines) if l.startswith("time by operator")), None)
     if p.returncode != 0 or at is None:
         return "profile failed: " + ((p.stderr.strip().splitlines() or [f"exit {p.returncode}"])[-1])
-    return "\n".join(lines[at:at + 1 + top])
+    section = lines[at:]
+    end = next((i for i, l in enumerate(section) if not l.strip()), len(section))  # the slowest nodes follow a blank line
+    return "\n".join(section[:min(end, 1 + top)])
 
 
 def output_of(res: dict) -> np.ndarray | None:

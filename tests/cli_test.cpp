@@ -179,6 +179,20 @@ TEST(Cli, RunExplainListsKernels) {
   EXPECT_EQ(run_cli("run " + kSample + " --engine cpu --disable-kernel no-such-kernel --dim batch=1").exit_code, 2);
 }
 
+TEST(Cli, RunProfileByOperatorAndSlowestNodes) {
+  CliRun r = run_cli("run " + kSample + " --engine reference --dim batch=2 --profile");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const size_t ops = r.out.find("time by operator and kernel");
+  const size_t nodes = r.out.find("slowest nodes (");
+  ASSERT_NE(ops, std::string::npos) << r.out;
+  ASSERT_NE(nodes, std::string::npos) << r.out;
+  EXPECT_LT(ops, nodes);
+  // A node's line: graph, node, op and kernel, its inputs' and output's types.
+  EXPECT_NE(r.out.find("  main  ", nodes), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("[reference]  float[2,", nodes), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" -> float[2,", nodes), std::string::npos) << r.out;
+}
+
 TEST(Cli, DumpCompareAndReduceErrorPaths) {
   const std::string dir = fs::temp_directory_path() / ("onnxscope-cli-dump-" + std::to_string(getpid()));
   fs::create_directories(dir);

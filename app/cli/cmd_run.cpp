@@ -1,5 +1,5 @@
 // onnxscope run MODEL: run a model on an engine and print its outputs;
-// --explain lists which kernel ran every node.
+// --explain lists which kernel ran every node, --profile where the time goes.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "commands.h"
 #include "engine_args.h"
@@ -20,15 +21,27 @@ namespace onnxscope::cli {
 
 namespace {
 
-// Time per (operator, kernel) over a run, for --profile.
+// Time per (operator, kernel) over a run, and the slowest nodes, for --profile.
 struct Profile : Observer {
+  static constexpr size_t kSlowest = 15;
+  struct NodeTime {
+    double seconds = 0;
+    std::string where;  // graph path and node name (or op#index), kernel, input and output types
+  };
   std::map<std::pair<std::string, std::string>, std::pair<double, int>> by_op;  // -> (seconds, count)
+  std::vector<NodeTime> nodes;
   double total = 0;
   void on_node(const NodeEvent& e) override {
     auto& slot = by_op[{e.node->op_type, std::string(e.kernel)}];
     slot.first += e.seconds;
     ++slot.second;
     total += e.seconds;
+    std::string where = std::string(e.graph_path) + "  " +
+                        (e.node->name.empty() ? e.node->op_type + "#" + std::to_string(e.node_index) : e.node->name) + "  " +
+                        e.node->op_type + " [" + std::string(e.kernel) + "]  ";
+    for (size_t i = 0; i < e.inputs.size() && i < 2; ++i) where += (i ? ", " : "") + (e.inputs[i] ? e.inputs[i]->describe() : "-");
+    where += " -> " + (e.outputs.empty() ? std::string("-") : e.outputs.front().describe());
+    nodes.push_back({e.seconds, std::move(where)});
   }
   void print() const {
     std::vector<std::pair<std::pair<std::string, std::string>, std::pair<double, int>>> rows(by_op.begin(), by_op.end());
@@ -38,6 +51,19 @@ struct Profile : Observer {
       std::cout << "  " << std::setw(9) << v.first * 1e3 << " ms " << std::setw(5) << std::setprecision(1)
                 << (total > 0 ? 100 * v.first / total : 0) << "%  " << std::setw(4) << v.second << " x " << key.first
                 << " [" << key.second << "]\n" << std::setprecision(2);
+    // The nodes themselves (first two inputs, first output): which
+    // convolution or product of a kind takes the time.
+    std::vector<const NodeTime*> order;
+    for (const auto& n : nodes) order.push_back(&n);
+    const size_t shown = std::min(order.size(), kSlowest);
+    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
+                      [](const NodeTime* a, const NodeTime* b) { return a->seconds > b->seconds; });
+    std::cout << "\nslowest nodes (" << shown << " of " << nodes.size() << "):\n";
+    for (size_t i = 0; i < shown; ++i)
+      std::cout << "  " << std::setw(9) << std::setprecision(3) << order[i]->seconds * 1e3 << " ms " << std::setw(5)
+                << std::setprecision(1) << (total > 0 ? 100 * order[i]->seconds / total : 0) << "%  " << order[i]->where
+                << "\n";
+    std::cout << std::setprecision(2);
   }
 };
 
@@ -109,7 +135,7 @@ Runner add_run_command(CLI::App& app) {
   add_input_options(cmd, *inputs);
   cmd->add_flag("--explain", *explain, "List every node as the engine ran it, with the kernel that ran it");
   cmd->add_option("--out", *out_path, "Also write the inputs and outputs to this HDF5 file (dump format)");
-  cmd->add_flag("--profile", *profile, "Run twice (the first warms caches) and print time by operator and kernel");
+  cmd->add_flag("--profile", *profile, "Run twice (the first warms caches) and print time by operator and kernel, and the slowest nodes");
   cmd->add_flag("--validate", *validate,
                 "Check every node's outputs for NaN and Inf: name the first node that makes one, and exit 3 if any "
                 "output holds one");
