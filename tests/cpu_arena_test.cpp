@@ -154,4 +154,25 @@ TEST(CpuArena, EngineRunsThroughTheArenaMatchHeapRuns) {
     EXPECT_TRUE(same(p->run(in), want)) << "batch " << batch;
   }
   EXPECT_TRUE(same(kept[0], make_cpu_engine()->prepare(m)->run(in2)));  // kept outputs are intact
+  // An observer that reads only times and shapes (run --profile) leaves the
+  // arena in use; one that reads values gets outputs of their own. (A fresh
+  // engine: the outputs kept above hold planned blocks, which a run must not reuse.)
+  struct Shapes : Observer {
+    bool values = false;
+    int nodes = 0;
+    void on_node(const NodeEvent&) override { ++nodes; }
+    bool reads_values() const override { return values; }
+  };
+  auto q = make_cpu_engine()->prepare(m);
+  for (bool values : {false, true}) {
+    Shapes obs;
+    obs.values = values;
+    RunOptions ro;
+    ro.observer = &obs;
+    ro.capture_original = false;
+    for (int i = 0; i < 3; ++i)  // the first run records the plan
+      EXPECT_TRUE(same(q->run(in2, ro), kept[0])) << "observer reads values: " << values;
+    EXPECT_GT(obs.nodes, 0);
+    EXPECT_EQ(q->last_run_stats().arena_bytes > 0, !values) << "observer reads values: " << values;
+  }
 }

@@ -41,6 +41,12 @@ class Observer {
   }
   // Polled between nodes: true stops the run with a "cancelled" error.
   virtual bool should_stop() { return false; }
+  // False when the observer reads no tensor bytes, only which node ran, its
+  // kernel, time and the values' types and shapes (a profiler, --explain):
+  // engines may then write a node's output over a dead input's bytes and
+  // (CPU) serve node outputs from the activation arena, as in an unobserved
+  // run, so a profiled run costs what an unobserved one does.
+  virtual bool reads_values() const { return true; }
 };
 
 struct RunOptions {

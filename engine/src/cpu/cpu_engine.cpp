@@ -37,7 +37,8 @@ class CpuPrepared final : public PreparedModel {
     }
     last_ = fast_.interp.get();
     arena_used_ = false;
-    if (options.observer) return fast_.interp->run(inputs, options);  // observed values may be kept: no arena
+    // Values an observer reads must keep their bytes: no arena for those runs.
+    if (options.observer && options.observer->reads_values()) return fast_.interp->run(inputs, options);
     const uint64_t before = arena_.planned_runs();
     NamedValues out;
     {

@@ -68,7 +68,8 @@ class NodeContext final : public KernelContext {
   const Graph& graph() const override { return graph_; }
   std::shared_ptr<Buffer> reusable_input_buffer(size_t i) override {
     if (i >= inputs_.size() || !inputs_[i] || !inputs_[i]->is_tensor() || index_ >= graph_.nodes.size()) return nullptr;
-    if (in_.options().observer) return nullptr;  // it is shown the node's inputs after the node ran
+    // An observer that reads values is shown the node's inputs after the node ran.
+    if (in_.options().observer && in_.options().observer->reads_values()) return nullptr;
     const std::string& name = node_.inputs[i];
     for (size_t k = 0; k < node_.inputs.size(); ++k)
       if (k != i && node_.inputs[k] == name) return nullptr;  // read twice by this node
