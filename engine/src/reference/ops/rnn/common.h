@@ -248,15 +248,23 @@ struct StepEntries {
       t.push_back(p.backward(d) ? len - 1 - k : k);
     }
   }
-  // Packs the running entries' states (hcur: the range's states from b0, H
-  // each) into hin, and their rows of the input projection (G values each,
-  // in this order: StepProjection::rows) into wx.
-  void pack(const RnnProblem& p, int64_t b0, const std::vector<double>& hcur, std::vector<double>& hin,
-            const double* rows, int64_t G, std::vector<double>& wx) const {
+  // The running entries' states (hcur: the range's states from b0, H each)
+  // and their rows of the input projection (G values each, in this order:
+  // StepProjection::rows), packed: where every entry of [b0, b1) runs, hcur
+  // and the rows themselves; else copies in hin and wx. The states are read
+  // before the step writes hcur.
+  struct Packed {
+    const double* h;
+    const double* wx;
+  };
+  Packed pack(const RnnProblem& p, int64_t b0, int64_t b1, const std::vector<double>& hcur, std::vector<double>& hin,
+              const double* rows, int64_t G, std::vector<double>& wx) const {
+    if (static_cast<int64_t>(b.size()) == b1 - b0) return {hcur.data(), rows};  // entries b0, b0 + 1, ... in order
     const int64_t H = p.hidden;
     for (size_t j = 0; j < b.size(); ++j)
       for (int64_t k = 0; k < H; ++k) hin[j * size_t(H) + size_t(k)] = hcur[size_t((b[j] - b0) * H + k)];
     std::copy(rows, rows + static_cast<std::ptrdiff_t>(b.size()) * G, wx.begin());
+    return {hin.data(), wx.data()};
   }
 };
 

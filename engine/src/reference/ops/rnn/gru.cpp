@@ -53,10 +53,10 @@ void GRU(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, hin, proj.rows(s), G, wx);  // the running entries' states and x_t W^T
-        matvec_n(RT, d, 0, hin.data(), H, rh.data(), G, n);  // Rz, Rr rows
+        const StepEntries::Packed in = step.pack(p, b0, b1, hcur, hin, proj.rows(s), G, wx);  // states and x_t W^T
+        matvec_n(RT, d, 0, in.h, H, rh.data(), G, n);  // Rz, Rr rows
         for (int64_t j = 0; j < n; ++j) {
-          const double* wxj = wx.data() + j * G;
+          const double* wxj = in.wx + j * G;
           const double* rhj = rh.data() + j * G;
           gate_sums(z.data() + j * H, wxj, rhj, Wb, Rb, H, p.clip);
           gate_sums(r.data() + j * H, wxj + H, rhj + H, Wb + H, Rb + H, H, p.clip);
@@ -65,7 +65,7 @@ void GRU(KernelContext& ctx) {
         f.apply(r.data(), n * H);
         if (linear_before_reset) {
           // ht = g(Xt*(Wh^T) + rt (.) (Ht-1*(Rh^T) + Rbh) + Wbh)
-          matvec_n(RT, d, 1, hin.data(), H, rhid.data(), H, n);
+          matvec_n(RT, d, 1, in.h, H, rhid.data(), H, n);
           for (int64_t j = 0; j < n; ++j)
             for (int64_t k = 0; k < H; ++k) {
               const size_t q = size_t(j * H + k);
@@ -73,14 +73,14 @@ void GRU(KernelContext& ctx) {
             }
         } else {
           // ht = g(Xt*(Wh^T) + (rt (.) Ht-1)*(Rh^T) + Rbh + Wbh)
-          product(rmul.data(), r.data(), hin.data(), n * H);
+          product(rmul.data(), r.data(), in.h, n * H);
           matvec_n(RT, d, 1, rmul.data(), H, rhid.data(), H, n);
           for (int64_t j = 0; j < n; ++j)
             for (int64_t k = 0; k < H; ++k) rhid[size_t(j * H + k)] += Rb[2 * H + k];
         }
         for (int64_t j = 0; j < n; ++j) {
           double* row = rhid.data() + j * H;
-          const double* xw = wx.data() + j * G + 2 * H;
+          const double* xw = in.wx + j * G + 2 * H;
           for (int64_t k = 0; k < H; ++k) row[k] = (xw[k] + row[k]) + Wb[2 * H + k];
           if (p.clip > 0)
             for (int64_t k = 0; k < H; ++k) row[k] = p.clipped(row[k]);

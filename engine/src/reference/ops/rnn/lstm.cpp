@@ -68,11 +68,11 @@ void LSTM(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, hin, proj.rows(s), G, wx);  // the running entries' states and x_t W^T
-        matvec_n(RT, d, 0, hin.data(), H, rh.data(), G, n);
+        const StepEntries::Packed in = step.pack(p, b0, b1, hcur, hin, proj.rows(s), G, wx);  // states and x_t W^T
+        matvec_n(RT, d, 0, in.h, H, rh.data(), G, n);
         for (int64_t j = 0; j < n; ++j) {
           const double* cb = ccur.data() + (step.b[size_t(j)] - b0) * H;
-          const double* wxj = wx.data() + j * G;
+          const double* wxj = in.wx + j * G;
           const double* rhj = rh.data() + j * G;
           gate_sums_peephole(it.data() + j * H, wxj, rhj, Wb, Rb, Pi, cb, H, p.clip);
           if (!input_forget) gate_sums_peephole(ft.data() + j * H, wxj + 2 * H, rhj + 2 * H, Wb + 2 * H, Rb + 2 * H, Pf, cb, H, p.clip);
@@ -85,7 +85,7 @@ void LSTM(KernelContext& ctx) {
           double* cb = ccur.data() + (step.b[size_t(j)] - b0) * H;
           const size_t q = size_t(j * H);
           lstm_cell(cb, ot.data() + q, hc.data() + q, it.data() + q, ft.data() + q, ct.data() + q, input_forget,
-                    wx.data() + j * G + H, rh.data() + j * G + H, Wb + H, Rb + H, Po, H, p.clip);
+                    in.wx + j * G + H, rh.data() + j * G + H, Wb + H, Rb + H, Po, H, p.clip);
         }
         f.apply(ot.data(), n * H);
         hact.apply(hc.data(), n * H);

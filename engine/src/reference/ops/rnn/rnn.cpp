@@ -51,10 +51,10 @@ void RNN(KernelContext& ctx) {
         step.at(p, d, s, b0, b1);
         const int64_t n = static_cast<int64_t>(step.b.size());
         if (n == 0) break;
-        step.pack(p, b0, hcur, hin, proj.rows(s), H, wx);  // the running entries' states and x_t W^T
-        matvec_n(RT, d, 0, hin.data(), H, rh.data(), H, n);
+        const StepEntries::Packed in = step.pack(p, b0, b1, hcur, hin, proj.rows(s), H, wx);  // states and x_t W^T
+        matvec_n(RT, d, 0, in.h, H, rh.data(), H, n);
         for (int64_t j = 0; j < n; ++j)
-          gate_sums(rh.data() + j * H, wx.data() + j * H, rh.data() + j * H, Wb, Rb, H, p.clip);
+          gate_sums(rh.data() + j * H, in.wx + j * H, rh.data() + j * H, Wb, Rb, H, p.clip);
         f.apply(rh.data(), n * H);  // the activation over the whole array (vectorised)
         for (int64_t j = 0; j < n; ++j) {
           const int64_t b = step.b[size_t(j)], t = step.t[size_t(j)];
