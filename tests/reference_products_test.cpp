@@ -68,6 +68,26 @@ void expect_same_bits(const Tensor& want, const Tensor& got) {
   }
 }
 
+// The reference's outputs of `m` at 1, 2 and 3 threads (the first run's
+// returned), each the same bits as at 1 thread.
+NamedValues same_bits_at_1_2_3_threads(const std::shared_ptr<const Model>& m, const NamedValues& in) {
+  std::vector<NamedValues> runs;
+  for (int threads : {1, 2, 3}) {
+    cpu::set_thread_count(threads);
+    runs.push_back(make_reference_engine()->prepare(m)->run(in));
+  }
+  cpu::set_thread_count(0);
+  for (size_t r = 1; r < runs.size(); ++r) {
+    EXPECT_EQ(runs[r].size(), runs[0].size());
+    for (size_t o = 0; o < std::min(runs[0].size(), runs[r].size()); ++o) {
+      if (!runs[0][o].second.is_tensor()) continue;
+      SCOPED_TRACE(runs[0][o].first + " at " + std::to_string(r + 1) + " threads");
+      expect_same_bits(runs[0][o].second.tensor(), runs[r][o].second.tensor());
+    }
+  }
+  return runs[0];
+}
+
 Tensor run_one(ModelBuilder& b, const NamedValues& in) {
   auto r = b.load();
   EXPECT_TRUE(r.ok()) << dump(r);
@@ -435,19 +455,7 @@ TEST(ReferenceThreads, WholeModelsGiveTheSameBitsAtAnyThreadCount) {
     spec.seed = 9;
     if (name == "sample_cnn.onnx") spec.dims = {{"batch", 2}};
     const NamedValues in = make_inputs(*m, spec);
-    std::vector<NamedValues> runs;
-    for (int threads : {1, 2, 3}) {
-      cpu::set_thread_count(threads);
-      runs.push_back(make_reference_engine()->prepare(m)->run(in));
-    }
-    cpu::set_thread_count(0);
-    for (size_t r = 1; r < runs.size(); ++r) {
-      ASSERT_EQ(runs[r].size(), runs[0].size());
-      for (size_t o = 0; o < runs[0].size(); ++o) {
-        if (!runs[0][o].second.is_tensor()) continue;
-        expect_same_bits(runs[0][o].second.tensor(), runs[r][o].second.tensor());
-      }
-    }
+    same_bits_at_1_2_3_threads(m, in);
   }
 }
 
@@ -475,15 +483,7 @@ TEST(ReferenceRecurrent, OneEntrySharedOutPerStepKeepsItsBits) {
     b.output_untyped("Y");
     b.output_untyped("Yh");
     auto m = load_model(b);
-    const NamedValues in{{"X", Value(random_tensor(rng, DataType::Float, {T, 1, I}, -1, 1))}};
-    std::vector<NamedValues> runs;
-    for (int threads : {1, 2, 3}) {
-      cpu::set_thread_count(threads);
-      runs.push_back(make_reference_engine()->prepare(m)->run(in));
-    }
-    cpu::set_thread_count(0);
-    for (size_t k = 1; k < runs.size(); ++k)
-      for (size_t o = 0; o < 2; ++o) expect_same_bits(runs[0][o].second.tensor(), runs[k][o].second.tensor());
+    same_bits_at_1_2_3_threads(m, {{"X", Value(random_tensor(rng, DataType::Float, {T, 1, I}, -1, 1))}});
   }
 }
 
@@ -538,18 +538,10 @@ TEST(ReferenceRecurrent, EntriesSteppedTogetherKeepTheirSequences) {
       for (int64_t e = 0; e < B; ++e)
         for (int64_t i = 0; i < I; ++i)
           xt.mutable_data<float>()[c.layout ? (e * T + t) * I + i : (t * B + e) * I + i] = x[size_t((t * B + e) * I + i)];
-    const NamedValues in{{"X", Value(xt)}};
-    std::vector<NamedValues> runs;
-    for (int threads : {1, 2, 3}) {
-      cpu::set_thread_count(threads);
-      runs.push_back(make_reference_engine()->prepare(m)->run(in));
-    }
-    cpu::set_thread_count(0);
-    for (size_t k = 1; k < runs.size(); ++k)
-      for (size_t o = 0; o < 2; ++o) expect_same_bits(runs[0][o].second.tensor(), runs[k][o].second.tensor());
+    const NamedValues out = same_bits_at_1_2_3_threads(m, {{"X", Value(xt)}});
     if (std::string(c.op) != "RNN") continue;
     // The defining loop: per direction and entry, over that entry's own steps.
-    const Tensor& Y = runs[0][0].second.tensor();
+    const Tensor& Y = out[0].second.tensor();
     for (int64_t d = 0; d < 2; ++d)
       for (int64_t e = 0; e < B; ++e) {
         std::vector<double> h(static_cast<size_t>(H), 0.0);
