@@ -5,7 +5,7 @@
 // (munmap in a process with threads is a TLB shoot-down on every core: 40-70
 // us each). The vector is lent for the borrower's lifetime; a second
 // borrower on the same thread meanwhile (a nested run) gets one of its own,
-// and the larger of the two is kept.
+// and the larger of the two is kept, up to 16 MiB.
 #pragma once
 
 #include <memory>
@@ -46,7 +46,7 @@ class ThreadScratch {
   ThreadScratch& operator=(ThreadScratch&&) = delete;
   ThreadScratch(const ThreadScratch&) = delete;
   ~ThreadScratch() {
-    if (v_.capacity() > slot().capacity()) slot().swap(v_);
+    if (v_.capacity() > slot().capacity() && v_.capacity() * sizeof(T) <= kKeepBytes) slot().swap(v_);
   }
   ScratchVector<T>& operator*() { return v_; }
   const ScratchVector<T>& operator*() const { return v_; }
@@ -54,6 +54,9 @@ class ThreadScratch {
   const ScratchVector<T>* operator->() const { return &v_; }
 
  private:
+  // A larger block goes back to the system after the run: a large layer's
+  // arithmetic dwarfs mapping it again, and a session should not hold it.
+  static constexpr size_t kKeepBytes = size_t{16} << 20;
   static ScratchVector<T>& slot() {
     thread_local ScratchVector<T> kept;
     return kept;
