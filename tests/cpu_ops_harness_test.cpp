@@ -829,6 +829,8 @@ TEST(CpuOpsHarness, QLinearAddAndMulBitForBit) {
 // (kernels/quantization/qgemm.cpp) against the reference, bit for bit:
 // transA/transB, C of every broadcast, per-column b_scale and b_zero_point,
 // Y quantized or float; QLinearMatMul batches broadcast as numpy's matmul.
+// Each QGemm twice: as dispatched (oneDNN's int8 matmul, matmul_integer.cpp,
+// where A is not transposed and the CPU has VNNI) and on the Eigen form.
 TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
   Rng rng(53);
   for (int i = 0; i < 40; ++i) {
@@ -869,6 +871,10 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
       if (i % 9 == 4) attr_float(n, "alpha", 0.5f);
       c.what = "QGemm M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + (ta ? " transA" : "") +
                (tb ? " transB" : "") + (quant ? "" : " float Y");
+      Case eigen = c;
+      eigen.disabled_kernels = {"onednn-int8"};
+      eigen.what += " (Eigen form)";
+      check(eigen, 0, 0);
     } else {  // QLinearMatMul with batches
       const Shape batch_a = i % 3 == 1 ? Shape{2, 1} : Shape{2, 3}, batch_b = i % 3 == 1 ? Shape{1, 3} : Shape{3};
       Shape as = batch_a, bs = batch_b;

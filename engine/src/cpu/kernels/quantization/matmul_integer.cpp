@@ -9,6 +9,8 @@
 // 32 bits of its int64 sums), so only CPUs with VNNI are taken: without it
 // oneDNN's u8 x s8 path saturates 16-bit pair sums. A of any rank, B 2-D,
 // zero points scalar (B's also per column); the rest goes to the reference.
+// com.microsoft QGemm (A 2-D, B [K, N] or with transB [N, K]) takes the
+// same sums and its own output stage (quantization/qgemm.h).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -18,6 +20,7 @@
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/param_values.h"
+#include "cpu/kernels/quantization/qgemm.h"
 #include "cpu/kernels/quantization/requantize.h"
 #include "cpu/thread_pool.h"
 
@@ -32,6 +35,7 @@ bool int8_type(DataType t) { return t == DataType::Uint8 || t == DataType::Int8;
 struct Problem {
   int64_t m = 0, k = 0, n = 0;
   bool a_signed = false, b_signed = false;
+  bool trans_b = false;  // B stored [N, K] (QGemm's transB)
   Shape out;
   std::string key;
 };
@@ -50,10 +54,11 @@ struct Slots {
 };
 constexpr Slots kMatMulInteger{0, 1, 2, 3};
 constexpr Slots kQLinearMatMul{0, 3, 2, 5};
+constexpr Slots kQGemm{0, 3, 2, 5};
 
 const Value* input_at(const KernelContext& ctx, size_t i) { return ctx.input_count() > i ? ctx.input_value(i) : nullptr; }
 
-std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
+std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl, bool trans_b = false) {
   if (!has_int8_vnni()) return std::nullopt;
   const Value* av = input_at(ctx, sl.a);
   const Value* bv = input_at(ctx, sl.b);
@@ -62,9 +67,10 @@ std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
   const Tensor& b = bv->tensor();
   if (!int8_type(a.dtype()) || !int8_type(b.dtype()) || a.rank() < 2 || b.rank() != 2) return std::nullopt;
   Problem p;
+  p.trans_b = trans_b;
   p.k = a.shape().back();
-  p.n = b.shape()[1];
-  if (b.shape()[0] != p.k) return std::nullopt;
+  p.n = b.shape()[trans_b ? 0 : 1];
+  if (b.shape()[trans_b ? 1 : 0] != p.k) return std::nullopt;
   p.m = static_cast<int64_t>(a.element_count()) / std::max<int64_t>(p.k, 1);
   if (p.m == 0 || p.k == 0 || p.n == 0) return std::nullopt;
   if (!zero_point_ok(input_at(ctx, sl.za), a.dtype(), 0)) return std::nullopt;
@@ -73,15 +79,20 @@ std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
   p.b_signed = b.dtype() == DataType::Int8;
   p.out = a.shape();
   p.out.back() = p.n;
-  p.key = std::string("mmint") + (p.a_signed ? "s" : "u") + std::to_string(p.m) + "x" + std::to_string(p.k) + "x" +
-          std::to_string(p.n) + "|t" + std::to_string(sync_threads());
+  p.key = std::string("mmint") + (p.a_signed ? "s" : "u") + (p.trans_b ? "T" : "") + std::to_string(p.m) + "x" +
+          std::to_string(p.k) + "x" + std::to_string(p.n) + "|t" + std::to_string(sync_threads());
   return p;
+}
+
+// B's descriptor: [K, N], or its transpose in storage.
+dnnl::memory::desc weights_md(const Problem& p) {
+  return dnnl::memory::desc({p.k, p.n}, dt::s8, p.trans_b ? dnnl::memory::format_tag::ba : dnnl::memory::format_tag::ab);
 }
 
 std::shared_ptr<const Prim> prim_of(const Problem& p) {
   return get_prim(p.key, [&] {
     const dnnl::memory::desc src({p.m, p.k}, p.a_signed ? dt::s8 : dt::u8, dnnl::memory::format_tag::ab);
-    const dnnl::memory::desc wei({p.k, p.n}, dt::s8, dnnl::memory::format_tag::ab);
+    const dnnl::memory::desc wei = weights_md(p);
     const dnnl::memory::desc dst({p.m, p.n}, dt::s32, dnnl::memory::format_tag::ab);
     dnnl::matmul::desc d(src, wei, dst);
     dnnl::matmul::primitive_desc pd(d, base_attr(), engine());
@@ -101,6 +112,7 @@ bool accepts(const KernelContext& ctx) {
 struct Weights {
   const void* source = nullptr;
   int64_t k = 0, n = 0;
+  bool trans_b = false;
   std::vector<int8_t> shifted;  // empty when B is int8 already
   std::vector<int64_t> colsum;
 };
@@ -109,19 +121,21 @@ void make_weights(const Tensor& b, const Problem& p, Weights& w) {
   w.source = b.raw();
   w.k = p.k;
   w.n = p.n;
+  w.trans_b = p.trans_b;
   w.colsum.assign(static_cast<size_t>(p.n), 0);
   w.shifted.clear();
+  // Element i of B's storage is in column i % N ([K, N]) or i / K ([N, K]).
+  auto column = [&](int64_t i) { return static_cast<size_t>(p.trans_b ? i / p.k : i % p.n); };
   if (p.b_signed) {
     const int8_t* s = b.data<int8_t>();
-    for (int64_t k = 0; k < p.k; ++k)
-      for (int64_t j = 0; j < p.n; ++j) w.colsum[static_cast<size_t>(j)] += s[k * p.n + j];
+    for (int64_t i = 0; i < p.k * p.n; ++i) w.colsum[column(i)] += s[i];
     return;
   }
   const uint8_t* s = b.data<uint8_t>();
   w.shifted.resize(static_cast<size_t>(p.k * p.n));
   for (int64_t i = 0; i < p.k * p.n; ++i) {
     w.shifted[static_cast<size_t>(i)] = static_cast<int8_t>(static_cast<int>(s[i]) - 128);
-    w.colsum[static_cast<size_t>(i % p.n)] += s[i];
+    w.colsum[column(i)] += s[i];
   }
 }
 
@@ -136,9 +150,9 @@ void int8_matmul(KernelContext& ctx, const Problem& p, Slots sl, int32_t* out) {
   if (is_initializer(ctx, sl.b)) {
     if (Weights* kept = node_state<Weights>(ctx)) w = kept;
   }
-  if (w->source != b.raw() || w->k != p.k || w->n != p.n) make_weights(b, p, *w);
+  if (w->source != b.raw() || w->k != p.k || w->n != p.n || w->trans_b != p.trans_b) make_weights(b, p, *w);
   const dnnl::memory::desc src({p.m, p.k}, p.a_signed ? dt::s8 : dt::u8, dnnl::memory::format_tag::ab);
-  const dnnl::memory::desc wei({p.k, p.n}, dt::s8, dnnl::memory::format_tag::ab);
+  const dnnl::memory::desc wei = weights_md(p);
   const dnnl::memory::desc dst({p.m, p.n}, dt::s32, dnnl::memory::format_tag::ab);
   const void* weights = p.b_signed ? b.raw() : static_cast<const void*>(w->shifted.data());
   execute(*prim, {{DNNL_ARG_SRC, user_mem(src, a.raw())}, {DNNL_ARG_WEIGHTS, user_mem(wei, weights)},
@@ -228,11 +242,40 @@ void QLinearMatMul(KernelContext& ctx) {
   });
 }
 
+// --- QGemm ----------------------------------------------------------------------------
+// The exact sums from the int8 matmul, then QGemm's own output stage
+// (quantization/qgemm.h: C, the scales folded in float, the rounding). A
+// transposed A goes to the Eigen form.
+
+bool qgemm_int8_accepts(const KernelContext& ctx) {
+  if (!qgemm_accepts(ctx) || ctx.attr_int("transA", 0) != 0) return false;
+  return safely([&] {
+    auto p = problem_of(ctx, kQGemm, ctx.attr_int("transB", 0) != 0);
+    // Exact in int32 while K * 255 * 255 < 2^31 (the Eigen form sums in double).
+    return p && p->k <= 33000 && prim_of(*p)->ok;
+  });
+}
+
+void QGemmInt8(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    const std::optional<Problem> p = problem_of(ctx, kQGemm, ctx.attr_int("transB", 0) != 0);
+    if (!p) ctx.fail("problem not supported by the oneDNN int8 matmul");
+    std::vector<int32_t> acc(static_cast<size_t>(p->m * p->n));
+    int8_matmul(ctx, *p, kQGemm, acc.data());
+    const QGemmOutput y(ctx, p->m, p->n);
+    const int64_t N = p->n;
+    parallel_for(p->m * N, 16384, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) y.store(i / N, i % N, static_cast<double>(acc[static_cast<size_t>(i)]));
+    });
+  });
+}
+
 }  // namespace
 
 void register_matmul_integer_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "MatMulInteger", 10, INT_MAX, "onednn-int8", MatMulInteger, accepts});
   r.add(KernelDef{"", "QLinearMatMul", 10, INT_MAX, "onednn-int8", QLinearMatMul, qlinear_accepts});
+  r.add(KernelDef{"com.microsoft", "QGemm", 1, INT_MAX, "onednn-int8", QGemmInt8, qgemm_int8_accepts});
 }
 
 }  // namespace onnxscope::cpu

@@ -18,6 +18,7 @@
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/quantization/qgemm.h"
 #include "cpu/kernels/quantization/requantize.h"
 #include "cpu/thread_pool.h"
 
@@ -52,9 +53,11 @@ std::optional<double> scalar(const Tensor* t, DataType type, bool absent_ok) {
   return type == DataType::Float ? static_cast<double>(t->data<float>()[0]) : value_at(*t, 0);
 }
 
+}  // namespace
+
 // --- QGemm -----------------------------------------------------------------------
 
-bool accepts_qgemm(const KernelContext& ctx) {
+bool qgemm_accepts(const KernelContext& ctx) {
   if (ctx.input_count() < 6 || ctx.input_count() > 9) return false;
   const Tensor* a = input_at(ctx, 0);
   const Tensor* b = input_at(ctx, 3);
@@ -92,54 +95,63 @@ bool accepts_qgemm(const KernelContext& ctx) {
   return true;
 }
 
+QGemmOutput::QGemmOutput(KernelContext& ctx, int64_t M, int64_t N) : N_(N), scale_(static_cast<size_t>(N)) {
+  const Tensor& sb = ctx.input(4);
+  const Tensor* ys = input_at(ctx, 7);
+  const Tensor* yz = input_at(ctx, 8);
+  c_ = input_at(ctx, 6);
+  const float alpha = ctx.attr_float("alpha", 1.0f), sa = ctx.input(1).data<float>()[0];
+  for (int64_t n = 0; n < N; ++n) {
+    scale_[static_cast<size_t>(n)] = alpha * sa * sb.data<float>()[sb.element_count() == 1 ? 0 : n];  // as the reference folds it, in float
+    if (ys) scale_[static_cast<size_t>(n)] /= ys->data<float>()[0];
+  }
+  const DataType yt = yz ? yz->dtype() : DataType::Float;
+  float_out_ = yt == DataType::Float;
+  u8_ = yt == DataType::Uint8;
+  if (yz) zero_point_ = static_cast<float>(value_at(*yz, 0));
+  y_ = uninitialized_output(ctx, 0, yt, {M, N}).mutable_raw();
+}
+
+void QGemmOutput::store(int64_t m, int64_t n, double s) const {
+  if (c_) {
+    const Shape& cs = c_->shape();
+    int64_t at = 0;
+    if (c_->element_count() != 1) at = cs.size() == 1 ? n : (cs[0] == 1 ? 0 : m) * cs[1] + (cs[1] == 1 ? 0 : n);
+    s += c_->data<int32_t>()[at];
+  }
+  const float v = static_cast<float>(s) * scale_[static_cast<size_t>(n)];
+  if (float_out_) {
+    reinterpret_cast<float*>(y_)[m * N_ + n] = v;
+    return;
+  }
+  const double lo = u8_ ? 0 : -128, hi = u8_ ? 255 : 127;
+  store_int8(y_, m * N_ + n, u8_, std::clamp<double>(std::nearbyint(v) + zero_point_, lo, hi));
+}
+
+namespace {
+
 void QGemmKernel(KernelContext& ctx) {
-  if (!accepts_qgemm(ctx)) ctx.fail("problem not supported by the CPU QGemm");
+  if (!qgemm_accepts(ctx)) ctx.fail("problem not supported by the CPU QGemm");
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(3);
   const bool ta = ctx.attr_int("transA", 0) != 0, tb = ctx.attr_int("transB", 0) != 0;
   const int64_t M = ta ? a.shape()[1] : a.shape()[0], K = ta ? a.shape()[0] : a.shape()[1];
   const int64_t N = tb ? b.shape()[0] : b.shape()[1];
   const double za = *scalar(input_at(ctx, 2), a.dtype(), true);
-  const Tensor& sb = ctx.input(4);
   const Tensor* zb = input_at(ctx, 5);
-  const Tensor* c = input_at(ctx, 6);
-  const Tensor* ys = input_at(ctx, 7);
-  const Tensor* yz = input_at(ctx, 8);
-  const float alpha = ctx.attr_float("alpha", 1.0f), sa = ctx.input(1).data<float>()[0];
-  std::vector<float> scale(static_cast<size_t>(N));
   std::vector<double> zbs(static_cast<size_t>(N), 0.0);
-  for (int64_t n = 0; n < N; ++n) {
-    scale[n] = alpha * sa * sb.data<float>()[sb.element_count() == 1 ? 0 : n];  // as the reference folds it, in float
-    if (ys) scale[n] /= ys->data<float>()[0];
-    if (zb) zbs[n] = value_at(*zb, zb->element_count() == 1 ? 0 : n);
-  }
+  if (zb)
+    for (int64_t n = 0; n < N; ++n) zbs[static_cast<size_t>(n)] = value_at(*zb, zb->element_count() == 1 ? 0 : n);
   DMat B;
   load(b, 0, K, N, tb ? 1 : N, tb ? K : 1, zbs.data(), 0, B);
-  const DataType yt = yz ? yz->dtype() : DataType::Float;
-  Tensor& y = uninitialized_output(ctx, 0, yt, {M, N});
+  const QGemmOutput y(ctx, M, N);
   const int64_t block = std::max<int64_t>(1, 65536 / std::max<int64_t>(K * 4, 1));
   parallel_for(M, block, [&](int64_t m0, int64_t m1) {
     DMat A, acc;
     load(a, ta ? m0 : m0 * K, m1 - m0, K, ta ? 1 : K, ta ? M : 1, nullptr, za, A);
     acc.noalias() = A * B;
     for (int64_t m = m0; m < m1; ++m)
-      for (int64_t n = 0; n < N; ++n) {
-        double s = acc(m - m0, n);
-        if (c) {
-          const Shape& cs = c->shape();
-          int64_t at = 0;
-          if (c->element_count() != 1) at = cs.size() == 1 ? n : (cs[0] == 1 ? 0 : m) * cs[1] + (cs[1] == 1 ? 0 : n);
-          s += c->data<int32_t>()[at];
-        }
-        const float v = static_cast<float>(s) * scale[n];
-        if (yt == DataType::Float) {
-          y.mutable_data<float>()[m * N + n] = v;
-        } else {
-          const double lo = yt == DataType::Uint8 ? 0 : -128, hi = yt == DataType::Uint8 ? 255 : 127;
-          const float q = std::nearbyint(v) + static_cast<float>(value_at(*yz, 0));
-          store_int8(y.mutable_raw(), m * N + n, yt == DataType::Uint8, std::clamp<double>(q, lo, hi));
-        }
-      }
+      for (int64_t n = 0; n < N; ++n) y.store(m, n, acc(m - m0, n));
   });
 }
 
@@ -227,7 +239,7 @@ void QLinearMatMulBatched(KernelContext& ctx) {
 }  // namespace
 
 void register_qgemm_kernels(KernelRegistry& r) {
-  r.add(KernelDef{"com.microsoft", "QGemm", 1, INT_MAX, "cpu-eigen", QGemmKernel, accepts_qgemm});
+  r.add(KernelDef{"com.microsoft", "QGemm", 1, INT_MAX, "cpu-eigen", QGemmKernel, qgemm_accepts});
   r.add(KernelDef{"", "QLinearMatMul", 10, INT_MAX, "cpu-eigen", QLinearMatMulBatched, accepts_batched});
 }
 

@@ -1,0 +1,36 @@
+// com.microsoft QGemm's checks and its output stage, shared by the oneDNN
+// int8 form (matmul_integer.cpp) and the Eigen form (qgemm.cpp): both
+// compute the exact integer sums of (a - za)(b - zb), then y as the
+// reference does (reference/ops/quantization/qgemm.cpp): s + C (int32),
+// times alpha * a_scale * b_scale[col] (/ y_scale) folded in float, then
+// quantized (round half to even, + y_zero_point, saturated) or float.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "onnxscope/kernel.h"
+
+namespace onnxscope::cpu {
+
+// The inputs and attributes both forms take (8-bit A and B of rank 2, the
+// scales and zero points QGemm allows, C int32 broadcast to [M, N]).
+bool qgemm_accepts(const KernelContext& ctx);
+
+// Y of the node, allocated by the constructor, and the stage that writes it.
+class QGemmOutput {
+ public:
+  QGemmOutput(KernelContext& ctx, int64_t M, int64_t N);
+  // y[m, n] from the exact sum of the products.
+  void store(int64_t m, int64_t n, double sum) const;
+
+ private:
+  int64_t N_ = 0;
+  std::vector<float> scale_;
+  const Tensor* c_ = nullptr;
+  bool float_out_ = true, u8_ = false;
+  float zero_point_ = 0;
+  std::byte* y_ = nullptr;
+};
+
+}  // namespace onnxscope::cpu
