@@ -86,6 +86,35 @@ TEST(CpuOpsNn, AveragePoolLargeAndDilated) {
   }
 }
 
+// MaxPool of uint8 and int8 (QOperator models pool their 8-bit tensors;
+// opset 12 on) over random window geometries, bit for bit.
+TEST(CpuOpsNn, MaxPool8BitEveryWindow) {
+  Rng rng(55);
+  const char* auto_pads[] = {"NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+  for (int i = 0; i < 80; ++i) {
+    Case c(12);
+    const DataType t = i % 2 ? DataType::Int8 : DataType::Uint8;
+    const Shape s = {pick(rng, 1, 2), pick(rng, 1, 5), pick(rng, 1, 17), pick(rng, 1, 40)};
+    const std::vector<int64_t> kernel = {pick(rng, 1, std::min<int64_t>(5, s[2])), pick(rng, 1, std::min<int64_t>(5, s[3]))};
+    const std::vector<int64_t> strides = {pick(rng, 1, 3), pick(rng, 1, 3)};
+    const std::string auto_pad = auto_pads[pick(rng, 0, 4)];
+    const std::vector<int64_t> pads = {pick(rng, 0, kernel[0] - 1), pick(rng, 0, kernel[1] - 1),
+                                       pick(rng, 0, kernel[0] - 1), pick(rng, 0, kernel[1] - 1)};
+    const int64_t ceil_mode = pick(rng, 0, 1);
+    c.what = std::string("MaxPool ") + (t == DataType::Int8 ? "int8 " : "uint8 ") + shape_to_string(s) + " k " +
+             shape_to_string(kernel) + " s " + shape_to_string(strides) + " " + auto_pad + " pads " + shape_to_string(pads) +
+             " ceil " + std::to_string(ceil_mode);
+    c.input("x", random_tensor(rng, t, s, t == DataType::Int8 ? -128 : 0, t == DataType::Int8 ? 127 : 255));
+    auto& n = c.mb.node("MaxPool", {"x"}, {"y"}, "n");
+    attr_ints(n, "kernel_shape", kernel);
+    attr_ints(n, "strides", strides);
+    if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
+    else attr_string(n, "auto_pad", auto_pad);
+    attr_int(n, "ceil_mode", ceil_mode);
+    check(c, 0, 0);
+  }
+}
+
 // Every window geometry a 2-D MaxPool takes on the plain layout, as for
 // AveragePool above, with NaN, infinities and signed zeros in X: NaN taps
 // are skipped, a window of NaN only or wholly in the padding gives NaN.

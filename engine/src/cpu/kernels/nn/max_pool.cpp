@@ -1,4 +1,5 @@
-// MaxPool over the plain NCHW layout, float32, 2-D windows without
+// MaxPool over the plain NCHW layout, float32, uint8 and int8 (a
+// QOperator model's pools run on its 8-bit tensors), 2-D windows without
 // dilation, Y only (not Indices): the window maximum is separable, so each
 // plane is reduced down the window's rows first (contiguous, W wide), then
 // along that row's column windows (the strided ones of the stem's 3x3 s2
@@ -33,7 +34,9 @@ struct MaxPoolShape : PlaneWindow {
 bool max_pool_of(const KernelContext& ctx, MaxPoolShape& p) {
   if (ctx.input_count() != 1 || ctx.output_count() != 1) return false;
   const Value* v = ctx.input_value(0);
-  if (!v || !v->is_tensor() || v->tensor().dtype() != DataType::Float || v->tensor().rank() != 4) return false;
+  if (!v || !v->is_tensor() || v->tensor().rank() != 4) return false;
+  const DataType t = v->tensor().dtype();
+  if (t != DataType::Float && t != DataType::Uint8 && t != DataType::Int8) return false;
   const Shape& x = v->tensor().shape();
   const int64_t order = ctx.attr_int("storage_order", 0);
   if (order != 0 && order != 1) return false;  // the reference names it
@@ -47,10 +50,6 @@ bool max_pool_of(const KernelContext& ctx, MaxPoolShape& p) {
   return true;
 }
 
-bool accepts(const KernelContext& ctx) {
-  MaxPoolShape p;
-  return max_pool_of(ctx, p);
-}
 
 // The larger of the running maximum m and a later tap x: NaN taps skipped,
 // a NaN maximum (no tap yet, or NaN ones only) replaced, ties keep m.
@@ -172,13 +171,7 @@ void max_plane(const MaxPoolShape& p, const Geometry& g, const float* plane, flo
   }
 }
 
-void Run(KernelContext& ctx) {
-  MaxPoolShape p;
-  if (!max_pool_of(ctx, p)) ctx.fail("problem not supported by the CPU MaxPool kernel");
-  const float* x = ctx.input(0).data<float>();
-  Tensor& out = uninitialized_output(ctx, 0, DataType::Float, p.y);
-  float* y = out.mutable_data<float>();
-  if (out.element_count() == 0) return;
+Geometry geometry_of(const MaxPoolShape& p) {
   Geometry g;
   g.cols.resize(static_cast<size_t>(p.OW));
   g.rows.resize(static_cast<size_t>(p.OH));
@@ -193,6 +186,75 @@ void Run(KernelContext& ctx) {
     }
   }
   for (int64_t o = 0; o < p.OH; ++o) g.rows[o] = window_span(o, p.sh, p.pt, p.kh, 0, p.H);
+  return g;
+}
+
+// Whether every window has a tap inside X (an 8-bit window wholly in the
+// padding has no maximum to give: the reference's form takes those).
+bool every_window_has_taps(const Geometry& g) {
+  for (const Span& s : g.cols)
+    if (s.lo >= s.hi) return false;
+  for (const Span& s : g.rows)
+    if (s.lo >= s.hi) return false;
+  return true;
+}
+
+bool accepts(const KernelContext& ctx) {
+  MaxPoolShape p;
+  if (!max_pool_of(ctx, p)) return false;
+  return ctx.input_value(0)->tensor().dtype() == DataType::Float || every_window_has_taps(geometry_of(p));
+}
+
+// One plane of 8-bit values: the maximum down each window's rows, then
+// along the row's column windows (no NaN, so no exact path).
+template <typename T>
+__attribute__((target_clones("avx2", "default")))
+void max_plane_8bit(const MaxPoolShape& p, const Geometry& g, const T* plane, T* out_plane, T* col) {
+  const int64_t W = p.W;
+  for (int64_t oh = 0; oh < p.OH; ++oh) {
+    const int64_t r0 = g.rows[oh].lo, r1 = g.rows[oh].hi;
+    const T* a = plane + r0 * W;
+    for (int64_t w = 0; w < W; ++w) col[w] = a[w];
+    for (int64_t r = r0 + 1; r < r1; ++r) {
+      const T* src = plane + r * W;
+      for (int64_t w = 0; w < W; ++w) col[w] = std::max(col[w], src[w]);
+    }
+    T* dst = out_plane + oh * p.OW;
+    for (int64_t o = 0; o < p.OW; ++o) {
+      const Span c = g.cols[o];
+      T m = col[c.lo];
+      for (int64_t j = c.lo + 1; j < c.hi; ++j) m = std::max(m, col[j]);
+      dst[o] = m;
+    }
+  }
+}
+
+template <typename T>
+void run_8bit(const MaxPoolShape& p, const Geometry& g, const Tensor& x, Tensor& out) {
+  const T* xs = x.data<T>();
+  T* y = out.mutable_data<T>();
+  parallel_for(p.planes, std::max<int64_t>(1, 16384 / std::max<int64_t>(1, p.H * p.W)), [&](int64_t c0, int64_t c1) {
+    std::vector<T> col(static_cast<size_t>(p.W));
+    for (int64_t c = c0; c < c1; ++c) max_plane_8bit<T>(p, g, xs + c * p.H * p.W, y + c * p.OH * p.OW, col.data());
+  });
+}
+
+void Run(KernelContext& ctx) {
+  MaxPoolShape p;
+  if (!max_pool_of(ctx, p)) ctx.fail("problem not supported by the CPU MaxPool kernel");
+  const Tensor& xt = ctx.input(0);
+  const DataType type = xt.dtype();
+  Tensor& out = uninitialized_output(ctx, 0, type, p.y);
+  if (out.element_count() == 0) return;
+  const Geometry g = geometry_of(p);
+  if (type != DataType::Float) {
+    if (!every_window_has_taps(g)) ctx.fail("an 8-bit MaxPool window lies wholly in the padding");
+    if (type == DataType::Uint8) run_8bit<uint8_t>(p, g, xt, out);
+    else run_8bit<int8_t>(p, g, xt, out);
+    return;
+  }
+  const float* x = xt.data<float>();
+  float* y = out.mutable_data<float>();
   static const Rows3 rows3 = __builtin_cpu_supports("avx512f") ? rows3_avx512 : rows3_plain;
   parallel_for(p.planes, 1, [&](int64_t c0, int64_t c1) {
     std::vector<float> col(static_cast<size_t>(p.W));
