@@ -12,10 +12,15 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=off")  // qa * ra + qb * rb rounds twice, as the reference's: no FMA
 #endif
+// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in its conversions.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
+#include <type_traits>
 
 #include "cpu/kernels/broadcast.h"
 #include "cpu/kernels/kernels.h"
@@ -70,15 +75,52 @@ std::optional<Params> params_of(const KernelContext& ctx) {
 bool accepts(const KernelContext& ctx) { return params_of(ctx).has_value(); }
 
 template <typename T, bool Mul>
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void row(const T* a, int64_t sa, const T* b, int64_t sb, T* c, int64_t n, const Params& p) {
+inline T one(T a, T b, const Params& p) {
   constexpr float lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
-  for (int64_t i = 0; i < n; ++i) {
-    const float qa = static_cast<float>(a[i * sa]) - p.za, qb = static_cast<float>(b[i * sb]) - p.zb;
-    const float v = Mul ? qa * qb * p.rab : qa * p.ra + qb * p.rb;
-    const float q = std::nearbyint(v) + p.zc;
-    c[i] = static_cast<T>(q < lo ? lo : q > hi ? hi : q);
+  const float qa = static_cast<float>(a) - p.za, qb = static_cast<float>(b) - p.zb;
+  const float v = Mul ? qa * qb * p.rab : qa * p.ra + qb * p.rb;
+  const float q = std::nearbyint(v) + p.zc;
+  return static_cast<T>(q < lo ? lo : q > hi ? hi : q);
+}
+
+template <typename T, bool Mul>
+__attribute__((target_clones("avx2", "default")))
+void row_plain(const T* a, int64_t sa, const T* b, int64_t sb, T* c, int64_t n, const Params& p) {
+  for (int64_t i = 0; i < n; ++i) c[i] = one<T, Mul>(a[i * sa], b[i * sb], p);
+}
+
+// Sixteen values at once with one()'s operations in its order (no fused
+// multiply-add; the rounding is nearbyint's, half to even), for operands of
+// the same shape (a residual Add): the compiler's own vectorisation of
+// one() went through 16-bit packs, 2.8x slower than this.
+template <typename T>
+__attribute__((target("avx512f"))) inline __m512 widen16(const T* x) {
+  const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x));
+  return _mm512_cvtepi32_ps(std::is_signed_v<T> ? _mm512_cvtepi8_epi32(v) : _mm512_cvtepu8_epi32(v));
+}
+
+template <typename T, bool Mul>
+__attribute__((target("avx512f"))) void row_avx512(const T* a, const T* b, T* c, int64_t n, const Params& p) {
+  const __m512 za = _mm512_set1_ps(p.za), zb = _mm512_set1_ps(p.zb), zc = _mm512_set1_ps(p.zc);
+  const __m512 ra = _mm512_set1_ps(p.ra), rb = _mm512_set1_ps(p.rb), rab = _mm512_set1_ps(p.rab);
+  const __m512 lo = _mm512_set1_ps(std::numeric_limits<T>::min()), hi = _mm512_set1_ps(std::numeric_limits<T>::max());
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512 qa = _mm512_sub_ps(widen16(a + i), za), qb = _mm512_sub_ps(widen16(b + i), zb);
+    const __m512 v = Mul ? _mm512_mul_ps(_mm512_mul_ps(qa, qb), rab) : _mm512_add_ps(_mm512_mul_ps(qa, ra), _mm512_mul_ps(qb, rb));
+    const __m512 q = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zc);
+    const __m512i r = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(q, lo), hi));  // integral already: exact
+    const __m128i packed = std::is_signed_v<T> ? _mm512_cvtsepi32_epi8(r) : _mm512_cvtusepi32_epi8(r);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(c + i), packed);
   }
+  for (; i < n; ++i) c[i] = one<T, Mul>(a[i], b[i], p);
+}
+
+template <typename T, bool Mul>
+void row(const T* a, int64_t sa, const T* b, int64_t sb, T* c, int64_t n, const Params& p) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512 && sa == 1 && sb == 1) return row_avx512<T, Mul>(a, b, c, n, p);
+  row_plain<T, Mul>(a, sa, b, sb, c, n, p);
 }
 
 template <bool Mul>
