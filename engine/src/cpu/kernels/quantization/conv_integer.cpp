@@ -11,7 +11,8 @@
 // exact in int32 (no term over 255 * 128 and at most 33,000 terms per output,
 // the reference's int64 sums agree), and only CPUs with VNNI are taken: without
 // it oneDNN's u8 x s8 path saturates 16-bit pair sums. Weights must be
-// initializers (the shifted, reordered copy is kept for the node).
+// initializers (the shifted, reordered copy is kept for the node, the
+// shifted one given back once reordered).
 //
 // QLinearConv then requantizes each sum as the reference does:
 //   y = saturate(round_half_even((acc + bias) * float(x_scale * w_scale / y_scale)) + y_zp)
@@ -64,8 +65,9 @@ struct Problem {
 struct Weights {
   const void* source = nullptr;
   const void* zp_source = nullptr;
+  bool made = false;  // fits is known for this source
   bool fits = false;
-  std::vector<int8_t> shifted;
+  std::vector<int8_t> shifted;  // given back once reordered (remade if another layout is wanted)
   std::shared_ptr<dnnl::memory> reordered;  // in the primitive's layout
   dnnl::memory::desc reordered_for;
 };
@@ -136,6 +138,24 @@ std::shared_ptr<const Prim> prim_of(const Problem& p) {
   });
 }
 
+// The weights minus their zero points into w.shifted; false when one does not fit int8.
+bool shift_weights(const KernelContext& ctx, const Problem& p, Slots sl, Weights& w) {
+  const Tensor& t = ctx.input_value(sl.w)->tensor();
+  const Value* zv = input_at(ctx, sl.w_zp);
+  const uint64_t n = t.element_count(), per = n / static_cast<uint64_t>(p.w[0]);
+  w.shifted.resize(n);
+  for (uint64_t i = 0; i < n; ++i) {
+    const int64_t z = zv ? int8_at(zv->tensor(), zv->tensor().element_count() == 1 ? 0 : i / per) : 0;
+    const int64_t v = int8_at(t, i) - z;
+    if (v < -128 || v > 127) {
+      w.shifted.clear();
+      return false;
+    }
+    w.shifted[i] = static_cast<int8_t>(v);
+  }
+  return true;
+}
+
 // The node's weights minus their zero points, made again when the initializer changes.
 Weights* weights_of(const KernelContext& ctx, const Problem& p, Slots sl, Weights& local) {
   Weights* w = node_state<Weights>(ctx);
@@ -143,23 +163,12 @@ Weights* weights_of(const KernelContext& ctx, const Problem& p, Slots sl, Weight
   const Tensor& t = ctx.input_value(sl.w)->tensor();
   const Value* zv = input_at(ctx, sl.w_zp);
   const void* zsrc = zv ? zv->tensor().raw() : nullptr;
-  if (w->source == t.raw() && w->zp_source == zsrc && !w->shifted.empty()) return w;
+  if (w->made && w->source == t.raw() && w->zp_source == zsrc) return w;
   *w = Weights{};
   w->source = t.raw();
   w->zp_source = zsrc;
-  const uint64_t n = t.element_count(), per = n / static_cast<uint64_t>(p.w[0]);
-  w->shifted.resize(n);
-  w->fits = true;
-  for (uint64_t i = 0; i < n; ++i) {
-    const int64_t z = zv ? int8_at(zv->tensor(), zv->tensor().element_count() == 1 ? 0 : i / per) : 0;
-    const int64_t v = int8_at(t, i) - z;
-    if (v < -128 || v > 127) {
-      w->fits = false;
-      w->shifted.assign(1, 0);  // not empty: the answer is kept
-      return w;
-    }
-    w->shifted[i] = static_cast<int8_t>(v);
-  }
+  w->fits = shift_weights(ctx, p, sl, *w);
+  w->made = true;
   return w;
 }
 
@@ -180,12 +189,16 @@ void int8_conv(KernelContext& ctx, const Problem& p, Slots sl, int32_t* acc) {
   Weights* w = weights_of(ctx, p, sl, local);
   if (!w->fits) ctx.fail("the weights minus their zero points do not fit int8");
   if (!w->reordered || w->reordered_for != prim->weights) {
+    if (w->shifted.empty() && !shift_weights(ctx, p, sl, *w)) ctx.fail("the weights minus their zero points do not fit int8");
     const md plain = plain_md(weight_dims(p), dt::s8);
     w->reordered = std::make_shared<dnnl::memory>(prim->weights, engine());
     dnnl::memory user(plain, engine(), w->shifted.data());
     dnnl::reorder(user, *w->reordered).execute(stream(), user, *w->reordered);
     stream().wait();
     w->reordered_for = prim->weights;
+    // The shifted copy has served: the node keeps the reordered one only
+    // (a QOperator ResNet-18 held both, 11 MB more than onnxruntime's peak).
+    if (w != &local) std::vector<int8_t>().swap(w->shifted);
   }
   const md x_plain = plain_md(p.x, p.x_signed ? dt::s8 : dt::u8);
   const md y_plain = plain_md(p.y, dt::s32);
