@@ -61,8 +61,23 @@ struct Problem {
   std::string key;
 };
 
-// The weights minus their zero points as int8, for the node's initializer.
+// The problem and primitive worked out for one input shape.
+struct Plan {
+  Problem p;
+  std::shared_ptr<const Prim> prim;
+};
+
+// What a node keeps between calls: the weights minus their zero points as
+// int8 for its initializer, and the plan for its last input shape (the
+// problem's key string and the primitive cache's lookup cost a few
+// microseconds a call, and accepts() and the kernel both need them: a
+// small QOperator MobileNet's 52 convolutions felt it).
 struct Weights {
+  bool planned = false;
+  Shape plan_x;
+  DataType plan_type = DataType::Float;
+  int plan_threads = 0;
+  Plan plan;
   const void* source = nullptr;
   const void* zp_source = nullptr;
   bool made = false;  // fits is known for this source
@@ -164,26 +179,51 @@ Weights* weights_of(const KernelContext& ctx, const Problem& p, Slots sl, Weight
   const Value* zv = input_at(ctx, sl.w_zp);
   const void* zsrc = zv ? zv->tensor().raw() : nullptr;
   if (w->made && w->source == t.raw() && w->zp_source == zsrc) return w;
-  *w = Weights{};
   w->source = t.raw();
   w->zp_source = zsrc;
+  w->reordered.reset();
   w->fits = shift_weights(ctx, p, sl, *w);
   w->made = true;
   return w;
 }
 
+// The plan for the node's input: kept in its state while X keeps its shape
+// and type and the thread count stays; nullptr where the problem is not
+// this kernel's.
+const Plan* plan_of(const KernelContext& ctx, Slots sl, Plan& local) {
+  Weights* st = node_state<Weights>(ctx);
+  const Value* xv = input_at(ctx, sl.x);
+  if (st && st->planned && xv && xv->is_tensor() && xv->tensor().shape() == st->plan_x &&
+      xv->tensor().dtype() == st->plan_type && st->plan_threads == sync_threads())
+    return &st->plan;
+  const std::optional<Problem> p = problem_of(ctx, sl);
+  if (!p) return nullptr;
+  Plan& out = st ? st->plan : local;
+  out.p = *p;
+  out.prim = prim_of(*p);
+  if (st) {
+    st->planned = true;
+    st->plan_x = p->x;
+    st->plan_type = xv->tensor().dtype();
+    st->plan_threads = sync_threads();
+  }
+  return &out;
+}
+
 bool accepts_with(const KernelContext& ctx, Slots sl) {
   return safely([&] {
-    const std::optional<Problem> p = problem_of(ctx, sl);
-    if (!p || !prim_of(*p)->ok) return false;
+    Plan local_plan;
+    const Plan* plan = plan_of(ctx, sl, local_plan);
+    if (!plan || !plan->prim->ok) return false;
     Weights local;
-    return weights_of(ctx, *p, sl, local)->fits;
+    return weights_of(ctx, plan->p, sl, local)->fits;
   });
 }
 
 // acc = conv(x - x_zp, w - w_zp) as int32, in NCHW order.
-void int8_conv(KernelContext& ctx, const Problem& p, Slots sl, int32_t* acc) {
-  auto prim = prim_of(p);
+void int8_conv(KernelContext& ctx, const Plan& plan, Slots sl, int32_t* acc) {
+  const Problem& p = plan.p;
+  const Prim* prim = plan.prim.get();
   if (!prim->ok) ctx.fail("oneDNN could not create this int8 convolution");
   Weights local;
   Weights* w = weights_of(ctx, p, sl, local);
@@ -224,10 +264,11 @@ bool conv_integer_accepts(const KernelContext& ctx) {
 
 void ConvInteger(KernelContext& ctx) {
   guarded(ctx, [&] {
-    const std::optional<Problem> p = problem_of(ctx, kConvInteger);
-    if (!p) ctx.fail("problem not supported by the oneDNN int8 convolution");
-    Tensor& y = uninitialized_output(ctx, 0, DataType::Int32, p->y);
-    int8_conv(ctx, *p, kConvInteger, y.mutable_data<int32_t>());
+    Plan local;
+    const Plan* plan = plan_of(ctx, kConvInteger, local);
+    if (!plan) ctx.fail("problem not supported by the oneDNN int8 convolution");
+    Tensor& y = uninitialized_output(ctx, 0, DataType::Int32, plan->p.y);
+    int8_conv(ctx, *plan, kConvInteger, y.mutable_data<int32_t>());
   });
 }
 
@@ -256,13 +297,15 @@ bool qlinear_conv_accepts(const KernelContext& ctx) {
 
 void QLinearConv(KernelContext& ctx) {
   guarded(ctx, [&] {
-    const std::optional<Problem> p = problem_of(ctx, kQLinearConv);
-    if (!p) ctx.fail("problem not supported by the oneDNN int8 convolution");
+    Plan local;
+    const Plan* plan = plan_of(ctx, kQLinearConv, local);
+    if (!plan) ctx.fail("problem not supported by the oneDNN int8 convolution");
+    const Problem* p = &plan->p;
     const int64_t N = p->y[0], M = p->y[1];
     int64_t spatial = 1;
     for (size_t i = 2; i < p->y.size(); ++i) spatial *= p->y[i];
     std::vector<int32_t> acc(static_cast<size_t>(N * M * spatial));
-    int8_conv(ctx, *p, kQLinearConv, acc.data());
+    int8_conv(ctx, *plan, kQLinearConv, acc.data());
     const float x_scale = *scalar_float(ctx.input_value(1)), y_scale = *scalar_float(ctx.input_value(6));
     const Tensor& ws = ctx.input(4);
     std::vector<double> mult(static_cast<size_t>(M));
