@@ -50,7 +50,6 @@ bool max_pool_of(const KernelContext& ctx, MaxPoolShape& p) {
   return true;
 }
 
-
 // The larger of the running maximum m and a later tap x: NaN taps skipped,
 // a NaN maximum (no tap yet, or NaN ones only) replaced, ties keep m.
 // The exact maximum of a running m and a later tap x: NaN taps skipped, a
