@@ -28,6 +28,7 @@
 #include "cpu/kernels/param_values.h"
 #include "cpu/kernels/quantization/requantize.h"
 #include "cpu/thread_pool.h"
+#include "reference/thread_scratch.h"
 #include "reference/ops/nn/common.h"
 
 namespace onnxscope::cpu {
@@ -304,8 +305,12 @@ void QLinearConv(KernelContext& ctx) {
     const int64_t N = p->y[0], M = p->y[1];
     int64_t spatial = 1;
     for (size_t i = 2; i < p->y.size(); ++i) spatial *= p->y[i];
-    std::vector<int32_t> acc(static_cast<size_t>(N * M * spatial));
-    int8_conv(ctx, *plan, kQLinearConv, acc.data());
+    // The sums in scratch the thread keeps (a fresh zeroed vector was a
+    // mapping, a fill and an unmapping of up to 4.8 MB per call).
+    struct Sums;
+    ref::ThreadScratch<int32_t, Sums> acc;
+    acc->resize(static_cast<size_t>(N * M * spatial));
+    int8_conv(ctx, *plan, kQLinearConv, acc->data());
     const float x_scale = *scalar_float(ctx.input_value(1)), y_scale = *scalar_float(ctx.input_value(6));
     const Tensor& ws = ctx.input(4);
     std::vector<double> mult(static_cast<size_t>(M));
@@ -323,7 +328,7 @@ void QLinearConv(KernelContext& ctx) {
         const int64_t m = r % M;
         const double k = mult[static_cast<size_t>(m)];
         const int64_t b = bias ? bias[m] : 0;  // the sum with the bias in int64, as the reference's
-        requantize_run(acc.data() + r * spatial, spatial, b, k, zp, u8, out + r * spatial);
+        requantize_run(acc->data() + r * spatial, spatial, b, k, zp, u8, out + r * spatial);
       }
     });
   });

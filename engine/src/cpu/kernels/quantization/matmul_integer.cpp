@@ -23,6 +23,7 @@
 #include "cpu/kernels/quantization/qgemm.h"
 #include "cpu/kernels/quantization/requantize.h"
 #include "cpu/thread_pool.h"
+#include "reference/thread_scratch.h"
 
 namespace onnxscope::cpu {
 namespace {
@@ -226,8 +227,10 @@ void QLinearMatMul(KernelContext& ctx) {
   guarded(ctx, [&] {
     const std::optional<Problem> p = problem_of(ctx, kQLinearMatMul);
     if (!p) ctx.fail("problem not supported by the oneDNN int8 matmul");
-    std::vector<int32_t> acc(static_cast<size_t>(p->m * p->n));
-    int8_matmul(ctx, *p, kQLinearMatMul, acc.data());
+    struct Sums;
+    ref::ThreadScratch<int32_t, Sums> acc;  // kept by the thread: no mapping and zero fill per call
+    acc->resize(static_cast<size_t>(p->m * p->n));
+    int8_matmul(ctx, *p, kQLinearMatMul, acc->data());
     const float a_scale = *scalar_float(ctx.input_value(1)), b_scale = *scalar_float(ctx.input_value(4)),
                 y_scale = *scalar_float(ctx.input_value(6));
     const double mult = static_cast<float>(a_scale * b_scale / y_scale);
@@ -237,7 +240,7 @@ void QLinearMatMul(KernelContext& ctx) {
     Tensor& y = uninitialized_output(ctx, 0, yz.dtype(), p->out);
     std::byte* out = y.mutable_raw();
     parallel_for(p->m * p->n, 16384, [&](int64_t b, int64_t e) {
-      requantize_run(acc.data() + b, e - b, 0, mult, zp, u8, out + b);
+      requantize_run(acc->data() + b, e - b, 0, mult, zp, u8, out + b);
     });
   });
 }
@@ -260,12 +263,14 @@ void QGemmInt8(KernelContext& ctx) {
   guarded(ctx, [&] {
     const std::optional<Problem> p = problem_of(ctx, kQGemm, ctx.attr_int("transB", 0) != 0);
     if (!p) ctx.fail("problem not supported by the oneDNN int8 matmul");
-    std::vector<int32_t> acc(static_cast<size_t>(p->m * p->n));
-    int8_matmul(ctx, *p, kQGemm, acc.data());
+    struct Sums;
+    ref::ThreadScratch<int32_t, Sums> acc;  // kept by the thread: no mapping and zero fill per call
+    acc->resize(static_cast<size_t>(p->m * p->n));
+    int8_matmul(ctx, *p, kQGemm, acc->data());
     const QGemmOutput y(ctx, p->m, p->n);
     const int64_t N = p->n;
     parallel_for(p->m * N, 16384, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) y.store(i / N, i % N, static_cast<double>(acc[static_cast<size_t>(i)]));
+      for (int64_t i = b; i < e; ++i) y.store(i / N, i % N, static_cast<double>((*acc)[static_cast<size_t>(i)]));
     });
   });
 }

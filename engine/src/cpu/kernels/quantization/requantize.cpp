@@ -7,8 +7,14 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=off")  // the product rounds before the rounding trick's add
 #endif
+// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in its conversions.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "cpu/kernels/quantization/requantize.h"
 
@@ -36,11 +42,48 @@ ONNXSCOPE_REQUANTIZE(requantize_u8, uint8_t, 0.0, 255.0)
 ONNXSCOPE_REQUANTIZE(requantize_i8, int8_t, -128.0, 127.0)
 #undef ONNXSCOPE_REQUANTIZE
 
+// The same for a finite multiplier, sixteen values a step in AVX-512
+// (the compiler's clone above kept to 256-bit vectors and blends: 1.4 ns a
+// value, a third of a QOperator MobileNetV2's time): a product of finite
+// values is never NaN, and below 2^51 rounding to the nearest even integer
+// is roundscale's, the same as the 1.5 * 2^52 trick.
+template <typename T>
+__attribute__((target("avx512f"))) void requantize_avx512(const int32_t* acc, int64_t n, double bias, double mult, double zp,
+                                                         T* out) {
+  constexpr double lo_v = std::is_signed_v<T> ? -128.0 : 0.0, hi_v = std::is_signed_v<T> ? 127.0 : 255.0;
+  const __m512d b = _mm512_set1_pd(bias), m = _mm512_set1_pd(mult), z = _mm512_set1_pd(zp);
+  const __m512d big = _mm512_set1_pd(2251799813685248.0), lo = _mm512_set1_pd(lo_v), hi = _mm512_set1_pd(hi_v);
+  auto eight = [&](const int32_t* a) {
+    __m512d x = _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))), b), m);
+    x = _mm512_min_pd(_mm512_max_pd(x, _mm512_sub_pd(_mm512_setzero_pd(), big)), big);
+    const __m512d r = _mm512_add_pd(_mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), z);
+    return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(r, lo), hi));  // integral and in range: exact
+  };
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(eight(acc + i)), eight(acc + i + 8), 1);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(v));  // in range: the truncation is exact
+  }
+  if (i < n) {
+    if constexpr (std::is_signed_v<T>) requantize_i8(acc + i, n - i, bias, mult, zp, reinterpret_cast<int8_t*>(out + i));
+    else requantize_u8(acc + i, n - i, bias, mult, zp, reinterpret_cast<uint8_t*>(out + i));
+  }
+}
+
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
+}
+
 }  // namespace
 
 void requantize_run(const int32_t* acc, int64_t n, int64_t bias, double multiplier, double zero_point, bool u8,
                     std::byte* out) {
   // acc + bias is exact in double (both under 2^31 in magnitude), as the reference's int64 sum widened.
+  if (has_avx512() && std::isfinite(multiplier)) {
+    if (u8) return requantize_avx512(acc, n, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<uint8_t*>(out));
+    return requantize_avx512(acc, n, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<int8_t*>(out));
+  }
   if (u8) requantize_u8(acc, n, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<uint8_t*>(out));
   else requantize_i8(acc, n, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<int8_t*>(out));
 }
