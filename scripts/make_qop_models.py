@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Makes ONNX Runtime-quantized versions of benchmark-list models, as a user
+who runs onnxruntime's quantizer on an export brings them: the export of
+scripts/make_bench_models.py with its batch fixed to 1, onnxruntime's
+quant_pre_process, then quantize_static (uint8 activations, int8 weights)
+calibrated on 4 seeded random images, in the QOperator format (QLinearConv,
+QLinearAdd, QGemm, ...) or QDQ. Written next to the source models
+(~/.cache/onnxscope/bench-models/<name>_qop.onnx, <name>_qdq.onnx); never
+committed.
+
+    .venv/bin/python scripts/make_bench_models.py resnet18
+    .venv/bin/python scripts/make_qop_models.py resnet18
+    .venv/bin/python scripts/bench_vs_ort.py --threads 2 ~/.cache/onnxscope/bench-models/resnet18_qop.onnx
+
+See docs/cpu-engine.md ("QOperator models").
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+
+BENCH = Path.home() / ".cache" / "onnxscope" / "bench-models"
+
+
+def batch_one(src: Path, dst: Path) -> tuple[str, list[int]]:
+    """The model with every symbolic first input/output dimension set to 1; its image input's name and shape."""
+    m = onnx.load(str(src))
+    for v in list(m.graph.input) + list(m.graph.output):
+        dims = v.type.tensor_type.shape.dim
+        if dims and not dims[0].HasField("dim_value"):
+            dims[0].ClearField("dim_param")
+            dims[0].dim_value = 1
+    onnx.save(m, str(dst))
+    inp = m.graph.input[0]
+    return inp.name, [d.dim_value for d in inp.type.tensor_type.shape.dim]
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("names", nargs="*", default=["resnet18", "mobilenet_v2"], help="bench-models stems (default: resnet18 mobilenet_v2)")
+    ap.add_argument("--dir", type=Path, default=BENCH)
+    ap.add_argument("--formats", default="qop", help="comma-separated: qop (QOperator), qdq")
+    a = ap.parse_args()
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+    from onnxruntime.quantization.shape_inference import quant_pre_process
+
+    formats = {"qop": QuantFormat.QOperator, "qdq": QuantFormat.QDQ}
+    ok = True
+    for name in a.names:
+        src = a.dir / f"{name}.onnx"
+        if not src.exists():
+            print(f"{src}: missing (scripts/make_bench_models.py {name} makes it)", file=sys.stderr)
+            ok = False
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            fixed, pre = Path(tmp) / "fixed.onnx", Path(tmp) / "pre.onnx"
+            input_name, shape = batch_one(src, fixed)
+            quant_pre_process(str(fixed), str(pre))
+
+            class Reader(CalibrationDataReader):
+                def __init__(self):
+                    rng = np.random.default_rng(0)
+                    self.batches = iter([{input_name: rng.standard_normal(shape, dtype=np.float32)} for _ in range(4)])
+
+                def get_next(self):
+                    return next(self.batches, None)
+
+            for tag in filter(None, a.formats.split(",")):
+                out = a.dir / f"{name}_{tag}.onnx"
+                quantize_static(str(pre), str(out), Reader(), quant_format=formats[tag], activation_type=QuantType.QUInt8,
+                                weight_type=QuantType.QInt8)
+                print(f"wrote {out}")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
