@@ -24,6 +24,16 @@ using namespace onnxscope::test::harness;
 
 namespace {
 
+// A pooling node's window attributes: explicit pads when auto_pad is NOTSET.
+void set_window(onnx::NodeProto& n, const std::vector<int64_t>& kernel, const std::vector<int64_t>& strides,
+                const std::string& auto_pad, const std::vector<int64_t>& pads, int64_t ceil_mode) {
+  attr_ints(n, "kernel_shape", kernel);
+  attr_ints(n, "strides", strides);
+  if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
+  else attr_string(n, "auto_pad", auto_pad);
+  attr_int(n, "ceil_mode", ceil_mode);
+}
+
 // Every window geometry a 2-D AveragePool takes on the plain layout: kernels
 // up to 5, strides up to 3, pads (explicit, SAME_UPPER / SAME_LOWER, VALID),
 // ceil_mode, count_include_pad, windows that reach past X into padding or
@@ -52,11 +62,7 @@ TEST(CpuOpsNn, AveragePoolEveryWindow) {
         x.mutable_data<float>()[e] = std::vector<float>{NAN, INFINITY, -INFINITY}[static_cast<size_t>(pick(rng, 0, 2))];
     c.input("x", std::move(x));
     auto& n = c.mb.node("AveragePool", {"x"}, {"y"}, "n");
-    attr_ints(n, "kernel_shape", kernel);
-    attr_ints(n, "strides", strides);
-    if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
-    else attr_string(n, "auto_pad", auto_pad);
-    attr_int(n, "ceil_mode", ceil_mode);
+    set_window(n, kernel, strides, auto_pad, pads, ceil_mode);
     attr_int(n, "count_include_pad", include_pad);
     check(c);
   }
@@ -106,11 +112,7 @@ TEST(CpuOpsNn, MaxPool8BitEveryWindow) {
              " ceil " + std::to_string(ceil_mode);
     c.input("x", random_tensor(rng, t, s, t == DataType::Int8 ? -128 : 0, t == DataType::Int8 ? 127 : 255));
     auto& n = c.mb.node("MaxPool", {"x"}, {"y"}, "n");
-    attr_ints(n, "kernel_shape", kernel);
-    attr_ints(n, "strides", strides);
-    if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
-    else attr_string(n, "auto_pad", auto_pad);
-    attr_int(n, "ceil_mode", ceil_mode);
+    set_window(n, kernel, strides, auto_pad, pads, ceil_mode);
     check(c, 0, 0);
   }
 }
@@ -148,11 +150,7 @@ TEST(CpuOpsNn, MaxPoolEveryWindow) {
       for (uint64_t e = 0; e < x.element_count() / 2; ++e) x.mutable_data<float>()[e] = i % 16 == 7 ? NAN : -INFINITY;
     c.input("x", std::move(x));
     auto& n = c.mb.node("MaxPool", {"x"}, indices ? std::vector<std::string>{"y", "idx"} : std::vector<std::string>{"y"}, "n");
-    attr_ints(n, "kernel_shape", kernel);
-    attr_ints(n, "strides", strides);
-    if (auto_pad == "NOTSET") attr_ints(n, "pads", pads);
-    else attr_string(n, "auto_pad", auto_pad);
-    attr_int(n, "ceil_mode", ceil_mode);
+    set_window(n, kernel, strides, auto_pad, pads, ceil_mode);
     if (dilated) attr_ints(n, "dilations", {2, 1});
     if (indices) {
       c.outputs = {"y", "idx"};
