@@ -22,6 +22,12 @@ inline double requantize(double sum, double multiplier, double zero_point, doubl
 void requantize_run(const int32_t* acc, int64_t n, int64_t bias, double multiplier, double zero_point, bool u8,
                     std::byte* out);
 
+// requantize() of acc[p * M + m] + bias[m] (bias may be null) with
+// multiplier mult[m] into out[p * M + m] for p < pixels, m < M: sums laid
+// out channels last, as oneDNN's int8 convolutions write them.
+void requantize_channels_last(const int32_t* acc, int64_t pixels, int64_t M, const int32_t* bias, const double* mult,
+                              double zero_point, bool u8, std::byte* out);
+
 // Stores a requantized value into uint8 or int8 storage.
 inline void store_int8(std::byte* out, int64_t i, bool u8, double q) {
   if (u8) reinterpret_cast<uint8_t*>(out)[i] = static_cast<uint8_t>(q);
