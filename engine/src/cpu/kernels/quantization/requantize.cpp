@@ -47,23 +47,36 @@ ONNXSCOPE_REQUANTIZE(requantize_i8, int8_t, -128.0, 127.0)
 // value, a third of a QOperator MobileNetV2's time): a product of finite
 // values is never NaN, and below 2^51 rounding to the nearest even integer
 // is roundscale's, the same as the 1.5 * 2^52 trick.
+// The rounding and saturation of eight products x (finite): clamped to
+// +-2^51, rounded half to even (roundscale, the same as the 1.5 * 2^52
+// trick there), plus the zero point, saturated to T's range, as int32.
+template <typename T>
+__attribute__((target("avx512f"))) inline __m256i round8(__m512d x, __m512d zp) {
+  constexpr double lo = std::is_signed_v<T> ? -128.0 : 0.0, hi = std::is_signed_v<T> ? 127.0 : 255.0;
+  const __m512d big = _mm512_set1_pd(2251799813685248.0);
+  x = _mm512_min_pd(_mm512_max_pd(x, _mm512_sub_pd(_mm512_setzero_pd(), big)), big);
+  const __m512d r = _mm512_add_pd(_mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+  return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(r, _mm512_set1_pd(lo)), _mm512_set1_pd(hi)));  // integral, in range: exact
+}
+
+// Sixteen int32 values in T's range (two halves of eight) stored as T.
+template <typename T>
+__attribute__((target("avx512f"))) inline void store16(T* out, __m256i first, __m256i second) {
+  const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(v));  // in range: the truncation is exact
+}
+
+__attribute__((target("avx512f"))) inline __m512d widen8(const int32_t* a) {
+  return _mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+}
+
 template <typename T>
 __attribute__((target("avx512f"))) void requantize_avx512(const int32_t* acc, int64_t n, double bias, double mult, double zp,
                                                          T* out) {
-  constexpr double lo_v = std::is_signed_v<T> ? -128.0 : 0.0, hi_v = std::is_signed_v<T> ? 127.0 : 255.0;
   const __m512d b = _mm512_set1_pd(bias), m = _mm512_set1_pd(mult), z = _mm512_set1_pd(zp);
-  const __m512d big = _mm512_set1_pd(2251799813685248.0), lo = _mm512_set1_pd(lo_v), hi = _mm512_set1_pd(hi_v);
-  auto eight = [&](const int32_t* a) {
-    __m512d x = _mm512_mul_pd(_mm512_add_pd(_mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a))), b), m);
-    x = _mm512_min_pd(_mm512_max_pd(x, _mm512_sub_pd(_mm512_setzero_pd(), big)), big);
-    const __m512d r = _mm512_add_pd(_mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), z);
-    return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(r, lo), hi));  // integral and in range: exact
-  };
+  auto eight = [&](const int32_t* a) { return round8<T>(_mm512_mul_pd(_mm512_add_pd(widen8(a), b), m), z); };
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(eight(acc + i)), eight(acc + i + 8), 1);
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), _mm512_cvtepi32_epi8(v));  // in range: the truncation is exact
-  }
+  for (; i + 16 <= n; i += 16) store16(out + i, eight(acc + i), eight(acc + i + 8));
   if (i < n) {
     if constexpr (std::is_signed_v<T>) requantize_i8(acc + i, n - i, bias, mult, zp, reinterpret_cast<int8_t*>(out + i));
     else requantize_u8(acc + i, n - i, bias, mult, zp, reinterpret_cast<uint8_t*>(out + i));
@@ -81,25 +94,17 @@ template <typename T>
 __attribute__((target("avx512f"))) void channels_last_avx512(const int32_t* acc, int64_t pixels, int64_t M, const int32_t* bias,
                                                             const double* mult, double zp, T* out) {
   constexpr double lo_v = std::is_signed_v<T> ? -128.0 : 0.0, hi_v = std::is_signed_v<T> ? 127.0 : 255.0;
-  const __m512d z = _mm512_set1_pd(zp), big = _mm512_set1_pd(2251799813685248.0);
-  const __m512d lo = _mm512_set1_pd(lo_v), hi = _mm512_set1_pd(hi_v);
+  const __m512d z = _mm512_set1_pd(zp);
   auto eight = [&](const int32_t* a, int64_t m) {
-    const __m256i av = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(a));
-    __m512d x = _mm512_cvtepi32_pd(av);
-    if (bias) x = _mm512_add_pd(x, _mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias + m))));
-    x = _mm512_mul_pd(x, _mm512_loadu_pd(mult + m));
-    x = _mm512_min_pd(_mm512_max_pd(x, _mm512_sub_pd(_mm512_setzero_pd(), big)), big);
-    const __m512d r = _mm512_add_pd(_mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), z);
-    return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(r, lo), hi));
+    __m512d x = widen8(a);
+    if (bias) x = _mm512_add_pd(x, widen8(bias + m));
+    return round8<T>(_mm512_mul_pd(x, _mm512_loadu_pd(mult + m)), z);
   };
   for (int64_t px = 0; px < pixels; ++px) {
     const int32_t* a = acc + px * M;
     T* o = out + px * M;
     int64_t m = 0;
-    for (; m + 16 <= M; m += 16) {
-      const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(eight(a + m, m)), eight(a + m + 8, m + 8), 1);
-      _mm_storeu_si128(reinterpret_cast<__m128i*>(o + m), _mm512_cvtepi32_epi8(v));
-    }
+    for (; m + 16 <= M; m += 16) store16(o + m, eight(a + m, m), eight(a + m + 8, m + 8));
     for (; m < M; ++m)
       o[m] = static_cast<T>(static_cast<int32_t>(requantize(static_cast<double>(a[m]) + (bias ? bias[m] : 0), mult[m], zp, lo_v, hi_v)));
   }
