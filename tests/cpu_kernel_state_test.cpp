@@ -117,47 +117,55 @@ TEST(CpuKernelState, KeptConvolutionPlansFollowShapesAndWeightValues) {
 // QLinearConv keeps its problem and primitive for the node's last input
 // shape (conv_integer.cpp): run again and again while the batch and the
 // spatial size change and come back, each run equal to the reference's bit
-// for bit, on oneDNN's int8 kernel where the CPU has VNNI.
+// for bit, on oneDNN's int8 kernel where the CPU has VNNI. The same for its
+// channels-last form (NhwcQLinearConv, the nhwc-int8-layout pass's).
 TEST(CpuKernelState, KeptQLinearConvPlansFollowShapes) {
-  ModelBuilder b(17);
-  b.input("x", DataType::Uint8, {"batch", int64_t{8}, "h", "w"});
-  std::string w(8 * 8 * 9, '\0');
-  for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<char>(static_cast<int>(i * 37 % 61) - 30);
-  b.initializer(make_tensor_raw("w", DataType::Int8, {8, 8, 3, 3}, w));
-  b.initializer(make_float_tensor("xs", {}, {0.02f}));
-  b.initializer(make_tensor_raw("xz", DataType::Uint8, {}, std::string(1, static_cast<char>(128))));
-  b.initializer(make_float_tensor("ws", {}, {0.01f}));
-  b.initializer(make_tensor_raw("wz", DataType::Int8, {}, std::string(1, '\0')));
-  b.initializer(make_float_tensor("ys", {}, {0.05f}));
-  b.initializer(make_tensor_raw("yz", DataType::Uint8, {}, std::string(1, static_cast<char>(120))));
-  auto& c = b.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"}, "qc");
-  attr_ints(c, "pads", {1, 1, 1, 1});
-  b.output_untyped("y");
-  auto r = b.load();
-  ASSERT_TRUE(r.ok()) << dump(r);
-  std::shared_ptr<const Model> m(std::move(r.model));
-  auto cpu = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m);
-  auto ref = make_reference_engine()->prepare(m);
-  struct Kernels : Observer {
-    std::vector<std::string> seen;
-    void on_node(const NodeEvent& e) override { seen.emplace_back(e.kernel); }
-  };
-  const int64_t steps[][3] = {{1, 6, 6}, {1, 6, 6}, {2, 6, 6}, {2, 4, 9}, {1, 6, 6}, {3, 1, 1}, {1, 6, 6}};
-  for (const auto& s : steps) {
-    SCOPED_TRACE("batch " + std::to_string(s[0]) + ", " + std::to_string(s[1]) + "x" + std::to_string(s[2]));
-    InputSpec spec;
-    spec.seed = static_cast<uint64_t>(s[0] * 100 + s[1] * 10 + s[2]);
-    spec.dims = {{"batch", s[0]}, {"h", s[1]}, {"w", s[2]}};
-    const NamedValues in = make_inputs(*m, spec);
-    Kernels k;
-    RunOptions opts;
-    opts.observer = &k;
-    opts.capture_original = false;
-    const Tensor got = cpu->run(in, opts).at(0).second.tensor();
-    const Tensor want = ref->run(in).at(0).second.tensor();
-    ASSERT_EQ(k.seen.size(), 1u);
-    if (k.seen[0] != "onednn-int8") GTEST_SKIP() << "no VNNI: QLinearConv ran on " << k.seen[0];
-    ASSERT_EQ(got.shape(), want.shape());
-    EXPECT_EQ(std::memcmp(got.raw(), want.raw(), got.byte_size()), 0);
+  for (const bool channels_last : {false, true}) {
+    SCOPED_TRACE(channels_last ? "NhwcQLinearConv" : "QLinearConv");
+    ModelBuilder b(17);
+    b.input("x", DataType::Uint8, {"batch", int64_t{8}, "h", "w"});
+    std::string w(8 * 8 * 9, '\0');
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<char>(static_cast<int>(i * 37 % 61) - 30);
+    b.initializer(make_tensor_raw("w", DataType::Int8, {8, 8, 3, 3}, w));
+    b.initializer(make_float_tensor("xs", {}, {0.02f}));
+    b.initializer(make_tensor_raw("xz", DataType::Uint8, {}, std::string(1, static_cast<char>(128))));
+    b.initializer(make_float_tensor("ws", {}, {0.01f}));
+    b.initializer(make_tensor_raw("wz", DataType::Int8, {}, std::string(1, '\0')));
+    b.initializer(make_float_tensor("ys", {}, {0.05f}));
+    b.initializer(make_tensor_raw("yz", DataType::Uint8, {}, std::string(1, static_cast<char>(120))));
+    auto& c = b.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"}, "qc");
+    attr_ints(c, "pads", {1, 1, 1, 1});
+    b.output_untyped("y");
+    auto r = b.load();
+    ASSERT_TRUE(r.ok()) << dump(r);
+    std::shared_ptr<const Model> m(std::move(r.model));
+    CpuOptions o{.threads = 2};
+    if (!channels_last) o.disabled_passes.insert("nhwc-int8-layout");
+    auto cpu = make_cpu_engine(o)->prepare(m);
+    auto ref = make_reference_engine()->prepare(m);
+    struct Kernels : Observer {
+      std::vector<std::string> seen;
+      void on_node(const NodeEvent& e) override {
+        if (e.node->op_type.find("QLinearConv") != std::string::npos) seen.emplace_back(e.kernel);
+      }
+    };
+    const int64_t steps[][3] = {{1, 6, 6}, {1, 6, 6}, {2, 6, 6}, {2, 4, 9}, {1, 6, 6}, {3, 1, 1}, {1, 6, 6}};
+    for (const auto& s : steps) {
+      SCOPED_TRACE("batch " + std::to_string(s[0]) + ", " + std::to_string(s[1]) + "x" + std::to_string(s[2]));
+      InputSpec spec;
+      spec.seed = static_cast<uint64_t>(s[0] * 100 + s[1] * 10 + s[2]);
+      spec.dims = {{"batch", s[0]}, {"h", s[1]}, {"w", s[2]}};
+      const NamedValues in = make_inputs(*m, spec);
+      Kernels k;
+      RunOptions opts;
+      opts.observer = &k;
+      opts.capture_original = false;
+      const Tensor got = cpu->run(in, opts).at(0).second.tensor();
+      const Tensor want = ref->run(in).at(0).second.tensor();
+      ASSERT_EQ(k.seen.size(), 1u);
+      if (k.seen[0] != "onednn-int8") GTEST_SKIP() << "no VNNI: QLinearConv ran on " << k.seen[0];
+      ASSERT_EQ(got.shape(), want.shape());
+      EXPECT_EQ(std::memcmp(got.raw(), want.raw(), got.byte_size()), 0);
+    }
   }
 }

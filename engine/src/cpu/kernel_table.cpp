@@ -14,6 +14,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_softmax_rows_kernels(r);  // before oneDNN's: faster where the CPU has AVX-512
     cpu::register_global_pool_kernels(r);  // before oneDNN's: faster on plain layouts
     cpu::register_nchwc_reorder_kernels(r);  // before oneDNN's: its reorder is slow where channels pad the last block
+    cpu::register_nhwc_reorder_kernels(r);
     cpu::register_global_pool_nchwc_kernels(r);  // before oneDNN's: a few microseconds less per call on small planes
     cpu::register_pool_nchwc_kernels(r);  // before oneDNN's: one vector per pixel, no primitive call per run
     cpu::register_unary_avx512_kernels(r);  // before oneDNN's eltwise and the Eigen kernels (where the CPU has AVX-512)

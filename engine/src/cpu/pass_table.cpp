@@ -58,6 +58,10 @@ const std::vector<Pass>& pass_table() {
       {{"fuse-squeeze-excitation", 3, true,
         "blocked GlobalAveragePool, two 1x1 NchwcConvs, Mul -> NchwcSqueezeExcite (after nchwc-layout)"},
        fuse_squeeze_excitation, /*last=*/true},
+      {{"nhwc-int8-layout", 3, true,
+        "QLinearConv chains on channels-last 8-bit activations (QLinearAdd/QLinearMul and MaxPool between), "
+        "reorders only at the edges"},
+       nhwc_int8_layout, /*last=*/true},
   };
   return table;
 }

@@ -11,6 +11,7 @@
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/nchwc.h"
+#include "cpu/nhwc.h"
 #include "cpu/optimizer.h"
 #include "onnxscope/reference.h"
 #include "reference/kernel_util.h"
@@ -272,6 +273,42 @@ void NchwcPoolRef(KernelContext& ctx) {
   ctx.set_output(0, Value(to_nchwc(f.take(0).tensor(), block)));
 }
 
+// --- the channels-last 8-bit layout (nhwc.h) ---------------------------------------
+
+// X of rank 3 to 5 (the pass's ranks) and a fixed-size element type.
+const Tensor& channels_tensor(const KernelContext& ctx, size_t i, const char* what) {
+  const Tensor& x = ctx.input(i);
+  if (x.is_string() || x.rank() < 3 || x.rank() > 5)
+    ctx.fail(std::string(what) + " takes a numeric tensor of rank 3 to 5, not " + shape_to_string(x.shape()));
+  return x;
+}
+
+void ToNhwcRef(KernelContext& ctx) {
+  const Tensor& x = channels_tensor(ctx, 0, "ToNhwc");
+  ctx.set_output(0, Value(reorder_channels(x, x.shape(), true)));
+}
+
+void FromNhwcRef(KernelContext& ctx) {
+  const Tensor& x = channels_tensor(ctx, 0, "FromNhwc");
+  ctx.set_output(0, Value(reorder_channels(x, channels_first_shape(x.shape()), false)));
+}
+
+// The plain operator (QLinearConv-10, MaxPool-22) on X made channels first,
+// its result made channels last again.
+void channels_last_reference(KernelContext& ctx, const char* op, int64_t version) {
+  const Tensor& x = channels_tensor(ctx, 0, (std::string("Nhwc") + op).c_str());
+  const Value plain(reorder_channels(x, channels_first_shape(x.shape()), false));
+  std::vector<const Value*> in = inputs_of(ctx);
+  in[0] = &plain;
+  Forward f(ctx, base_node(ctx, op), version, in, 1);
+  run_reference(ctx, f, op, version);
+  const Value y = f.take(0);
+  ctx.set_output(0, Value(reorder_channels(y.tensor(), y.tensor().shape(), true)));
+}
+
+void NhwcQLinearConvRef(KernelContext& ctx) { channels_last_reference(ctx, "QLinearConv", 10); }
+void NhwcMaxPoolRef(KernelContext& ctx) { channels_last_reference(ctx, "MaxPool", 22); }
+
 // NchwcSqueezeExcite: unblock, the graph it replaces step by step, block again.
 void NchwcSqueezeExciteRef(KernelContext& ctx) {
   const int64_t block = ctx.attr_int("block", 0), channels = ctx.attr_int("channels", 0);
@@ -517,6 +554,10 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kNchwcConv, 1, INT_MAX, "fused-reference", NchwcConvRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNchwcPool, 1, INT_MAX, "fused-reference", NchwcPoolRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNchwcSqueezeExcite, 1, INT_MAX, "fused-reference", NchwcSqueezeExciteRef, nullptr});
+  r.add(KernelDef{kCpuDomain, kToNhwc, 1, INT_MAX, "fused-reference", ToNhwcRef, nullptr});
+  r.add(KernelDef{kCpuDomain, kFromNhwc, 1, INT_MAX, "fused-reference", FromNhwcRef, nullptr});
+  r.add(KernelDef{kCpuDomain, kNhwcQLinearConv, 1, INT_MAX, "fused-reference", NhwcQLinearConvRef, nullptr});
+  r.add(KernelDef{kCpuDomain, kNhwcMaxPool, 1, INT_MAX, "fused-reference", NhwcMaxPoolRef, nullptr});
 }
 
 }  // namespace onnxscope::cpu

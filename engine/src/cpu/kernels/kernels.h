@@ -49,6 +49,7 @@ void register_depth_space_kernels(KernelRegistry& r);   // kernels/tensor/depth_
 void register_instance_group_norm_kernels(KernelRegistry& r);  // kernels/nn/instance_group_norm.cpp: InstanceNormalization, GroupNormalization-21
 void register_arg_extreme_kernels(KernelRegistry& r);   // kernels/reduction/arg_extreme.cpp: ArgMax, ArgMin
 void register_nchwc_reorder_kernels(KernelRegistry& r);  // kernels/tensor/nchwc_reorder.cpp: ToNchwc, FromNchwc at block 16 on AVX-512
+void register_nhwc_reorder_kernels(KernelRegistry& r);   // kernels/tensor/nhwc_reorder.cpp: ToNhwc, FromNhwc (channels last <-> first)
 void register_squeeze_excite_nchwc_kernels(KernelRegistry& r);  // kernels/nn/squeeze_excite_nchwc.cpp: NchwcSqueezeExcite, blocked
 void register_global_pool_nchwc_kernels(KernelRegistry& r);  // kernels/reduction/global_pool_nchwc.cpp: NchwcPool's global poolings on the blocked layout
 void register_global_pool_kernels(KernelRegistry& r);     // kernels/reduction/reduce.cpp: GlobalAveragePool, GlobalMaxPool on plain layouts

@@ -188,21 +188,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
   std::set<size_t> with_sum;                         // NchwcConv nodes (in `out`) that took a residual
   size_t convs = 0, reorders = 0;
 
-  // Names are made up front: nodes move out of g.nodes as the new list grows.
-  std::set<std::string> used;
-  for (const auto& i : g.inputs) used.insert(i.name);
-  for (const auto& i : g.initializers) used.insert(i.name);
-  for (const auto& nd : g.nodes) {
-    used.insert(nd.name);
-    for (const auto& o : nd.outputs) used.insert(o);
-    for (const auto& i : nd.inputs) used.insert(i);
-  }
-  auto fresh = [&](const std::string& base) {
-    std::string s = base;
-    for (int k = 1; used.count(s); ++k) s = base + "_" + std::to_string(k);
-    used.insert(s);
-    return s;
-  };
+  FreshNames fresh(g);  // taken up front: nodes move out of g.nodes as the new list grows
   auto blocked_name = [&](const std::string& plain) { return fresh(plain + "_nchwc"); };
   auto materialize = [&](const std::string& plain) {  // FromNchwc before the first plain reader
     if (!plain_missing.count(plain)) return;

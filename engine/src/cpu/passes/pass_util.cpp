@@ -191,6 +191,24 @@ bool is_two_input_add(const Node& n) {
   return (is_op(n, "Add") || is_op(n, "Sum")) && n.inputs.size() == 2 && n.outputs.size() == 1 && !n.outputs[0].empty();
 }
 
+FreshNames::FreshNames(const Graph& g) {
+  for (const auto& i : g.inputs) used_.insert(i.name);
+  for (const auto& o : g.outputs) used_.insert(o.name);
+  for (const auto& i : g.initializers) used_.insert(i.name);
+  for (const auto& n : g.nodes) {
+    used_.insert(n.name);
+    used_.insert(n.outputs.begin(), n.outputs.end());
+    used_.insert(n.inputs.begin(), n.inputs.end());
+  }
+}
+
+std::string FreshNames::operator()(const std::string& base) {
+  std::string s = base;
+  for (int k = 1; used_.count(s); ++k) s = base + "_" + std::to_string(k);
+  used_.insert(s);
+  return s;
+}
+
 std::string unique_value_name(const Graph& g, const std::string& base) {
   std::set<std::string> used;
   for (const auto& n : g.nodes) {

@@ -37,6 +37,7 @@ bool fuse_conv_residual(Model& model, PassContext& ctx);    // passes/fuse_conv_
 bool fuse_elementwise(Model& model, PassContext& ctx);      // passes/fuse_elementwise.cpp (devices only)
 bool nchwc_layout(Model& model, PassContext& ctx);          // passes/nchwc_layout.cpp (runs last)
 bool fuse_squeeze_excitation(Model& model, PassContext& ctx);  // passes/fuse_squeeze_excitation.cpp (after nchwc-layout)
+bool nhwc_int8_layout(Model& model, PassContext& ctx);      // passes/nhwc_int8_layout.cpp (runs last)
 
 // --- helpers (passes/pass_util.cpp) -----------------------------------------
 // Replaces every read of value `from` by `to` (node inputs, nested subgraphs' captures).
@@ -93,6 +94,17 @@ bool is_two_input_add(const Node& n);
 std::string unique_node_name(const Graph& g, const std::string& base);
 // A value name no node output, input or initializer of g uses yet.
 std::string unique_value_name(const Graph& g, const std::string& base);
+// Names for the nodes and values a layout pass adds, taken once from the
+// graph before its nodes move into the new list: none is used by g (node
+// names, inputs, outputs, initializers) or was given out before.
+class FreshNames {
+ public:
+  explicit FreshNames(const Graph& g);
+  std::string operator()(const std::string& base);
+
+ private:
+  std::set<std::string> used_;
+};
 // Mul(x, alpha) writing `out`: alpha a new float scalar initializer named after `base`.
 Node scale_node(Graph& g, const std::string& base, const std::string& x, float alpha, const std::string& out);
 // Declares domain "onnxscope.cpu" version 1 in the model's opset imports.

@@ -21,6 +21,8 @@
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/output.h"
+#include "cpu/nhwc.h"
+#include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
@@ -31,13 +33,15 @@ struct MaxPoolShape : PlaneWindow {
   Shape y;
 };
 
-bool max_pool_of(const KernelContext& ctx, MaxPoolShape& p) {
+// channels_last: X is [N, H, W, C] (NhwcMaxPool); p describes its NCHW problem.
+bool max_pool_of(const KernelContext& ctx, MaxPoolShape& p, bool channels_last = false) {
   if (ctx.input_count() != 1 || ctx.output_count() != 1) return false;
   const Value* v = ctx.input_value(0);
   if (!v || !v->is_tensor() || v->tensor().rank() != 4) return false;
   const DataType t = v->tensor().dtype();
   if (t != DataType::Float && t != DataType::Uint8 && t != DataType::Int8) return false;
-  const Shape& x = v->tensor().shape();
+  if (channels_last && t == DataType::Float) return false;  // the pass makes 8-bit ones only
+  const Shape x = channels_last ? channels_first_shape(v->tensor().shape()) : v->tensor().shape();
   const int64_t order = ctx.attr_int("storage_order", 0);
   if (order != 0 && order != 1) return false;  // the reference names it
   const std::optional<ref::nn::Window> win = pool_window_2d(ctx, x[2], x[3]);
@@ -261,11 +265,58 @@ void Run(KernelContext& ctx) {
   });
 }
 
+// --- NhwcMaxPool: 8-bit, channels last -------------------------------------------
+
+bool nhwc_accepts(const KernelContext& ctx) {
+  MaxPoolShape p;
+  return max_pool_of(ctx, p, true) && every_window_has_taps(geometry_of(p));
+}
+
+// Output rows [r0, r1) of the N * OH ones: each pixel the maximum of its
+// window's pixels, C channels side by side (a vector of C at a time).
+template <typename T>
+__attribute__((target_clones("avx2", "default")))  // (GCC 12 takes no avx512bw clone)
+void nhwc_rows(const MaxPoolShape& p, const Geometry& g, int64_t C, const T* x, T* y, int64_t r0, int64_t r1) {
+  for (int64_t r = r0; r < r1; ++r) {
+    const int64_t n = r / p.OH, oh = r % p.OH;
+    const Span rows = g.rows[oh];
+    const T* image = x + n * p.H * p.W * C;
+    for (int64_t ow = 0; ow < p.OW; ++ow) {
+      const Span cols = g.cols[ow];
+      T* dst = y + (r * p.OW + ow) * C;
+      const T* first = image + (rows.lo * p.W + cols.lo) * C;
+      for (int64_t c = 0; c < C; ++c) dst[c] = first[c];
+      for (int64_t ih = rows.lo; ih < rows.hi; ++ih)
+        for (int64_t iw = ih == rows.lo ? cols.lo + 1 : cols.lo; iw < cols.hi; ++iw) {
+          const T* src = image + (ih * p.W + iw) * C;
+          for (int64_t c = 0; c < C; ++c) dst[c] = std::max(dst[c], src[c]);
+        }
+    }
+  }
+}
+
+void NhwcMaxPool(KernelContext& ctx) {
+  MaxPoolShape p;
+  if (!max_pool_of(ctx, p, true)) ctx.fail("problem not supported by the channels-last MaxPool kernel");
+  const Tensor& xt = ctx.input(0);
+  const int64_t C = xt.shape()[3];
+  Tensor& out = uninitialized_output(ctx, 0, xt.dtype(), channels_last_shape(p.y));
+  if (out.element_count() == 0) return;
+  const Geometry g = geometry_of(p);
+  if (!every_window_has_taps(g)) ctx.fail("an 8-bit MaxPool window lies wholly in the padding");
+  const int64_t rows = p.y[0] * p.OH, grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(1, p.OW * C));
+  parallel_for(rows, grain, [&](int64_t r0, int64_t r1) {
+    if (xt.dtype() == DataType::Uint8) nhwc_rows<uint8_t>(p, g, C, xt.data<uint8_t>(), out.mutable_data<uint8_t>(), r0, r1);
+    else nhwc_rows<int8_t>(p, g, C, xt.data<int8_t>(), out.mutable_data<int8_t>(), r0, r1);
+  });
+}
+
 }  // namespace
 
 void register_max_pool_kernels(KernelRegistry& r) {
   // MaxPool-1 on; 8 added Indices and storage_order, 10 ceil_mode and dilations.
   r.add(KernelDef{"", "MaxPool", 1, INT_MAX, "cpu-simd", Run, accepts});
+  r.add(KernelDef{kCpuDomain, kNhwcMaxPool, 1, INT_MAX, "cpu-simd", NhwcMaxPool, nhwc_accepts});
 }
 
 }  // namespace onnxscope::cpu

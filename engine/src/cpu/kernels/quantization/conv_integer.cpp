@@ -27,6 +27,8 @@
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/param_values.h"
 #include "cpu/kernels/quantization/requantize.h"
+#include "cpu/nhwc.h"
+#include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
 #include "reference/thread_scratch.h"
 #include "reference/ops/nn/common.h"
@@ -88,7 +90,8 @@ struct Weights {
   dnnl::memory::desc reordered_for;
 };
 
-std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
+// x_channels_last: X is [N, D..., C] (NhwcQLinearConv), its problem the same.
+std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl, bool x_channels_last) {
   if (!has_int8_vnni()) return std::nullopt;
   const Value* xv = input_at(ctx, sl.x);
   const Value* wv = input_at(ctx, sl.w);
@@ -99,7 +102,7 @@ std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
   if (x.rank() < 3 || x.rank() > 5 || w.rank() != x.rank() || x.element_count() == 0 || w.element_count() == 0)
     return std::nullopt;
   Problem p;
-  p.x = x.shape();
+  p.x = x_channels_last ? channels_first_shape(x.shape()) : x.shape();
   p.w = w.shape();
   p.group = ctx.attr_int("group", 1);
   const int64_t C = p.x[1], M = p.w[0];
@@ -123,7 +126,7 @@ std::optional<Problem> problem_of(const KernelContext& ctx, Slots sl) {
   p.y = {p.x[0], M};
   p.y.insert(p.y.end(), p.win.out.begin(), p.win.out.end());
   p.x_signed = x.dtype() == DataType::Int8;
-  p.key = std::string("qconv") + (p.x_signed ? "s" : "u") + dims_key(p.x) + dims_key(p.w) + "|g" +
+  p.key = std::string("qconv") + (p.x_signed ? "s" : "u") + (x_channels_last ? "l" : "") + dims_key(p.x) + dims_key(p.w) + "|g" +
           std::to_string(p.group) + dims_key(p.win.strides) + dims_key(p.win.dilations) + dims_key(p.win.pad_begin) +
           dims_key(p.win.pad_end) + "|t" + std::to_string(sync_threads());
   return p;
@@ -191,30 +194,30 @@ Weights* weights_of(const KernelContext& ctx, const Problem& p, Slots sl, Weight
 // The plan for the node's input: kept in its state while X keeps its shape
 // and type and the thread count stays; nullptr where the problem is not
 // this kernel's.
-const Plan* plan_of(const KernelContext& ctx, Slots sl, Plan& local) {
+const Plan* plan_of(const KernelContext& ctx, Slots sl, Plan& local, bool x_channels_last = false) {
   Weights* st = node_state<Weights>(ctx);
   const Value* xv = input_at(ctx, sl.x);
   if (st && st->planned && xv && xv->is_tensor() && xv->tensor().shape() == st->plan_x &&
       xv->tensor().dtype() == st->plan_type && st->plan_threads == sync_threads())
     return &st->plan;
-  const std::optional<Problem> p = problem_of(ctx, sl);
+  const std::optional<Problem> p = problem_of(ctx, sl, x_channels_last);
   if (!p) return nullptr;
   Plan& out = st ? st->plan : local;
   out.p = *p;
   out.prim = prim_of(*p);
   if (st) {
     st->planned = true;
-    st->plan_x = p->x;
+    st->plan_x = xv->tensor().shape();
     st->plan_type = xv->tensor().dtype();
     st->plan_threads = sync_threads();
   }
   return &out;
 }
 
-bool accepts_with(const KernelContext& ctx, Slots sl) {
+bool accepts_with(const KernelContext& ctx, Slots sl, bool x_channels_last = false) {
   return safely([&] {
     Plan local_plan;
-    const Plan* plan = plan_of(ctx, sl, local_plan);
+    const Plan* plan = plan_of(ctx, sl, local_plan, x_channels_last);
     if (!plan || !plan->prim->ok) return false;
     Weights local;
     return weights_of(ctx, plan->p, sl, local)->fits;
@@ -227,10 +230,13 @@ md channels_last_md(const Shape& y, dt type) {
   return md(y, type, t);
 }
 
-// acc = conv(x - x_zp, w - w_zp) as int32, in NCHW order; or, where the
-// caller takes it (channels_last not null) and oneDNN writes its sums
-// channels last, in that order without the reorder (*channels_last true).
-void int8_conv(KernelContext& ctx, const Plan& plan, Slots sl, int32_t* acc, bool* channels_last = nullptr) {
+// The order of the int32 sums a caller wants: NCHW, channels last, or
+// whichever oneDNN writes (no reorder).
+enum class SumsOrder { plain, channels_last, either };
+
+// acc = conv(x - x_zp, w - w_zp) as int32 in `order`; true when acc is
+// channels last. X is read channels last where x_channels_last.
+bool int8_conv(KernelContext& ctx, const Plan& plan, Slots sl, int32_t* acc, SumsOrder order, bool x_channels_last) {
   const Problem& p = plan.p;
   const Prim* prim = plan.prim.get();
   if (!prim->ok) ctx.fail("oneDNN could not create this int8 convolution");
@@ -249,12 +255,12 @@ void int8_conv(KernelContext& ctx, const Plan& plan, Slots sl, int32_t* acc, boo
     // (a QOperator ResNet-18 held both, 11 MB more than onnxruntime's peak).
     if (w != &local) std::vector<int8_t>().swap(w->shifted);
   }
-  const md x_plain = plain_md(p.x, p.x_signed ? dt::s8 : dt::u8);
-  const md y_plain = plain_md(p.y, dt::s32);
-  dnnl::memory src = to_layout(user_mem(x_plain, ctx.input(sl.x).raw()), prim->src, 0);
-  const bool last = channels_last && prim->dst == channels_last_md(p.y, dt::s32);
-  if (channels_last) *channels_last = last;
-  dnnl::memory out = user_mem(last ? prim->dst : y_plain, acc);
+  const dt xt = p.x_signed ? dt::s8 : dt::u8;
+  const md x_user = x_channels_last ? channels_last_md(p.x, xt) : plain_md(p.x, xt);
+  dnnl::memory src = to_layout(user_mem(x_user, ctx.input(sl.x).raw()), prim->src, 0);
+  const md y_last = channels_last_md(p.y, dt::s32);
+  const bool last = order == SumsOrder::channels_last || (order == SumsOrder::either && prim->dst == y_last);
+  dnnl::memory out = user_mem(last ? y_last : plain_md(p.y, dt::s32), acc);
   dnnl::memory dst = prim->dst == out.get_desc() ? out : slot_mem(prim->dst, 1);
   int32_t zp = 0;
   if (const Value* z = input_at(ctx, sl.x_zp)) zp = static_cast<int32_t>(int8_at(z->tensor(), 0));
@@ -267,6 +273,7 @@ void int8_conv(KernelContext& ctx, const Plan& plan, Slots sl, int32_t* acc, boo
     dnnl::reorder(dst, out).execute(stream(), dst, out);
     stream().wait();
   }
+  return last;
 }
 
 bool conv_integer_accepts(const KernelContext& ctx) {
@@ -279,13 +286,13 @@ void ConvInteger(KernelContext& ctx) {
     const Plan* plan = plan_of(ctx, kConvInteger, local);
     if (!plan) ctx.fail("problem not supported by the oneDNN int8 convolution");
     Tensor& y = uninitialized_output(ctx, 0, DataType::Int32, plan->p.y);
-    int8_conv(ctx, *plan, kConvInteger, y.mutable_data<int32_t>());
+    int8_conv(ctx, *plan, kConvInteger, y.mutable_data<int32_t>(), SumsOrder::plain, false);
   });
 }
 
 // --- QLinearConv --------------------------------------------------------------------
 
-bool qlinear_conv_accepts(const KernelContext& ctx) {
+bool qlinear_conv_accepts_with(const KernelContext& ctx, bool x_channels_last) {
   if (ctx.input_count() < 8 || ctx.input_count() > 9) return false;
   if (!scalar_float(ctx.input_value(1)) || !scalar_float(ctx.input_value(6))) return false;
   const Value* ws = ctx.input_value(4);
@@ -303,13 +310,14 @@ bool qlinear_conv_accepts(const KernelContext& ctx) {
     if (!b->is_tensor() || b->tensor().dtype() != DataType::Int32 || b->tensor().rank() != 1 || b->tensor().shape()[0] != M)
       return false;
   }
-  return accepts_with(ctx, kQLinearConv);
+  return accepts_with(ctx, kQLinearConv, x_channels_last);
 }
 
-void QLinearConv(KernelContext& ctx) {
+// QLinearConv, or NhwcQLinearConv (X and Y channels last) where channels_last.
+void qlinear_conv(KernelContext& ctx, bool channels_last_io) {
   guarded(ctx, [&] {
     Plan local;
-    const Plan* plan = plan_of(ctx, kQLinearConv, local);
+    const Plan* plan = plan_of(ctx, kQLinearConv, local, channels_last_io);
     if (!plan) ctx.fail("problem not supported by the oneDNN int8 convolution");
     const Problem* p = &plan->p;
     const int64_t N = p->y[0], M = p->y[1];
@@ -320,8 +328,8 @@ void QLinearConv(KernelContext& ctx) {
     struct Sums;
     ref::ThreadScratch<int32_t, Sums> acc;
     acc->resize(static_cast<size_t>(N * M * spatial));
-    bool channels_last = false;
-    int8_conv(ctx, *plan, kQLinearConv, acc->data(), &channels_last);
+    const bool channels_last = int8_conv(ctx, *plan, kQLinearConv, acc->data(),
+                                         channels_last_io ? SumsOrder::channels_last : SumsOrder::either, channels_last_io);
     const float x_scale = *scalar_float(ctx.input_value(1)), y_scale = *scalar_float(ctx.input_value(6));
     const Tensor& ws = ctx.input(4);
     std::vector<double> mult(static_cast<size_t>(M));
@@ -332,8 +340,16 @@ void QLinearConv(KernelContext& ctx) {
     const Tensor& yz = ctx.input(7);
     const bool u8 = yz.dtype() == DataType::Uint8;
     const double zp = static_cast<double>(int8_at(yz, 0));
-    Tensor& y = uninitialized_output(ctx, 0, yz.dtype(), p->y);
+    Tensor& y = uninitialized_output(ctx, 0, yz.dtype(), channels_last_io ? channels_last_shape(p->y) : p->y);
     std::byte* out = y.mutable_raw();
+    const int64_t pixels = N * spatial;
+    const int64_t pixel_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(M, 1));
+    if (channels_last_io) {  // the sums and Y in one order: requantized in place
+      parallel_for(pixels, pixel_grain, [&](int64_t p0, int64_t p1) {
+        requantize_channels_last(acc->data() + p0 * M, p1 - p0, M, bias, mult.data(), zp, u8, out + p0 * M);
+      });
+      return;
+    }
     if (channels_last) {
       // Requantized where the sums lie (channels last), then one reorder of
       // the 8-bit result into NCHW: a quarter of the bytes the int32 sums'
@@ -341,8 +357,7 @@ void QLinearConv(KernelContext& ctx) {
       struct Bytes;
       ref::ThreadScratch<std::byte, Bytes> q;
       q->resize(static_cast<size_t>(N * M * spatial));
-      const int64_t pixels = N * spatial;
-      parallel_for(pixels, std::max<int64_t>(1, 16384 / std::max<int64_t>(M, 1)), [&](int64_t p0, int64_t p1) {
+      parallel_for(pixels, pixel_grain, [&](int64_t p0, int64_t p1) {
         requantize_channels_last(acc->data() + p0 * M, p1 - p0, M, bias, mult.data(), zp, u8, q->data() + p0 * M);
       });
       const dt t8 = u8 ? dt::u8 : dt::s8;
@@ -363,11 +378,20 @@ void QLinearConv(KernelContext& ctx) {
   });
 }
 
+bool qlinear_conv_accepts(const KernelContext& ctx) { return qlinear_conv_accepts_with(ctx, false); }
+void QLinearConv(KernelContext& ctx) { qlinear_conv(ctx, false); }
+
+bool nhwc_qlinear_conv_accepts(const KernelContext& ctx) { return qlinear_conv_accepts_with(ctx, true); }
+void NhwcQLinearConv(KernelContext& ctx) { qlinear_conv(ctx, true); }
+
 }  // namespace
+
+bool int8_convolutions_channels_last() { return onednn::has_int8_vnni(); }
 
 void register_conv_integer_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "ConvInteger", 10, INT_MAX, "onednn-int8", ConvInteger, conv_integer_accepts});
   r.add(KernelDef{"", "QLinearConv", 10, INT_MAX, "onednn-int8", QLinearConv, qlinear_conv_accepts});
+  r.add(KernelDef{kCpuDomain, kNhwcQLinearConv, 1, INT_MAX, "onednn-int8", NhwcQLinearConv, nhwc_qlinear_conv_accepts});
 }
 
 }  // namespace onnxscope::cpu

@@ -1,0 +1,96 @@
+// ToNhwc / FromNhwc (cpu/nhwc.h): [N, C, D...] <-> [N, D..., C] for
+// elements of 1, 2, 4 or 8 bytes, in tiles of 64 channels by 64 pixels (the
+// tile's rows of both sides stay in L1). The nhwc-int8-layout pass leaves a
+// few of them per model (the image into the first convolution, the last
+// activations out), where each QLinearConv made two through oneDNN's
+// reorder primitive before, at ~30 us a call.
+#include <algorithm>
+#include <climits>  // INT_MAX
+#include <cstdint>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/output.h"
+#include "cpu/nhwc.h"
+#include "cpu/optimizer.h"
+#include "cpu/thread_pool.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+constexpr int64_t kTile = 64;
+constexpr int64_t kGrainBytes = 32768;  // per work item below which threads cost more than they save
+
+// One image: dst[s * C + c] = src[c * S + s] (to channels last), or the way
+// back, for the tiles [t0, t1) of the (channel tile, pixel tile) grid.
+template <typename T>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void reorder_tiles(const T* src, T* dst, int64_t C, int64_t S, bool to_last, int64_t t0, int64_t t1) {
+  const int64_t pixel_tiles = (S + kTile - 1) / kTile;
+  for (int64_t t = t0; t < t1; ++t) {
+    const int64_t c0 = t / pixel_tiles * kTile, c1 = std::min(C, c0 + kTile);
+    const int64_t s0 = t % pixel_tiles * kTile, s1 = std::min(S, s0 + kTile);
+    if (to_last) {
+      for (int64_t s = s0; s < s1; ++s)
+        for (int64_t c = c0; c < c1; ++c) dst[s * C + c] = src[c * S + s];
+    } else {
+      for (int64_t c = c0; c < c1; ++c)
+        for (int64_t s = s0; s < s1; ++s) dst[c * S + s] = src[s * C + c];
+    }
+  }
+}
+
+template <typename T>
+void reorder(const Tensor& x, Tensor& y, const Shape& plain, bool to_last) {
+  const int64_t N = plain[0], C = plain[1];
+  int64_t S = 1;
+  for (size_t i = 2; i < plain.size(); ++i) S *= plain[i];
+  const int64_t tiles = (C + kTile - 1) / kTile * ((S + kTile - 1) / kTile);
+  const int64_t per_tile = std::min(C, kTile) * std::min(S, kTile) * static_cast<int64_t>(sizeof(T));
+  const T* in = static_cast<const T*>(static_cast<const void*>(x.raw()));
+  T* out = static_cast<T*>(static_cast<void*>(y.mutable_raw()));
+  parallel_for(N * tiles, std::max<int64_t>(1, kGrainBytes / std::max<int64_t>(per_tile, 1)), [&](int64_t w0, int64_t w1) {
+    while (w0 < w1) {  // the items of one image at a time
+      const int64_t n = w0 / tiles, end = std::min(w1, (n + 1) * tiles);
+      reorder_tiles<T>(in + n * C * S, out + n * C * S, C, S, to_last, w0 - n * tiles, end - n * tiles);
+      w0 = end;
+    }
+  });
+}
+
+size_t element_bytes(const Tensor& t) {
+  if (t.is_string() || t.element_count() == 0) return 0;
+  const size_t e = t.byte_size() / t.element_count();
+  return t.byte_size() % t.element_count() == 0 && (e == 1 || e == 2 || e == 4 || e == 8) ? e : 0;
+}
+
+bool accepts(const KernelContext& ctx) {
+  const Value* x = ctx.input_value(0);
+  if (!x || !x->is_tensor() || ctx.input_count() != 1) return false;
+  const Tensor& t = x->tensor();
+  return t.rank() >= 3 && t.rank() <= 5 && element_bytes(t) != 0;
+}
+
+void run(KernelContext& ctx, bool to_last) {
+  const Tensor& x = ctx.input(0);
+  const Shape plain = to_last ? x.shape() : channels_first_shape(x.shape());
+  Tensor& y = uninitialized_output(ctx, 0, x.dtype(), to_last ? channels_last_shape(plain) : plain);
+  switch (element_bytes(x)) {
+    case 1: reorder<uint8_t>(x, y, plain, to_last); break;
+    case 2: reorder<uint16_t>(x, y, plain, to_last); break;
+    case 4: reorder<uint32_t>(x, y, plain, to_last); break;
+    case 8: reorder<uint64_t>(x, y, plain, to_last); break;
+    default: ctx.fail("no element size for this reorder");
+  }
+}
+
+void ToNhwc(KernelContext& ctx) { run(ctx, true); }
+void FromNhwc(KernelContext& ctx) { run(ctx, false); }
+
+}  // namespace
+
+void register_nhwc_reorder_kernels(KernelRegistry& r) {
+  r.add(KernelDef{kCpuDomain, kToNhwc, 1, INT_MAX, "cpu-simd", ToNhwc, accepts});
+  r.add(KernelDef{kCpuDomain, kFromNhwc, 1, INT_MAX, "cpu-simd", FromNhwc, accepts});
+}
+
+}  // namespace onnxscope::cpu

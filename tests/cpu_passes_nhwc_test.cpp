@@ -1,0 +1,276 @@
+// The nhwc-int8-layout pass (passes/nhwc_int8_layout.cpp) and the kernels it
+// leads to (NhwcQLinearConv, NhwcMaxPool, ToNhwc, FromNhwc): which nodes it
+// rewrites, and the rewritten models on the CPU engine against the reference
+// on the originals, bit for bit, on random convolution and pooling problems,
+// with the fast kernels and with their plain (fused-reference) forms.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "cpu/nhwc.h"
+#include "cpu/passes/passes.h"
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/reference.h"
+#include "pass_test_util.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+
+namespace {
+
+using namespace onnxscope::test::passes;
+using Rng = std::mt19937;
+
+int64_t pick(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+
+// 8-bit values: uint8 in [lo, hi], int8 as the same draws minus 128.
+Tensor bytes(Rng& rng, DataType t, const Shape& s, int lo = 0, int hi = 255) {
+  Tensor x = Tensor::zeros(t, s);
+  for (uint64_t e = 0; e < x.element_count(); ++e) {
+    const int v = static_cast<int>(pick(rng, lo, hi));
+    reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(t == DataType::Int8 ? v - 128 : v);
+  }
+  return x;
+}
+
+onnx::TensorProto raw(const std::string& name, const Tensor& t) {
+  return make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size()));
+}
+
+// Adds QLinearConv `name`: x (type tx) -> y (type ty), weights [M, C/group, k...]
+// with a scalar zero point, per-tensor scales, and a bias when `bias`.
+onnx::NodeProto& add_qconv(ModelBuilder& b, Rng& rng, const std::string& name, const std::string& x, const std::string& y, int64_t C,
+               int64_t M, std::vector<int64_t> kernel, int64_t group, DataType ty, bool bias) {
+  Shape ws{M, C / group};
+  ws.insert(ws.end(), kernel.begin(), kernel.end());
+  b.initializer(raw(name + "_w", bytes(rng, DataType::Int8, ws, 64, 191)));
+  b.initializer(raw(name + "_wz", bytes(rng, DataType::Int8, {}, 126, 130)));
+  b.initializer(make_float_tensor(name + "_ws", {}, {0.004f}));
+  b.initializer(make_float_tensor(name + "_ys", {}, {0.05f}));
+  b.initializer(raw(name + "_yz", bytes(rng, ty, {}, 100, 150)));
+  std::vector<std::string> ins = {x, "xs", "xz", name + "_w", name + "_ws", name + "_wz", name + "_ys", name + "_yz"};
+  if (bias) {
+    Tensor t = Tensor::zeros(DataType::Int32, {M});
+    for (int64_t m = 0; m < M; ++m) t.mutable_data<int32_t>()[m] = static_cast<int32_t>(pick(rng, -2000, 2000));
+    b.initializer(raw(name + "_b", t));
+    ins.push_back(name + "_b");
+  }
+  auto& n = b.node("QLinearConv", ins, {y}, name);
+  attr_int(n, "group", group);
+  return n;
+}
+
+struct Kernels : Observer {
+  std::vector<std::pair<std::string, std::string>> ran;  // op, kernel
+  void on_node(const NodeEvent& e) override { ran.emplace_back(e.node->op_type, std::string(e.kernel)); }
+};
+
+// The rewritten model on the CPU engine (no further passes) against the
+// reference on the original, every output bit for bit; the kernels that ran.
+Kernels expect_bit_identical(const std::shared_ptr<Model>& original, const std::shared_ptr<Model>& rewritten,
+                             const NamedValues& inputs, std::set<std::string> disabled = {}) {
+  auto want = make_reference_engine()->prepare(original)->run(inputs);
+  CpuOptions o;
+  o.opt_level = 0;
+  o.disabled_kernels = std::move(disabled);
+  Kernels k;
+  RunOptions ro;
+  ro.observer = &k;
+  auto got = make_cpu_engine(o)->prepare(rewritten)->run(inputs, ro);
+  EXPECT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < std::min(want.size(), got.size()); ++i) {
+    const Tensor& a = want[i].second.tensor();
+    const Tensor& b = got[i].second.tensor();
+    EXPECT_EQ(want[i].first, got[i].first);
+    EXPECT_EQ(a.dtype(), b.dtype()) << want[i].first;
+    EXPECT_EQ(a.shape(), b.shape()) << want[i].first;
+    if (a.dtype() == b.dtype() && a.shape() == b.shape())
+      EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.byte_size()), 0) << want[i].first << " differs";
+  }
+  return k;
+}
+
+void expect_kernel(const Kernels& k, const std::string& op, const std::string& kernel) {
+  bool seen = false;
+  for (const auto& [o, ker] : k.ran)
+    if (o == op) {
+      seen = true;
+      EXPECT_EQ(ker, kernel) << op;
+    }
+  EXPECT_TRUE(seen) << op << " did not run";
+}
+
+// QuantizeLinear -> stem QLinearConv (3 channels, stride 2) -> MaxPool ->
+// depthwise QLinearConv -> 1x1 QLinearConv -> QLinearAdd with the pool's
+// output -> 1x1 QLinearConv -> DequantizeLinear; the Add's output is a graph
+// output too.
+ModelBuilder small_qop_cnn(Rng& rng) {
+  ModelBuilder b(17);
+  b.opset("com.microsoft", 1);
+  b.input("image", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{17}, int64_t{15}});
+  b.initializer(make_float_tensor("xs", {}, {0.02f}));
+  b.initializer(raw("xz", bytes(rng, DataType::Uint8, {}, 120, 130)));
+  b.node("QuantizeLinear", {"image", "xs", "xz"}, {"q"}, "quantize");
+  auto& stem = add_qconv(b, rng, "stem", "q", "c0", 3, 16, {3, 3}, 1, DataType::Uint8, true);
+  attr_ints(stem, "strides", {2, 2});
+  attr_ints(stem, "pads", {1, 1, 1, 1});
+  auto& pool = b.node("MaxPool", {"c0"}, {"p0"}, "pool");
+  attr_ints(pool, "kernel_shape", {3, 3});
+  attr_ints(pool, "pads", {1, 1, 1, 1});
+  attr_ints(add_qconv(b, rng, "dw", "p0", "c1", 16, 16, {3, 3}, 16, DataType::Uint8, true), "pads", {1, 1, 1, 1});
+  add_qconv(b, rng, "pw", "c1", "c2", 16, 16, {1, 1}, 1, DataType::Uint8, false);
+  // QLinearAdd's quantization of its inputs reuses the convolutions' (xs, xz: same for all).
+  b.node("QLinearAdd", {"c2", "xs", "xz", "p0", "xs", "xz", "xs", "xz"}, {"a"}, "residual", "com.microsoft");
+  add_qconv(b, rng, "head", "a", "c3", 16, 24, {1, 1}, 1, DataType::Uint8, true);
+  b.node("DequantizeLinear", {"c3", "xs", "xz"}, {"y"}, "dequantize");
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{24}, int64_t{9}, int64_t{8}});
+  b.output("a", DataType::Uint8, {int64_t{2}, int64_t{16}, int64_t{9}, int64_t{8}});
+  return b;
+}
+
+TEST(NhwcInt8Layout, AQOperatorChainStaysChannelsLast) {
+  if (!cpu::int8_convolutions_channels_last()) GTEST_SKIP() << "no VNNI: QLinearConv is the reference's, the pass does nothing";
+  Rng rng(5);
+  auto original = load_model(small_qop_cnn(rng));
+  auto m = apply(*original, cpu::nhwc_int8_layout, true);
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"QuantizeLinear", "ToNhwc", "NhwcQLinearConv", "NhwcMaxPool",
+                                               "NhwcQLinearConv", "NhwcQLinearConv", "QLinearAdd", "NhwcQLinearConv",
+                                               "FromNhwc", "DequantizeLinear", "FromNhwc"}));
+  EXPECT_EQ(m->graph.nodes[8].outputs[0], "c3");  // the original names come back
+  EXPECT_EQ(m->graph.nodes[10].outputs[0], "a");   // a graph output: restored at the end
+  EXPECT_EQ(m->graph.nodes[6].inputs[0], m->graph.nodes[5].outputs[0]);
+  EXPECT_EQ(m->graph.nodes[6].inputs[3], m->graph.nodes[3].outputs[0]);
+  EXPECT_EQ(provenance(m->graph.nodes[2]), (std::vector<std::string>{"stem"}));
+  InputSpec spec;
+  spec.seed = 3;
+  const NamedValues inputs = make_inputs(*original, spec);
+  const Kernels k = expect_bit_identical(original, m, inputs);
+  expect_kernel(k, "NhwcQLinearConv", "onednn-int8");
+  expect_kernel(k, "NhwcMaxPool", "cpu-simd");
+  expect_kernel(k, "ToNhwc", "cpu-simd");
+  expect_kernel(k, "FromNhwc", "cpu-simd");
+  // The plain forms of the four operators give the same bits.
+  const Kernels plain = expect_bit_identical(original, m, inputs, {"onednn-int8", "cpu-simd"});
+  expect_kernel(plain, "NhwcQLinearConv", "fused-reference");
+  expect_kernel(plain, "NhwcMaxPool", "fused-reference");
+  // And the whole engine, every pass, on the original.
+  auto want = make_reference_engine()->prepare(original)->run(inputs);
+  auto got = make_cpu_engine()->prepare(original)->run(inputs);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(std::memcmp(want[i].second.tensor().raw(), got[i].second.tensor().raw(), want[i].second.tensor().byte_size()), 0);
+}
+
+// A QLinearAdd whose scale is not a constant, and a MaxPool with Indices,
+// stay plain: the channels-last value is made plain for them.
+TEST(NhwcInt8Layout, WhatItCannotKeepChannelsLastReadsThePlainValue) {
+  if (!cpu::int8_convolutions_channels_last()) GTEST_SKIP() << "no VNNI: the pass does nothing";
+  Rng rng(6);
+  ModelBuilder b(17);
+  b.opset("com.microsoft", 1);
+  b.input("x", DataType::Uint8, {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
+  b.initializer(make_float_tensor("xs", {}, {0.02f}));
+  b.initializer(raw("xz", bytes(rng, DataType::Uint8, {}, 120, 130)));
+  b.input("a_scale", DataType::Float, {});  // given at run time: not known to be one value
+  add_qconv(b, rng, "a", "x", "c0", 8, 8, {1, 1}, 1, DataType::Uint8, false);
+  attr_ints(add_qconv(b, rng, "b", "x", "c1", 8, 8, {3, 3}, 1, DataType::Uint8, false), "pads", {1, 1, 1, 1});
+  b.node("QLinearAdd", {"c0", "a_scale", "xz", "c1", "xs", "xz", "xs", "xz"}, {"s"}, "add", "com.microsoft");
+  auto& pool = b.node("MaxPool", {"c1"}, {"p", "i"}, "pool");
+  attr_ints(pool, "kernel_shape", {2, 2});
+  b.output("s", DataType::Uint8, {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
+  b.output("p", DataType::Uint8, {int64_t{1}, int64_t{8}, int64_t{5}, int64_t{5}});
+  b.output("i", DataType::Int64, {int64_t{1}, int64_t{8}, int64_t{5}, int64_t{5}});
+  auto original = load_model(b);
+  auto m = apply(*original, cpu::nhwc_int8_layout, true);
+  // x is reordered once for both convolutions.
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNhwc", "NhwcQLinearConv", "NhwcQLinearConv", "FromNhwc",
+                                               "FromNhwc", "QLinearAdd", "MaxPool"}));
+  Tensor scale = Tensor::zeros(DataType::Float, {});
+  scale.mutable_data<float>()[0] = 0.03f;
+  expect_bit_identical(original, m, {{"x", Value(bytes(rng, DataType::Uint8, {1, 8, 6, 6}))}, {"a_scale", Value(scale)}});
+}
+
+TEST(NhwcInt8Layout, LeavesOtherGraphsAlone) {
+  auto original = load_model(small_cnn());  // float convolutions: the nchwc pass's
+  apply(*original, cpu::nhwc_int8_layout, false);
+}
+
+// Random QLinearConv problems (1-D to 3-D, groups and depthwise, strides,
+// dilations, pads, uint8 and int8 in and out, per-channel weight zero points
+// and scales, bias), each followed by an 8-bit MaxPool on 2-D images: bit for
+// bit against the reference, on the fast kernels and on the plain ones.
+TEST(NhwcInt8Layout, RandomProblemsBitForBit) {
+  if (!cpu::int8_convolutions_channels_last()) GTEST_SKIP() << "no VNNI: the pass does nothing";
+  Rng rng(41);
+  for (int i = 0; i < 36; ++i) {
+    const DataType tx = i % 2 ? DataType::Uint8 : DataType::Int8, ty = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8;
+    const int64_t spatial_rank = i % 6 == 0 ? 1 : (i % 9 == 4 ? 3 : 2);
+    const bool depthwise = i % 5 == 2;
+    const int64_t group = depthwise ? 0 : (i % 7 == 3 ? pick(rng, 2, 3) : 1);
+    const int64_t cg = depthwise ? 1 : pick(rng, 1, 20);
+    const int64_t C = depthwise ? pick(rng, 1, 40) : cg * group, G = depthwise ? C : group;
+    const int64_t M = G * pick(rng, 1, depthwise ? 2 : 24);
+    Shape xs{pick(rng, 1, 2), C}, ws{M, C / G};
+    std::vector<int64_t> strides, dilations, pads;
+    for (int64_t d = 0; d < spatial_rank; ++d) {
+      const int64_t k = pick(rng, 1, 3);
+      ws.push_back(k);
+      strides.push_back(pick(rng, 1, 2));
+      dilations.push_back(pick(rng, 1, 2));
+      xs.push_back(pick(rng, (k - 1) * dilations.back() + 1, spatial_rank == 3 ? 6 : 13));
+    }
+    for (int64_t d = 0; d < 2 * spatial_rank; ++d) pads.push_back(pick(rng, 0, 1));
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + shape_to_string(xs) + " * " + shape_to_string(ws) + " group " +
+                 std::to_string(G));
+    ModelBuilder b(17);
+    b.input("x", tx, std::vector<DimSpec>(xs.begin(), xs.end()));
+    b.initializer(make_float_tensor("xs", {}, {0.02f}));
+    b.initializer(raw("xz", bytes(rng, tx, {}, 100, 150)));
+    const bool per_channel = i % 3 == 0;
+    b.initializer(raw("w", bytes(rng, DataType::Int8, ws, 64, 191)));
+    b.initializer(raw("wz", bytes(rng, DataType::Int8, per_channel ? Shape{M} : Shape{}, 118, 138)));
+    std::vector<float> wscale(static_cast<size_t>(per_channel ? M : 1));
+    for (auto& v : wscale) v = 0.001f * static_cast<float>(pick(rng, 1, 20));
+    b.initializer(make_float_tensor("ws", per_channel ? std::vector<int64_t>{M} : std::vector<int64_t>{}, wscale));
+    b.initializer(make_float_tensor("ys", {}, {i % 4 == 1 ? 0.02f : 0.3f}));  // some saturate
+    b.initializer(raw("yz", bytes(rng, ty, {}, 100, 150)));
+    std::vector<std::string> ins = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
+    if (i % 4 != 2) {
+      Tensor t = Tensor::zeros(DataType::Int32, {M});
+      for (int64_t m = 0; m < M; ++m) t.mutable_data<int32_t>()[m] = static_cast<int32_t>(pick(rng, -20000, 20000));
+      b.initializer(raw("b", t));
+      ins.push_back("b");
+    }
+    auto& n = b.node("QLinearConv", ins, {"c"}, "conv");
+    attr_int(n, "group", G);
+    attr_ints(n, "strides", strides);
+    attr_ints(n, "dilations", dilations);
+    attr_ints(n, "pads", pads);
+    std::string y = "c";
+    if (spatial_rank == 2) {
+      auto& p = b.node("MaxPool", {"c"}, {"p"}, "pool");
+      int64_t out[2];  // the convolution's output size
+      for (size_t d = 0; d < 2; ++d)
+        out[d] = (xs[d + 2] + pads[d] + pads[d + 2] - ((ws[d + 2] - 1) * dilations[d] + 1)) / strides[d] + 1;
+      const int64_t k = pick(rng, 1, std::min<int64_t>(3, out[0])), k2 = std::min(out[1], std::max<int64_t>(1, k - (i % 2)));
+      attr_ints(p, "kernel_shape", {k, k2});
+      attr_ints(p, "strides", {pick(rng, 1, 2), pick(rng, 1, 2)});
+      attr_ints(p, "pads", {k > 1 ? pick(rng, 0, 1) : 0, 0, 0, k2 > 1 ? pick(rng, 0, 1) : 0});
+      attr_int(p, "ceil_mode", i % 4 == 3 ? 1 : 0);
+      y = "p";
+    }
+    b.output_untyped(y);
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::nhwc_int8_layout, true);
+    NamedValues inputs{{"x", Value(bytes(rng, tx, xs))}};
+    const Kernels k = expect_bit_identical(original, m, inputs);
+    expect_kernel(k, "NhwcQLinearConv", "onednn-int8");
+    if (spatial_rank == 2) expect_kernel(k, "NhwcMaxPool", "cpu-simd");
+    const Kernels plain = expect_bit_identical(original, m, inputs, {"onednn-int8", "cpu-simd"});
+    expect_kernel(plain, "NhwcQLinearConv", "fused-reference");
+  }
+}
+
+}  // namespace
