@@ -26,6 +26,7 @@
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/param_values.h"
+#include "cpu/kernels/quantization/qlinear_conv_params.h"
 #include "cpu/kernels/quantization/requantize.h"
 #include "cpu/nhwc.h"
 #include "cpu/optimizer.h"
@@ -293,6 +294,12 @@ void ConvInteger(KernelContext& ctx) {
 // --- QLinearConv --------------------------------------------------------------------
 
 bool qlinear_conv_accepts_with(const KernelContext& ctx, bool x_channels_last) {
+  return qlinear_conv_params_ok(ctx) && accepts_with(ctx, kQLinearConv, x_channels_last);
+}
+
+}  // namespace
+
+bool qlinear_conv_params_ok(const KernelContext& ctx) {
   if (ctx.input_count() < 8 || ctx.input_count() > 9) return false;
   if (!scalar_float(ctx.input_value(1)) || !scalar_float(ctx.input_value(6))) return false;
   const Value* ws = ctx.input_value(4);
@@ -310,8 +317,19 @@ bool qlinear_conv_accepts_with(const KernelContext& ctx, bool x_channels_last) {
     if (!b->is_tensor() || b->tensor().dtype() != DataType::Int32 || b->tensor().rank() != 1 || b->tensor().shape()[0] != M)
       return false;
   }
-  return accepts_with(ctx, kQLinearConv, x_channels_last);
+  return true;
 }
+
+std::vector<double> qlinear_conv_multipliers(const KernelContext& ctx, int64_t M) {
+  const float x_scale = *scalar_float(ctx.input_value(1)), y_scale = *scalar_float(ctx.input_value(6));
+  const Tensor& ws = ctx.input(4);
+  std::vector<double> mult(static_cast<size_t>(M));
+  for (int64_t m = 0; m < M; ++m)
+    mult[static_cast<size_t>(m)] = static_cast<float>(x_scale * ws.data<float>()[ws.element_count() == 1 ? 0 : m] / y_scale);
+  return mult;
+}
+
+namespace {
 
 // QLinearConv, or NhwcQLinearConv (X and Y channels last) where channels_last.
 void qlinear_conv(KernelContext& ctx, bool channels_last_io) {
@@ -330,11 +348,7 @@ void qlinear_conv(KernelContext& ctx, bool channels_last_io) {
     acc->resize(static_cast<size_t>(N * M * spatial));
     const bool channels_last = int8_conv(ctx, *plan, kQLinearConv, acc->data(),
                                          channels_last_io ? SumsOrder::channels_last : SumsOrder::either, channels_last_io);
-    const float x_scale = *scalar_float(ctx.input_value(1)), y_scale = *scalar_float(ctx.input_value(6));
-    const Tensor& ws = ctx.input(4);
-    std::vector<double> mult(static_cast<size_t>(M));
-    for (int64_t m = 0; m < M; ++m)
-      mult[static_cast<size_t>(m)] = static_cast<float>(x_scale * ws.data<float>()[ws.element_count() == 1 ? 0 : m] / y_scale);
+    const std::vector<double> mult = qlinear_conv_multipliers(ctx, M);
     const Value* bv = input_at(ctx, 8);
     const int32_t* bias = bv ? bv->tensor().data<int32_t>() : nullptr;
     const Tensor& yz = ctx.input(7);

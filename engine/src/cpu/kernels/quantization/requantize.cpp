@@ -17,6 +17,7 @@
 #include <type_traits>
 
 #include "cpu/kernels/quantization/requantize.h"
+#include "cpu/kernels/quantization/requantize_avx512.h"
 
 namespace onnxscope::cpu {
 namespace {
@@ -43,33 +44,8 @@ ONNXSCOPE_REQUANTIZE(requantize_i8, int8_t, -128.0, 127.0)
 #undef ONNXSCOPE_REQUANTIZE
 
 // The same for a finite multiplier, sixteen values a step in AVX-512
-// (the compiler's clone above kept to 256-bit vectors and blends: 1.4 ns a
-// value, a third of a QOperator MobileNetV2's time): a product of finite
-// values is never NaN, and below 2^51 rounding to the nearest even integer
-// is roundscale's, the same as the 1.5 * 2^52 trick.
-// The rounding and saturation of eight products x (finite): clamped to
-// +-2^51, rounded half to even (roundscale, the same as the 1.5 * 2^52
-// trick there), plus the zero point, saturated to T's range, as int32.
-template <typename T>
-__attribute__((target("avx512f"))) inline __m256i round8(__m512d x, __m512d zp) {
-  constexpr double lo = std::is_signed_v<T> ? -128.0 : 0.0, hi = std::is_signed_v<T> ? 127.0 : 255.0;
-  const __m512d big = _mm512_set1_pd(2251799813685248.0);
-  x = _mm512_min_pd(_mm512_max_pd(x, _mm512_sub_pd(_mm512_setzero_pd(), big)), big);
-  const __m512d r = _mm512_add_pd(_mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
-  return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(r, _mm512_set1_pd(lo)), _mm512_set1_pd(hi)));  // integral, in range: exact
-}
-
-// Sixteen int32 values in T's range (two halves of eight) stored as T.
-template <typename T>
-__attribute__((target("avx512f"))) inline void store16(T* out, __m256i first, __m256i second) {
-  const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), _mm512_cvtepi32_epi8(v));  // in range: the truncation is exact
-}
-
-__attribute__((target("avx512f"))) inline __m512d widen8(const int32_t* a) {
-  return _mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
-}
-
+// (requantize_avx512.h; the compiler's clone above kept to 256-bit vectors
+// and blends: 1.4 ns a value, a third of a QOperator MobileNetV2's time).
 template <typename T>
 __attribute__((target("avx512f"))) void requantize_avx512(const int32_t* acc, int64_t n, double bias, double mult, double zp,
                                                          T* out) {
@@ -91,8 +67,9 @@ bool has_avx512() {
 // requantize_channels_last with finite multipliers, sixteen channels a step
 // (the same operations as requantize_avx512, a bias and multiplier per lane).
 template <typename T>
-__attribute__((target("avx512f"))) void channels_last_avx512(const int32_t* acc, int64_t pixels, int64_t M, const int32_t* bias,
-                                                            const double* mult, double zp, T* out) {
+__attribute__((target("avx512f"))) void channels_last_avx512(const int32_t* acc, int64_t lda, int64_t pixels, int64_t M,
+                                                            const int32_t* bias, const double* mult, double zp, T* out,
+                                                            int64_t ldo) {
   constexpr double lo_v = std::is_signed_v<T> ? -128.0 : 0.0, hi_v = std::is_signed_v<T> ? 127.0 : 255.0;
   const __m512d z = _mm512_set1_pd(zp);
   auto eight = [&](const int32_t* a, int64_t m) {
@@ -101,8 +78,8 @@ __attribute__((target("avx512f"))) void channels_last_avx512(const int32_t* acc,
     return round8<T>(_mm512_mul_pd(x, _mm512_loadu_pd(mult + m)), z);
   };
   for (int64_t px = 0; px < pixels; ++px) {
-    const int32_t* a = acc + px * M;
-    T* o = out + px * M;
+    const int32_t* a = acc + px * lda;
+    T* o = out + px * ldo;
     int64_t m = 0;
     for (; m + 16 <= M; m += 16) store16(o + m, eight(a + m, m), eight(a + m + 8, m + 8));
     for (; m < M; ++m)
@@ -114,18 +91,22 @@ __attribute__((target("avx512f"))) void channels_last_avx512(const int32_t* acc,
 
 void requantize_channels_last(const int32_t* acc, int64_t pixels, int64_t M, const int32_t* bias, const double* mult,
                               double zero_point, bool u8, std::byte* out) {
+  requantize_channels_last(acc, M, pixels, M, bias, mult, zero_point, u8, out, M);
+}
+
+void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, int64_t M, const int32_t* bias,
+                              const double* mult, double zero_point, bool u8, std::byte* out, int64_t ldo) {
   bool finite = true;
   for (int64_t m = 0; m < M; ++m) finite = finite && std::isfinite(mult[m]);
   if (has_avx512() && finite) {
-    if (u8) return channels_last_avx512(acc, pixels, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out));
-    return channels_last_avx512(acc, pixels, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out));
+    if (u8) return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out), ldo);
+    return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out), ldo);
   }
   const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
   for (int64_t px = 0; px < pixels; ++px)
-    for (int64_t m = 0; m < M; ++m) {
-      const int64_t i = px * M + m;
-      store_int8(out, i, u8, requantize(static_cast<double>(acc[i]) + (bias ? bias[m] : 0), mult[m], zero_point, lo, hi));
-    }
+    for (int64_t m = 0; m < M; ++m)
+      store_int8(out, px * ldo + m, u8,
+                 requantize(static_cast<double>(acc[px * lda + m]) + (bias ? bias[m] : 0), mult[m], zero_point, lo, hi));
 }
 
 

@@ -27,6 +27,10 @@ void requantize_run(const int32_t* acc, int64_t n, int64_t bias, double multipli
 // out channels last, as oneDNN's int8 convolutions write them.
 void requantize_channels_last(const int32_t* acc, int64_t pixels, int64_t M, const int32_t* bias, const double* mult,
                               double zero_point, bool u8, std::byte* out);
+// The same over rows `lda` int32 apart in acc and `ldo` bytes apart in out
+// (a block of columns of a wider output).
+void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, int64_t M, const int32_t* bias,
+                              const double* mult, double zero_point, bool u8, std::byte* out, int64_t ldo);
 
 // Stores a requantized value into uint8 or int8 storage.
 inline void store_int8(std::byte* out, int64_t i, bool u8, double q) {

@@ -1,0 +1,46 @@
+// The AVX-512 steps of the QLinear requantization (requantize.h), shared by
+// the whole-run loops (requantize.cpp) and the kernels that requantize a tile
+// in registers (qlinear_conv_1x1.cpp): for finite multipliers a product is
+// never NaN, and below 2^51 rounding to the nearest even integer is
+// roundscale's, the same as requantize()'s nearbyint.
+// An includer compiles with fp-contract off: a product must round before
+// anything is added to it.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+#include <type_traits>
+
+namespace onnxscope::cpu {
+
+// The rounding and saturation of eight products x (finite): clamped to
+// +-2^51, rounded half to even, plus the zero point, saturated to T's
+// range, as int32.
+template <typename T>
+__attribute__((target("avx512f"))) inline __m256i round8(__m512d x, __m512d zp) {
+  constexpr double lo = std::is_signed_v<T> ? -128.0 : 0.0, hi = std::is_signed_v<T> ? 127.0 : 255.0;
+  const __m512d big = _mm512_set1_pd(2251799813685248.0);
+  x = _mm512_min_pd(_mm512_max_pd(x, _mm512_sub_pd(_mm512_setzero_pd(), big)), big);
+  const __m512d r = _mm512_add_pd(_mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+  return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(r, _mm512_set1_pd(lo)), _mm512_set1_pd(hi)));  // integral, in range: exact
+}
+
+// Sixteen int32 values in T's range (two halves of eight) as T, in the low 128 bits.
+template <typename T>
+__attribute__((target("avx512f"))) inline __m128i narrow16(__m256i first, __m256i second) {
+  const __m512i v = _mm512_inserti64x4(_mm512_castsi256_si512(first), second, 1);
+  return _mm512_cvtepi32_epi8(v);  // in range: the truncation is exact
+}
+
+// Sixteen int32 values in T's range (two halves of eight) stored as T.
+template <typename T>
+__attribute__((target("avx512f"))) inline void store16(T* out, __m256i first, __m256i second) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(out), narrow16<T>(first, second));
+}
+
+__attribute__((target("avx512f"))) inline __m512d widen8(const int32_t* a) {
+  return _mm512_cvtepi32_pd(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(a)));
+}
+
+}  // namespace onnxscope::cpu
