@@ -302,8 +302,10 @@ void Run(KernelContext& ctx) {
     std::byte* yb = y.mutable_raw();
     // Work items: a run of pixels by a block of 64 channels, enough of them
     // for the threads (a 7x7 map with 1280 channels is one run of pixels).
-    const int64_t column_blocks = (P + kPanels - 1) / kPanels;
-    const int64_t macs_per_pixel = C * std::min<int64_t>(M, kPanels * 16);
+    // Panels shared evenly between the blocks (144 channels: 3 + 3 + 3 panels,
+    // not 4 + 4 + 1, whose one-panel tiles broadcast six rows for four products).
+    const int64_t column_blocks = (P + kPanels - 1) / kPanels, per_block = (P + column_blocks - 1) / column_blocks;
+    const int64_t macs_per_pixel = C * std::min<int64_t>(M, per_block * 16);
     const int64_t run = std::clamp<int64_t>((int64_t{1} << 16) / std::max<int64_t>(macs_per_pixel, 1) / kRows * kRows, kRows, 240);
     const int64_t runs = (pixels + run - 1) / run;
     parallel_for(runs * column_blocks, 1, [&](int64_t i0, int64_t i1) {
@@ -312,7 +314,7 @@ void Run(KernelContext& ctx) {
         // Column block outer: its panels (up to 64 channels by C) stay in L1
         // while the thread's runs of pixels stream past.
         const int64_t r0 = item % runs * run, r1 = std::min(pixels, r0 + run);
-        const int64_t panel0 = item / runs * kPanels, panels = std::min(kPanels, P - panel0);
+        const int64_t panel0 = item / runs * per_block, panels = std::min(per_block, P - panel0);
         const int64_t m0 = panel0 * 16, m1 = std::min(M, m0 + panels * 16);
         TileArgs t;
         t.panels = pk.panels.data() + panel0 * pk.K4 * 64;
