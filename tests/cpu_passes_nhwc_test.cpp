@@ -149,11 +149,11 @@ TEST(NhwcInt8Layout, AQOperatorChainStaysChannelsLast) {
   spec.seed = 3;
   const NamedValues inputs = make_inputs(*original, spec);
   const Kernels k = expect_bit_identical(original, m, inputs);
-  // The 1x1 convolutions (pw, head) on the own kernel, the others on oneDNN's.
+  // The depthwise and 1x1 convolutions (dw, pw, head) on the own kernels, the stem on oneDNN's.
   std::vector<std::string> conv_kernels;
   for (const auto& [op, kernel] : k.ran)
     if (op == "NhwcQLinearConv") conv_kernels.push_back(kernel);
-  EXPECT_EQ(conv_kernels, (std::vector<std::string>{"onednn-int8", "onednn-int8", "cpu-int8", "cpu-int8"}));
+  EXPECT_EQ(conv_kernels, (std::vector<std::string>{"onednn-int8", "cpu-int8", "cpu-int8", "cpu-int8"}));
   expect_kernel(k, "NhwcMaxPool", {"cpu-simd"});
   expect_kernel(k, "ToNhwc", {"cpu-simd"});
   expect_kernel(k, "FromNhwc", {"cpu-simd"});
@@ -324,6 +324,61 @@ TEST(NhwcInt8Layout, PointwiseConvolutionsBitForBit) {
       ins.push_back("bias");
     }
     attr_ints(b.node("QLinearConv", ins, {"y"}, "conv"), "strides", strides);
+    b.output_untyped("y");
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::nhwc_int8_layout, true);
+    Tensor x = bytes(rng, tx, xs);
+    if (infinite)
+      for (uint64_t e = 0; e < x.element_count(); ++e) std::memcpy(x.mutable_raw() + e, xz.raw(), 1);
+    NamedValues inputs{{"x", Value(x)}};
+    expect_kernel(expect_bit_identical(original, m, inputs), "NhwcQLinearConv", {"cpu-int8"});
+  }
+}
+
+// Depthwise convolutions on the own VNNI kernel
+// (kernels/quantization/qlinear_conv_depthwise.cpp): channel counts on and
+// off multiples of 16, windows 1x1 to 5x5 (some not square), strides,
+// dilations, padding (taps there read the zero point), uint8 and int8 in
+// and out, per-channel weight zero points, y_scale 0; bit for bit.
+TEST(NhwcInt8Layout, DepthwiseConvolutionsBitForBit) {
+  if (!cpu::int8_convolutions_channels_last()) GTEST_SKIP() << "no VNNI: the pass does nothing";
+  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: the depthwise kernel declines";
+  Rng rng(47);
+  for (int i = 0; i < 30; ++i) {
+    const DataType tx = i % 2 ? DataType::Uint8 : DataType::Int8, ty = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8;
+    const int64_t C = i % 3 == 0 ? pick(rng, 2, 15) : pick(rng, 16, 90);
+    const int64_t kh = pick(rng, 1, 5), kw = i % 4 == 3 ? pick(rng, 1, 5) : kh;
+    const int64_t dh = i % 5 == 4 ? 2 : 1, dw = dh, sh = pick(rng, 1, 2), sw = sh;
+    const Shape xs{pick(rng, 1, 2), C, pick(rng, (kh - 1) * dh + 1, 14), pick(rng, (kw - 1) * dw + 1, 14)};
+    const Shape ws{C, 1, kh, kw};
+    std::vector<int64_t> pads{pick(rng, 0, kh / 2), pick(rng, 0, kw / 2), pick(rng, 0, kh / 2), pick(rng, 0, kw / 2)};
+    SCOPED_TRACE("case " + std::to_string(i) + ": " + shape_to_string(xs) + " * " + shape_to_string(ws));
+    ModelBuilder b(17);
+    b.input("x", tx, std::vector<DimSpec>(xs.begin(), xs.end()));
+    b.initializer(make_float_tensor("xs", {}, {0.02f}));
+    const Tensor xz = bytes(rng, tx, {}, 60, 200);
+    b.initializer(raw("xz", xz));
+    const bool per_channel = i % 3 != 2;
+    b.initializer(raw("w", bytes(rng, DataType::Int8, ws, 20, 235)));
+    b.initializer(raw("wz", bytes(rng, DataType::Int8, per_channel ? Shape{C} : Shape{}, 118, 138)));
+    std::vector<float> wscale(static_cast<size_t>(per_channel ? C : 1));
+    for (auto& v : wscale) v = 0.001f * static_cast<float>(pick(rng, 1, 40));
+    b.initializer(make_float_tensor("ws", per_channel ? std::vector<int64_t>{C} : std::vector<int64_t>{}, wscale));
+    const bool infinite = i % 10 == 6;
+    b.initializer(make_float_tensor("ys", {}, {infinite ? 0.0f : (i % 4 == 1 ? 0.01f : 0.1f)}));
+    b.initializer(raw("yz", bytes(rng, ty, {}, 100, 150)));
+    std::vector<std::string> ins = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
+    if (i % 4 != 2) {
+      Tensor t = Tensor::zeros(DataType::Int32, {C});
+      for (int64_t m = 0; m < C; ++m) t.mutable_data<int32_t>()[m] = static_cast<int32_t>(pick(rng, -5000, 5000));
+      b.initializer(raw("bias", t));
+      ins.push_back("bias");
+    }
+    auto& n = b.node("QLinearConv", ins, {"y"}, "conv");
+    attr_int(n, "group", C);
+    attr_ints(n, "strides", {sh, sw});
+    attr_ints(n, "dilations", {dh, dw});
+    attr_ints(n, "pads", pads);
     b.output_untyped("y");
     auto original = load_model(b);
     auto m = apply(*original, cpu::nhwc_int8_layout, true);

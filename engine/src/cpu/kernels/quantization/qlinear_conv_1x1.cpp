@@ -207,7 +207,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void tile(const 
       for (int r = 0; r < R; ++r) {
         const __m512d lo = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(acc[r][j])), b0);
         const __m512d hi = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(acc[r][j], 1)), b1);
-        const __m128i v = narrow16<T>(round8<T>(_mm512_mul_pd(lo, m0), zp), round8<T>(_mm512_mul_pd(hi, m1), zp));
+        const __m128i v = narrow16<T>(round8_bounded<T>(_mm512_mul_pd(lo, m0), zp), round8_bounded<T>(_mm512_mul_pd(hi, m1), zp));
         _mm_mask_storeu_epi8(out + r * t.ldo + 16 * j, j + 1 < J ? 0xffff : last, v);
       }
     }
@@ -270,7 +270,7 @@ void Run(KernelContext& ctx) {
     // (zx + 128) * sum(w) more than the exact one, taken away in int32
     // arithmetic (it wraps, the result fits).
     std::vector<double> mult = qlinear_conv_multipliers(ctx, M);
-    const bool finite = std::all_of(mult.begin(), mult.end(), [](double v) { return std::isfinite(v); });
+    const bool bounded = std::all_of(mult.begin(), mult.end(), bounded_multiplier);  // else the checked requantization
     mult.resize(static_cast<size_t>(padded), 0.0);
     const int32_t* bias = ctx.input_count() > 8 && ctx.input_value(8) ? ctx.input(8).data<int32_t>() : nullptr;
     std::vector<double> bias_d(static_cast<size_t>(padded), 0.0);
@@ -331,7 +331,7 @@ void Run(KernelContext& ctx) {
         for (int64_t p = r0; p < r1; p += kRows) {
           const int64_t R = std::min(kRows, r1 - p);
           for (int64_t r = 0; r < R; ++r) rows[r] = xb + row_of(p + r) * C;
-          if (!finite) {  // the sums, then the reference's requantization of each
+          if (!bounded) {  // the sums, then the reference's requantization of each
             t.ldo = 64;
             tile_for<int32_t>(R, panels)(rows, sums, t);
             requantize_channels_last(sums, 64, R, m1 - m0, bias ? bias + m0 : nullptr, mult.data() + m0, t.zp, u8,

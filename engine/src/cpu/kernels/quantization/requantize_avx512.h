@@ -26,6 +26,19 @@ __attribute__((target("avx512f"))) inline __m256i round8(__m512d x, __m512d zp) 
   return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(r, _mm512_set1_pd(lo)), _mm512_set1_pd(hi)));  // integral, in range: exact
 }
 
+// round8 for products known to lie within +-2^51 (|sum| < 2^32 and a
+// multiplier of at most 2^19): no clamp before the rounding.
+template <typename T>
+__attribute__((target("avx512f"))) inline __m256i round8_bounded(__m512d x, __m512d zp) {
+  constexpr double lo = std::is_signed_v<T> ? -128.0 : 0.0, hi = std::is_signed_v<T> ? 127.0 : 255.0;
+  const __m512d r = _mm512_add_pd(_mm512_roundscale_pd(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), zp);
+  return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(r, _mm512_set1_pd(lo)), _mm512_set1_pd(hi)));  // integral, in range: exact
+}
+
+// Whether round8_bounded may take a multiplier's products: finite and at
+// most 2^19 in magnitude (the others go through requantize()'s checks).
+inline bool bounded_multiplier(double m) { return m >= -524288.0 && m <= 524288.0; }
+
 // Sixteen int32 values in T's range (two halves of eight) as T, in the low 128 bits.
 template <typename T>
 __attribute__((target("avx512f"))) inline __m128i narrow16(__m256i first, __m256i second) {

@@ -1,0 +1,331 @@
+// Depthwise NhwcQLinearConv (group = C = M, a 2-D window of any size,
+// strides, dilations, pads) on a channels-last image in AVX-512 VNNI, each
+// sum requantized in registers as the reference does: MobileNets' and
+// EfficientNets' 3x3 and 5x5 layers, which oneDNN ran with int32 sums
+// written out and read back by the requantization.
+//
+// Per output pixel and 16 channels: each tap's 16 input bytes widened to
+// int32 lanes, and vpdpbusd with the tap's weights in the low byte of each
+// lane (the other three bytes zero) adds x' * w. Taps in the padding read a
+// row of the input's zero point, so every sum has all taps, and
+//   sum (x - zx) w = sum x' w - zx' * sum w
+// with x' = x (+ 128 for int8, the sign bit flipped: vpdpbusd reads its
+// first operand unsigned) and zx' likewise. Exact in int32 (at most 255 *
+// 128 per tap and 33,000 taps, as conv_integer.cpp takes).
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")  // a product rounds before the rounding's add (requantize_avx512.h)
+#endif
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's avx512fintrin.h
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#include <immintrin.h>
+
+#include <algorithm>
+#include <climits>  // INT_MAX
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/onednn_parts.h"
+#include "cpu/kernels/output.h"
+#include "cpu/kernels/quantization/qlinear_conv_params.h"
+#include "cpu/kernels/quantization/requantize.h"
+#include "cpu/kernels/quantization/requantize_avx512.h"
+#include "cpu/nhwc.h"
+#include "cpu/optimizer.h"
+#include "cpu/thread_pool.h"
+#include "reference/ops/nn/common.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+using namespace onednn;
+
+constexpr int64_t kMaxTaps = 64;
+constexpr int kBlocks = 4;  // 16-channel blocks a pixel's step keeps in registers
+
+bool have_avx512_vnni() {
+  static const bool yes = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vl");
+  return yes;
+}
+
+int64_t int8_at(const Tensor& t, uint64_t i) {
+  return t.dtype() == DataType::Int8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];
+}
+
+// The weights minus their zero points as int32 lanes holding the weight in
+// their low byte ([block][tap][16]), and each channel's sum over its taps.
+struct Packed {
+  const void* source = nullptr;
+  const void* zp_source = nullptr;
+  bool fits = false;
+  int64_t C = 0, taps = 0;
+  std::vector<int32_t> lanes;
+  std::vector<int64_t> sums;
+};
+
+bool pack(const Tensor& w, const Tensor* wz, Packed& p) {
+  p.C = w.shape()[0];
+  p.taps = w.shape()[2] * w.shape()[3];
+  const int64_t blocks = (p.C + 15) / 16;
+  p.lanes.assign(static_cast<size_t>(blocks * p.taps * 16), 0);
+  p.sums.assign(static_cast<size_t>(p.C), 0);
+  for (int64_t c = 0; c < p.C; ++c) {
+    const int64_t z = wz ? int8_at(*wz, wz->element_count() == 1 ? 0 : static_cast<uint64_t>(c)) : 0;
+    for (int64_t t = 0; t < p.taps; ++t) {
+      const int64_t v = int8_at(w, static_cast<uint64_t>(c * p.taps + t)) - z;
+      if (v < -128 || v > 127) return false;
+      p.lanes[static_cast<size_t>((c / 16 * p.taps + t) * 16 + c % 16)] = static_cast<int32_t>(static_cast<uint8_t>(static_cast<int8_t>(v)));
+      p.sums[static_cast<size_t>(c)] += v;
+    }
+  }
+  return true;
+}
+
+const Packed* packed_of(const KernelContext& ctx, Packed& local) {
+  Packed* p = node_state<Packed>(ctx);
+  if (!p) p = &local;
+  const Tensor& w = ctx.input(3);
+  const Value* zv = ctx.input_count() > 5 ? ctx.input_value(5) : nullptr;
+  const void* zsrc = zv ? zv->tensor().raw() : nullptr;
+  if (p->source == w.raw() && p->zp_source == zsrc && p->source) return p;
+  p->source = w.raw();
+  p->zp_source = zsrc;
+  p->fits = pack(w, zv ? &zv->tensor() : nullptr, *p);
+  return p;
+}
+
+// The window when the problem is this kernel's: X [N, H, W, C] 8-bit, W
+// [C, 1, kh, kw] an 8-bit initializer, group C.
+bool problem_of(const KernelContext& ctx, ref::nn::Window& win) {
+  if (!have_avx512_vnni() || !qlinear_conv_params_ok(ctx)) return false;
+  const Value* xv = ctx.input_value(0);
+  const Value* wv = ctx.input_value(3);
+  if (!xv || !xv->is_tensor() || !wv || !wv->is_tensor() || !is_initializer(ctx, 3)) return false;
+  const Tensor& x = xv->tensor();
+  const Tensor& w = wv->tensor();
+  auto int8 = [](DataType t) { return t == DataType::Uint8 || t == DataType::Int8; };
+  if (!int8(x.dtype()) || !int8(w.dtype()) || x.rank() != 4 || w.rank() != 4 || x.element_count() == 0) return false;
+  const int64_t C = x.shape()[3];
+  if (C < 2 || ctx.attr_int("group", 1) != C || w.shape()[0] != C || w.shape()[1] != 1) return false;
+  if (w.shape()[2] * w.shape()[3] > kMaxTaps || w.shape()[2] < 1 || w.shape()[3] < 1) return false;
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != std::vector<int64_t>{w.shape()[2], w.shape()[3]})
+    return false;
+  if (const Value* z = ctx.input_value(2))
+    if (!z->is_tensor() || z->tensor().dtype() != x.dtype() || z->tensor().element_count() != 1) return false;
+  if (ctx.input_count() > 5)
+    if (const Value* z = ctx.input_value(5)) {
+      const Tensor& t = z->tensor();
+      if (!z->is_tensor() || t.dtype() != w.dtype() || !is_initializer(ctx, 5)) return false;
+      if (!(t.element_count() == 1 && t.rank() <= 1) && !(t.rank() == 1 && t.shape()[0] == C)) return false;
+    }
+  try {
+    win = ref::nn::resolve_window(ctx, {x.shape()[1], x.shape()[2]}, {w.shape()[2], w.shape()[3]}, false);
+  } catch (const std::exception&) {
+    return false;
+  }
+  return win.out[0] > 0 && win.out[1] > 0;
+}
+
+bool accepts(const KernelContext& ctx) {
+  return safely([&] {
+    ref::nn::Window win;
+    if (!problem_of(ctx, win)) return false;
+    Packed local;
+    return packed_of(ctx, local)->fits;
+  });
+}
+
+// Per channel, padded to whole blocks: the sums' start, bias, multiplier.
+struct Channels {
+  const int32_t* start;
+  const double* bias;
+  const double* mult;
+  double zp;
+  uint32_t flip;  // 0x80 on each byte for int8 input
+};
+
+// P output pixels, blocks [b0, b0 + J) of 16 channels: pixel p's taps read
+// from at[p * taps + t] (pixel rows of C bytes, or the zero-point row);
+// stored to out[p] as T requantized, or as the sums for T = int32_t. Each
+// tap's weights are loaded once for the P pixels, and the P * J sums are
+// independent chains (a pixel at a time waited on vpdpbusd's latency).
+template <int P, int J, typename T, bool Signed>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) inline void pixels_blocks(
+    const uint8_t* const* at, int64_t taps, const int32_t* lanes, int64_t b0, int64_t C, const Channels& ch,
+    T* const* out) {
+  __m512i acc[P][J];
+  __mmask16 mask[J];
+#pragma GCC unroll 4
+  for (int j = 0; j < J; ++j) {
+    const int64_t c0 = (b0 + j) * 16;
+    mask[j] = static_cast<__mmask16>(C - c0 >= 16 ? 0xffff : (1u << (C - c0)) - 1u);
+    const __m512i s = _mm512_loadu_si512(ch.start + c0);
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) acc[p][j] = s;
+  }
+  const __m128i flip = _mm_set1_epi32(static_cast<int>(ch.flip));
+  for (int64_t t = 0; t < taps; ++t) {
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) {
+      const int64_t c0 = (b0 + j) * 16;
+      const __m512i w = _mm512_loadu_si512(lanes + ((b0 + j) * taps + t) * 16);
+#pragma GCC unroll 4
+      for (int p = 0; p < P; ++p) {
+        __m128i bytes = _mm_maskz_loadu_epi8(mask[j], at[p * taps + t] + c0);
+        if constexpr (Signed) bytes = _mm_xor_si128(bytes, flip);
+        acc[p][j] = _mm512_dpbusd_epi32(acc[p][j], _mm512_cvtepu8_epi32(bytes), w);
+      }
+    }
+  }
+#pragma GCC unroll 4
+  for (int j = 0; j < J; ++j) {
+    const int64_t c0 = (b0 + j) * 16;
+    if constexpr (std::is_same_v<T, int32_t>) {
+#pragma GCC unroll 4
+      for (int p = 0; p < P; ++p) _mm512_mask_storeu_epi32(out[p] + c0, mask[j], acc[p][j]);
+    } else {
+      const __m512d zp = _mm512_set1_pd(ch.zp);
+      const __m512d b0v = _mm512_loadu_pd(ch.bias + c0), b1v = _mm512_loadu_pd(ch.bias + c0 + 8);
+      const __m512d m0 = _mm512_loadu_pd(ch.mult + c0), m1 = _mm512_loadu_pd(ch.mult + c0 + 8);
+#pragma GCC unroll 4
+      for (int p = 0; p < P; ++p) {
+        const __m512d lo = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(acc[p][j])), b0v);
+        const __m512d hi = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(acc[p][j], 1)), b1v);
+        const __m128i v = narrow16<T>(round8_bounded<T>(_mm512_mul_pd(lo, m0), zp), round8_bounded<T>(_mm512_mul_pd(hi, m1), zp));
+        _mm_mask_storeu_epi8(out[p] + c0, mask[j], v);
+      }
+    }
+  }
+}
+
+// Every block of P output pixels, four at a time.
+template <int P, typename T, bool Signed>
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void pixels(const uint8_t* const* at, int64_t taps,
+                                                                           const int32_t* lanes, int64_t C,
+                                                                           const Channels& ch, T* const* out) {
+  const int64_t blocks = (C + 15) / 16;
+  int64_t b = 0;
+  for (; b + kBlocks <= blocks; b += kBlocks) pixels_blocks<P, kBlocks, T, Signed>(at, taps, lanes, b, C, ch, out);
+  switch (blocks - b) {
+    case 1: pixels_blocks<P, 1, T, Signed>(at, taps, lanes, b, C, ch, out); break;
+    case 2: pixels_blocks<P, 2, T, Signed>(at, taps, lanes, b, C, ch, out); break;
+    case 3: pixels_blocks<P, 3, T, Signed>(at, taps, lanes, b, C, ch, out); break;
+    default: break;
+  }
+}
+
+void Run(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    ref::nn::Window win;
+    if (!problem_of(ctx, win)) ctx.fail("problem not supported by the depthwise int8 kernel");
+    Packed local;
+    const Packed& pk = *packed_of(ctx, local);
+    if (!pk.fits) ctx.fail("the weights minus their zero points do not fit int8");
+    const Tensor& x = ctx.input(0);
+    const int64_t N = x.shape()[0], H = x.shape()[1], W = x.shape()[2], C = pk.C;
+    const int64_t OH = win.out[0], OW = win.out[1], KH = win.kernel[0], KW = win.kernel[1];
+    const Tensor& yz = ctx.input(7);
+    const bool u8 = yz.dtype() == DataType::Uint8;
+    Tensor& y = uninitialized_output(ctx, 0, yz.dtype(), {N, OH, OW, C});
+    const int64_t padded = (C + 15) / 16 * 16;
+    std::vector<double> mult = qlinear_conv_multipliers(ctx, C);
+    const bool bounded = std::all_of(mult.begin(), mult.end(), bounded_multiplier);  // else the checked requantization
+    mult.resize(static_cast<size_t>(padded), 0.0);
+    const int32_t* bias = ctx.input_count() > 8 && ctx.input_value(8) ? ctx.input(8).data<int32_t>() : nullptr;
+    std::vector<double> bias_d(static_cast<size_t>(padded), 0.0);
+    const bool x_signed = x.dtype() == DataType::Int8;
+    const uint8_t zx_byte = ctx.input_value(2) ? reinterpret_cast<const uint8_t*>(ctx.input(2).raw())[0] : 0;
+    const int64_t zx_shifted = (x_signed ? static_cast<int8_t>(zx_byte) + 128 : zx_byte);  // zx'
+    std::vector<int32_t> start(static_cast<size_t>(padded), 0);
+    for (int64_t c = 0; c < C; ++c) {
+      if (bias) bias_d[static_cast<size_t>(c)] = bias[c];
+      start[static_cast<size_t>(c)] = static_cast<int32_t>(
+          static_cast<uint32_t>(static_cast<uint64_t>(-zx_shifted * pk.sums[static_cast<size_t>(c)])));
+    }
+    const std::vector<uint8_t> pad_row(static_cast<size_t>(C), zx_byte);  // what a tap in the padding reads
+    const Channels ch{start.data(), bias_d.data(), mult.data(), static_cast<double>(int8_at(yz, 0)),
+                      x_signed ? 0x80808080u : 0u};
+    const uint8_t* xb = reinterpret_cast<const uint8_t*>(x.raw());
+    std::byte* yb = y.mutable_raw();
+    const int64_t taps = KH * KW;
+    // Where tap t of a pixel whose window lies inside X reads, from the
+    // window's first pixel; and the output columns whose windows do.
+    std::vector<int64_t> tap_offset(static_cast<size_t>(taps));
+    for (int64_t i = 0; i < KH; ++i)
+      for (int64_t j = 0; j < KW; ++j)
+        tap_offset[static_cast<size_t>(i * KW + j)] = (i * win.dilations[0] * W + j * win.dilations[1]) * C;
+    auto inside = [](int64_t o, int64_t s, int64_t pad, int64_t span, int64_t n) {
+      return o * s - pad >= 0 && o * s - pad + span <= n;
+    };
+    const int64_t span_h = (KH - 1) * win.dilations[0] + 1, span_w = (KW - 1) * win.dilations[1] + 1;
+    int64_t ow_lo = 0, ow_hi = 0;  // [ow_lo, ow_hi): inside along W
+    while (ow_lo < OW && !inside(ow_lo, win.strides[1], win.pad_begin[1], span_w, W)) ++ow_lo;
+    ow_hi = ow_lo;
+    while (ow_hi < OW && inside(ow_hi, win.strides[1], win.pad_begin[1], span_w, W)) ++ow_hi;
+    constexpr int kPixels = 4;
+    const int64_t row_work = OW * taps * padded;
+    parallel_for(N * OH, std::max<int64_t>(1, (int64_t{1} << 15) / std::max<int64_t>(row_work, 1)), [&](int64_t r0, int64_t r1) {
+      const uint8_t* at[kPixels * kMaxTaps];
+      std::vector<int32_t> sums(bounded ? 0 : static_cast<size_t>(C));
+      // Output pixels [ow, ow + P) of row r: P at once.
+      auto run = [&](auto p_const, int64_t r, int64_t ow, bool all_inside) {
+        constexpr int P = decltype(p_const)::value;
+        const int64_t n = r / OH, oh = r % OH;
+        for (int p = 0; p < P; ++p) {
+          const int64_t ow_p = ow + p, ih0 = oh * win.strides[0] - win.pad_begin[0], iw0 = ow_p * win.strides[1] - win.pad_begin[1];
+          const uint8_t** a = at + p * taps;
+          if (all_inside) {
+            const uint8_t* base = xb + ((n * H + ih0) * W + iw0) * C;
+            for (int64_t t = 0; t < taps; ++t) a[t] = base + tap_offset[static_cast<size_t>(t)];
+            continue;
+          }
+          for (int64_t i = 0; i < KH; ++i) {
+            const int64_t ih = ih0 + i * win.dilations[0];
+            for (int64_t j = 0; j < KW; ++j) {
+              const int64_t iw = iw0 + j * win.dilations[1];
+              a[i * KW + j] = ih >= 0 && ih < H && iw >= 0 && iw < W ? xb + ((n * H + ih) * W + iw) * C : pad_row.data();
+            }
+          }
+        }
+        const int64_t o = (r * OW + ow) * C;
+        if (!bounded) {  // the sums, then the reference's requantization (NaN products give the zero point)
+          for (int p = 0; p < P; ++p) {
+            int32_t* s = sums.data();
+            if (x_signed) pixels<1, int32_t, true>(at + p * taps, taps, pk.lanes.data(), C, ch, &s);
+            else pixels<1, int32_t, false>(at + p * taps, taps, pk.lanes.data(), C, ch, &s);
+            requantize_channels_last(sums.data(), 1, C, bias, mult.data(), ch.zp, u8, yb + o + p * C);
+          }
+        } else if (u8) {
+          uint8_t* outs[P];
+          for (int p = 0; p < P; ++p) outs[p] = reinterpret_cast<uint8_t*>(yb) + o + p * C;
+          if (x_signed) pixels<P, uint8_t, true>(at, taps, pk.lanes.data(), C, ch, outs);
+          else pixels<P, uint8_t, false>(at, taps, pk.lanes.data(), C, ch, outs);
+        } else {
+          int8_t* outs[P];
+          for (int p = 0; p < P; ++p) outs[p] = reinterpret_cast<int8_t*>(yb) + o + p * C;
+          if (x_signed) pixels<P, int8_t, true>(at, taps, pk.lanes.data(), C, ch, outs);
+          else pixels<P, int8_t, false>(at, taps, pk.lanes.data(), C, ch, outs);
+        }
+      };
+      using One = std::integral_constant<int, 1>;
+      using Four = std::integral_constant<int, kPixels>;
+      for (int64_t r = r0; r < r1; ++r) {
+        const bool row_inside = inside(r % OH, win.strides[0], win.pad_begin[0], span_h, H);
+        int64_t ow = 0;
+        for (; ow < OW && !(row_inside && ow >= ow_lo && ow + kPixels <= ow_hi); ++ow) run(One{}, r, ow, false);
+        for (; ow + kPixels <= ow_hi && row_inside; ow += kPixels) run(Four{}, r, ow, true);
+        for (; ow < OW; ++ow) run(One{}, r, ow, row_inside && ow >= ow_lo && ow < ow_hi);
+      }
+    });
+  });
+}
+
+}  // namespace
+
+void register_qlinear_conv_depthwise_kernels(KernelRegistry& r) {
+  r.add(KernelDef{kCpuDomain, kNhwcQLinearConv, 1, INT_MAX, "cpu-int8", Run, accepts});
+}
+
+}  // namespace onnxscope::cpu
