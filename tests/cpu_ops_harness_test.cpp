@@ -793,7 +793,8 @@ Tensor scalar(DataType t, double v) {
 
 // com.microsoft QLinearAdd and QLinearMul (kernels/quantization/qlinear_binary.cpp)
 // against the reference, bit for bit: uint8 and int8, random broadcasts
-// (residual adds, [1, C, 1, 1] gates, scalars) and operands of one shape,
+// (residual adds, [1, C, 1, 1] gates, scalars: a single value against long
+// rows too, the vector loop's) and operands of one shape,
 // zero points given or not, scales that saturate the output.
 TEST(CpuOpsHarness, QLinearAddAndMulBitForBit) {
   Rng rng(47);
@@ -802,7 +803,12 @@ TEST(CpuOpsHarness, QLinearAddAndMulBitForBit) {
     const DataType t = i % 4 < 2 ? DataType::Uint8 : DataType::Int8;
     // One in three: operands of one shape, runs long enough for the 16-wide loop and its tail.
     const Shape same = {1, pick(rng, 1, 8), pick(rng, 2, 9), pick(rng, 3, 33)};
-    const auto [sa, sb] = i % 3 == 2 ? std::pair<Shape, Shape>{same, same} : broadcast_pair(rng);
+    // One in six more: a single value against rows long enough for the 16-wide loop, on either side.
+    const Shape rows = {1, pick(rng, 1, 4), pick(rng, 17, 70)};
+    const auto [sa, sb] = i % 3 == 2   ? std::pair<Shape, Shape>{same, same}
+                          : i % 6 == 1 ? std::pair<Shape, Shape>{Shape{}, rows}
+                          : i % 6 == 3 ? std::pair<Shape, Shape>{rows, Shape{1}}
+                                       : broadcast_pair(rng);
     Case c(17);
     c.mb.opset("com.microsoft", 1);
     const double lo = t == DataType::Uint8 ? 0 : -128, hi = t == DataType::Uint8 ? 255 : 127;
@@ -842,7 +848,8 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
     const DataType bt = i % 3 == 0 ? DataType::Uint8 : DataType::Int8;
     const double alo = at == DataType::Uint8 ? 0 : -128, ahi = at == DataType::Uint8 ? 255 : 127;
     const double blo = bt == DataType::Uint8 ? 0 : -128, bhi = bt == DataType::Uint8 ? 255 : 127;
-    const int64_t M = pick(rng, 1, 9), K = pick(rng, 1, 40), N = pick(rng, 1, 12);
+    // N past 8 in some: the output stage's 8-column vector loop and its tail.
+    const int64_t M = pick(rng, 1, 9), K = pick(rng, 1, 40), N = i % 3 == 1 ? pick(rng, 8, 45) : pick(rng, 1, 12);
     if (i % 2 == 0) {  // QGemm
       const bool ta = i % 4 == 2, tb = i % 8 < 4, quant = i % 6 != 4;
       c.input("a", random_tensor(rng, at, ta ? Shape{K, M} : Shape{M, K}, alo, ahi));

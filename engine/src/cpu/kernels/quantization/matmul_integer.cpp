@@ -269,8 +269,8 @@ void QGemmInt8(KernelContext& ctx) {
     int8_matmul(ctx, *p, kQGemm, acc->data());
     const QGemmOutput y(ctx, p->m, p->n);
     const int64_t N = p->n;
-    parallel_for(p->m * N, 16384, [&](int64_t b, int64_t e) {
-      for (int64_t i = b; i < e; ++i) y.store(i / N, i % N, static_cast<double>((*acc)[static_cast<size_t>(i)]));
+    parallel_for(p->m, std::max<int64_t>(1, 16384 / std::max<int64_t>(N, 1)), [&](int64_t m0, int64_t m1) {
+      for (int64_t m = m0; m < m1; ++m) y.store_row(m, acc->data() + m * N);
     });
   });
 }
