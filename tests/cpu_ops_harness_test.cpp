@@ -833,6 +833,38 @@ TEST(CpuOpsHarness, QLinearAddAndMulBitForBit) {
   }
 }
 
+// com.microsoft QLinearSigmoid and QLinearLeakyRelu
+// (kernels/quantization/byte_lookup.cpp: the reference's table, looked
+// up 64 bytes at a time) bit for bit: uint8 and int8, lengths on and off
+// multiples of 64 and past one thread's share, zero points given or not,
+// LeakyRelu's alpha given or not.
+TEST(CpuOpsHarness, QLinearSigmoidAndLeakyReluBitForBit) {
+  Rng rng(59);
+  for (int i = 0; i < 24; ++i) {
+    const bool leaky = i % 2 == 1;
+    const DataType t = i % 4 < 2 ? DataType::Uint8 : DataType::Int8;
+    const double lo = t == DataType::Uint8 ? 0 : -128, hi = t == DataType::Uint8 ? 255 : 127;
+    const Shape s = i % 3 == 0 ? Shape{1, pick(rng, 1, 9), pick(rng, 1, 70)} : Shape{2, pick(rng, 30, 200), pick(rng, 100, 400)};
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    c.input("x", random_tensor(rng, t, s, lo, hi));
+    c.input("xs", scalar(DataType::Float, 0.01 + 0.02 * pick(rng, 0, 5)));
+    c.input("ys", scalar(DataType::Float, leaky ? 0.05 : 1.0 / 256));
+    const bool zps = i % 3 != 2;
+    std::vector<std::string> ins = {"x", "xs", zps ? "xz" : "", "ys"};
+    if (zps) {
+      c.input("xz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+      c.input("yz", scalar(t, t == DataType::Uint8 ? pick(rng, 0, 20) : pick(rng, -128, -100)));
+      ins.push_back("yz");
+    }
+    const char* op = leaky ? "QLinearLeakyRelu" : "QLinearSigmoid";
+    auto& n = c.mb.node(op, ins, {"y"}, "n", "com.microsoft");
+    if (leaky && i % 4 == 1) attr_float(n, "alpha", 0.2f);
+    c.what = std::string(op) + " " + shape_to_string(s) + (zps ? " zero points" : "");
+    check(c, 0, 0);
+  }
+}
+
 // com.microsoft QGemm and QLinearMatMul with batch dims
 // (kernels/quantization/qgemm.cpp) against the reference, bit for bit:
 // transA/transB, C of every broadcast, per-column b_scale and b_zero_point,

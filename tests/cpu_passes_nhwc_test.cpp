@@ -199,6 +199,100 @@ TEST(NhwcInt8Layout, WhatItCannotKeepChannelsLastReadsThePlainValue) {
   expect_bit_identical(original, m, {{"x", Value(bytes(rng, DataType::Uint8, {1, 8, 6, 6}))}, {"a_scale", Value(scale)}});
 }
 
+// EfficientNet's block as onnxruntime's quantizer writes it: QLinearConv,
+// SiLU as QLinearSigmoid and QLinearMul, a squeeze-excitation (DequantizeLinear,
+// ReduceMean over H and W, QuantizeLinear, two 1x1 QLinearConvs, the gate's
+// QLinearSigmoid, its QLinearMul with the image), then a projection; and a
+// QLinearMul by a plain gate given as an input ([N, C, 1, 1]). All of it
+// channels last, at opsets 17 (ReduceMean's axes an attribute) and 18 (an
+// input); bit for bit.
+TEST(NhwcInt8Layout, SqueezeExcitationStaysChannelsLast) {
+  if (!cpu::int8_convolutions_channels_last()) GTEST_SKIP() << "no VNNI: the pass does nothing";
+  for (const int64_t opset : {17, 18}) {
+    SCOPED_TRACE("opset " + std::to_string(opset));
+    Rng rng(7);
+    ModelBuilder b(opset);
+    b.opset("com.microsoft", 1);
+    b.input("x", DataType::Uint8, {int64_t{1}, int64_t{24}, int64_t{9}, int64_t{9}});
+    b.input("g", DataType::Uint8, {int64_t{1}, int64_t{16}, int64_t{1}, int64_t{1}});
+    b.initializer(make_float_tensor("xs", {}, {0.02f}));
+    b.initializer(raw("xz", bytes(rng, DataType::Uint8, {}, 120, 130)));
+    b.initializer(make_float_tensor("ss", {}, {1.0f / 256}));
+    b.initializer(raw("sz", bytes(rng, DataType::Uint8, {}, 0, 0)));
+    attr_ints(add_qconv(b, rng, "expand", "x", "e", 24, 16, {3, 3}, 1, DataType::Uint8, true), "pads", {1, 1, 1, 1});
+    b.node("QLinearSigmoid", {"e", "xs", "xz", "ss", "sz"}, {"es"}, "sig", "com.microsoft");
+    b.node("QLinearMul", {"e", "xs", "xz", "es", "ss", "sz", "xs", "xz"}, {"silu"}, "silu", "com.microsoft");
+    b.node("DequantizeLinear", {"silu", "xs", "xz"}, {"silu_f"}, "dq");
+    auto& mean = b.node("ReduceMean", opset >= 18 ? std::vector<std::string>{"silu_f", "axes"} : std::vector<std::string>{"silu_f"},
+                        {"pooled"}, "pool");
+    if (opset >= 18) b.initializer(make_int64_tensor("axes", {2}, {-1, -2}));
+    else attr_ints(mean, "axes", {2, 3});
+    b.node("QuantizeLinear", {"pooled", "xs", "xz"}, {"pooled_q"}, "q");
+    add_qconv(b, rng, "fc1", "pooled_q", "f1", 16, 4, {1, 1}, 1, DataType::Uint8, true);
+    add_qconv(b, rng, "fc2", "f1", "f2", 4, 16, {1, 1}, 1, DataType::Uint8, true);
+    b.node("QLinearSigmoid", {"f2", "xs", "xz", "ss", "sz"}, {"gate"}, "gate", "com.microsoft");
+    b.node("QLinearMul", {"gate", "ss", "sz", "silu", "xs", "xz", "xs", "xz"}, {"scaled"}, "excite", "com.microsoft");
+    b.node("QLinearMul", {"scaled", "xs", "xz", "g", "ss", "sz", "xs", "xz"}, {"gated"}, "by_input", "com.microsoft");
+    add_qconv(b, rng, "project", "gated", "y", 16, 8, {1, 1}, 1, DataType::Uint8, false);
+    b.output("y", DataType::Uint8, {int64_t{1}, int64_t{8}, int64_t{9}, int64_t{9}});
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::nhwc_int8_layout, true);
+    EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNhwc", "NhwcQLinearConv", "QLinearSigmoid", "QLinearMul",
+                                                 "DequantizeLinear", "ReduceMean", "QuantizeLinear", "NhwcQLinearConv",
+                                                 "NhwcQLinearConv", "QLinearSigmoid", "QLinearMul", "ToNhwc", "QLinearMul",
+                                                 "NhwcQLinearConv", "FromNhwc"}));
+    NamedValues inputs{{"x", Value(bytes(rng, DataType::Uint8, {1, 24, 9, 9}))},
+                       {"g", Value(bytes(rng, DataType::Uint8, {1, 16, 1, 1}))}};
+    const Kernels k = expect_bit_identical(original, m, inputs);
+    expect_kernel(k, "QLinearSigmoid", {"cpu-simd"});
+    expect_bit_identical(original, m, inputs, {"cpu-int8", "onednn-int8", "cpu-simd"});
+  }
+}
+
+// fuse-quantized-lookup (passes/fuse_quantized_lookup.cpp): DequantizeLinear,
+// float activations, QuantizeLinear -> QuantizedLookup with the reference's
+// 256 results, for uint8 and int8 (int8 out of uint8 too); a chain whose
+// activation is also a graph output, and a DequantizeLinear straight into a
+// QuantizeLinear, stay. Every byte value in the input; bit for bit on the
+// lookup kernel and its plain form.
+TEST(FuseQuantizedLookup, ActivationsBetweenDequantizeAndQuantizeBecomeATable) {
+  for (const DataType t : {DataType::Uint8, DataType::Int8}) {
+    SCOPED_TRACE(std::string(dtype_name(t)));
+    Rng rng(11);
+    ModelBuilder b(17);
+    b.input("x", t, {int64_t{2}, int64_t{8}, int64_t{4}, int64_t{4}});
+    b.initializer(make_float_tensor("s", {}, {0.05f}));
+    b.initializer(raw("z", bytes(rng, t, {}, 120, 136)));
+    b.initializer(make_float_tensor("s2", {}, {1.0f / 200}));
+    b.initializer(raw("z2", bytes(rng, DataType::Int8, {}, 120, 120)));
+    b.initializer(make_float_tensor("lo", {}, {0.1f}));
+    b.initializer(make_float_tensor("hi", {}, {0.8f}));
+    b.node("DequantizeLinear", {"x", "s", "z"}, {"d"}, "dq");
+    attr_float(b.node("HardSigmoid", {"d"}, {"h"}, "hs"), "alpha", 0.2f);
+    b.node("Clip", {"h", "lo", "hi"}, {"c"}, "clip");
+    b.node("QuantizeLinear", {"c", "s2", "z2"}, {"y"}, "q");  // int8 out
+    b.node("DequantizeLinear", {"x", "s", "z"}, {"d2"}, "dq2");
+    b.node("Sigmoid", {"d2"}, {"sg"}, "sig");
+    b.node("QuantizeLinear", {"sg", "s2", "z"}, {"y2"}, "q2");  // x's type out
+    b.node("DequantizeLinear", {"x", "s", "z"}, {"d3"}, "dq3");  // straight back: left
+    b.node("QuantizeLinear", {"d3", "s2", "z"}, {"y3"}, "q3");
+    b.node("DequantizeLinear", {"x", "s", "z"}, {"d4"}, "dq4");  // its activation is an output too: left
+    b.node("Relu", {"d4"}, {"r4"}, "relu");
+    b.node("QuantizeLinear", {"r4", "s2", "z"}, {"y4"}, "q4");
+    for (const char* o : {"y", "y2", "y3", "y4", "r4"}) b.output_untyped(o);
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::fuse_quantized_lookup, true);
+    EXPECT_EQ(op_types(*m), (std::vector<std::string>{"QuantizedLookup", "QuantizedLookup", "DequantizeLinear",
+                                                 "QuantizeLinear", "DequantizeLinear", "Relu", "QuantizeLinear"}));
+    EXPECT_EQ(provenance(m->graph.nodes[0]), (std::vector<std::string>{"dq", "hs", "clip", "q"}));
+    Tensor x = Tensor::zeros(t, {2, 8, 4, 4});
+    for (uint64_t e = 0; e < x.element_count(); ++e) reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(e);
+    const NamedValues inputs{{"x", Value(x)}};
+    expect_kernel(expect_bit_identical(original, m, inputs), "QuantizedLookup", {"cpu-simd"});
+    expect_kernel(expect_bit_identical(original, m, inputs, {"cpu-simd"}), "QuantizedLookup", {"fused-reference"});
+  }
+}
+
 TEST(NhwcInt8Layout, LeavesOtherGraphsAlone) {
   auto original = load_model(small_cnn());  // float convolutions: the nchwc pass's
   apply(*original, cpu::nhwc_int8_layout, false);

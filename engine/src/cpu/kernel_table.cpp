@@ -53,6 +53,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_skip_layer_norm_kernels(r);
     cpu::register_matmul_nbits_kernels(r);
     cpu::register_qlinear_binary_kernels(r);
+    cpu::register_byte_lookup_kernels(r);
     cpu::register_group_query_attention_kernels(r);
     cpu::register_contrib_attention_kernels(r);
     cpu::register_rms_norm_kernels(r);

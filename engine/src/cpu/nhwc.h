@@ -28,6 +28,11 @@ inline constexpr const char* kToNhwc = "ToNhwc";
 inline constexpr const char* kFromNhwc = "FromNhwc";
 inline constexpr const char* kNhwcQLinearConv = "NhwcQLinearConv";
 inline constexpr const char* kNhwcMaxPool = "NhwcMaxPool";
+// QuantizedLookup(X, table) -> Y: Y[i] = table[X[i] as a byte], X and Y 8-bit,
+// table [256] of Y's type (fuse-quantized-lookup: a DequantizeLinear, float
+// activations and a QuantizeLinear of one tensor, as the reference computes
+// them for each of the 256 values). Any layout: elementwise.
+inline constexpr const char* kQuantizedLookup = "QuantizedLookup";
 
 // [N, C, D...] -> [N, D..., C] and back.
 inline Shape channels_last_shape(const Shape& plain) {

@@ -307,6 +307,21 @@ void channels_last_reference(KernelContext& ctx, const char* op, int64_t version
 }
 
 void NhwcQLinearConvRef(KernelContext& ctx) { channels_last_reference(ctx, "QLinearConv", 10); }
+
+// QuantizedLookup: Y[i] = table[X[i] as a byte].
+void QuantizedLookupRef(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& table = ctx.input(1);
+  auto int8 = [](DataType d) { return d == DataType::Uint8 || d == DataType::Int8; };
+  if (!int8(x.dtype()) || !int8(table.dtype()) || table.shape() != Shape{256})
+    ctx.fail("QuantizedLookup takes an 8-bit X and a table of 256 8-bit values, got " +
+             std::string(dtype_name(x.dtype())) + " and " + std::string(dtype_name(table.dtype())) + shape_to_string(table.shape()));
+  Tensor& y = ctx.allocate_output(0, table.dtype(), x.shape());
+  const auto* in = reinterpret_cast<const uint8_t*>(x.raw());
+  const auto* t = reinterpret_cast<const uint8_t*>(table.raw());
+  auto* out = reinterpret_cast<uint8_t*>(y.mutable_raw());
+  for (uint64_t i = 0; i < x.element_count(); ++i) out[i] = t[in[i]];
+}
 void NhwcMaxPoolRef(KernelContext& ctx) { channels_last_reference(ctx, "MaxPool", 22); }
 
 // NchwcSqueezeExcite: unblock, the graph it replaces step by step, block again.
@@ -558,6 +573,7 @@ void register_fused_reference_kernels(KernelRegistry& r) {
   r.add(KernelDef{kCpuDomain, kFromNhwc, 1, INT_MAX, "fused-reference", FromNhwcRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNhwcQLinearConv, 1, INT_MAX, "fused-reference", NhwcQLinearConvRef, nullptr});
   r.add(KernelDef{kCpuDomain, kNhwcMaxPool, 1, INT_MAX, "fused-reference", NhwcMaxPoolRef, nullptr});
+  r.add(KernelDef{kCpuDomain, kQuantizedLookup, 1, INT_MAX, "fused-reference", QuantizedLookupRef, nullptr});
 }
 
 }  // namespace onnxscope::cpu

@@ -9,6 +9,18 @@
 //     -> the same op on the channels-last values (elementwise; numpy
 //        broadcasting of two same-rank operands commutes with one shared
 //        permutation of their axes);
+//   ... and of a channels-last value and a plain one of the same known rank
+//     (a squeeze-excitation gate [N, C, 1, 1]): a ToNhwc of the plain one first;
+//   com.microsoft QLinearSigmoid / QLinearLeakyRelu, QuantizeLinear, and a
+//   DequantizeLinear read only by such ReduceMeans (below) or by float
+//   activations only quantized again (MobileNetV3's HardSwish: DQ,
+//   HardSigmoid, Q; elsewhere the 8-bit value is the cheaper one to
+//   reorder), of a channels-last value with constant scalar scales and zero
+//   points -> the same op on it (elementwise); a float activation
+//   (HardSigmoid, Sigmoid, Relu, ...) of a channels-last value likewise;
+//   ReduceMean with keepdims over the two spatial axes of a channels-last
+//   2-D image (a squeeze-excitation's pooling, in float between a
+//   DequantizeLinear and a QuantizeLinear) -> ReduceMean over axes 1 and 2;
 //   MaxPool (without Indices) of a channels-last 2-D image
 //     -> NhwcMaxPool;
 //   any other reader, a graph output or a subgraph capture of a channels-last
@@ -17,6 +29,7 @@
 // Only where oneDNN's int8 convolution runs (VNNI): elsewhere QLinearConv is
 // the reference's, which reads NCHW. Runs once, after the fusion passes.
 #include <algorithm>
+#include <functional>
 
 #include "cpu/nhwc.h"
 #include "cpu/passes/passes.h"
@@ -36,19 +49,35 @@ size_t conv_rank(const Model& m, const Node& n) {
   return w->rank();
 }
 
-// A scale or zero point the channels-last form leaves meaning the same: a
-// constant with one element, or absent (an optional zero point).
-bool scalar_parameter(const Model& m, const Node& n, size_t i, bool optional) {
-  if (i >= n.inputs.size() || n.inputs[i].empty()) return optional;
-  const Tensor* t = constant_tensor(m, n.inputs[i]);
-  return t && t->element_count() == 1;
-}
-
 bool qlinear_binary(const Model& m, const Node& n) {
   if (n.domain != "com.microsoft" || (n.op_type != "QLinearAdd" && n.op_type != "QLinearMul")) return false;
   if (n.inputs.size() < 7 || n.inputs.size() > 8 || n.outputs.size() != 1 || n.outputs[0].empty()) return false;
   return scalar_parameter(m, n, 1, false) && scalar_parameter(m, n, 2, true) && scalar_parameter(m, n, 4, false) &&
          scalar_parameter(m, n, 5, true) && scalar_parameter(m, n, 6, false) && scalar_parameter(m, n, 7, true);
+}
+
+// QLinearSigmoid / QLinearLeakyRelu (X, X_scale, X_zp, Y_scale, Y_zp),
+// DequantizeLinear / QuantizeLinear (X, scale, zp) with one value each for
+// their scales and zero points, and the lookups fuse-quantized-lookup makes:
+// elementwise.
+bool elementwise_per_tensor(const Model& m, const Node& n) {
+  if (n.outputs.size() != 1 || n.outputs[0].empty() || n.inputs.empty()) return false;
+  if (n.domain == "com.microsoft" && (n.op_type == "QLinearSigmoid" || n.op_type == "QLinearLeakyRelu"))
+    return n.inputs.size() >= 4 && n.inputs.size() <= 5 && scalar_parameter(m, n, 1, false) &&
+           scalar_parameter(m, n, 2, true) && scalar_parameter(m, n, 3, false) && scalar_parameter(m, n, 4, true);
+  if (n.domain == kCpuDomain && n.op_type == kQuantizedLookup) return n.inputs.size() == 2;
+  return per_tensor_quantization(m, n);
+}
+
+// A ReduceMean with keepdims over exactly axes 2 and 3 of a rank-4 value.
+bool spatial_mean(const Model& m, const Node& n) {
+  if (!is_op(n, "ReduceMean") || n.outputs.size() != 1 || n.outputs[0].empty()) return false;
+  if (const Attribute* a = n.attribute("noop_with_empty_axes"); a && a->i != 0) return false;
+  auto axes = reduce_mean_axes(m, n);
+  if (!axes) return false;
+  for (int64_t& a : *axes) a = a < 0 ? a + 4 : a;
+  std::sort(axes->begin(), axes->end());
+  return *axes == std::vector<int64_t>{2, 3};
 }
 
 bool max_pool_y_only(const Node& n) {
@@ -73,6 +102,29 @@ bool nhwc_int8_layout(Model& model, PassContext& ctx) {
   };
   std::unordered_map<std::string, Last> last;  // plain name -> its channels-last form
   std::set<std::string> plain_missing;         // produced only channels last so far
+  // DequantizeLinears whose every reader pools the spatial axes (a
+  // squeeze-excitation's) or is a float activation quantized again and
+  // read by nothing else: those stay channels last.
+  std::set<std::string> pooled;
+  {
+    const GraphIndex idx(g);
+    auto only_read_by = [&](const std::string& v, const std::function<bool(const Node&)>& ok) {
+      if (idx.graph_outputs.count(v) || idx.subgraph_reads.count(v)) return false;
+      auto it = idx.readers.find(v);
+      return it != idx.readers.end() && !it->second.empty() &&
+             std::all_of(it->second.begin(), it->second.end(), [&](size_t r) { return ok(g.nodes[r]); });
+    };
+    auto requantized_activation = [&](const Node& r) {
+      return is_float_activation(model, r) && only_read_by(r.outputs[0], [&](const Node& q) {
+               return is_op(q, "QuantizeLinear") && elementwise_per_tensor(model, q);
+             });
+    };
+    for (const Node& n : g.nodes)
+      if (is_op(n, "DequantizeLinear") && !n.outputs.empty() && only_read_by(n.outputs[0], [&](const Node& r) {
+            return spatial_mean(model, r) || requantized_activation(r);
+          }))
+        pooled.insert(n.outputs[0]);
+  }
   std::vector<Node> out;
   out.reserve(g.nodes.size() + 8);
   FreshNames fresh(g);
@@ -120,12 +172,54 @@ bool nhwc_int8_layout(Model& model, PassContext& ctx) {
       ++convs;
       continue;
     }
+    if (qlinear_binary(model, n) && (last.count(n.inputs[0]) || last.count(n.inputs[3]))) {
+      // One side plain: reorder it too where its rank is known to be the other's.
+      for (const size_t k : {size_t{0}, size_t{3}}) {
+        const size_t other = k == 0 ? 3 : 0;
+        const std::string& v = n.inputs[k];
+        if (last.count(v) || !last.count(n.inputs[other])) continue;
+        const size_t rank = last[n.inputs[other]].rank;
+        if (known_rank(g, v) != rank) break;
+        const std::string vl = fresh(v + "_nhwc");
+        reorder(kToNhwc, v, vl, v);
+        last[v] = {vl, rank};
+      }
+    }
     if (qlinear_binary(model, n) && last.count(n.inputs[0]) && last.count(n.inputs[3]) &&
         last[n.inputs[0]].rank == last[n.inputs[3]].rank) {
       Node e = n;
       e.inputs[0] = last[n.inputs[0]].name;
       e.inputs[3] = last[n.inputs[3]].name;
       emit(std::move(e), n, last[n.inputs[0]].rank);
+      continue;
+    }
+    if (elementwise_per_tensor(model, n) && last.count(n.inputs[0]) &&
+        (!is_op(n, "DequantizeLinear") || pooled.count(n.outputs[0]))) {
+      Node e = n;
+      e.inputs[0] = last[n.inputs[0]].name;
+      emit(std::move(e), n, last[n.inputs[0]].rank);
+      continue;
+    }
+    if (is_float_activation(model, n) && last.count(n.inputs[0])) {
+      Node e = n;
+      e.inputs[0] = last[n.inputs[0]].name;
+      emit(std::move(e), n, last[n.inputs[0]].rank);
+      continue;
+    }
+    if (spatial_mean(model, n) && last.count(n.inputs[0]) && last[n.inputs[0]].rank == 4) {
+      Node r = n;
+      r.inputs[0] = last[n.inputs[0]].name;
+      if (r.inputs.size() >= 2 && !r.inputs[1].empty()) {  // axes as an input (opset 18)
+        Tensor axes = Tensor::zeros(DataType::Int64, {2});
+        axes.mutable_data<int64_t>()[0] = 1;
+        axes.mutable_data<int64_t>()[1] = 2;
+        r.inputs[1] = fresh(n.outputs[0] + "_nhwc_axes");
+        g.initializers.push_back({r.inputs[1], std::move(axes), {}});
+      } else {
+        std::erase_if(r.attributes, [](const Attribute& a) { return a.name == "axes"; });
+        r.attributes.push_back(make_attr_ints("axes", {1, 2}));
+      }
+      emit(std::move(r), n, 4);
       continue;
     }
     if (max_pool_y_only(n) && last.count(n.inputs[0]) && last[n.inputs[0]].rank == 4) {

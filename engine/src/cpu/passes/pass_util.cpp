@@ -379,4 +379,26 @@ std::optional<std::vector<float>> per_channel(const Tensor* t, size_t rank, int6
 }
 
 
+bool scalar_parameter(const Model& m, const Node& n, size_t i, bool optional) {
+  if (i >= n.inputs.size() || n.inputs[i].empty()) return optional;
+  const Tensor* t = constant_tensor(m, n.inputs[i]);
+  return t && t->element_count() == 1;
+}
+
+bool per_tensor_quantization(const Model& m, const Node& n) {
+  if (!is_op(n, "DequantizeLinear") && !is_op(n, "QuantizeLinear")) return false;
+  if (n.outputs.size() != 1 || n.outputs[0].empty() || n.inputs.empty() || n.inputs[0].empty()) return false;
+  return n.inputs.size() >= 2 && n.inputs.size() <= 3 && scalar_parameter(m, n, 1, false) && scalar_parameter(m, n, 2, true);
+}
+
+bool is_float_activation(const Model& m, const Node& n) {
+  if (n.outputs.size() != 1 || n.outputs[0].empty() || n.inputs.empty() || n.inputs[0].empty()) return false;
+  for (const char* op : {"HardSigmoid", "HardSwish", "Sigmoid", "Relu", "LeakyRelu", "Tanh", "Elu", "Selu", "Softsign"})
+    if (is_op(n, op)) return n.inputs.size() == 1;
+  if (!is_op(n, "Clip")) return false;
+  for (size_t i = 1; i < n.inputs.size(); ++i)
+    if (!n.inputs[i].empty() && !scalar_constant(m, n.inputs[i])) return false;
+  return true;
+}
+
 }  // namespace onnxscope::cpu

@@ -38,6 +38,7 @@ bool fuse_elementwise(Model& model, PassContext& ctx);      // passes/fuse_eleme
 bool nchwc_layout(Model& model, PassContext& ctx);          // passes/nchwc_layout.cpp (runs last)
 bool fuse_squeeze_excitation(Model& model, PassContext& ctx);  // passes/fuse_squeeze_excitation.cpp (after nchwc-layout)
 bool nhwc_int8_layout(Model& model, PassContext& ctx);      // passes/nhwc_int8_layout.cpp (runs last)
+bool fuse_quantized_lookup(Model& model, PassContext& ctx);  // passes/fuse_quantized_lookup.cpp
 
 // --- helpers (passes/pass_util.cpp) -----------------------------------------
 // Replaces every read of value `from` by `to` (node inputs, nested subgraphs' captures).
@@ -75,6 +76,15 @@ const Tensor* constant_tensor(const Model& m, const std::string& name);
 std::optional<std::vector<float>> per_channel(const Tensor* t, size_t rank, int64_t channels);
 // The one element of a numeric constant (any rank with one element).
 std::optional<double> scalar_constant(const Model& m, const std::string& name);
+// Input i of n is a constant with one element (or absent, where `optional`):
+// a scale or zero point that means the same in any layout.
+bool scalar_parameter(const Model& m, const Node& n, size_t i, bool optional);
+// A DequantizeLinear or QuantizeLinear with one constant scale (and zero point): elementwise.
+bool per_tensor_quantization(const Model& m, const Node& n);
+// A one-input float activation (HardSigmoid, HardSwish, Sigmoid, Relu,
+// LeakyRelu, Tanh, Elu, Selu, Softsign; Clip with constant bounds):
+// elementwise, each output value a function of its input value alone.
+bool is_float_activation(const Model& m, const Node& n);
 // Integer values of a 1-D (or scalar) constant.
 std::optional<std::vector<int64_t>> int_constant(const Model& m, const std::string& name);
 

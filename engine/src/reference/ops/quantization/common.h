@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
 #include <complex>
 #include <limits>
 #include <numbers>
@@ -106,6 +107,12 @@ template <typename T> T quantize_float(float v, T zero_point) {
   const float lo = std::numeric_limits<T>::min(), hi = std::numeric_limits<T>::max();
   return static_cast<T>(q < lo ? lo : q > hi ? hi : q);
 }
+
+// com.microsoft QLinearSigmoid (leaky_relu false) or QLinearLeakyRelu as the
+// 256-entry table of its node's parameters: table[b] is Y for the input byte
+// b, as the reference computes it (qlinear_activation.cpp). Fails as the
+// reference kernel does on bad parameters. For the CPU engine's lookup.
+void qlinear_activation_table(KernelContext& ctx, bool leaky_relu, std::byte* table);
 
 // --- DynamicQuantizeLinear's arithmetic (DynamicQuantizeLinear, DynamicQuantizeMatMul) --
 // uint8 with a scale and zero point from the data's range extended to 0, in

@@ -1,0 +1,107 @@
+// A DequantizeLinear of an 8-bit tensor, float activations each read only by
+// the next, and a QuantizeLinear back to 8 bits, all with constant scalar
+// scales and zero points (what onnxruntime's QOperator quantizer leaves
+// around an activation it has no QLinear operator for: MobileNetV3's
+// HardSwish as DequantizeLinear, HardSigmoid, QuantizeLinear, 29 times), is
+// a function of each input byte alone:
+//   -> onnxscope.cpu::QuantizedLookup(X, table)
+// with the table made at prepare time by running the original nodes on the
+// reference over all 256 values of X's type, so every result is the
+// reference's own. Three passes over the tensor (one of them in float)
+// become one byte lookup.
+#include <memory>
+
+#include "cpu/nhwc.h"
+#include "cpu/passes/passes.h"
+#include "onnxscope/reference.h"
+#include "reference/interpreter.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+// The results of `chain` (sorted, its first node reads x) for x = every value
+// of the 8-bit `type`, by the reference; nullopt when it fails or gives
+// something other than 256 8-bit values.
+std::optional<Tensor> table_of(const Model& m, const std::vector<const Node*>& chain, DataType type) {
+  auto tiny = std::make_shared<Model>();
+  tiny->ir_version = m.ir_version;
+  tiny->opset_imports = m.opset_imports;
+  tiny->source = m.source;
+  const std::string& x = chain.front()->inputs[0];
+  tiny->graph.inputs.push_back({x, {}, {}});
+  for (const Node* n : chain) {
+    for (size_t i = 1; i < n->inputs.size(); ++i)  // the scales and zero points: constants
+      if (!n->inputs[i].empty() && !tiny->graph.initializer(n->inputs[i]))
+        tiny->graph.initializers.push_back({n->inputs[i], *constant_tensor(m, n->inputs[i]), {}});
+    tiny->graph.nodes.push_back(*n);
+  }
+  tiny->graph.outputs.push_back({chain.back()->outputs[0], {}, {}});
+  Tensor all = Tensor::zeros(type, {256});
+  for (int b = 0; b < 256; ++b) reinterpret_cast<uint8_t*>(all.mutable_raw())[b] = static_cast<uint8_t>(b);
+  try {
+    ref::Interpreter interp(tiny, reference_kernels(), uint64_t{1} << 20);
+    NamedValues out = interp.run({{x, Value(std::move(all))}}, RunOptions{});
+    if (out.size() != 1 || !out[0].second.is_tensor()) return std::nullopt;
+    Tensor t = std::move(out[0].second.tensor());
+    if ((t.dtype() != DataType::Uint8 && t.dtype() != DataType::Int8) || t.shape() != Shape{256}) return std::nullopt;
+    return t;
+  } catch (const std::exception&) {
+    return std::nullopt;  // left as it is: running it reports the error there
+  }
+}
+
+}  // namespace
+
+bool fuse_quantized_lookup(Model& model, PassContext& ctx) {
+  Graph& g = model.graph;
+  const GraphIndex idx(g);
+  std::vector<bool> remove(g.nodes.size(), false);
+  FreshNames fresh(g);
+  size_t fused = 0;
+  for (size_t i = 0; i < g.nodes.size(); ++i) {
+    const Node& dq = g.nodes[i];
+    if (remove[i] || !per_tensor_quantization(model, dq) || !is_op(dq, "DequantizeLinear")) continue;
+    // X's type: its zero point's (the same by the spec), else as declared.
+    const Tensor* zp = dq.inputs.size() > 2 ? constant_tensor(model, dq.inputs[2]) : nullptr;
+    const DataType type = zp ? zp->dtype() : elem_type(g, dq.inputs[0]);
+    if (type != DataType::Uint8 && type != DataType::Int8) continue;
+    std::vector<const Node*> chain{&dq};
+    bool closed = false;
+    for (std::string v = dq.outputs[0];;) {
+      auto it = idx.readers.find(v);
+      if (it == idx.readers.end() || it->second.size() != 1 || !idx.only_read_by(v, it->second[0])) break;
+      const Node& r = g.nodes[it->second[0]];
+      if (r.inputs[0] != v) break;
+      if (is_float_activation(model, r)) {
+        chain.push_back(&r);
+        v = r.outputs[0];
+        continue;
+      }
+      if (is_op(r, "QuantizeLinear") && per_tensor_quantization(model, r)) {
+        chain.push_back(&r);
+        closed = true;
+      }
+      break;
+    }
+    if (!closed || chain.size() < 3) continue;  // DequantizeLinear then QuantizeLinear alone: left as they are
+    std::optional<Tensor> table = table_of(model, chain, type);
+    if (!table) continue;
+    Node q;
+    q.name = chain.back()->name.empty() ? fresh(chain.back()->outputs[0] + "_lookup") : chain.back()->name;
+    q.domain = kCpuDomain;
+    q.op_type = kQuantizedLookup;
+    const std::string table_name = fresh(chain.back()->outputs[0] + "_table");
+    q.inputs = {dq.inputs[0], table_name};
+    q.outputs = {chain.back()->outputs[0]};
+    if (!replace_chain(ctx, g, remove, chain, std::move(q))) continue;
+    g.initializers.push_back({table_name, std::move(*table), {}});
+    ++fused;
+  }
+  if (!fused) return false;
+  erase_nodes(g, remove);
+  add_cpu_opset(model);
+  log_pass(ctx, model, "fuse-quantized-lookup: " + std::to_string(fused) + " dequantize-activation-quantize chains as lookups");
+  return true;
+}
+
+}  // namespace onnxscope::cpu
