@@ -884,14 +884,33 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
     const int64_t M = pick(rng, 1, 9), K = pick(rng, 1, 40), N = i % 3 == 1 ? pick(rng, 8, 45) : pick(rng, 1, 12);
     if (i % 2 == 0) {  // QGemm
       const bool ta = i % 4 == 2, tb = i % 8 < 4, quant = i % 6 != 4;
+      // B and its zero point as initializers in half: the VNNI kernel's (qgemm_vnni.cpp) where A is not
+      // transposed, C one value or one per column; else oneDNN's int8 matmul.
+      const bool weights = i % 4 == 0;
+      auto operand = [&](const std::string& name, Tensor t) {
+        if (!weights) return c.input(name, std::move(t));
+        c.mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(),
+                                         std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
+      };
       c.input("a", random_tensor(rng, at, ta ? Shape{K, M} : Shape{M, K}, alo, ahi));
-      c.input("b", random_tensor(rng, bt, tb ? Shape{N, K} : Shape{K, N}, blo, bhi));
+      // As initializers, values whose difference to the zero point fits int8, as quantizers' are
+      // (random_tensor draws 8-bit values over the whole range).
+      auto bytes_in = [&](const Shape& shape, int lo, int hi) {
+        Tensor t = Tensor::zeros(bt, shape);
+        for (uint64_t e = 0; e < t.element_count(); ++e)
+          reinterpret_cast<uint8_t*>(t.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
+        return t;
+      };
+      const int wlo = bt == DataType::Uint8 ? 30 : -100, whi = bt == DataType::Uint8 ? 225 : 100;
+      operand("b", weights ? bytes_in(tb ? Shape{N, K} : Shape{K, N}, wlo, whi)
+                           : random_tensor(rng, bt, tb ? Shape{N, K} : Shape{K, N}, blo, bhi));
       c.input("as", scalar(DataType::Float, 0.01 * pick(rng, 1, 5)));
       c.input("az", scalar(at, at == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -10, 10)));
       const bool per_col = i % 5 < 2;
       c.input("bs", random_tensor(rng, DataType::Float, per_col ? Shape{N} : Shape{}, 0.001, 0.02));
-      c.input("bz", random_tensor(rng, bt, per_col ? Shape{N} : Shape{}, bt == DataType::Uint8 ? 120 : -5,
-                                  bt == DataType::Uint8 ? 136 : 5));
+      const int zlo = bt == DataType::Uint8 ? 120 : -5, zhi = bt == DataType::Uint8 ? 136 : 5;
+      operand("bz", weights ? bytes_in(per_col ? Shape{N} : Shape{}, zlo, zhi)
+                            : random_tensor(rng, bt, per_col ? Shape{N} : Shape{}, zlo, zhi));
       std::vector<std::string> ins = {"a", "as", "az", "b", "bs", "bz"};
       const Shape cs = std::vector<Shape>{{}, {N}, {1, N}, {M, 1}, {M, N}}[static_cast<size_t>(i % 5)];
       if (i % 7 != 3) {
@@ -913,9 +932,17 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
       c.what = "QGemm M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + (ta ? " transA" : "") +
                (tb ? " transB" : "") + (quant ? "" : " float Y");
       Case eigen = c;
-      eigen.disabled_kernels = {"onednn-int8"};
+      eigen.disabled_kernels = {"onednn-int8", "cpu-int8"};
       eigen.what += " (Eigen form)";
       check(eigen, 0, 0);
+      if (weights && !ta && (i % 5 < 3 || i % 7 == 3) && __builtin_cpu_supports("avx512vnni")) {
+        c.expect_kernel = "cpu-int8";
+        Case dnn = c;  // and oneDNN's int8 matmul behind it
+        dnn.disabled_kernels = {"cpu-int8"};
+        dnn.expect_kernel.clear();
+        dnn.what += " (oneDNN form)";
+        check(dnn, 0, 0);
+      }
     } else {  // QLinearMatMul with batches
       const Shape batch_a = i % 3 == 1 ? Shape{2, 1} : Shape{2, 3}, batch_b = i % 3 == 1 ? Shape{1, 3} : Shape{3};
       Shape as = batch_a, bs = batch_b;

@@ -123,6 +123,7 @@ void check(Case& c, double atol, double rtol) {
   ASSERT_EQ(k.ran.size(), 1u);
   if (c.expect_fast) EXPECT_NE(k.ran[0], "reference") << "the cpu kernel declined";
   else EXPECT_EQ(k.ran[0], "reference") << "the cpu kernel took a problem it should leave";
+  if (!c.expect_kernel.empty()) EXPECT_EQ(k.ran[0], c.expect_kernel);
   ASSERT_EQ(ref.size(), cpu.size());
   for (size_t o = 0; o < ref.size(); ++o) {
     SCOPED_TRACE("output " + ref[o].first);

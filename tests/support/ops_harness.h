@@ -41,6 +41,7 @@ struct Case {
   ModelBuilder mb;
   NamedValues inputs;
   bool expect_fast = true;  // false: the reference kernel must run it
+  std::string expect_kernel;  // when set: the implementation that must run it (e.g. "cpu-int8")
   std::vector<std::string> outputs = {"y"};
   std::set<std::string> disabled_kernels;  // CpuOptions::disabled_kernels: check the kernels behind these
   explicit Case(int64_t opset) : mb(opset) {}

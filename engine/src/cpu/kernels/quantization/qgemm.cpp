@@ -103,16 +103,21 @@ bool qgemm_accepts(const KernelContext& ctx) {
   return true;
 }
 
-QGemmOutput::QGemmOutput(KernelContext& ctx, int64_t M, int64_t N) : N_(N), scale_(static_cast<size_t>(N)) {
+std::vector<float> qgemm_column_scales(const KernelContext& ctx, int64_t N) {
   const Tensor& sb = ctx.input(4);
   const Tensor* ys = input_at(ctx, 7);
+  const float alpha = ctx.attr_float("alpha", 1.0f), sa = ctx.input(1).data<float>()[0];
+  std::vector<float> scale(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) {
+    scale[static_cast<size_t>(n)] = alpha * sa * sb.data<float>()[sb.element_count() == 1 ? 0 : n];  // as the reference folds it, in float
+    if (ys) scale[static_cast<size_t>(n)] /= ys->data<float>()[0];
+  }
+  return scale;
+}
+
+QGemmOutput::QGemmOutput(KernelContext& ctx, int64_t M, int64_t N) : N_(N), scale_(qgemm_column_scales(ctx, N)) {
   const Tensor* yz = input_at(ctx, 8);
   c_ = input_at(ctx, 6);
-  const float alpha = ctx.attr_float("alpha", 1.0f), sa = ctx.input(1).data<float>()[0];
-  for (int64_t n = 0; n < N; ++n) {
-    scale_[static_cast<size_t>(n)] = alpha * sa * sb.data<float>()[sb.element_count() == 1 ? 0 : n];  // as the reference folds it, in float
-    if (ys) scale_[static_cast<size_t>(n)] /= ys->data<float>()[0];
-  }
   const DataType yt = yz ? yz->dtype() : DataType::Float;
   float_out_ = yt == DataType::Float;
   u8_ = yt == DataType::Uint8;

@@ -17,6 +17,9 @@ namespace onnxscope::cpu {
 // scales and zero points QGemm allows, C int32 broadcast to [M, N]).
 bool qgemm_accepts(const KernelContext& ctx);
 
+// alpha * a_scale * b_scale[n] (/ y_scale) per column, folded in float as the reference does.
+std::vector<float> qgemm_column_scales(const KernelContext& ctx, int64_t N);
+
 // Y of the node, allocated by the constructor, and the stage that writes it.
 class QGemmOutput {
  public:

@@ -1,0 +1,70 @@
+// An 8-bit product with its output stage in registers, in AVX-512 VNNI
+// (vnni_gemm.cpp), shared by the 1x1 channels-last QLinearConv
+// (qlinear_conv_1x1.cpp) and QGemm (qgemm_vnni.cpp):
+//   sum[r, n] = sum_k (a[r, k] - za) * (b[k, n] - zb[n])
+// exact in int32 (K at most 33,000: no term past 255 * 128), then each sum
+// requantized or scaled by the epilogue while in registers, so no int32
+// matrix goes to memory and back. Rows of A are any byte rows of K values
+// (pixels of an image, rows of a matrix); B is packed once (weights).
+// Signed A bytes are read as a + 128 and the column sums of B take the 128
+// and za away: sum (a - za) b = sum a' b - (za [+ 128]) * sum b.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace onnxscope::cpu::vnni {
+
+inline constexpr int64_t kMaxK = 33000;
+
+// AVX-512 VNNI and BW/VL are there.
+bool available();
+
+// B minus its zero points, packed for vpdpbusd: panel p (columns 16p..16p+15)
+// holds, for each group of four k, 16 lanes of four int8 (zeros past K and N);
+// and each column's sum.
+struct PackedB {
+  int64_t K = 0, N = 0, K4 = 0;
+  std::vector<int8_t> panels;  // [ceil(N/16)][K4][16][4]
+  std::vector<int64_t> column_sums;
+};
+
+// Packs B, element (k, n) minus its zero point given by `at`; false (and
+// `out` unusable) when one leaves int8.
+bool pack(int64_t K, int64_t N, const std::function<int64_t(int64_t k, int64_t n)>& at, PackedB& out);
+
+// What becomes of the sums, per column n (arrays of N values):
+enum class Stage {
+  // QLinearConv / QLinearMatMul (requantize.h): round_half_even((sum + bias[n])
+  // * mult[n]) + zero_point in double, saturated to Y's type. Multipliers
+  // past 2^19 or not finite go through requantize_channels_last.
+  requantize,
+  // QGemm (qgemm.h): float(sum + addend[n]) * scale[n] in float, then Y
+  // float, or rounded half to even + zero_point and saturated. Scales not
+  // finite: the caller's own stage (this one declines them).
+  scale_float,
+};
+
+struct Product {
+  const PackedB* b = nullptr;
+  int64_t rows = 0;                               // rows of Y
+  std::function<const uint8_t*(int64_t)> row;      // A's row for Y's row r (K bytes)
+  bool a_signed = false;
+  int64_t a_zero_point = 0;
+  Stage stage = Stage::requantize;
+  const int32_t* bias = nullptr;     // requantize: int32 per column, or none
+  const double* mult = nullptr;      // requantize: per column
+  const int32_t* addend = nullptr;   // scale_float: int32 per column, or none
+  int64_t addend_step = 0;           // 1: per column, 0: one value
+  const float* scale = nullptr;      // scale_float: per column
+  double zero_point = 0;             // Y's
+  enum class Type { u8, s8, f32 } type = Type::u8;
+  std::byte* y = nullptr;            // rows x N, row-major
+};
+
+// Y for every row, split across the thread pool.
+void run(const Product& p);
+
+}  // namespace onnxscope::cpu::vnni
