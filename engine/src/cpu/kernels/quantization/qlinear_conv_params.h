@@ -1,6 +1,6 @@
 // QLinearConv's scales, zero points and bias as the CPU's int8 kernels take
-// them (conv_integer.cpp: oneDNN's convolution; qlinear_conv_1x1.cpp: the
-// own 1x1 kernel), and its requantization multipliers.
+// them (conv_integer.cpp: oneDNN's convolution; qlinear_conv_1x1.cpp and
+// qlinear_conv_depthwise.cpp: the VNNI ones), and its requantization multipliers.
 #pragma once
 
 #include <cstdint>

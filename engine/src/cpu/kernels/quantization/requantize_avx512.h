@@ -1,6 +1,6 @@
 // The AVX-512 steps of the QLinear requantization (requantize.h), shared by
 // the whole-run loops (requantize.cpp) and the kernels that requantize a tile
-// in registers (qlinear_conv_1x1.cpp): for finite multipliers a product is
+// in registers (vnni_gemm.cpp, qlinear_conv_depthwise.cpp): for finite multipliers a product is
 // never NaN, and below 2^51 rounding to the nearest even integer is
 // roundscale's, the same as requantize()'s nearbyint.
 // An includer compiles with fp-contract off: a product must round before
