@@ -865,6 +865,74 @@ TEST(CpuOpsHarness, QLinearSigmoidAndLeakyReluBitForBit) {
   }
 }
 
+// com.microsoft QLinearConcat (kernels/quantization/qlinear_concat.cpp) bit
+// for bit: uint8 and int8, ranks 1 to 4, any axis, two to four inputs, some
+// with Y's own parameters (copied), the rest requantized through the table,
+// chunks long enough for the 64-byte lookup and its tail.
+TEST(CpuOpsHarness, QLinearConcatBitForBit) {
+  Rng rng(61);
+  for (int i = 0; i < 24; ++i) {
+    const DataType t = i % 2 ? DataType::Uint8 : DataType::Int8;
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    const Shape base = random_shape(rng, 1, 4, 9);
+    Shape shape = base;
+    for (auto& d : shape) d = std::max<int64_t>(d, 1);
+    if (i % 3 == 0) shape.back() = pick(rng, 60, 150);  // long rows
+    const int64_t rank = static_cast<int64_t>(shape.size()), axis = pick(rng, -rank, rank - 1);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+    const int64_t inputs = pick(rng, 2, 4);
+    c.input("ys", scalar(DataType::Float, 0.02 + 0.01 * pick(rng, 0, 4)));
+    c.input("yz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+    std::vector<std::string> ins = {"ys", "yz"};
+    for (int64_t k = 0; k < inputs; ++k) {
+      Shape s = shape;
+      s[a] = pick(rng, 1, 5);
+      const std::string x = "x" + std::to_string(k);
+      c.input(x, random_tensor(rng, t, s));
+      if (k == 1 && i % 4 == 1) {  // Y's own parameters: copied
+        ins.insert(ins.end(), {x, "ys", "yz"});
+        continue;
+      }
+      c.input(x + "s", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 6)));
+      c.input(x + "z", scalar(t, t == DataType::Uint8 ? pick(rng, 90, 160) : pick(rng, -30, 30)));
+      ins.insert(ins.end(), {x, x + "s", x + "z"});
+    }
+    attr_int(c.mb.node("QLinearConcat", ins, {"y"}, "n", "com.microsoft"), "axis", axis);
+    c.what = "QLinearConcat of " + std::to_string(inputs) + " along " + std::to_string(axis) + " of " + shape_to_string(shape);
+    check(c, 0, 0);
+  }
+}
+
+// com.microsoft QLinearAveragePool with channels_last = 1
+// (kernels/quantization/qlinear_average_pool.cpp) bit for bit: uint8 and
+// int8, windows 1x1 to 4x3, strides, pads (counted or not), ceil_mode,
+// channel counts on and off multiples of 16.
+TEST(CpuOpsHarness, QLinearAveragePoolChannelsLastBitForBit) {
+  Rng rng(67);
+  for (int i = 0; i < 30; ++i) {
+    const DataType t = i % 2 ? DataType::Uint8 : DataType::Int8;
+    const int64_t kh = pick(rng, 1, 4), kw = pick(rng, 1, 3);
+    const Shape s{pick(rng, 1, 2), pick(rng, kh, 12), pick(rng, kw, 12), pick(rng, 1, 40)};
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    c.input("x", random_tensor(rng, t, s));
+    c.input("xs", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 6)));
+    c.input("xz", scalar(t, t == DataType::Uint8 ? pick(rng, 90, 160) : pick(rng, -30, 30)));
+    c.input("ys", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 6)));
+    c.input("yz", scalar(t, t == DataType::Uint8 ? pick(rng, 90, 160) : pick(rng, -30, 30)));
+    auto& n = c.mb.node("QLinearAveragePool", {"x", "xs", "xz", "ys", "yz"}, {"y"}, "n", "com.microsoft");
+    attr_int(n, "channels_last", 1);
+    attr_ints(n, "kernel_shape", {kh, kw});
+    attr_ints(n, "strides", {pick(rng, 1, 2), pick(rng, 1, 3)});
+    attr_ints(n, "pads", {pick(rng, 0, kh - 1), pick(rng, 0, kw - 1), pick(rng, 0, kh - 1), pick(rng, 0, kw - 1)});
+    attr_int(n, "count_include_pad", i % 3 == 0 ? 1 : 0);
+    attr_int(n, "ceil_mode", i % 4 == 1 ? 1 : 0);
+    c.what = "QLinearAveragePool " + shape_to_string(s) + " window " + std::to_string(kh) + "x" + std::to_string(kw);
+    check(c, 0, 0);
+  }
+}
+
 // com.microsoft QGemm and QLinearMatMul with batch dims
 // (kernels/quantization/qgemm.cpp) against the reference, bit for bit:
 // transA/transB, C of every broadcast, per-column b_scale and b_zero_point,

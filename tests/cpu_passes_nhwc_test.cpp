@@ -293,6 +293,43 @@ TEST(FuseQuantizedLookup, ActivationsBetweenDequantizeAndQuantizeBecomeATable) {
   }
 }
 
+// DenseNet's pattern as onnxruntime's quantizer writes it: a QLinearConcat
+// along the channels of a convolution's output and a plain input of rank 4
+// (reordered too), then a transition's QLinearAveragePool and a convolution:
+// channels last throughout (axis 3, channels_last 1); bit for bit.
+TEST(NhwcInt8Layout, ConcatAndAveragePoolStayChannelsLast) {
+  if (!cpu::int8_convolutions_channels_last()) GTEST_SKIP() << "no VNNI: the pass does nothing";
+  Rng rng(9);
+  ModelBuilder b(17);
+  b.opset("com.microsoft", 1);
+  b.input("x", DataType::Uint8, {int64_t{1}, int64_t{16}, int64_t{8}, int64_t{8}});
+  b.input("skip", DataType::Uint8, {int64_t{1}, int64_t{8}, int64_t{8}, int64_t{8}});
+  b.initializer(make_float_tensor("xs", {}, {0.02f}));
+  b.initializer(raw("xz", bytes(rng, DataType::Uint8, {}, 120, 130)));
+  b.initializer(make_float_tensor("cs", {}, {0.03f}));
+  b.initializer(raw("cz", bytes(rng, DataType::Uint8, {}, 110, 120)));
+  attr_ints(add_qconv(b, rng, "grow", "x", "g", 16, 12, {3, 3}, 1, DataType::Uint8, true), "pads", {1, 1, 1, 1});
+  attr_int(b.node("QLinearConcat", {"cs", "cz", "g", "xs", "xz", "skip", "cs", "cz"}, {"cat"}, "concat", "com.microsoft"),
+           "axis", 1);
+  auto& pool = b.node("QLinearAveragePool", {"cat", "cs", "cz", "xs", "xz"}, {"pooled"}, "transition", "com.microsoft");
+  attr_ints(pool, "kernel_shape", {2, 2});
+  attr_ints(pool, "strides", {2, 2});
+  add_qconv(b, rng, "next", "pooled", "y", 20, 8, {1, 1}, 1, DataType::Uint8, false);
+  b.output("y", DataType::Uint8, {int64_t{1}, int64_t{8}, int64_t{4}, int64_t{4}});
+  auto original = load_model(b);
+  auto m = apply(*original, cpu::nhwc_int8_layout, true);
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNhwc", "NhwcQLinearConv", "ToNhwc", "QLinearConcat",
+                                               "QLinearAveragePool", "NhwcQLinearConv", "FromNhwc"}));
+  EXPECT_EQ(m->graph.nodes[3].attribute("axis")->i, 3);
+  EXPECT_EQ(m->graph.nodes[4].attribute("channels_last")->i, 1);
+  NamedValues inputs{{"x", Value(bytes(rng, DataType::Uint8, {1, 16, 8, 8}))},
+                     {"skip", Value(bytes(rng, DataType::Uint8, {1, 8, 8, 8}))}};
+  const Kernels k = expect_bit_identical(original, m, inputs);
+  expect_kernel(k, "QLinearConcat", {"cpu-simd"});
+  expect_kernel(k, "QLinearAveragePool", {"cpu-simd"});
+  expect_bit_identical(original, m, inputs, {"cpu-int8", "onednn-int8", "cpu-simd"});
+}
+
 TEST(NhwcInt8Layout, LeavesOtherGraphsAlone) {
   auto original = load_model(small_cnn());  // float convolutions: the nchwc pass's
   apply(*original, cpu::nhwc_int8_layout, false);

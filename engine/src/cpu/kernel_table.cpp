@@ -55,6 +55,8 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_matmul_nbits_kernels(r);
     cpu::register_qlinear_binary_kernels(r);
     cpu::register_byte_lookup_kernels(r);
+    cpu::register_qlinear_concat_kernels(r);
+    cpu::register_qlinear_average_pool_kernels(r);
     cpu::register_group_query_attention_kernels(r);
     cpu::register_contrib_attention_kernels(r);
     cpu::register_rms_norm_kernels(r);

@@ -66,6 +66,8 @@ void register_contrib_attention_kernels(KernelRegistry& r);  // kernels/nn/contr
 void register_group_query_attention_kernels(KernelRegistry& r);  // kernels/nn/group_query_attention.cpp: com.microsoft GroupQueryAttention, float32
 void register_qlinear_binary_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_binary.cpp: com.microsoft QLinearAdd, QLinearMul
 void register_byte_lookup_kernels(KernelRegistry& r);  // kernels/quantization/byte_lookup.cpp: QLinearSigmoid, QLinearLeakyRelu, QuantizedLookup as tables
+void register_qlinear_concat_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_concat.cpp: com.microsoft QLinearConcat
+void register_qlinear_average_pool_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_average_pool.cpp: channels-last QLinearAveragePool
 void register_qgemm_kernels(KernelRegistry& r);  // kernels/quantization/qgemm.cpp: com.microsoft QGemm, batched QLinearMatMul (exact double GEMM)
 void register_matmul_nbits_kernels(KernelRegistry& r);  // kernels/quantization/matmul_nbits.cpp: com.microsoft MatMulNBits, 4/8-bit, packed weights
 void register_quantize_linear_kernels(KernelRegistry& r);  // kernels/quantization/quantize_linear.cpp: (De)QuantizeLinear, DynamicQuantizeLinear

@@ -21,6 +21,11 @@
 //   ReduceMean with keepdims over the two spatial axes of a channels-last
 //   2-D image (a squeeze-excitation's pooling, in float between a
 //   DequantizeLinear and a QuantizeLinear) -> ReduceMean over axes 1 and 2;
+//   com.microsoft QLinearConcat along the channels of channels-last 2-D images
+//   (plain ones of known rank 4 reordered first), constant scalar parameters
+//     -> QLinearConcat along axis 3;
+//   com.microsoft QLinearAveragePool of a channels-last 2-D image, constant
+//   scalar parameters -> the same with channels_last = 1;
 //   MaxPool (without Indices) of a channels-last 2-D image
 //     -> NhwcMaxPool;
 //   any other reader, a graph output or a subgraph capture of a channels-last
@@ -78,6 +83,28 @@ bool spatial_mean(const Model& m, const Node& n) {
   for (int64_t& a : *axes) a = a < 0 ? a + 4 : a;
   std::sort(axes->begin(), axes->end());
   return *axes == std::vector<int64_t>{2, 3};
+}
+
+// QLinearConcat (Y_scale, Y_zp, then X, X_scale, X_zp per input) along
+// the channels of rank-4 inputs, every scale and zero point a constant scalar.
+bool channel_qlinear_concat(const Model& m, const Node& n) {
+  if (n.domain != "com.microsoft" || n.op_type != "QLinearConcat" || n.outputs.size() != 1 || n.outputs[0].empty())
+    return false;
+  if (n.inputs.size() < 5 || (n.inputs.size() - 2) % 3 != 0) return false;
+  const Attribute* a = n.attribute("axis");
+  if (!a || (a->i != 1 && a->i != -3)) return false;
+  if (!scalar_parameter(m, n, 0, false) || !scalar_parameter(m, n, 1, false)) return false;
+  for (size_t k = 2; k < n.inputs.size(); k += 3)
+    if (n.inputs[k].empty() || !scalar_parameter(m, n, k + 1, false) || !scalar_parameter(m, n, k + 2, true)) return false;
+  return true;
+}
+
+bool qlinear_average_pool(const Model& m, const Node& n) {
+  if (n.domain != "com.microsoft" || n.op_type != "QLinearAveragePool" || n.outputs.size() != 1 || n.outputs[0].empty())
+    return false;
+  if (const Attribute* a = n.attribute("channels_last"); a && a->i != 0) return false;
+  return n.inputs.size() >= 4 && n.inputs.size() <= 5 && scalar_parameter(m, n, 1, false) &&
+         scalar_parameter(m, n, 2, true) && scalar_parameter(m, n, 3, false) && scalar_parameter(m, n, 4, true);
 }
 
 bool max_pool_y_only(const Node& n) {
@@ -220,6 +247,39 @@ bool nhwc_int8_layout(Model& model, PassContext& ctx) {
         r.attributes.push_back(make_attr_ints("axes", {1, 2}));
       }
       emit(std::move(r), n, 4);
+      continue;
+    }
+    if (channel_qlinear_concat(model, n)) {
+      // Channels last where any input is; the plain ones of rank 4 reordered too.
+      bool any = false, all = true;
+      for (size_t k = 2; k < n.inputs.size(); k += 3) {
+        const auto it = last.find(n.inputs[k]);
+        any = any || (it != last.end() && it->second.rank == 4);
+        all = all && ((it != last.end() && it->second.rank == 4) || (it == last.end() && known_rank(g, n.inputs[k]) == 4));
+      }
+      if (any && all) {
+        Node c = n;
+        for (size_t k = 2; k < n.inputs.size(); k += 3) {
+          const std::string& v = n.inputs[k];
+          if (!last.count(v)) {
+            const std::string vl = fresh(v + "_nhwc");
+            reorder(kToNhwc, v, vl, v);
+            last[v] = {vl, 4};
+          }
+          c.inputs[k] = last[v].name;
+        }
+        std::erase_if(c.attributes, [](const Attribute& a) { return a.name == "axis"; });
+        c.attributes.push_back(make_attr_int("axis", 3));
+        emit(std::move(c), n, 4);
+        continue;
+      }
+    }
+    if (qlinear_average_pool(model, n) && last.count(n.inputs[0]) && last[n.inputs[0]].rank == 4) {
+      Node q = n;
+      q.inputs[0] = last[n.inputs[0]].name;
+      std::erase_if(q.attributes, [](const Attribute& a) { return a.name == "channels_last"; });
+      q.attributes.push_back(make_attr_int("channels_last", 1));
+      emit(std::move(q), n, 4);
       continue;
     }
     if (max_pool_y_only(n) && last.count(n.inputs[0]) && last[n.inputs[0]].rank == 4) {

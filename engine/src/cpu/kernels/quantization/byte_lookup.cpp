@@ -20,6 +20,7 @@
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/quantization/byte_lookup.h"
 #include "cpu/nhwc.h"
 #include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
@@ -113,11 +114,8 @@ void apply(KernelContext& ctx, const std::byte* table_bytes, DataType type) {
   const auto* in = reinterpret_cast<const uint8_t*>(x.raw());
   auto* out = reinterpret_cast<uint8_t*>(y.mutable_raw());
   const auto* table = reinterpret_cast<const uint8_t*>(table_bytes);
-  const bool vbmi = have_vbmi();
-  parallel_for(static_cast<int64_t>(x.element_count()), 65536, [&](int64_t i0, int64_t i1) {
-    if (vbmi) lookup_vbmi(in + i0, out + i0, i1 - i0, table);
-    else lookup_plain(in + i0, out + i0, i1 - i0, table);
-  });
+  parallel_for(static_cast<int64_t>(x.element_count()), 65536,
+               [&](int64_t i0, int64_t i1) { lookup_bytes(in + i0, out + i0, i1 - i0, table); });
 }
 
 void run(KernelContext& ctx, bool leaky) {
@@ -141,6 +139,12 @@ bool lookup_accepts(const KernelContext& ctx) {
 void QuantizedLookup(KernelContext& ctx) { apply(ctx, ctx.input(1).raw(), ctx.input(1).dtype()); }
 
 }  // namespace
+
+void lookup_bytes(const uint8_t* in, uint8_t* out, int64_t n, const uint8_t* table) {
+  static const bool vbmi = have_vbmi();
+  if (vbmi) lookup_vbmi(in, out, n, table);
+  else lookup_plain(in, out, n, table);
+}
 
 void register_byte_lookup_kernels(KernelRegistry& r) {
   r.add(KernelDef{"com.microsoft", "QLinearSigmoid", 1, INT_MAX, "cpu-simd", QLinearSigmoid, accepts});

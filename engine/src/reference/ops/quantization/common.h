@@ -108,6 +108,17 @@ template <typename T> T quantize_float(float v, T zero_point) {
   return static_cast<T>(q < lo ? lo : q > hi ? hi : q);
 }
 
+// Every value of T requantized from (x_scale, x_zero_point) to (y_scale,
+// y_zero_point) as DequantizeLinear then QuantizeLinear compute it, in
+// float: table[b] for the byte b read as T (QLinearConcat's inputs).
+template <typename T>
+void requantize_table(float x_scale, T x_zero_point, float y_scale, T y_zero_point, T* table) {
+  for (int v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v) {
+    const float real = (static_cast<float>(v) - static_cast<float>(x_zero_point)) * x_scale;
+    table[static_cast<uint8_t>(static_cast<T>(v))] = quantize_float<T>(real / y_scale, y_zero_point);
+  }
+}
+
 // com.microsoft QLinearSigmoid (leaky_relu false) or QLinearLeakyRelu as the
 // 256-entry table of its node's parameters: table[b] is Y for the input byte
 // b, as the reference computes it (qlinear_activation.cpp). Fails as the

@@ -58,10 +58,7 @@ void concat(KernelContext& ctx, size_t count, int64_t axis_attr) {
     const T x_zp = qlinear_zero_point<T>(ctx, 4 + 3 * k, type, "input " + std::to_string(4 + 3 * k) + " (its zero point)");
     // Every value of T requantized once: a table of 256.
     T table[256];
-    for (int v = std::numeric_limits<T>::min(); v <= std::numeric_limits<T>::max(); ++v) {
-      const float real = (static_cast<float>(v) - static_cast<float>(x_zp)) * x_scale;
-      table[static_cast<uint8_t>(static_cast<T>(v))] = quantize_float<T>(real / y_scale, y_zp);
-    }
+    requantize_table<T>(x_scale, x_zp, y_scale, y_zp, table);
     const bool copy = x_scale == y_scale && x_zp == y_zp;
     const int64_t chunk = x.shape()[axis] * inner;
     const T* src = x.data<T>();
