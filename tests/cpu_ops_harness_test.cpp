@@ -933,6 +933,40 @@ TEST(CpuOpsHarness, QLinearAveragePoolChannelsLastBitForBit) {
   }
 }
 
+// com.microsoft QLinearSoftmax over contiguous rows
+// (kernels/quantization/qlinear_softmax.cpp) bit for bit: uint8 and int8,
+// the last axis (opset 13) or an earlier one below opset 13 (rows of every
+// dim from it on), rows from 1 to 300 values (four side by side and the
+// rest), zero points given or not.
+TEST(CpuOpsHarness, QLinearSoftmaxBitForBit) {
+  Rng rng(71);
+  for (int i = 0; i < 24; ++i) {
+    const DataType t = i % 2 ? DataType::Uint8 : DataType::Int8;
+    const bool old_rule = i % 3 == 2;
+    Shape s = random_shape(rng, 1, 4, 7);
+    for (auto& d : s) d = std::max<int64_t>(d, 1);
+    if (i % 4 == 0) s.back() = pick(rng, 100, 300);
+    const int64_t rank = static_cast<int64_t>(s.size());
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    c.input("x", random_tensor(rng, t, s));
+    c.input("xs", scalar(DataType::Float, 0.02 + 0.05 * pick(rng, 0, 6)));
+    c.input("ys", scalar(DataType::Float, 1.0 / 256));
+    const bool zps = i % 5 != 3;
+    std::vector<std::string> ins = {"x", "xs", zps ? "xz" : "", "ys"};
+    if (zps) {
+      c.input("xz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+      c.input("yz", scalar(t, t == DataType::Uint8 ? 0 : -128));
+      ins.push_back("yz");
+    }
+    auto& n = c.mb.node("QLinearSoftmax", ins, {"y"}, "n", "com.microsoft");
+    attr_int(n, "opset", old_rule ? 11 : 13);
+    attr_int(n, "axis", old_rule ? pick(rng, -rank, rank - 1) : -1);
+    c.what = "QLinearSoftmax " + shape_to_string(s) + (old_rule ? " opset 11" : "");
+    check(c, 0, 0);
+  }
+}
+
 // com.microsoft QGemm and QLinearMatMul with batch dims
 // (kernels/quantization/qgemm.cpp) against the reference, bit for bit:
 // transA/transB, C of every broadcast, per-column b_scale and b_zero_point,
@@ -950,6 +984,7 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
     const double blo = bt == DataType::Uint8 ? 0 : -128, bhi = bt == DataType::Uint8 ? 255 : 127;
     // N past 8 in some: the output stage's 8-column vector loop and its tail.
     const int64_t M = pick(rng, 1, 9), K = pick(rng, 1, 40), N = i % 3 == 1 ? pick(rng, 8, 45) : pick(rng, 1, 12);
+    // (N past 16 for the batched products too: several panels, a partial last one.)
     if (i % 2 == 0) {  // QGemm
       const bool ta = i % 4 == 2, tb = i % 8 < 4, quant = i % 6 != 4;
       // B and its zero point as initializers in half: the VNNI kernel's (qgemm_vnni.cpp) where A is not
@@ -1021,11 +1056,20 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
       c.input("az", scalar(at, at == DataType::Uint8 ? 128 : 3));
       c.input("b", random_tensor(rng, bt, bs, blo, bhi));
       c.input("bs", scalar(DataType::Float, 0.01));
-      c.input("bz", scalar(bt, bt == DataType::Uint8 ? 120 : -2));
+      // B's zero point anywhere in its range: the VNNI form packs uint8 B minus 128 and carries the rest.
+      c.input("bz", scalar(bt, bt == DataType::Uint8 ? pick(rng, 0, 255) : pick(rng, -128, 127)));
       c.input("ys", scalar(DataType::Float, 0.05 * pick(rng, 1, 8)));
       c.input("yz", scalar(at, at == DataType::Uint8 ? 128 : 0));
       c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
       c.what = "QLinearMatMul " + shape_to_string(as) + " x " + shape_to_string(bs);
+      if (__builtin_cpu_supports("avx512vnni")) {
+        c.expect_kernel = "cpu-int8";  // kernels/quantization/qlinear_matmul_vnni.cpp
+        Case eigen = c;
+        eigen.disabled_kernels = {"cpu-int8"};
+        eigen.expect_kernel = "cpu-eigen";
+        eigen.what += " (Eigen form)";
+        check(eigen, 0, 0);
+      }
     }
     check(c, 0, 0);
   }

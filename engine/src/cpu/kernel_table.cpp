@@ -31,6 +31,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_cumsum_kernels(r);
     cpu::register_qlinear_conv_1x1_kernels(r);  // before oneDNN's: requantizes each tile in cache
     cpu::register_qgemm_vnni_kernels(r);  // before oneDNN's int8 matmul: the same
+    cpu::register_qlinear_matmul_vnni_kernels(r);  // before the Eigen form of batched products
     cpu::register_qlinear_conv_depthwise_kernels(r);  // before oneDNN's: the same
     cpu::register_conv_integer_kernels(r);
     cpu::register_matmul_integer_kernels(r);
@@ -57,6 +58,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_byte_lookup_kernels(r);
     cpu::register_qlinear_concat_kernels(r);
     cpu::register_qlinear_average_pool_kernels(r);
+    cpu::register_qlinear_softmax_kernels(r);
     cpu::register_group_query_attention_kernels(r);
     cpu::register_contrib_attention_kernels(r);
     cpu::register_rms_norm_kernels(r);

@@ -59,6 +59,7 @@ void register_top_k_kernels(KernelRegistry& r);           // kernels/math/top_k.
 void register_einsum_kernels(KernelRegistry& r);          // kernels/math/einsum.cpp: two-operand Einsum as a batched oneDNN matmul
 void register_qlinear_conv_1x1_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_conv_1x1.cpp: 1x1 NhwcQLinearConv in AVX-512 VNNI
 void register_qgemm_vnni_kernels(KernelRegistry& r);  // kernels/quantization/qgemm_vnni.cpp: QGemm in AVX-512 VNNI, output stage in registers
+void register_qlinear_matmul_vnni_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_matmul_vnni.cpp: batched QLinearMatMul in AVX-512 VNNI
 void register_qlinear_conv_depthwise_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_conv_depthwise.cpp: depthwise NhwcQLinearConv in AVX-512 VNNI
 void register_conv_integer_kernels(KernelRegistry& r);    // kernels/quantization/conv_integer.cpp: ConvInteger, QLinearConv, oneDNN int8
 void register_matmul_integer_kernels(KernelRegistry& r);  // kernels/quantization/matmul_integer.cpp: MatMulInteger, oneDNN int8
@@ -68,6 +69,7 @@ void register_qlinear_binary_kernels(KernelRegistry& r);  // kernels/quantizatio
 void register_byte_lookup_kernels(KernelRegistry& r);  // kernels/quantization/byte_lookup.cpp: QLinearSigmoid, QLinearLeakyRelu, QuantizedLookup as tables
 void register_qlinear_concat_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_concat.cpp: com.microsoft QLinearConcat
 void register_qlinear_average_pool_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_average_pool.cpp: channels-last QLinearAveragePool
+void register_qlinear_softmax_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_softmax.cpp: QLinearSoftmax over contiguous rows
 void register_qgemm_kernels(KernelRegistry& r);  // kernels/quantization/qgemm.cpp: com.microsoft QGemm, batched QLinearMatMul (exact double GEMM)
 void register_matmul_nbits_kernels(KernelRegistry& r);  // kernels/quantization/matmul_nbits.cpp: com.microsoft MatMulNBits, 4/8-bit, packed weights
 void register_quantize_linear_kernels(KernelRegistry& r);  // kernels/quantization/quantize_linear.cpp: (De)QuantizeLinear, DynamicQuantizeLinear

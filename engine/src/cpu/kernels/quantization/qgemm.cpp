@@ -222,13 +222,9 @@ void QGemmKernel(KernelContext& ctx) {
 
 // --- QLinearMatMul with batches ----------------------------------------------------
 
-struct Batched {
-  Shape out;
-  int64_t M = 0, K = 0, N = 0, batches = 0;
-  std::vector<int64_t> a_off, b_off;  // per output batch, the element offset of its A and B matrices
-};
+}  // namespace
 
-std::optional<Batched> batched_of(const KernelContext& ctx) {
+std::optional<Batched> qlinear_matmul_batches(const KernelContext& ctx) {
   if (ctx.input_count() != 8) return std::nullopt;
   const Tensor* a = input_at(ctx, 0);
   const Tensor* b = input_at(ctx, 3);
@@ -274,10 +270,12 @@ std::optional<Batched> batched_of(const KernelContext& ctx) {
   return p;
 }
 
-bool accepts_batched(const KernelContext& ctx) { return batched_of(ctx).has_value(); }
+namespace {
+
+bool accepts_batched(const KernelContext& ctx) { return qlinear_matmul_batches(ctx).has_value(); }
 
 void QLinearMatMulBatched(KernelContext& ctx) {
-  const std::optional<Batched> p = batched_of(ctx);
+  const std::optional<Batched> p = qlinear_matmul_batches(ctx);
   if (!p) ctx.fail("problem not supported by the CPU batched QLinearMatMul");
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(3);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "onnxscope/kernel.h"
@@ -16,6 +17,16 @@ namespace onnxscope::cpu {
 // The inputs and attributes both forms take (8-bit A and B of rank 2, the
 // scales and zero points QGemm allows, C int32 broadcast to [M, N]).
 bool qgemm_accepts(const KernelContext& ctx);
+
+// A QLinearMatMul whose B has batch dims (attention's products in a
+// QOperator transformer), per-tensor parameters: batches broadcast as
+// numpy's matmul; nullopt for anything else.
+struct Batched {
+  Shape out;
+  int64_t M = 0, K = 0, N = 0, batches = 0;
+  std::vector<int64_t> a_off, b_off;  // per output batch, the element offset of its A and B matrices
+};
+std::optional<Batched> qlinear_matmul_batches(const KernelContext& ctx);
 
 // alpha * a_scale * b_scale[n] (/ y_scale) per column, folded in float as the reference does.
 std::vector<float> qgemm_column_scales(const KernelContext& ctx, int64_t N);

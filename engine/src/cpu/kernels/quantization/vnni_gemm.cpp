@@ -31,6 +31,7 @@ struct Tile {
   int64_t panel_bytes = 0, K = 0, K4 = 0;
   uint32_t flip = 0;
   const int32_t* start = nullptr;  // the sums' start per column (minus (za [+ 128]) * sum b)
+  const int32_t* row_terms = nullptr;  // per tile row, added to each of its sums (b_offset), or none
   const double* bias = nullptr;    // requantize
   const double* mult = nullptr;
   const int32_t* addend = nullptr;  // scale_float (padded per column)
@@ -118,6 +119,14 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq"))) void ti
       for (int j = 0; j < J; ++j) acc[r][j] = _mm512_dpbusd_epi32(acc[r][j], x, b[j]);
     }
   }
+  if (t.row_terms) {
+#pragma GCC unroll 6
+    for (int r = 0; r < R; ++r) {
+      const __m512i add = _mm512_set1_epi32(t.row_terms[r]);
+#pragma GCC unroll 4
+      for (int j = 0; j < J; ++j) acc[r][j] = _mm512_add_epi32(acc[r][j], add);
+    }
+  }
   const __mmask16 last = static_cast<__mmask16>((1u << t.last_lanes) - 1u);
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j)
@@ -175,6 +184,25 @@ bool pack(int64_t K, int64_t N, const std::function<int64_t(int64_t, int64_t)>& 
   return true;
 }
 
+void pack_bytes(const uint8_t* b, int64_t K, int64_t N, int64_t ldb, bool b_signed, PackedB& out) {
+  out.K = K;
+  out.N = N;
+  out.K4 = (K + 3) / 4;
+  const int64_t P = (N + 15) / 16;
+  out.panels.assign(static_cast<size_t>(P * out.K4 * 64), 0);
+  out.column_sums.assign(static_cast<size_t>(N), 0);
+  const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 is b's bits with the top one flipped, as int8
+  for (int64_t k = 0; k < K; ++k) {
+    const uint8_t* row = b + k * ldb;
+    int8_t* dst = out.panels.data() + (k / 4) * 64 + k % 4;
+    for (int64_t n = 0; n < N; ++n) {
+      const auto v = static_cast<int8_t>(row[n] ^ flip);
+      dst[(n / 16) * out.K4 * 64 + (n % 16) * 4] = v;
+      out.column_sums[static_cast<size_t>(n)] += v;
+    }
+  }
+}
+
 void run(const Product& p) {
   const PackedB& b = *p.b;
   const int64_t N = b.N, P = (N + 15) / 16, padded = P * 16;
@@ -226,9 +254,18 @@ void run(const Product& p) {
       t.scale = scale.data() + n0;
       t.zero_point = p.zero_point;
       t.last_lanes = static_cast<int>(n1 - (n0 + (panels - 1) * 16));
+      int32_t row_terms[kRows];
+      t.row_terms = p.b_offset ? row_terms : nullptr;
       for (int64_t r = r0; r < r1; r += kRows) {
         const int64_t R = std::min(kRows, r1 - r);
-        for (int64_t i = 0; i < R; ++i) rows[i] = p.row(r + i);
+        for (int64_t i = 0; i < R; ++i) {
+          rows[i] = p.row(r + i);
+          if (p.b_offset) {  // b_offset * sum_k (a - za), in wrapping int32 (the sums fit)
+            int64_t sum = 0;
+            for (int64_t k = 0; k < b.K; ++k) sum += rows[i][k] ^ (p.a_signed ? 0x80 : 0);
+            row_terms[i] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(p.b_offset * (sum - b.K * za))));
+          }
+        }
         std::byte* y = p.y + (r * N + n0) * esize;
         if (!bounded) {  // the sums, then the reference's requantization of each
           t.ldy = 64;

@@ -34,6 +34,10 @@ struct PackedB {
 // Packs B, element (k, n) minus its zero point given by `at`; false (and
 // `out` unusable) when one leaves int8.
 bool pack(int64_t K, int64_t N, const std::function<int64_t(int64_t k, int64_t n)>& at, PackedB& out);
+// Packs a row-major [K, N] block of bytes (rows `ldb` apart) as they are for
+// int8, or minus 128 for uint8 (always int8): B's values minus a zero point
+// zb are then the packed ones plus Product::b_offset = (128 for uint8) - zb.
+void pack_bytes(const uint8_t* b, int64_t K, int64_t N, int64_t ldb, bool b_signed, PackedB& out);
 
 // What becomes of the sums, per column n (arrays of N values):
 enum class Stage {
@@ -53,6 +57,9 @@ struct Product {
   std::function<const uint8_t*(int64_t)> row;      // A's row for Y's row r (K bytes)
   bool a_signed = false;
   int64_t a_zero_point = 0;
+  // One value added to every packed B value to make B minus its zero point
+  // (pack_bytes); each row's sum of A minus its zero point carries it.
+  int64_t b_offset = 0;
   Stage stage = Stage::requantize;
   const int32_t* bias = nullptr;     // requantize: int32 per column, or none
   const double* mult = nullptr;      // requantize: per column
