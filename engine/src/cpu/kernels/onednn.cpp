@@ -302,6 +302,8 @@ std::shared_ptr<dnnl::memory> cached_weights(const KernelContext& ctx, size_t in
 
 }  // namespace onednn
 
+bool onednn::releasing_repacked_weights() { return onednn::t_release_repacked; }
+
 ReleaseRepackedWeights::ReleaseRepackedWeights(bool on) : previous_(onednn::t_release_repacked) {
   onednn::t_release_repacked = on;
 }

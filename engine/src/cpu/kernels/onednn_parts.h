@@ -136,6 +136,10 @@ Tensor& new_output(KernelContext& ctx, const Shape& shape);
 
 // True when the node's input i is an initializer of the graph being run.
 bool is_initializer(const KernelContext& ctx, size_t i);
+// Inside ReleaseRepackedWeights on this thread: a kernel that keeps its own
+// packed copy of an initializer may give the plain bytes back (Buffer::
+// release_bytes, with a restore from its copy).
+bool releasing_repacked_weights();
 
 // --- activations (fused_ops.h) -------------------------------------------
 // Appends the post-ops of the node's "activation" / "activation_params"
