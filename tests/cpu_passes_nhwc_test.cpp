@@ -104,6 +104,55 @@ void expect_kernel(const Kernels& k, const std::string& op, const std::set<std::
   EXPECT_TRUE(seen) << op << " did not run";
 }
 
+// A QLinearConv problem as the random tests draw it: X [xs] of tx, W [ws]
+// int8 (values 64..191 or 20..235 as `wide_weights`, zero points 118..138,
+// one per output channel where per_channel), scales 0.02 (x), step * 1..max
+// (w), y_scale (0: infinite multipliers, and X at its zero point: sums of 0),
+// a bias of +-bias_range where bias > 0.
+struct QConv {
+  DataType tx = DataType::Uint8, ty = DataType::Uint8;
+  Shape xs, ws;
+  int64_t group = 1;
+  std::vector<int64_t> strides, dilations, pads;
+  bool per_channel = false, wide_weights = false;
+  float w_scale_step = 0.001f, y_scale = 0.3f;
+  int64_t w_scale_max = 20, bias = 20000;
+};
+
+// The model x -> QLinearConv -> "c" (the caller may add readers of it and
+// outputs; else "c" is the output) and its input.
+std::pair<ModelBuilder, NamedValues> qconv_model(Rng& rng, const QConv& q) {
+  const int64_t M = q.ws[0];
+  ModelBuilder b(17);
+  b.input("x", q.tx, std::vector<DimSpec>(q.xs.begin(), q.xs.end()));
+  b.initializer(make_float_tensor("xs", {}, {0.02f}));
+  const Tensor xz = bytes(rng, q.tx, {}, 60, 200);
+  b.initializer(raw("xz", xz));
+  b.initializer(raw("w", q.wide_weights ? bytes(rng, DataType::Int8, q.ws, 20, 235) : bytes(rng, DataType::Int8, q.ws, 64, 191)));
+  b.initializer(raw("wz", bytes(rng, DataType::Int8, q.per_channel ? Shape{M} : Shape{}, 118, 138)));
+  std::vector<float> wscale(static_cast<size_t>(q.per_channel ? M : 1));
+  for (auto& v : wscale) v = q.w_scale_step * static_cast<float>(pick(rng, 1, q.w_scale_max));
+  b.initializer(make_float_tensor("ws", q.per_channel ? std::vector<int64_t>{M} : std::vector<int64_t>{}, wscale));
+  b.initializer(make_float_tensor("ys", {}, {q.y_scale}));
+  b.initializer(raw("yz", bytes(rng, q.ty, {}, 100, 150)));
+  std::vector<std::string> ins = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
+  if (q.bias > 0) {
+    Tensor t = Tensor::zeros(DataType::Int32, {M});
+    for (int64_t m = 0; m < M; ++m) t.mutable_data<int32_t>()[m] = static_cast<int32_t>(pick(rng, -q.bias, q.bias));
+    b.initializer(raw("bias", t));
+    ins.push_back("bias");
+  }
+  auto& n = b.node("QLinearConv", ins, {"c"}, "conv");
+  attr_int(n, "group", q.group);
+  if (!q.strides.empty()) attr_ints(n, "strides", q.strides);
+  if (!q.dilations.empty()) attr_ints(n, "dilations", q.dilations);
+  if (!q.pads.empty()) attr_ints(n, "pads", q.pads);
+  Tensor x = bytes(rng, q.tx, q.xs);
+  if (q.y_scale == 0.0f)
+    for (uint64_t e = 0; e < x.element_count(); ++e) std::memcpy(x.mutable_raw() + e, xz.raw(), 1);
+  return {std::move(b), NamedValues{{"x", Value(x)}}};
+}
+
 // QuantizeLinear -> stem QLinearConv (3 channels, stride 2) -> MaxPool ->
 // depthwise QLinearConv -> 1x1 QLinearConv -> QLinearAdd with the pool's
 // output -> 1x1 QLinearConv -> DequantizeLinear; the Add's output is a graph
@@ -362,30 +411,11 @@ TEST(NhwcInt8Layout, RandomProblemsBitForBit) {
     for (int64_t d = 0; d < 2 * spatial_rank; ++d) pads.push_back(pick(rng, 0, 1));
     SCOPED_TRACE("case " + std::to_string(i) + ": " + shape_to_string(xs) + " * " + shape_to_string(ws) + " group " +
                  std::to_string(G));
-    ModelBuilder b(17);
-    b.input("x", tx, std::vector<DimSpec>(xs.begin(), xs.end()));
-    b.initializer(make_float_tensor("xs", {}, {0.02f}));
-    b.initializer(raw("xz", bytes(rng, tx, {}, 100, 150)));
-    const bool per_channel = i % 3 == 0;
-    b.initializer(raw("w", bytes(rng, DataType::Int8, ws, 64, 191)));
-    b.initializer(raw("wz", bytes(rng, DataType::Int8, per_channel ? Shape{M} : Shape{}, 118, 138)));
-    std::vector<float> wscale(static_cast<size_t>(per_channel ? M : 1));
-    for (auto& v : wscale) v = 0.001f * static_cast<float>(pick(rng, 1, 20));
-    b.initializer(make_float_tensor("ws", per_channel ? std::vector<int64_t>{M} : std::vector<int64_t>{}, wscale));
-    b.initializer(make_float_tensor("ys", {}, {i % 4 == 1 ? 0.02f : 0.3f}));  // some saturate
-    b.initializer(raw("yz", bytes(rng, ty, {}, 100, 150)));
-    std::vector<std::string> ins = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
-    if (i % 4 != 2) {
-      Tensor t = Tensor::zeros(DataType::Int32, {M});
-      for (int64_t m = 0; m < M; ++m) t.mutable_data<int32_t>()[m] = static_cast<int32_t>(pick(rng, -20000, 20000));
-      b.initializer(raw("b", t));
-      ins.push_back("b");
-    }
-    auto& n = b.node("QLinearConv", ins, {"c"}, "conv");
-    attr_int(n, "group", G);
-    attr_ints(n, "strides", strides);
-    attr_ints(n, "dilations", dilations);
-    attr_ints(n, "pads", pads);
+    QConv q{tx, ty, xs, ws, G, strides, dilations, pads};
+    q.per_channel = i % 3 == 0;
+    q.y_scale = i % 4 == 1 ? 0.02f : 0.3f;  // some saturate
+    q.bias = i % 4 != 2 ? 20000 : 0;
+    auto [b, inputs] = qconv_model(rng, q);
     std::string y = "c";
     if (spatial_rank == 2) {
       auto& p = b.node("MaxPool", {"c"}, {"p"}, "pool");
@@ -402,7 +432,6 @@ TEST(NhwcInt8Layout, RandomProblemsBitForBit) {
     b.output_untyped(y);
     auto original = load_model(b);
     auto m = apply(*original, cpu::nhwc_int8_layout, true);
-    NamedValues inputs{{"x", Value(bytes(rng, tx, xs))}};
     const Kernels k = expect_bit_identical(original, m, inputs);
     expect_kernel(k, "NhwcQLinearConv", {"onednn-int8", "cpu-int8"});
     if (spatial_rank == 2) expect_kernel(k, "NhwcMaxPool", {"cpu-simd"});
@@ -431,37 +460,18 @@ TEST(NhwcInt8Layout, PointwiseConvolutionsBitForBit) {
       strides.push_back(i % 6 == 1 ? 2 : 1);
     }
     SCOPED_TRACE("case " + std::to_string(i) + ": " + shape_to_string(xs) + " * " + shape_to_string(ws));
-    ModelBuilder b(17);
-    b.input("x", tx, std::vector<DimSpec>(xs.begin(), xs.end()));
-    b.initializer(make_float_tensor("xs", {}, {0.02f}));
-    const Tensor xz = bytes(rng, tx, {}, 60, 200);
-    b.initializer(raw("xz", xz));
-    const bool per_channel = i % 3 != 2;
-    b.initializer(raw("w", bytes(rng, DataType::Int8, ws, 20, 235)));
-    b.initializer(raw("wz", bytes(rng, DataType::Int8, per_channel ? Shape{M} : Shape{}, 118, 138)));
-    std::vector<float> wscale(static_cast<size_t>(per_channel ? M : 1));
-    for (auto& v : wscale) v = 0.001f * static_cast<float>(pick(rng, 1, 20));
-    b.initializer(make_float_tensor("ws", per_channel ? std::vector<int64_t>{M} : std::vector<int64_t>{}, wscale));
     // y_scale 0 in some: infinite multipliers, and with every input at its
     // zero point and no bias sums of 0, NaN products (the zero point, as the reference's).
     const bool infinite = i % 10 == 6;
-    b.initializer(make_float_tensor("ys", {}, {infinite ? 0.0f : (i % 4 == 1 ? 0.02f : 0.3f)}));
-    b.initializer(raw("yz", bytes(rng, ty, {}, 100, 150)));
-    std::vector<std::string> ins = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
-    if (i % 4 != 2) {
-      Tensor t = Tensor::zeros(DataType::Int32, {M});
-      for (int64_t m = 0; m < M; ++m) t.mutable_data<int32_t>()[m] = static_cast<int32_t>(pick(rng, -20000, 20000));
-      b.initializer(raw("bias", t));
-      ins.push_back("bias");
-    }
-    attr_ints(b.node("QLinearConv", ins, {"y"}, "conv"), "strides", strides);
-    b.output_untyped("y");
+    QConv q{tx, ty, xs, ws, 1, strides, {}, {}};
+    q.per_channel = i % 3 != 2;
+    q.wide_weights = true;
+    q.y_scale = infinite ? 0.0f : (i % 4 == 1 ? 0.02f : 0.3f);
+    q.bias = i % 4 != 2 ? 20000 : 0;
+    auto [b, inputs] = qconv_model(rng, q);
+    b.output_untyped("c");
     auto original = load_model(b);
     auto m = apply(*original, cpu::nhwc_int8_layout, true);
-    Tensor x = bytes(rng, tx, xs);
-    if (infinite)
-      for (uint64_t e = 0; e < x.element_count(); ++e) std::memcpy(x.mutable_raw() + e, xz.raw(), 1);
-    NamedValues inputs{{"x", Value(x)}};
     expect_kernel(expect_bit_identical(original, m, inputs), "NhwcQLinearConv", {"cpu-int8"});
   }
 }
@@ -484,39 +494,17 @@ TEST(NhwcInt8Layout, DepthwiseConvolutionsBitForBit) {
     const Shape ws{C, 1, kh, kw};
     std::vector<int64_t> pads{pick(rng, 0, kh / 2), pick(rng, 0, kw / 2), pick(rng, 0, kh / 2), pick(rng, 0, kw / 2)};
     SCOPED_TRACE("case " + std::to_string(i) + ": " + shape_to_string(xs) + " * " + shape_to_string(ws));
-    ModelBuilder b(17);
-    b.input("x", tx, std::vector<DimSpec>(xs.begin(), xs.end()));
-    b.initializer(make_float_tensor("xs", {}, {0.02f}));
-    const Tensor xz = bytes(rng, tx, {}, 60, 200);
-    b.initializer(raw("xz", xz));
-    const bool per_channel = i % 3 != 2;
-    b.initializer(raw("w", bytes(rng, DataType::Int8, ws, 20, 235)));
-    b.initializer(raw("wz", bytes(rng, DataType::Int8, per_channel ? Shape{C} : Shape{}, 118, 138)));
-    std::vector<float> wscale(static_cast<size_t>(per_channel ? C : 1));
-    for (auto& v : wscale) v = 0.001f * static_cast<float>(pick(rng, 1, 40));
-    b.initializer(make_float_tensor("ws", per_channel ? std::vector<int64_t>{C} : std::vector<int64_t>{}, wscale));
     const bool infinite = i % 10 == 6;
-    b.initializer(make_float_tensor("ys", {}, {infinite ? 0.0f : (i % 4 == 1 ? 0.01f : 0.1f)}));
-    b.initializer(raw("yz", bytes(rng, ty, {}, 100, 150)));
-    std::vector<std::string> ins = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
-    if (i % 4 != 2) {
-      Tensor t = Tensor::zeros(DataType::Int32, {C});
-      for (int64_t m = 0; m < C; ++m) t.mutable_data<int32_t>()[m] = static_cast<int32_t>(pick(rng, -5000, 5000));
-      b.initializer(raw("bias", t));
-      ins.push_back("bias");
-    }
-    auto& n = b.node("QLinearConv", ins, {"y"}, "conv");
-    attr_int(n, "group", C);
-    attr_ints(n, "strides", {sh, sw});
-    attr_ints(n, "dilations", {dh, dw});
-    attr_ints(n, "pads", pads);
-    b.output_untyped("y");
+    QConv q{tx, ty, xs, ws, C, {sh, sw}, {dh, dw}, pads};
+    q.per_channel = i % 3 != 2;
+    q.wide_weights = true;
+    q.w_scale_max = 40;
+    q.y_scale = infinite ? 0.0f : (i % 4 == 1 ? 0.01f : 0.1f);
+    q.bias = i % 4 != 2 ? 5000 : 0;
+    auto [b, inputs] = qconv_model(rng, q);
+    b.output_untyped("c");
     auto original = load_model(b);
     auto m = apply(*original, cpu::nhwc_int8_layout, true);
-    Tensor x = bytes(rng, tx, xs);
-    if (infinite)
-      for (uint64_t e = 0; e < x.element_count(); ++e) std::memcpy(x.mutable_raw() + e, xz.raw(), 1);
-    NamedValues inputs{{"x", Value(x)}};
     expect_kernel(expect_bit_identical(original, m, inputs), "NhwcQLinearConv", {"cpu-int8"});
   }
 }

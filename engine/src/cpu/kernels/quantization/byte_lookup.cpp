@@ -20,6 +20,7 @@
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/quantization/qlinear_unary_params.h"
 #include "cpu/kernels/quantization/byte_lookup.h"
 #include "cpu/nhwc.h"
 #include "cpu/optimizer.h"
@@ -41,25 +42,7 @@ struct Table {
   std::array<std::byte, 256> bytes{};
 };
 
-bool accepts(const KernelContext& ctx) {
-  if (ctx.input_count() < 4 || ctx.input_count() > 5) return false;
-  const Value* x = ctx.input_value(0);
-  if (!x || !x->is_tensor() || (x->tensor().dtype() != DataType::Uint8 && x->tensor().dtype() != DataType::Int8)) return false;
-  for (size_t i : {size_t{1}, size_t{3}}) {
-    const Value* s = ctx.input_value(i);
-    if (!s || !s->is_tensor() || s->tensor().dtype() != DataType::Float || s->tensor().element_count() != 1) return false;
-  }
-  for (size_t i : {size_t{2}, size_t{4}}) {
-    const Value* z = i < ctx.input_count() ? ctx.input_value(i) : nullptr;
-    if (z && (!z->is_tensor() || z->tensor().dtype() != x->tensor().dtype() || z->tensor().element_count() != 1)) return false;
-  }
-  // Scales the reference refuses stay its to name.
-  for (size_t i : {size_t{1}, size_t{3}}) {
-    const float s = ctx.input_value(i)->tensor().data<float>()[0];
-    if (!(s > 0) || !std::isfinite(s)) return false;
-  }
-  return true;
-}
+bool accepts(const KernelContext& ctx) { return qlinear_unary_params(ctx).has_value(); }
 
 int zero_point_at(const KernelContext& ctx, size_t i) {
   const Value* z = i < ctx.input_count() ? ctx.input_value(i) : nullptr;

@@ -20,6 +20,7 @@
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/quantization/qlinear_unary_params.h"
 #include "cpu/kernels/nn/common.h"
 #include "cpu/thread_pool.h"
 
@@ -45,25 +46,15 @@ struct Problem {
 };
 
 std::optional<Problem> problem_of(const KernelContext& ctx) {
-  if (!have_avx512() || ctx.attr_int("channels_last", 0) != 1 || ctx.input_count() < 4 || ctx.input_count() > 5)
-    return std::nullopt;
+  if (!have_avx512() || ctx.attr_int("channels_last", 0) != 1) return std::nullopt;
+  const auto q = qlinear_unary_params(ctx);
   const Tensor* x = input_at(ctx, 0);
-  if (!x || x->rank() != 4 || (x->dtype() != DataType::Uint8 && x->dtype() != DataType::Int8)) return std::nullopt;
+  if (!q || x->rank() != 4) return std::nullopt;
   Problem p;
-  for (size_t i : {size_t{1}, size_t{3}}) {
-    const Tensor* s = input_at(ctx, i);
-    if (!s || s->dtype() != DataType::Float || s->element_count() != 1) return std::nullopt;
-    const float v = s->data<float>()[0];
-    if (!(v > 0) || !std::isfinite(v)) return std::nullopt;  // the reference names it
-    (i == 1 ? p.sx : p.sy) = v;
-  }
-  for (size_t i : {size_t{2}, size_t{4}}) {
-    const Tensor* z = input_at(ctx, i);
-    if (ctx.input_count() > i && ctx.input_value(i) && !z) return std::nullopt;
-    if (!z) continue;
-    if (z->dtype() != x->dtype() || z->element_count() != 1) return std::nullopt;
-    (i == 2 ? p.zx : p.zy) = z->dtype() == DataType::Int8 ? z->data<int8_t>()[0] : z->data<uint8_t>()[0];
-  }
+  p.sx = q->x_scale;
+  p.sy = q->y_scale;
+  p.zx = q->x_zero_point;
+  p.zy = q->y_zero_point;
   if (!ctx.has_attr("kernel_shape") || ctx.attr_ints("kernel_shape").size() != 2) return std::nullopt;
   if (ctx.has_attr("dilations")) return std::nullopt;
   try {

@@ -24,6 +24,7 @@
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/quantization/qlinear_unary_params.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu {
@@ -47,23 +48,14 @@ struct Problem {
 };
 
 std::optional<Problem> problem_of(const KernelContext& ctx) {
-  if (!have_avx512() || ctx.input_count() < 4 || ctx.input_count() > 5 || !ctx.has_attr("opset")) return std::nullopt;
+  if (!have_avx512() || !ctx.has_attr("opset")) return std::nullopt;
+  const auto q = qlinear_unary_params(ctx);
   const Tensor* x = input_at(ctx, 0);
-  if (!x || x->rank() == 0 || (x->dtype() != DataType::Uint8 && x->dtype() != DataType::Int8)) return std::nullopt;
+  if (!q || x->rank() == 0) return std::nullopt;
   Problem p;
-  for (size_t i : {size_t{1}, size_t{3}}) {
-    const Tensor* s = input_at(ctx, i);
-    if (!s || s->dtype() != DataType::Float || s->element_count() != 1) return std::nullopt;
-    const float v = s->data<float>()[0];
-    if (!(v > 0) || !std::isfinite(v)) return std::nullopt;  // the reference names it
-    (i == 1 ? p.sx : p.sy) = v;
-  }
-  for (size_t i : {size_t{2}, size_t{4}}) {
-    if (ctx.input_count() <= i || !ctx.input_value(i)) continue;
-    const Tensor* z = input_at(ctx, i);
-    if (!z || z->dtype() != x->dtype() || z->element_count() != 1) return std::nullopt;
-    if (i == 4) p.zy = z->dtype() == DataType::Int8 ? z->data<int8_t>()[0] : z->data<uint8_t>()[0];
-  }
+  p.sx = q->x_scale;
+  p.sy = q->y_scale;
+  p.zy = q->y_zero_point;
   const int64_t rank = x->rank();
   int64_t axis = ctx.attr_int("axis", -1);
   if (axis < -rank || axis >= rank) return std::nullopt;
