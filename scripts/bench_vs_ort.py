@@ -251,6 +251,9 @@ def main() -> int:
                     help="the public benchmark list (scripts/make_bench_models.py, in ~/.cache/onnxscope/bench-models) "
                          "at each of --batches")
     ap.add_argument("--batches", default="1,8", help="batches of --list (default 1,8)")
+    ap.add_argument("--qop-list", action="store_true",
+                    help="the QOperator models scripts/make_qop_models.py makes from the public list (onnxruntime's "
+                         "quantize_static output, <name>_qop.onnx in ~/.cache/onnxscope/bench-models), at batch 1")
     # Internal: the onnxruntime subprocess.
     ap.add_argument("--_ort-worker", dest="ort_worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -276,13 +279,22 @@ def main() -> int:
         if missing:
             print("not made (scripts/make_bench_models.py): " + ", ".join(missing), file=sys.stderr)
         models = [f"{d / n}.onnx@{b}" for n in MODELS if n not in missing for b in a.batches.split(",")]
+    if a.qop_list:
+        sys.path.insert(0, str(REPO / "scripts"))
+        from make_qop_models import QOP_MODELS
+        d = Path.home() / ".cache" / "onnxscope" / "bench-models"
+        missing = [n for n in QOP_MODELS if not (d / f"{n}_qop.onnx").exists()]
+        if missing:
+            print("not made (scripts/make_qop_models.py): " + ", ".join(missing), file=sys.stderr)
+        qop = [f"{d / n}_qop.onnx@1" for n in QOP_MODELS if n not in missing]
+        models = (models if a.list else []) + qop
     rows, records = [], []
     with tempfile.TemporaryDirectory(prefix="bench_vs_ort_") as tmp:
-        for spec in models:
+        for index, spec in enumerate(models):
             path, _, b = spec.partition("@")
             batch = int(b) if b else 1
             name = Path(path).stem
-            work = Path(tmp) / f"{name}_b{batch}"
+            work = Path(tmp) / f"{index}_{name}_b{batch}"  # two models of one name (from two folders) each get theirs
             work.mkdir()
             try:
                 feeds = make_inputs(path, batch, a.seed)

@@ -11,6 +11,8 @@ committed.
     .venv/bin/python scripts/make_bench_models.py resnet18
     .venv/bin/python scripts/make_qop_models.py resnet18
     .venv/bin/python scripts/bench_vs_ort.py --threads 2 ~/.cache/onnxscope/bench-models/resnet18_qop.onnx
+    .venv/bin/python scripts/make_qop_models.py            # all of QOP_MODELS
+    .venv/bin/python scripts/bench_vs_ort.py --threads 2 --qop-list
 
 See docs/cpu-engine.md ("QOperator models").
 """
@@ -25,6 +27,13 @@ import numpy as np
 import onnx
 
 BENCH = Path.home() / ".cache" / "onnxscope" / "bench-models"
+
+# The models bench_vs_ort.py --qop-list runs (each made here from the public
+# list's export at batch 1): CNN families with residual adds, depthwise and
+# squeeze-excitation blocks, channel shuffles and concatenations, and two
+# transformer-style ones (ConvNeXt's MatMul + Add, ViT's attention).
+QOP_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
+              "regnet_y_400mf", "shufflenet_v2", "densenet121", "convnext_tiny", "vit_b_16"]
 
 
 def batch_one(src: Path, dst: Path) -> tuple[str, list[int]]:
@@ -42,7 +51,7 @@ def batch_one(src: Path, dst: Path) -> tuple[str, list[int]]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("names", nargs="*", default=["resnet18", "mobilenet_v2"], help="bench-models stems (default: resnet18 mobilenet_v2)")
+    ap.add_argument("names", nargs="*", default=QOP_MODELS, help="bench-models stems (default: QOP_MODELS, what bench_vs_ort.py --qop-list runs)")
     ap.add_argument("--dir", type=Path, default=BENCH)
     ap.add_argument("--formats", default="qop", help="comma-separated: qop (QOperator), qdq")
     a = ap.parse_args()
