@@ -1,0 +1,320 @@
+// ONNX Runtime's QOperator operators (com.microsoft QLinearAdd, QLinearMul,
+// QLinearSigmoid, QLinearLeakyRelu, QLinearConcat, QLinearAveragePool,
+// QLinearSoftmax, QGemm) and batched QLinearMatMul on the CPU engine's
+// kernels against the reference, bit for bit, on seeded random problems
+// (the harness of cpu_ops_harness_test.cpp, support/ops_harness.h): an
+// observer records which implementation ran, so a kernel that silently
+// declines fails, and where two kernels can take a problem both are run
+// (CpuOptions::disabled_kernels).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/reference.h"
+#include "ops_harness.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+using namespace onnxscope::test::harness;
+
+namespace {
+
+// A scalar of float, uint8 or int8 (scales and zero points of the QLinear cases).
+Tensor scalar(DataType t, double v) {
+  Tensor s = Tensor::zeros(t, {});
+  if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
+  else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
+  else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
+  return s;
+}
+
+// com.microsoft QLinearAdd and QLinearMul (kernels/quantization/qlinear_binary.cpp)
+// against the reference, bit for bit: uint8 and int8, random broadcasts
+// (residual adds, [1, C, 1, 1] gates, scalars: a single value against long
+// rows too, the vector loop's) and operands of one shape,
+// zero points given or not, scales that saturate the output.
+TEST(CpuOpsHarness, QLinearAddAndMulBitForBit) {
+  Rng rng(47);
+  for (int i = 0; i < 48; ++i) {
+    const bool mul = i % 2 == 1;
+    const DataType t = i % 4 < 2 ? DataType::Uint8 : DataType::Int8;
+    // One in three: operands of one shape, runs long enough for the 16-wide loop and its tail.
+    const Shape same = {1, pick(rng, 1, 8), pick(rng, 2, 9), pick(rng, 3, 33)};
+    // One in six more: a single value against rows long enough for the 16-wide loop, on either side.
+    const Shape rows = {1, pick(rng, 1, 4), pick(rng, 17, 70)};
+    const auto [sa, sb] = i % 3 == 2   ? std::pair<Shape, Shape>{same, same}
+                          : i % 6 == 1 ? std::pair<Shape, Shape>{Shape{}, rows}
+                          : i % 6 == 3 ? std::pair<Shape, Shape>{rows, Shape{1}}
+                                       : broadcast_pair(rng);
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    const double lo = t == DataType::Uint8 ? 0 : -128, hi = t == DataType::Uint8 ? 255 : 127;
+    c.input("a", random_tensor(rng, t, sa, lo, hi));
+    c.input("b", random_tensor(rng, t, sb, lo, hi));
+    const double big = i % 8 == 7 ? 0.2 : 0.02;  // some saturate
+    c.input("as", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 5)));
+    c.input("bs", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 5)));
+    c.input("cs", scalar(DataType::Float, mul ? big * 0.5 : big));
+    const bool zps = i % 3 != 2;
+    std::vector<std::string> ins = {"a", "as", zps ? "az" : "", "b", "bs", zps ? "bz" : "", "cs", zps ? "cz" : ""};
+    if (zps) {
+      c.input("az", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+      c.input("bz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+      c.input("cz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+    }
+    while (ins.back().empty()) ins.pop_back();
+    const char* op = mul ? "QLinearMul" : "QLinearAdd";
+    c.mb.node(op, ins, {"y"}, "n", "com.microsoft");
+    c.what = std::string(op) + " " + shape_to_string(sa) + " x " + shape_to_string(sb) + (zps ? " zero points" : "");
+    check(c, 0, 0);
+  }
+}
+
+// com.microsoft QLinearSigmoid and QLinearLeakyRelu
+// (kernels/quantization/byte_lookup.cpp: the reference's table, looked
+// up 64 bytes at a time) bit for bit: uint8 and int8, lengths on and off
+// multiples of 64 and past one thread's share, zero points given or not,
+// LeakyRelu's alpha given or not.
+TEST(CpuOpsHarness, QLinearSigmoidAndLeakyReluBitForBit) {
+  Rng rng(59);
+  for (int i = 0; i < 24; ++i) {
+    const bool leaky = i % 2 == 1;
+    const DataType t = i % 4 < 2 ? DataType::Uint8 : DataType::Int8;
+    const double lo = t == DataType::Uint8 ? 0 : -128, hi = t == DataType::Uint8 ? 255 : 127;
+    const Shape s = i % 3 == 0 ? Shape{1, pick(rng, 1, 9), pick(rng, 1, 70)} : Shape{2, pick(rng, 30, 200), pick(rng, 100, 400)};
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    c.input("x", random_tensor(rng, t, s, lo, hi));
+    c.input("xs", scalar(DataType::Float, 0.01 + 0.02 * pick(rng, 0, 5)));
+    c.input("ys", scalar(DataType::Float, leaky ? 0.05 : 1.0 / 256));
+    const bool zps = i % 3 != 2;
+    std::vector<std::string> ins = {"x", "xs", zps ? "xz" : "", "ys"};
+    if (zps) {
+      c.input("xz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+      c.input("yz", scalar(t, t == DataType::Uint8 ? pick(rng, 0, 20) : pick(rng, -128, -100)));
+      ins.push_back("yz");
+    }
+    const char* op = leaky ? "QLinearLeakyRelu" : "QLinearSigmoid";
+    auto& n = c.mb.node(op, ins, {"y"}, "n", "com.microsoft");
+    if (leaky && i % 4 == 1) attr_float(n, "alpha", 0.2f);
+    c.what = std::string(op) + " " + shape_to_string(s) + (zps ? " zero points" : "");
+    check(c, 0, 0);
+  }
+}
+
+// com.microsoft QLinearConcat (kernels/quantization/qlinear_concat.cpp) bit
+// for bit: uint8 and int8, ranks 1 to 4, any axis, two to four inputs, some
+// with Y's own parameters (copied), the rest requantized through the table,
+// chunks long enough for the 64-byte lookup and its tail.
+TEST(CpuOpsHarness, QLinearConcatBitForBit) {
+  Rng rng(61);
+  for (int i = 0; i < 24; ++i) {
+    const DataType t = i % 2 ? DataType::Uint8 : DataType::Int8;
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    const Shape base = random_shape(rng, 1, 4, 9);
+    Shape shape = base;
+    for (auto& d : shape) d = std::max<int64_t>(d, 1);
+    if (i % 3 == 0) shape.back() = pick(rng, 60, 150);  // long rows
+    const int64_t rank = static_cast<int64_t>(shape.size()), axis = pick(rng, -rank, rank - 1);
+    const size_t a = static_cast<size_t>(axis < 0 ? axis + rank : axis);
+    const int64_t inputs = pick(rng, 2, 4);
+    c.input("ys", scalar(DataType::Float, 0.02 + 0.01 * pick(rng, 0, 4)));
+    c.input("yz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+    std::vector<std::string> ins = {"ys", "yz"};
+    for (int64_t k = 0; k < inputs; ++k) {
+      Shape s = shape;
+      s[a] = pick(rng, 1, 5);
+      const std::string x = "x" + std::to_string(k);
+      c.input(x, random_tensor(rng, t, s));
+      if (k == 1 && i % 4 == 1) {  // Y's own parameters: copied
+        ins.insert(ins.end(), {x, "ys", "yz"});
+        continue;
+      }
+      c.input(x + "s", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 6)));
+      c.input(x + "z", scalar(t, t == DataType::Uint8 ? pick(rng, 90, 160) : pick(rng, -30, 30)));
+      ins.insert(ins.end(), {x, x + "s", x + "z"});
+    }
+    attr_int(c.mb.node("QLinearConcat", ins, {"y"}, "n", "com.microsoft"), "axis", axis);
+    c.what = "QLinearConcat of " + std::to_string(inputs) + " along " + std::to_string(axis) + " of " + shape_to_string(shape);
+    check(c, 0, 0);
+  }
+}
+
+// com.microsoft QLinearAveragePool with channels_last = 1
+// (kernels/quantization/qlinear_average_pool.cpp) bit for bit: uint8 and
+// int8, windows 1x1 to 4x3, strides, pads (counted or not), ceil_mode,
+// channel counts on and off multiples of 16.
+TEST(CpuOpsHarness, QLinearAveragePoolChannelsLastBitForBit) {
+  Rng rng(67);
+  for (int i = 0; i < 30; ++i) {
+    const DataType t = i % 2 ? DataType::Uint8 : DataType::Int8;
+    const int64_t kh = pick(rng, 1, 4), kw = pick(rng, 1, 3);
+    const Shape s{pick(rng, 1, 2), pick(rng, kh, 12), pick(rng, kw, 12), pick(rng, 1, 40)};
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    c.input("x", random_tensor(rng, t, s));
+    c.input("xs", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 6)));
+    c.input("xz", scalar(t, t == DataType::Uint8 ? pick(rng, 90, 160) : pick(rng, -30, 30)));
+    c.input("ys", scalar(DataType::Float, 0.01 + 0.01 * pick(rng, 0, 6)));
+    c.input("yz", scalar(t, t == DataType::Uint8 ? pick(rng, 90, 160) : pick(rng, -30, 30)));
+    auto& n = c.mb.node("QLinearAveragePool", {"x", "xs", "xz", "ys", "yz"}, {"y"}, "n", "com.microsoft");
+    attr_int(n, "channels_last", 1);
+    attr_ints(n, "kernel_shape", {kh, kw});
+    attr_ints(n, "strides", {pick(rng, 1, 2), pick(rng, 1, 3)});
+    attr_ints(n, "pads", {pick(rng, 0, kh - 1), pick(rng, 0, kw - 1), pick(rng, 0, kh - 1), pick(rng, 0, kw - 1)});
+    attr_int(n, "count_include_pad", i % 3 == 0 ? 1 : 0);
+    attr_int(n, "ceil_mode", i % 4 == 1 ? 1 : 0);
+    c.what = "QLinearAveragePool " + shape_to_string(s) + " window " + std::to_string(kh) + "x" + std::to_string(kw);
+    check(c, 0, 0);
+  }
+}
+
+// com.microsoft QLinearSoftmax over contiguous rows
+// (kernels/quantization/qlinear_softmax.cpp) bit for bit: uint8 and int8,
+// the last axis (opset 13) or an earlier one below opset 13 (rows of every
+// dim from it on), rows from 1 to 300 values (four side by side and the
+// rest), zero points given or not.
+TEST(CpuOpsHarness, QLinearSoftmaxBitForBit) {
+  Rng rng(71);
+  for (int i = 0; i < 24; ++i) {
+    const DataType t = i % 2 ? DataType::Uint8 : DataType::Int8;
+    const bool old_rule = i % 3 == 2;
+    Shape s = random_shape(rng, 1, 4, 7);
+    for (auto& d : s) d = std::max<int64_t>(d, 1);
+    if (i % 4 == 0) s.back() = pick(rng, 100, 300);
+    const int64_t rank = static_cast<int64_t>(s.size());
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    c.input("x", random_tensor(rng, t, s));
+    c.input("xs", scalar(DataType::Float, 0.02 + 0.05 * pick(rng, 0, 6)));
+    c.input("ys", scalar(DataType::Float, 1.0 / 256));
+    const bool zps = i % 5 != 3;
+    std::vector<std::string> ins = {"x", "xs", zps ? "xz" : "", "ys"};
+    if (zps) {
+      c.input("xz", scalar(t, t == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -20, 20)));
+      c.input("yz", scalar(t, t == DataType::Uint8 ? 0 : -128));
+      ins.push_back("yz");
+    }
+    auto& n = c.mb.node("QLinearSoftmax", ins, {"y"}, "n", "com.microsoft");
+    attr_int(n, "opset", old_rule ? 11 : 13);
+    attr_int(n, "axis", old_rule ? pick(rng, -rank, rank - 1) : -1);
+    c.what = "QLinearSoftmax " + shape_to_string(s) + (old_rule ? " opset 11" : "");
+    check(c, 0, 0);
+  }
+}
+
+// com.microsoft QGemm and QLinearMatMul with batch dims
+// (kernels/quantization/qgemm.cpp) against the reference, bit for bit:
+// transA/transB, C of every broadcast, per-column b_scale and b_zero_point,
+// Y quantized or float; QLinearMatMul batches broadcast as numpy's matmul.
+// Each QGemm twice: as dispatched (oneDNN's int8 matmul, matmul_integer.cpp,
+// where A is not transposed and the CPU has VNNI) and on the Eigen form.
+TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
+  Rng rng(53);
+  for (int i = 0; i < 40; ++i) {
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    const DataType at = i % 3 == 2 ? DataType::Int8 : DataType::Uint8;
+    const DataType bt = i % 3 == 0 ? DataType::Uint8 : DataType::Int8;
+    const double alo = at == DataType::Uint8 ? 0 : -128, ahi = at == DataType::Uint8 ? 255 : 127;
+    const double blo = bt == DataType::Uint8 ? 0 : -128, bhi = bt == DataType::Uint8 ? 255 : 127;
+    // N past 8 in some: the output stage's 8-column vector loop and its tail.
+    const int64_t M = pick(rng, 1, 9), K = pick(rng, 1, 40), N = i % 3 == 1 ? pick(rng, 8, 45) : pick(rng, 1, 12);
+    // (N past 16 for the batched products too: several panels, a partial last one.)
+    if (i % 2 == 0) {  // QGemm
+      const bool ta = i % 4 == 2, tb = i % 8 < 4, quant = i % 6 != 4;
+      // B and its zero point as initializers in half: the VNNI kernel's (qgemm_vnni.cpp) where A is not
+      // transposed, C one value or one per column; else oneDNN's int8 matmul.
+      const bool weights = i % 4 == 0;
+      auto operand = [&](const std::string& name, Tensor t) {
+        if (!weights) return c.input(name, std::move(t));
+        c.mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(),
+                                         std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
+      };
+      c.input("a", random_tensor(rng, at, ta ? Shape{K, M} : Shape{M, K}, alo, ahi));
+      // As initializers, values whose difference to the zero point fits int8, as quantizers' are
+      // (random_tensor draws 8-bit values over the whole range).
+      auto bytes_in = [&](const Shape& shape, int lo, int hi) {
+        Tensor t = Tensor::zeros(bt, shape);
+        for (uint64_t e = 0; e < t.element_count(); ++e)
+          reinterpret_cast<uint8_t*>(t.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
+        return t;
+      };
+      const int wlo = bt == DataType::Uint8 ? 30 : -100, whi = bt == DataType::Uint8 ? 225 : 100;
+      operand("b", weights ? bytes_in(tb ? Shape{N, K} : Shape{K, N}, wlo, whi)
+                           : random_tensor(rng, bt, tb ? Shape{N, K} : Shape{K, N}, blo, bhi));
+      c.input("as", scalar(DataType::Float, 0.01 * pick(rng, 1, 5)));
+      c.input("az", scalar(at, at == DataType::Uint8 ? pick(rng, 100, 150) : pick(rng, -10, 10)));
+      const bool per_col = i % 5 < 2;
+      c.input("bs", random_tensor(rng, DataType::Float, per_col ? Shape{N} : Shape{}, 0.001, 0.02));
+      const int zlo = bt == DataType::Uint8 ? 120 : -5, zhi = bt == DataType::Uint8 ? 136 : 5;
+      operand("bz", weights ? bytes_in(per_col ? Shape{N} : Shape{}, zlo, zhi)
+                            : random_tensor(rng, bt, per_col ? Shape{N} : Shape{}, zlo, zhi));
+      std::vector<std::string> ins = {"a", "as", "az", "b", "bs", "bz"};
+      const Shape cs = std::vector<Shape>{{}, {N}, {1, N}, {M, 1}, {M, N}}[static_cast<size_t>(i % 5)];
+      if (i % 7 != 3) {
+        c.input("c", random_tensor(rng, DataType::Int32, cs, -2000, 2000));
+        ins.push_back("c");
+      } else {
+        ins.push_back("");
+      }
+      if (quant) {
+        c.input("ys", scalar(DataType::Float, 0.05 * pick(rng, 1, 4)));
+        c.input("yz", scalar(at, at == DataType::Uint8 ? 128 : 0));
+        ins.insert(ins.end(), {"ys", "yz"});
+      }
+      while (ins.back().empty()) ins.pop_back();
+      auto& n = c.mb.node("QGemm", ins, {"y"}, "n", "com.microsoft");
+      if (ta) attr_int(n, "transA", 1);
+      if (tb) attr_int(n, "transB", 1);
+      if (i % 9 == 4) attr_float(n, "alpha", 0.5f);
+      c.what = "QGemm M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + (ta ? " transA" : "") +
+               (tb ? " transB" : "") + (quant ? "" : " float Y");
+      Case eigen = c;
+      eigen.disabled_kernels = {"onednn-int8", "cpu-int8"};
+      eigen.what += " (Eigen form)";
+      check(eigen, 0, 0);
+      if (weights && !ta && (i % 5 < 3 || i % 7 == 3) && __builtin_cpu_supports("avx512vnni")) {
+        c.expect_kernel = "cpu-int8";
+        Case dnn = c;  // and oneDNN's int8 matmul behind it
+        dnn.disabled_kernels = {"cpu-int8"};
+        dnn.expect_kernel.clear();
+        dnn.what += " (oneDNN form)";
+        check(dnn, 0, 0);
+      }
+    } else {  // QLinearMatMul with batches
+      const Shape batch_a = i % 3 == 1 ? Shape{2, 1} : Shape{2, 3}, batch_b = i % 3 == 1 ? Shape{1, 3} : Shape{3};
+      Shape as = batch_a, bs = batch_b;
+      as.insert(as.end(), {M, K});
+      bs.insert(bs.end(), {K, N});
+      c.input("a", random_tensor(rng, at, as, alo, ahi));
+      c.input("as", scalar(DataType::Float, 0.02));
+      c.input("az", scalar(at, at == DataType::Uint8 ? 128 : 3));
+      c.input("b", random_tensor(rng, bt, bs, blo, bhi));
+      c.input("bs", scalar(DataType::Float, 0.01));
+      // B's zero point anywhere in its range: the VNNI form packs uint8 B minus 128 and carries the rest.
+      c.input("bz", scalar(bt, bt == DataType::Uint8 ? pick(rng, 0, 255) : pick(rng, -128, 127)));
+      c.input("ys", scalar(DataType::Float, 0.05 * pick(rng, 1, 8)));
+      c.input("yz", scalar(at, at == DataType::Uint8 ? 128 : 0));
+      c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
+      c.what = "QLinearMatMul " + shape_to_string(as) + " x " + shape_to_string(bs);
+      if (__builtin_cpu_supports("avx512vnni")) {
+        c.expect_kernel = "cpu-int8";  // kernels/quantization/qlinear_matmul_vnni.cpp
+        Case eigen = c;
+        eigen.disabled_kernels = {"cpu-int8"};
+        eigen.expect_kernel = "cpu-eigen";
+        eigen.what += " (Eigen form)";
+        check(eigen, 0, 0);
+      }
+    }
+    check(c, 0, 0);
+  }
+}
+
+}  // namespace
