@@ -20,7 +20,8 @@ OutputCheck check(const NamedValues& got, const NamedValues& want, const DiffTol
   OutputCheck c;
   bool first = true;
   for (const auto& [name, v] : want) {
-    auto it = std::find_if(got.begin(), got.end(), [&](const auto& nv) { return nv.first == name; });
+    const std::string& key = name;  // (clang before 16 captures no structured binding: the fuzz build's)
+    auto it = std::find_if(got.begin(), got.end(), [&](const auto& nv) { return nv.first == key; });
     if (it == got.end()) continue;
     TensorDiff d = diff_values(v, it->second, tol, name);
     const double violation = d.comparable ? d.worst_violation : INFINITY;

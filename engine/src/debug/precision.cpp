@@ -17,7 +17,8 @@ bool outputs_within(const NamedValues& want, const NamedValues& got, const DiffT
                     std::string& worst_name) {
   bool ok = true, first = true;
   for (const auto& [name, v] : want) {
-    auto it = std::find_if(got.begin(), got.end(), [&](const auto& nv) { return nv.first == name; });
+    const std::string& key = name;  // (clang before 16 captures no structured binding: the fuzz build's)
+    auto it = std::find_if(got.begin(), got.end(), [&](const auto& nv) { return nv.first == key; });
     if (it == got.end()) continue;
     TensorDiff d = diff_values(v, it->second, tol, name);
     const double violation = d.comparable ? d.worst_violation : INFINITY;

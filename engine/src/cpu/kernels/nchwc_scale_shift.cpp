@@ -4,6 +4,7 @@
 // batch norms), with the Relu that follows it when there is one. Scale and shift cover the padded channels too (zeros there,
 // so padding stays zero). Plain loops the compiler vectorises over the block,
 // split across the thread pool.
+#include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/nchwc.h"
@@ -14,7 +15,7 @@ namespace {
 
 // One (n, channel block) plane; built for AVX-512, AVX2 and the baseline
 // (target_clones), as the project is built for the baseline ISA.
-__attribute__((target_clones("avx512f", "avx2", "default")))
+ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
 void plane(const float* src, float* dst, const float* sa, const float* sb, int64_t spatial, int64_t block, bool relu) {
   if (relu) {
     for (int64_t i = 0; i < spatial; ++i)

@@ -1,9 +1,10 @@
+#include "core/target_clones.h"
 #include "cpu/kernels/math/arith_rows.h"
 
 namespace onnxscope::cpu {
 namespace {
 
-#define ONNXSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
 
 // One function per operator and step pattern, so each loop vectorises.
 #define ONNXSCOPE_ARITH(name, expr_vv, expr_vs, expr_sv)                                            \

@@ -11,6 +11,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/target_clones.h"
 #include "cpu/fused_ops.h"
 #include "cpu/optimizer.h"
 #include "cpu/kernels/broadcast.h"
@@ -98,7 +99,7 @@ void HardSwishEigen(KernelContext& c) {
 // Floor, Ceil, Round (halves to even) and Neg as plain loops built for
 // AVX-512, AVX2 and the baseline (target_clones): one vroundps / vxorps per
 // vector there, where this Eigen, compiled for the baseline, runs SSE2.
-#define ONNXSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
 #define ONNXSCOPE_ROUNDING(name, expr)                                     \
   ONNXSCOPE_CLONES void name(const float* x, float* y, int64_t n) {         \
     for (int64_t i = 0; i < n; ++i) y[i] = expr;                            \
@@ -380,7 +381,7 @@ bool predicate_accepts(const KernelContext& ctx) {
 // One row of a comparison, one loop per step pattern so each vectorises;
 // built for AVX2 too (SSE2, the baseline, has no 64-bit integer compare).
 template <class T, class F>
-__attribute__((target_clones("avx2", "default")))
+ONNXSCOPE_TARGET_CLONES("avx2", "default")
 void predicate_row(const T* x, const T* z, bool sx, bool sz, uint8_t* o, int64_t len, F f) {
   const T x0 = x[0], z0 = z[0];
   if (sx && sz) for (int64_t i = 0; i < len; ++i) o[i] = f(x[i], z[i]);

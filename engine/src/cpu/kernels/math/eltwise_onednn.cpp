@@ -11,6 +11,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/target_clones.h"
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
@@ -32,7 +33,7 @@ struct Eltwise {
 };
 
 // y[i] = x[i] where x[i] is NaN; built for AVX-512 / AVX2 too.
-__attribute__((target_clones("avx512f", "avx2", "default")))
+ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
 void restore_nan(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i], w = y[i];

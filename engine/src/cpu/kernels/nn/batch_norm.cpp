@@ -9,6 +9,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
@@ -16,7 +17,7 @@
 namespace onnxscope::cpu {
 namespace {
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
 void affine(const float* x, float s, float t, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s + t;
 }

@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/output.h"
@@ -97,7 +98,7 @@ void scatter_plane(const Depthwise& p, const float* x, float* buf) {
 
 // One plane, built for AVX-512, AVX2 and the baseline. buf: the phase
 // buffers, acc: (OH - 1) * Wq + OW floats.
-__attribute__((target_clones("avx512f", "avx2", "default")))
+ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
 void depthwise_plane(const Depthwise& p, const int64_t* off, const float* x, const float* w, float b, float* y,
                      float* buf, float* acc) {
   scatter_plane(p, x, buf);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/reduction/blocked_mean.h"
@@ -116,7 +117,7 @@ __attribute__((target("avx512f"))) void panel_avx512(const float* panel, const f
   for (int q = 0; q < 4; ++q) _mm512_mask_storeu_ps(out + 16 * q, m[q], a[q]);
 }
 
-__attribute__((target_clones("avx2", "default"))) void panel_plain(const float* panel, const float* v, int64_t count,
+ONNXSCOPE_TARGET_CLONES("avx2", "default") void panel_plain(const float* panel, const float* v, int64_t count,
                                                                    int64_t cols, float* out) {
   float acc[kPanel] = {};
   for (int64_t l = 0; l < cols; ++l) acc[l] = out[l];
@@ -156,7 +157,7 @@ const WeightPanels& weight_panels(const KernelContext& ctx, const float* w1, con
 }
 
 #define ONNXSCOPE_SCALE_PLANE(NAME, B)                                                                        \
-  __attribute__((target_clones("avx512f", "avx2", "default"))) void NAME(const float* x, const float* s,      \
+  ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void NAME(const float* x, const float* s,      \
                                                                          int64_t plane, float* y) {          \
     for (int64_t p = 0; p < plane; ++p)                                                                       \
       for (int l = 0; l < B; ++l) y[p * B + l] = x[p * B + l] * s[l];                                         \

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
@@ -26,7 +27,7 @@ bool has_avx512() {
   return yes;
 }
 
-#define ONNXSCOPE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
 
 // y[i] = clamp(nearbyint(x[i] / s) + zp, lo, hi); NaN -> zp.
 // Rounding half to even by adding and taking away 1.5 * 2^23 (exact for |q| <= 2^22,

@@ -15,6 +15,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/reduction/row_extreme.h"
 #include "cpu/kernels/output.h"
@@ -273,7 +274,7 @@ void Reduce(KernelContext& ctx) {
 // 2.2x); a blocked (NCHWc) neighbourhood keeps oneDNN's blocked pool.
 // A row's sum in double: 8 independent lanes, which the compiler widens and
 // adds as vectors (AVX-512 / AVX2 / baseline builds).
-__attribute__((target_clones("avx512f", "avx2", "default"))) double sum_in_double(const float* x, int64_t n) {
+ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") double sum_in_double(const float* x, int64_t n) {
   double lane[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)

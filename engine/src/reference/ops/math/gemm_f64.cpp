@@ -11,6 +11,7 @@
 #endif
 // GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_pd.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "core/target_clones.h"
 #include "reference/ops/math/gemm_f64.h"
 
 #include <immintrin.h>
@@ -84,7 +85,7 @@ using TileFn = void (*)(int64_t, const double*, const double*, double*);
 
 namespace {
 
-__attribute__((target_clones("avx512f", "avx2", "default"))) void widen_rows(const float* src, int64_t stride, double* dst,
+ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void widen_rows(const float* src, int64_t stride, double* dst,
                                                                           int64_t K, int64_t groups, int64_t width) {
   for (int64_t t = 0; t < K; ++t)
     for (int64_t g = 0; g < groups; ++g)

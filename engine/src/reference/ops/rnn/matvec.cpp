@@ -13,6 +13,7 @@
 #endif
 // GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_pd.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include "core/target_clones.h"
 #include "reference/ops/rnn/common.h"
 
 #include "cpu/thread_pool.h"
@@ -32,7 +33,7 @@ constexpr int64_t kPanelsWork = int64_t{1} << 17;
 
 // The plain form: per vector and panel, 32 sums taking the columns in order.
 template <typename T>
-__attribute__((target_clones("avx512f", "fma", "default")))
+ONNXSCOPE_TARGET_CLONES("avx512f", "fma", "default")
 void matvec_plain(const RecurrentWeights& w, const T* data, int64_t d, size_t s, const double* v, int64_t vs, double* out,
                   int64_t os, int64_t n, int64_t q0, int64_t q1) {
   const int64_t rows = w.segments[s].second, cols = w.cols;
