@@ -70,6 +70,12 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
 
 bool accepts(const KernelContext& ctx) { return problem_of(ctx).has_value(); }
 
+// static_cast<float>(double(sum) * sx / count / sy) of eight sums (a
+// function, not a lambda: clang does not give a lambda its caller's target).
+__attribute__((target("avx512f,avx512dq"), always_inline)) inline __m256 mean8(__m256i s, __m512d sx, __m512d cnt, __m512d sy) {
+  return _mm512_cvtpd_ps(_mm512_div_pd(_mm512_div_pd(_mm512_mul_pd(_mm512_cvtepi32_pd(s), sx), cnt), sy));
+}
+
 // One output pixel: the taps [r0, r1) x [c0, c1) of image rows `W` pixels of
 // C channels wide, from `x` (the image); `count` the divisor.
 template <typename T>
@@ -90,10 +96,8 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void pixel(const T
       }
     __m512 f;
     if (count > 0) {
-      auto half = [&](__m256i s) {  // static_cast<float>(double(sum) * sx / count / sy)
-        return _mm512_cvtpd_ps(_mm512_div_pd(_mm512_div_pd(_mm512_mul_pd(_mm512_cvtepi32_pd(s), sx), cnt), sy));
-      };
-      f = _mm512_insertf32x8(_mm512_castps256_ps512(half(_mm512_castsi512_si256(sum))), half(_mm512_extracti64x4_epi64(sum, 1)), 1);
+      f = _mm512_insertf32x8(_mm512_castps256_ps512(mean8(_mm512_castsi512_si256(sum), sx, cnt, sy)),
+                             mean8(_mm512_extracti64x4_epi64(sum, 1), sx, cnt, sy), 1);
     } else {
       f = _mm512_setzero_ps();  // no counted position: the mean is 0 there, as the reference's
     }

@@ -75,7 +75,8 @@ bool accepts(const KernelContext& ctx) { return problem_of(ctx).has_value(); }
 void QLinearConcat(KernelContext& ctx) {
   const auto p = problem_of(ctx);
   if (!p) ctx.fail("problem not supported by the CPU QLinearConcat");
-  const auto& [out, axis] = *p;
+  const Shape out = p->first;  // (not a structured binding: the lambda below reads them, clang < 16 refuses that)
+  const size_t axis = p->second;
   const DataType type = ctx.input(2).dtype();
   Tensor& y = uninitialized_output(ctx, 0, type, out);
   if (y.element_count() == 0) return;

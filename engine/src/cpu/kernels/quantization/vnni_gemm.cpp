@@ -112,7 +112,7 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni,avx512dq"))) void ti
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       uint32_t four = 0;
-      if (bytes == 4) four = *reinterpret_cast<const uint32_t __attribute__((aligned(1), may_alias))*>(row[r] + 4 * k);
+      if (bytes == 4) std::memcpy(&four, row[r] + 4 * k, 4);  // one unaligned load
       else std::memcpy(&four, row[r] + 4 * k, bytes);
       const __m512i x = _mm512_set1_epi32(static_cast<int>(four ^ t.flip));
 #pragma GCC unroll 4
