@@ -42,6 +42,16 @@ def default_models() -> list[str]:
     return light + [str(REPO / "resources" / "models" / "sample_cnn.onnx") + "@8"]
 
 
+def made_models(names: list[str], suffix: str, batches: list[str], maker: str) -> list[str]:
+    """PATH@BATCH of each ~/.cache/onnxscope/bench-models/<name><suffix>.onnx
+    the maker script has made, at each batch; the missing ones named."""
+    d = Path.home() / ".cache" / "onnxscope" / "bench-models"
+    missing = [n for n in names if not (d / f"{n}{suffix}.onnx").exists()]
+    if missing:
+        print(f"not made (scripts/{maker}): " + ", ".join(missing), file=sys.stderr)
+    return [f"{d / n}{suffix}.onnx@{b}" for n in names if n not in missing for b in batches]
+
+
 def default_cli() -> str:
     """$ONNXSCOPE, else the first build of this checkout whose onnxscope has `bench`."""
     if os.environ.get("ONNXSCOPE"):
@@ -271,23 +281,15 @@ def main() -> int:
     engines = [e for e in a.engines.split(",") if e]
     load_before = os.getloadavg()
     models = a.models or default_models()
+    if a.list or a.qop_list:
+        sys.path.insert(0, str(REPO / "scripts"))
+        models = []
     if a.list:
-        sys.path.insert(0, str(REPO / "scripts"))
         from make_bench_models import MODELS
-        d = Path.home() / ".cache" / "onnxscope" / "bench-models"
-        missing = [n for n in MODELS if not (d / f"{n}.onnx").exists()]
-        if missing:
-            print("not made (scripts/make_bench_models.py): " + ", ".join(missing), file=sys.stderr)
-        models = [f"{d / n}.onnx@{b}" for n in MODELS if n not in missing for b in a.batches.split(",")]
+        models += made_models(MODELS, "", a.batches.split(","), "make_bench_models.py")
     if a.qop_list:
-        sys.path.insert(0, str(REPO / "scripts"))
         from make_qop_models import QOP_MODELS
-        d = Path.home() / ".cache" / "onnxscope" / "bench-models"
-        missing = [n for n in QOP_MODELS if not (d / f"{n}_qop.onnx").exists()]
-        if missing:
-            print("not made (scripts/make_qop_models.py): " + ", ".join(missing), file=sys.stderr)
-        qop = [f"{d / n}_qop.onnx@1" for n in QOP_MODELS if n not in missing]
-        models = (models if a.list else []) + qop
+        models += made_models(QOP_MODELS, "_qop", ["1"], "make_qop_models.py")
     rows, records = [], []
     with tempfile.TemporaryDirectory(prefix="bench_vs_ort_") as tmp:
         for index, spec in enumerate(models):

@@ -14,6 +14,7 @@
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/quantization/kept_packing.h"
 #include "cpu/kernels/quantization/qgemm.h"
 #include "cpu/kernels/quantization/vnni_gemm.h"
 
@@ -34,49 +35,40 @@ const Tensor* input_at(const KernelContext& ctx, size_t i) {
 // B minus its zero points, packed, for the node's initializers (keyed by
 // their buffers, not their bytes' address: reading that would bring bytes
 // given back to the model's buffer back).
-struct Packed {
-  const void* source = nullptr;
-  const void* zp_source = nullptr;
-  bool trans = false;
-  bool fits = false;
+// (Held by a shared pointer: the restore function of bytes given back keeps it.)
+struct Packed : KeptPacking {
   std::shared_ptr<vnni::PackedB> b = std::make_shared<vnni::PackedB>();
 };
 
 const Packed* packed_of(const KernelContext& ctx, Packed& local) {
-  Packed* p = node_state<Packed>(ctx);
-  if (!p) p = &local;
-  const Tensor& b = ctx.input(3);
-  const Tensor* zb = input_at(ctx, 5);
-  const bool trans = ctx.attr_int("transB", 0) != 0;
-  const void* source = b.buffer() ? static_cast<const void*>(b.buffer().get()) : b.raw();
-  const void* zsrc = zb ? (zb->buffer() ? static_cast<const void*>(zb->buffer().get()) : zb->raw()) : nullptr;
-  if (p->source == source && p->zp_source == zsrc && p->trans == trans && p->source) return p;
-  p->source = source;
-  p->zp_source = zsrc;
-  p->trans = trans;
-  const int64_t K = trans ? b.shape()[1] : b.shape()[0], N = trans ? b.shape()[0] : b.shape()[1];
-  std::vector<int64_t> z(static_cast<size_t>(N), 0);
-  if (zb)
-    for (int64_t n = 0; n < N; ++n) z[static_cast<size_t>(n)] = int8_at(*zb, zb->element_count() == 1 ? 0 : static_cast<uint64_t>(n));
-  p->b = std::make_shared<vnni::PackedB>();
-  p->fits = vnni::pack(K, N, [&](int64_t k, int64_t n) {
-    return int8_at(b, static_cast<uint64_t>(trans ? n * K + k : k * N + n)) - z[static_cast<size_t>(n)];
-  }, *p->b);
-  // The packed copy holds B exactly (its values minus their zero points):
-  // with the model no one else's, the plain bytes go back, remade from it if
-  // read again (a quantized ViT-B/16 held both, 1.03x onnxruntime's peak).
-  if (p->fits && releasing_repacked_weights() && b.buffer() && p != &local && b.byte_size() == b.buffer()->size()) {
-    const bool u8 = b.dtype() == DataType::Uint8;
-    b.buffer()->release_bytes([packed = p->b, z = std::move(z), trans, u8](std::byte* dst) {
-      const vnni::PackedB& pb = *packed;
-      for (int64_t k = 0; k < pb.K; ++k)
-        for (int64_t n = 0; n < pb.N; ++n) {
-          const int64_t v = pb.panels[static_cast<size_t>(((n / 16 * pb.K4 + k / 4) * 16 + n % 16) * 4 + k % 4)] + z[static_cast<size_t>(n)];
-          dst[trans ? n * pb.K + k : k * pb.N + n] = static_cast<std::byte>(u8 ? static_cast<uint8_t>(v) : static_cast<uint8_t>(static_cast<int8_t>(v)));
-        }
-    });
-  }
-  return p;
+  return kept_packing(ctx, local, 3, 5, [&](Packed& p) {
+    const Tensor& b = ctx.input(3);
+    const Tensor* zb = input_at(ctx, 5);
+    const bool trans = ctx.attr_int("transB", 0) != 0;
+    const int64_t K = trans ? b.shape()[1] : b.shape()[0], N = trans ? b.shape()[0] : b.shape()[1];
+    std::vector<int64_t> z(static_cast<size_t>(N), 0);
+    if (zb)
+      for (int64_t n = 0; n < N; ++n) z[static_cast<size_t>(n)] = int8_at(*zb, zb->element_count() == 1 ? 0 : static_cast<uint64_t>(n));
+    p.b = std::make_shared<vnni::PackedB>();
+    const bool fits = vnni::pack(K, N, [&](int64_t k, int64_t n) {
+      return int8_at(b, static_cast<uint64_t>(trans ? n * K + k : k * N + n)) - z[static_cast<size_t>(n)];
+    }, *p.b);
+    // The packed copy holds B exactly (its values minus their zero points):
+    // with the model no one else's, the plain bytes go back, remade from it if
+    // read again (a quantized ViT-B/16 held both, 1.03x onnxruntime's peak).
+    if (fits && releasing_repacked_weights() && b.buffer() && &p != &local && b.byte_size() == b.buffer()->size()) {
+      const bool u8 = b.dtype() == DataType::Uint8;
+      b.buffer()->release_bytes([packed = p.b, z = std::move(z), trans, u8](std::byte* dst) {
+        const vnni::PackedB& pb = *packed;
+        for (int64_t k = 0; k < pb.K; ++k)
+          for (int64_t n = 0; n < pb.N; ++n) {
+            const int64_t v = pb.at(k, n) + z[static_cast<size_t>(n)];
+            dst[trans ? n * pb.K + k : k * pb.N + n] = static_cast<std::byte>(u8 ? static_cast<uint8_t>(v) : static_cast<uint8_t>(static_cast<int8_t>(v)));
+          }
+      });
+    }
+    return fits;
+  });
 }
 
 bool accepts(const KernelContext& ctx) {

@@ -13,6 +13,7 @@
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/param_values.h"
+#include "cpu/kernels/quantization/kept_packing.h"
 #include "cpu/kernels/quantization/qlinear_conv_params.h"
 #include "cpu/kernels/quantization/vnni_gemm.h"
 #include "cpu/nhwc.h"
@@ -30,10 +31,7 @@ int64_t int8_at(const Tensor& t, uint64_t i) {
 }
 
 // The node's weights minus their zero points, packed (vnni_gemm.h).
-struct Packed {
-  const void* source = nullptr;
-  const void* zp_source = nullptr;
-  bool fits = false;
+struct Packed : KeptPacking {
   vnni::PackedB b;
 };
 
@@ -47,16 +45,10 @@ bool pack(const Tensor& w, const Tensor* wz, Packed& p) {
 
 // The node's packed weights, made again when the initializer changes.
 const Packed* packed_of(const KernelContext& ctx, Packed& local) {
-  Packed* p = node_state<Packed>(ctx);
-  if (!p) p = &local;
-  const Tensor& w = ctx.input(3);
-  const Value* zv = ctx.input_count() > 5 ? ctx.input_value(5) : nullptr;
-  const void* zsrc = zv ? zv->tensor().raw() : nullptr;
-  if (p->source == w.raw() && p->zp_source == zsrc && p->source) return p;
-  p->source = w.raw();
-  p->zp_source = zsrc;
-  p->fits = pack(w, zv ? &zv->tensor() : nullptr, *p);
-  return p;
+  return kept_packing(ctx, local, 3, 5, [&](Packed& p) {
+    const Value* zv = ctx.input_count() > 5 ? ctx.input_value(5) : nullptr;
+    return pack(ctx.input(3), zv ? &zv->tensor() : nullptr, p);
+  });
 }
 
 // The problem, when it is this kernel's: X [N, D..., C] 8-bit, W [M, C, 1...]

@@ -28,6 +28,7 @@
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/quantization/kept_packing.h"
 #include "cpu/kernels/quantization/qlinear_conv_params.h"
 #include "cpu/kernels/quantization/requantize.h"
 #include "cpu/kernels/quantization/requantize_avx512.h"
@@ -56,10 +57,7 @@ int64_t int8_at(const Tensor& t, uint64_t i) {
 
 // The weights minus their zero points as int32 lanes holding the weight in
 // their low byte ([block][tap][16]), and each channel's sum over its taps.
-struct Packed {
-  const void* source = nullptr;
-  const void* zp_source = nullptr;
-  bool fits = false;
+struct Packed : KeptPacking {
   int64_t C = 0, taps = 0;
   std::vector<int32_t> lanes;
   std::vector<int64_t> sums;
@@ -84,16 +82,10 @@ bool pack(const Tensor& w, const Tensor* wz, Packed& p) {
 }
 
 const Packed* packed_of(const KernelContext& ctx, Packed& local) {
-  Packed* p = node_state<Packed>(ctx);
-  if (!p) p = &local;
-  const Tensor& w = ctx.input(3);
-  const Value* zv = ctx.input_count() > 5 ? ctx.input_value(5) : nullptr;
-  const void* zsrc = zv ? zv->tensor().raw() : nullptr;
-  if (p->source == w.raw() && p->zp_source == zsrc && p->source) return p;
-  p->source = w.raw();
-  p->zp_source = zsrc;
-  p->fits = pack(w, zv ? &zv->tensor() : nullptr, *p);
-  return p;
+  return kept_packing(ctx, local, 3, 5, [&](Packed& p) {
+    const Value* zv = ctx.input_count() > 5 ? ctx.input_value(5) : nullptr;
+    return pack(ctx.input(3), zv ? &zv->tensor() : nullptr, p);
+  });
 }
 
 // The window when the problem is this kernel's: X [N, H, W, C] 8-bit, W

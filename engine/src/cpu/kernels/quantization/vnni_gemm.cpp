@@ -168,29 +168,19 @@ bool available() {
 }
 
 bool pack(int64_t K, int64_t N, const std::function<int64_t(int64_t, int64_t)>& at, PackedB& out) {
-  out.K = K;
-  out.N = N;
-  out.K4 = (K + 3) / 4;
-  const int64_t P = (N + 15) / 16;
-  out.panels.assign(static_cast<size_t>(P * out.K4 * 64), 0);
-  out.column_sums.assign(static_cast<size_t>(N), 0);
+  out.reset(K, N);
   for (int64_t n = 0; n < N; ++n)
     for (int64_t k = 0; k < K; ++k) {
       const int64_t v = at(k, n);
       if (v < -128 || v > 127) return false;
-      out.panels[static_cast<size_t>(((n / 16 * out.K4 + k / 4) * 16 + n % 16) * 4 + k % 4)] = static_cast<int8_t>(v);
+      out.panels[out.offset(k, n)] = static_cast<int8_t>(v);
       out.column_sums[static_cast<size_t>(n)] += v;
     }
   return true;
 }
 
 void pack_bytes(const uint8_t* b, int64_t K, int64_t N, int64_t ldb, bool b_signed, PackedB& out) {
-  out.K = K;
-  out.N = N;
-  out.K4 = (K + 3) / 4;
-  const int64_t P = (N + 15) / 16;
-  out.panels.assign(static_cast<size_t>(P * out.K4 * 64), 0);
-  out.column_sums.assign(static_cast<size_t>(N), 0);
+  out.reset(K, N);
   const uint8_t flip = b_signed ? 0 : 0x80;  // uint8 b - 128 is b's bits with the top one flipped, as int8
   for (int64_t k = 0; k < K; ++k) {
     const uint8_t* row = b + k * ldb;

@@ -29,6 +29,17 @@ struct PackedB {
   int64_t K = 0, N = 0, K4 = 0;
   std::vector<int8_t> panels;  // [ceil(N/16)][K4][16][4]
   std::vector<int64_t> column_sums;
+  // Where B's element (k, n) lies in `panels`, and the packed value.
+  size_t offset(int64_t k, int64_t n) const { return static_cast<size_t>(((n / 16 * K4 + k / 4) * 16 + n % 16) * 4 + k % 4); }
+  int8_t at(int64_t k, int64_t n) const { return panels[offset(k, n)]; }
+  // Sized for a K x N B, every value and sum zero.
+  void reset(int64_t k, int64_t n) {
+    K = k;
+    N = n;
+    K4 = (k + 3) / 4;
+    panels.assign(static_cast<size_t>((n + 15) / 16 * K4 * 64), 0);
+    column_sums.assign(static_cast<size_t>(n), 0);
+  }
 };
 
 // Packs B, element (k, n) minus its zero point given by `at`; false (and
