@@ -21,6 +21,25 @@ using onnxscope::cpu::PassContext;
 
 using PassFn = bool (*)(Model&, PassContext&);
 
+using Rng = std::mt19937;
+
+inline int64_t pick(Rng& rng, int64_t lo, int64_t hi) { return std::uniform_int_distribution<int64_t>(lo, hi)(rng); }
+
+// 8-bit values: uint8 in [lo, hi], int8 as the same draws minus 128.
+inline Tensor bytes(Rng& rng, DataType t, const Shape& s, int lo = 0, int hi = 255) {
+  Tensor x = Tensor::zeros(t, s);
+  for (uint64_t e = 0; e < x.element_count(); ++e) {
+    const int v = static_cast<int>(pick(rng, lo, hi));
+    reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(t == DataType::Int8 ? v - 128 : v);
+  }
+  return x;
+}
+
+// An initializer holding `t`'s bytes.
+inline onnx::TensorProto raw(const std::string& name, const Tensor& t) {
+  return make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size()));
+}
+
 inline std::vector<float> random_floats(size_t n, uint32_t seed, float lo = -1, float hi = 1) {
   std::mt19937 gen(seed);
   std::uniform_real_distribution<float> d(lo, hi);

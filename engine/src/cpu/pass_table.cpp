@@ -17,6 +17,12 @@ const std::vector<Pass>& pass_table() {
       {{"compute-low-precision-in-float32", 1, true,
         "float16/bfloat16 nodes compute in float32 between Casts (data movement and comparisons keep their type)"},
        compute_low_precision_in_float32},
+      // Before constant-folding, which would turn DequantizeLinear of constant
+      // weights into float weights.
+      {{"fuse-qdq", 2, true,
+        "DequantizeLinear -> Conv/MatMul/Gemm/Add/Mul/MaxPool/Reshape... -> QuantizeLinear -> QLinearConv, "
+        "QLinearMatMul, QGemm, QLinearAdd/Mul, the op on 8-bit values (onnxruntime's QDQ format)"},
+       fuse_qdq},
       {{"constant-folding", 1, true, "evaluate nodes with constant inputs once, at prepare time"}, constant_folding},
       {{"eliminate-dead-nodes", 1, true, "drop nodes whose outputs reach no graph output, and unread initializers"},
        eliminate_dead_nodes},
