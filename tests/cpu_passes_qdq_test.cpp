@@ -192,6 +192,73 @@ TEST(FuseQdq, DataMovementBetweenOneQuantizationIsExact) {
   expect_close(original, make_inputs(*original, spec), 0, 0);
 }
 
+// Slice between one quantization is exact too; a Concat of inputs with their
+// own quantizations is QLinearConcat (each requantized as DequantizeLinear
+// and QuantizeLinear compute it).
+TEST(FuseQdq, SliceAndConcat) {
+  Rng rng(8);
+  ModelBuilder b(17);
+  b.opset("com.microsoft", 1);
+  b.input("x", DataType::Uint8, {int64_t{1}, int64_t{10}, int64_t{6}, int64_t{6}});
+  b.input("x2", DataType::Uint8, {int64_t{1}, int64_t{3}, int64_t{6}, int64_t{6}});
+  quant(b, rng, "a", DataType::Uint8, {0.037f});
+  quant(b, rng, "a2", DataType::Uint8, {0.05f});
+  quant(b, rng, "y", DataType::Uint8, {0.06f});
+  b.initializer(make_int64_tensor("starts", {1}, {2}));
+  b.initializer(make_int64_tensor("ends", {1}, {7}));
+  b.initializer(make_int64_tensor("axes", {1}, {1}));
+  dq(b, "x", "a", "d");
+  b.node("Slice", {"d", "starts", "ends", "axes"}, {"s"}, "slice");
+  qz(b, "s", "a", "sq");
+  dq(b, "sq", "a", "ds");
+  dq(b, "x2", "a2", "d2");
+  attr_int(b.node("Concat", {"ds", "d2"}, {"c"}, "concat"), "axis", 1);
+  qz(b, "c", "y", "yq");
+  b.output("yq", DataType::Uint8, {int64_t{1}, int64_t{8}, int64_t{6}, int64_t{6}});
+  auto original = load_model(b);
+  EXPECT_EQ(op_types(*fused(*original)), (std::vector<std::string>{"Slice", "QLinearConcat"}));
+  InputSpec spec;
+  spec.seed = 4;
+  expect_close(original, make_inputs(*original, spec), 1, 0.02);
+}
+
+// fuse-quantized-lookup on what QDQ transformers leave between a
+// DequantizeLinear and a QuantizeLinear: GELU's Div by a constant then Erf,
+// a Mul with the constant first, a constant divided by the value: one table
+// each; an Add of a constant that is not a scalar stays.
+TEST(FuseQdq, MathChainsBetweenDequantizeAndQuantizeBecomeLookups) {
+  Rng rng(12);
+  ModelBuilder b(17);
+  b.input("x", DataType::Int8, {int64_t{4}, int64_t{256}});
+  quant(b, rng, "a", DataType::Int8, {0.04f});
+  quant(b, rng, "y", DataType::Int8, {0.01f});
+  b.initializer(make_float_tensor("sqrt2", {}, {1.4142135f}));
+  b.initializer(make_float_tensor("half", {}, {0.5f}));
+  b.initializer(make_float_tensor("two", {}, {2.0f}));
+  b.initializer(weights("row", {256}, 3));  // as many values as a table: must not pass for one
+  dq(b, "x", "a", "d1");
+  b.node("Div", {"d1", "sqrt2"}, {"t1"}, "div");
+  b.node("Erf", {"t1"}, {"e1"}, "erf");
+  qz(b, "e1", "y", "y1");
+  dq(b, "x", "a", "d2");
+  b.node("Mul", {"half", "d2"}, {"t2"}, "mul");
+  qz(b, "t2", "y", "y2");
+  dq(b, "x", "a", "d3");
+  b.node("Div", {"two", "d3"}, {"t3"}, "div3");  // 2 / x: infinities at 0 saturate
+  qz(b, "t3", "y", "y3");
+  dq(b, "x", "a", "d4");
+  b.node("Add", {"d4", "row"}, {"t4"}, "add_row");  // one value per column: not a function of the byte
+  qz(b, "t4", "y", "y4");
+  for (const char* o : {"y1", "y2", "y3", "y4"}) b.output_untyped(o);
+  auto original = load_model(b);
+  auto m = apply(*original, cpu::fuse_quantized_lookup, true);
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"QuantizedLookup", "QuantizedLookup", "QuantizedLookup", "DequantizeLinear",
+                                               "Add", "QuantizeLinear"}));
+  Tensor x = Tensor::zeros(DataType::Int8, {4, 256});
+  for (uint64_t e = 0; e < x.element_count(); ++e) reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(e);
+  expect_close(original, NamedValues{{"x", Value(x)}}, 1, 0.02);  // the tables: the reference's bits; the Add: float
+}
+
 // What must stay as it is.
 TEST(FuseQdq, LeavesWhatItCannotFuseExactly) {
   // 0 conv bias scale other than x_scale * w_scale, 1 the Conv's output also

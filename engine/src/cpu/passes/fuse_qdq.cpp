@@ -5,7 +5,8 @@
 //   Q(MatMul(DQ(a), DQ(b)))                           -> QLinearMatMul
 //   [Q](Gemm(DQ(a), DQ(B) [, DQ(C int32)]))            -> com.microsoft QGemm (float Y without the Q)
 //   Q(Add|Mul(DQ(a), DQ(b)))                          -> com.microsoft QLinearAdd | QLinearMul
-//   Q(MaxPool|Reshape|Flatten|Transpose|Squeeze|Unsqueeze(DQ(x))), the same scale and zero point
+//   Q(Concat(DQ(x1), DQ(x2), ...))                    -> com.microsoft QLinearConcat (the same bytes)
+//   Q(MaxPool|Reshape|Flatten|Transpose|Squeeze|Unsqueeze|Slice(DQ(x))), the same scale and zero point
 //                                                     -> the op on the 8-bit values
 // so the 8-bit kernels (and nhwc-int8-layout after them) run them, as
 // onnxruntime's QDQ transformer does. The fused forms sum in integers and
@@ -143,6 +144,7 @@ class Fuser {
       else if (op.op_type == "MatMul") matmul(op);
       else if (op.op_type == "Gemm") gemm(op);
       else if (op.op_type == "Add" || op.op_type == "Mul") binary(op);
+      else if (op.op_type == "Concat") concat(op);
       else if (passes_bytes(op)) data_movement(op);
     }
     if (fused_) erase_nodes(g_, remove_);
@@ -161,7 +163,7 @@ class Fuser {
   }
 
   // The op, its Q and each DequantizeLinear read by nothing else (null: none) become `fused`.
-  void replace(const Node& op, const QParams* q, std::initializer_list<const Node*> dqs, Node fused) {
+  void replace(const Node& op, const QParams* q, const std::vector<const Node*>& dqs, Node fused) {
     std::vector<const Node*> chain;
     for (const Node* d : dqs) {
       if (!d) continue;
@@ -263,11 +265,39 @@ class Fuser {
     replace(op, &*y, {a->node, b->node}, std::move(f));
   }
 
+  // Each input requantized to Y's parameters as DequantizeLinear then
+  // QuantizeLinear compute it: QLinearConcat's definition, the same bytes.
+  void concat(const Node& op) {
+    if (op.inputs.empty() || !op.attribute("axis")) return;
+    auto y = requantized(m_, idx_, op.outputs[0]);
+    if (!y) return;
+    std::vector<QParams> xs;
+    for (const std::string& in : op.inputs) {
+      auto x = in.empty() ? std::nullopt : dequantized(m_, idx_, in);
+      if (!x || !per_tensor(*x) || x->type != y->type) return;
+      xs.push_back(*x);
+    }
+    Node f;
+    f.domain = "com.microsoft";
+    f.op_type = "QLinearConcat";
+    f.inputs = {y->scale, zero_point(*y)};
+    for (const QParams& x : xs) {
+      f.inputs.push_back(x.node->inputs[0]);
+      f.inputs.push_back(x.scale);
+      f.inputs.push_back(zero_point(x));
+    }
+    copy_attrs(op, f, {"axis"});
+    contrib_ = true;
+    std::vector<const Node*> dqs;
+    for (const QParams& x : xs) dqs.push_back(x.node);
+    replace(op, &*y, dqs, std::move(f));
+  }
+
   // Ops that move or select values without computing new ones: on the bytes
   // they give what dequantizing, the op and quantizing back give.
   bool passes_bytes(const Node& op) const {
     if (op.op_type == "MaxPool") return m_.opset_version("") >= 12 && int_attr(op, "storage_order", 0) == 0;
-    for (const char* o : {"Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze"})
+    for (const char* o : {"Reshape", "Flatten", "Transpose", "Squeeze", "Unsqueeze", "Slice"})
       if (op.op_type == o) return true;
     return false;
   }

@@ -1,9 +1,10 @@
-// A DequantizeLinear of an 8-bit tensor, float activations each read only by
+// A DequantizeLinear of an 8-bit tensor, float activations (or one-input
+// math functions, or arithmetic with a scalar constant) each read only by
 // the next, and a QuantizeLinear back to 8 bits, all with constant scalar
-// scales and zero points (what onnxruntime's QOperator quantizer leaves
-// around an activation it has no QLinear operator for: MobileNetV3's
-// HardSwish as DequantizeLinear, HardSigmoid, QuantizeLinear, 29 times), is
-// a function of each input byte alone:
+// scales and zero points (what onnxruntime's quantizer leaves around an
+// activation it has no QLinear operator for: MobileNetV3's HardSwish as
+// DequantizeLinear, HardSigmoid, QuantizeLinear, 29 times; GELU's Div and
+// Erf in QDQ transformers), is a function of each input byte alone:
 //   -> onnxscope.cpu::QuantizedLookup(X, table)
 // with the table made at prepare time by running the original nodes on the
 // reference over all 256 values of X's type, so every result is the
@@ -29,11 +30,13 @@ std::optional<Tensor> table_of(const Model& m, const std::vector<const Node*>& c
   tiny->source = m.source;
   const std::string& x = chain.front()->inputs[0];
   tiny->graph.inputs.push_back({x, {}, {}});
+  std::set<std::string> made{x};
   for (const Node* n : chain) {
-    for (size_t i = 1; i < n->inputs.size(); ++i)  // the scales and zero points: constants
-      if (!n->inputs[i].empty() && !tiny->graph.initializer(n->inputs[i]))
-        tiny->graph.initializers.push_back({n->inputs[i], *constant_tensor(m, n->inputs[i]), {}});
+    for (const std::string& in : n->inputs)  // the rest are constants: scales, zero points, operands
+      if (!in.empty() && !made.count(in) && !tiny->graph.initializer(in))
+        tiny->graph.initializers.push_back({in, *constant_tensor(m, in), {}});
     tiny->graph.nodes.push_back(*n);
+    made.insert(n->outputs[0]);
   }
   tiny->graph.outputs.push_back({chain.back()->outputs[0], {}, {}});
   Tensor all = Tensor::zeros(type, {256});
@@ -48,6 +51,26 @@ std::optional<Tensor> table_of(const Model& m, const std::vector<const Node*>& c
   } catch (const std::exception&) {
     return std::nullopt;  // left as it is: running it reports the error there
   }
+}
+
+// A float node whose output is a function of `v`'s value alone, element by
+// element: an activation reading it, a one-input math function, or a binary
+// arithmetic op with a scalar constant as the other operand (GELU's
+// Div(x, sqrt 2) -> Erf between a DequantizeLinear and a QuantizeLinear).
+bool elementwise_of(const Model& m, const Node& n, const std::string& v) {
+  if (n.outputs.size() != 1 || n.outputs[0].empty() || !is_default_domain(n.domain)) return false;
+  if (is_float_activation(m, n)) return n.inputs[0] == v;
+  for (const char* op : {"Erf", "Exp", "Log", "Sqrt", "Neg", "Abs", "Reciprocal", "Softplus", "Gelu", "Mish", "Floor", "Ceil",
+                         "Round", "Sin", "Cos"})
+    if (is_op(n, op)) return n.inputs.size() == 1 && n.inputs[0] == v;
+  for (const char* op : {"Add", "Sub", "Mul", "Div", "Pow", "Max", "Min"})
+    if (is_op(n, op)) {
+      if (n.inputs.size() != 2 || (n.inputs[0] == v) == (n.inputs[1] == v)) return false;
+      const std::string& other = n.inputs[0] == v ? n.inputs[1] : n.inputs[0];
+      const Tensor* c = constant_tensor(m, other);
+      return c && c->element_count() == 1 && c->dtype() == DataType::Float;
+    }
+  return false;
 }
 
 }  // namespace
@@ -71,13 +94,12 @@ bool fuse_quantized_lookup(Model& model, PassContext& ctx) {
       auto it = idx.readers.find(v);
       if (it == idx.readers.end() || it->second.size() != 1 || !idx.only_read_by(v, it->second[0])) break;
       const Node& r = g.nodes[it->second[0]];
-      if (r.inputs[0] != v) break;
-      if (is_float_activation(model, r)) {
+      if (elementwise_of(model, r, v)) {
         chain.push_back(&r);
         v = r.outputs[0];
         continue;
       }
-      if (is_op(r, "QuantizeLinear") && per_tensor_quantization(model, r)) {
+      if (is_op(r, "QuantizeLinear") && r.inputs[0] == v && per_tensor_quantization(model, r)) {
         chain.push_back(&r);
         closed = true;
       }
