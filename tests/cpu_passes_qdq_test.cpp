@@ -259,6 +259,78 @@ TEST(FuseQdq, MathChainsBetweenDequantizeAndQuantizeBecomeLookups) {
   expect_close(original, NamedValues{{"x", Value(x)}}, 1, 0.02);  // the tables: the reference's bits; the Add: float
 }
 
+// DenseNet's pre-activation between a DequantizeLinear and a QuantizeLinear:
+// BatchNormalization, Relu, and a Mul by a per-channel constant: one table
+// per channel ([C, 256], axis 1), then the convolution it feeds; on the
+// engine (channels last where VNNI is: axis 3) bit for bit.
+TEST(FuseQdq, PerChannelChainsBecomeATablePerChannel) {
+  Rng rng(21);
+  const int64_t C = 19;
+  ModelBuilder b(17);
+  b.input("image", DataType::Uint8, {int64_t{2}, int64_t{4}, int64_t{5}, int64_t{7}});
+  quant(b, rng, "i", DataType::Uint8, {0.03f});
+  quant(b, rng, "a", DataType::Uint8, {0.03f});
+  quant(b, rng, "y", DataType::Uint8, {0.02f});
+  // A convolution first, so that where it runs channels last so does the table.
+  dq(b, "image", "i", "di");
+  b.initializer(raw("w0", bytes(rng, DataType::Int8, {C, 4, 1, 1})));
+  quant(b, rng, "w0q", DataType::Int8, {0.01f}, true);
+  dq(b, "w0", "w0q", "w0d");
+  b.node("Conv", {"di", "w0d"}, {"c0"}, "conv0");
+  qz(b, "c0", "a", "x");
+  b.initializer(weights("gamma", {C}, 1, 0.5f, 1.5f));
+  b.initializer(weights("beta", {C}, 2));
+  b.initializer(weights("mean", {C}, 3));
+  b.initializer(weights("var", {C}, 4, 0.2f, 2.0f));
+  b.initializer(weights("k", {C, 1, 1}, 5));
+  dq(b, "x", "a", "d");
+  b.node("BatchNormalization", {"d", "gamma", "beta", "mean", "var"}, {"n"}, "bn");
+  b.node("Relu", {"n"}, {"r"}, "relu");
+  b.node("Mul", {"r", "k"}, {"m"}, "scale");
+  qz(b, "m", "y", "q");
+  dq(b, "q", "y", "dq2");
+  b.initializer(raw("w", bytes(rng, DataType::Int8, {8, C, 1, 1})));
+  quant(b, rng, "wq", DataType::Int8, {0.01f}, true);
+  dq(b, "w", "wq", "wd");
+  b.node("Conv", {"dq2", "wd"}, {"c"}, "conv");
+  quant(b, rng, "o", DataType::Uint8, {0.05f});
+  qz(b, "c", "o", "out");
+  b.output("out", DataType::Uint8, {int64_t{2}, int64_t{8}, int64_t{5}, int64_t{7}});
+  b.output("q", DataType::Uint8, {int64_t{2}, C, int64_t{5}, int64_t{7}});
+  auto original = load_model(b);
+  auto m = apply(*original, cpu::fuse_quantized_lookup, true);
+  const auto types = op_types(*m);
+  const auto at = std::find(types.begin(), types.end(), "QuantizedLookup");
+  ASSERT_NE(at, types.end());
+  const Node& lookup = m->graph.nodes[static_cast<size_t>(at - types.begin())];
+  ASSERT_TRUE(lookup.attribute("axis"));
+  EXPECT_EQ(lookup.attribute("axis")->i, 1);
+  EXPECT_EQ(cpu::constant_tensor(*m, lookup.inputs[1])->shape(), (Shape{C, 256}));
+  EXPECT_EQ(provenance(lookup), (std::vector<std::string>{"d_dq", "bn", "relu", "scale", "q_q"}));
+  // The convolutions: one step; the tables (q) the reference's bits, on the
+  // fused convolution's output (the reference on the rewritten model).
+  const NamedValues inputs{{"image", Value(bytes(rng, DataType::Uint8, {2, 4, 5, 7}))}};
+  expect_close(original, inputs, 1, 0.05);
+  auto fq = fused(*original);
+  auto want = make_reference_engine()->prepare(fq)->run(inputs);
+  auto got = make_cpu_engine()->prepare(original)->run(inputs);
+  ASSERT_EQ(want[1].first, "q");
+  EXPECT_EQ(std::memcmp(want[1].second.tensor().raw(), got[1].second.tensor().raw(), want[1].second.tensor().byte_size()), 0);
+  // And the plain layout (no further passes: the table along axis 1, plane
+  // by plane), on the kernel and on its plain (fused-reference) form.
+  auto both = apply(*fq, cpu::fuse_quantized_lookup, true);
+  for (const std::set<std::string> off : {std::set<std::string>{}, std::set<std::string>{"cpu-simd"}}) {
+    CpuOptions o;
+    o.opt_level = 0;
+    o.disabled_kernels = off;
+    auto plain = make_cpu_engine(o)->prepare(both)->run(inputs);
+    ASSERT_EQ(plain.size(), want.size());
+    for (size_t i = 0; i < plain.size(); ++i)
+      EXPECT_EQ(std::memcmp(want[i].second.tensor().raw(), plain[i].second.tensor().raw(), plain[i].second.tensor().byte_size()), 0)
+          << plain[i].first << (off.empty() ? "" : " (fused-reference)");
+  }
+}
+
 // What must stay as it is.
 TEST(FuseQdq, LeavesWhatItCannotFuseExactly) {
   // 0 conv bias scale other than x_scale * w_scale, 1 the Conv's output also

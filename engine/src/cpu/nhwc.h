@@ -31,7 +31,9 @@ inline constexpr const char* kNhwcMaxPool = "NhwcMaxPool";
 // QuantizedLookup(X, table) -> Y: Y[i] = table[X[i] as a byte], X and Y 8-bit,
 // table [256] of Y's type (fuse-quantized-lookup: a DequantizeLinear, float
 // activations and a QuantizeLinear of one tensor, as the reference computes
-// them for each of the 256 values). Any layout: elementwise.
+// them for each of the 256 values). Any layout: elementwise. With attribute
+// axis, a table per channel: [C, 256], Y[.., c, ..] = table[c][X[.., c, ..]]
+// for c the index along that axis (1 plain, 3 channels last).
 inline constexpr const char* kQuantizedLookup = "QuantizedLookup";
 
 // [N, C, D...] -> [N, D..., C] and back.

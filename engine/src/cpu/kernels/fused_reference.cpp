@@ -308,19 +308,31 @@ void channels_last_reference(KernelContext& ctx, const char* op, int64_t version
 
 void NhwcQLinearConvRef(KernelContext& ctx) { channels_last_reference(ctx, "QLinearConv", 10); }
 
-// QuantizedLookup: Y[i] = table[X[i] as a byte].
+// QuantizedLookup: Y[i] = table[X[i] as a byte]; with axis, table[c][X[i]]
+// for c the index of element i along that axis.
 void QuantizedLookupRef(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& table = ctx.input(1);
   auto int8 = [](DataType d) { return d == DataType::Uint8 || d == DataType::Int8; };
-  if (!int8(x.dtype()) || !int8(table.dtype()) || table.shape() != Shape{256})
-    ctx.fail("QuantizedLookup takes an 8-bit X and a table of 256 8-bit values, got " +
+  const bool per_channel = ctx.has_attr("axis");
+  const int64_t axis = per_channel ? ctx.attr_int("axis", 1) : 0;
+  if (per_channel && (axis < 0 || axis >= x.rank()))
+    ctx.fail("QuantizedLookup: axis " + std::to_string(axis) + " is out of range for X of rank " + std::to_string(x.rank()));
+  const int64_t C = per_channel ? x.shape()[static_cast<size_t>(axis)] : 1;
+  const Shape want = per_channel ? Shape{C, 256} : Shape{256};
+  if (!int8(x.dtype()) || !int8(table.dtype()) || table.shape() != want)
+    ctx.fail("QuantizedLookup takes an 8-bit X and a table of " + shape_to_string(want) + " 8-bit values, got " +
              std::string(dtype_name(x.dtype())) + " and " + std::string(dtype_name(table.dtype())) + shape_to_string(table.shape()));
+  uint64_t inner = 1;
+  for (int64_t d = axis + 1; per_channel && d < x.rank(); ++d) inner *= static_cast<uint64_t>(x.shape()[static_cast<size_t>(d)]);
   Tensor& y = ctx.allocate_output(0, table.dtype(), x.shape());
   const auto* in = reinterpret_cast<const uint8_t*>(x.raw());
   const auto* t = reinterpret_cast<const uint8_t*>(table.raw());
   auto* out = reinterpret_cast<uint8_t*>(y.mutable_raw());
-  for (uint64_t i = 0; i < x.element_count(); ++i) out[i] = t[in[i]];
+  for (uint64_t i = 0; i < x.element_count(); ++i) {
+    const uint64_t c = per_channel ? (i / inner) % static_cast<uint64_t>(C) : 0;
+    out[i] = t[c * 256 + in[i]];
+  }
 }
 void NhwcMaxPoolRef(KernelContext& ctx) { channels_last_reference(ctx, "MaxPool", 22); }
 

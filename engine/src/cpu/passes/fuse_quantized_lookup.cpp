@@ -10,6 +10,7 @@
 // reference over all 256 values of X's type, so every result is the
 // reference's own. Three passes over the tensor (one of them in float)
 // become one byte lookup.
+#include <cstring>
 #include <memory>
 
 #include "cpu/nhwc.h"
@@ -23,7 +24,9 @@ namespace {
 // The results of `chain` (sorted, its first node reads x) for x = every value
 // of the 8-bit `type`, by the reference; nullopt when it fails or gives
 // something other than 256 8-bit values.
-std::optional<Tensor> table_of(const Model& m, const std::vector<const Node*>& chain, DataType type) {
+// With `channels` > 0 (a per-channel chain on [N, C, H, W]): x is
+// [1, C, 256, 1], every channel's 256 values, and the table [C, 256].
+std::optional<Tensor> table_of(const Model& m, const std::vector<const Node*>& chain, DataType type, int64_t channels) {
   auto tiny = std::make_shared<Model>();
   tiny->ir_version = m.ir_version;
   tiny->opset_imports = m.opset_imports;
@@ -39,15 +42,20 @@ std::optional<Tensor> table_of(const Model& m, const std::vector<const Node*>& c
     made.insert(n->outputs[0]);
   }
   tiny->graph.outputs.push_back({chain.back()->outputs[0], {}, {}});
-  Tensor all = Tensor::zeros(type, {256});
-  for (int b = 0; b < 256; ++b) reinterpret_cast<uint8_t*>(all.mutable_raw())[b] = static_cast<uint8_t>(b);
+  const int64_t rows = std::max<int64_t>(channels, 1);
+  Tensor all = Tensor::zeros(type, channels > 0 ? Shape{1, channels, 256, 1} : Shape{256});
+  for (int64_t e = 0; e < rows * 256; ++e) reinterpret_cast<uint8_t*>(all.mutable_raw())[e] = static_cast<uint8_t>(e % 256);
+  const Shape all_shape = all.shape();
   try {
     ref::Interpreter interp(tiny, reference_kernels(), uint64_t{1} << 20);
     NamedValues out = interp.run({{x, Value(std::move(all))}}, RunOptions{});
     if (out.size() != 1 || !out[0].second.is_tensor()) return std::nullopt;
     Tensor t = std::move(out[0].second.tensor());
-    if ((t.dtype() != DataType::Uint8 && t.dtype() != DataType::Int8) || t.shape() != Shape{256}) return std::nullopt;
-    return t;
+    if ((t.dtype() != DataType::Uint8 && t.dtype() != DataType::Int8) || t.shape() != all_shape) return std::nullopt;
+    if (channels == 0) return t;
+    Tensor rows_of = Tensor::zeros(t.dtype(), {channels, 256});  // row c: channel c's 256 results
+    std::memcpy(rows_of.mutable_raw(), t.raw(), t.byte_size());
+    return rows_of;
   } catch (const std::exception&) {
     return std::nullopt;  // left as it is: running it reports the error there
   }
@@ -73,6 +81,29 @@ bool elementwise_of(const Model& m, const Node& n, const std::string& v) {
   return false;
 }
 
+// A float node that maps `v` element by element with one function per
+// channel of a rank-4 [N, C, H, W] value: an inference BatchNormalization
+// (DenseNet's pre-activation BN between a DequantizeLinear and a
+// QuantizeLinear), or arithmetic with a per-channel constant ([C, 1, 1]).
+bool channelwise_of(const Model& m, const Node& n, const std::string& v, int64_t channels) {
+  if (n.outputs.size() != 1 || n.outputs[0].empty() || !is_default_domain(n.domain)) return false;
+  if (is_op(n, "BatchNormalization")) {
+    if (n.inputs.size() != 5 || n.inputs[0] != v) return false;
+    if (const Attribute* a = n.attribute("training_mode"); a && a->i != 0) return false;
+    for (size_t i = 1; i < 5; ++i) {
+      const Tensor* c = constant_tensor(m, n.inputs[i]);
+      if (!c || c->rank() != 1 || c->shape()[0] != channels) return false;
+    }
+    return true;
+  }
+  for (const char* op : {"Add", "Sub", "Mul", "Div"})
+    if (is_op(n, op)) {
+      if (n.inputs.size() != 2 || (n.inputs[0] == v) == (n.inputs[1] == v)) return false;
+      return per_channel(constant_tensor(m, n.inputs[0] == v ? n.inputs[1] : n.inputs[0]), 4, channels).has_value();
+    }
+  return false;
+}
+
 }  // namespace
 
 bool fuse_quantized_lookup(Model& model, PassContext& ctx) {
@@ -88,13 +119,19 @@ bool fuse_quantized_lookup(Model& model, PassContext& ctx) {
     const Tensor* zp = dq.inputs.size() > 2 ? constant_tensor(model, dq.inputs[2]) : nullptr;
     const DataType type = zp ? zp->dtype() : elem_type(g, dq.inputs[0]);
     if (type != DataType::Uint8 && type != DataType::Int8) continue;
+    // Channels of a known [N, C, H, W] X: per-channel steps may join the chain.
+    const auto xs = static_shape(g, dq.inputs[0]);
+    const int64_t C = xs && xs->size() == 4 && (*xs)[1] > 0 && (*xs)[1] <= 4096 ? (*xs)[1] : 0;
+    bool per_channel_steps = false;
     std::vector<const Node*> chain{&dq};
     bool closed = false;
     for (std::string v = dq.outputs[0];;) {
       auto it = idx.readers.find(v);
       if (it == idx.readers.end() || it->second.size() != 1 || !idx.only_read_by(v, it->second[0])) break;
       const Node& r = g.nodes[it->second[0]];
-      if (elementwise_of(model, r, v)) {
+      const bool per_channel_step = C > 0 && channelwise_of(model, r, v, C);
+      if (per_channel_step || elementwise_of(model, r, v)) {
+        per_channel_steps = per_channel_steps || per_channel_step;
         chain.push_back(&r);
         v = r.outputs[0];
         continue;
@@ -106,7 +143,7 @@ bool fuse_quantized_lookup(Model& model, PassContext& ctx) {
       break;
     }
     if (!closed || chain.size() < 3) continue;  // DequantizeLinear then QuantizeLinear alone: left as they are
-    std::optional<Tensor> table = table_of(model, chain, type);
+    std::optional<Tensor> table = table_of(model, chain, type, per_channel_steps ? C : 0);
     if (!table) continue;
     Node q;
     q.name = chain.back()->name.empty() ? fresh(chain.back()->outputs[0] + "_lookup") : chain.back()->name;
@@ -115,6 +152,7 @@ bool fuse_quantized_lookup(Model& model, PassContext& ctx) {
     const std::string table_name = fresh(chain.back()->outputs[0] + "_table");
     q.inputs = {dq.inputs[0], table_name};
     q.outputs = {chain.back()->outputs[0]};
+    if (per_channel_steps) q.attributes.push_back(make_attr_int("axis", 1));  // table [C, 256]
     if (!replace_chain(ctx, g, remove, chain, std::move(q))) continue;
     g.initializers.push_back({table_name, std::move(*table), {}});
     ++fused;

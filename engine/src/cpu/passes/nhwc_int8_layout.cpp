@@ -24,6 +24,8 @@
 //   com.microsoft QLinearConcat along the channels of channels-last 2-D images
 //   (plain ones of known rank 4 reordered first), constant scalar parameters
 //     -> QLinearConcat along axis 3;
+//   a per-channel QuantizedLookup (axis 1) of a channels-last 2-D image
+//     -> the same with axis 3;
 //   com.microsoft QLinearAveragePool of a channels-last 2-D image, constant
 //   scalar parameters -> the same with channels_last = 1;
 //   MaxPool (without Indices) of a channels-last 2-D image
@@ -70,7 +72,7 @@ bool elementwise_per_tensor(const Model& m, const Node& n) {
   if (n.domain == "com.microsoft" && (n.op_type == "QLinearSigmoid" || n.op_type == "QLinearLeakyRelu"))
     return n.inputs.size() >= 4 && n.inputs.size() <= 5 && scalar_parameter(m, n, 1, false) &&
            scalar_parameter(m, n, 2, true) && scalar_parameter(m, n, 3, false) && scalar_parameter(m, n, 4, true);
-  if (n.domain == kCpuDomain && n.op_type == kQuantizedLookup) return n.inputs.size() == 2;
+  if (n.domain == kCpuDomain && n.op_type == kQuantizedLookup) return n.inputs.size() == 2 && !n.attribute("axis");
   return per_tensor_quantization(m, n);
 }
 
@@ -225,6 +227,15 @@ bool nhwc_int8_layout(Model& model, PassContext& ctx) {
       Node e = n;
       e.inputs[0] = last[n.inputs[0]].name;
       emit(std::move(e), n, last[n.inputs[0]].rank);
+      continue;
+    }
+    if (n.domain == kCpuDomain && n.op_type == kQuantizedLookup && n.inputs.size() == 2 && n.attribute("axis") &&
+        n.attribute("axis")->i == 1 && last.count(n.inputs[0]) && last[n.inputs[0]].rank == 4) {
+      Node e = n;  // a table per channel: the channels are now axis 3
+      e.inputs[0] = last[n.inputs[0]].name;
+      std::erase_if(e.attributes, [](const Attribute& a) { return a.name == "axis"; });
+      e.attributes.push_back(make_attr_int("axis", 3));
+      emit(std::move(e), n, 4);
       continue;
     }
     if (is_float_activation(model, n) && last.count(n.inputs[0])) {

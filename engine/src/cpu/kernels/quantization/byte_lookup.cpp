@@ -115,11 +115,48 @@ bool lookup_accepts(const KernelContext& ctx) {
   const Value* x = ctx.input_value(0);
   const Value* t = ctx.input_value(1);
   auto int8 = [](DataType d) { return d == DataType::Uint8 || d == DataType::Int8; };
-  return x && t && x->is_tensor() && t->is_tensor() && int8(x->tensor().dtype()) && int8(t->tensor().dtype()) &&
-         t->tensor().shape() == Shape{256};
+  if (!x || !t || !x->is_tensor() || !t->is_tensor() || !int8(x->tensor().dtype()) || !int8(t->tensor().dtype())) return false;
+  if (!ctx.has_attr("axis")) return t->tensor().shape() == Shape{256};
+  const int64_t axis = ctx.attr_int("axis", 1);
+  const Tensor& xt = x->tensor();
+  return axis >= 0 && axis < xt.rank() && t->tensor().shape() == Shape{xt.shape()[static_cast<size_t>(axis)], 256};
 }
 
-void QuantizedLookup(KernelContext& ctx) { apply(ctx, ctx.input(1).raw(), ctx.input(1).dtype()); }
+// Channels last (a run of C values per position): one table row per value.
+void lookup_rows(const uint8_t* in, uint8_t* out, int64_t positions, int64_t C, const uint8_t* table) {
+  for (int64_t p = 0; p < positions; ++p, in += C, out += C)
+    for (int64_t c = 0; c < C; ++c) out[c] = table[c * 256 + in[c]];
+}
+
+// A table per channel along `axis`: each channel's run of `inner` values
+// (a plane of [N, C, H, W]) with its row, 64 bytes at a time; with channels
+// last (inner 1) a row per value.
+void per_channel_lookup(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& t = ctx.input(1);
+  const auto axis = static_cast<size_t>(ctx.attr_int("axis", 1));
+  const int64_t C = x.shape()[axis];
+  int64_t inner = 1, outer = 1;
+  for (size_t d = axis + 1; d < x.shape().size(); ++d) inner *= x.shape()[d];
+  for (size_t d = 0; d < axis; ++d) outer *= x.shape()[d];
+  Tensor& y = uninitialized_output(ctx, 0, t.dtype(), x.shape());
+  const auto* in = reinterpret_cast<const uint8_t*>(x.raw());
+  auto* out = reinterpret_cast<uint8_t*>(y.mutable_raw());
+  const auto* table = reinterpret_cast<const uint8_t*>(t.raw());
+  if (inner == 1) {
+    parallel_for(outer, std::max<int64_t>(1, 16384 / std::max<int64_t>(C, 1)),
+                 [&](int64_t p0, int64_t p1) { lookup_rows(in + p0 * C, out + p0 * C, p1 - p0, C, table); });
+    return;
+  }
+  parallel_for(outer * C, std::max<int64_t>(1, 65536 / inner), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) lookup_bytes(in + r * inner, out + r * inner, inner, table + (r % C) * 256);
+  });
+}
+
+void QuantizedLookup(KernelContext& ctx) {
+  if (ctx.has_attr("axis")) per_channel_lookup(ctx);
+  else apply(ctx, ctx.input(1).raw(), ctx.input(1).dtype());
+}
 
 }  // namespace
 
