@@ -317,4 +317,32 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
   }
 }
 
+// The VNNI product's float requantization (vnni_gemm.cpp, RequantizeFloat)
+// near a half: with the multiplier 5810859 * 2^-18 (22.1666...), a sum of 3
+// is 66.5000038 exactly, which float rounds to the tie 66.5 (half an ulp
+// away, to even): the exact result is 67, the float path's alone 66. Sums of
+// 1 to 6 (a row per tile row), every column.
+TEST(CpuOpsHarness, QLinearMatMulRequantizesNearAHalfExactly) {
+  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: the float requantization is not used";
+  Case c(17);
+  Tensor a = Tensor::zeros(DataType::Uint8, {1, 6, 4});  // batched: the VNNI form's (2-D goes to oneDNN)
+  for (int64_t r = 0; r < 6; ++r) a.mutable_data<uint8_t>()[r * 4] = static_cast<uint8_t>(r + 1);
+  Tensor b = Tensor::zeros(DataType::Int8, {1, 4, 32});
+  for (int64_t n = 0; n < 32; ++n) b.mutable_data<int8_t>()[n] = 1;
+  c.input("a", a);
+  c.input("as", scalar(DataType::Float, 5810859.0 / 262144.0));  // a float exactly
+  c.input("az", scalar(DataType::Uint8, 0));
+  c.input("b", b);
+  c.input("bs", scalar(DataType::Float, 1.0));
+  c.input("bz", scalar(DataType::Int8, 0));
+  c.input("ys", scalar(DataType::Float, 1.0));
+  c.input("yz", scalar(DataType::Uint8, 0));
+  c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
+  c.what = "QLinearMatMul near a half";
+  c.expect_kernel = "cpu-int8";
+  check(c, 0, 0);
+  auto got = make_cpu_engine()->prepare(load_model(c.mb))->run(c.inputs);
+  EXPECT_EQ(got[0].second.tensor().data<uint8_t>()[2 * 32], 67);  // row 2: the sum 3
+}
+
 }  // namespace

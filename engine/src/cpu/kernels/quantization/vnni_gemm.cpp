@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -34,6 +35,8 @@ struct Tile {
   const int32_t* row_terms = nullptr;  // per tile row, added to each of its sums (b_offset), or none
   const double* bias = nullptr;    // requantize
   const double* mult = nullptr;
+  const int32_t* bias_i = nullptr;  // requantize in float (RequantizeFloat)
+  const float* mult_f = nullptr;
   const int32_t* addend = nullptr;  // scale_float (padded per column)
   const float* scale = nullptr;
   double zero_point = 0;
@@ -59,6 +62,35 @@ struct Requantize {
     const __m128i v = narrow16<T>(round8_bounded<T>(_mm512_mul_pd(lo, _mm512_loadu_pd(t.mult + c)), zp),
                                   round8_bounded<T>(_mm512_mul_pd(hi, _mm512_loadu_pd(t.mult + c + 8)), zp));
     _mm_mask_storeu_epi8(out, m, v);
+  }
+};
+// Requantize's results from float arithmetic, 16 lanes a vector: the sum
+// plus bias in int32 (no overflow: run() checks K * 255 * 255 + |bias|), to
+// float and times the multiplier (itself a float): p = e (1 + d), |d| <=
+// 2^-23 for e = (sum + bias) * multiplier exact. Rounding p to the nearest
+// integer gives round(e) unless a half-integer lies between them; for
+// |p| <= 1024 that needs p within 2^-13 of one, and those vectors (about
+// one in 250 of random ones; every tie among them) take Requantize's double
+// path. Above 1024 either rounding saturates to the same byte (a zero point
+// lies within [-128, 255]). About half the instructions of the double path,
+// which the small-K products (16-channel 1x1 convolutions) spend most of
+// their time in.
+struct RequantizeFloat {
+  template <typename T>
+  __attribute__((target("avx512f,avx512bw,avx512vl"))) static void store(const Tile& t, int64_t c, __m512i acc, T* out,
+                                                                         __mmask16 m) {
+    constexpr float lo = std::is_signed_v<T> ? -128.0f : 0.0f, hi = std::is_signed_v<T> ? 127.0f : 255.0f;
+    const __m512i sum = _mm512_add_epi32(acc, _mm512_loadu_si512(t.bias_i + c));
+    const __m512 p = _mm512_mul_ps(_mm512_cvtepi32_ps(sum), _mm512_loadu_ps(t.mult_f + c));
+    const __m512 r = _mm512_roundscale_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    const __m512 off = _mm512_abs_ps(_mm512_sub_ps(p, r));
+    if (_mm512_cmp_ps_mask(off, _mm512_set1_ps(0.5f - 1.0f / 8192), _CMP_GE_OQ)) {
+      Requantize::store<T>(t, c, acc, out, m);  // near a half: the exact path
+      return;
+    }
+    const __m512 q = _mm512_add_ps(r, _mm512_set1_ps(static_cast<float>(t.zero_point)));
+    const __m512i v = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(lo)), _mm512_set1_ps(hi)));
+    _mm_mask_storeu_epi8(out, m, _mm512_cvtepi32_epi8(v));  // in range: exact
   }
 };
 struct ScaleFloat {
@@ -235,6 +267,20 @@ void run(const Product& p) {
     }
   }
   const bool bounded = p.stage != Stage::requantize || std::all_of(mult.begin(), mult.begin() + N, bounded_multiplier);
+  // RequantizeFloat's conditions: multipliers that are floats, sums plus
+  // biases within int32 (|a - za| and |b - zb| are at most 255).
+  std::vector<int32_t> bias_i(static_cast<size_t>(padded), 0);
+  std::vector<float> mult_f(static_cast<size_t>(padded), 0.0f);
+  bool in_float = p.stage == Stage::requantize && bounded;
+  int64_t largest_bias = 0;
+  for (int64_t n = 0; n < N && in_float; ++n) {
+    const size_t i = static_cast<size_t>(n);
+    bias_i[i] = p.bias ? p.bias[n] : 0;
+    largest_bias = std::max<int64_t>(largest_bias, std::abs(static_cast<int64_t>(bias_i[i])));
+    mult_f[i] = static_cast<float>(mult[i]);
+    in_float = static_cast<double>(mult_f[i]) == mult[i];
+  }
+  in_float = in_float && b.K * 65025 + largest_bias <= INT32_MAX;
   const int64_t esize = p.type == Product::Type::f32 ? 4 : 1;
   // Work items: a run of rows by a block of columns, enough of them for the
   // threads (a 7x7 map with 1280 channels is one run); panels shared evenly
@@ -261,6 +307,8 @@ void run(const Product& p) {
       t.start = start.data() + n0;
       t.bias = bias.data() + n0;
       t.mult = mult.data() + n0;
+      t.bias_i = bias_i.data() + n0;
+      t.mult_f = mult_f.data() + n0;
       t.addend = addend.data() + n0;
       t.scale = scale.data() + n0;
       t.zero_point = p.zero_point;
@@ -289,11 +337,13 @@ void run(const Product& p) {
         const bool requant = p.stage == Stage::requantize;
         switch (p.type) {
           case Product::Type::u8:
-            if (requant) tile_for<Requantize, uint8_t>(R, panels, p.a_signed)(rows, reinterpret_cast<uint8_t*>(y), t);
+            if (requant && in_float) tile_for<RequantizeFloat, uint8_t>(R, panels, p.a_signed)(rows, reinterpret_cast<uint8_t*>(y), t);
+            else if (requant) tile_for<Requantize, uint8_t>(R, panels, p.a_signed)(rows, reinterpret_cast<uint8_t*>(y), t);
             else tile_for<ScaleFloat, uint8_t>(R, panels, p.a_signed)(rows, reinterpret_cast<uint8_t*>(y), t);
             break;
           case Product::Type::s8:
-            if (requant) tile_for<Requantize, int8_t>(R, panels, p.a_signed)(rows, reinterpret_cast<int8_t*>(y), t);
+            if (requant && in_float) tile_for<RequantizeFloat, int8_t>(R, panels, p.a_signed)(rows, reinterpret_cast<int8_t*>(y), t);
+            else if (requant) tile_for<Requantize, int8_t>(R, panels, p.a_signed)(rows, reinterpret_cast<int8_t*>(y), t);
             else tile_for<ScaleFloat, int8_t>(R, panels, p.a_signed)(rows, reinterpret_cast<int8_t*>(y), t);
             break;
           case Product::Type::f32:
