@@ -136,6 +136,8 @@ struct Channels {
   const double* mult;
   double zp;
   uint32_t flip;  // 0x80 on each byte for int8 input
+  const int32_t* bias_i = nullptr;  // round16_float's, where it may run
+  const float* mult_f = nullptr;
 };
 
 // P output pixels, blocks [b0, b0 + J) of 16 channels: pixel p's taps read
@@ -183,6 +185,12 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) inline void pixe
       const __m512d m0 = _mm512_loadu_pd(ch.mult + c0), m1 = _mm512_loadu_pd(ch.mult + c0 + 8);
 #pragma GCC unroll 4
       for (int p = 0; p < P; ++p) {
+        __m128i f;
+        if (ch.mult_f && round16_float<T>(_mm512_add_epi32(acc[p][j], _mm512_loadu_si512(ch.bias_i + c0)),
+                                          _mm512_loadu_ps(ch.mult_f + c0), static_cast<float>(ch.zp), f)) {
+          _mm_mask_storeu_epi8(out[p] + c0, mask[j], f);
+          continue;
+        }
         const __m512d lo = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(acc[p][j])), b0v);
         const __m512d hi = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(acc[p][j], 1)), b1v);
         const __m128i v = narrow16<T>(round8_bounded<T>(_mm512_mul_pd(lo, m0), zp), round8_bounded<T>(_mm512_mul_pd(hi, m1), zp));
@@ -237,8 +245,19 @@ void Run(KernelContext& ctx) {
           static_cast<uint32_t>(static_cast<uint64_t>(-zx_shifted * pk.sums[static_cast<size_t>(c)])));
     }
     const std::vector<uint8_t> pad_row(static_cast<size_t>(C), zx_byte);  // what a tap in the padding reads
-    const Channels ch{start.data(), bias_d.data(), mult.data(), static_cast<double>(int8_at(yz, 0)),
-                      x_signed ? 0x80808080u : 0u};
+    Channels ch{start.data(), bias_d.data(), mult.data(), static_cast<double>(int8_at(yz, 0)),
+                x_signed ? 0x80808080u : 0u};
+    // The float requantization where it is exact (requantize_avx512.h).
+    std::vector<int32_t> bias_i(static_cast<size_t>(padded), 0);
+    std::vector<float> mult_f(static_cast<size_t>(padded), 0.0f);
+    if (bounded && float_requantization(mult.data(), C, bias, KH * KW)) {
+      for (int64_t c = 0; c < C; ++c) {
+        bias_i[static_cast<size_t>(c)] = bias ? bias[c] : 0;
+        mult_f[static_cast<size_t>(c)] = static_cast<float>(mult[static_cast<size_t>(c)]);
+      }
+      ch.bias_i = bias_i.data();
+      ch.mult_f = mult_f.data();
+    }
     const uint8_t* xb = reinterpret_cast<const uint8_t*>(x.raw());
     std::byte* yb = y.mutable_raw();
     const int64_t taps = KH * KW;

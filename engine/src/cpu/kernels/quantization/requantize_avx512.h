@@ -9,6 +9,7 @@
 
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <type_traits>
 
@@ -50,6 +51,39 @@ __attribute__((target("avx512f"))) inline __m128i narrow16(__m256i first, __m256
 template <typename T>
 __attribute__((target("avx512f"))) inline void store16(T* out, __m256i first, __m256i second) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(out), narrow16<T>(first, second));
+}
+
+// round8_bounded's results for sixteen sums (each sum + bias, within int32)
+// from float arithmetic, where that is exact: p = float(sum) * mult (mult a
+// float) is e (1 + d) with |d| <= 2^-23 for e the exact product, so rounding
+// p to the nearest integer gives e's unless a half-integer lies between
+// them; for |p| <= 1024 that needs p within 2^-13 of one, and then this
+// returns false (about one vector in 250 of random sums; every tie) for the
+// caller's double path. Above 1024 either rounding saturates to the same
+// byte (a zero point lies within [-128, 255]). Half the instructions of two
+// round8_bounded calls and their widening.
+template <typename T>
+__attribute__((target("avx512f,avx512bw,avx512vl"))) inline bool round16_float(__m512i sum, __m512 mult, float zero_point,
+                                                                              __m128i& out) {
+  constexpr float lo = std::is_signed_v<T> ? -128.0f : 0.0f, hi = std::is_signed_v<T> ? 127.0f : 255.0f;
+  const __m512 p = _mm512_mul_ps(_mm512_cvtepi32_ps(sum), mult);
+  const __m512 r = _mm512_roundscale_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  if (_mm512_cmp_ps_mask(_mm512_abs_ps(_mm512_sub_ps(p, r)), _mm512_set1_ps(0.5f - 1.0f / 8192), _CMP_GE_OQ)) return false;
+  const __m512 q = _mm512_add_ps(r, _mm512_set1_ps(zero_point));
+  out = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(lo)), _mm512_set1_ps(hi))));
+  return true;  // in range: the conversions are exact
+}
+
+// Whether round16_float may take a problem: every multiplier a float (and
+// bounded), and every sum plus its bias within int32 for sums of `terms`
+// products of two values of at most 255 in magnitude.
+inline bool float_requantization(const double* mult, int64_t n, const int32_t* bias, int64_t terms) {
+  int64_t largest_bias = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    if (!bounded_multiplier(mult[i]) || static_cast<double>(static_cast<float>(mult[i])) != mult[i]) return false;
+    if (bias) largest_bias = std::max<int64_t>(largest_bias, bias[i] < 0 ? -int64_t{bias[i]} : int64_t{bias[i]});
+  }
+  return terms <= (int64_t{1} << 20) && terms * 65025 + largest_bias <= int64_t{2147483647};
 }
 
 __attribute__((target("avx512f"))) inline __m512d widen8(const int32_t* a) {

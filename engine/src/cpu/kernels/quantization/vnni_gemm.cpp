@@ -11,7 +11,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <climits>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
@@ -64,33 +63,19 @@ struct Requantize {
     _mm_mask_storeu_epi8(out, m, v);
   }
 };
-// Requantize's results from float arithmetic, 16 lanes a vector: the sum
-// plus bias in int32 (no overflow: run() checks K * 255 * 255 + |bias|), to
-// float and times the multiplier (itself a float): p = e (1 + d), |d| <=
-// 2^-23 for e = (sum + bias) * multiplier exact. Rounding p to the nearest
-// integer gives round(e) unless a half-integer lies between them; for
-// |p| <= 1024 that needs p within 2^-13 of one, and those vectors (about
-// one in 250 of random ones; every tie among them) take Requantize's double
-// path. Above 1024 either rounding saturates to the same byte (a zero point
-// lies within [-128, 255]). About half the instructions of the double path,
-// which the small-K products (16-channel 1x1 convolutions) spend most of
-// their time in.
+// Requantize's results from float arithmetic (round16_float) where that is
+// exact, else Requantize's: the small-K products (16-channel 1x1
+// convolutions) spend most of their time in this stage.
 struct RequantizeFloat {
   template <typename T>
   __attribute__((target("avx512f,avx512bw,avx512vl"))) static void store(const Tile& t, int64_t c, __m512i acc, T* out,
                                                                          __mmask16 m) {
-    constexpr float lo = std::is_signed_v<T> ? -128.0f : 0.0f, hi = std::is_signed_v<T> ? 127.0f : 255.0f;
-    const __m512i sum = _mm512_add_epi32(acc, _mm512_loadu_si512(t.bias_i + c));
-    const __m512 p = _mm512_mul_ps(_mm512_cvtepi32_ps(sum), _mm512_loadu_ps(t.mult_f + c));
-    const __m512 r = _mm512_roundscale_ps(p, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const __m512 off = _mm512_abs_ps(_mm512_sub_ps(p, r));
-    if (_mm512_cmp_ps_mask(off, _mm512_set1_ps(0.5f - 1.0f / 8192), _CMP_GE_OQ)) {
+    __m128i v;
+    if (round16_float<T>(_mm512_add_epi32(acc, _mm512_loadu_si512(t.bias_i + c)), _mm512_loadu_ps(t.mult_f + c),
+                         static_cast<float>(t.zero_point), v))
+      _mm_mask_storeu_epi8(out, m, v);
+    else
       Requantize::store<T>(t, c, acc, out, m);  // near a half: the exact path
-      return;
-    }
-    const __m512 q = _mm512_add_ps(r, _mm512_set1_ps(static_cast<float>(t.zero_point)));
-    const __m512i v = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(lo)), _mm512_set1_ps(hi)));
-    _mm_mask_storeu_epi8(out, m, _mm512_cvtepi32_epi8(v));  // in range: exact
   }
 };
 struct ScaleFloat {
@@ -267,20 +252,14 @@ void run(const Product& p) {
     }
   }
   const bool bounded = p.stage != Stage::requantize || std::all_of(mult.begin(), mult.begin() + N, bounded_multiplier);
-  // RequantizeFloat's conditions: multipliers that are floats, sums plus
-  // biases within int32 (|a - za| and |b - zb| are at most 255).
+  // RequantizeFloat's values and conditions.
   std::vector<int32_t> bias_i(static_cast<size_t>(padded), 0);
   std::vector<float> mult_f(static_cast<size_t>(padded), 0.0f);
-  bool in_float = p.stage == Stage::requantize && bounded;
-  int64_t largest_bias = 0;
+  const bool in_float = p.stage == Stage::requantize && float_requantization(mult.data(), N, p.bias, b.K);
   for (int64_t n = 0; n < N && in_float; ++n) {
-    const size_t i = static_cast<size_t>(n);
-    bias_i[i] = p.bias ? p.bias[n] : 0;
-    largest_bias = std::max<int64_t>(largest_bias, std::abs(static_cast<int64_t>(bias_i[i])));
-    mult_f[i] = static_cast<float>(mult[i]);
-    in_float = static_cast<double>(mult_f[i]) == mult[i];
+    bias_i[static_cast<size_t>(n)] = p.bias ? p.bias[n] : 0;
+    mult_f[static_cast<size_t>(n)] = static_cast<float>(mult[static_cast<size_t>(n)]);
   }
-  in_float = in_float && b.K * 65025 + largest_bias <= INT32_MAX;
   const int64_t esize = p.type == Product::Type::f32 ? 4 : 1;
   // Work items: a run of rows by a block of columns, enough of them for the
   // threads (a 7x7 map with 1280 channels is one run); panels shared evenly
