@@ -492,36 +492,41 @@ TEST(NhwcInt8Layout, DepthwiseConvolutionsBitForBit) {
   }
 }
 
-// The depthwise kernel's float requantization near a half (requantize_avx512.h,
-// round16_float): x_scale 5810859 * 2^-18 with w_scale and y_scale 1 makes a
-// sum of 3 the product 66.5000038, which float rounds onto the tie 66.5 (the
-// exact result 67). A 3x3 window whose centre tap is 1, inputs 0 to 6.
-TEST(NhwcInt8Layout, DepthwiseRequantizesNearAHalfExactly) {
+// The float requantization near a half (requantize_avx512.h, round16_float)
+// in the depthwise kernel and after oneDNN's sums (a full convolution):
+// x_scale 5810859 * 2^-18 with w_scale and y_scale 1 makes a sum of 3 the
+// product 66.5000038, which float rounds onto the tie 66.5 (the exact result
+// 67). A 3x3 window whose centre tap is 1 for the channel itself, inputs 0 to 6.
+TEST(NhwcInt8Layout, ConvolutionsRequantizeNearAHalfExactly) {
   if (!cpu::int8_convolutions_channels_last()) GTEST_SKIP() << "no VNNI: the pass does nothing";
   const int64_t C = 16;
-  ModelBuilder b(17);
-  b.input("x", DataType::Uint8, {int64_t{1}, C, int64_t{4}, int64_t{7}});
-  b.initializer(make_float_tensor("xs", {}, {static_cast<float>(5810859.0 / 262144.0)}));
-  b.initializer(raw("xz", Tensor::zeros(DataType::Uint8, {})));
-  Tensor w = Tensor::zeros(DataType::Int8, {C, 1, 3, 3});
-  for (int64_t c = 0; c < C; ++c) w.mutable_data<int8_t>()[c * 9 + 4] = 1;
-  b.initializer(raw("w", w));
-  b.initializer(make_float_tensor("ws", {}, {1.0f}));
-  b.initializer(raw("wz", Tensor::zeros(DataType::Int8, {})));
-  b.initializer(make_float_tensor("ys", {}, {1.0f}));
-  b.initializer(raw("yz", Tensor::zeros(DataType::Uint8, {})));
-  auto& n = b.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"}, "dw");
-  attr_int(n, "group", C);
-  attr_ints(n, "pads", {1, 1, 1, 1});
-  b.output("y", DataType::Uint8, {int64_t{1}, C, int64_t{4}, int64_t{7}});
-  auto original = load_model(b);
-  auto m = apply(*original, cpu::nhwc_int8_layout, true);
-  Tensor x = Tensor::zeros(DataType::Uint8, {1, C, 4, 7});
-  for (uint64_t e = 0; e < x.element_count(); ++e) x.mutable_data<uint8_t>()[e] = static_cast<uint8_t>(e % 7);
-  const NamedValues inputs{{"x", Value(x)}};
-  expect_kernel(expect_bit_identical(original, m, inputs), "NhwcQLinearConv", {"cpu-int8"});
-  auto got = make_cpu_engine()->prepare(original)->run(inputs);
-  EXPECT_EQ(got[0].second.tensor().data<uint8_t>()[3], 67);  // x = 3 there
+  for (const bool depthwise : {true, false}) {
+    SCOPED_TRACE(depthwise ? "depthwise" : "full");
+    ModelBuilder b(17);
+    b.input("x", DataType::Uint8, {int64_t{1}, C, int64_t{4}, int64_t{7}});
+    b.initializer(make_float_tensor("xs", {}, {static_cast<float>(5810859.0 / 262144.0)}));
+    b.initializer(raw("xz", Tensor::zeros(DataType::Uint8, {})));
+    const int64_t per = depthwise ? 1 : C;  // input channels per output channel
+    Tensor w = Tensor::zeros(DataType::Int8, {C, per, 3, 3});
+    for (int64_t c = 0; c < C; ++c) w.mutable_data<int8_t>()[(c * per + (depthwise ? 0 : c)) * 9 + 4] = 1;
+    b.initializer(raw("w", w));
+    b.initializer(make_float_tensor("ws", {}, {1.0f}));
+    b.initializer(raw("wz", Tensor::zeros(DataType::Int8, {})));
+    b.initializer(make_float_tensor("ys", {}, {1.0f}));
+    b.initializer(raw("yz", Tensor::zeros(DataType::Uint8, {})));
+    auto& n = b.node("QLinearConv", {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"}, {"y"}, "conv");
+    attr_int(n, "group", depthwise ? C : 1);
+    attr_ints(n, "pads", {1, 1, 1, 1});
+    b.output("y", DataType::Uint8, {int64_t{1}, C, int64_t{4}, int64_t{7}});
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::nhwc_int8_layout, true);
+    Tensor x = Tensor::zeros(DataType::Uint8, {1, C, 4, 7});
+    for (uint64_t e = 0; e < x.element_count(); ++e) x.mutable_data<uint8_t>()[e] = static_cast<uint8_t>(e % 7);
+    const NamedValues inputs{{"x", Value(x)}};
+    expect_kernel(expect_bit_identical(original, m, inputs), "NhwcQLinearConv", {depthwise ? "cpu-int8" : "onednn-int8"});
+    auto got = make_cpu_engine()->prepare(original)->run(inputs);
+    EXPECT_EQ(got[0].second.tensor().data<uint8_t>()[3], 67);  // x = 3 there
+  }
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <vector>
 
 #include "core/target_clones.h"
 #include "cpu/kernels/quantization/requantize.h"
@@ -74,10 +75,12 @@ bool has_avx512() {
 
 // requantize_channels_last with finite multipliers, sixteen channels a step
 // (the same operations as requantize_avx512, a bias and multiplier per lane).
+// With mult_f (round16_float's conditions hold: float multipliers, sums
+// plus biases within int32), sixteen channels in float first.
 template <typename T>
-__attribute__((target("avx512f"))) void channels_last_avx512(const int32_t* acc, int64_t lda, int64_t pixels, int64_t M,
-                                                            const int32_t* bias, const double* mult, double zp, T* out,
-                                                            int64_t ldo) {
+__attribute__((target("avx512f,avx512bw,avx512vl"))) void channels_last_avx512(const int32_t* acc, int64_t lda, int64_t pixels,
+                                                                              int64_t M, const int32_t* bias, const double* mult,
+                                                                              double zp, T* out, int64_t ldo, const float* mult_f) {
   constexpr double lo_v = std::is_signed_v<T> ? -128.0 : 0.0, hi_v = std::is_signed_v<T> ? 127.0 : 255.0;
   const __m512d z = _mm512_set1_pd(zp);
   for (int64_t px = 0; px < pixels; ++px) {
@@ -85,6 +88,15 @@ __attribute__((target("avx512f"))) void channels_last_avx512(const int32_t* acc,
     T* o = out + px * ldo;
     int64_t m = 0;
     for (; m + 16 <= M; m += 16) {
+      if (mult_f) {
+        const __m512i s = _mm512_loadu_si512(a + m);
+        __m128i v;
+        if (round16_float<T>(bias ? _mm512_add_epi32(s, _mm512_loadu_si512(bias + m)) : s, _mm512_loadu_ps(mult_f + m),
+                             static_cast<float>(zp), v)) {
+          _mm_storeu_si128(reinterpret_cast<__m128i*>(o + m), v);
+          continue;
+        }
+      }
       const __m512d b0 = bias ? widen8(bias + m) : _mm512_setzero_pd(), b1 = bias ? widen8(bias + m + 8) : _mm512_setzero_pd();
       store16(o + m, eight<T>(a + m, b0, _mm512_loadu_pd(mult + m), z), eight<T>(a + m + 8, b1, _mm512_loadu_pd(mult + m + 8), z));
     }
@@ -96,17 +108,21 @@ __attribute__((target("avx512f"))) void channels_last_avx512(const int32_t* acc,
 }  // namespace
 
 void requantize_channels_last(const int32_t* acc, int64_t pixels, int64_t M, const int32_t* bias, const double* mult,
-                              double zero_point, bool u8, std::byte* out) {
-  requantize_channels_last(acc, M, pixels, M, bias, mult, zero_point, u8, out, M);
+                              double zero_point, bool u8, std::byte* out, int64_t terms) {
+  requantize_channels_last(acc, M, pixels, M, bias, mult, zero_point, u8, out, M, terms);
 }
 
 void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, int64_t M, const int32_t* bias,
-                              const double* mult, double zero_point, bool u8, std::byte* out, int64_t ldo) {
+                              const double* mult, double zero_point, bool u8, std::byte* out, int64_t ldo, int64_t terms) {
   bool finite = true;
   for (int64_t m = 0; m < M; ++m) finite = finite && std::isfinite(mult[m]);
   if (has_avx512() && finite) {
-    if (u8) return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out), ldo);
-    return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out), ldo);
+    static const bool bw_vl = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    std::vector<float> mult_f;
+    if (bw_vl && terms > 0 && float_requantization(mult, M, bias, terms)) mult_f.assign(mult, mult + M);
+    const float* mf = mult_f.empty() ? nullptr : mult_f.data();
+    if (u8) return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out), ldo, mf);
+    return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out), ldo, mf);
   }
   const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
   for (int64_t px = 0; px < pixels; ++px)

@@ -24,13 +24,17 @@ void requantize_run(const int32_t* acc, int64_t n, int64_t bias, double multipli
 
 // requantize() of acc[p * M + m] + bias[m] (bias may be null) with
 // multiplier mult[m] into out[p * M + m] for p < pixels, m < M: sums laid
-// out channels last, as oneDNN's int8 convolutions write them.
+// out channels last, as oneDNN's int8 convolutions write them. `terms`: the
+// products in each sum when known (each of two 8-bit values minus their zero
+// points), which lets the float requantization run where it is exact
+// (requantize_avx512.h); 0: unknown.
 void requantize_channels_last(const int32_t* acc, int64_t pixels, int64_t M, const int32_t* bias, const double* mult,
-                              double zero_point, bool u8, std::byte* out);
+                              double zero_point, bool u8, std::byte* out, int64_t terms = 0);
 // The same over rows `lda` int32 apart in acc and `ldo` bytes apart in out
 // (a block of columns of a wider output).
 void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, int64_t M, const int32_t* bias,
-                              const double* mult, double zero_point, bool u8, std::byte* out, int64_t ldo);
+                              const double* mult, double zero_point, bool u8, std::byte* out, int64_t ldo,
+                              int64_t terms = 0);
 
 // Stores a requantized value into uint8 or int8 storage.
 inline void store_int8(std::byte* out, int64_t i, bool u8, double q) {
