@@ -331,6 +331,35 @@ TEST(FuseQdq, PerChannelChainsBecomeATablePerChannel) {
   }
 }
 
+// Where X's shape is unknown but for its rank (a QOperator model's
+// QLinearConcat output), the BatchNormalization tells the channels: the same
+// per-channel table, bit for bit on the engine.
+TEST(FuseQdq, PerChannelTableFromTheBatchNormalization) {
+  Rng rng(23);
+  const int64_t C = 5;
+  ModelBuilder b(17);
+  b.input("x", DataType::Uint8, {DimSpec(std::string("N")), C, DimSpec(std::string("H")), DimSpec(std::string("W"))});
+  quant(b, rng, "a", DataType::Uint8, {0.03f});
+  quant(b, rng, "y", DataType::Uint8, {0.02f});
+  b.initializer(weights("gamma", {C}, 1, 0.5f, 1.5f));
+  b.initializer(weights("beta", {C}, 2));
+  b.initializer(weights("mean", {C}, 3));
+  b.initializer(weights("var", {C}, 4, 0.2f, 2.0f));
+  b.initializer(weights("k", {C, 1, 1}, 5));
+  dq(b, "x", "a", "d");
+  b.node("BatchNormalization", {"d", "gamma", "beta", "mean", "var"}, {"n"}, "bn");
+  b.node("Mul", {"n", "k"}, {"m"}, "scale");
+  qz(b, "m", "y", "q");
+  b.output_untyped("q");
+  auto original = load_model(b);
+  auto m = apply(*original, cpu::fuse_quantized_lookup, true);
+  ASSERT_EQ(op_types(*m), (std::vector<std::string>{"QuantizedLookup"}));
+  EXPECT_EQ(m->graph.nodes[0].attribute("axis")->i, 1);
+  Tensor x = Tensor::zeros(DataType::Uint8, {2, C, 3, 9});
+  for (uint64_t e = 0; e < x.element_count(); ++e) x.mutable_data<uint8_t>()[e] = static_cast<uint8_t>(e * 5);
+  expect_close(original, NamedValues{{"x", Value(x)}}, 0, 0);
+}
+
 // What must stay as it is.
 TEST(FuseQdq, LeavesWhatItCannotFuseExactly) {
   // 0 conv bias scale other than x_scale * w_scale, 1 the Conv's output also

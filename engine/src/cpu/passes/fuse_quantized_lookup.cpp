@@ -82,20 +82,27 @@ bool elementwise_of(const Model& m, const Node& n, const std::string& v) {
 }
 
 // A float node that maps `v` element by element with one function per
-// channel of a rank-4 [N, C, H, W] value: an inference BatchNormalization
-// (DenseNet's pre-activation BN between a DequantizeLinear and a
-// QuantizeLinear), or arithmetic with a per-channel constant ([C, 1, 1]).
-bool channelwise_of(const Model& m, const Node& n, const std::string& v, int64_t channels) {
+// channel (axis 1): an inference BatchNormalization (DenseNet's
+// pre-activation BN between a DequantizeLinear and a QuantizeLinear; any
+// rank, and it tells the channels where no shape does: `channels` 0), or, on
+// a value known to be [N, C, H, W] (`rank4`), arithmetic with a per-channel
+// constant ([C, 1, 1]).
+bool channelwise_of(const Model& m, const Node& n, const std::string& v, int64_t& channels, bool rank4) {
   if (n.outputs.size() != 1 || n.outputs[0].empty() || !is_default_domain(n.domain)) return false;
   if (is_op(n, "BatchNormalization")) {
     if (n.inputs.size() != 5 || n.inputs[0] != v) return false;
     if (const Attribute* a = n.attribute("training_mode"); a && a->i != 0) return false;
-    for (size_t i = 1; i < 5; ++i) {
-      const Tensor* c = constant_tensor(m, n.inputs[i]);
-      if (!c || c->rank() != 1 || c->shape()[0] != channels) return false;
+    const Tensor* scale = constant_tensor(m, n.inputs[1]);
+    const int64_t c = scale && scale->rank() == 1 ? scale->shape()[0] : 0;
+    if (c <= 0 || c > 4096 || (channels != 0 && c != channels)) return false;
+    for (size_t i = 2; i < 5; ++i) {
+      const Tensor* t = constant_tensor(m, n.inputs[i]);
+      if (!t || t->rank() != 1 || t->shape()[0] != c) return false;
     }
+    channels = c;
     return true;
   }
+  if (!rank4 || channels == 0) return false;
   for (const char* op : {"Add", "Sub", "Mul", "Div"})
     if (is_op(n, op)) {
       if (n.inputs.size() != 2 || (n.inputs[0] == v) == (n.inputs[1] == v)) return false;
@@ -119,9 +126,11 @@ bool fuse_quantized_lookup(Model& model, PassContext& ctx) {
     const Tensor* zp = dq.inputs.size() > 2 ? constant_tensor(model, dq.inputs[2]) : nullptr;
     const DataType type = zp ? zp->dtype() : elem_type(g, dq.inputs[0]);
     if (type != DataType::Uint8 && type != DataType::Int8) continue;
-    // Channels of a known [N, C, H, W] X: per-channel steps may join the chain.
+    // X's channels where its shape is known (else a BatchNormalization's):
+    // per-channel steps may join the chain.
     const auto xs = static_shape(g, dq.inputs[0]);
-    const int64_t C = xs && xs->size() == 4 && (*xs)[1] > 0 && (*xs)[1] <= 4096 ? (*xs)[1] : 0;
+    const bool rank4 = known_rank(g, dq.inputs[0]) == size_t{4};
+    int64_t C = rank4 && xs && (*xs)[1] > 0 && (*xs)[1] <= 4096 ? (*xs)[1] : 0;
     bool per_channel_steps = false;
     std::vector<const Node*> chain{&dq};
     bool closed = false;
@@ -129,7 +138,7 @@ bool fuse_quantized_lookup(Model& model, PassContext& ctx) {
       auto it = idx.readers.find(v);
       if (it == idx.readers.end() || it->second.size() != 1 || !idx.only_read_by(v, it->second[0])) break;
       const Node& r = g.nodes[it->second[0]];
-      const bool per_channel_step = C > 0 && channelwise_of(model, r, v, C);
+      const bool per_channel_step = channelwise_of(model, r, v, C, rank4);
       if (per_channel_step || elementwise_of(model, r, v)) {
         per_channel_steps = per_channel_steps || per_channel_step;
         chain.push_back(&r);
