@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -37,28 +38,34 @@ void int_range(DataType t, double& lo, double& hi) {
   }
 }
 
-// Stores element i of a quantized output: `v` is an in-range integer for the
-// integer types, the real value to encode for the float types.
-void store_quantized(Tensor& y, uint64_t i, double v, bool saturate) {
+template <typename S>
+void put_at(std::byte* d, uint64_t i, S v) {
+  std::memcpy(d + i * sizeof(S), &v, sizeof(S));
+}
+
+// Stores element i of a quantized output of type t at d (the output's bytes,
+// taken once: a Tensor's mutable_raw per element was most of the kernel's
+// time): `v` is an in-range integer for the integer types, the real value to
+// encode for the float types.
+void store_quantized(std::byte* d, DataType t, uint64_t i, double v, bool saturate) {
   const float f = static_cast<float>(v);
-  std::byte* d = y.mutable_raw();
-  switch (y.dtype()) {
-    case DataType::Int8: store<int8_t>(y, i, int8_t(v)); break;
-    case DataType::Uint8: store<uint8_t>(y, i, uint8_t(v)); break;
-    case DataType::Int16: store<int16_t>(y, i, int16_t(v)); break;
-    case DataType::Uint16: store<uint16_t>(y, i, uint16_t(v)); break;
+  switch (t) {
+    case DataType::Int8: put_at<int8_t>(d, i, int8_t(v)); break;
+    case DataType::Uint8: put_at<uint8_t>(d, i, uint8_t(v)); break;
+    case DataType::Int16: put_at<int16_t>(d, i, int16_t(v)); break;
+    case DataType::Uint16: put_at<uint16_t>(d, i, uint16_t(v)); break;
     case DataType::Int4: case DataType::Int2:
-      set_packed_element_bits(y.dtype(), d, i, uint8_t(int8_t(v)));
+      set_packed_element_bits(t, d, i, uint8_t(int8_t(v)));
       break;
-    case DataType::Uint4: case DataType::Uint2: set_packed_element_bits(y.dtype(), d, i, uint8_t(v)); break;
-    case DataType::Float8E4M3FN: store<uint8_t>(y, i, float_to_float8e4m3fn(f, saturate)); break;
-    case DataType::Float8E4M3FNUZ: store<uint8_t>(y, i, float_to_float8e4m3fnuz(f, saturate)); break;
-    case DataType::Float8E5M2: store<uint8_t>(y, i, float_to_float8e5m2(f, saturate)); break;
-    case DataType::Float8E5M2FNUZ: store<uint8_t>(y, i, float_to_float8e5m2fnuz(f, saturate)); break;
+    case DataType::Uint4: case DataType::Uint2: set_packed_element_bits(t, d, i, uint8_t(v)); break;
+    case DataType::Float8E4M3FN: put_at<uint8_t>(d, i, float_to_float8e4m3fn(f, saturate)); break;
+    case DataType::Float8E4M3FNUZ: put_at<uint8_t>(d, i, float_to_float8e4m3fnuz(f, saturate)); break;
+    case DataType::Float8E5M2: put_at<uint8_t>(d, i, float_to_float8e5m2(f, saturate)); break;
+    case DataType::Float8E5M2FNUZ: put_at<uint8_t>(d, i, float_to_float8e5m2fnuz(f, saturate)); break;
     // FP4/FP6 have no infinity: they always saturate.
-    case DataType::Float4E2M1: set_packed_element_bits(y.dtype(), d, i, float_to_float4e2m1(f)); break;
-    case DataType::Float6E2M3: set_packed_element_bits(y.dtype(), d, i, float_to_float6e2m3(f)); break;
-    case DataType::Float6E3M2: set_packed_element_bits(y.dtype(), d, i, float_to_float6e3m2(f)); break;
+    case DataType::Float4E2M1: set_packed_element_bits(t, d, i, float_to_float4e2m1(f)); break;
+    case DataType::Float6E2M3: set_packed_element_bits(t, d, i, float_to_float6e2m3(f)); break;
+    case DataType::Float6E3M2: set_packed_element_bits(t, d, i, float_to_float6e3m2(f)); break;
     default: break;
   }
 }
@@ -119,15 +126,16 @@ void QuantizeLinear(KernelContext& ctx) {
   Tensor& y = ctx.allocate_output(0, out_t, x.shape());
   double lo = 0, hi = 0;
   int_range(out_t, lo, hi);
+  std::byte* d = y.mutable_raw();
   for (uint64_t i = 0; i < xs.size(); ++i) {
     const uint64_t s = qi(i);
     const double q = round_precision(prec, round_precision(prec, xs[i]) / round_precision(prec, ss[s]));
     if (is_quant_int(out_t)) {
       // Round half to even; NaN quantizes to the zero point.
       const double r = std::isnan(q) ? 0.0 : std::nearbyint(q);
-      store_quantized(y, i, std::clamp(r + zs[s], lo, hi), saturate);
+      store_quantized(d, out_t, i, std::clamp(r + zs[s], lo, hi), saturate);
     } else {
-      store_quantized(y, i, q + zs[s], saturate);
+      store_quantized(d, out_t, i, q + zs[s], saturate);
     }
   }
 }
