@@ -360,9 +360,41 @@ TEST(FuseQdq, PerChannelTableFromTheBatchNormalization) {
   expect_close(original, NamedValues{{"x", Value(x)}}, 0, 0);
 }
 
+// A bias DequantizeLinear of another scale than x_scale * w_scale (one bias
+// tensor shared by convolutions of different weight scales, as TorchScript's
+// constant deduplication leaves it): requantized to the sums' scale, a new
+// int32 initializer, within one output step of the float graph.
+TEST(FuseQdq, ABiasOfAnotherScaleIsRequantized) {
+  Rng rng(31);
+  ModelBuilder b(17);
+  b.input("x", DataType::Uint8, {int64_t{1}, int64_t{6}, int64_t{7}, int64_t{7}});
+  quant(b, rng, "a", DataType::Uint8, {0.02f});
+  quant(b, rng, "y", DataType::Uint8, {0.05f});
+  dq(b, "x", "a", "d");
+  b.initializer(raw("w", bytes(rng, DataType::Int8, {5, 6, 3, 3})));
+  const std::vector<float> ws{0.004f};
+  quant(b, rng, "wq", DataType::Int8, ws, true);
+  dq(b, "w", "wq", "wd");
+  int32_bias(b, rng, "bias", 0.02f, ws, 5, "bd", /*other_scale=*/true);  // scale 2 x_scale w_scale
+  attr_ints(b.node("Conv", {"d", "wd", "bd"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  qz(b, "c", "y", "yq");
+  b.output("yq", DataType::Uint8, {int64_t{1}, int64_t{5}, int64_t{7}, int64_t{7}});
+  auto original = load_model(b);
+  auto m = fused(*original);
+  ASSERT_EQ(op_types(*m), (std::vector<std::string>{"QLinearConv"}));
+  const Tensor* q = cpu::constant_tensor(*m, m->graph.nodes[0].inputs[8]);
+  const Tensor* given = cpu::constant_tensor(*original, "bias");
+  ASSERT_TRUE(q && given);
+  for (int64_t c = 0; c < 5; ++c) EXPECT_EQ(q->data<int32_t>()[c], 2 * given->data<int32_t>()[c]);
+  InputSpec spec;
+  spec.seed = 6;
+  expect_close(original, make_inputs(*original, spec), 1, 0.05);
+}
+
 // What must stay as it is.
 TEST(FuseQdq, LeavesWhatItCannotFuseExactly) {
-  // 0 conv bias scale other than x_scale * w_scale, 1 the Conv's output also
+  // 0 conv bias of another scale than x_scale * w_scale where a sum unit is
+  // more than 1/64 of an output step, 1 the Conv's output also
   // a graph output, 2 weights per channel along axis 1, 3 a MaxPool
   // requantized to another scale, 4 Gemm with alpha 0.5, 5 Add of int8 and uint8.
   for (int c = 0; c < 6; ++c) {
@@ -375,7 +407,10 @@ TEST(FuseQdq, LeavesWhatItCannotFuseExactly) {
     std::string out = "c";
     if (c <= 2) {
       b.initializer(raw("w", bytes(rng, DataType::Int8, {4, 4, 1, 1})));
-      const std::vector<float> ws = c == 2 ? std::vector<float>{0.01f, 0.02f, 0.03f, 0.04f} : std::vector<float>{0.01f};
+      // Case 0's weight scale makes a sum unit 4 output steps: its bias (another scale) cannot be requantized.
+      const std::vector<float> ws = c == 2   ? std::vector<float>{0.01f, 0.02f, 0.03f, 0.04f}
+                                    : c == 0 ? std::vector<float>{10.0f}
+                                             : std::vector<float>{0.01f};
       quant(b, rng, "wq", DataType::Int8, ws, true);
       if (c == 2) attr_int(dq(b, "w", "wq", "wd"), "axis", 1);
       else dq(b, "w", "wq", "wd");

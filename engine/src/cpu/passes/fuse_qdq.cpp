@@ -16,6 +16,7 @@
 // boundary (the data-movement forms are exact: Q(DQ(v)) is v). `diff` and
 // the debugger run with this pass off (it fuses); --disable-pass fuse-qdq
 // keeps the float graph.
+#include <cmath>
 #include <cstring>
 
 #include "cpu/passes/passes.h"
@@ -101,33 +102,58 @@ bool same_quantization(const QParams& a, const QParams& b) {
   return same_bits(a.z, b.z);
 }
 
-// An int32 bias quantized with scale x_scale * w_scale (per output channel
-// where w is) and zero point 0: what QLinearConv's B and QGemm's C are.
-// The DequantizeLinear when `bias` is one of a constant (its input: the int32 values).
-const Node* int32_bias(const Model& m, const GraphIndex& idx, const std::string& bias, const QParams& x,
-                                      const QParams& w, int64_t channels) {
+// The int32 bias a fused operator adds to its sums: QLinearConv's B and
+// QGemm's C are quantized with scale x_scale * w_scale (per output channel
+// where w is) and zero point 0, which is what quantizers write. A
+// DequantizeLinear of a constant int32 bias with that scale passes its
+// values as they are (`dq`, `values` empty). With another scale (exporters
+// share one bias tensor between convolutions with different weight scales:
+// TorchScript's constant deduplication, behind Identity nodes) the values
+// are requantized, round(b * b_scale / (x_scale * w_scale)), when that moves
+// no output by more than 1/64 of its step (half a sum unit times the
+// multiplier x_scale * w_scale / y_scale; `y_scale` 0: a float output,
+// which takes the exact case alone).
+struct Bias {
+  const Node* dq = nullptr;
+  std::optional<Tensor> values;  // requantized; else dq's input as it is
+};
+
+std::optional<Bias> int32_bias(const Model& m, const GraphIndex& idx, const std::string& bias, const QParams& x,
+                               const QParams& w, int64_t channels, float y_scale) {
   const Node* dq = idx.producer_of(m.graph, bias);
-  if (!dq || !is_op(*dq, "DequantizeLinear") || dq->inputs.size() < 2 || int_attr(*dq, "block_size", 0) != 0) return nullptr;
+  if (!dq || !is_op(*dq, "DequantizeLinear") || dq->inputs.size() < 2 || int_attr(*dq, "block_size", 0) != 0)
+    return std::nullopt;
   const Tensor* b = constant_tensor(m, dq->inputs[0]);
   const Tensor* s = constant_tensor(m, dq->inputs[1]);
-  if (!b || !s || b->dtype() != DataType::Int32 || b->rank() != 1 || b->shape()[0] != channels) return nullptr;
+  if (!b || !s || b->dtype() != DataType::Int32 || b->rank() != 1 || b->shape()[0] != channels) return std::nullopt;
   if (s->dtype() != DataType::Float || s->rank() > 1 || (s->element_count() != 1 && static_cast<int64_t>(s->element_count()) != channels))
-    return nullptr;
+    return std::nullopt;
   const int64_t axis = int_attr(*dq, "axis", 1);
-  if (s->element_count() != 1 && axis != 0 && axis != -1) return nullptr;  // a 1-D bias has one axis
+  if (s->element_count() != 1 && axis != 0 && axis != -1) return std::nullopt;  // a 1-D bias has one axis
   if (dq->inputs.size() > 2 && !dq->inputs[2].empty()) {
     const Tensor* z = constant_tensor(m, dq->inputs[2]);
-    if (!z || z->dtype() != DataType::Int32) return nullptr;
+    if (!z || z->dtype() != DataType::Int32) return std::nullopt;
     for (uint64_t i = 0; i < z->element_count(); ++i)
-      if (z->data<int32_t>()[i] != 0) return nullptr;
+      if (z->data<int32_t>()[i] != 0) return std::nullopt;
   }
   const float xs = x.s->data<float>()[0];
-  for (int64_t c = 0; c < channels; ++c) {
+  bool same = true;
+  for (int64_t c = 0; c < channels && same; ++c) {
     const float ws = w.s->data<float>()[per_tensor(w) ? 0 : c];
-    const float bs = s->data<float>()[s->element_count() == 1 ? 0 : c];
-    if (bs != xs * ws) return nullptr;  // another scale: the int32 sums would not line up
+    same = s->data<float>()[s->element_count() == 1 ? 0 : c] == xs * ws;
   }
-  return dq;
+  if (same) return Bias{dq, std::nullopt};
+  if (!(y_scale > 0)) return std::nullopt;
+  Tensor q = Tensor::zeros(DataType::Int32, {channels});
+  for (int64_t c = 0; c < channels; ++c) {
+    const double unit = static_cast<double>(xs * w.s->data<float>()[per_tensor(w) ? 0 : c]);  // one sum unit
+    if (!(unit > 0) || !std::isfinite(unit) || 0.5 * unit / y_scale > 1.0 / 64) return std::nullopt;
+    const double v = std::nearbyint(static_cast<double>(b->data<int32_t>()[c]) *
+                                    static_cast<double>(s->data<float>()[s->element_count() == 1 ? 0 : c]) / unit);
+    if (!(std::abs(v) <= 2147483647.0)) return std::nullopt;
+    q.mutable_data<int32_t>()[c] = static_cast<int32_t>(v);
+  }
+  return Bias{dq, std::move(q)};
 }
 
 class Fuser {
@@ -179,6 +205,15 @@ class Fuser {
     if (replace_chain(ctx_, g_, remove_, chain, std::move(fused))) ++fused_;
   }
 
+  // The int32 bias input of a fused `op`: the DequantizeLinear's values, or
+  // the requantized ones as a new initializer.
+  std::string bias_input(Bias& b, const Node& op) {
+    if (!b.values) return b.dq->inputs[0];
+    const std::string name = fresh_(op.outputs[0] + "_bias_int32");
+    g_.initializers.push_back({name, std::move(*b.values), {}});
+    return name;
+  }
+
   static void copy_attrs(const Node& from, Node& to, std::initializer_list<const char*> names) {
     for (const char* a : names)
       if (const Attribute* at = from.attribute(a)) to.attributes.push_back(*at);
@@ -195,14 +230,16 @@ class Fuser {
     const int64_t M = wt->shape()[0];
     if (!per_tensor(*w) && (static_cast<int64_t>(w->s->element_count()) != M || (w->axis != 0 && w->axis != -wt->rank())))
       return;  // per output channel only
-    const Node* bias = nullptr;
-    if (op.inputs.size() > 2 && !op.inputs[2].empty() && !(bias = int32_bias(m_, idx_, op.inputs[2], *x, *w, M))) return;
+    std::optional<Bias> bias;
+    if (op.inputs.size() > 2 && !op.inputs[2].empty() &&
+        !(bias = int32_bias(m_, idx_, op.inputs[2], *x, *w, M, y->s->data<float>()[0])))
+      return;
     Node f;
     f.op_type = "QLinearConv";
     f.inputs = {x->node->inputs[0], x->scale, zero_point(*x), w->node->inputs[0], w->scale, zero_point(*w), y->scale, zero_point(*y)};
-    if (bias) f.inputs.push_back(bias->inputs[0]);
+    if (bias) f.inputs.push_back(bias_input(*bias, op));
     copy_attrs(op, f, {"auto_pad", "dilations", "group", "kernel_shape", "pads", "strides"});
-    replace(op, &*y, {x->node, w->node, bias}, std::move(f));
+    replace(op, &*y, {x->node, w->node, bias ? bias->dq : nullptr}, std::move(f));
   }
 
   void matmul(const Node& op) {
@@ -232,14 +269,16 @@ class Fuser {
       const int64_t axis = b->axis < 0 ? b->axis + 2 : b->axis;
       if (static_cast<int64_t>(b->s->element_count()) != N || axis != (trans_b ? 0 : 1)) return;  // one per column of Y
     }
-    const Node* c = nullptr;
-    if (op.inputs.size() > 2 && !op.inputs[2].empty() && !(c = int32_bias(m_, idx_, op.inputs[2], *a, *b, N))) return;
     auto y = requantized(m_, idx_, op.outputs[0]);
     if (y && y->type != a->type) y.reset();  // QGemm's Y is quantized like A: keep the float Y and its Q
+    std::optional<Bias> c;
+    if (op.inputs.size() > 2 && !op.inputs[2].empty() &&
+        !(c = int32_bias(m_, idx_, op.inputs[2], *a, *b, N, y ? y->s->data<float>()[0] : 0.0f)))
+      return;
     Node f;
     f.domain = "com.microsoft";
     f.op_type = "QGemm";
-    f.inputs = {a->node->inputs[0], a->scale, zero_point(*a), b->node->inputs[0], b->scale, zero_point(*b), c ? c->inputs[0] : ""};
+    f.inputs = {a->node->inputs[0], a->scale, zero_point(*a), b->node->inputs[0], b->scale, zero_point(*b), c ? bias_input(*c, op) : ""};
     if (y) {
       f.inputs.push_back(y->scale);
       f.inputs.push_back(zero_point(*y));
@@ -248,7 +287,7 @@ class Fuser {
     }
     copy_attrs(op, f, {"transA", "transB"});
     contrib_ = true;
-    replace(op, y ? &*y : nullptr, {a->node, b->node, c}, std::move(f));
+    replace(op, y ? &*y : nullptr, {a->node, b->node, c ? c->dq : nullptr}, std::move(f));
   }
 
   void binary(const Node& op) {
