@@ -4,7 +4,8 @@ who runs onnxruntime's quantizer on an export brings them: the export of
 scripts/make_bench_models.py with its batch fixed to 1, onnxruntime's
 quant_pre_process, then quantize_static (uint8 activations, int8 weights)
 calibrated on 4 seeded random images, in the QOperator format (QLinearConv,
-QLinearAdd, QGemm, ...) or QDQ. Written next to the source models
+QLinearAdd, QGemm, ...) or QDQ (also with int8 activations and per-channel
+weights: qdq_s8pc). Written next to the source models
 (~/.cache/onnxscope/bench-models/<name>_qop.onnx, <name>_qdq.onnx); never
 committed.
 
@@ -53,12 +54,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", default=QOP_MODELS, help="bench-models stems (default: QOP_MODELS, what bench_vs_ort.py --qop-list runs)")
     ap.add_argument("--dir", type=Path, default=BENCH)
-    ap.add_argument("--formats", default="qop", help="comma-separated: qop (QOperator), qdq")
+    ap.add_argument("--formats", default="qop",
+                    help="comma-separated: qop (QOperator), qdq, qdq_s8pc (QDQ with int8 activations and per-channel weights)")
     a = ap.parse_args()
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
 
-    formats = {"qop": QuantFormat.QOperator, "qdq": QuantFormat.QDQ}
+    # tag -> (format, activation type, per-channel weights)
+    formats = {"qop": (QuantFormat.QOperator, QuantType.QUInt8, False), "qdq": (QuantFormat.QDQ, QuantType.QUInt8, False),
+               "qdq_s8pc": (QuantFormat.QDQ, QuantType.QInt8, True)}
     ok = True
     for name in a.names:
         src = a.dir / f"{name}.onnx"
@@ -81,8 +85,9 @@ def main() -> int:
 
             for tag in filter(None, a.formats.split(",")):
                 out = a.dir / f"{name}_{tag}.onnx"
-                quantize_static(str(pre), str(out), Reader(), quant_format=formats[tag], activation_type=QuantType.QUInt8,
-                                weight_type=QuantType.QInt8)
+                fmt, activations, per_channel = formats[tag]
+                quantize_static(str(pre), str(out), Reader(), quant_format=fmt, activation_type=activations,
+                                weight_type=QuantType.QInt8, per_channel=per_channel)
                 print(f"wrote {out}")
     return 0 if ok else 1
 
