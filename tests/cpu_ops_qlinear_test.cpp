@@ -317,6 +317,55 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
   }
 }
 
+// MatMulInteger with constant B (dynamic quantization's linear layers) on
+// the VNNI kernel (matmul_integer_vnni.cpp): uint8 and int8 A with its zero
+// point, B int8 or uint8 with no zero point, one (packed as its bytes, the
+// zero point carried by the row sums) or one per column (packed minus it);
+// A of rank 2 and 3; and oneDNN's int8 matmul behind it. The int32 sums bit for bit.
+TEST(CpuOpsHarness, MatMulIntegerConstantWeightsBitForBit) {
+  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: oneDNN's kernel (cpu_ops_harness_test)";
+  Rng rng(59);
+  for (int i = 0; i < 30; ++i) {
+    Case c(10);
+    const DataType ta = i % 4 < 2 ? DataType::Uint8 : DataType::Int8, tb = i % 2 ? DataType::Uint8 : DataType::Int8;
+    const int64_t K = i % 7 == 6 ? 768 : pick(rng, 1, 90), N = pick(rng, 1, 70);
+    const Shape as = i % 3 == 0 ? Shape{pick(rng, 1, 3), pick(rng, 1, 13), K} : Shape{pick(rng, 1, 20), K};
+    const int zp = i % 3;  // none, scalars, per column
+    auto bytes_in = [&](DataType t, const Shape& shape, int lo, int hi) {
+      Tensor x = Tensor::zeros(t, shape);
+      for (uint64_t e = 0; e < x.element_count(); ++e)
+        reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
+      return x;
+    };
+    auto initializer = [&](const std::string& name, const Tensor& t) {
+      c.mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
+    };
+    c.input("a", bytes_in(ta, as, 0, 255));
+    // Per column, values within 127 of their zero point (what fits the packing); else any byte.
+    const bool near = zp == 2;
+    const int wlo = near ? (tb == DataType::Uint8 ? 40 : 0) : 0, whi = near ? (tb == DataType::Uint8 ? 215 : 255) : 255;
+    initializer("b", bytes_in(tb, {K, N}, wlo, whi));
+    std::vector<std::string> ins = {"a", "b"};
+    if (zp > 0) {
+      c.input("az", bytes_in(ta, {}, 0, 255));
+      const int zlo = tb == DataType::Uint8 ? (near ? 120 : 0) : 0, zhi = tb == DataType::Uint8 ? (near ? 136 : 255) : (near ? 0 : 255);
+      initializer("bz", bytes_in(tb, zp == 2 ? Shape{N} : Shape{}, zlo, zhi));
+      ins.push_back("az");
+      ins.push_back("bz");
+    }
+    c.mb.node("MatMulInteger", ins, {"y"}, "n");
+    c.what = "MatMulInteger " + shape_to_string(as) + " x [" + std::to_string(K) + ", " + std::to_string(N) + "] " +
+             std::string(dtype_name(ta)) + " x " + std::string(dtype_name(tb)) + (zp ? zp == 2 ? " zero points per column" : " zero points" : "");
+    c.expect_kernel = "cpu-int8";
+    Case dnn = c;
+    dnn.disabled_kernels = {"cpu-int8"};
+    dnn.expect_kernel.clear();
+    dnn.what += " (oneDNN form)";
+    check(dnn, 0, 0);
+    check(c, 0, 0);
+  }
+}
+
 // The VNNI product's float requantization (vnni_gemm.cpp, RequantizeFloat)
 // near a half: with the multiplier 5810859 * 2^-18 (22.1666...), a sum of 3
 // is 66.5000038 exactly, which float rounds to the tie 66.5 (half an ulp

@@ -32,6 +32,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_qlinear_conv_1x1_kernels(r);  // before oneDNN's: requantizes each tile in cache
     cpu::register_qgemm_vnni_kernels(r);  // before oneDNN's int8 matmul: the same
     cpu::register_qlinear_matmul_vnni_kernels(r);  // before the Eigen form of batched products
+    cpu::register_matmul_integer_vnni_kernels(r);  // before oneDNN's int8 matmul
     cpu::register_qlinear_conv_depthwise_kernels(r);  // before oneDNN's: the same
     cpu::register_conv_integer_kernels(r);
     cpu::register_matmul_integer_kernels(r);

@@ -59,6 +59,7 @@ void register_top_k_kernels(KernelRegistry& r);           // kernels/math/top_k.
 void register_einsum_kernels(KernelRegistry& r);          // kernels/math/einsum.cpp: two-operand Einsum as a batched oneDNN matmul
 void register_qlinear_conv_1x1_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_conv_1x1.cpp: 1x1 NhwcQLinearConv in AVX-512 VNNI
 void register_qgemm_vnni_kernels(KernelRegistry& r);  // kernels/quantization/qgemm_vnni.cpp: QGemm in AVX-512 VNNI, output stage in registers
+void register_matmul_integer_vnni_kernels(KernelRegistry& r);  // kernels/quantization/matmul_integer_vnni.cpp: MatMulInteger with constant B in AVX-512 VNNI
 void register_qlinear_matmul_vnni_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_matmul_vnni.cpp: batched QLinearMatMul in AVX-512 VNNI
 void register_qlinear_conv_depthwise_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_conv_depthwise.cpp: depthwise NhwcQLinearConv in AVX-512 VNNI
 void register_conv_integer_kernels(KernelRegistry& r);    // kernels/quantization/conv_integer.cpp: ConvInteger, QLinearConv, oneDNN int8

@@ -240,9 +240,11 @@ void run(const Product& p) {
   std::vector<double> bias(static_cast<size_t>(padded), 0.0), mult(static_cast<size_t>(padded), 0.0);
   std::vector<float> scale(static_cast<size_t>(padded), 0.0f);
   const int64_t za = p.a_zero_point + (p.a_signed ? 128 : 0);
+  const bool sums_only = p.type == Product::Type::s32;  // no stage: no stage values
   for (int64_t n = 0; n < N; ++n) {
     const size_t i = static_cast<size_t>(n);
     start[i] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(-za * b.column_sums[i])));
+    if (sums_only) continue;
     if (p.stage == Stage::requantize) {
       if (p.bias) bias[i] = p.bias[n];
       mult[i] = p.mult[n];
@@ -251,16 +253,17 @@ void run(const Product& p) {
       scale[i] = p.scale[n];
     }
   }
-  const bool bounded = p.stage != Stage::requantize || std::all_of(mult.begin(), mult.begin() + N, bounded_multiplier);
+  const bool bounded =
+      sums_only || p.stage != Stage::requantize || std::all_of(mult.begin(), mult.begin() + N, bounded_multiplier);
   // RequantizeFloat's values and conditions.
   std::vector<int32_t> bias_i(static_cast<size_t>(padded), 0);
   std::vector<float> mult_f(static_cast<size_t>(padded), 0.0f);
-  const bool in_float = p.stage == Stage::requantize && float_requantization(mult.data(), N, p.bias, b.K);
+  const bool in_float = !sums_only && p.stage == Stage::requantize && float_requantization(mult.data(), N, p.bias, b.K);
   for (int64_t n = 0; n < N && in_float; ++n) {
     bias_i[static_cast<size_t>(n)] = p.bias ? p.bias[n] : 0;
     mult_f[static_cast<size_t>(n)] = static_cast<float>(mult[static_cast<size_t>(n)]);
   }
-  const int64_t esize = p.type == Product::Type::f32 ? 4 : 1;
+  const int64_t esize = p.type == Product::Type::f32 || p.type == Product::Type::s32 ? 4 : 1;
   // Work items: a run of rows by a block of columns, enough of them for the
   // threads (a 7x7 map with 1280 channels is one run); panels shared evenly
   // between the blocks (144 columns: 3 + 3 + 3 panels, not 4 + 4 + 1, whose
@@ -305,6 +308,11 @@ void run(const Product& p) {
           }
         }
         std::byte* y = p.y + (r * N + n0) * esize;
+        if (p.type == Product::Type::s32) {
+          t.ldy = N;
+          tile_for<StoreSums, int32_t>(R, panels, p.a_signed)(rows, reinterpret_cast<int32_t*>(y), t);
+          continue;
+        }
         if (!bounded) {  // the sums, then the reference's requantization of each
           t.ldy = 64;
           tile_for<StoreSums, int32_t>(R, panels, p.a_signed)(rows, sums, t);
@@ -328,6 +336,8 @@ void run(const Product& p) {
           case Product::Type::f32:
             tile_for<ScaleFloat, float>(R, panels, p.a_signed)(rows, reinterpret_cast<float*>(y), t);
             break;
+          case Product::Type::s32:
+            break;  // above
         }
       }
     }

@@ -78,7 +78,8 @@ struct Product {
   int64_t addend_step = 0;           // 1: per column, 0: one value
   const float* scale = nullptr;      // scale_float: per column
   double zero_point = 0;             // Y's
-  enum class Type { u8, s8, f32 } type = Type::u8;
+  // s32: the sums themselves (MatMulInteger), whatever the stage.
+  enum class Type { u8, s8, f32, s32 } type = Type::u8;
   std::byte* y = nullptr;            // rows x N, row-major
 };
 
