@@ -8,6 +8,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 
 #include "compare_outputs.h"
 #include "model_builder.h"
@@ -254,6 +255,39 @@ TEST(ReleasedWeights, ConvolutionTapsThatOnlyReadPaddingAreCroppedNotReleased) {
     }
 }
 
+namespace {
+
+// A model from `make` (an 8-bit product of input "a" [rows, K] and weights
+// "b") on the CPU engine that gives repacked weights back: every run's
+// output the reference's bit for bit, "b"'s bytes given back after the
+// first runs and restored exactly when read.
+void gives_back_and_restores(const std::function<std::shared_ptr<const Model>()>& make) {
+  auto m = make();
+  const Tensor& bw = m->graph.initializer("b")->value;
+  const std::vector<std::byte> original(bw.raw(), bw.raw() + bw.byte_size());
+  auto releasing = make_cpu_engine(CpuOptions{.threads = 2, .release_repacked_weights = true})->prepare(m);
+  auto ref = make_reference_engine()->prepare(make());
+  auto check = [&](int64_t rows) {
+    InputSpec spec;
+    spec.seed = static_cast<uint64_t>(rows);
+    spec.dims = {{"rows", rows}};
+    const NamedValues in = make_inputs(*m, spec);
+    const Tensor got = releasing->run(in).at(0).second.tensor();
+    const Tensor want = ref->run(in).at(0).second.tensor();
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(std::memcmp(got.raw(), want.raw(), got.byte_size()), 0);
+  };
+  check(7);
+  check(13);
+  EXPECT_TRUE(initializer_buffer(*m, "b").bytes_released());
+  ASSERT_EQ(bw.byte_size(), original.size());
+  EXPECT_EQ(std::memcmp(bw.raw(), original.data(), original.size()), 0);  // restored exactly
+  EXPECT_FALSE(initializer_buffer(*m, "b").bytes_released());
+  check(9);
+}
+
+}  // namespace
+
 // The VNNI QGemm (kernels/quantization/qgemm_vnni.cpp) packs B minus its zero
 // points and gives B's bytes back: restored from the packed copy, exactly,
 // for uint8 and int8 B, transposed or not; every run bit for bit the
@@ -284,28 +318,7 @@ TEST(ReleasedWeights, TheVnniQGemmGivesItsWeightsBackAndRestoresThem) {
         EXPECT_TRUE(r.ok()) << dump(r);
         return std::shared_ptr<const Model>(std::move(r.model));
       };
-      auto m = make();
-      const Tensor& bw = m->graph.initializer("b")->value;
-      const std::vector<std::byte> original(bw.raw(), bw.raw() + bw.byte_size());
-      auto releasing = make_cpu_engine(CpuOptions{.threads = 2, .release_repacked_weights = true})->prepare(m);
-      auto ref = make_reference_engine()->prepare(make());
-      auto check = [&](int64_t rows) {
-        InputSpec spec;
-        spec.seed = static_cast<uint64_t>(rows);
-        spec.dims = {{"rows", rows}};
-        const NamedValues in = make_inputs(*m, spec);
-        const Tensor got = releasing->run(in).at(0).second.tensor();
-        const Tensor want = ref->run(in).at(0).second.tensor();
-        ASSERT_EQ(got.shape(), want.shape());
-        EXPECT_EQ(std::memcmp(got.raw(), want.raw(), got.byte_size()), 0);
-      };
-      check(7);
-      check(13);
-      EXPECT_TRUE(initializer_buffer(*m, "b").bytes_released());
-      ASSERT_EQ(bw.byte_size(), original.size());
-      EXPECT_EQ(std::memcmp(bw.raw(), original.data(), original.size()), 0);  // restored exactly
-      EXPECT_FALSE(initializer_buffer(*m, "b").bytes_released());
-      check(9);
+      gives_back_and_restores(make);
     }
 }
 
@@ -333,28 +346,7 @@ TEST(ReleasedWeights, TheVnniMatMulIntegerGivesItsWeightsBackAndRestoresThem) {
         EXPECT_TRUE(r.ok()) << dump(r);
         return std::shared_ptr<const Model>(std::move(r.model));
       };
-      auto m = make();
-      const Tensor& bw = m->graph.initializer("b")->value;
-      const std::vector<std::byte> original(bw.raw(), bw.raw() + bw.byte_size());
-      auto releasing = make_cpu_engine(CpuOptions{.threads = 2, .release_repacked_weights = true})->prepare(m);
-      auto ref = make_reference_engine()->prepare(make());
-      auto check = [&](int64_t rows) {
-        InputSpec spec;
-        spec.seed = static_cast<uint64_t>(rows);
-        spec.dims = {{"rows", rows}};
-        const NamedValues in = make_inputs(*m, spec);
-        const Tensor got = releasing->run(in).at(0).second.tensor();
-        const Tensor want = ref->run(in).at(0).second.tensor();
-        ASSERT_EQ(got.shape(), want.shape());
-        EXPECT_EQ(std::memcmp(got.raw(), want.raw(), got.byte_size()), 0);
-      };
-      check(7);
-      check(13);
-      EXPECT_TRUE(initializer_buffer(*m, "b").bytes_released());
-      ASSERT_EQ(bw.byte_size(), original.size());
-      EXPECT_EQ(std::memcmp(bw.raw(), original.data(), original.size()), 0);  // restored exactly
-      EXPECT_FALSE(initializer_buffer(*m, "b").bytes_released());
-      check(9);
+      gives_back_and_restores(make);
     }
 }
 

@@ -1,9 +1,12 @@
 // The packed form of a node's 8-bit weights that an int8 kernel keeps in its
 // node state (qlinear_conv_1x1.cpp, qlinear_conv_depthwise.cpp,
-// qgemm_vnni.cpp), made again when the weights or their zero points are
+// qgemm_vnni.cpp, matmul_integer_vnni.cpp), made again when the weights or their zero points are
 // other tensors. Keyed by the tensors' buffers, not their bytes' address:
 // reading that would restore bytes a kernel gave back (release_bytes).
 #pragma once
+
+#include <functional>
+#include <utility>
 
 #include "cpu/kernels/onednn_parts.h"
 
@@ -34,6 +37,16 @@ P* kept_packing(const KernelContext& ctx, P& local, size_t w, size_t zp, Make ma
   p->zp_source = zp_source;
   p->fits = make(*p);
   return p;
+}
+
+// Gives weight tensor `w`'s bytes back to its buffer where the engine may
+// (the model is no one else's) and the packing is the node's own (kept in
+// its state, not `local`), `restore` writing them again from the packed copy
+// when they are read: a model's int8 weights are then held once.
+template <class P>
+void give_back_packed_weights(const Tensor& w, const P& p, const P& local, std::function<void(std::byte*)> restore) {
+  if (p.fits && onednn::releasing_repacked_weights() && w.buffer() && &p != &local && w.byte_size() == w.buffer()->size())
+    w.buffer()->release_bytes(std::move(restore));
 }
 
 }  // namespace onnxscope::cpu

@@ -10,6 +10,7 @@
 #include <memory>
 #include <vector>
 
+#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -20,15 +21,6 @@ namespace onnxscope::cpu {
 namespace {
 
 using namespace onednn;
-
-int64_t int8_at(const Tensor& t, uint64_t i) {
-  return t.dtype() == DataType::Int8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];
-}
-
-const Tensor* input_at(const KernelContext& ctx, size_t i) {
-  const Value* v = ctx.input_count() > i ? ctx.input_value(i) : nullptr;
-  return v && v->is_tensor() ? &v->tensor() : nullptr;
-}
 
 bool eight_bit(DataType t) { return t == DataType::Uint8 || t == DataType::Int8; }
 
@@ -66,14 +58,13 @@ const Packed* packed_of(const KernelContext& ctx, Packed& local) {
     // The packed copy holds B exactly: with the model no one else's, B's own
     // bytes go back, remade from it if read again (as qgemm_vnni.cpp's; a
     // dynamically quantized BERT-base held both, 1.36x onnxruntime's peak RSS).
-    if (fits && releasing_repacked_weights() && b.buffer() && &p != &local && b.byte_size() == b.buffer()->size()) {
-      b.buffer()->release_bytes([packed = p.b, add = std::move(add)](std::byte* dst) {
-        const vnni::PackedB& pb = *packed;
-        for (int64_t k = 0; k < pb.K; ++k)
-          for (int64_t n = 0; n < pb.N; ++n)
-            dst[k * pb.N + n] = static_cast<std::byte>(static_cast<uint8_t>(pb.at(k, n) + add[static_cast<size_t>(n)]));
-      });
-    }
+    p.fits = fits;
+    give_back_packed_weights(b, p, local, [packed = p.b, add = std::move(add)](std::byte* dst) {
+      const vnni::PackedB& pb = *packed;
+      for (int64_t k = 0; k < pb.K; ++k)
+        for (int64_t n = 0; n < pb.N; ++n)
+          dst[k * pb.N + n] = static_cast<std::byte>(static_cast<uint8_t>(pb.at(k, n) + add[static_cast<size_t>(n)]));
+    });
     return fits;
   });
 }

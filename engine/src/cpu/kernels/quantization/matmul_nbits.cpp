@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
@@ -22,11 +23,6 @@ struct Problem {
   int64_t K = 0, N = 0, bits = 0, block = 0, k_blocks = 0, blob = 0, zp_row = 0, rows = 0;
   bool zp = false, bias = false;
 };
-
-const Tensor* input_at(const KernelContext& ctx, size_t i) {
-  const Value* v = ctx.input_count() > i ? ctx.input_value(i) : nullptr;
-  return v && v->is_tensor() ? &v->tensor() : nullptr;
-}
 
 // The problem, or K == 0 when this kernel does not take it.
 Problem problem_of(const KernelContext& ctx) {

@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/quantization/qgemm.h"
@@ -34,11 +35,6 @@ namespace onnxscope::cpu {
 namespace {
 
 using DMat = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-const Tensor* input_at(const KernelContext& ctx, size_t i) {
-  const Value* v = ctx.input_count() > i ? ctx.input_value(i) : nullptr;
-  return v && v->is_tensor() ? &v->tensor() : nullptr;
-}
 
 bool int8(DataType t) { return t == DataType::Uint8 || t == DataType::Int8; }
 

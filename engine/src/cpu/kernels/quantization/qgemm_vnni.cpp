@@ -11,6 +11,7 @@
 #include <cmath>
 #include <memory>
 
+#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -22,15 +23,6 @@ namespace onnxscope::cpu {
 namespace {
 
 using namespace onednn;
-
-int64_t int8_at(const Tensor& t, uint64_t i) {
-  return t.dtype() == DataType::Int8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];
-}
-
-const Tensor* input_at(const KernelContext& ctx, size_t i) {
-  const Value* v = ctx.input_count() > i ? ctx.input_value(i) : nullptr;
-  return v && v->is_tensor() ? &v->tensor() : nullptr;
-}
 
 // B minus its zero points, packed, for the node's initializers (keyed by
 // their buffers, not their bytes' address: reading that would bring bytes
@@ -56,17 +48,16 @@ const Packed* packed_of(const KernelContext& ctx, Packed& local) {
     // The packed copy holds B exactly (its values minus their zero points):
     // with the model no one else's, the plain bytes go back, remade from it if
     // read again (a quantized ViT-B/16 held both, 1.03x onnxruntime's peak).
-    if (fits && releasing_repacked_weights() && b.buffer() && &p != &local && b.byte_size() == b.buffer()->size()) {
-      const bool u8 = b.dtype() == DataType::Uint8;
-      b.buffer()->release_bytes([packed = p.b, z = std::move(z), trans, u8](std::byte* dst) {
-        const vnni::PackedB& pb = *packed;
-        for (int64_t k = 0; k < pb.K; ++k)
-          for (int64_t n = 0; n < pb.N; ++n) {
-            const int64_t v = pb.at(k, n) + z[static_cast<size_t>(n)];
-            dst[trans ? n * pb.K + k : k * pb.N + n] = static_cast<std::byte>(u8 ? static_cast<uint8_t>(v) : static_cast<uint8_t>(static_cast<int8_t>(v)));
-          }
-      });
-    }
+    p.fits = fits;
+    const bool u8 = b.dtype() == DataType::Uint8;
+    give_back_packed_weights(b, p, local, [packed = p.b, z = std::move(z), trans, u8](std::byte* dst) {
+      const vnni::PackedB& pb = *packed;
+      for (int64_t k = 0; k < pb.K; ++k)
+        for (int64_t n = 0; n < pb.N; ++n) {
+          const int64_t v = pb.at(k, n) + z[static_cast<size_t>(n)];
+          dst[trans ? n * pb.K + k : k * pb.N + n] = static_cast<std::byte>(u8 ? static_cast<uint8_t>(v) : static_cast<uint8_t>(static_cast<int8_t>(v)));
+        }
+    });
     return fits;
   });
 }

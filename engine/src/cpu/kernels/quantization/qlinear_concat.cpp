@@ -10,6 +10,7 @@
 #include <cstring>
 #include <vector>
 
+#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/quantization/byte_lookup.h"
@@ -18,11 +19,6 @@
 
 namespace onnxscope::cpu {
 namespace {
-
-const Tensor* input_at(const KernelContext& ctx, size_t i) {
-  const Value* v = ctx.input_count() > i ? ctx.input_value(i) : nullptr;
-  return v && v->is_tensor() ? &v->tensor() : nullptr;
-}
 
 bool positive_scale(const Tensor* t) {
   if (!t || t->dtype() != DataType::Float || t->element_count() != 1) return false;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>  // INT_MAX
 
+#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -25,10 +26,6 @@ namespace onnxscope::cpu {
 namespace {
 
 using namespace onednn;
-
-int64_t int8_at(const Tensor& t, uint64_t i) {
-  return t.dtype() == DataType::Int8 ? t.data<int8_t>()[i] : t.data<uint8_t>()[i];
-}
 
 // The node's weights minus their zero points, packed (vnni_gemm.h).
 struct Packed : KeptPacking {

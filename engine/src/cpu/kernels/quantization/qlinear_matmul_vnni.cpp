@@ -8,6 +8,7 @@
 #include <climits>  // INT_MAX
 #include <vector>
 
+#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/quantization/qgemm.h"
@@ -16,8 +17,6 @@
 
 namespace onnxscope::cpu {
 namespace {
-
-int64_t int8_at(const Tensor& t) { return t.dtype() == DataType::Int8 ? t.data<int8_t>()[0] : t.data<uint8_t>()[0]; }
 
 bool accepts(const KernelContext& ctx) {
   if (!vnni::available()) return false;
