@@ -24,7 +24,7 @@ ConformanceRun::~ConformanceRun() {
   delete worker_;
 }
 
-bool ConformanceRun::running() const { return worker_ && worker_->isRunning(); }
+bool ConformanceRun::running() const { return worker_ && worker_->isRunning() && !done_; }
 
 bool ConformanceRun::wait(unsigned long ms) { return !worker_ || worker_->wait(ms); }
 
@@ -62,6 +62,7 @@ bool ConformanceRun::start(const SuiteRunRequest& req, QString* error) {
   cases_ = std::move(cases);
   results_.clear();
   cancel_ = false;
+  done_ = false;
   worker_ = QThread::create([this, req] {
     const std::string engine = req.engine;
     conformance::EngineFactory factory = [engine] { return make_engine(engine); };
@@ -85,6 +86,7 @@ bool ConformanceRun::start(const SuiteRunRequest& req, QString* error) {
       auto rs = conformance::run_suite(part, factory, opts);
       results_.insert(results_.end(), rs.begin(), rs.end());
     }
+    done_ = true;
     emit finished(cancel_.load());
   });
   worker_->setObjectName("onnxscope-conformance");

@@ -39,6 +39,9 @@ class ConformanceRun : public QObject {
   // or empty suite; else the run starts on the worker thread.
   bool start(const SuiteRunRequest& request, QString* error);
   void cancel();
+  // True from start() until the run's work is done (finished is emitted
+  // then, possibly before the worker thread has returned: a start() right
+  // after finished waits for it rather than refusing).
   bool running() const;
   bool wait(unsigned long ms);
   const std::vector<conformance::CaseResult>& results() const { return results_; }
@@ -51,6 +54,7 @@ class ConformanceRun : public QObject {
  private:
   QThread* worker_ = nullptr;
   std::atomic<bool> cancel_{false};
+  std::atomic<bool> done_{false};  // the worker's work is over (set before finished is emitted)
   std::vector<conformance::TestCase> cases_;
   std::vector<conformance::CaseResult> results_;  // written by the worker, read after finished
 };
