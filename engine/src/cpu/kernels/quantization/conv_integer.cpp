@@ -360,9 +360,13 @@ void qlinear_conv(KernelContext& ctx, bool channels_last_io) {
     const int64_t pixel_grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(M, 1));
     int64_t terms = 1;  // products per sum: C / group times the window
     for (size_t i = 1; i < p->w.size(); ++i) terms *= p->w[i];
+    // The float requantization where it is exact (requantize_avx512.h), checked once a call.
+    std::vector<float> mult_f;
+    if (float_requantization(mult.data(), M, bias, terms)) mult_f.assign(mult.begin(), mult.end());
+    const float* mf = mult_f.empty() ? nullptr : mult_f.data();
     if (channels_last_io) {  // the sums and Y in one order: requantized in place
       parallel_for(pixels, pixel_grain, [&](int64_t p0, int64_t p1) {
-        requantize_channels_last(acc->data() + p0 * M, p1 - p0, M, bias, mult.data(), zp, u8, out + p0 * M, terms);
+        requantize_channels_last(acc->data() + p0 * M, p1 - p0, M, bias, mult.data(), zp, u8, out + p0 * M, mf);
       });
       return;
     }
@@ -374,7 +378,7 @@ void qlinear_conv(KernelContext& ctx, bool channels_last_io) {
       ref::ThreadScratch<std::byte, Bytes> q;
       q->resize(static_cast<size_t>(N * M * spatial));
       parallel_for(pixels, pixel_grain, [&](int64_t p0, int64_t p1) {
-        requantize_channels_last(acc->data() + p0 * M, p1 - p0, M, bias, mult.data(), zp, u8, q->data() + p0 * M, terms);
+        requantize_channels_last(acc->data() + p0 * M, p1 - p0, M, bias, mult.data(), zp, u8, q->data() + p0 * M, mf);
       });
       const dt t8 = u8 ? dt::u8 : dt::s8;
       dnnl::memory from = user_mem(channels_last_md(p->y, t8), q->data());

@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "core/target_clones.h"
+#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/broadcast.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
@@ -30,11 +31,6 @@
 
 namespace onnxscope::cpu {
 namespace {
-
-const Tensor* input_at(const KernelContext& ctx, size_t i) {
-  const Value* v = ctx.input_count() > i ? ctx.input_value(i) : nullptr;
-  return v && v->is_tensor() ? &v->tensor() : nullptr;
-}
 
 struct Params {
   float ra = 0, rb = 0, rab = 0;

@@ -15,7 +15,6 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
-#include <vector>
 
 #include "core/target_clones.h"
 #include "cpu/kernels/quantization/requantize.h"
@@ -108,19 +107,18 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) void channels_last_avx512(c
 }  // namespace
 
 void requantize_channels_last(const int32_t* acc, int64_t pixels, int64_t M, const int32_t* bias, const double* mult,
-                              double zero_point, bool u8, std::byte* out, int64_t terms) {
-  requantize_channels_last(acc, M, pixels, M, bias, mult, zero_point, u8, out, M, terms);
+                              double zero_point, bool u8, std::byte* out, const float* mult_f) {
+  requantize_channels_last(acc, M, pixels, M, bias, mult, zero_point, u8, out, M, mult_f);
 }
 
 void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, int64_t M, const int32_t* bias,
-                              const double* mult, double zero_point, bool u8, std::byte* out, int64_t ldo, int64_t terms) {
+                              const double* mult, double zero_point, bool u8, std::byte* out, int64_t ldo,
+                              const float* mult_f) {
   bool finite = true;
   for (int64_t m = 0; m < M; ++m) finite = finite && std::isfinite(mult[m]);
   if (has_avx512() && finite) {
     static const bool bw_vl = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-    std::vector<float> mult_f;
-    if (bw_vl && terms > 0 && float_requantization(mult, M, bias, terms)) mult_f.assign(mult, mult + M);
-    const float* mf = mult_f.empty() ? nullptr : mult_f.data();
+    const float* mf = bw_vl ? mult_f : nullptr;
     if (u8) return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out), ldo, mf);
     return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out), ldo, mf);
   }

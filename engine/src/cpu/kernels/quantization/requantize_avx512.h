@@ -9,9 +9,10 @@
 
 #include <immintrin.h>
 
-#include <algorithm>
 #include <cstdint>
 #include <type_traits>
+
+#include "cpu/kernels/quantization/requantize.h"
 
 namespace onnxscope::cpu {
 
@@ -36,9 +37,6 @@ __attribute__((target("avx512f"))) inline __m256i round8_bounded(__m512d x, __m5
   return _mm512_cvtpd_epi32(_mm512_min_pd(_mm512_max_pd(r, _mm512_set1_pd(lo)), _mm512_set1_pd(hi)));  // integral, in range: exact
 }
 
-// Whether round8_bounded may take a multiplier's products: finite and at
-// most 2^19 in magnitude (the others go through requantize()'s checks).
-inline bool bounded_multiplier(double m) { return m >= -524288.0 && m <= 524288.0; }
 
 // Sixteen int32 values in T's range (two halves of eight) as T, in the low 128 bits.
 template <typename T>
@@ -72,18 +70,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl"))) inline bool round16_float(_
   const __m512 q = _mm512_add_ps(r, _mm512_set1_ps(zero_point));
   out = _mm512_cvtepi32_epi8(_mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(q, _mm512_set1_ps(lo)), _mm512_set1_ps(hi))));
   return true;  // in range: the conversions are exact
-}
-
-// Whether round16_float may take a problem: every multiplier a float (and
-// bounded), and every sum plus its bias within int32 for sums of `terms`
-// products of two values of at most 255 in magnitude.
-inline bool float_requantization(const double* mult, int64_t n, const int32_t* bias, int64_t terms) {
-  int64_t largest_bias = 0;
-  for (int64_t i = 0; i < n; ++i) {
-    if (!bounded_multiplier(mult[i]) || static_cast<double>(static_cast<float>(mult[i])) != mult[i]) return false;
-    if (bias) largest_bias = std::max<int64_t>(largest_bias, bias[i] < 0 ? -int64_t{bias[i]} : int64_t{bias[i]});
-  }
-  return terms <= (int64_t{1} << 20) && terms * 65025 + largest_bias <= int64_t{2147483647};
 }
 
 __attribute__((target("avx512f"))) inline __m512d widen8(const int32_t* a) {
