@@ -33,10 +33,11 @@ class NodeContext final : public KernelContext {
  public:
   NodeContext(Interpreter& in, Interpreter::Frame& frame, const Graph& graph, const Node& node, int64_t version,
               const Location& where, const std::vector<const Value*>& inputs, std::vector<Value>& outputs,
-              const std::vector<OpsetImport>& opsets, const std::string& path, int64_t iteration)
+              const std::vector<OpsetImport>& opsets, const std::string& path, int64_t iteration,
+              const std::vector<Interpreter::GraphPlan::Read>& reads)
       : in_(in), frame_(frame), graph_(graph), node_(node), index_(static_cast<size_t>(where.node_index)),
         version_(version), where_(where), inputs_(inputs),
-        outputs_(outputs), opsets_(opsets), path_(path), iteration_(iteration) {}
+        outputs_(outputs), opsets_(opsets), path_(path), iteration_(iteration), reads_(reads) {}
 
   const Node& node() const override { return node_; }
   int64_t opset_version() const override { return version_; }
@@ -75,8 +76,10 @@ class NodeContext final : public KernelContext {
       if (k != i && node_.inputs[k] == name) return nullptr;  // read twice by this node
     const auto& dead = in_.dead_after(graph_)[index_];
     if (std::find(dead.begin(), dead.end(), name) == dead.end()) return nullptr;  // read later
-    auto it = frame_.values.find(name);  // this graph's own value, not an outer scope's
-    if (it == frame_.values.end() || &it->second != inputs_[i]) return nullptr;
+    // This graph's own value, not an outer scope's or an initializer.
+    const int32_t slot = i < reads_.size() ? reads_[i].slot : -1;
+    if (slot < 0 || !frame_.slots[static_cast<size_t>(slot)] || &*frame_.slots[static_cast<size_t>(slot)] != inputs_[i])
+      return nullptr;
     const std::shared_ptr<Buffer>& b = inputs_[i]->tensor().buffer();
     if (!b || b.use_count() != 1 || !b->owns_bytes()) return nullptr;
     return b;
@@ -103,6 +106,7 @@ class NodeContext final : public KernelContext {
   const std::vector<OpsetImport>& opsets_;
   const std::string& path_;
   [[maybe_unused]] int64_t iteration_;
+  const std::vector<Interpreter::GraphPlan::Read>& reads_;
   int64_t subgraph_runs_ = 0;
   uint64_t written_mask_ = 0;   // outputs 0-63 (no allocation per node)
   std::vector<bool> written_;  // outputs from 64 on
@@ -155,8 +159,11 @@ uint64_t value_bytes(const Value& v) {
 }
 
 const Value* Interpreter::Frame::find(const std::string& name) const {
-  for (const Frame* f = this; f; f = f->parent)
-    if (auto it = f->values.find(name); it != f->values.end()) return &it->second;
+  for (const Frame* f = this; f; f = f->parent) {
+    if (auto it = f->plan->slot_of.find(name); it != f->plan->slot_of.end())
+      if (const auto& v = f->slots[static_cast<size_t>(it->second)]) return &*v;
+    if (auto it = f->plan->constant_of.find(name); it != f->plan->constant_of.end()) return it->second;
+  }
   return nullptr;
 }
 
@@ -227,14 +234,9 @@ void Interpreter::cache_shape_values(const std::function<bool(const Node&)>& fol
   if (!any) shape_nodes_.clear();
 }
 
-void Interpreter::load_initializers(const Graph& g, Frame& frame) const {
-  for (const auto& init : g.initializers) frame.values[init.name] = Value(init.value);
-  load_sparse_initializers(g, frame);
-}
-
 void Interpreter::load_sparse_initializers(const Graph& g, Frame& frame) const {
   for (size_t k = 0; k < g.sparse_initializers.size(); ++k)
-    frame.values[g.sparse_initializer_names[k]] =
+    frame.slots[static_cast<size_t>(frame.plan->sparse_slots[k])] =
         Value(densify(g.sparse_initializers[k], max_tensor_bytes_, Location{model_->source, "main", -1, {}, {}, g.sparse_initializer_names[k]}));
 }
 
@@ -246,20 +248,18 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
     deadline_ = std::chrono::steady_clock::now() +
                 std::chrono::duration_cast<std::chrono::steady_clock::duration>(std::chrono::duration<double>(limits_.timeout_seconds));
   const DeadlineScope deadline(limits_.timeout_seconds > 0 ? deadline_ : std::chrono::steady_clock::time_point::max());
-  // The main graph's dense initializers sit in a frame of their own, made
-  // once: the run's frame reads them through its parent instead of copying
-  // every one into a hash map on every run.
-  load_main_initializers();
-  Frame frame;
-  frame.parent = &main_initializers_;
-  load_sparse_initializers(model_->graph, frame);
-  std::set<std::string> declared;
-  for (const auto& v : model_->graph.inputs) declared.insert(v.name);
+  // The main graph's dense initializers are its plan's constants, made
+  // once: a run reads them there instead of copying each into its frame.
+  const Graph& main = model_->graph;
+  Frame frame(graph_plan(main, model_->opset_imports), nullptr);
+  load_sparse_initializers(main, frame);
   for (const auto& [name, value] : inputs) {
-    if (!declared.count(name))
+    size_t k = 0;
+    while (k < main.inputs.size() && main.inputs[k].name != name) ++k;
+    if (k == main.inputs.size())
       fail_at(Location{model_->source, "main", -1, {}, {}, name}, "unknown-input",
               "the model has no input named '" + name + "'");
-    frame.values[name] = value;  // a given input overrides an initializer default
+    frame.slots[static_cast<size_t>(frame.plan->input_slots[k])] = value;  // a given input overrides an initializer default
   }
   for (const auto& v : model_->graph.inputs)
     if (!frame.find(v.name))
@@ -278,16 +278,7 @@ NamedValues Interpreter::run(const NamedValues& inputs, const RunOptions& option
   return result;
 }
 
-void Interpreter::load_main_initializers() {
-  if (main_initializers_ready_) return;
-  for (const auto& init : model_->graph.initializers) main_initializers_.values[init.name] = Value(init.value);
-  main_initializers_ready_ = true;
-}
-
-void Interpreter::plan_ahead() {
-  load_main_initializers();
-  plan_graph(model_->graph, "main");
-}
+void Interpreter::plan_ahead() { plan_graph(model_->graph, "main"); }
 
 void Interpreter::plan_graph(const Graph& g, const std::string& path) {
   // Subgraphs run with the main graph's opsets and at the path run_graph gives them.
@@ -324,23 +315,35 @@ const Interpreter::GraphPlan& Interpreter::graph_plan(const Graph& g, const std:
   if (plan.opsets == &opsets && plan.versions.size() == g.nodes.size()) return plan;
   plan = GraphPlan{};
   plan.opsets = &opsets;
-  std::unordered_map<std::string, int32_t> slot_of;
+  auto slot = [&](const std::string& name) {  // a name defined twice has one slot, as it is held once
+    auto [it, fresh] = plan.slot_of.try_emplace(name, static_cast<int32_t>(plan.value_slots));
+    if (fresh) ++plan.value_slots;
+    return it->second;
+  };
+  for (const auto& v : g.inputs) plan.input_slots.push_back(slot(v.name));
+  for (const auto& name : g.sparse_initializer_names) plan.sparse_slots.push_back(slot(name));
+  for (const auto& init : g.initializers)
+    plan.constant_of[init.name] = &plan.constants.emplace_back(Value(init.value));  // (a later one of a name wins, as before)
   for (const Node& n : g.nodes) {
     plan.versions.push_back(version_in(opsets, n.domain));
     plan.kernels.push_back(&node_kernels(n, plan.versions.back()));
     std::vector<int32_t> outs;
-    for (const auto& o : n.outputs) {
-      const bool first = !o.empty() && slot_of.try_emplace(o, static_cast<int32_t>(plan.slots)).second;
-      outs.push_back(first ? static_cast<int32_t>(plan.slots++) : -1);  // a name written twice counts once, as it is held once
-    }
+    for (const auto& o : n.outputs) outs.push_back(o.empty() ? -1 : slot(o));
     plan.output_slots.push_back(std::move(outs));
   }
-  for (const auto& names : dead_after(g)) {
-    std::vector<std::pair<const std::string*, int32_t>> d;
-    for (const auto& name : names) {
-      auto it = slot_of.find(name);
-      d.emplace_back(&name, it == slot_of.end() ? -1 : it->second);
+  for (const Node& n : g.nodes) {
+    std::vector<GraphPlan::Read> reads(n.inputs.size());
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      if (n.inputs[k].empty()) continue;
+      if (auto it = plan.slot_of.find(n.inputs[k]); it != plan.slot_of.end()) reads[k].slot = it->second;
+      if (auto it = plan.constant_of.find(n.inputs[k]); it != plan.constant_of.end()) reads[k].constant = it->second;
     }
+    plan.reads.push_back(std::move(reads));
+  }
+  for (const auto& names : dead_after(g)) {
+    std::vector<int32_t> d;
+    for (const auto& name : names)
+      if (auto it = plan.slot_of.find(name); it != plan.slot_of.end()) d.push_back(it->second);
     plan.dead.push_back(std::move(d));
   }
   return plan;
@@ -348,11 +351,11 @@ const Interpreter::GraphPlan& Interpreter::graph_plan(const Graph& g, const std:
 
 std::vector<Value> Interpreter::exec_graph(const Graph& g, Frame& frame, const std::string& path,
                                            const std::vector<OpsetImport>& opsets, int64_t iteration) {
-  const GraphPlan& plan = graph_plan(g, opsets);
+  const GraphPlan& plan = *frame.plan;
   // Bytes of each node output of this graph still held in `frame`, for
-  // live-bytes accounting; kNotHeld where none is.
+  // live-bytes accounting; kNotHeld where none is (inputs are not counted).
   constexpr uint64_t kNotHeld = ~uint64_t{0};
-  std::vector<uint64_t> held(plan.slots, kNotHeld);
+  std::vector<uint64_t> held(plan.value_slots, kNotHeld);
   struct Release {  // whatever is left when the graph ends (or fails) stops counting
     Interpreter& in;
     const std::vector<uint64_t>& held;
@@ -372,35 +375,39 @@ std::vector<Value> Interpreter::exec_graph(const Graph& g, Frame& frame, const s
     const auto& outs = g.nodes[i].outputs;
     const bool shape_node = cache_here && shape_nodes_[i];
     const std::vector<Value>* kept = shape_node ? shape_cache_.find(i) : nullptr;
+    const std::vector<int32_t>& out_slots = plan.output_slots[i];
     if (kept) {
       ++stats_.shape_nodes_reused;
       for (size_t k = 0; k < outs.size(); ++k)
-        if (!outs[k].empty() && !(*kept)[k].is_none()) frame.values[outs[k]] = (*kept)[k];  // (none: never produced)
+        if (out_slots[k] >= 0 && !(*kept)[k].is_none())  // (none: never produced)
+          frame.slots[static_cast<size_t>(out_slots[k])] = (*kept)[k];
     } else {
-      exec_node(g, i, frame, path, opsets, iteration, where[i], plan.versions[i], *plan.kernels[i]);
+      exec_node(g, plan, i, frame, path, opsets, iteration, where[i]);
       if (shape_node) {
         std::vector<const Value*> made;
-        for (const auto& o : outs) made.push_back(o.empty() ? nullptr : frame.find(o));
+        for (int32_t slot : out_slots) {
+          const auto* v = slot < 0 ? nullptr : &frame.slots[static_cast<size_t>(slot)];
+          made.push_back(v && *v ? &**v : nullptr);
+        }
         shape_cache_.keep(i, made);
       }
     }
     uint64_t added = 0;
-    for (size_t k = 0; k < outs.size(); ++k) {
-      const int32_t slot = plan.output_slots[i][k];
-      if (slot < 0 || held[static_cast<size_t>(slot)] != kNotHeld) continue;
-      auto it = frame.values.find(outs[k]);
-      if (it == frame.values.end()) continue;
-      held[static_cast<size_t>(slot)] = value_bytes(it->second);
+    for (int32_t slot : out_slots) {
+      if (slot < 0 || held[static_cast<size_t>(slot)] != kNotHeld) continue;  // a name written twice counts once
+      const auto& v = frame.slots[static_cast<size_t>(slot)];
+      if (!v) continue;
+      held[static_cast<size_t>(slot)] = value_bytes(*v);
       added += held[static_cast<size_t>(slot)];
     }
     count_live(static_cast<int64_t>(added), where[i]);
     // Free what no later node reads, so peak memory follows liveness.
-    for (const auto& [name, slot] : plan.dead[i]) {
-      if (slot >= 0 && held[static_cast<size_t>(slot)] != kNotHeld) {
+    for (int32_t slot : plan.dead[i]) {
+      if (held[static_cast<size_t>(slot)] != kNotHeld) {
         count_live(-static_cast<int64_t>(held[static_cast<size_t>(slot)]), where[i]);
         held[static_cast<size_t>(slot)] = kNotHeld;
       }
-      frame.values.erase(*name);
+      frame.slots[static_cast<size_t>(slot)].reset();
     }
   }
   std::vector<Value> outs;
@@ -419,17 +426,18 @@ std::vector<Value> Interpreter::exec_subgraph(const Graph& g, std::vector<Value>
   if (inputs.size() != g.inputs.size())
     fail_at(Location{model_->source, path, -1, {}, {}, {}}, "subgraph-inputs",
             "subgraph takes " + std::to_string(g.inputs.size()) + " inputs but was given " + std::to_string(inputs.size()));
-  Frame frame;
-  frame.parent = &parent;
-  load_initializers(g, frame);
-  for (size_t i = 0; i < inputs.size(); ++i) frame.values[g.inputs[i].name] = std::move(inputs[i]);
+  Frame frame(graph_plan(g, opsets), &parent);
+  load_sparse_initializers(g, frame);
+  for (size_t i = 0; i < inputs.size(); ++i) frame.slots[static_cast<size_t>(frame.plan->input_slots[i])] = std::move(inputs[i]);
   return exec_graph(g, frame, path, opsets, iteration);
 }
 
-void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
-                            const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where,
-                            int64_t version, NodeKernels& nk) {
+void Interpreter::exec_node(const Graph& g, const GraphPlan& plan, size_t index, Frame& frame, const std::string& path,
+                            const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where) {
   const Node& node = g.nodes[index];
+  const int64_t version = plan.versions[index];
+  NodeKernels& nk = *plan.kernels[index];
+  const std::vector<GraphPlan::Read>& reads = plan.reads[index];
   // The input and output slots come from a pool, one pair per nesting depth
   // (a kernel may run a subgraph), kept from node to node and run to run.
   if (depth_ == slots_.size()) slots_.emplace_back();  // a deque: deeper levels never move shallower ones
@@ -446,7 +454,14 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
   inputs.assign(node.inputs.size(), nullptr);
   for (size_t k = 0; k < node.inputs.size(); ++k) {
     if (node.inputs[k].empty()) continue;
-    inputs[k] = frame.find(node.inputs[k]);
+    // This graph's value, else its initializer, else an enclosing scope's.
+    const GraphPlan::Read& r = reads[k];
+    if (r.slot >= 0 && frame.slots[static_cast<size_t>(r.slot)])
+      inputs[k] = &*frame.slots[static_cast<size_t>(r.slot)];
+    else if (r.constant)
+      inputs[k] = r.constant;
+    else
+      inputs[k] = frame.parent ? frame.parent->find(node.inputs[k]) : nullptr;
     if (!inputs[k]) {
       Location at = where;
       at.value = node.inputs[k];
@@ -459,7 +474,7 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
   std::string impl;
   // Timed only for an observer (NodeEvent::seconds): two clock reads per node otherwise.
   const auto start = options_.observer ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-  NodeContext ctx(*this, frame, g, node, version, where, inputs, outputs, opsets, path, iteration);
+  NodeContext ctx(*this, frame, g, node, version, where, inputs, outputs, opsets, path, iteration, reads);
   ctx.set_node_kernels(&nk);
   const KernelDef* chosen = nullptr;
   for (const KernelDef* k : nk.candidates) {
@@ -513,8 +528,9 @@ void Interpreter::exec_node(const Graph& g, size_t index, Frame& frame, const st
     e.iteration = iteration;
     options_.observer->on_node(e);
   }
+  const std::vector<int32_t>& out_slots = plan.output_slots[index];
   for (size_t k = 0; k < outputs.size(); ++k)
-    if (!node.outputs[k].empty()) frame.values[node.outputs[k]] = std::move(outputs[k]);
+    if (out_slots[k] >= 0) frame.slots[static_cast<size_t>(out_slots[k])] = std::move(outputs[k]);
 }
 
 const std::vector<Location>& Interpreter::node_locations(const Graph& g, const std::string& path) {
@@ -585,11 +601,11 @@ const Graph& Interpreter::expanded_body(const Function& f, const Node& call) {
 void Interpreter::call_function(const Function& f, const Node& call, std::vector<const Value*>& inputs,
                                 std::vector<Value>& outputs, const std::string& path) {
   const Graph& body = expanded_body(f, call);
-  Frame frame;  // functions see only their own inputs
+  const auto& opsets = f.opset_imports.empty() ? model_->opset_imports : f.opset_imports;
+  Frame frame(graph_plan(body, opsets), nullptr);  // functions see only their own inputs
   // An omitted optional input is bound as none, which kernels treat as absent.
   for (size_t i = 0; i < f.inputs.size(); ++i)
-    frame.values[f.inputs[i]] = i < inputs.size() && inputs[i] ? *inputs[i] : Value::none();
-  const auto& opsets = f.opset_imports.empty() ? model_->opset_imports : f.opset_imports;
+    frame.slots[static_cast<size_t>(frame.plan->input_slots[i])] = i < inputs.size() && inputs[i] ? *inputs[i] : Value::none();
   auto outs = exec_graph(body, frame, path, opsets, 0);
   for (size_t i = 0; i < outputs.size() && i < outs.size(); ++i) outputs[i] = std::move(outs[i]);
 }

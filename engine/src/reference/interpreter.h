@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,8 +28,8 @@ class Interpreter {
 
   NamedValues run(const NamedValues& inputs, const RunOptions& options);
   // Works out ahead of the first run what run() would otherwise work out on
-  // it: the main graph's and its subgraphs' plans, node locations and kernel
-  // lists, and the initializers' frame. Optional; runs are the same without it.
+  // it: the main graph's and its subgraphs' plans (with their initializers),
+  // node locations and kernel lists. Optional; runs are the same without it.
   void plan_ahead();
   // From now on, runs without an observer compute the main graph's
   // shape-determined nodes (shape_values.h) once per signature of the input
@@ -38,14 +39,56 @@ class Interpreter {
   void cache_shape_values(const std::function<bool(const Node&)>& follows_input_shapes);
   std::vector<NodeSupport> supports() const;
 
-  // A scope of named values; subgraphs see their parents', functions do not.
+  // Per node: its kernels in dispatch order (looked up once) and the state
+  // each keeps between runs (KernelContext::kernel_state).
+  struct NodeKernels {
+    int64_t version = -1;
+    std::vector<const KernelDef*> candidates;
+    std::vector<std::shared_ptr<void>> states;  // parallel to candidates
+  };
+
+  // What exec_graph works out once per graph instead of per node and run:
+  // each node's opset version and kernels, a slot per value the graph
+  // defines, where each node finds its inputs, and the values each node is
+  // the last reader of.
+  struct GraphPlan {
+    const std::vector<OpsetImport>* opsets = nullptr;
+    std::vector<int64_t> versions;
+    std::vector<NodeKernels*> kernels;
+    std::unordered_map<std::string, int32_t> slot_of;  // graph inputs, sparse initializers, node outputs
+    size_t value_slots = 0;
+    std::deque<Value> constants;  // the dense initializers, sharing the model's bytes (a deque: stable addresses)
+    std::unordered_map<std::string, const Value*> constant_of;
+    std::vector<int32_t> input_slots;   // per graph input
+    std::vector<int32_t> sparse_slots;  // per sparse initializer
+    // Per node input: its slot (-1: none, or a name this graph does not
+    // define) and, for an initializer, its constant (read when the slot
+    // holds nothing: a graph input of the same name overrides it).
+    struct Read {
+      int32_t slot = -1;
+      const Value* constant = nullptr;
+    };
+    std::vector<std::vector<Read>> reads;
+    std::vector<std::vector<int32_t>> output_slots;  // per node and output: its slot, -1 for none
+    std::vector<std::vector<int32_t>> dead;          // per node: the slots of the values it reads last
+  };
+
+  // A scope of values; subgraphs see their parents', functions do not. The
+  // values a graph defines (its inputs, sparse initializers and node outputs)
+  // sit in slots its plan numbers, so a node finds its inputs and leaves its
+  // outputs without hashing their names; its dense initializers are the
+  // plan's constants. Names from enclosing scopes are found through `parent`.
   struct Frame {
+    Frame(const GraphPlan& p, const Frame* up) : parent(up), plan(&p), slots(p.value_slots) {}
     const Frame* parent = nullptr;
-    std::unordered_map<std::string, Value> values;
+    const GraphPlan* plan = nullptr;
+    std::vector<std::optional<Value>> slots;  // per value slot; empty: not (or no longer) held
     const Value* find(const std::string& name) const;
   };
 
-  // Executes a graph's nodes in `frame` and returns its outputs in order.
+  // The plan of g run with these opsets (made on first use).
+  const GraphPlan& graph_plan(const Graph& g, const std::vector<OpsetImport>& opsets);
+  // Executes a graph's nodes in `frame` (made with its plan) and returns its outputs in order.
   std::vector<Value> exec_graph(const Graph& g, Frame& frame, const std::string& path,
                                 const std::vector<OpsetImport>& opsets, int64_t iteration);
   // Runs a subgraph with positional inputs, its parent scope being `parent`.
@@ -60,33 +103,10 @@ class Interpreter {
   // For each node of g, the values whose last reader it is.
   const std::vector<std::vector<std::string>>& dead_after(const Graph& g);
 
-  // Per node: its kernels in dispatch order (looked up once) and the state
-  // each keeps between runs (KernelContext::kernel_state).
-  struct NodeKernels {
-    int64_t version = -1;
-    std::vector<const KernelDef*> candidates;
-    std::vector<std::shared_ptr<void>> states;  // parallel to candidates
-  };
-
  private:
-  // What exec_graph works out once per graph instead of per node and run:
-  // each node's opset version and kernels, a slot per value a node
-  // produces (for live-bytes accounting without a map), and the values each
-  // node is the last reader of, with their slots.
-  struct GraphPlan {
-    const std::vector<OpsetImport>* opsets = nullptr;
-    std::vector<int64_t> versions;
-    std::vector<NodeKernels*> kernels;
-    std::vector<std::vector<int32_t>> output_slots;  // per node and output: its slot, -1 for none
-    std::vector<std::vector<std::pair<const std::string*, int32_t>>> dead;  // per node: (value, slot or -1)
-    size_t slots = 0;
-  };
-  const GraphPlan& graph_plan(const Graph& g, const std::vector<OpsetImport>& opsets);
   void plan_graph(const Graph& g, const std::string& path);
-  void load_main_initializers();
-  void exec_node(const Graph& g, size_t index, Frame& frame, const std::string& path,
-                 const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where, int64_t version,
-                 NodeKernels& nk);
+  void exec_node(const Graph& g, const GraphPlan& plan, size_t index, Frame& frame, const std::string& path,
+                 const std::vector<OpsetImport>& opsets, int64_t iteration, const Location& where);
   // Each node's Location for error reports, made once per graph and path
   // (not per node and run: four strings each).
   const std::vector<Location>& node_locations(const Graph& g, const std::string& path);
@@ -96,7 +116,6 @@ class Interpreter {
   const Function* schema_function(const Node& node, int64_t version, const std::vector<OpsetImport>& opsets);
   // The function body with the call's attributes substituted (cached per call node).
   const Graph& expanded_body(const Function& f, const Node& call);
-  void load_initializers(const Graph& g, Frame& frame) const;
   void load_sparse_initializers(const Graph& g, Frame& frame) const;  // densified per run
   // Live-bytes accounting and the deadline (limits_).
   void count_live(int64_t delta, const Location& where);
@@ -123,8 +142,6 @@ class Interpreter {
   };
   std::deque<NodeSlots> slots_;  // exec_node's, per nesting depth
   size_t depth_ = 0;
-  Frame main_initializers_;  // the main graph's dense initializers (run()'s frame's parent)
-  bool main_initializers_ready_ = false;
   std::vector<uint8_t> shape_nodes_;  // per main-graph node: shape-determined (empty: no caching)
   ShapeValueCache shape_cache_;
   // Operator function bodies from the schemas, parsed on first use.
