@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <map>
 
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
@@ -166,6 +167,91 @@ TEST(CpuKernelState, KeptQLinearConvPlansFollowShapes) {
       if (k.seen[0] != "onednn-int8") GTEST_SKIP() << "no VNNI: QLinearConv ran on " << k.seen[0];
       ASSERT_EQ(got.shape(), want.shape());
       EXPECT_EQ(std::memcmp(got.raw(), want.raw(), got.byte_size()), 0);
+    }
+  }
+}
+
+// The oneDNN products and normalizations keep their plan per node too
+// (onednn_matmul.cpp, onednn_norm.cpp: PlannedInputs): FusedMatMul on packed
+// weights with a bias and Relu, on small plain weights through sgemm with a
+// Tanh pass after it, LayerNormalization, a product of two activations,
+// Softmax, and a Gemm whose B is a graph input (values that change from run
+// to run, so never cached). One prepared model runs while the batch, the
+// sequence and the Gemm's rows change and come back; every run must equal a
+// fresh reference run, on the oneDNN kernels.
+TEST(CpuKernelState, KeptProductAndNormPlansFollowShapesAndValues) {
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {"batch", "seq", int64_t{64}});
+  b.input("g", DataType::Float, {"n", int64_t{16}});
+  b.input("wg", DataType::Float, {int64_t{16}, int64_t{8}});
+  b.initializer(make_float_tensor("w1", {64, 64}, floats(64 * 64, 0.15f, 1)));
+  b.initializer(make_float_tensor("b1", {64}, floats(64, 0.3f, 2)));
+  b.initializer(make_float_tensor("w2", {64, 16}, floats(64 * 16, 0.2f, 3)));
+  b.initializer(make_float_tensor("b2", {16}, floats(16, 0.3f, 4)));
+  b.initializer(make_float_tensor("ls", {16}, floats(16, 0.5f, 5)));
+  b.initializer(make_float_tensor("lb", {16}, floats(16, 0.5f, 6)));
+  b.initializer(make_float_tensor("cg", {8}, floats(8, 0.5f, 7)));
+  b.node("MatMul", {"x", "w1"}, {"m1"}, "m1");
+  b.node("Add", {"m1", "b1"}, {"a1"}, "a1");
+  b.node("Relu", {"a1"}, {"r1"}, "r1");
+  b.node("MatMul", {"r1", "w2"}, {"m2"}, "m2");
+  b.node("Add", {"m2", "b2"}, {"a2"}, "a2");
+  b.node("Tanh", {"a2"}, {"t2"}, "t2");
+  b.node("LayerNormalization", {"t2", "ls", "lb"}, {"ln"}, "ln");
+  auto& tr = b.node("Transpose", {"ln"}, {"lt"}, "lt");
+  attr_ints(tr, "perm", {0, 2, 1});
+  b.node("MatMul", {"ln", "lt"}, {"sc"}, "scores");
+  b.node("Softmax", {"sc"}, {"y"}, "softmax");
+  b.node("Gemm", {"g", "wg", "cg"}, {"y2"}, "gemm");
+  b.output_untyped("y");
+  b.output_untyped("y2");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  auto cpu = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m);
+  auto ref = make_reference_engine()->prepare(m);
+  struct Kernels : Observer {
+    std::map<std::string, std::string> by_op;
+    void on_node(const NodeEvent& e) override { by_op[e.node->op_type] += std::string(e.kernel) + " "; }
+  };
+  const int64_t steps[][4] = {{1, 4, 3, 1}, {1, 4, 3, 1}, {1, 4, 3, 2}, {2, 4, 3, 2},
+                              {2, 7, 5, 2}, {1, 4, 3, 3}, {1, 4, 3, 1}, {3, 1, 1, 4}};
+  for (const auto& s : steps) {
+    SCOPED_TRACE("batch " + std::to_string(s[0]) + ", seq " + std::to_string(s[1]) + ", gemm rows " +
+                 std::to_string(s[2]) + ", wg values " + std::to_string(s[3]));
+    InputSpec spec;
+    spec.seed = static_cast<uint64_t>(s[0] * 100 + s[1] * 10 + s[2]);
+    spec.dims = {{"batch", s[0]}, {"seq", s[1]}, {"n", s[2]}};
+    NamedValues in = make_inputs(*m, spec);
+    for (auto& [name, v] : in)
+      if (name == "wg") {
+        Tensor t = Tensor::zeros(DataType::Float, {16, 8});
+        const auto vals = floats(16 * 8, 0.5f, static_cast<int>(s[3]));
+        std::copy(vals.begin(), vals.end(), t.mutable_data<float>());
+        v = Value(std::move(t));
+      }
+    Kernels k;
+    RunOptions opts;
+    opts.observer = &k;
+    opts.capture_original = false;
+    const NamedValues got = cpu->run(in, opts);
+    const NamedValues want = ref->run(in);
+    EXPECT_EQ(k.by_op["FusedMatMul"], "onednn onednn ");
+    EXPECT_EQ(k.by_op["MatMul"], "onednn ");
+    EXPECT_EQ(k.by_op["LayerNormalization"], "onednn ");
+    EXPECT_EQ(k.by_op["Softmax"], "onednn ");
+    EXPECT_EQ(k.by_op["Gemm"], "onednn ");
+    for (size_t o = 0; o < 2; ++o) {
+      const Tensor& g = got.at(o).second.tensor();
+      const Tensor& w = want.at(o).second.tensor();
+      ASSERT_EQ(g.shape(), w.shape());
+      int bad = 0;
+      for (uint64_t i = 0; i < g.element_count(); ++i) {
+        const double gv = g.data<float>()[i], wv = w.data<float>()[i];
+        if (!(std::abs(gv - wv) <= 1e-4 + 1e-4 * std::abs(wv)) && ++bad <= 3)
+          ADD_FAILURE() << "output " << o << " element " << i << ": cpu " << gv << ", reference " << wv;
+      }
+      EXPECT_EQ(bad, 0);
     }
   }
 }

@@ -356,6 +356,29 @@ std::string activation_key(const KernelContext& ctx) {
 
 // --- checks ------------------------------------------------------------------
 
+void PlannedInputs::record(const KernelContext& ctx) {
+  const size_t n = ctx.input_count();
+  shapes.assign(n, Shape{});
+  given.assign(n, 0);
+  for (size_t i = 0; i < n; ++i)
+    if (const Value* v = ctx.input_value(i); v && v->is_tensor()) {
+      shapes[i] = v->tensor().shape();
+      given[i] = 1;
+    }
+  threads = sync_threads();
+}
+
+bool PlannedInputs::same(const KernelContext& ctx) const {
+  const size_t n = ctx.input_count();
+  if (n != shapes.size() || threads != sync_threads()) return false;
+  for (size_t i = 0; i < n; ++i) {
+    const Value* v = ctx.input_value(i);
+    if ((v != nullptr) != (given[i] != 0)) return false;
+    if (v && (!is_float(v) || v->tensor().shape() != shapes[i])) return false;
+  }
+  return true;
+}
+
 bool is_float(const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; }
 
 bool float_inputs(const KernelContext& ctx) {

@@ -127,9 +127,13 @@ bool activation_ok(const KernelContext& ctx) {
   return append_activation(ctx, po);
 }
 
-void apply_activation(const KernelContext& ctx, float* y, int64_t count) {
+// The activation over `count` floats at y, its passes made once per node
+// (kept in `prims`).
+void apply_activation(const KernelContext& ctx, std::vector<std::shared_ptr<const Prim>>& prims, float* y,
+                      int64_t count) {
   if (count == 0) return;
-  for (const auto& prim : activation_prims(ctx, count)) {
+  if (prims.empty()) prims = activation_prims(ctx, count);
+  for (const auto& prim : prims) {
     if (!prim || !prim->ok) ctx.fail("oneDNN could not create the fused activation");
     dnnl::memory m = user_mem(plain_md({count}), y);
     execute(*prim, {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
@@ -161,26 +165,61 @@ std::shared_ptr<const Prim> matmul_prim(const KernelContext& ctx, const MatMulPr
   });
 }
 
+// What MatMul worked out for its node (PlannedInputs): the problem, the
+// primitive, packed constant weights, memory objects re-pointed per call.
+struct MatMulState {
+  bool ok = false;
+  PlannedInputs in;
+  const Buffer* b_buf = nullptr;  // constant B's storage (not its bytes: those may be released)
+  MatMulProblem p;
+  bool runnable = false;
+  std::shared_ptr<const Prim> prim;   // null: sgemm on the plain weights (pack_weights)
+  std::shared_ptr<dnnl::memory> wei;  // constant B packed
+  std::vector<std::shared_ptr<const Prim>> act;  // the sgemm path's activation passes
+  md a_md, b_md, y_md, bias_md;
+  dnnl::memory am, bm, ym, biasm;
+  std::unordered_map<int, dnnl::memory> args;
+};
+
+// The plan for this call: the node's kept one while it fits, else worked out
+// again (into the node's state, or `local` where the engine keeps none).
+// nullptr when oneDNN does not take the problem.
+MatMulState* matmul_plan(const KernelContext& ctx, MatMulState& local, bool fused) {
+  MatMulState* kept = node_state<MatMulState>(ctx);
+  if (kept && kept->ok && kept->in.same(ctx) &&
+      (!kept->p.constant_b || ctx.input(1).buffer().get() == kept->b_buf))
+    return kept->runnable ? kept : nullptr;
+  MatMulState& s = kept ? *kept : local;
+  s = MatMulState{};
+  if (!matmul_problem(ctx, s.p, fused)) return nullptr;
+  if (!s.p.constant_b || pack_weights(s.p.y[0], s.p.b[0], s.p.b[1], false)) s.prim = matmul_prim(ctx, s.p, fused);
+  s.runnable = s.p.constant_b ? !fused || activation_ok(ctx) : s.prim->ok;
+  s.in.record(ctx);
+  if (s.p.constant_b) s.b_buf = ctx.input(1).buffer().get();
+  s.ok = true;
+  return s.runnable ? &s : nullptr;
+}
+
 template <bool Fused>
 bool accepts_matmul(const KernelContext& ctx) {
   return safely([&] {
-    MatMulProblem p;
-    if (!matmul_problem(ctx, p, Fused)) return false;
-    if (p.constant_b) return !Fused || activation_ok(ctx);
-    return matmul_prim(ctx, p, Fused)->ok;
+    MatMulState local;
+    return matmul_plan(ctx, local, Fused) != nullptr;
   });
 }
 
 template <bool Fused>
 void MatMul(KernelContext& ctx) {
   guarded(ctx, [&] {
-    MatMulProblem p;
-    if (!matmul_problem(ctx, p, Fused)) ctx.fail("problem not supported by the oneDNN matmul");
-    std::shared_ptr<const Prim> prim;
-    std::shared_ptr<dnnl::memory> wei;
-    if (!p.constant_b || pack_weights(p.y[0], p.b[0], p.b[1], false)) {
-      prim = matmul_prim(ctx, p, Fused);
-      if (p.constant_b && prim->ok) wei = cached_weights(ctx, 1, plain_md(p.b), prim->weights);
+    MatMulState local;
+    MatMulState* s = matmul_plan(ctx, local, Fused);
+    if (!s) ctx.fail("problem not supported by the oneDNN matmul");
+    const MatMulProblem& p = s->p;
+    const Prim* prim = s->prim.get();
+    std::shared_ptr<dnnl::memory> wei = s->wei;
+    if (!wei && p.constant_b && prim && prim->ok) {
+      wei = cached_weights(ctx, 1, plain_md(p.b), prim->weights);  // nullptr: no room for a packed copy
+      if (s != &local) s->wei = wei;
     }
     if (p.constant_b && !wei) {  // sgemm on the plain weights: see pack_weights, or no room for a packed copy
       Tensor& y = new_output(ctx, p.out);
@@ -191,17 +230,26 @@ void MatMul(KernelContext& ctx) {
         for (int64_t i = 0; i < rows; ++i) std::copy(b, b + N, out + i * N);
       }
       sgemm(false, false, rows, N, p.a[1], 1.f, ctx.input(0).data<float>(), ctx.input(1).data<float>(), p.bias ? 1.f : 0.f, out);
-      if (Fused) apply_activation(ctx, out, rows * N);
+      if (Fused) apply_activation(ctx, s->act, out, rows * N);
       return;
     }
-    if (!prim->ok) ctx.fail("oneDNN could not create this matmul");
+    if (!prim || !prim->ok) ctx.fail("oneDNN could not create this matmul");
     Tensor& y = new_output(ctx, p.out);
-    if (!wei) wei = weights_in(ctx, 1, plain_md(p.b), prim->weights);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, user_mem(plain_md(p.a), ctx.input(0).raw())},
-                                               {DNNL_ARG_WEIGHTS, *wei},
-                                               {DNNL_ARG_DST, user_mem(plain_md(p.y), y.mutable_raw())}};
-    if (p.bias) args.emplace(DNNL_ARG_BIAS, user_mem(bias_md(p.y, {p.y.back()}), ctx.input(2).raw()));
-    execute(*prim, std::move(args));
+    if (!s->am) {
+      s->a_md = plain_md(p.a);
+      s->b_md = plain_md(p.b);
+      s->y_md = plain_md(p.y);
+      if (p.bias) s->bias_md = bias_md(p.y, {p.y.back()});
+    }
+    auto& args = s->args;
+    args[DNNL_ARG_SRC] = point(s->am, s->a_md, ctx.input(0).raw());
+    // B as it is where the primitive reads the plain layout (a product of two activations).
+    args[DNNL_ARG_WEIGHTS] = wei ? *wei
+                             : prim->weights == s->b_md ? point(s->bm, s->b_md, ctx.input(1).raw())
+                                                         : *weights_in(ctx, 1, s->b_md, prim->weights);
+    args[DNNL_ARG_DST] = point(s->ym, s->y_md, y.mutable_raw());
+    if (p.bias) args[DNNL_ARG_BIAS] = point(s->biasm, s->bias_md, ctx.input(2).raw());
+    execute_kept(*prim, args);
   });
 }
 
@@ -282,47 +330,88 @@ std::shared_ptr<const Prim> gemm_prim(const KernelContext& ctx, const GemmProble
   });
 }
 
+// What Gemm worked out for its node, as MatMulState.
+struct GemmState {
+  bool ok = false;
+  PlannedInputs in;
+  const Buffer* b_buf = nullptr;
+  GemmProblem p;
+  bool runnable = false;
+  std::shared_ptr<const Prim> prim;
+  std::shared_ptr<dnnl::memory> wei;
+  std::vector<std::shared_ptr<const Prim>> act;
+  md a_md, b_md, y_md, c_md;
+  dnnl::memory am, bm, ym, cm;
+  std::unordered_map<int, dnnl::memory> args;
+};
+
+GemmState* gemm_plan(const KernelContext& ctx, GemmState& local, bool fused) {
+  GemmState* kept = node_state<GemmState>(ctx);
+  if (kept && kept->ok && kept->in.same(ctx) &&
+      (!kept->p.constant_b || ctx.input(1).buffer().get() == kept->b_buf))
+    return kept->runnable ? kept : nullptr;
+  GemmState& s = kept ? *kept : local;
+  s = GemmState{};
+  if (!gemm_problem(ctx, s.p, fused)) return nullptr;
+  if (!s.p.constant_b || pack_weights(s.p.M, s.p.K, s.p.N, s.p.tb)) s.prim = gemm_prim(ctx, s.p, fused);
+  s.runnable = s.p.constant_b ? !fused || activation_ok(ctx) : s.prim->ok;
+  s.in.record(ctx);
+  if (s.p.constant_b) s.b_buf = ctx.input(1).buffer().get();
+  s.ok = true;
+  return s.runnable ? &s : nullptr;
+}
+
 template <bool Fused>
 bool accepts_gemm(const KernelContext& ctx) {
   return safely([&] {
-    GemmProblem p;
-    if (!gemm_problem(ctx, p, Fused)) return false;
-    if (p.constant_b) return !Fused || activation_ok(ctx);
-    return gemm_prim(ctx, p, Fused)->ok;
+    GemmState local;
+    return gemm_plan(ctx, local, Fused) != nullptr;
   });
+}
+
+// Y = beta * C broadcast, for the product to be added to it.
+void fill_beta_c(const GemmProblem& p, const float* c, float* out) {
+  const int64_t rs = p.c[0] == 1 ? 0 : p.c[1], cs = p.c[1] == 1 ? 0 : 1;
+  for (int64_t i = 0; i < p.M; ++i)
+    for (int64_t j = 0; j < p.N; ++j) out[i * p.N + j] = p.beta * c[i * rs + j * cs];
 }
 
 template <bool Fused>
 void Gemm(KernelContext& ctx) {
   guarded(ctx, [&] {
-    GemmProblem p;
-    if (!gemm_problem(ctx, p, Fused)) ctx.fail("problem not supported by the oneDNN gemm");
-    std::shared_ptr<const Prim> prim;
-    std::shared_ptr<dnnl::memory> wei;
-    if (!p.constant_b || pack_weights(p.M, p.K, p.N, p.tb)) {
-      prim = gemm_prim(ctx, p, Fused);
-      if (p.constant_b && prim->ok) wei = cached_weights(ctx, 1, gemm_b_md(p), prim->weights);
+    GemmState local;
+    GemmState* s = gemm_plan(ctx, local, Fused);
+    if (!s) ctx.fail("problem not supported by the oneDNN gemm");
+    const GemmProblem& p = s->p;
+    const Prim* prim = s->prim.get();
+    std::shared_ptr<dnnl::memory> wei = s->wei;
+    if (!wei && p.constant_b && prim && prim->ok) {
+      wei = cached_weights(ctx, 1, gemm_b_md(p), prim->weights);  // nullptr: no room for a packed copy
+      if (s != &local) s->wei = wei;
     }
     if (p.constant_b && !wei) {  // sgemm on the plain weights: see pack_weights, or no room for a packed copy
       Tensor& y = new_output(ctx, Shape{p.M, p.N});
       float* out = y.mutable_data<float>();
-      if (!p.c.empty()) {  // Y = beta * C broadcast, then the product is added to it
-        const float* c = ctx.input(2).data<float>();
-        const int64_t rs = p.c[0] == 1 ? 0 : p.c[1], cs = p.c[1] == 1 ? 0 : 1;
-        for (int64_t i = 0; i < p.M; ++i)
-          for (int64_t j = 0; j < p.N; ++j) out[i * p.N + j] = p.beta * c[i * rs + j * cs];
-      }
+      if (!p.c.empty()) fill_beta_c(p, ctx.input(2).data<float>(), out);
       sgemm(p.ta, p.tb, p.M, p.N, p.K, p.alpha, ctx.input(0).data<float>(), ctx.input(1).data<float>(),
             p.c.empty() ? 0.f : 1.f, out);
-      if (Fused) apply_activation(ctx, out, p.M * p.N);
+      if (Fused) apply_activation(ctx, s->act, out, p.M * p.N);
       return;
     }
-    if (!prim->ok) ctx.fail("oneDNN could not create this gemm");
+    if (!prim || !prim->ok) ctx.fail("oneDNN could not create this gemm");
     Tensor& y = new_output(ctx, Shape{p.M, p.N});
-    if (!wei) wei = weights_in(ctx, 1, gemm_b_md(p), prim->weights);
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, user_mem(gemm_a_md(p), ctx.input(0).raw())},
-                                               {DNNL_ARG_WEIGHTS, *wei},
-                                               {DNNL_ARG_DST, user_mem(plain_md({p.M, p.N}), y.mutable_raw())}};
+    if (!s->am) {
+      s->a_md = gemm_a_md(p);
+      s->b_md = gemm_b_md(p);
+      s->y_md = plain_md({p.M, p.N});
+      if (!p.c.empty()) s->c_md = plain_md(p.c);
+    }
+    auto& args = s->args;
+    args[DNNL_ARG_SRC] = point(s->am, s->a_md, ctx.input(0).raw());
+    args[DNNL_ARG_WEIGHTS] = wei ? *wei
+                             : prim->weights == s->b_md ? point(s->bm, s->b_md, ctx.input(1).raw())
+                                                         : *weights_in(ctx, 1, s->b_md, prim->weights);
+    args[DNNL_ARG_DST] = point(s->ym, s->y_md, y.mutable_raw());
     std::vector<float> scaled;  // beta * C when beta != 1
     if (!p.c.empty()) {
       const float* c = ctx.input(2).data<float>();
@@ -332,16 +421,12 @@ void Gemm(KernelContext& ctx) {
           for (float& v : scaled) v *= p.beta;
           c = scaled.data();
         }
-        args.emplace(DNNL_ARG_BIAS, user_mem(plain_md(p.c), c));
+        args[DNNL_ARG_BIAS] = point(s->cm, s->c_md, c);
       } else {
-        // Y = beta * C broadcast; the sum post-op adds the product to it.
-        float* out = y.mutable_data<float>();
-        const int64_t rs = p.c[0] == 1 ? 0 : p.c[1], cs = p.c[1] == 1 ? 0 : 1;
-        for (int64_t i = 0; i < p.M; ++i)
-          for (int64_t j = 0; j < p.N; ++j) out[i * p.N + j] = p.beta * c[i * rs + j * cs];
+        fill_beta_c(p, c, y.mutable_data<float>());  // the sum post-op adds the product to it
       }
     }
-    execute(*prim, std::move(args));
+    execute_kept(*prim, args);
   });
 }
 

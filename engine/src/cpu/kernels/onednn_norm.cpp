@@ -11,6 +11,36 @@ namespace {
 
 using md = dnnl::memory::desc;
 
+// What a kernel here worked out for its node (PlannedInputs): the problem,
+// its primitive and memory objects re-pointed at each call's buffers.
+template <class Problem>
+struct NormState {
+  bool ok = false;
+  PlannedInputs in;
+  Problem p;
+  std::shared_ptr<const Prim> prim;
+  md x_md, c_md;
+  dnnl::memory xm, ym, scale_m, shift_m;
+  std::unordered_map<int, dnnl::memory> args;
+};
+
+// The node's kept plan while it fits, else `make_problem` and `make_prim`
+// again (into the node's state, or `local`); nullptr when oneDNN does not
+// take the problem.
+template <class Problem, class MakeProblem, class MakePrim>
+NormState<Problem>* norm_plan(const KernelContext& ctx, NormState<Problem>& local, MakeProblem&& make_problem,
+                              MakePrim&& make_prim) {
+  NormState<Problem>* kept = node_state<NormState<Problem>>(ctx);
+  if (kept && kept->ok && kept->in.same(ctx)) return kept->prim->ok ? kept : nullptr;
+  NormState<Problem>& s = kept ? *kept : local;
+  s = NormState<Problem>{};
+  if (!make_problem(s.p)) return nullptr;
+  s.prim = make_prim(s.p);
+  s.in.record(ctx);
+  s.ok = true;
+  return s.prim->ok ? &s : nullptr;
+}
+
 // --- Softmax / LogSoftmax ------------------------------------------------------
 
 struct SoftmaxProblem {
@@ -47,23 +77,31 @@ std::shared_ptr<const Prim> softmax_prim(const SoftmaxProblem& p, bool log) {
 }
 
 template <bool Log>
+NormState<SoftmaxProblem>* softmax_plan(const KernelContext& ctx, NormState<SoftmaxProblem>& local) {
+  return norm_plan(
+      ctx, local, [&](SoftmaxProblem& p) { return softmax_problem(ctx, p, Log); },
+      [](const SoftmaxProblem& p) { return softmax_prim(p, Log); });
+}
+
+template <bool Log>
 bool accepts_softmax(const KernelContext& ctx) {
   return safely([&] {
-    SoftmaxProblem p;
-    return softmax_problem(ctx, p, Log) && softmax_prim(p, Log)->ok;
+    NormState<SoftmaxProblem> local;
+    return softmax_plan<Log>(ctx, local) != nullptr;
   });
 }
 
 template <bool Log>
 void Softmax(KernelContext& ctx) {
   guarded(ctx, [&] {
-    SoftmaxProblem p;
-    if (!softmax_problem(ctx, p, Log)) ctx.fail("problem not supported by the oneDNN softmax");
-    auto prim = softmax_prim(p, Log);
-    if (!prim->ok) ctx.fail("oneDNN could not create this softmax");
-    Tensor& y = new_output(ctx, p.x);
-    execute(*prim, {{DNNL_ARG_SRC, user_mem(plain_md(p.x), ctx.input(0).raw())},
-                    {DNNL_ARG_DST, user_mem(plain_md(p.x), y.mutable_raw())}});
+    NormState<SoftmaxProblem> local;
+    auto* s = softmax_plan<Log>(ctx, local);
+    if (!s) ctx.fail("problem not supported by the oneDNN softmax");
+    Tensor& y = new_output(ctx, s->p.x);
+    if (!s->xm) s->x_md = plain_md(s->p.x);
+    s->args[DNNL_ARG_SRC] = point(s->xm, s->x_md, ctx.input(0).raw());
+    s->args[DNNL_ARG_DST] = point(s->ym, s->x_md, y.mutable_raw());
+    execute_kept(*s->prim, s->args);
   });
 }
 
@@ -238,28 +276,35 @@ std::shared_ptr<const Prim> ln_prim(const LnProblem& p) {
   });
 }
 
+NormState<LnProblem>* ln_plan(const KernelContext& ctx, NormState<LnProblem>& local) {
+  return norm_plan(
+      ctx, local, [&](LnProblem& p) { return ln_problem(ctx, p); }, [](const LnProblem& p) { return ln_prim(p); });
+}
+
 bool accepts_ln(const KernelContext& ctx) {
   return safely([&] {
-    LnProblem p;
-    return ln_problem(ctx, p) && ln_prim(p)->ok;
+    NormState<LnProblem> local;
+    return ln_plan(ctx, local) != nullptr;
   });
 }
 
 void LayerNormalization(KernelContext& ctx) {
   guarded(ctx, [&] {
-    LnProblem p;
-    if (!ln_problem(ctx, p)) ctx.fail("problem not supported by the oneDNN layer normalization");
-    auto prim = ln_prim(p);
-    if (!prim->ok) ctx.fail("oneDNN could not create this layer normalization");
+    NormState<LnProblem> local;
+    auto* s = ln_plan(ctx, local);
+    if (!s) ctx.fail("problem not supported by the oneDNN layer normalization");
     const Tensor& x = ctx.input(0);
     Tensor& y = new_output(ctx, x.shape());
-    const md data = plain_md({p.rows, p.n});
-    const md c = plain_md({p.n});
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, user_mem(data, x.raw())},
-                                               {DNNL_ARG_SCALE, user_mem(c, ctx.input(1).raw())},
-                                               {DNNL_ARG_DST, user_mem(data, y.mutable_raw())}};
-    if (p.bias) args.emplace(DNNL_ARG_SHIFT, user_mem(c, ctx.input(2).raw()));
-    execute(*prim, std::move(args));
+    if (!s->xm) {
+      s->x_md = plain_md({s->p.rows, s->p.n});
+      s->c_md = plain_md({s->p.n});
+    }
+    auto& args = s->args;
+    args[DNNL_ARG_SRC] = point(s->xm, s->x_md, x.raw());
+    args[DNNL_ARG_SCALE] = point(s->scale_m, s->c_md, ctx.input(1).raw());
+    args[DNNL_ARG_DST] = point(s->ym, s->x_md, y.mutable_raw());
+    if (s->p.bias) args[DNNL_ARG_SHIFT] = point(s->shift_m, s->c_md, ctx.input(2).raw());
+    execute_kept(*s->prim, args);
   });
 }
 
