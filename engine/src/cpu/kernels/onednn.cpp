@@ -1,5 +1,6 @@
 // oneDNN plumbing shared by the onednn_*.cpp kernels (see onednn_parts.h) and
 // the registration of their families.
+#include <algorithm>
 #include <cpuid.h>
 #include <dlfcn.h>
 
@@ -62,8 +63,8 @@ dnnl::stream& stream() {
   return s;
 }
 
-int sync_threads() {
-  const int n = thread_count();
+int use_threads(int n) {
+  n = std::max(1, std::min(n, thread_count()));
   thread_local int current = -1;
   if (n != current) {
     if (auto fn = omp_setter()) fn(n);
@@ -71,6 +72,10 @@ int sync_threads() {
   }
   return n;
 }
+
+int sync_threads() { return use_threads(thread_count()); }
+
+int threads_for(int64_t work) { return work < kSmallWork ? 1 : thread_count(); }
 
 std::shared_ptr<const Prim> get_prim(const std::string& key, const std::function<Prim()>& make) {
   {

@@ -41,6 +41,7 @@ struct MatMulProblem {
   Shape out;            // the ONNX output shape
   bool bias = false;    // FusedMatMul's Bias [N]
   bool constant_b = false;
+  int threads = 1;      // threads_for its multiply-adds
   std::string key;
 };
 
@@ -90,8 +91,11 @@ bool matmul_problem(const KernelContext& ctx, MatMulProblem& p, bool fused) {
     p.bias = true;
   }
   p.constant_b = b_matrix && is_initializer(ctx, 1);
+  int64_t macs = M * K * N;
+  for (int64_t d : batch) macs *= d;
+  p.threads = use_threads(threads_for(macs));
   p.key = std::string(fused ? "fmatmul" : "matmul") + dims_key(p.a) + dims_key(p.b) + (p.bias ? "b" : "") +
-          (p.constant_b ? "c" : "") + (fused ? activation_key(ctx) : "") + "|t" + std::to_string(sync_threads());
+          (p.constant_b ? "c" : "") + (fused ? activation_key(ctx) : "") + "|t" + std::to_string(p.threads);
   return true;
 }
 
@@ -112,7 +116,7 @@ std::vector<std::shared_ptr<const Prim>> activation_prims(const KernelContext& c
     dnnl::algorithm alg{};
     po.get_params_eltwise(i, scale, alg, alpha, beta);
     const std::string key = "act" + std::to_string(static_cast<int>(alg)) + float_key(alpha) + "," + float_key(beta) + "|" +
-                            std::to_string(count) + "|t" + std::to_string(sync_threads());
+                            std::to_string(count) + "|t" + std::to_string(use_threads(threads_for(count)));
     out.push_back(get_prim(key, [&] {
       const md m = plain_md({count});
       dnnl::eltwise_forward::desc d(dnnl::prop_kind::forward_inference, alg, m, alpha, beta);
@@ -136,6 +140,7 @@ void apply_activation(const KernelContext& ctx, std::vector<std::shared_ptr<cons
   for (const auto& prim : prims) {
     if (!prim || !prim->ok) ctx.fail("oneDNN could not create the fused activation");
     dnnl::memory m = user_mem(plain_md({count}), y);
+    use_threads(threads_for(count));
     execute(*prim, {{DNNL_ARG_SRC, m}, {DNNL_ARG_DST, m}});
   }
 }
@@ -143,7 +148,7 @@ void apply_activation(const KernelContext& ctx, std::vector<std::shared_ptr<cons
 // Row-major C[M,N] = alpha * op(A) op(B) + beta * C on the plain buffers.
 void sgemm(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, const float* B, float beta,
            float* C) {
-  sync_threads();
+  use_threads(threads_for(M * N * K));
   const dnnl::status st = dnnl::sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, ta ? M : K, B, tb ? K : N, beta, C, N);
   if (st != dnnl::status::success) throw std::runtime_error("oneDNN sgemm failed (status " + std::to_string(static_cast<int>(st)) + ")");
 }
@@ -249,6 +254,7 @@ void MatMul(KernelContext& ctx) {
                                                          : *weights_in(ctx, 1, s->b_md, prim->weights);
     args[DNNL_ARG_DST] = point(s->ym, s->y_md, y.mutable_raw());
     if (p.bias) args[DNNL_ARG_BIAS] = point(s->biasm, s->bias_md, ctx.input(2).raw());
+    use_threads(p.threads);
     execute_kept(*prim, args);
   });
 }
@@ -262,6 +268,7 @@ struct GemmProblem {
   Shape c;  // C as a 2-D broadcastable [1|M, 1|N]; empty: no C term
   bool c_as_bias = false;  // alpha == 1 and C a row [1, N]: beta*C is the matmul bias
   bool constant_b = false;
+  int threads = 1;  // threads_for its multiply-adds
   std::string key;
 };
 
@@ -293,9 +300,10 @@ bool gemm_problem(const KernelContext& ctx, GemmProblem& p, bool fused) {
     p.c_as_bias = p.alpha == 1.0f && c[0] == 1 && c[1] == p.N && p.N > 1;
   }
   p.constant_b = is_initializer(ctx, 1);
+  p.threads = use_threads(threads_for(p.M * p.K * p.N));
   p.key = std::string(fused ? "fgemm" : "gemm") + dims_key(a.shape()) + dims_key(b.shape()) + (p.ta ? "T" : "N") +
           (p.tb ? "T" : "N") + float_key(p.alpha) + "," + float_key(p.beta) + dims_key(p.c) +
-          (p.constant_b ? "c" : "") + (fused ? activation_key(ctx) : "") + "|t" + std::to_string(sync_threads());
+          (p.constant_b ? "c" : "") + (fused ? activation_key(ctx) : "") + "|t" + std::to_string(p.threads);
   return true;
 }
 
@@ -426,6 +434,7 @@ void Gemm(KernelContext& ctx) {
         fill_beta_c(p, c, y.mutable_data<float>());  // the sum post-op adds the product to it
       }
     }
+    use_threads(p.threads);
     execute_kept(*prim, args);
   });
 }

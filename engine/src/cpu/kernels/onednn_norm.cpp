@@ -46,6 +46,7 @@ NormState<Problem>* norm_plan(const KernelContext& ctx, NormState<Problem>& loca
 struct SoftmaxProblem {
   Shape x;
   int axis = 0;
+  int threads = 1;  // threads_for its elements
   std::string key;
 };
 
@@ -61,8 +62,9 @@ bool softmax_problem(const KernelContext& ctx, SoftmaxProblem& p, bool log) {
   if (coerce_2d && axis != rank - 1) return false;
   p.x = x.shape();
   p.axis = static_cast<int>(axis);
+  p.threads = use_threads(threads_for(static_cast<int64_t>(x.element_count())));
   p.key = std::string(log ? "logsoftmax" : "softmax") + dims_key(p.x) + std::to_string(axis) + "|t" +
-          std::to_string(sync_threads());
+          std::to_string(p.threads);
   return true;
 }
 
@@ -101,6 +103,7 @@ void Softmax(KernelContext& ctx) {
     if (!s->xm) s->x_md = plain_md(s->p.x);
     s->args[DNNL_ARG_SRC] = point(s->xm, s->x_md, ctx.input(0).raw());
     s->args[DNNL_ARG_DST] = point(s->ym, s->x_md, y.mutable_raw());
+    use_threads(s->p.threads);
     execute_kept(*s->prim, s->args);
   });
 }
@@ -232,6 +235,7 @@ struct LnProblem {
   int64_t rows = 0, n = 0;
   float eps = 1e-5f;
   bool bias = false;
+  int threads = 1;  // threads_for its elements
   std::string key;
 };
 
@@ -260,8 +264,9 @@ bool ln_problem(const KernelContext& ctx, LnProblem& p) {
   if (bv && !matches(bv->tensor())) return false;
   p.bias = bv != nullptr;
   p.eps = ctx.attr_float("epsilon", 1e-5f);
+  p.threads = use_threads(threads_for(p.rows * p.n));
   p.key = "ln" + std::to_string(p.rows) + "x" + std::to_string(p.n) + "," + float_key(p.eps) + (p.bias ? "b" : "") +
-          "|t" + std::to_string(sync_threads());
+          "|t" + std::to_string(p.threads);
   return true;
 }
 
@@ -304,6 +309,7 @@ void LayerNormalization(KernelContext& ctx) {
     args[DNNL_ARG_SCALE] = point(s->scale_m, s->c_md, ctx.input(1).raw());
     args[DNNL_ARG_DST] = point(s->ym, s->x_md, y.mutable_raw());
     if (s->p.bias) args[DNNL_ARG_SHIFT] = point(s->shift_m, s->c_md, ctx.input(2).raw());
+    use_threads(s->p.threads);
     execute_kept(*s->prim, args);
   });
 }

@@ -31,6 +31,14 @@ dnnl::stream& stream();  // one per calling thread
 
 // Sets OpenMP's thread count on this thread to cpu::thread_count(); returns it.
 int sync_threads();
+// Sets it to n (at most cpu::thread_count()); returns it.
+int use_threads(int n);
+// The threads a oneDNN call of `work` multiply-adds (or elements) gets: one
+// below kSmallWork, where opening a parallel region and waking the pool
+// (2-6 us a region on this project's 2-core VM) costs more than a second
+// thread saves; every thread of the pool above it.
+inline constexpr int64_t kSmallWork = 32768;
+int threads_for(int64_t work);
 
 // A created primitive (or the reason it could not be made, so that `accepts`
 // declines the same problem cheaply next time).
