@@ -77,6 +77,13 @@ int sync_threads() { return use_threads(thread_count()); }
 
 int threads_for(int64_t work) { return work < kSmallWork ? 1 : thread_count(); }
 
+int64_t conv_macs(const Shape& y, int64_t in_per_group, const std::vector<int64_t>& kernel) {
+  int64_t n = in_per_group;
+  for (int64_t d : y) n *= d;
+  for (int64_t k : kernel) n *= k;
+  return n;
+}
+
 std::shared_ptr<const Prim> get_prim(const std::string& key, const std::function<Prim()>& make) {
   {
     std::lock_guard<std::mutex> lk(g_prims_mutex);

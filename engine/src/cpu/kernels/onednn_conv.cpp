@@ -24,6 +24,7 @@ struct ConvProblem {
   bool bias = false;
   ref::nn::Window win;        // its kernel cropped to the taps that read the input (crop_window)
   std::vector<int64_t> crop;  // the first kept tap per axis; empty: the whole kernel
+  int threads = 1;            // threads_for its multiply-adds
   std::string key;
 };
 
@@ -52,9 +53,10 @@ bool conv_problem(const KernelContext& ctx, ConvProblem& p) {
   p.y = {p.x[0], M};
   p.y.insert(p.y.end(), p.win.out.begin(), p.win.out.end());
   p.crop = crop_window(p.win);
+  p.threads = use_threads(threads_for(conv_macs(p.y, p.w[1], p.win.kernel)));
   p.key = "conv" + dims_key(p.x) + dims_key(p.w) + dims_key(p.win.kernel) + dims_key(p.crop) + (p.bias ? "b" : "") + "|g" + std::to_string(p.group) +
           dims_key(p.win.strides) + dims_key(p.win.dilations) + dims_key(p.win.pad_begin) + dims_key(p.win.pad_end) +
-          activation_key(ctx) + "|t" + std::to_string(sync_threads());
+          activation_key(ctx) + "|t" + std::to_string(p.threads);
   return true;
 }
 
@@ -125,6 +127,7 @@ void Conv(KernelContext& ctx) {
     if (!prim->ok) ctx.fail("oneDNN could not create this convolution");
     const Tensor& x = ctx.input(0);
     Tensor& y = new_output(ctx, p.y);
+    use_threads(p.threads);
     dnnl::memory src = to_layout(user_mem(plain_md(p.x), x.raw()), prim->src, 0);
     auto wei = p.crop.empty() ? weights_in(ctx, 1, plain_md(weight_dims(p)), prim->weights)
                               : weights_in(ctx, 1, cropped_weights_md(p.w, p.group, p.win.kernel, p.crop), prim->weights, false);

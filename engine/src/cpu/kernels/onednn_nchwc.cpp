@@ -93,6 +93,7 @@ struct Problem {
   bool own_silu = false;        // Swish with alpha 1 applied after the call by silu_in_place, not as a post-op
   ref::nn::Window win;          // its kernel cropped to the taps that read the input (crop_window)
   std::vector<int64_t> crop;    // the first kept tap per axis; empty: the whole kernel
+  int threads = 1;              // threads_for its multiply-adds
   std::string key;
 };
 
@@ -151,13 +152,14 @@ bool problem(const KernelContext& ctx, Problem& p) {
       if (st != 1) return false;
     p.sum = true;
   }
+  p.threads = use_threads(threads_for(conv_macs(p.y, p.w[1], p.win.kernel)));
   p.own_silu = silu_after_conv() && ctx.attr_string("activation", "") == "Swish" &&
                ctx.attr_floats("activation_params") == std::vector<float>{1.0f};
   p.key = "nchwc" + std::to_string(p.block) + (p.plain_input ? "p" : "b") + dims_key(p.x) + dims_key(p.w) +
           (p.bias ? "b" : "") + (p.sum ? "s" : "") + "|g" + std::to_string(p.group) + dims_key(p.win.kernel) + dims_key(p.crop) +
           dims_key(p.win.strides) + dims_key(p.win.dilations) +
           dims_key(p.win.pad_begin) + dims_key(p.win.pad_end) + activation_key(ctx) + (p.own_silu ? "|own" : "") +
-          "|t" + std::to_string(sync_threads());
+          "|t" + std::to_string(p.threads);
   return true;
 }
 
@@ -329,6 +331,7 @@ void NchwcConv(KernelContext& ctx) {
     const Problem& p = plan->p;
     const Prim* prim = plan->prim.get();
     const Tensor& x = ctx.input(0);
+    use_threads(p.threads);  // (the reorders below too)
     // oneDNN writes every element of a blocked output, padding channels included.
     // With a residual that dies here, the convolution adds into its storage
     // (the sum post-op reads dst) instead of a copy of it.

@@ -39,6 +39,9 @@ int use_threads(int n);
 // thread saves; every thread of the pool above it.
 inline constexpr int64_t kSmallWork = 32768;
 int threads_for(int64_t work);
+// Multiply-adds of a convolution: every output element of y sums
+// `in_per_group` channels over the taps of `kernel`.
+int64_t conv_macs(const Shape& y, int64_t in_per_group, const std::vector<int64_t>& kernel);
 
 // A created primitive (or the reason it could not be made, so that `accepts`
 // declines the same problem cheaply next time).
