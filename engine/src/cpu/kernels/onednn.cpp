@@ -422,7 +422,17 @@ std::string float_key(float f) {
   return std::to_string(u);
 }
 
+namespace {
+// A small problem's call ran on fewer threads (threads_for): OpenMP's count
+// on this thread goes back to --threads when the kernel is done, as every
+// caller expects it.
+struct RestoreThreads {
+  ~RestoreThreads() { sync_threads(); }
+};
+}  // namespace
+
 bool safely(const std::function<bool()>& fn) {
+  RestoreThreads restore;
   try {
     return fn();
   } catch (...) {
@@ -431,6 +441,7 @@ bool safely(const std::function<bool()>& fn) {
 }
 
 void guarded(KernelContext& ctx, const std::function<void()>& fn) {
+  RestoreThreads restore;
   try {
     fn();
   } catch (const dnnl::error& e) {
