@@ -30,6 +30,18 @@ struct KernelLog : Observer {
   }
 };
 
+// Every element of got within 1e-4 (absolute and relative) of want's.
+void expect_close(const Tensor& g, const Tensor& w, const std::string& what) {
+  ASSERT_EQ(g.shape(), w.shape()) << what;
+  int bad = 0;
+  for (uint64_t i = 0; i < g.element_count(); ++i) {
+    const double gv = g.data<float>()[i], wv = w.data<float>()[i];
+    if (!(std::abs(gv - wv) <= 1e-4 + 1e-4 * std::abs(wv)) && ++bad <= 3)
+      ADD_FAILURE() << what << " element " << i << ": cpu " << gv << ", reference " << wv;
+  }
+  EXPECT_EQ(bad, 0) << what;
+}
+
 std::vector<float> floats(size_t n, float scale, int salt) {
   std::vector<float> v(n);
   for (size_t i = 0; i < n; ++i) v[i] = scale * static_cast<float>(std::sin(0.37 * static_cast<double>(i) + salt));
@@ -102,16 +114,7 @@ TEST(CpuKernelState, KeptConvolutionPlansFollowShapesAndWeightValues) {
     const NamedValues want = ref->run(in);
     ASSERT_EQ(log.conv_kernels, (std::vector<std::string>(4, "onednn")));
     EXPECT_EQ(log.blocked, 3);
-    const Tensor& g = got.at(0).second.tensor();
-    const Tensor& w = want.at(0).second.tensor();
-    ASSERT_EQ(g.shape(), w.shape());
-    int bad = 0;
-    for (uint64_t i = 0; i < g.element_count(); ++i) {
-      const double gv = g.data<float>()[i], wv = w.data<float>()[i];
-      if (!(std::abs(gv - wv) <= 1e-4 + 1e-4 * std::abs(wv)) && ++bad <= 3)
-        ADD_FAILURE() << "element " << i << ": cpu " << gv << ", reference " << wv;
-    }
-    EXPECT_EQ(bad, 0);
+    expect_close(got.at(0).second.tensor(), want.at(0).second.tensor(), "y");
   }
 }
 
@@ -241,17 +244,7 @@ TEST(CpuKernelState, KeptProductAndNormPlansFollowShapesAndValues) {
     EXPECT_EQ(k.by_op["LayerNormalization"], "onednn ");
     EXPECT_EQ(k.by_op["Softmax"], "onednn ");
     EXPECT_EQ(k.by_op["Gemm"], "onednn ");
-    for (size_t o = 0; o < 2; ++o) {
-      const Tensor& g = got.at(o).second.tensor();
-      const Tensor& w = want.at(o).second.tensor();
-      ASSERT_EQ(g.shape(), w.shape());
-      int bad = 0;
-      for (uint64_t i = 0; i < g.element_count(); ++i) {
-        const double gv = g.data<float>()[i], wv = w.data<float>()[i];
-        if (!(std::abs(gv - wv) <= 1e-4 + 1e-4 * std::abs(wv)) && ++bad <= 3)
-          ADD_FAILURE() << "output " << o << " element " << i << ": cpu " << gv << ", reference " << wv;
-      }
-      EXPECT_EQ(bad, 0);
-    }
+    for (size_t o = 0; o < 2; ++o)
+      expect_close(got.at(o).second.tensor(), want.at(o).second.tensor(), "output " + std::to_string(o));
   }
 }

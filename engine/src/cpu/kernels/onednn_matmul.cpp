@@ -170,39 +170,75 @@ std::shared_ptr<const Prim> matmul_prim(const KernelContext& ctx, const MatMulPr
   });
 }
 
-// What MatMul worked out for its node (PlannedInputs): the problem, the
-// primitive, packed constant weights, memory objects re-pointed per call.
-struct MatMulState {
+// What a product worked out for its node (PlannedInputs): the problem, the
+// primitive, packed constant weights, the sgemm path's activation passes,
+// memory objects re-pointed at each call's buffers.
+template <class Problem>
+struct ProductState {
   bool ok = false;
   PlannedInputs in;
   const Buffer* b_buf = nullptr;  // constant B's storage (not its bytes: those may be released)
-  MatMulProblem p;
+  Problem p;
   bool runnable = false;
   std::shared_ptr<const Prim> prim;   // null: sgemm on the plain weights (pack_weights)
   std::shared_ptr<dnnl::memory> wei;  // constant B packed
-  std::vector<std::shared_ptr<const Prim>> act;  // the sgemm path's activation passes
-  md a_md, b_md, y_md, bias_md;
+  std::vector<std::shared_ptr<const Prim>> act;
+  md a_md, b_md, y_md, bias_md;  // bias: FusedMatMul's Bias, or Gemm's C as the bias
   dnnl::memory am, bm, ym, biasm;
   std::unordered_map<int, dnnl::memory> args;
 };
 
 // The plan for this call: the node's kept one while it fits, else worked out
 // again (into the node's state, or `local` where the engine keeps none).
-// nullptr when oneDNN does not take the problem.
-MatMulState* matmul_plan(const KernelContext& ctx, MatMulState& local, bool fused) {
-  MatMulState* kept = node_state<MatMulState>(ctx);
+// nullptr when oneDNN does not take the problem. A constant B runs packed
+// (`pack`) or through sgemm on its plain bytes; any other B needs the primitive.
+template <class Problem, class MakeProblem, class Pack, class MakePrim>
+ProductState<Problem>* product_plan(const KernelContext& ctx, ProductState<Problem>& local, bool fused,
+                                    MakeProblem&& make_problem, Pack&& pack, MakePrim&& make_prim) {
+  ProductState<Problem>* kept = node_state<ProductState<Problem>>(ctx);
   if (kept && kept->ok && kept->in.same(ctx) &&
       (!kept->p.constant_b || ctx.input(1).buffer().get() == kept->b_buf))
     return kept->runnable ? kept : nullptr;
-  MatMulState& s = kept ? *kept : local;
-  s = MatMulState{};
-  if (!matmul_problem(ctx, s.p, fused)) return nullptr;
-  if (!s.p.constant_b || pack_weights(s.p.y[0], s.p.b[0], s.p.b[1], false)) s.prim = matmul_prim(ctx, s.p, fused);
+  ProductState<Problem>& s = kept ? *kept : local;
+  s = ProductState<Problem>{};
+  if (!make_problem(s.p)) return nullptr;
+  if (!s.p.constant_b || pack(s.p)) s.prim = make_prim(s.p);
   s.runnable = s.p.constant_b ? !fused || activation_ok(ctx) : s.prim->ok;
   s.in.record(ctx);
   if (s.p.constant_b) s.b_buf = ctx.input(1).buffer().get();
   s.ok = true;
   return s.runnable ? &s : nullptr;
+}
+
+// Constant B packed for the primitive, kept in the plan; nullptr where B is
+// not constant, the plan has no primitive, or the cache has no room.
+template <class Problem>
+std::shared_ptr<dnnl::memory> packed_weights(const KernelContext& ctx, ProductState<Problem>& s,
+                                             const ProductState<Problem>& local, const md& user) {
+  if (!s.wei && s.p.constant_b && s.prim && s.prim->ok) {
+    std::shared_ptr<dnnl::memory> wei = cached_weights(ctx, 1, user, s.prim->weights);
+    if (&s == &local) return wei;
+    s.wei = wei;
+  }
+  return s.wei;
+}
+
+// B for the primitive: packed, else B itself where the primitive reads its
+// layout (a product of two activations), else a reorder of it.
+template <class Problem>
+dnnl::memory weights_arg(const KernelContext& ctx, ProductState<Problem>& s, const std::shared_ptr<dnnl::memory>& wei) {
+  if (wei) return *wei;
+  if (s.prim->weights == s.b_md) return point(s.bm, s.b_md, ctx.input(1).raw());
+  return *weights_in(ctx, 1, s.b_md, s.prim->weights);
+}
+
+using MatMulState = ProductState<MatMulProblem>;
+
+MatMulState* matmul_plan(const KernelContext& ctx, MatMulState& local, bool fused) {
+  return product_plan(
+      ctx, local, fused, [&](MatMulProblem& p) { return matmul_problem(ctx, p, fused); },
+      [](const MatMulProblem& p) { return pack_weights(p.y[0], p.b[0], p.b[1], false); },
+      [&](const MatMulProblem& p) { return matmul_prim(ctx, p, fused); });
 }
 
 template <bool Fused>
@@ -221,11 +257,7 @@ void MatMul(KernelContext& ctx) {
     if (!s) ctx.fail("problem not supported by the oneDNN matmul");
     const MatMulProblem& p = s->p;
     const Prim* prim = s->prim.get();
-    std::shared_ptr<dnnl::memory> wei = s->wei;
-    if (!wei && p.constant_b && prim && prim->ok) {
-      wei = cached_weights(ctx, 1, plain_md(p.b), prim->weights);  // nullptr: no room for a packed copy
-      if (s != &local) s->wei = wei;
-    }
+    const std::shared_ptr<dnnl::memory> wei = packed_weights(ctx, *s, local, plain_md(p.b));
     if (p.constant_b && !wei) {  // sgemm on the plain weights: see pack_weights, or no room for a packed copy
       Tensor& y = new_output(ctx, p.out);
       float* out = y.mutable_data<float>();
@@ -248,10 +280,7 @@ void MatMul(KernelContext& ctx) {
     }
     auto& args = s->args;
     args[DNNL_ARG_SRC] = point(s->am, s->a_md, ctx.input(0).raw());
-    // B as it is where the primitive reads the plain layout (a product of two activations).
-    args[DNNL_ARG_WEIGHTS] = wei ? *wei
-                             : prim->weights == s->b_md ? point(s->bm, s->b_md, ctx.input(1).raw())
-                                                         : *weights_in(ctx, 1, s->b_md, prim->weights);
+    args[DNNL_ARG_WEIGHTS] = weights_arg(ctx, *s, wei);
     args[DNNL_ARG_DST] = point(s->ym, s->y_md, y.mutable_raw());
     if (p.bias) args[DNNL_ARG_BIAS] = point(s->biasm, s->bias_md, ctx.input(2).raw());
     use_threads(p.threads);
@@ -338,35 +367,13 @@ std::shared_ptr<const Prim> gemm_prim(const KernelContext& ctx, const GemmProble
   });
 }
 
-// What Gemm worked out for its node, as MatMulState.
-struct GemmState {
-  bool ok = false;
-  PlannedInputs in;
-  const Buffer* b_buf = nullptr;
-  GemmProblem p;
-  bool runnable = false;
-  std::shared_ptr<const Prim> prim;
-  std::shared_ptr<dnnl::memory> wei;
-  std::vector<std::shared_ptr<const Prim>> act;
-  md a_md, b_md, y_md, c_md;
-  dnnl::memory am, bm, ym, cm;
-  std::unordered_map<int, dnnl::memory> args;
-};
+using GemmState = ProductState<GemmProblem>;
 
 GemmState* gemm_plan(const KernelContext& ctx, GemmState& local, bool fused) {
-  GemmState* kept = node_state<GemmState>(ctx);
-  if (kept && kept->ok && kept->in.same(ctx) &&
-      (!kept->p.constant_b || ctx.input(1).buffer().get() == kept->b_buf))
-    return kept->runnable ? kept : nullptr;
-  GemmState& s = kept ? *kept : local;
-  s = GemmState{};
-  if (!gemm_problem(ctx, s.p, fused)) return nullptr;
-  if (!s.p.constant_b || pack_weights(s.p.M, s.p.K, s.p.N, s.p.tb)) s.prim = gemm_prim(ctx, s.p, fused);
-  s.runnable = s.p.constant_b ? !fused || activation_ok(ctx) : s.prim->ok;
-  s.in.record(ctx);
-  if (s.p.constant_b) s.b_buf = ctx.input(1).buffer().get();
-  s.ok = true;
-  return s.runnable ? &s : nullptr;
+  return product_plan(
+      ctx, local, fused, [&](GemmProblem& p) { return gemm_problem(ctx, p, fused); },
+      [](const GemmProblem& p) { return pack_weights(p.M, p.K, p.N, p.tb); },
+      [&](const GemmProblem& p) { return gemm_prim(ctx, p, fused); });
 }
 
 template <bool Fused>
@@ -392,11 +399,7 @@ void Gemm(KernelContext& ctx) {
     if (!s) ctx.fail("problem not supported by the oneDNN gemm");
     const GemmProblem& p = s->p;
     const Prim* prim = s->prim.get();
-    std::shared_ptr<dnnl::memory> wei = s->wei;
-    if (!wei && p.constant_b && prim && prim->ok) {
-      wei = cached_weights(ctx, 1, gemm_b_md(p), prim->weights);  // nullptr: no room for a packed copy
-      if (s != &local) s->wei = wei;
-    }
+    const std::shared_ptr<dnnl::memory> wei = packed_weights(ctx, *s, local, gemm_b_md(p));
     if (p.constant_b && !wei) {  // sgemm on the plain weights: see pack_weights, or no room for a packed copy
       Tensor& y = new_output(ctx, Shape{p.M, p.N});
       float* out = y.mutable_data<float>();
@@ -412,13 +415,11 @@ void Gemm(KernelContext& ctx) {
       s->a_md = gemm_a_md(p);
       s->b_md = gemm_b_md(p);
       s->y_md = plain_md({p.M, p.N});
-      if (!p.c.empty()) s->c_md = plain_md(p.c);
+      if (!p.c.empty()) s->bias_md = plain_md(p.c);
     }
     auto& args = s->args;
     args[DNNL_ARG_SRC] = point(s->am, s->a_md, ctx.input(0).raw());
-    args[DNNL_ARG_WEIGHTS] = wei ? *wei
-                             : prim->weights == s->b_md ? point(s->bm, s->b_md, ctx.input(1).raw())
-                                                         : *weights_in(ctx, 1, s->b_md, prim->weights);
+    args[DNNL_ARG_WEIGHTS] = weights_arg(ctx, *s, wei);
     args[DNNL_ARG_DST] = point(s->ym, s->y_md, y.mutable_raw());
     std::vector<float> scaled;  // beta * C when beta != 1
     if (!p.c.empty()) {
@@ -429,7 +430,7 @@ void Gemm(KernelContext& ctx) {
           for (float& v : scaled) v *= p.beta;
           c = scaled.data();
         }
-        args[DNNL_ARG_BIAS] = point(s->cm, s->c_md, c);
+        args[DNNL_ARG_BIAS] = point(s->biasm, s->bias_md, c);
       } else {
         fill_beta_c(p, c, y.mutable_data<float>());  // the sum post-op adds the product to it
       }
