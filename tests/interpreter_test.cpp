@@ -216,3 +216,55 @@ TEST(Interpreter, InitializerDefaultsAndOverridesRunAfterRun) {
   }
 }
 
+
+// The scopes a Loop body's nodes read from (reference/interpreter.h: slots,
+// the plan's constants, enclosing scopes by name): its own initializer, the
+// loop-carried value and its iteration number (its inputs), a main-graph
+// initializer and a main-graph input (by name), and a value of its own
+// named like a main-graph value, which hides that one inside the body.
+// Values die and are freed in each iteration; the run is repeated.
+TEST(Interpreter, LoopBodyReadsItsOwnOuterAndCarriedValues) {
+  ModelBuilder b(17, 8);
+  b.input("x", DataType::Float, {int64_t{2}});
+  b.initializer(make_float_tensor("w", {2}, {10.f, 20.f}));
+  b.initializer(make_int64_tensor("trips", {}, {3}));
+  b.node("Neg", {"x"}, {"shadowed"}, "neg");  // -x outside the body
+  auto& loop = b.node("Loop", {"trips", "", "x"}, {"acc_out"}, "loop");
+  onnx::GraphProto& body = *attr_graph(loop, "body");
+  body.set_name("body");
+  *body.add_input() = make_value("i", DataType::Int64, {});
+  *body.add_input() = make_value("cond", DataType::Bool, {});
+  *body.add_input() = make_value("acc", DataType::Float, {int64_t{2}});
+  *body.add_initializer() = make_float_tensor("step", {2}, {1.f, 2.f});  // the body's own
+  add_node(body, "Identity", {"cond"}, {"cond_out"});
+  add_node(body, "Cast", {"i"}, {"fi"}).add_attribute()->CopyFrom([] {
+    onnx::AttributeProto a;
+    a.set_name("to");
+    a.set_type(onnx::AttributeProto::INT);
+    a.set_i(onnx::TensorProto::FLOAT);
+    return a;
+  }());
+  add_node(body, "Mul", {"step", "x"}, {"sx"});         // own initializer * outer input
+  add_node(body, "Add", {"sx", "w"}, {"shadowed"});     // + outer initializer; hides the outer 'shadowed'
+  add_node(body, "Mul", {"shadowed", "fi"}, {"scaled"});  // * iteration number
+  add_node(body, "Add", {"acc", "scaled"}, {"acc_next"});
+  *body.add_output() = make_value("cond_out", DataType::Bool, {});
+  *body.add_output() = make_value("acc_next", DataType::Float, {int64_t{2}});
+  b.node("Add", {"acc_out", "shadowed"}, {"y"}, "add_outer");  // the outer 'shadowed': -x
+  b.output_untyped("y");
+  auto m = load(b);
+  std::vector<std::unique_ptr<Engine>> engines;
+  engines.push_back(make_reference_engine());
+  engines.push_back(make_cpu_engine(CpuOptions{.threads = 1}));
+  for (const auto& engine : engines) {
+    SCOPED_TRACE(std::string(engine->name()));
+    auto prepared = engine->prepare(m);
+    for (int round = 0; round < 3; ++round) {
+      const float x0 = 1.f + static_cast<float>(round), x1 = 2.f;
+      const Tensor t = prepared->run({{"x", floats({2}, {x0, x1})}}).at(0).second.tensor();
+      // acc = x + (0 + 1 + 2) * (step * x + w), then - x
+      EXPECT_EQ(std::vector<float>(t.data<float>(), t.data<float>() + 2),
+                (std::vector<float>{3.f * (1.f * x0 + 10.f), 3.f * (2.f * x1 + 20.f)}));
+    }
+  }
+}
