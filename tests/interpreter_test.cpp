@@ -268,3 +268,52 @@ TEST(Interpreter, LoopBodyReadsItsOwnOuterAndCarriedValues) {
     }
   }
 }
+
+// KernelContext::input_is_initializer: the interpreter answers from its plan
+// what the by-name default answers, for a main-graph initializer, a graph
+// input, an input that overrides an initializer (given or not), a node
+// output and an omitted input, in the main graph and in a subgraph (whose
+// own initializer counts, an enclosing graph's does not).
+TEST(Interpreter, InputIsInitializerAnswersAsTheGraphSays) {
+  static std::vector<std::string> seen;  // per Sum call: plan's answer / by-name answer per input
+  seen.clear();
+  KernelRegistry extra;
+  extra.add(KernelDef{"", "Sum", 1, INT_MAX, "recorder", [](KernelContext& ctx) {
+                        std::string s;
+                        for (size_t i = 0; i < ctx.input_count(); ++i) {
+                          const bool by_name = ctx.KernelContext::input_is_initializer(i);
+                          s += std::to_string(ctx.input_is_initializer(i)) + std::to_string(by_name) + " ";
+                        }
+                        seen.push_back(s);
+                        ctx.output(0) = Value(floats({2}, {0, 0}));
+                      }});
+  ModelBuilder b(17, 8);
+  b.input("x", DataType::Float, {int64_t{2}});
+  b.input("k", DataType::Float, {int64_t{2}});
+  b.initializer(make_float_tensor("k", {2}, {10.f, 20.f}));
+  b.initializer(make_float_tensor("w", {2}, {1.f, 2.f}));
+  b.initializer(make_int64_tensor("trips", {}, {1}));
+  b.node("Neg", {"x"}, {"nx"}, "neg");
+  b.node("Sum", {"w", "x", "k", "nx"}, {"s"}, "sum_main");
+  auto& loop = b.node("Loop", {"trips", "", "s"}, {"out"}, "loop");
+  onnx::GraphProto& body = *attr_graph(loop, "body");
+  body.set_name("body");
+  *body.add_input() = make_value("i", DataType::Int64, {});
+  *body.add_input() = make_value("cond", DataType::Bool, {});
+  *body.add_input() = make_value("acc", DataType::Float, {int64_t{2}});
+  *body.add_initializer() = make_float_tensor("own", {2}, {1.f, 1.f});
+  add_node(body, "Identity", {"cond"}, {"cond_out"});
+  add_node(body, "Sum", {"own", "w", "acc"}, {"acc_next"});
+  *body.add_output() = make_value("cond_out", DataType::Bool, {});
+  *body.add_output() = make_value("acc_next", DataType::Float, {int64_t{2}});
+  b.output_untyped("out");
+  auto m = load(b);
+  ReferenceOptions o;
+  o.extra_kernels = &extra;
+  auto prepared = make_reference_engine(o)->prepare(m);
+  prepared->run({{"x", floats({2}, {1, 2})}});
+  prepared->run({{"x", floats({2}, {1, 2})}, {"k", floats({2}, {3, 4})}});
+  // w, x, k (an initializer by name, given or not), nx; then own, w (the main graph's), acc.
+  const std::vector<std::string> want{"11 00 11 00 ", "11 00 00 ", "11 00 11 00 ", "11 00 00 "};
+  EXPECT_EQ(seen, want);
+}

@@ -90,6 +90,12 @@ class KernelContext {
   // The kernel checks that what it kept still fits the inputs it is given.
   // nullptr where the engine keeps none.
   virtual std::shared_ptr<void>* kernel_state() const { return nullptr; }
+  // True when the node's input i names an initializer of graph() (constant
+  // weights a kernel may pack once). By name here; the interpreter answers
+  // from its plan without a search.
+  virtual bool input_is_initializer(size_t i) const {
+    return i < node().inputs.size() && graph().initializer(node().inputs[i]) != nullptr;
+  }
 
   // --- helpers on top of the above ---------------------------------------
   bool has_input(size_t i) const;

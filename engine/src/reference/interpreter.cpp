@@ -91,6 +91,7 @@ class NodeContext final : public KernelContext {
     return nullptr;
   }
   void set_node_kernels(Interpreter::NodeKernels* k) { kernels_ = k; }
+  bool input_is_initializer(size_t i) const override { return i < reads_.size() && reads_[i].constant != nullptr; }
 
  private:
   Interpreter::NodeKernels* kernels_ = nullptr;

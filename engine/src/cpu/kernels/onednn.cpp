@@ -194,10 +194,7 @@ Tensor& new_output(KernelContext& ctx, const Shape& shape) {
   return uninitialized_output(ctx, 0, DataType::Float, shape);
 }
 
-bool is_initializer(const KernelContext& ctx, size_t i) {
-  if (i >= ctx.node().inputs.size()) return false;
-  return ctx.graph().initializer(ctx.node().inputs[i]) != nullptr;
-}
+bool is_initializer(const KernelContext& ctx, size_t i) { return ctx.input_is_initializer(i); }
 
 namespace {
 thread_local bool t_release_repacked = false;
