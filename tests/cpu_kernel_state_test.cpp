@@ -48,6 +48,17 @@ std::vector<float> floats(size_t n, float scale, int salt) {
   return v;
 }
 
+// Input `name` of `in` set to floats(...) of `shape` (weights given as a graph input).
+void set_weights(NamedValues& in, const std::string& name, const Shape& shape, float scale, int salt) {
+  for (auto& [n, v] : in)
+    if (n == name) {
+      Tensor t = Tensor::zeros(DataType::Float, shape);
+      const auto vals = floats(t.element_count(), scale, salt);
+      std::copy(vals.begin(), vals.end(), t.mutable_data<float>());
+      v = Value(std::move(t));
+    }
+}
+
 // x[batch,16,h,w] -> Conv(w1, pad 1) -> Relu -> Conv(w3) -> + x (the residual,
 // folded into the blocked convolution) -> Relu -> Conv(w1) -> Conv(w2, a graph
 // input: its weights change from run to run) -> y
@@ -77,13 +88,7 @@ NamedValues inputs(const Model& m, int64_t batch, int64_t h, int64_t w, int w2_s
   spec.seed = static_cast<uint64_t>(batch * 100 + h * 10 + w);
   spec.dims = {{"batch", batch}, {"h", h}, {"w", w}};
   NamedValues in = make_inputs(m, spec);
-  for (auto& [name, v] : in)
-    if (name == "w2") {
-      Tensor t = Tensor::zeros(DataType::Float, {16, 16, 1, 1});
-      const auto vals = floats(16 * 16, 0.5f, w2_salt);
-      std::copy(vals.begin(), vals.end(), t.mutable_data<float>());
-      v = Value(std::move(t));
-    }
+  set_weights(in, "w2", {16, 16, 1, 1}, 0.5f, w2_salt);
   return in;
 }
 
@@ -226,13 +231,7 @@ TEST(CpuKernelState, KeptProductAndNormPlansFollowShapesAndValues) {
     spec.seed = static_cast<uint64_t>(s[0] * 100 + s[1] * 10 + s[2]);
     spec.dims = {{"batch", s[0]}, {"seq", s[1]}, {"n", s[2]}};
     NamedValues in = make_inputs(*m, spec);
-    for (auto& [name, v] : in)
-      if (name == "wg") {
-        Tensor t = Tensor::zeros(DataType::Float, {16, 8});
-        const auto vals = floats(16 * 8, 0.5f, static_cast<int>(s[3]));
-        std::copy(vals.begin(), vals.end(), t.mutable_data<float>());
-        v = Value(std::move(t));
-      }
+    set_weights(in, "wg", {16, 8}, 0.5f, static_cast<int>(s[3]));
     Kernels k;
     RunOptions opts;
     opts.observer = &k;

@@ -36,6 +36,13 @@ struct Recorder : Observer {
   bool should_stop() override { return stop_after >= 0 && static_cast<int>(seen.size()) >= stop_after; }
 };
 
+std::vector<std::unique_ptr<Engine>> reference_and_cpu() {
+  std::vector<std::unique_ptr<Engine>> engines;
+  engines.push_back(make_reference_engine());
+  engines.push_back(make_cpu_engine(CpuOptions{.threads = 1}));
+  return engines;
+}
+
 ModelBuilder mish_model() {
   ModelBuilder b(22, 10);
   b.input("x", DataType::Float, {int64_t{4}});
@@ -197,10 +204,7 @@ TEST(Interpreter, InitializerDefaultsAndOverridesRunAfterRun) {
   *a2->mutable_g() = else_g;
   b.output_untyped("y");
   auto m = load(b);
-  std::vector<std::unique_ptr<Engine>> engines;
-  engines.push_back(make_reference_engine());
-  engines.push_back(make_cpu_engine(CpuOptions{.threads = 1}));
-  for (const auto& engine : engines) {
+  for (const auto& engine : reference_and_cpu()) {
     SCOPED_TRACE(std::string(engine->name()));
     auto prepared = engine->prepare(m);
     auto y = [&](const NamedValues& in) {
@@ -253,10 +257,7 @@ TEST(Interpreter, LoopBodyReadsItsOwnOuterAndCarriedValues) {
   b.node("Add", {"acc_out", "shadowed"}, {"y"}, "add_outer");  // the outer 'shadowed': -x
   b.output_untyped("y");
   auto m = load(b);
-  std::vector<std::unique_ptr<Engine>> engines;
-  engines.push_back(make_reference_engine());
-  engines.push_back(make_cpu_engine(CpuOptions{.threads = 1}));
-  for (const auto& engine : engines) {
+  for (const auto& engine : reference_and_cpu()) {
     SCOPED_TRACE(std::string(engine->name()));
     auto prepared = engine->prepare(m);
     for (int round = 0; round < 3; ++round) {
