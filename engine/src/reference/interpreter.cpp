@@ -232,7 +232,30 @@ void Interpreter::cache_shape_values(const std::function<bool(const Node&)>& fol
   shape_nodes_ = shape_determined_nodes(*model_, follows_input_shapes);
   bool any = false;
   for (uint8_t b : shape_nodes_) any = any || b;
-  if (!any) shape_nodes_.clear();
+  if (!any) {
+    shape_nodes_.clear();
+    return;
+  }
+  const Graph& g = model_->graph;
+  std::unordered_map<std::string, size_t> producer;
+  for (size_t i = 0; i < g.nodes.size(); ++i)
+    for (const auto& o : g.nodes[i].outputs)
+      if (!o.empty()) producer[o] = i;
+  shape_readers_.assign(g.nodes.size(), {});
+  for (size_t j = 0; j < g.nodes.size(); ++j)
+    detail::for_each_read(g.nodes[j], free_names_, [&](const std::string& v) {
+      if (auto it = producer.find(v); it != producer.end() && shape_nodes_[it->second])
+        shape_readers_[it->second].push_back(static_cast<uint32_t>(j));
+    });
+  for (const auto& o : g.outputs)
+    if (auto it = producer.find(o.name); it != producer.end()) shape_readers_[it->second].push_back(kAnyReader);
+}
+
+bool Interpreter::kept_values_needed(size_t node) const {
+  if (node >= shape_readers_.size()) return true;
+  for (uint32_t r : shape_readers_[node])
+    if (r == kAnyReader || !shape_cache_.find(r)) return true;
+  return false;
 }
 
 void Interpreter::load_sparse_initializers(const Graph& g, Frame& frame) const {
@@ -379,9 +402,10 @@ std::vector<Value> Interpreter::exec_graph(const Graph& g, Frame& frame, const s
     const std::vector<int32_t>& out_slots = plan.output_slots[i];
     if (kept) {
       ++stats_.shape_nodes_reused;
-      for (size_t k = 0; k < outs.size(); ++k)
-        if (out_slots[k] >= 0 && !(*kept)[k].is_none())  // (none: never produced)
-          frame.slots[static_cast<size_t>(out_slots[k])] = (*kept)[k];
+      if (kept_values_needed(i))  // (else only kept nodes read them: nothing asks for the values)
+        for (size_t k = 0; k < outs.size(); ++k)
+          if (out_slots[k] >= 0 && !(*kept)[k].is_none())  // (none: never produced)
+            frame.slots[static_cast<size_t>(out_slots[k])] = (*kept)[k];
     } else {
       exec_node(g, plan, i, frame, path, opsets, iteration, where[i]);
       if (shape_node) {

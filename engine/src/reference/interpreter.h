@@ -143,6 +143,12 @@ class Interpreter {
   std::deque<NodeSlots> slots_;  // exec_node's, per nesting depth
   size_t depth_ = 0;
   std::vector<uint8_t> shape_nodes_;  // per main-graph node: shape-determined (empty: no caching)
+  // Per shape-determined node: the nodes that read its outputs, kAnyReader
+  // among them where one is a graph output. A kept node's values are put in
+  // the frame only when one of them runs this time (is not kept itself).
+  static constexpr uint32_t kAnyReader = ~uint32_t{0};
+  std::vector<std::vector<uint32_t>> shape_readers_;
+  bool kept_values_needed(size_t node) const;
   ShapeValueCache shape_cache_;
   // Operator function bodies from the schemas, parsed on first use.
   std::unordered_map<const void*, std::shared_ptr<const Function>> schema_functions_;
