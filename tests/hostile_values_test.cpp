@@ -305,6 +305,23 @@ TEST(HostileValues, ConvAndPoolWhosePaddingIsHuge) {
   attr_ints(n, "pads", {0, 0, 100000, 100000});
   p.output_untyped("y");
   expect_error_everywhere(p, {{"x", Value(floats({1, 1, 4, 4}, 1.f))}}, {"limit"});
+  // The 8-bit convolutions: the reference's int64 sums were made before any
+  // size check (the mutation sweep found it: a QOperator MobileNetV3 whose
+  // pads were changed, an out-of-memory abort under ASan).
+  const Tensor x8 = Tensor::zeros(DataType::Uint8, {1, 1, 4, 4});
+  for (const bool qlinear : {true, false}) {
+    SCOPED_TRACE(qlinear ? "QLinearConv" : "ConvInteger");
+    ModelBuilder q(17, 8);
+    q.input("x", DataType::Uint8, {int64_t{1}, int64_t{1}, int64_t{4}, int64_t{4}});
+    q.initializer(make_tensor_raw("w", DataType::Uint8, {1, 1, 1, 1}, std::string(1, '\x02')));
+    q.initializer(make_float_tensor("s", {}, {0.5f}));
+    q.initializer(make_tensor_raw("z", DataType::Uint8, {}, std::string(1, '\0')));
+    auto& conv = qlinear ? q.node("QLinearConv", {"x", "s", "z", "w", "s", "z", "s", "z"}, {"y"}, "conv")
+                         : q.node("ConvInteger", {"x", "w", "z", "z"}, {"y"}, "conv");
+    attr_ints(conv, "pads", {0, 0, 100000, 100000});
+    q.output_untyped("y");
+    expect_error_everywhere(q, {{"x", Value(x8)}}, {"limit"});
+  }
 }
 
 // A value_info that lies about a tensor's channels: the cpu engine planned

@@ -31,6 +31,7 @@
 #include "cpu/nhwc.h"
 #include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
+#include "reference/kernel_util.h"
 #include "reference/thread_scratch.h"
 #include "reference/ops/nn/common.h"
 
@@ -343,6 +344,9 @@ void qlinear_conv(KernelContext& ctx, bool channels_last_io) {
     for (size_t i = 2; i < p->y.size(); ++i) spatial *= p->y[i];
     // The sums in scratch the thread keeps (a fresh zeroed vector was a
     // mapping, a fill and an unmapping of up to 4.8 MB per call).
+    // Checked before they are made: padding from attributes can make them far
+    // larger than the input (the mutation sweep's QOperator MobileNetV3).
+    ref::check_work_buffer(ctx, p->y, "the int32 sums", 4);
     struct Sums;
     ref::ThreadScratch<int32_t, Sums> acc;
     acc->resize(static_cast<size_t>(N * M * spatial));

@@ -28,6 +28,8 @@ void ConvInteger(KernelContext& ctx) {
   Window win = conv_window(ctx, x.shape(), w.shape(), group, false);
   const Tensor* xzp = ctx.optional_input(2);
   if (xzp && xzp->element_count() > 1) ctx.fail("x_zero_point must be a scalar");
+  // The int64 sums are checked before they are made (padding can make them huge).
+  check_work_buffer(ctx, output_shape_of(x.shape(), w.shape()[0], win.out), "the output (in int64 sums)");
   std::vector<int64_t> y = conv_core(shifted_ints(ctx, x, xzp, "x"), x.shape(),
                                      shifted_ints(ctx, w, ctx.optional_input(3), "w"), w.shape(), win, group);
   Tensor& out = ctx.allocate_output(0, DataType::Int32, output_shape_of(x.shape(), w.shape()[0], win.out));

@@ -37,6 +37,9 @@ void QLinearConv(KernelContext& ctx) {
   if (xzp.element_count() != 1) ctx.fail("x_zero_point must be a scalar");
   const int64_t group = ctx.attr_int("group", 1);
   Window win = conv_window(ctx, x.shape(), w.shape(), group, false);
+  // Padding from attributes can make the output far larger than the input:
+  // the int64 sums are checked before they are made.
+  check_work_buffer(ctx, output_shape_of(x.shape(), w.shape()[0], win.out), "the output (in int64 sums)");
   std::vector<int64_t> acc = conv_core(shifted_ints(ctx, x, &xzp, "x"), x.shape(),
                                        shifted_ints(ctx, w, &ctx.input(5), "w"), w.shape(), win, group);
   const int64_t N = x.shape()[0], M = w.shape()[0], OS = nn::product(win.out);
