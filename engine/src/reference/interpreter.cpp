@@ -12,8 +12,6 @@
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <set>
-#include <unordered_set>
 
 namespace onnxscope::ref {
 namespace {
