@@ -190,7 +190,7 @@ TEST(ReferenceGemm, MatMulPastOneChunkOfRowsIsThePlainLoopBitForBit) {
 TEST(ReferenceGemm, FewRowsAreThePlainLoopBitForBit) {
   Rng rng(34);
   for (int64_t M : {1, 2, 3, 4, 5, 8, 9})
-    for (int64_t N : {7, 37, 1031}) {
+    for (int64_t N : {7, 37, 100, 1031}) {
       const int64_t K = 45;
       SCOPED_TRACE(std::to_string(M) + " x " + std::to_string(K) + " x " + std::to_string(N));
       const Tensor a = random_tensor(rng, DataType::Float, {M, K}, -2, 2, true), b = random_tensor(rng, DataType::Float, {K, N}, -2, 2, true);

@@ -207,48 +207,88 @@ void PackedB::multiply(const Packer& a, int64_t M, double* out, int64_t ldo, boo
 
 namespace {
 
-// acc[j] = acc[j] + a * B(t, j) for j in [j0, j1), B's row t at `brow`: the
-// products of two floats are exact in double, so a fused multiply-add rounds
-// as the pair does.
-__attribute__((target("avx512f"))) void row_update_avx512(double* acc, double a, const std::byte* brow, int64_t j0, int64_t j1) {
-  const __m512d av = _mm512_set1_pd(a);
-  int64_t j = j0;
-  for (; j + 8 <= j1; j += 8)
-    _mm512_storeu_pd(acc + j, _mm512_fmadd_pd(av, _mm512_cvtps_pd(_mm256_loadu_ps(reinterpret_cast<const float*>(brow + j * 4))), _mm512_loadu_pd(acc + j)));
-  for (; j < j1; ++j) {
-    float b;
-    std::memcpy(&b, brow + j * 4, sizeof b);  // (B's bytes need not be aligned for float)
-    const double p = a * static_cast<double>(b);  // exact: the pair rounds as the fused form
-    acc[j] = acc[j] + p;
+// R rows (i0 ..) by up to 8 * V columns (j0 .., `cols` of them) of A B,
+// t in order: the sums stay in registers while t runs (R x V of them), each
+// of B's rows read once for the R rows. acc + a * b with a * b exact (two
+// floats' product fits a double), so the fused multiply-add rounds as the
+// plain loop's multiply and add do: the same bits.
+template <int R, int V>
+__attribute__((target("avx512f,avx512vl"))) void few_rows_block(const Operand& a, const Operand& b, int64_t i0, int64_t j0,
+                                                                int64_t cols, int64_t K, double* out, int64_t ldo) {
+  __m512d acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_pd();
+  __mmask8 mask[V];
+  for (int v = 0; v < V; ++v) {
+    const int64_t left = cols - 8 * v;
+    mask[v] = left >= 8 ? __mmask8(0xff) : static_cast<__mmask8>((1u << std::max<int64_t>(left, 0)) - 1u);
+  }
+  const int64_t a_elem = static_cast<int64_t>(sizeof(float));
+  for (int64_t t = 0; t < K; ++t) {
+    const float* brow = reinterpret_cast<const float*>(b.data + (t * b.row + j0) * a_elem);
+    __m512d bv[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v) bv[v] = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(mask[v], brow + 8 * v));  // (masked lanes are not read)
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      float av;
+      std::memcpy(&av, a.data + ((i0 + r) * a.row + t * a.col) * a_elem, sizeof av);
+      const __m512d s = _mm512_set1_pd(static_cast<double>(av));
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm512_fmadd_pd(s, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) _mm512_mask_storeu_pd(out + r * ldo + 8 * v, mask[v], acc[r][v]);
+}
+
+using BlockFn = void (*)(const Operand&, const Operand&, int64_t, int64_t, int64_t, int64_t, double*, int64_t);
+
+template <int R>
+BlockFn block_for(int64_t vectors) {
+  switch (vectors) {
+    case 1: return &few_rows_block<R, 1>;
+    case 2: return &few_rows_block<R, 2>;
+    case 3: return &few_rows_block<R, 3>;
+    default: return &few_rows_block<R, 4>;
+  }
+}
+
+BlockFn few_rows_kernel(int64_t rows, int64_t cols) {
+  const int64_t vectors = (cols + 7) / 8;
+  switch (rows) {
+    case 1: return block_for<1>(vectors);
+    case 2: return block_for<2>(vectors);
+    case 3: return block_for<3>(vectors);
+    default: return block_for<4>(vectors);
   }
 }
 
 }  // namespace
 
 bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  // Up to 8 rows while B stays in the caches (4 MB of floats): each row reads
-  // it again; past that, packing it once for all rows is cheaper.
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  // Up to 8 rows while B stays in the caches (4 MB of floats): each group of
+  // 4 rows reads it again; past that, packing it once for all rows is cheaper.
   if (!avx512 || M > 8 || (M > 4 && K * N > (int64_t{1} << 20)) || M <= 0 || N <= 0 || b.col != 1) return false;
-  // Columns in blocks of 512 (4 KB of sums, in L1), shared out to the threads
-  // where the product is large enough to be worth it.
-  constexpr int64_t kCols = 512;
+  // Columns in blocks of 512 (4 KB of sums a row), shared out to the
+  // threads where the product is large enough to be worth it; within a
+  // block, 4 rows by 32 columns at a time in registers.
+  constexpr int64_t kCols = 512, kRows = 4, kChunk = 32;
   const int64_t blocks = (N + kCols - 1) / kCols;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, M * kCols * std::max<int64_t>(K, 1)));
   cpu::parallel_for(blocks, grain, [&](int64_t lo, int64_t hi) {
-    double acc[kCols];
+    double sums[kRows * kCols];
     for (int64_t blk = lo; blk < hi; ++blk) {
       poll_deadline();
       const int64_t j0 = blk * kCols, n = std::min(kCols, N - j0);
-      for (int64_t i = 0; i < M; ++i) {
-        std::fill(acc, acc + n, 0.0);
-        for (int64_t t = 0; t < K; ++t) {
-          float av;
-          std::memcpy(&av, a.data + (i * a.row + t * a.col) * static_cast<int64_t>(sizeof(float)), sizeof av);
-          const std::byte* brow = b.data + (t * b.row + j0) * static_cast<int64_t>(sizeof(float));
-          row_update_avx512(acc, static_cast<double>(av), brow, 0, n);
+      for (int64_t i0 = 0; i0 < M; i0 += kRows) {
+        const int64_t rows = std::min(kRows, M - i0);
+        for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+          const int64_t cols = std::min(kChunk, n - c0);
+          few_rows_kernel(rows, cols)(a, b, i0, j0 + c0, cols, K, sums + c0, kCols);
         }
-        sink(i, j0, acc, n);
+        for (int64_t r = 0; r < rows; ++r) sink(i0 + r, j0, sums + r * kCols, n);
       }
     }
   });
