@@ -99,19 +99,21 @@ struct Problem {
 
 // SiLU (Swish with alpha 1) after the convolution: oneDNN's swish post-op,
 // or the call without it and then silu_in_place over the output while it is
-// in cache. Which is faster depends on the processor. On the AMD EPYC
-// (Zen 4) development machine of session 26 the post-op cost 3.6 ms of
-// efficientnet_b0's 13 ms at batch 1 (1 thread; the convolutions alone 7.3
-// ms), our pass after it less: efficientnet_b0 13.4 -> 12.1 ms (1 thread),
-// 7.3 -> 6.7 ms (2 threads). On the Intel AVX-512 machine of session 25 a
-// separate SiLU node was the slower (5.85 ms fused against 6.15 ms at 2
-// threads), so Intel keeps the post-op. ONNXSCOPE_OWN_SILU=1 or 0 chooses
-// (AVX-512 is needed for ours either way).
+// in cache. On the AMD EPYC (Zen 4) development machine of session 26 the
+// post-op cost 3.6 ms of efficientnet_b0's 13 ms at batch 1 (1 thread; the
+// convolutions alone 7.3 ms), our pass after it less: efficientnet_b0 13.4
+// -> 12.1 ms (1 thread), 7.3 -> 6.7 ms (2 threads). Session 25 kept the
+// post-op on Intel, having measured it against a separate SiLU node only;
+// on the Intel Xeon (AVX-512, AMX) of session 37 our pass was the faster
+// too: efficientnet_b0 batch 1 at 1 thread faster in 13 of 14 alternated
+// pairs (12.6 -> 11.8 ms in the first), at 2 threads even (9 of 16), batch 8
+// 59.9 -> 58.0 ms (2 threads, 7 of 10). So every AVX-512 processor takes our
+// pass; ONNXSCOPE_OWN_SILU=0 keeps the post-op (1 forces ours).
 bool silu_after_conv() {
   static const bool on = [] {
     if (!__builtin_cpu_supports("avx512f")) return false;
-    if (const char* e = std::getenv("ONNXSCOPE_OWN_SILU")) return std::string(e) == "1";
-    return static_cast<bool>(__builtin_cpu_is("amd"));
+    if (const char* e = std::getenv("ONNXSCOPE_OWN_SILU")) return std::string(e) != "0";
+    return true;
   }();
   return on;
 }
