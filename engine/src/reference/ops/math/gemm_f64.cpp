@@ -220,8 +220,8 @@ __attribute__((target("avx512f,avx512vl"))) void few_rows_block(const Operand& a
     for (int v = 0; v < V; ++v) acc[r][v] = _mm512_setzero_pd();
   __mmask8 mask[V];
   for (int v = 0; v < V; ++v) {
-    const int64_t left = cols - 8 * v;
-    mask[v] = left >= 8 ? __mmask8(0xff) : static_cast<__mmask8>((1u << std::max<int64_t>(left, 0)) - 1u);
+    const int64_t left = cols - 8 * v;  // at least 1: V is cols / 8 rounded up
+    mask[v] = left >= 8 ? __mmask8(0xff) : static_cast<__mmask8>((1u << left) - 1u);
   }
   const int64_t a_elem = static_cast<int64_t>(sizeof(float));
   for (int64_t t = 0; t < K; ++t) {

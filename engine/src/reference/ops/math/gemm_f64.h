@@ -122,9 +122,10 @@ void pack_strided(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t 
 
 // A float product of a few rows (M <= 4, or M <= 8 with B of at most 2^20
 // values) by a B whose rows are contiguous,
-// without packing: each row's sums run along B's rows, eight columns at a
-// time, t in order (a Scan body's [1, 64] x [64, 64], a decoder's one token:
-// a tile of 6 rows wasted 5 and packing B cost as much as the products).
+// without packing: the sums of 4 rows by 32 columns stay in registers while
+// t runs in order, each of B's rows read once for the 4 (a Scan body's
+// [1, 64] x [64, 64], a decoder's one token: a tile of 6 rows wasted 5 and
+// packing B cost as much as the products).
 // False, and nothing done, where it does not apply (no AVX-512 either).
 bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink);
 
