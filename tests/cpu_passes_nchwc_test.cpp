@@ -104,6 +104,30 @@ TEST(NchwcLayout, ATwoInputSumIsAResidualToo) {
   expect_same_results(original, m);
 }
 
+// A residual convolution whose padding reaches past its kernel: a 1x3 kernel
+// with a padding row above and below, so its first and last output rows read
+// only padding. oneDNN 2.6's brgconv kernel crashed (a segfault in its JIT
+// code) on the sum post-op there; the blocked convolution declines the
+// problem and the fused node runs on its reference form.
+TEST(NchwcLayout, AResidualConvolutionWhoseRowsReadOnlyPaddingRuns) {
+  if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
+  ModelBuilder b(14);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{24}, int64_t{7}, int64_t{9}});
+  b.initializer(weights("wa", {24, 24, 3, 3}, 81, -0.3f, 0.3f));
+  b.initializer(weights("wb", {24, 24, 1, 3}, 82, -0.3f, 0.3f));
+  attr_ints(b.node("Conv", {"x", "wa"}, {"a"}, "conv_a"), "pads", {2, 1, 2, 1});  // [1, 24, 9, 9]
+  b.node("Relu", {"a"}, {"ar"}, "relu_a");
+  attr_ints(b.node("Conv", {"x", "wb"}, {"m"}, "conv_b"), "pads", {1, 1, 1, 1});  // [1, 24, 9, 9]
+  b.node("Add", {"m", "ar"}, {"s"}, "add");
+  b.node("Relu", {"s"}, {"y"}, "relu");
+  b.output("y", DataType::Float, {int64_t{1}, int64_t{24}, int64_t{9}, int64_t{9}});
+  auto original = load_model(b);
+  auto m = apply(*original, cpu::nchwc_layout, true);
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "Relu", "NchwcConv", "FromNchwc"}));
+  EXPECT_EQ(m->graph.nodes[3].inputs.size(), 4u);  // the residual fused in
+  expect_same_results(original, m);
+}
+
 // Inception/SqueezeNet-style branches: a channel Concat of blocked values
 // stays blocked when every input but the last fills whole blocks.
 TEST(NchwcLayout, ChannelConcatOfWholeBlocksStaysBlocked) {

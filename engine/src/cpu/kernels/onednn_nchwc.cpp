@@ -152,6 +152,13 @@ bool problem(const KernelContext& ctx, Problem& p) {
     // (cpu_kernels_test found it): those run on the reference form.
     for (int64_t st : p.win.strides)
       if (st != 1) return false;
+    // It also crashes (in its brgconv JIT code, on AVX-512) where padding
+    // reaches past the kernel, so a whole output row or column reads only
+    // padding (a 1x1 or 1xN kernel with pads on that axis): those too.
+    for (size_t i = 0; i < 2; ++i) {
+      const int64_t extent = (p.win.kernel[i] - 1) * p.win.dilations[i] + 1;
+      if (p.win.pad_begin[i] >= extent || p.win.pad_end[i] >= extent) return false;
+    }
     p.sum = true;
   }
   p.threads = use_threads(threads_for(conv_macs(p.y, p.w[1], p.win.kernel)));
