@@ -770,6 +770,42 @@ void run_all(int threads) {
 
 }  // namespace
 
+// Gemm's alpha with an activation that has a linear step of its own
+// (HardSigmoid: linear, then clip) and B a graph input (the oneDNN matmul,
+// not sgemm on packed weights): oneDNN 2.6 gave values off by up to 0.5 while
+// alpha was a linear post-op ahead of HardSigmoid's; alpha is now the output
+// scale. Found by 400 cases of the FusedGemm generator (16 never drew one).
+TEST(CpuKernels, FusedGemmAlphaBeforeAnActivationWithALinearStep) {
+  auto cpu = onednn_first_engine(2);
+  auto ref = make_reference_engine();
+  int idx = 0;
+  for (float alpha : {0.5f, -2.0f})
+    for (float beta : {0.0f, 0.25f})
+      for (int tb : {0, 1}) {
+        Case c;
+        set_opset(c, 13);
+        c.cpu.opset("onnxscope.cpu", 1);
+        Rng rng(static_cast<uint32_t>(77 + idx++));
+        Builder b{c, rng};
+        const int64_t M = 17, K = 14, N = 3;
+        b.input("a", {M, K});
+        b.input("b", tb ? Shape{N, K} : Shape{K, N});
+        b.constant("c", {N});
+        auto set = [&](onnx::NodeProto& n) {
+          attr_int(n, "transB", tb);
+          attr_float(n, "alpha", alpha);
+          attr_float(n, "beta", beta);
+        };
+        auto& n = c.cpu.node("FusedGemm", {"a", "b", "c"}, {"y"}, "fused", "onnxscope.cpu");
+        set(n);
+        set(c.ref.node("Gemm", {"a", "b", "c"}, {"t"}));
+        apply_activation(c, n, Act{"HardSigmoid", {0.2f, 0.5f}}, "t", "y");
+        c.what = "FusedGemm HardSigmoid alpha " + std::to_string(alpha) + " beta " + std::to_string(beta) + (tb ? " tB" : "");
+        b.output("y");
+        check_case(*cpu, *ref, "FusedGemm", c);
+      }
+}
+
 TEST(CpuKernels, OneDnnMatchesReference) { run_all(0); }
 
 TEST(CpuKernels, OneDnnMatchesReferenceSingleThread) { run_all(1); }

@@ -345,16 +345,19 @@ md gemm_b_md(const GemmProblem& p) {
 
 // alpha == 1 and C a row: beta*C is the matmul's bias (the only bias shape
 // with a fast kernel). Otherwise Y is first filled with beta*C (broadcast) and
-// the product lands on it through a sum post-op after a linear(alpha) one, so
-// the order of operations is alpha * (A B) + beta * C.
+// the product, scaled by alpha (the output scale), lands on it through a sum
+// post-op, so the order of operations is alpha * (A B) + beta * C.
 std::shared_ptr<const Prim> gemm_prim(const KernelContext& ctx, const GemmProblem& p, bool fused) {
   return get_prim(p.key, [&] {
     dnnl::post_ops po;
     const bool c_as_bias = p.c_as_bias;
-    if (p.alpha != 1.0f) po.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, p.alpha, 0.f);
     if (!p.c.empty() && !c_as_bias) po.append_sum(1.f);
     if (fused && !append_activation(ctx, po)) return Prim{};
     dnnl::primitive_attr attr = base_attr();
+    // alpha as the output scale (applied before the post-ops), not a
+    // linear post-op: oneDNN 2.6's matmul gave wrong values (off by up to
+    // 0.5) with a second linear post-op after it, HardSigmoid's.
+    if (p.alpha != 1.0f) attr.set_output_scales(0, {p.alpha});
     attr.set_post_ops(po);
     const md wei = p.constant_b ? md({p.K, p.N}, dt::f32, tag::any) : gemm_b_md(p);
     const md dst = plain_md({p.M, p.N});
