@@ -549,6 +549,14 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
     }
     auto& n = c.mb.node(qlinear ? "QLinearConv" : "ConvInteger", ins, {"y"}, "n");
     attr_int(n, "group", G);
+    // A padded 3-D convolution is the reference's (oneDNN 2.6 puts the input's
+    // zero point wrongly in its padding: conv_integer.cpp).
+    bool padded = false;
+    for (int64_t d = 0; d < spatial_rank; ++d) {
+      const int64_t in = xs[static_cast<size_t>(2 + d)], k = ws[static_cast<size_t>(2 + d)], s = strides[static_cast<size_t>(d)];
+      padded |= i % 8 == 6 ? ((in + s - 1) / s - 1) * s + k > in : pads_b[static_cast<size_t>(d)] + pads_e[static_cast<size_t>(d)] > 0;
+    }
+    if (spatial_rank == 3 && padded) c.expect_fast = false;
     if (i % 8 == 6) {
       attr_string(n, "auto_pad", "SAME_UPPER");
       std::fill(dilations.begin(), dilations.end(), 1);
@@ -571,6 +579,22 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
   c.mb.node("ConvInteger", {"x", "w"}, {"y"}, "n");
   c.expect_fast = false;
   check(c, 0, 0);
+  // A 3-D convolution padded on its width with an input zero point: oneDNN
+  // 2.6's int8 kernel gave sums off by thousands (400 cases of the loop above
+  // drew two; its 40 none), so the reference runs it.
+  Case p3(10);
+  p3.what = "ConvInteger 3-D padded on the width, input zero point 9";
+  p3.input("x", ints(DataType::Int8, {2, 7, 3, 5, 5}));
+  Tensor xz = Tensor::zeros(DataType::Int8, {});
+  xz.mutable_data<int8_t>()[0] = 9;
+  p3.input("xz", xz);
+  p3.mb.initializer(raw("w", ints(DataType::Int8, {5, 7, 2, 2, 3}, 64, 191)));
+  Tensor wz = Tensor::zeros(DataType::Int8, {});
+  wz.mutable_data<int8_t>()[0] = 5;
+  p3.mb.initializer(raw("wz", wz));
+  attr_ints(p3.mb.node("ConvInteger", {"x", "w", "xz", "wz"}, {"y"}, "n"), "pads", {0, 0, 1, 0, 0, 1});
+  p3.expect_fast = false;
+  check(p3, 0, 0);
 }
 
 // Einsum as a batched product: the equations exporters write (attention
