@@ -240,6 +240,26 @@ TEST(CpuOpsHarness, ReductionsOverAnyAxes) {
     }
 }
 
+// ReduceL2 whose sum of squares is infinite (an infinity in the row, or
+// squares past the float range whose root is past it too) is +inf over either
+// axis: the SSE square root Eigen's fast math uses made it NaN (found by ten
+// times the cases of ReductionsOverAnyAxes).
+TEST(CpuOpsHarness, ReduceL2OfAnInfiniteSumIsInfinity) {
+  const float inf = std::numeric_limits<float>::infinity();
+  for (int64_t axis : {int64_t{-1}, int64_t{0}}) {
+    Case c(18);
+    c.what = "ReduceL2 axis " + std::to_string(axis);
+    Tensor x = Tensor::zeros(DataType::Float, {5, 3});
+    // Every row and every column holds an infinity or two squares of 3e38.
+    const float v[] = {inf, 1, 1, 3e38f, 3e38f, 1, 1, 3e38f, -inf, -inf, 0, 3e38f, 4, 3e38f, 3e38f};
+    std::copy(std::begin(v), std::end(v), x.mutable_data<float>());
+    c.input("x", x);
+    c.ints("axes", {axis});
+    attr_int(c.mb.node("ReduceL2", {"x", "axes"}, {"y"}, "n"), "keepdims", 1);
+    check(c);
+  }
+}
+
 // ReduceMax, ReduceMin and ReduceLogSumExp over the last axis (the vector row
 // path): rows of every length from 1 to 70 (vector body and tail), with a NaN
 // or an infinity planted in the body or the tail of some rows; NaN anywhere

@@ -234,7 +234,8 @@ void reduce_rows(Kind k, const float* x, int64_t reduced, int64_t stride, int64_
 void finish(Kind k, float* y, int64_t n, int64_t reduced) {
   Map a(y, n);
   if (k == Kind::Mean) a /= static_cast<float>(reduced);
-  else if (k == Kind::L2) a = a.sqrt();
+  // Eigen's fast-math square root on SSE (rsqrt and a Newton step) gives NaN for +inf.
+  else if (k == Kind::L2) a = (a == std::numeric_limits<float>::infinity()).select(a, a.sqrt());
   else if (k == Kind::LogSum) a = a.log();
 }
 
