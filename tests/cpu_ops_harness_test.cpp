@@ -377,6 +377,22 @@ TEST(CpuOpsHarness, InstanceAndGroupNormalization) {
     if (group) attr_int(n, "num_groups", groups);
     check(c);
   }
+  // A mean far from zero against the spread: one-element groups (whose
+  // variance is 0, so the scale is 1 / sqrt(eps): the result is the bias), and
+  // values of 1000 with a spread of 0.01. Scaling x and the mean apart and
+  // subtracting after cancelled: the bias came out 4.8e-5 off (found by ten
+  // times the cases above).
+  for (const Shape& s : {Shape{1, 8, 1}, Shape{2, 4, 64}}) {
+    Case c(21);
+    c.what = "GroupNormalization " + shape_to_string(s) + " mean far from zero";
+    Tensor x = random_tensor(rng, DataType::Float, s, 999.99, 1000.01);
+    if (s[2] == 1) x = random_tensor(rng, DataType::Float, s, -3, 3);
+    c.input("x", x);
+    c.input("scale", random_tensor(rng, DataType::Float, {s[1]}, 0.5, 1.5));
+    c.input("bias", random_tensor(rng, DataType::Float, {s[1]}, -1, 1));
+    attr_int(c.mb.node("GroupNormalization", {"x", "scale", "bias"}, {"y"}, "n"), "num_groups", s[1]);
+    check(c);
+  }
 }
 
 TEST(CpuOpsHarness, ArgMaxAndArgMin) {
