@@ -5,6 +5,7 @@
 // with the fast kernels and with their plain (fused-reference) forms.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <random>
 
@@ -416,7 +417,12 @@ TEST(NhwcInt8Layout, RandomProblemsBitForBit) {
     auto original = load_model(b);
     auto m = apply(*original, cpu::nhwc_int8_layout, true);
     const Kernels k = expect_bit_identical(original, m, inputs);
-    expect_kernel(k, "NhwcQLinearConv", {"onednn-int8", "cpu-int8"});
+    // A padded 3-D convolution is the reference's: oneDNN 2.6's int8 kernel
+    // put the input zero point wrongly in the padding (conv_integer.cpp;
+    // 720 cases here found four, 36 none).
+    const bool padded_3d = spatial_rank == 3 && std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v != 0; });
+    expect_kernel(k, "NhwcQLinearConv",
+                  padded_3d ? std::set<std::string>{"fused-reference", "cpu-int8"} : std::set<std::string>{"onednn-int8", "cpu-int8"});
     if (spatial_rank == 2) expect_kernel(k, "NhwcMaxPool", {"cpu-simd"});
     const Kernels plain = expect_bit_identical(original, m, inputs, {"cpu-int8", "onednn-int8", "cpu-simd"});
     expect_kernel(plain, "NhwcQLinearConv", {"fused-reference"});
