@@ -78,8 +78,12 @@ void expect_error_everywhere(const ModelBuilder& b, const NamedValues& in, const
 
 }  // namespace
 
-// Constant-mode Pad whose begin is -2^63: the CUDA engine negated it, kept
-// the whole row and wrote 1000 elements into a 1-element output.
+// Pad whose begin is -2^63 on a row of 1000, end 2^63 - 999: one output
+// element. Constant mode: the CUDA engine negated the begin, kept the whole
+// row and wrote 1000 elements into a 1-element output; the element is the
+// constant. The other modes crop first and pad from what is left (as
+// onnxruntime does), and a begin of -2^63 leaves nothing: a clear error on
+// every engine, no overflow on the way.
 TEST(HostileValues, PadOfMinusTwoToTheSixtyThree) {
   for (const char* mode : {"constant", "edge", "wrap", "reflect"}) {
     ModelBuilder b(19, 9);
@@ -87,17 +91,39 @@ TEST(HostileValues, PadOfMinusTwoToTheSixtyThree) {
     b.initializer(make_int64_tensor("pads", {2}, {kMin, kMax - 998}));
     attr_string(b.node("Pad", {"x", "pads"}, {"y"}, "pad"), "mode", mode);
     b.output("y", DataType::Float, {int64_t{1}});
-    std::vector<std::vector<float>> got;
+    if (std::string(mode) != "constant") {
+      SCOPED_TRACE(mode);
+      expect_error_everywhere(b, {{"x", Value(iota(1000))}}, {"remove all 1000"});
+      continue;
+    }
     for (const char* e : kEngines) {
       Outcome o = run(e, b, {{"x", Value(iota(1000))}});
       ASSERT_TRUE(o.ok) << e << " " << mode << ": " << o.error;
-      got.push_back(values(o.outputs[0].second));
+      EXPECT_EQ(values(o.outputs[0].second), std::vector<float>{0.f}) << e;
     }
-    // Output element 0 is input coordinate 2^63 (in 128 bits): outside (constant), the last (edge), 2^63 mod 1000 (wrap).
-    // Reflect: period 1998, and 2^63 mod 1998 = 80, inside the row.
+  }
+}
+
+// Wrap and reflect with a negative pad at one end and a positive one at the
+// other: the part left after the crop is what is wrapped or reflected (as
+// onnxruntime and PyTorch's circular pad do). [0 1 2 3 4] with pads [-1, 2]:
+// wrap [1 2 3 4 1 2] (not [1 2 3 4 0 1]), reflect [1 2 3 4 3 2].
+TEST(HostileValues, PadCropsBeforeWrappingOrReflecting) {
+  for (const char* mode : {"wrap", "reflect", "edge"}) {
+    ModelBuilder b(19, 9);
+    b.input("x", DataType::Float, {int64_t{5}});
+    b.initializer(make_int64_tensor("pads", {2}, {-1, 2}));
+    attr_string(b.node("Pad", {"x", "pads"}, {"y"}, "pad"), "mode", mode);
+    b.output("y", DataType::Float, {int64_t{6}});
     const std::string m = mode;
-    const float want = m == "constant" ? 0.f : m == "edge" ? 999.f : m == "wrap" ? 808.f : 80.f;
-    for (size_t k = 0; k < got.size(); ++k) EXPECT_EQ(got[k], std::vector<float>{want}) << kEngines[k] << " " << mode;
+    const std::vector<float> want = m == "wrap" ? std::vector<float>{1, 2, 3, 4, 1, 2}
+                                    : m == "reflect" ? std::vector<float>{1, 2, 3, 4, 3, 2}
+                                                     : std::vector<float>{1, 2, 3, 4, 4, 4};
+    for (const char* e : kEngines) {
+      Outcome o = run(e, b, {{"x", Value(iota(5))}});
+      ASSERT_TRUE(o.ok) << e << " " << mode << ": " << o.error;
+      EXPECT_EQ(values(o.outputs[0].second), want) << e << " " << mode;
+    }
   }
 }
 

@@ -5,6 +5,7 @@
 // mapping each output element to its input element (kernels/movement.h
 // PadMapKernel). pads, axes and constant_value are read on the host.
 #include <algorithm>
+#include <cstddef>
 #include <cstring>
 
 #include "cuda/ops/op_table.h"
@@ -14,6 +15,12 @@ namespace onnxscope::cuda {
 namespace {
 
 bool pad_reads_on_host(const Node&, size_t i) { return i >= 1; }
+
+// The elements of a dimension of n that its pads leave (negative pads crop), at most n, possibly <= 0.
+int64_t kept(int64_t n, int64_t begin, int64_t end) {
+  auto cut = [n](int64_t pad) { return pad >= 0 ? 0 : pad < -n ? n : -pad; };  // never -INT64_MIN
+  return n - cut(begin) - cut(end);
+}
 
 std::optional<std::string> refuse_pad(const Graph& g, const Node& n) {
   if (auto r = refuse_movable(g, n)) return r;
@@ -80,7 +87,10 @@ void run_pad(OpContext& c) {
     if (mode == "wrap" && c.opset() < 19) c.fail("unsupported mode 'wrap'");
     if (mode != "edge" && mode != "wrap" && mode != "reflect") c.fail("unsupported mode '" + mode + "'");
     for (size_t d = 0; d < rank; ++d)
-      if (x.shape[d] == 0 && out[d] > 0) c.fail("cannot " + mode + "-pad dimension " + std::to_string(d) + " of size 0");
+      if (out[d] > 0 && kept(x.shape[d], begin[d], end[d]) <= 0)
+        c.fail(x.shape[d] == 0 ? "cannot " + mode + "-pad dimension " + std::to_string(d) + " of size 0"
+                               : "cannot " + mode + "-pad dimension " + std::to_string(d) + ": its negative pads remove all " +
+                                     std::to_string(x.shape[d]) + " of its elements");
   }
   c.output(0) = c.allocate(x.dtype, out);
   const uint64_t bytes = bytes_of(x.dtype, out);
@@ -92,20 +102,24 @@ void run_pad(OpContext& c) {
     k.rank = static_cast<int>(rank);
     k.width = static_cast<int>(dtype_info(x.dtype).bits / 8);
     const auto in_stride = contiguous_strides(x.shape);
+    // Negative pads crop first and the mode pads from what is left (the
+    // reference's pad.cpp says why): the kernel reads the kept part, a view
+    // of X starting past the elements cropped at each start.
+    int64_t skip = 0;
     for (size_t d = 0; d < rank; ++d) {
       k.out[d] = out[d];
-      k.in[d] = x.shape[d];
-      // The kernel computes k - begin: a begin from data near -2^63 would
-      // overflow, so it is first brought to an equivalent one (edge: clamped
-      // to [-dim, out]; wrap and reflect: modulo their period).
-      const int64_t n = x.shape[d];
+      const int64_t n = kept(x.shape[d], begin[d], end[d]);
+      k.in[d] = n;
+      skip += (x.shape[d] - kept(x.shape[d], begin[d], 0)) * in_stride[d];
+      // The kernel computes k - begin: a begin near 2^63 would overflow, so
+      // it is first brought to an equivalent one (edge: clamped to [0, out];
+      // wrap and reflect: modulo their period).
+      const int64_t b = std::max<int64_t>(begin[d], 0);
       auto mod = [](int64_t a, int64_t m) { return m <= 0 ? 0 : (a % m + m) % m; };
-      k.begin[d] = k.mode == 1 ? std::clamp<int64_t>(begin[d], -n, out[d])
-                 : k.mode == 2 ? mod(begin[d], n)
-                               : mod(begin[d], 2 * (n - 1));
+      k.begin[d] = k.mode == 1 ? std::min<int64_t>(b, out[d]) : k.mode == 2 ? mod(b, n) : mod(b, 2 * (n - 1));
       k.in_stride[d] = in_stride[d];
     }
-    k.x = x.data;
+    k.x = static_cast<const std::byte*>(x.data) + skip * k.width;
     k.y = c.output(0).data;
     launch(c.rt(), k, static_cast<int64_t>(elements_of(out)));
     return;

@@ -22,9 +22,16 @@ enum class Mode { Constant, Reflect, Edge, Wrap };
 struct Problem {
   Mode mode = Mode::Constant;
   std::vector<int64_t> begin;  // pad before each dim (negative: crop)
+  std::vector<int64_t> end;    // pad after each dim (negative: crop)
   Shape out;
   std::vector<std::byte> fill;  // the constant's bytes (one element)
 };
+
+// The elements of a dimension of n that its pads leave (negative pads crop), at most n, possibly <= 0.
+int64_t kept(int64_t n, int64_t begin, int64_t end) {
+  auto cut = [n](int64_t pad) { return pad >= 0 ? 0 : pad < -n ? n : -pad; };  // never -INT64_MIN
+  return n - cut(begin) - cut(end);
+}
 
 std::optional<Problem> problem_of(const KernelContext& ctx) {
   const Value* xv = ctx.input_count() >= 1 ? ctx.input_value(0) : nullptr;
@@ -80,7 +87,8 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
   const size_t naxes = axes.size();
   if (pads.size() != 2 * naxes) return std::nullopt;
   p.begin.assign(static_cast<size_t>(rank), 0);
-  std::vector<int64_t> end(static_cast<size_t>(rank), 0);
+  p.end.assign(static_cast<size_t>(rank), 0);
+  std::vector<int64_t>& end = p.end;
   std::vector<bool> seen(static_cast<size_t>(rank), false);
   for (size_t i = 0; i < naxes; ++i) {
     if (axes[i] < -rank || axes[i] >= rank) return std::nullopt;
@@ -95,7 +103,7 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
     int64_t o = 0;
     if (__builtin_add_overflow(x.shape()[d], p.begin[d], &o) || __builtin_add_overflow(o, end[d], &o) || o < 0)
       return std::nullopt;
-    if (p.mode != Mode::Constant && x.shape()[d] == 0 && o > 0) return std::nullopt;
+    if (p.mode != Mode::Constant && o > 0 && kept(x.shape()[d], p.begin[d], end[d]) <= 0) return std::nullopt;
     p.out[d] = o;
   }
   return p;
@@ -115,19 +123,22 @@ void fill_elements(std::byte* o, int64_t n, const std::byte* value, size_t elem)
   }
 }
 
-// Input coordinate of output coordinate k along a dim of n input elements, or -1 for the constant.
-int64_t source_of(Mode mode, int64_t k, int64_t begin, int64_t n) {
-  const __int128 c = static_cast<__int128>(k) - begin;  // a pad of -2^63 must not wrap
-  if (c >= 0 && c < n) return static_cast<int64_t>(c);
+// Input coordinate of output coordinate k along a dim of `dim` input
+// elements, or -1 for the constant. Negative pads crop first and the mode
+// pads from what is left (the reference's pad.cpp says why).
+int64_t source_of(Mode mode, int64_t k, int64_t begin, int64_t end, int64_t dim) {
+  const int64_t n = kept(dim, begin, end), cut = begin < 0 ? dim - kept(dim, begin, 0) : 0;
+  const __int128 c = static_cast<__int128>(k) - std::max<int64_t>(begin, 0);
+  if (c >= 0 && c < n) return static_cast<int64_t>(c) + cut;
   switch (mode) {
     case Mode::Constant: return -1;
-    case Mode::Edge: return c < 0 ? 0 : n - 1;
-    case Mode::Wrap: return static_cast<int64_t>(((c % n) + n) % n);
+    case Mode::Edge: return (c < 0 ? 0 : n - 1) + cut;
+    case Mode::Wrap: return static_cast<int64_t>(((c % n) + n) % n) + cut;
     case Mode::Reflect: {
       const int64_t period = 2 * (n - 1);
-      if (period == 0) return 0;
+      if (period == 0) return cut;
       int64_t m = static_cast<int64_t>(((c % period) + period) % period);
-      return m >= n ? period - m : m;
+      return (m >= n ? period - m : m) + cut;
     }
   }
   return -1;
@@ -153,7 +164,7 @@ void Pad(KernelContext& ctx) {
   for (size_t d = 0; d < rank; ++d) {
     table[d].resize(static_cast<size_t>(p->out[d]));
     for (int64_t k = 0; k < p->out[d]; ++k) {
-      const int64_t c = source_of(p->mode, k, p->begin[d], x.shape()[d]);
+      const int64_t c = source_of(p->mode, k, p->begin[d], p->end[d], x.shape()[d]);
       table[d][static_cast<size_t>(k)] = c < 0 ? -1 : c * xs[d];
     }
   }

@@ -21,6 +21,12 @@ Tensor scalar_of(const KernelContext& ctx, DataType t, double v) {
   return s;
 }
 
+// The elements of a dimension of n that its pads leave (negative pads crop), at most n, possibly <= 0.
+int64_t kept(int64_t n, int64_t begin, int64_t end) {
+  auto cut = [n](int64_t pad) { return pad >= 0 ? 0 : pad < -n ? n : -pad; };  // never -INT64_MIN
+  return n - cut(begin) - cut(end);
+}
+
 }  // namespace
 
 void Pad(KernelContext& ctx) {
@@ -72,20 +78,29 @@ void Pad(KernelContext& ctx) {
     if (__builtin_add_overflow(x.shape()[d], begin[d], &out[d]) || __builtin_add_overflow(out[d], end[d], &out[d]))
       ctx.fail("pads " + shape_to_string(pads) + " overflow");
     if (out[d] < 0) ctx.fail("pads " + shape_to_string(pads) + " remove more than dimension " + std::to_string(d) + " holds");
-    if (mode != "constant" && x.shape()[d] == 0 && out[d] > 0)
-      ctx.fail("cannot " + mode + "-pad dimension " + std::to_string(d) + " of size 0");
+    if (mode != "constant" && out[d] > 0 && kept(x.shape()[d], begin[d], end[d]) <= 0)
+      ctx.fail(x.shape()[d] == 0 ? "cannot " + mode + "-pad dimension " + std::to_string(d) + " of size 0"
+                                 : "cannot " + mode + "-pad dimension " + std::to_string(d) + ": its negative pads remove all " +
+                                       std::to_string(x.shape()[d]) + " of its elements");
   }
   Tensor& y = ctx.allocate_output(0, x.dtype(), out);
   if (y.element_count() == 0) return;
-  // Output coordinate k is input coordinate c = k - begin, mapped into the input by the mode.
+  // Negative pads crop first, then the rest is padded by the mode from what
+  // is left (as onnxruntime and PyTorch's circular and reflect pads do; the
+  // spec does not say, and onnx.reference refuses negative pads): output
+  // coordinate k is coordinate c = k - max(begin, 0) of the kept part, mapped
+  // into it by the mode, which is input coordinate c + the elements cropped
+  // at the start. Wrap and reflect differ from mapping into the whole input
+  // where the other end is cropped: [a b c d e] with pads [-1, 2] wraps to
+  // [b c d e b c], not [b c d e a b].
   const auto strides = strides_of(x.shape());
   std::vector<std::vector<int64_t>> table(out.size());
   for (size_t d = 0; d < out.size(); ++d) {
-    const int64_t n = x.shape()[d];
+    const int64_t n = kept(x.shape()[d], begin[d], end[d]), cut = begin[d] < 0 ? x.shape()[d] - kept(x.shape()[d], begin[d], 0) : 0;
     // In 128 bits: a pad of -2^63 must not wrap k - begin around.
     auto mod = [](__int128 a, int64_t m) { return static_cast<int64_t>(((a % m) + m) % m); };
     for (int64_t k = 0; k < out[d]; ++k) {
-      const __int128 c128 = static_cast<__int128>(k) - begin[d];
+      const __int128 c128 = static_cast<__int128>(k) - std::max<int64_t>(begin[d], 0);
       int64_t c;
       if (mode == "constant") {
         c = c128 < 0 || c128 >= n ? -1 : static_cast<int64_t>(c128);
@@ -98,7 +113,7 @@ void Pad(KernelContext& ctx) {
         c = period == 0 ? 0 : mod(c128, period);
         if (c >= n) c = period - c;
       }
-      table[d].push_back(c < 0 ? -1 : c * strides[d]);
+      table[d].push_back(c < 0 ? -1 : (c + cut) * strides[d]);
     }
   }
   gather_by_tables(ctx, x, y, table, fill);
