@@ -127,6 +127,33 @@ TEST(HostileValues, PadCropsBeforeWrappingOrReflecting) {
   }
 }
 
+// A reduction with no axes and noop_with_empty_axes reduces nothing but
+// keeps its elementwise part (the spec: ReduceSumSquare acts as a Square).
+// The CUDA engine returned X for every operator: ReduceSumSquare gave x, not
+// x^2 (found by a differential run of random reductions on the three engines).
+TEST(HostileValues, ReduceWithNoAxesAndNoopKeepsItsElementwisePart) {
+  const std::vector<float> x{-2.0f, 0.5f, 3.0f};
+  const std::pair<const char*, std::vector<float>> ops[] = {
+      {"ReduceSumSquare", {4.0f, 0.25f, 9.0f}}, {"ReduceL1", {2.0f, 0.5f, 3.0f}},  {"ReduceL2", {2.0f, 0.5f, 3.0f}},
+      {"ReduceLogSumExp", {-2.0f, 0.5f, 3.0f}}, {"ReduceSum", {-2.0f, 0.5f, 3.0f}}, {"ReduceMax", {-2.0f, 0.5f, 3.0f}}};
+  for (const auto& [op, want] : ops) {
+    ModelBuilder b(18, 9);
+    b.input("x", DataType::Float, {int64_t{3}});
+    b.initializer(make_int64_tensor("axes", {0}, {}));
+    attr_int(b.node(op, {"x", "axes"}, {"y"}, "r"), "noop_with_empty_axes", 1);
+    b.output("y", DataType::Float, {int64_t{3}});
+    Tensor t = Tensor::zeros(DataType::Float, {3});
+    std::copy(x.begin(), x.end(), t.mutable_data<float>());
+    for (const char* e : kEngines) {
+      Outcome o = run(e, b, {{"x", Value(t)}});
+      ASSERT_TRUE(o.ok) << e << " " << op << ": " << o.error;
+      const std::vector<float> got = values(o.outputs[0].second);
+      ASSERT_EQ(got.size(), want.size()) << e << " " << op;
+      for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << e << " " << op << " at " << i;
+    }
+  }
+}
+
 // A Reshape whose target's element count wraps to the input's: [2^62+1, 4]
 // of 4 elements. The CUDA engine made a view of 2^64+4 elements on 16 bytes.
 TEST(HostileValues, ReshapeWhoseTargetOverflows) {

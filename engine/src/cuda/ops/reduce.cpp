@@ -39,11 +39,17 @@ void run_reduce_f32(OpContext& c) {
   const bool keepdims = c.attr_int("keepdims", 1) != 0;
   std::vector<int64_t> axes = axes_are_input(op, c.opset()) ? host_ints(c, 1) : c.attr_ints("axes");
   const bool noop = c.attr_int("noop_with_empty_axes", 0) != 0;
-  if (axes.empty() && noop) {  // the input itself
+  // No axes with noop_with_empty_axes: nothing is reduced, but the rest of
+  // the operation still applies (ReduceSumSquare is a Square, ReduceL1 and
+  // ReduceL2 an Abs, ReduceLogSum a Log): only where that is the identity is
+  // the output the input itself. (It was X for every operator: a
+  // ReduceSumSquare gave x, not x^2.)
+  if (axes.empty() && noop &&
+      (op == "ReduceSum" || op == "ReduceMean" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd")) {
     c.output(0) = x;
     return;
   }
-  std::vector<bool> reduced(rank, axes.empty());
+  std::vector<bool> reduced(rank, axes.empty() && !noop);
   for (int64_t a : axes) {
     const auto d = static_cast<size_t>(normalize_axis(c, a, rank));
     if (reduced[d] && !axes.empty()) c.fail("axis " + std::to_string(a) + " appears twice");
