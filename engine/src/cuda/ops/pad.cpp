@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "cuda/ops/op_table.h"
+#include "core/pad_plan.h"
 
 namespace onnxscope::cuda {
 
@@ -16,11 +17,6 @@ namespace {
 
 bool pad_reads_on_host(const Node&, size_t i) { return i >= 1; }
 
-// The elements of a dimension of n that its pads leave (negative pads crop), at most n, possibly <= 0.
-int64_t kept(int64_t n, int64_t begin, int64_t end) {
-  auto cut = [n](int64_t pad) { return pad >= 0 ? 0 : pad < -n ? n : -pad; };  // never -INT64_MIN
-  return n - cut(begin) - cut(end);
-}
 
 std::optional<std::string> refuse_pad(const Graph& g, const Node& n) {
   if (auto r = refuse_movable(g, n)) return r;
@@ -87,7 +83,7 @@ void run_pad(OpContext& c) {
     if (mode == "wrap" && c.opset() < 19) c.fail("unsupported mode 'wrap'");
     if (mode != "edge" && mode != "wrap" && mode != "reflect") c.fail("unsupported mode '" + mode + "'");
     for (size_t d = 0; d < rank; ++d)
-      if (out[d] > 0 && kept(x.shape[d], begin[d], end[d]) <= 0)
+      if (out[d] > 0 && pad::kept(x.shape[d], begin[d], end[d]) <= 0)
         c.fail(x.shape[d] == 0 ? "cannot " + mode + "-pad dimension " + std::to_string(d) + " of size 0"
                                : "cannot " + mode + "-pad dimension " + std::to_string(d) + ": its negative pads remove all " +
                                      std::to_string(x.shape[d]) + " of its elements");
@@ -108,9 +104,9 @@ void run_pad(OpContext& c) {
     int64_t skip = 0;
     for (size_t d = 0; d < rank; ++d) {
       k.out[d] = out[d];
-      const int64_t n = kept(x.shape[d], begin[d], end[d]);
+      const int64_t n = pad::kept(x.shape[d], begin[d], end[d]);
       k.in[d] = n;
-      skip += (x.shape[d] - kept(x.shape[d], begin[d], 0)) * in_stride[d];
+      skip += pad::cut_at_start(x.shape[d], begin[d]) * in_stride[d];
       // The kernel computes k - begin: a begin near 2^63 would overflow, so
       // it is first brought to an equivalent one (edge: clamped to [0, out];
       // wrap and reflect: modulo their period).

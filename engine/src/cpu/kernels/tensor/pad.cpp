@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "cpu/kernels/kernels.h"
+#include "core/pad_plan.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/param_values.h"
 #include "cpu/kernels/tensor/strided_copy.h"
@@ -27,11 +28,6 @@ struct Problem {
   std::vector<std::byte> fill;  // the constant's bytes (one element)
 };
 
-// The elements of a dimension of n that its pads leave (negative pads crop), at most n, possibly <= 0.
-int64_t kept(int64_t n, int64_t begin, int64_t end) {
-  auto cut = [n](int64_t pad) { return pad >= 0 ? 0 : pad < -n ? n : -pad; };  // never -INT64_MIN
-  return n - cut(begin) - cut(end);
-}
 
 std::optional<Problem> problem_of(const KernelContext& ctx) {
   const Value* xv = ctx.input_count() >= 1 ? ctx.input_value(0) : nullptr;
@@ -103,7 +99,7 @@ std::optional<Problem> problem_of(const KernelContext& ctx) {
     int64_t o = 0;
     if (__builtin_add_overflow(x.shape()[d], p.begin[d], &o) || __builtin_add_overflow(o, end[d], &o) || o < 0)
       return std::nullopt;
-    if (p.mode != Mode::Constant && o > 0 && kept(x.shape()[d], p.begin[d], end[d]) <= 0) return std::nullopt;
+    if (p.mode != Mode::Constant && o > 0 && pad::kept(x.shape()[d], p.begin[d], end[d]) <= 0) return std::nullopt;
     p.out[d] = o;
   }
   return p;
@@ -127,7 +123,7 @@ void fill_elements(std::byte* o, int64_t n, const std::byte* value, size_t elem)
 // elements, or -1 for the constant. Negative pads crop first and the mode
 // pads from what is left (the reference's pad.cpp says why).
 int64_t source_of(Mode mode, int64_t k, int64_t begin, int64_t end, int64_t dim) {
-  const int64_t n = kept(dim, begin, end), cut = begin < 0 ? dim - kept(dim, begin, 0) : 0;
+  const int64_t n = pad::kept(dim, begin, end), cut = pad::cut_at_start(dim, begin);
   const __int128 c = static_cast<__int128>(k) - std::max<int64_t>(begin, 0);
   if (c >= 0 && c < n) return static_cast<int64_t>(c) + cut;
   switch (mode) {

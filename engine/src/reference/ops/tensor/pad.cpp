@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/pad_plan.h"
 #include "core/range_plan.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/tensor/common.h"
@@ -21,11 +22,6 @@ Tensor scalar_of(const KernelContext& ctx, DataType t, double v) {
   return s;
 }
 
-// The elements of a dimension of n that its pads leave (negative pads crop), at most n, possibly <= 0.
-int64_t kept(int64_t n, int64_t begin, int64_t end) {
-  auto cut = [n](int64_t pad) { return pad >= 0 ? 0 : pad < -n ? n : -pad; };  // never -INT64_MIN
-  return n - cut(begin) - cut(end);
-}
 
 }  // namespace
 
@@ -78,7 +74,7 @@ void Pad(KernelContext& ctx) {
     if (__builtin_add_overflow(x.shape()[d], begin[d], &out[d]) || __builtin_add_overflow(out[d], end[d], &out[d]))
       ctx.fail("pads " + shape_to_string(pads) + " overflow");
     if (out[d] < 0) ctx.fail("pads " + shape_to_string(pads) + " remove more than dimension " + std::to_string(d) + " holds");
-    if (mode != "constant" && out[d] > 0 && kept(x.shape()[d], begin[d], end[d]) <= 0)
+    if (mode != "constant" && out[d] > 0 && pad::kept(x.shape()[d], begin[d], end[d]) <= 0)
       ctx.fail(x.shape()[d] == 0 ? "cannot " + mode + "-pad dimension " + std::to_string(d) + " of size 0"
                                  : "cannot " + mode + "-pad dimension " + std::to_string(d) + ": its negative pads remove all " +
                                        std::to_string(x.shape()[d]) + " of its elements");
@@ -96,7 +92,7 @@ void Pad(KernelContext& ctx) {
   const auto strides = strides_of(x.shape());
   std::vector<std::vector<int64_t>> table(out.size());
   for (size_t d = 0; d < out.size(); ++d) {
-    const int64_t n = kept(x.shape()[d], begin[d], end[d]), cut = begin[d] < 0 ? x.shape()[d] - kept(x.shape()[d], begin[d], 0) : 0;
+    const int64_t n = pad::kept(x.shape()[d], begin[d], end[d]), cut = pad::cut_at_start(x.shape()[d], begin[d]);
     // In 128 bits: a pad of -2^63 must not wrap k - begin around.
     auto mod = [](__int128 a, int64_t m) { return static_cast<int64_t>(((a % m) + m) % m); };
     for (int64_t k = 0; k < out[d]; ++k) {
