@@ -8,15 +8,14 @@
 #include <cstddef>
 #include <cstring>
 
-#include "cuda/ops/op_table.h"
 #include "core/pad_plan.h"
+#include "cuda/ops/op_table.h"
 
 namespace onnxscope::cuda {
 
 namespace {
 
 bool pad_reads_on_host(const Node&, size_t i) { return i >= 1; }
-
 
 std::optional<std::string> refuse_pad(const Graph& g, const Node& n) {
   if (auto r = refuse_movable(g, n)) return r;

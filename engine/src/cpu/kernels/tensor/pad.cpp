@@ -9,8 +9,8 @@
 #include <cstring>
 #include <optional>
 
-#include "cpu/kernels/kernels.h"
 #include "core/pad_plan.h"
+#include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/param_values.h"
 #include "cpu/kernels/tensor/strided_copy.h"
@@ -27,7 +27,6 @@ struct Problem {
   Shape out;
   std::vector<std::byte> fill;  // the constant's bytes (one element)
 };
-
 
 std::optional<Problem> problem_of(const KernelContext& ctx) {
   const Value* xv = ctx.input_count() >= 1 ? ctx.input_value(0) : nullptr;

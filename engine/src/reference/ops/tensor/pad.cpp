@@ -22,7 +22,6 @@ Tensor scalar_of(const KernelContext& ctx, DataType t, double v) {
   return s;
 }
 
-
 }  // namespace
 
 void Pad(KernelContext& ctx) {
