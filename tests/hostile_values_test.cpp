@@ -154,6 +154,37 @@ TEST(HostileValues, ReduceWithNoAxesAndNoopKeepsItsElementwisePart) {
   }
 }
 
+// LayerNormalization's Scale and B broadcast to the normalized dims, as the
+// spec's Mul and Add do: [1, 3, 1] on [2, 3, 2] normalized from axis 0. The
+// CUDA engine took only one element or the dims in full, and refused this
+// (found by a differential run of random layer normalizations).
+TEST(HostileValues, LayerNormScaleAndBiasBroadcastToTheNormalizedDims) {
+  ModelBuilder b(17, 9);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{2}});
+  b.initializer(make_float_tensor("scale", {1, 3, 1}, {1.0f, 2.0f, -1.0f}));
+  b.initializer(make_float_tensor("bias", {3, 1}, {0.0f, 10.0f, 20.0f}));
+  attr_int(b.node("LayerNormalization", {"x", "scale", "bias"}, {"y"}, "ln"), "axis", 0);
+  b.output("y", DataType::Float, {int64_t{2}, int64_t{3}, int64_t{2}});
+  Tensor x = Tensor::zeros(DataType::Float, {2, 3, 2});
+  for (int i = 0; i < 12; ++i) x.mutable_data<float>()[i] = static_cast<float>(i % 2 ? i : -i);
+  // Mean and spread over all 12 values, in double.
+  double mean = 0, var = 0;
+  for (int i = 0; i < 12; ++i) mean += x.data<float>()[i] / 12.0;
+  for (int i = 0; i < 12; ++i) var += (x.data<float>()[i] - mean) * (x.data<float>()[i] - mean) / 12.0;
+  const float sc[3] = {1, 2, -1}, bi[3] = {0, 10, 20};
+  for (const char* e : kEngines) {
+    Outcome o = run(e, b, {{"x", Value(x)}});
+    ASSERT_TRUE(o.ok) << e << ": " << o.error;
+    const std::vector<float> got = values(o.outputs[0].second);
+    ASSERT_EQ(got.size(), 12u) << e;
+    for (int i = 0; i < 12; ++i) {
+      const int c = (i / 2) % 3;
+      const double want = (x.data<float>()[i] - mean) / std::sqrt(var + 1e-5) * sc[c] + bi[c];
+      EXPECT_NEAR(got[static_cast<size_t>(i)], want, 1e-4) << e << " at " << i;
+    }
+  }
+}
+
 // A Reshape whose target's element count wraps to the input's: [2^62+1, 4]
 // of 4 elements. The CUDA engine made a view of 2^64+4 elements on 16 bytes.
 TEST(HostileValues, ReshapeWhoseTargetOverflows) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "cuda/ops/op_table.h"
+#include "cuda/shapes.h"
 
 namespace onnxscope::cuda {
 
@@ -54,17 +55,34 @@ std::optional<std::string> refuse_layernorm(const Graph& g, const Node& n) {
   return std::nullopt;
 }
 
-// Scale and bias hold the normalized dims (right-aligned, leading 1s
-// aside), or one element.
-int64_t param_step(OpContext& c, size_t input, const Shape& x, size_t axis, int64_t n) {
-  const Shape& full = c.input(input).shape;
+// Scale and bias as the kernels read them: one element (step 0) or the
+// normalized dims in full (step 1). Any other shape that broadcasts to the
+// normalized dims (as the spec's Mul and Add broadcast: [1, C, 1] on [N, C,
+// W] normalized from axis 0) is expanded to them first.
+struct Param {
+  const float* data = nullptr;
+  int64_t step = 0;
+  DeviceTensor expanded;  // held until the kernel has run
+};
+Param param(OpContext& c, size_t input, const Shape& x, size_t axis, int64_t n) {
+  const DeviceTensor& t = c.input(input);
+  const Shape& full = t.shape;
   const uint64_t count = elements_of(full);
-  if (count == 1) return 0;
+  if (count == 1) return {static_cast<const float*>(t.data), 0, {}};
   Shape s(std::find_if(full.begin(), full.end(), [](int64_t d) { return d != 1; }), full.end());
   bool trailing = count == static_cast<uint64_t>(n) && s.size() <= x.size() - axis;
   for (size_t i = 0; trailing && i < s.size(); ++i) trailing = s[s.size() - 1 - i] == x[x.size() - 1 - i];
-  if (!trailing) c.fail("input " + std::to_string(input) + " " + shape_to_string(s) + " does not match the normalized dims of " + shape_to_string(x));
-  return 1;
+  if (trailing) return {static_cast<const float*>(t.data), 1, {}};
+  const Shape normalized(x.begin() + static_cast<std::ptrdiff_t>(axis), x.end());
+  const Shape shapes[2] = {full, normalized};
+  const auto plan = broadcast_plan(shapes);
+  if (!plan || plan->out != normalized)
+    c.fail("input " + std::to_string(input) + " " + shape_to_string(full) + " does not broadcast to the normalized dims " +
+           shape_to_string(normalized) + " of " + shape_to_string(x));
+  Param p{nullptr, 1, c.allocate(DataType::Float, normalized)};
+  broadcast_into(c, t, normalized, p.expanded.data);
+  p.data = static_cast<const float*>(p.expanded.data);
+  return p;
 }
 
 // `type`: X's (the normalized values are rounded to float16 or bfloat16
@@ -83,11 +101,14 @@ void layernorm_f32(OpContext& c, DataType type, const DeviceTensor* skip = nullp
   k.n = n;
   k.epsilon = c.attr_float("epsilon", 1e-5f);
   k.narrow = narrow_code(type);
-  k.scale_step = param_step(c, scale_at, x.shape, axis, n);
-  k.scale = static_cast<const float*>(c.input(scale_at).data);
+  const Param scale = param(c, scale_at, x.shape, axis, n);
+  k.scale_step = scale.step;
+  k.scale = scale.data;
+  Param bias;
   if (c.has_input(scale_at + 1)) {
-    k.bias_step = param_step(c, scale_at + 1, x.shape, axis, n);
-    k.bias = static_cast<const float*>(c.input(scale_at + 1).data);
+    bias = param(c, scale_at + 1, x.shape, axis, n);
+    k.bias_step = bias.step;
+    k.bias = bias.data;
   }
   k.skip = skip ? static_cast<const float*>(skip->data) : nullptr;
   c.output(0) = c.allocate(DataType::Float, x.shape);
@@ -198,11 +219,12 @@ void rms_norm_f32(OpContext& c, DataType type) {
   for (size_t d = 0; d < x.shape.size(); ++d) (d < axis ? rows : n) *= x.shape[d];
   c.output(0) = c.allocate(DataType::Float, x.shape);
   if (rows * n == 0) return;
+  const Param scale = param(c, 1, x.shape, axis, n);
   RmsNormKernel k{n,
                   c.attr_float("epsilon", 1e-5f),
-                  param_step(c, 1, x.shape, axis, n),
+                  scale.step,
                   static_cast<const float*>(x.data),
-                  static_cast<const float*>(c.input(1).data),
+                  scale.data,
                   static_cast<float*>(c.output(0).data),
                   narrow_code(type)};
   launch(c.rt(), k, rows);
