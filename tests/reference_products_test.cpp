@@ -163,11 +163,13 @@ TEST(ReferenceGemm, MatMulIsThePlainLoopBitForBit) {
   cpu::set_thread_count(0);
 }
 
-// Rows past one packed chunk of A (2 MiB of doubles: 654 rows at K = 400)
-// and few columns (the threads split the rows too): the same bits.
+// Rows past one packed chunk of A (8 MiB of doubles: 2621 rows at K = 400),
+// few columns (the threads split the rows too), t in two blocks (256 and
+// 144) and the sums of more row tiles than one group keeps between blocks:
+// the same bits.
 TEST(ReferenceGemm, MatMulPastOneChunkOfRowsIsThePlainLoopBitForBit) {
   Rng rng(33);
-  const int64_t M = 700, K = 400, N = 37;
+  const int64_t M = 2700, K = 400, N = 37;
   const Tensor a = random_tensor(rng, DataType::Float, {M, K}), b = random_tensor(rng, DataType::Float, {K, N});
   Tensor want = Tensor::zeros(DataType::Float, {M, N});
   const float* pa = a.data<float>();

@@ -32,23 +32,28 @@ namespace {
 // the Intel Xeon with B's panel in L2 (its peak: 42): the loads, not the
 // arithmetic, set its pace.
 constexpr int64_t kMR = 8, kNR = 24, kNV = kNR / 8;
-constexpr int64_t kNC = 16 * kNR;                 // the most columns of B one work item packs
-constexpr int64_t kAPackBytes = int64_t{2} << 20;  // A's rows packed at once (shared by the threads)
-constexpr int64_t kBPackBytes = int64_t{512} << 10;  // B's columns one work item packs (kept in L2)
+constexpr int64_t kKC = 256;                  // t in blocks: A's 8 rows of a block are 16 KiB (L1)
+constexpr int64_t kNC = 16 * kNR;             // the most columns of B one work item packs
+constexpr int64_t kAPackBytes = int64_t{8} << 20;  // A's rows packed at once (shared by the threads)
+constexpr int64_t kBBlockBytes = int64_t{512} << 10;  // an item's B for one block of t (kept in L2)
+constexpr int64_t kBPackBytes = int64_t{4} << 20;     // an item's B for every t
+constexpr int64_t kPartBytes = int64_t{256} << 10;    // sums kept between blocks of t
 constexpr int64_t kItemProducts = int64_t{1} << 15;  // the fewest products worth a work item of their own
 constexpr int64_t kMC = 256;  // rows counted for max_items (a chunk may hold more)
 
-// c[r][j] = sum over t of a[t][r] * b[t][j], t in order. Fused: with
-// fused multiply-adds, for exact products (gemm_f64.h), where acc + a * b
-// rounds once either way; otherwise a multiply and an add.
+// c[r][j] = sum over t of a[t][r] * b[t][j], t in order, starting from 0
+// or, with `resume`, from c's own values: the sums of the terms before
+// (a block of t), so that t in blocks gives the bits t in one run gives.
+// Fused: with fused multiply-adds, for exact products (gemm_f64.h), where
+// acc + a * b rounds once either way; otherwise a multiply and an add.
 template <bool Fused>
-__attribute__((target("avx512f"))) void tile_avx512(int64_t K, const double* a, const double* b, double* c) {
+__attribute__((target("avx512f"))) void tile_avx512(int64_t K, const double* a, const double* b, double* c, bool resume) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
   __m512d acc[kMR][kNV];
   for (int r = 0; r < kMR; ++r)
-    for (int v = 0; v < kNV; ++v) acc[r][v] = _mm512_setzero_pd();
+    for (int v = 0; v < kNV; ++v) acc[r][v] = resume ? _mm512_loadu_pd(c + r * kNR + 8 * v) : _mm512_setzero_pd();
   for (int64_t t = 0; t < K; ++t) {
     __m512d bv[kNV];
     for (int v = 0; v < kNV; ++v) bv[v] = _mm512_loadu_pd(b + t * kNR + 8 * v);
@@ -64,11 +69,14 @@ __attribute__((target("avx512f"))) void tile_avx512(int64_t K, const double* a, 
     for (int v = 0; v < kNV; ++v) _mm512_storeu_pd(c + r * kNR + 8 * v, acc[r][v]);
 }
 
-void tile_plain(int64_t K, const double* a, const double* b, double* c) {
+void tile_plain(int64_t K, const double* a, const double* b, double* c, bool resume) {
 #if defined(__clang__)
 #pragma clang fp contract(off)
 #endif
   double acc[kMR][kNR] = {};
+  if (resume)
+    for (int r = 0; r < kMR; ++r)
+      for (int j = 0; j < kNR; ++j) acc[r][j] = c[r * kNR + j];
   for (int64_t t = 0; t < K; ++t)
     for (int r = 0; r < kMR; ++r) {
       const double av = a[t * kMR + r];
@@ -81,7 +89,7 @@ void tile_plain(int64_t K, const double* a, const double* b, double* c) {
     for (int j = 0; j < kNR; ++j) c[r * kNR + j] = acc[r][j];
 }
 
-using TileFn = void (*)(int64_t, const double*, const double*, double*);
+using TileFn = void (*)(int64_t, const double*, const double*, double*, bool);
 
 }  // namespace
 
@@ -120,15 +128,18 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
   // A is packed once per chunk of rows (at most kAPackBytes) into a buffer
   // every thread reads; the threads then share out B's column panels, each
   // packing its own once. So B (the weight, or the convolution's columns)
-  // is widened once per chunk, not once per block of A's rows.
+  // is widened once per chunk, not once per block of A's rows: with chunks
+  // of 2 MiB, ViT's [197, 3072] x [3072, 768] widened its B three times
+  // (a quarter of the product's time at one thread).
   const int64_t row_tiles = ceil_div(M, kMR);
   const int64_t chunks = ceil_div(row_tiles, std::max<int64_t>(1, kAPackBytes / (k_bytes * kMR)));
   const int64_t chunk_tiles = ceil_div(row_tiles, chunks);
   // Column items: about 8 per thread (the last one to finish waits for at
-  // most one), each packed B at most kBPackBytes so it stays in L2 while
-  // every row tile passes over it.
+  // most one), each item's packed B for one block of t at most
+  // kBBlockBytes, so it stays in L2 while every row tile passes over it.
   const int64_t panels = ceil_div(N, kNR);
-  const int64_t cap = std::clamp<int64_t>(kBPackBytes / (k_bytes * kNR), 1, kNC / kNR);
+  const int64_t block_bytes = std::min<int64_t>(std::max<int64_t>(K, 1), kKC) * static_cast<int64_t>(sizeof(double));
+  const int64_t cap = std::clamp<int64_t>(std::min(kBBlockBytes / (block_bytes * kNR), kBPackBytes / (k_bytes * kNR)), 1, kNC / kNR);
   // A small product stays on one thread: starting the others costs more
   // than its work (a Loop body's [4, 64] x [64, 64], 16 thousand products).
   const int64_t max_items = std::max<int64_t>(1, std::min<int64_t>(M, kMC) * N * std::max<int64_t>(K, 1) / kItemProducts);
@@ -150,7 +161,7 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
         std::min({tiles, std::max<int64_t>(1, ceil_div(2 * threads, col_items)), std::max<int64_t>(1, max_items / col_items)});
     const int64_t split_tiles = ceil_div(tiles, row_splits);
     cpu::parallel_for(col_items * row_splits, 1, [&](int64_t lo, int64_t hi) {
-      thread_local std::vector<double> bp;
+      thread_local std::vector<double> bp, part;
       double c[kMR * kNR];
       for (int64_t item = lo; item < hi; ++item) {
         poll_deadline();  // a run's time limit holds inside one long product too
@@ -160,13 +171,42 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
         const int64_t j0 = p0 * kNR, cols = std::min(np * kNR, N - j0);
         bp.resize(static_cast<size_t>(np * K * kNR + 1));
         b.fn(b.ctx, j0, cols, K, kNR, bp.data());
-        for (int64_t r = r0; r < r0 + nr; ++r)
-          for (int64_t p = 0; p < np; ++p) {
-            tile(K, apd + r * K * kMR, bp.data() + p * K * kNR, c);
-            const int64_t n = std::min(kNR, cols - p * kNR);
-            for (int64_t rr = 0; rr < kMR && r * kMR + rr < rows; ++rr)
-              sink(i0 + r * kMR + rr, j0 + p * kNR, c + rr * kNR, n);
+        if (K <= kKC) {
+          for (int64_t r = r0; r < r0 + nr; ++r)
+            for (int64_t p = 0; p < np; ++p) {
+              tile(K, apd + r * K * kMR, bp.data() + p * K * kNR, c, false);
+              const int64_t n = std::min(kNR, cols - p * kNR);
+              for (int64_t rr = 0; rr < kMR && r * kMR + rr < rows; ++rr)
+                sink(i0 + r * kMR + rr, j0 + p * kNR, c + rr * kNR, n);
+            }
+          continue;
+        }
+        // t in blocks of kKC: a tile's rows of A for one block (16 KiB)
+        // stay in L1 while it passes over the item's panels, and the item's
+        // B for the block stays in L2 while the row tiles pass (with t
+        // whole, a tile of [197, 3072] x [3072, 768] streamed 192 KiB of A
+        // and 576 KiB of B). The sums wait in `part` between blocks: t still
+        // runs in order for every result, so the bits are the same.
+        const int64_t tile_doubles = kMR * kNR;
+        const int64_t group = std::clamp<int64_t>(kPartBytes / (np * tile_doubles * 8), 1, nr);
+        part.resize(static_cast<size_t>(group * np * tile_doubles));
+        for (int64_t g0 = r0; g0 < r0 + nr; g0 += group) {
+          const int64_t gn = std::min(group, r0 + nr - g0);
+          for (int64_t k0 = 0; k0 < K; k0 += kKC) {
+            const int64_t len = std::min(kKC, K - k0);
+            for (int64_t r = 0; r < gn; ++r)
+              for (int64_t p = 0; p < np; ++p)
+                tile(len, apd + ((g0 + r) * K + k0) * kMR, bp.data() + (p * K + k0) * kNR,
+                     part.data() + (r * np + p) * tile_doubles, k0 > 0);
           }
+          for (int64_t r = 0; r < gn; ++r)
+            for (int64_t p = 0; p < np; ++p) {
+              const double* acc = part.data() + (r * np + p) * tile_doubles;
+              const int64_t n = std::min(kNR, cols - p * kNR);
+              for (int64_t rr = 0; rr < kMR && (g0 + r) * kMR + rr < rows; ++rr)
+                sink(i0 + (g0 + r) * kMR + rr, j0 + p * kNR, acc + rr * kNR, n);
+            }
+        }
       }
     });
   }
@@ -199,7 +239,7 @@ void PackedB::multiply(const Packer& a, int64_t M, double* out, int64_t ldo, boo
     for (int64_t p = p0; p < p1; ++p) {  // a panel of B (K x 16) stays in L1 while the row tiles pass
       const int64_t j0 = p * kNR, n = std::min(kNR, n_ - j0);
       for (int64_t r = 0; r < row_tiles; ++r) {
-        tile(k_, a_packed + r * k_ * kMR, panels_->data() + p * k_ * kNR, c);
+        tile(k_, a_packed + r * k_ * kMR, panels_->data() + p * k_ * kNR, c, false);
         for (int64_t rr = 0; rr < kMR && r * kMR + rr < M; ++rr)
           std::copy(c + rr * kNR, c + rr * kNR + n, out + (r * kMR + rr) * ldo + j0);
       }
