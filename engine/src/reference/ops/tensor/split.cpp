@@ -4,6 +4,7 @@
 // gather_by_tables (tensor/common.h), so every element type works, strings
 // and the packed 4/2/6-bit types included.
 #include <algorithm>
+#include <cstring>
 #include <numeric>
 
 #include "reference/kernel_util.h"
@@ -74,6 +75,11 @@ void Split(KernelContext& ctx) {
       uint64_t pos = 0;
       for (uint64_t o = 0; o < outer; ++o) {
         const uint64_t base = (o * static_cast<uint64_t>(dim) + static_cast<uint64_t>(start)) * inner;
+        if (move.whole_bytes()) {  // the block is contiguous in both: one copy (as Concat)
+          if (block) std::memcpy(move.dst() + pos * move.width(), move.src() + base * move.width(), block * move.width());
+          pos += block;
+          continue;
+        }
         for (uint64_t j = 0; j < block; ++j) move(pos++, base + j);
       }
     }
