@@ -1,7 +1,9 @@
 // Reference kernels: unary math, one element in, one out.
 //
 // Narrow floats are computed in float and rounded on store (numpy does the
-// same for float16); float32 math is done in float, like numpy.
+// same for float16); float32 math is done in float, like numpy, but for
+// Tanh, computed in double and rounded once (math/common.h's
+// float_through_double).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -12,6 +14,7 @@
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/math/common.h"
+#include "reference/ops/math/exp_f64.h"
 #include "reference/ops/kernels.h"
 
 namespace onnxscope::ref {
@@ -70,7 +73,10 @@ void Cosh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::cosh(v)
 void Asinh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::asinh(v); }); }
 void Acosh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::acosh(v); }); }
 void Atanh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::atanh(v); }); }
-void Tanh(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::tanh(v); }); }
+void Tanh(KernelContext& c) {
+  if (c.input(0).dtype() == DataType::Float) return float_through_double(c, [](double* v, int64_t n) { math::tanh_by_expm1(v, n); });
+  unary<kFloats>(c, [](auto v) { return std::tanh(v); });
+}
 void Erf(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::erf(v); }); }
 
 }  // namespace onnxscope::ref

@@ -1,7 +1,9 @@
 // Reference kernels: activation functions applied element by element.
 //
 // Narrow floats are computed in float and rounded on store (numpy does the
-// same for float16); float32 math is done in float, like numpy.
+// same for float16); float32 math is done in float, like numpy, but for
+// Sigmoid, computed in double and rounded once (math/common.h's
+// float_through_double).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -13,6 +15,7 @@
 #include "onnxscope/deadline.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/math/common.h"
+#include "reference/ops/math/exp_f64.h"
 #include "reference/ops/kernels.h"
 
 namespace onnxscope::ref {
@@ -31,7 +34,10 @@ template <typename T> T sigmoid(T x) {
 
 }  // namespace
 
-void Sigmoid(KernelContext& c) { unary<kFloats>(c, [](auto v) { return sigmoid(v); }); }
+void Sigmoid(KernelContext& c) {
+  if (c.input(0).dtype() == DataType::Float) return float_through_double(c, [](double* v, int64_t n) { math::sigmoid_by_exp(v, n); });
+  unary<kFloats>(c, [](auto v) { return sigmoid(v); });
+}
 void Relu(KernelContext& c) {
   // max(0, x) as the spec's Max and numpy's maximum make it: NaN stays NaN
   // (as onnxruntime and onnx.reference give; a 0 there hid where a NaN came from).
