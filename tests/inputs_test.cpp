@@ -209,6 +209,13 @@ TEST(Inputs, CommandLine) {
 
   CliRun range = run_cli("run " + model + " --dim batch=1 --dim seq=2 --val-range 'features:[5,6' ");
   EXPECT_EQ(range.exit_code, 2) << range.err;
+  // The form for every input, alone and with a named one (CLI11 had split
+  // "[lo,hi]" into two values and refused it).
+  CliRun every = run_cli("run " + model + " --dim batch=1 --dim seq=2 --val-range '[0,1]' --val-range 'input_ids:[3,4]'");
+  EXPECT_EQ(every.exit_code, 0) << every.err;
+  EXPECT_NE(every.err.find("input 'features': float[1,3], random values in [0, 1) (--val-range)"), std::string::npos)
+      << every.err;
+  EXPECT_NE(every.err.find("random integers in [3, 4] (--val-range)"), std::string::npos) << every.err;
   CliRun tol = run_cli("diff " + sample + " --dim batch=1 --rtol float16:x");
   EXPECT_EQ(tol.exit_code, 2) << tol.err;
 }

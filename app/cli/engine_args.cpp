@@ -91,9 +91,12 @@ void add_input_options(CLI::App* cmd, InputArgs& a) {
   cmd->add_option("--input", a.inputs, "An input from a .pb (TensorProto, SequenceProto...) or .npy file: NAME=FILE (repeatable)");
   cmd->add_option("--inputs", a.archives, "An .npz archive (numpy.savez) whose arrays feed the inputs of the same names (repeatable)");
   cmd->add_option("--inputs-from", a.inputs_from, "Reuse the inputs stored in an HDF5 dump (same inputs as that run)");
+  // allow_extra_args(false): CLI11 splits a vector option's "[a,b]" into two
+  // values, which made the documented "[lo,hi]" form an error.
   cmd->add_option("--val-range", a.val_ranges,
                   "Range of an input's random values: NAME:[lo,hi], or [lo,hi] for every input (repeatable); floats are "
-                  "drawn from [lo, hi), integers from lo to hi inclusive");
+                  "drawn from [lo, hi), integers from lo to hi inclusive")
+      ->allow_extra_args(false);
   cmd->add_option("--save-inputs", a.save_inputs, "Write the inputs the run used to this .npz file (numpy.load reads it; --inputs feeds it back)");
   cmd->add_flag("--no-cast-inputs", a.no_cast,
                 "Refuse a float input of another float type than the model declares instead of converting it");
