@@ -15,6 +15,7 @@
 // in one order, so the bits do not depend on the thread count.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -82,6 +83,61 @@ void pack_columns(const void* ctx, int64_t j0, int64_t cols, int64_t K, int64_t 
     }
 }
 
+// One input channel per group (depthwise, with any channel multiplier),
+// 1-D or 2-D: the direct sum, the kernel positions outermost so that a row
+// of outputs takes each term at once. Each output's terms are still added in
+// the order of the kernel positions, and positions in the padding are
+// skipped; the product path adds 0 * w there, which for a finite w is the
+// same, so the bits are the product path's. (As a product it was one
+// [1, K] x [K, positions] call per channel: 672 of them for EfficientNet's
+// 5x5 layer on 14x14, 19 ms.)
+template <typename S>
+void depthwise_direct(const std::byte* xr, const std::byte* wr, const std::vector<double>& bias, const Window& win, int64_t N,
+                      int64_t C, int64_t M, std::byte* po) {
+  const bool two = win.in.size() == 2;
+  const int64_t IH = two ? win.in[0] : 1, IW = win.in.back(), OH = two ? win.out[0] : 1, OW = win.out.back();
+  const int64_t KH = two ? win.kernel[0] : 1, KW = win.kernel.back();
+  const int64_t SH = two ? win.strides[0] : 1, SW = win.strides.back(), DH = two ? win.dilations[0] : 1,
+                DW = win.dilations.back(), PH = two ? win.pad_begin[0] : 0, PW = win.pad_begin.back();
+  const int64_t Mg = M / C;
+  const S* xs = reinterpret_cast<const S*>(xr);
+  const S* ws = reinterpret_cast<const S*>(wr);
+  cpu::parallel_for(N * M, 1, [&](int64_t lo, int64_t hi) {
+    std::vector<double> acc(static_cast<size_t>(OW));
+    for (int64_t nm = lo; nm < hi; ++nm) {
+      poll_deadline();
+      const int64_t n = nm / M, m = nm % M;
+      const S* x = xs + (n * C + m / Mg) * IH * IW;
+      const S* w = ws + m * KH * KW;
+      S* y = reinterpret_cast<S*>(po) + nm * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        std::fill(acc.begin(), acc.end(), 0.0);
+        for (int64_t kh = 0; kh < KH; ++kh) {
+          const int64_t ih = oh * SH - PH + kh * DH;
+          if (ih < 0 || ih >= IH) continue;  // a kernel row in the padding: no terms
+          const S* row = x + ih * IW;
+          for (int64_t kw = 0; kw < KW; ++kw) {
+            const double wv = static_cast<double>(to_compute(w[kh * KW + kw]));
+            // The outputs whose input column iw = ow * SW - PW + kw * DW lies inside.
+            const int64_t shift = kw * DW - PW;
+            const int64_t first = shift >= 0 ? 0 : (-shift + SW - 1) / SW;
+            const int64_t last = IW - 1 - shift < 0 ? -1 : std::min(OW - 1, (IW - 1 - shift) / SW);
+            double* a = acc.data();
+            for (int64_t ow = first; ow <= last; ++ow) {
+              const double p = static_cast<double>(to_compute(row[ow * SW + shift])) * wv;
+              a[ow] = a[ow] + p;
+            }
+          }
+        }
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          const double v = acc[static_cast<size_t>(ow)];
+          y[oh * OW + ow] = from_compute<S>(static_cast<compute_t<S>>(bias.empty() ? v : v + bias[static_cast<size_t>(m)]));
+        }
+      }
+    }
+  });
+}
+
 }  // namespace conv_detail
 
 // y = Conv(x, w) + b for a resolved window, into `out` ([N, M, out...]).
@@ -135,6 +191,10 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
   if (b)
     for (int64_t m = 0; m < M; ++m) bias.push_back(b->element_as_double(static_cast<uint64_t>(m)));
   std::byte* po = out.mutable_raw();  // fetched once: per element it costs more than the store
+  if (Cg == 1 && dims <= 2 && dims >= 1) {
+    conv_detail::depthwise_direct<S>(xr, wr, bias, win, N, C, M, po);
+    return;
+  }
   auto finish = [&](int64_t n, int64_t m, int64_t o, double v) {
     const S y = from_compute<S>(static_cast<compute_t<S>>(b ? v + bias[static_cast<size_t>(m)] : v));
     std::memcpy(po + static_cast<uint64_t>((n * M + m) * OS + o) * sizeof(S), &y, sizeof(S));
