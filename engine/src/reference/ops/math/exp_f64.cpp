@@ -22,6 +22,32 @@ constexpr double kC[12] = {1.0 / 2,          1.0 / 6,           1.0 / 24,       
                            1.0 / 3628800,    1.0 / 39916800,    1.0 / 479001600,    1.0 / 6227020800};
 constexpr double kExpFloor = -746.0;   // exp below it is 0 in double
 constexpr double kExpm1Floor = -40.0;  // expm1 below it is -1 in double
+// erf_by_exp's polynomials (scripts/fit_erf.py), lowest degree first: erf(x)
+// / x over 2 x^2 - 1 for |x| < 1, and exp(x^2) erfc(x) over (2 |x| - 5) / 3
+// for 1 <= |x| < 4.
+constexpr double kErfSmall[13] = {
+    0.96546873866986727, -0.14053608902271711, 0.019852496688983708,
+    -0.0022854855611441132, 0.00021751715604160108, -1.7537169441124826e-05,
+    1.2233827383524009e-06, -7.5115692866008898e-08, 4.1158005976649597e-09,
+    -2.035228404899467e-10, 9.167606746069445e-12, -3.8078827395263415e-13,
+    1.454817075960679e-14};
+constexpr double kErfcxMid[25] = {
+    0.21080636406114359, -0.111521020184692, 0.05611049344497801,
+    -0.02700529666459401, 0.012489373879489724, -0.0055707061788674538,
+    0.0024036476859648289, -0.0010058314519202892, 0.00040908483792941074,
+    -0.00016201169059209907, 6.2579404203936772e-05, -2.3609752867208162e-05,
+    8.7112018213186126e-06, -3.146852852984381e-06, 1.1141561537966831e-06,
+    -3.8710969041755941e-07, 1.3201348382558373e-07, -4.4034411753137258e-08,
+    1.4502216998284751e-08, -4.8962945204994696e-09, 1.5656980006465935e-09,
+    -3.692721097012829e-10, 1.1327762212572682e-10, -7.9317964242418285e-11,
+    2.4073141058818404e-11};
+
+template <int N>
+double horner(const double (&c)[N], double s) {
+  double r = c[N - 1];
+  for (int j = N - 2; j >= 0; --j) r = r * s + c[j];
+  return r;
+}
 
 // s(r) = 1/2 + r/6 + ... + r^11/13!, by Horner from the highest term.
 double tail(double r) {
@@ -60,6 +86,15 @@ double sigmoid_by_exp(double x) {
 double tanh_by_expm1(double x) {
   const double em = expm1_nonpositive(-2.0 * std::fabs(x));
   return std::copysign(-em / (2.0 + em), x);
+}
+
+double erf_by_exp(double x) {
+  if (std::isnan(x)) return x;
+  const double a = std::fabs(x), u = a * a;
+  if (a < 1.0) return x * horner(kErfSmall, 2.0 * u - 1.0);
+  if (a >= 4.0) return std::copysign(1.0, x);
+  const double e = exp_nonpositive(-u);
+  return std::copysign(1.0 - e * horner(kErfcxMid, (2.0 * a - 5.0) / 3.0), x);
 }
 
 namespace {
@@ -146,6 +181,37 @@ __attribute__((target("avx512f"))) void tanh_avx512(double* x, int64_t count) {
   for (; i < count; ++i) x[i] = tanh_by_expm1(x[i]);
 }
 
+template <int N>
+__attribute__((target("avx512f"))) inline __m512d horner8(const double (&c)[N], __m512d s) {
+  __m512d r = _mm512_set1_pd(c[N - 1]);
+  for (int j = N - 2; j >= 0; --j) r = _mm512_add_pd(_mm512_mul_pd(r, s), _mm512_set1_pd(c[j]));
+  return r;
+}
+
+// erf_by_exp a lane at a time: both polynomials on every lane, then the
+// lane's own branch.
+__attribute__((target("avx512f"))) void erf_avx512(double* x, int64_t count) {
+  const __m512d one = _mm512_set1_pd(1.0), two = _mm512_set1_pd(2.0);
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    const __m512d v = _mm512_loadu_pd(x + i);
+    const __m512d a = _mm512_abs_pd(v), u = _mm512_mul_pd(a, a);
+    const __m512d small = _mm512_mul_pd(v, horner8(kErfSmall, _mm512_sub_pd(_mm512_mul_pd(two, u), one)));
+    const __mmask8 below1 = _mm512_cmp_pd_mask(a, one, _CMP_LT_OQ);
+    if (below1 == 0xff) {  // every lane below 1 (most of a GELU's): the rest is not needed
+      _mm512_storeu_pd(x + i, small);
+      continue;
+    }
+    const __m512d q = horner8(kErfcxMid, _mm512_div_pd(_mm512_sub_pd(_mm512_mul_pd(two, a), _mm512_set1_pd(5.0)), _mm512_set1_pd(3.0)));
+    const __m512d mid = _mm512_sub_pd(one, _mm512_mul_pd(exp8(negate(u)), q));
+    __m512d r = copy_sign(_mm512_mask_blend_pd(_mm512_cmp_pd_mask(a, _mm512_set1_pd(4.0), _CMP_LT_OQ), one, mid), v);
+    r = _mm512_mask_blend_pd(below1, r, small);
+    r = _mm512_mask_blend_pd(_mm512_cmp_pd_mask(v, v, _CMP_UNORD_Q), r, v);
+    _mm512_storeu_pd(x + i, r);
+  }
+  for (; i < count; ++i) x[i] = erf_by_exp(x[i]);
+}
+
 bool has_avx512() {
   static const bool yes = __builtin_cpu_supports("avx512f");
   return yes;
@@ -171,6 +237,11 @@ void sigmoid_by_exp(double* x, int64_t n) {
 void tanh_by_expm1(double* x, int64_t n) {
   if (has_avx512()) return tanh_avx512(x, n);
   for (int64_t i = 0; i < n; ++i) x[i] = tanh_by_expm1(x[i]);
+}
+
+void erf_by_exp(double* x, int64_t n) {
+  if (has_avx512()) return erf_avx512(x, n);
+  for (int64_t i = 0; i < n; ++i) x[i] = erf_by_exp(x[i]);
 }
 
 }  // namespace onnxscope::ref::math

@@ -2,7 +2,7 @@
 //
 // Narrow floats are computed in float and rounded on store (numpy does the
 // same for float16); float32 math is done in float, like numpy, but for
-// Tanh, computed in double and rounded once (math/common.h's
+// Tanh and Erf, computed in double and rounded once (math/common.h's
 // float_through_double).
 #include <algorithm>
 #include <cmath>
@@ -77,6 +77,9 @@ void Tanh(KernelContext& c) {
   if (c.input(0).dtype() == DataType::Float) return float_through_double(c, [](double* v, int64_t n) { math::tanh_by_expm1(v, n); });
   unary<kFloats>(c, [](auto v) { return std::tanh(v); });
 }
-void Erf(KernelContext& c) { unary<kFloats>(c, [](auto v) { return std::erf(v); }); }
+void Erf(KernelContext& c) {
+  if (c.input(0).dtype() == DataType::Float) return float_through_double(c, [](double* v, int64_t n) { math::erf_by_exp(v, n); });
+  unary<kFloats>(c, [](auto v) { return std::erf(v); });
+}
 
 }  // namespace onnxscope::ref
