@@ -297,16 +297,33 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
     const S y = from_compute<S>(static_cast<compute_t<S>>(b ? v + bias[static_cast<size_t>(m)] : v));
     std::memcpy(po + static_cast<uint64_t>((n * M + m) * OS + o) * sizeof(S), &y, sizeof(S));
   };
+  bool pointwise = KS == 1 && OS == IS;
+  for (size_t d = 0; d < dims; ++d)
+    pointwise = pointwise && win.strides[d] == 1 && win.pad_begin[d] == 0 && win.pad_end[d] == 0;
   if (!columns.empty())
     for (int64_t n = 0; n < N; ++n)
       for (int64_t g = 0; g < group; ++g) {
         const math::Operand wa{wr + g * Mg * K * elem, K, 1};
         const conv_detail::Columns cols{xr + (n * C + g * Cg) * IS * elem, IS, KS, dims, &win.in, &in_strides, &kstep, &koff,
                                         &first, &base, &inside, &columns};
-        math::gemm_packed(math::Packer{&math::detail::pack_strided<S>, &wa}, math::Packer{&conv_detail::pack_columns<S>, &cols}, Mg,
+        // A 1x1 kernel at stride 1 without padding reads the input's planes
+        // as they lie: column j, element c is x[c * IS + j], packed as a
+        // strided matrix (rows widened whole) instead of position by position.
+        const math::Operand planes{xr + (n * C + g * Cg) * IS * elem, 1, IS};
+        const math::Packer columns_packer = pointwise ? math::Packer{&math::detail::pack_strided<S>, &planes}
+                                                      : math::Packer{&conv_detail::pack_columns<S>, &cols};
+        math::gemm_packed(math::Packer{&math::detail::pack_strided<S>, &wa}, columns_packer, Mg,
                           static_cast<int64_t>(columns.size()), K,
                           [&](int64_t i, int64_t j0, const double* v, int64_t cnt) {
-                            for (int64_t k = 0; k < cnt; ++k) finish(n, g * Mg + i, columns[static_cast<size_t>(j0 + k)], v[k]);
+                            const int64_t m = g * Mg + i;
+                            if (finite) {  // every position: the row's outputs are contiguous
+                              S* y = reinterpret_cast<S*>(po) + (n * M + m) * OS + j0;
+                              const double bm = b ? bias[static_cast<size_t>(m)] : 0.0;
+                              for (int64_t k = 0; k < cnt; ++k)
+                                y[k] = from_compute<S>(static_cast<compute_t<S>>(b ? v[k] + bm : v[k]));
+                              return;
+                            }
+                            for (int64_t k = 0; k < cnt; ++k) finish(n, m, columns[static_cast<size_t>(j0 + k)], v[k]);
                           },
                           math::exact_double_products<S>);
       }
