@@ -26,10 +26,16 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b, double a
   const Shape* shapes[] = {&a_batch, &b_batch};
   BroadcastIndex bi(batch, shapes);
   const auto elem = static_cast<int64_t>(sizeof(S));
-  std::byte* po = out.mutable_raw();  // fetched once: per element it costs more than the store
-  auto put_at = [po, alpha](uint64_t i, double v) {
-    const S s = from_compute<S>(static_cast<compute_t<S>>(alpha == 1.0 ? v : alpha * v));
-    std::memcpy(po + i * sizeof(S), &s, sizeof(S));
+  S* const po = reinterpret_cast<S*>(out.mutable_raw());  // fetched once: per element it costs more than the store
+  // Results i .. i + n - 1 of the output, rounded to S: a loop over typed
+  // pointers that vectorises (a memcpy through a byte pointer per element
+  // did not, 4-6% of a decoder's reference run).
+  auto put_run = [po, alpha](uint64_t i, const double* v, int64_t n) {
+    S* y = po + i;
+    if (alpha == 1.0)
+      for (int64_t k = 0; k < n; ++k) y[k] = from_compute<S>(static_cast<compute_t<S>>(v[k]));
+    else
+      for (int64_t k = 0; k < n; ++k) y[k] = from_compute<S>(static_cast<compute_t<S>>(alpha * v[k]));
   };
   // One B for every batch (B without batch dims, or all 1): A's batches are
   // consecutive rows, and so are the output's, so it is one product of
@@ -38,7 +44,7 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b, double a
   if (*checked_element_count(b_batch) == 1 && *checked_element_count(a_batch) == batches) {
     const Operand A{a.raw(), K, 1}, B{b.raw(), N, 1};
     gemm_f64<S>(A, B, static_cast<int64_t>(batches) * M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) {
-      for (int64_t k = 0; k < n; ++k) put_at(static_cast<uint64_t>(i * N + j0 + k), v[k]);
+      put_run(static_cast<uint64_t>(i * N + j0), v, n);
     });
     return;
   }
@@ -47,7 +53,7 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b, double a
     const Operand B{b.raw() + static_cast<int64_t>(bo) * K * N * elem, N, 1};
     const uint64_t base = bt * static_cast<uint64_t>(M * N);
     gemm_f64<S>(A, B, M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) {
-      for (int64_t k = 0; k < n; ++k) put_at(base + static_cast<uint64_t>(i * N + j0 + k), v[k]);
+      put_run(base + static_cast<uint64_t>(i * N + j0), v, n);
     });
   };
   // Many small products (attention's heads and windows: Swin's [64, 3, 49, 32]
