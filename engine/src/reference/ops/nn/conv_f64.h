@@ -272,20 +272,21 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
     conv_detail::depthwise_direct<S>(xr, wr, bias, win, N, C, M, po);
     return;
   }
-  if (OS <= 4) {
-    // Each position's kernel positions inside the input, in order.
-    std::vector<std::vector<std::pair<int64_t, int64_t>>> taps(static_cast<size_t>(OS));
-    for (int64_t o = 0; o < OS; ++o) {
-      const auto j = static_cast<size_t>(o);
-      for (int64_t kp = 0; kp < KS; ++kp) {
-        bool in = true;
-        for (size_t d = 0; d < dims && in; ++d) {
-          const int64_t pos = first[j * dims + d] + kstep[static_cast<size_t>(kp) * dims + d];
-          in = pos >= 0 && pos < win.in[d];
-        }
-        if (in) taps[j].emplace_back(kp, base[j] + koff[static_cast<size_t>(kp)]);
+  // Output position j's kernel positions inside the input, in order, with
+  // their input offsets: appended to `taps`.
+  auto taps_inside = [&](size_t j, std::vector<std::pair<int64_t, int64_t>>& taps) {
+    for (int64_t kp = 0; kp < KS; ++kp) {
+      bool in = true;
+      for (size_t d = 0; d < dims && in; ++d) {
+        const int64_t pos = first[j * dims + d] + kstep[static_cast<size_t>(kp) * dims + d];
+        in = pos >= 0 && pos < win.in[d];
       }
+      if (in) taps.emplace_back(kp, base[j] + koff[static_cast<size_t>(kp)]);
     }
+  };
+  if (OS <= 4) {
+    std::vector<std::vector<std::pair<int64_t, int64_t>>> taps(static_cast<size_t>(OS));
+    for (int64_t o = 0; o < OS; ++o) taps_inside(static_cast<size_t>(o), taps[static_cast<size_t>(o)]);
     conv_detail::few_positions_direct<S>(xr, wr, bias, N, C, M, group, IS, OS, KS, taps, po);
     return;
   }
@@ -334,15 +335,7 @@ void conv_f64(const Tensor& x, const Tensor& w, const Tensor* b, const Window& w
   std::vector<size_t> tap_start{0};
   std::vector<std::pair<int64_t, int64_t>> taps;  // (kernel position, input offset), in order of the position
   for (int64_t o : border) {
-    const auto j = static_cast<size_t>(o);
-    for (int64_t kp = 0; kp < KS; ++kp) {
-      bool in = true;
-      for (size_t d = 0; d < dims && in; ++d) {
-        const int64_t pos = first[j * dims + d] + kstep[static_cast<size_t>(kp) * dims + d];
-        in = pos >= 0 && pos < win.in[d];
-      }
-      if (in) taps.emplace_back(kp, base[j] + koff[static_cast<size_t>(kp)]);
-    }
+    taps_inside(static_cast<size_t>(o), taps);
     tap_start.push_back(taps.size());
   }
   cpu::parallel_for(N * M, 1, [&](int64_t lo, int64_t hi) {
