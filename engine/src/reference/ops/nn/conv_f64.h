@@ -141,8 +141,8 @@ void depthwise_direct(const std::byte* xr, const std::byte* wr, const std::vecto
 }
 
 // Whether no value is inf or NaN. float and double by their exponent bits,
-// a loop that vectorises (a value at a time through `at` it was about 1 ns
-// a weight: 25 ms of ResNet-50's reference run).
+// a loop that vectorises (a value at a time through `at`, ResNet-50's
+// convolutions took 259 ms against 245 with it).
 template <typename S>
 bool all_finite(const std::byte* p, uint64_t n) {
   if constexpr (std::is_same_v<S, float> || std::is_same_v<S, double>) {
