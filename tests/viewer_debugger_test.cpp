@@ -284,6 +284,9 @@ TEST(DebugSession, NanBreakpointFiresWhereTheNanAppears) {
   QObject::connect(&s, &DebugSession::paused, [&](const QString& r) { why = r; });
   s.run();
   ASSERT_TRUE(wait_paused(s));
+  // The worker sets the state before it emits paused (a queued signal): the
+  // state can be seen first, so wait for the report itself.
+  ASSERT_TRUE(wait_for([&] { return !why.isEmpty(); })) << "no paused signal";
   ASSERT_TRUE(s.current());
   EXPECT_EQ(s.current()->node, "log");
   // The same report as run --check-finite: the node, the output, the inputs that fed it.
