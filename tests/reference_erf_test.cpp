@@ -11,17 +11,14 @@
 #include <random>
 #include <vector>
 
+#include "double_bits.h"
 #include "reference/ops/math/exp_f64.h"
 
 using namespace onnxscope;
 
 namespace {
 
-uint64_t bits(double v) {
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
+uint64_t bits(double v) { return test::double_bits(v); }
 
 // Float32 values (as doubles): the edges, and random ones over [-5, 5] and
 // over magnitudes down to 1e-30.

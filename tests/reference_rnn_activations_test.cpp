@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "double_bits.h"
 #include "reference/ops/math/exp_f64.h"
 #include "cpu/thread_pool.h"
 #include "reference/ops/rnn/common.h"
@@ -21,11 +22,7 @@ using namespace onnxscope;
 
 namespace {
 
-uint64_t bits(double v) {
-  uint64_t b;
-  std::memcpy(&b, &v, sizeof b);
-  return b;
-}
+uint64_t bits(double v) { return test::double_bits(v); }
 
 // Distance in units in the last place, by the ordered bit patterns.
 double ulps(double a, double b) {
