@@ -95,8 +95,8 @@ using TileFn = void (*)(int64_t, const double*, const double*, double*, bool);
 
 namespace {
 
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void widen_rows(const float* src, int64_t stride, double* dst,
-                                                                          int64_t K, int64_t groups, int64_t width) {
+ONNXSCOPE_TARGET_CLONES("avx2", "default") void widen_rows(const float* src, int64_t stride, double* dst, int64_t K,
+                                                            int64_t groups, int64_t width) {
   for (int64_t t = 0; t < K; ++t)
     for (int64_t g = 0; g < groups; ++g)
       for (int64_t k = 0; k < width; ++k) dst[(g * K + t) * width + k] = static_cast<double>(src[t * stride + g * width + k]);
@@ -142,10 +142,39 @@ bool detail::pack_rows8(const float* src, int64_t stride, int64_t K, double* dst
   return true;
 }
 
-// (A plain function around the clones: clang resolves multiversioned
-// functions only for callers in their own file.)
+namespace {
+
+// widen_rows in AVX-512, asking for the row kWidenAhead rows on as it goes:
+// each row of a weight read here is a few cache lines a page apart, which
+// the hardware's prefetchers do not follow, so every row waited on memory.
+constexpr int64_t kWidenAhead = 8;
+
+__attribute__((target("avx512f"))) void widen_avx512(const float* src, int64_t stride, double* dst, int64_t K,
+                                                     int64_t groups, int64_t width) {
+  const int64_t bytes = groups * width * static_cast<int64_t>(sizeof(float));  // of a row read here
+  for (int64_t t = 0; t < K; ++t) {
+    const float* row = src + t * stride;
+    if (t + kWidenAhead < K) {
+      const char* ahead = reinterpret_cast<const char*>(row + kWidenAhead * stride);
+      for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T0);
+      _mm_prefetch(ahead + bytes - 1, _MM_HINT_T0);
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      double* out = dst + (g * K + t) * width;
+      const float* in = row + g * width;
+      int64_t k = 0;
+      for (; k + 8 <= width; k += 8) _mm512_storeu_pd(out + k, _mm512_cvtps_pd(_mm256_loadu_ps(in + k)));
+      for (; k < width; ++k) out[k] = static_cast<double>(in[k]);
+    }
+  }
+}
+
+}  // namespace
+
 void detail::widen(const float* src, int64_t stride, double* dst, int64_t K, int64_t groups, int64_t width) {
-  widen_rows(src, stride, dst, K, groups, width);
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512) return widen_avx512(src, stride, dst, K, groups, width);
+  widen_rows(src, stride, dst, K, groups, width);  // (a plain call: clang resolves clones only in their own file)
 }
 
 namespace {
@@ -184,7 +213,11 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
   const int64_t max_items = std::max<int64_t>(1, std::min<int64_t>(M, kMC) * N * std::max<int64_t>(K, 1) / kItemProducts);
   const int64_t per_item =
       std::clamp<int64_t>(std::max(ceil_div(panels, 8 * threads), ceil_div(panels, max_items)), 1, cap);
-  const int64_t col_items = ceil_div(panels, per_item);
+  // Items of as near equal panel counts as can be, as many as a multiple of
+  // the threads: 22 panels in 11 items of 2 kept one thread on 12 of them
+  // while the other, done with 10, waited.
+  int64_t col_items = ceil_div(panels, per_item);
+  if (col_items > 1 && col_items % threads != 0) col_items = std::min(panels, ceil_div(col_items, threads) * threads);
   thread_local std::vector<double> ap;  // the calling thread's; read by all
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t t0 = chunk * chunk_tiles, tiles = std::min(chunk_tiles, row_tiles - t0);
@@ -204,7 +237,7 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
       double c[kMR * kNR];
       for (int64_t item = lo; item < hi; ++item) {
         poll_deadline();  // a run's time limit holds inside one long product too
-        const int64_t p0 = (item / row_splits) * per_item, np = std::min(per_item, panels - p0);
+        const int64_t ci = item / row_splits, p0 = ci * panels / col_items, np = (ci + 1) * panels / col_items - p0;
         const int64_t r0 = (item % row_splits) * split_tiles, nr = std::min(split_tiles, tiles - r0);
         if (np <= 0 || nr <= 0) continue;
         const int64_t j0 = p0 * kNR, cols = std::min(np * kNR, N - j0);
