@@ -218,7 +218,7 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
   // while the other, done with 10, waited.
   int64_t col_items = ceil_div(panels, per_item);
   if (col_items > 1 && col_items % threads != 0) col_items = std::min(panels, ceil_div(col_items, threads) * threads);
-  thread_local std::vector<double> ap;  // the calling thread's; read by all
+  thread_local ScratchVector<double> ap;  // the calling thread's; read by all
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t t0 = chunk * chunk_tiles, tiles = std::min(chunk_tiles, row_tiles - t0);
     if (tiles <= 0) break;
@@ -233,8 +233,8 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
         std::min({tiles, std::max<int64_t>(1, ceil_div(2 * threads, col_items)), std::max<int64_t>(1, max_items / col_items)});
     const int64_t split_tiles = ceil_div(tiles, row_splits);
     cpu::parallel_for(col_items * row_splits, 1, [&](int64_t lo, int64_t hi) {
-      thread_local std::vector<double> bp, part;
-      double c[kMR * kNR];
+      thread_local ScratchVector<double> bp, part;  // (on cache lines: the tile's loads are whole lines)
+      alignas(64) double c[kMR * kNR];
       for (int64_t item = lo; item < hi; ++item) {
         poll_deadline();  // a run's time limit holds inside one long product too
         const int64_t ci = item / row_splits, p0 = ci * panels / col_items, np = (ci + 1) * panels / col_items - p0;
@@ -307,7 +307,7 @@ void PackedB::multiply(const Packer& a, int64_t M, double* out, int64_t ldo, boo
   // split over batch entries).
   const int64_t grain = std::max<int64_t>(1, kItemProducts / std::max<int64_t>(1, row_tiles * kMR * k_ * kNR));
   cpu::parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
-    double c[kMR * kNR];
+    alignas(64) double c[kMR * kNR];
     for (int64_t p = p0; p < p1; ++p) {  // a panel of B (K x 16) stays in L1 while the row tiles pass
       const int64_t j0 = p * kNR, n = std::min(kNR, n_ - j0);
       for (int64_t r = 0; r < row_tiles; ++r) {
