@@ -28,6 +28,11 @@ bool keeps_its_type(const Node& n) {
   return false;
 }
 
+bool computes_float16_itself(const Node& n, const std::function<const Tensor*(const std::string&)>& constant) {
+  if (n.domain.empty() && n.inputs.size() == 1 && n.outputs.size() == 1 && unary_avx512_takes_half(n.op_type)) return true;
+  return depthwise_conv_takes_half(n, constant);
+}
+
 bool allows_float(const OpSchema& s, const FormalParam* p) {
   if (!p) return false;
   const std::string t = p->type_str;

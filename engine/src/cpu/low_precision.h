@@ -3,6 +3,9 @@
 // the "cpu-float32" kernels, low_precision.cpp), and those kernels.
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "onnxscope/ir.h"
 #include "onnxscope/kernel.h"
 #include "onnxscope/op_schema.h"
@@ -16,6 +19,15 @@ inline bool low_precision(DataType t) { return t == DataType::Float16 || t == Da
 // and the ops whose spec computes parts in the input type (Attention's QK^T
 // and softmax, SwiGLU's gate, QuantizeLinear's x / scale).
 bool keeps_its_type(const Node& n);
+
+// Nodes this engine computes in float16 itself (float32 in the registers,
+// each result rounded once to nearest even: the bits the Casts around them
+// would give, without the Casts' passes over memory): the AVX-512 unary
+// kernels and the plain depthwise convolution. The
+// compute-low-precision-in-float32 pass leaves a float16 one as it is;
+// should its kernel decline the problem at run, the cpu-float32 kernel
+// widens it as the pass would have. `constant`: a value's initializer, if any.
+bool computes_float16_itself(const Node& n, const std::function<const Tensor*(const std::string&)>& constant);
 
 // A float16/bfloat16 tensor's values as float32 (exact), converted as the
 // Cast kernel converts them.

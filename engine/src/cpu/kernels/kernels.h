@@ -1,6 +1,9 @@
 // Registration functions of the CPU kernel families (engine/src/cpu/kernels/).
 #pragma once
 
+#include <functional>
+#include <string>
+
 #include "onnxscope/kernel.h"
 
 namespace onnxscope::cpu {
@@ -24,12 +27,16 @@ class ReleaseRepackedWeights {
 void register_elementwise_kernels(KernelRegistry& r);  // kernels/math/elementwise.cpp: unary/binary/comparison/logic, Eigen, threaded
 void register_eltwise_onednn_kernels(KernelRegistry& r);  // kernels/math/eltwise_onednn.cpp: float32 unary ops as oneDNN eltwise
 void register_unary_avx512_kernels(KernelRegistry& r);
+// Whether register_unary_avx512_kernels' kernel for `op` runs float16 itself (on this CPU).
+bool unary_avx512_takes_half(const std::string& op);
 // y = y sigmoid(y) over n floats on AVX-512, on the thread pool (kernels/math/unary_avx512.cpp).
 void silu_in_place(float* y, int64_t n);  // kernels/math/unary_avx512.cpp: exp, log, sigmoid, tanh, erf, sin, cos, ... on AVX-512
 void register_average_pool_kernels(KernelRegistry& r);  // kernels/nn/average_pool.cpp: AveragePool 2-D on plain NCHW, separable sums
 void register_max_pool_kernels(KernelRegistry& r);  // kernels/nn/max_pool.cpp: MaxPool 2-D on plain NCHW (Y only), separable maxima
 void register_pool_nchwc_kernels(KernelRegistry& r);  // kernels/nn/pool_nchwc.cpp: NchwcPool's MaxPool / AveragePool 2-D on the blocked layout
 void register_depthwise_conv_kernels(KernelRegistry& r);  // kernels/nn/depthwise_conv.cpp: depthwise 2-D Conv on plain NCHW
+// Whether that kernel runs a float16 `n` itself (on this CPU, its weights `constant` gives).
+bool depthwise_conv_takes_half(const Node& n, const std::function<const Tensor*(const std::string&)>& constant);
 void register_conv1d_kernels(KernelRegistry& r);  // kernels/nn/conv1d.cpp: 1-D Conv at unit stride as one sgemm per tap
 void register_clamp_kernels(KernelRegistry& r);         // kernels/math/clamp.cpp: Clip, HardSigmoid with AVX-512 / AVX2
 void register_softmax_axis_kernels(KernelRegistry& r);  // kernels/math/softmax_axis.cpp: (Log)Softmax over an axis not the last

@@ -83,6 +83,12 @@ bool compute_low_precision_in_float32(Model& model, PassContext& ctx) {
         touches = true;
         eligible = allows_float(*s, s->output_param(k));
       }
+    // A float16 node the engine computes as it is (cpu/low_precision.h).
+    bool float16_only = true;
+    for (const auto* list : {&n.inputs, &n.outputs})
+      for (const auto& v : *list) float16_only = float16_only && (!half(v) || type_of(v) == DataType::Float16);
+    if (eligible && touches && float16_only && computes_float16_itself(n, [&](const std::string& v) { return constant_tensor(model, v); }))
+      eligible = false;
     if (!eligible || !touches || !ctx.allow(n.name)) {
       nodes.push_back(std::move(n));
       continue;

@@ -6,6 +6,9 @@
 // Eigen built for SSE2 (Sin and Cos at 0.34x); and for the memory-bound
 // Relu and Abs, one pass of our own beat oneDNN's primitive set-up.
 #include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <string>
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
@@ -32,9 +35,31 @@ constexpr int64_t kGrain = 16384;
     _mm512_mask_storeu_ps(y + i, m, f(_mm512_maskz_loadu_ps(m, x + i)));        \
   }
 
+// float16 in and out, float32 in the registers: each result rounded once,
+// to nearest even, as Cast(f(Cast(x, float)), float16) rounds it (the same
+// bits as the Casts the compute-low-precision-in-float32 pass would put
+// around the node, without their two passes over memory). The tail goes
+// through 16 halves on the stack.
+ONNXSCOPE_AVX512_INLINE __m512 load_half(const uint16_t* p) {
+  return _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p)));
+}
+ONNXSCOPE_AVX512_INLINE void store_half(uint16_t* p, __m512 v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+}
+#define ONNXSCOPE_MAP16_HALF(f)                                                  \
+  int64_t i = 0;                                                                 \
+  for (; i + 16 <= n; i += 16) store_half(y + i, f(load_half(x + i)));           \
+  if (i < n) {                                                                   \
+    uint16_t t[16] = {};                                                         \
+    std::memcpy(t, x + i, static_cast<size_t>(n - i) * sizeof(uint16_t));        \
+    store_half(t, f(load_half(t)));                                              \
+    std::memcpy(y + i, t, static_cast<size_t>(n - i) * sizeof(uint16_t));        \
+  }
+
 #define ONNXSCOPE_UNARY(name, expr)                                          \
   ONNXSCOPE_AVX512_INLINE __m512 name##_one(__m512 a) { return expr; }       \
-  ONNXSCOPE_AVX512 void name##_run(const float* x, float* y, int64_t n) { ONNXSCOPE_MAP16(name##_one) }
+  ONNXSCOPE_AVX512 void name##_run(const float* x, float* y, int64_t n) { ONNXSCOPE_MAP16(name##_one) } \
+  ONNXSCOPE_AVX512 void name##_run_half(const uint16_t* x, uint16_t* y, int64_t n) { ONNXSCOPE_MAP16_HALF(name##_one) }
 
 // x where !(x <= 0) (NaN kept, as the reference's Relu), else +0.
 ONNXSCOPE_UNARY(relu, _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(a, _mm512_setzero_ps(), _CMP_NLE_UQ), a))
@@ -57,6 +82,7 @@ ONNXSCOPE_AVX512_INLINE __m512 mish_one(__m512 x) {
   return _mm512_mask_mov_ps(y, _mm512_cmp_ps_mask(x, v::splat(20.0f), _CMP_GT_OQ), x);
 }
 ONNXSCOPE_AVX512 void mish_run(const float* x, float* y, int64_t n) { ONNXSCOPE_MAP16(mish_one) }
+ONNXSCOPE_AVX512 void mish_run_half(const uint16_t* x, uint16_t* y, int64_t n) { ONNXSCOPE_MAP16_HALF(mish_one) }
 
 // Sin and Cos reduce exactly only below 2^13: a vector holding a larger
 // |x|, inf or NaN is computed by the C library instead (in double, then
@@ -71,6 +97,8 @@ ONNXSCOPE_AVX512_INLINE __m512 sincos_one(__m512 a) {
 }
 template <bool Cos>
 ONNXSCOPE_AVX512 void sincos_run(const float* x, float* y, int64_t n) { ONNXSCOPE_MAP16(sincos_one<Cos>) }
+template <bool Cos>
+ONNXSCOPE_AVX512 void sincos_run_half(const uint16_t* x, uint16_t* y, int64_t n) { ONNXSCOPE_MAP16_HALF(sincos_one<Cos>) }
 
 // x sigmoid(x) in place (SiLU, Swish with alpha 1): NchwcConv's own
 // epilogue where oneDNN's swish post-op is the slower (silu_after_conv).
@@ -79,47 +107,67 @@ ONNXSCOPE_AVX512 void silu_run(const float* x, float* y, int64_t n) { ONNXSCOPE_
 
 #undef ONNXSCOPE_UNARY
 #undef ONNXSCOPE_MAP16
+#undef ONNXSCOPE_MAP16_HALF
 
 using RunFn = void (*)(const float*, float*, int64_t);
+using HalfRunFn = void (*)(const uint16_t*, uint16_t*, int64_t);
 
-template <RunFn Run>
+template <RunFn Run, HalfRunFn RunHalf>
 void Kernel(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
+  const auto count = static_cast<int64_t>(x.element_count());
+  if (x.dtype() == DataType::Float16) {
+    Tensor& y = uninitialized_output(ctx, 0, DataType::Float16, x.shape());
+    const auto* in = reinterpret_cast<const uint16_t*>(x.raw());
+    auto* out = reinterpret_cast<uint16_t*>(y.mutable_raw());
+    parallel_for(count, kGrain, [&](int64_t b, int64_t e) { RunHalf(in + b, out + b, e - b); });
+    return;
+  }
   Tensor& y = uninitialized_output(ctx, 0, DataType::Float, x.shape());
   const float* in = x.data<float>();
   float* out = y.mutable_data<float>();
-  parallel_for(static_cast<int64_t>(x.element_count()), kGrain, [&](int64_t b, int64_t e) { Run(in + b, out + b, e - b); });
+  parallel_for(count, kGrain, [&](int64_t b, int64_t e) { Run(in + b, out + b, e - b); });
 }
 
 bool accepts(const KernelContext& ctx) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   if (!avx512 || ctx.input_count() != 1) return false;
   const Value* x = ctx.input_value(0);
-  return x && x->is_tensor() && x->tensor().dtype() == DataType::Float;
+  return x && x->is_tensor() && (x->tensor().dtype() == DataType::Float || x->tensor().dtype() == DataType::Float16);
 }
 
 void add(KernelRegistry& r, const char* op, int since, KernelFn fn) {
   r.add(KernelDef{"", op, since, INT_MAX, "cpu-avx512", fn, accepts});
 }
 
+constexpr const char* kHalfOps[] = {"Relu", "Abs", "Exp", "Log", "Sigmoid", "Tanh", "Erf", "Softplus", "Mish", "Sin", "Cos"};
+
 }  // namespace
+
+bool unary_avx512_takes_half(const std::string& op) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512) return false;
+  for (const char* o : kHalfOps)
+    if (op == o) return true;
+  return false;
+}
 
 void silu_in_place(float* y, int64_t n) {
   parallel_for(n, kGrain, [&](int64_t b, int64_t e) { silu_run(y + b, y + b, e - b); });
 }
 
 void register_unary_avx512_kernels(KernelRegistry& r) {
-  add(r, "Relu", 6, Kernel<relu_run>);
-  add(r, "Abs", 6, Kernel<abs_run>);
-  add(r, "Exp", 6, Kernel<exp_run>);
-  add(r, "Log", 6, Kernel<log_run>);
-  add(r, "Sigmoid", 6, Kernel<sigmoid_run>);
-  add(r, "Tanh", 6, Kernel<tanh_run>);
-  add(r, "Erf", 9, Kernel<erf_run>);
-  add(r, "Softplus", 1, Kernel<softplus_run>);
-  add(r, "Mish", 18, Kernel<mish_run>);
-  add(r, "Sin", 7, Kernel<sincos_run<false>>);
-  add(r, "Cos", 7, Kernel<sincos_run<true>>);
+  add(r, "Relu", 6, Kernel<relu_run, relu_run_half>);
+  add(r, "Abs", 6, Kernel<abs_run, abs_run_half>);
+  add(r, "Exp", 6, Kernel<exp_run, exp_run_half>);
+  add(r, "Log", 6, Kernel<log_run, log_run_half>);
+  add(r, "Sigmoid", 6, Kernel<sigmoid_run, sigmoid_run_half>);
+  add(r, "Tanh", 6, Kernel<tanh_run, tanh_run_half>);
+  add(r, "Erf", 9, Kernel<erf_run, erf_run_half>);
+  add(r, "Softplus", 1, Kernel<softplus_run, softplus_run_half>);
+  add(r, "Mish", 18, Kernel<mish_run, mish_run_half>);
+  add(r, "Sin", 7, Kernel<sincos_run<false>, sincos_run_half<false>>);
+  add(r, "Cos", 7, Kernel<sincos_run<true>, sincos_run_half<true>>);
 }
 
 }  // namespace onnxscope::cpu

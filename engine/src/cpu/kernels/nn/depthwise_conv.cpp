@@ -16,6 +16,9 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "core/target_clones.h"
@@ -28,6 +31,7 @@ namespace onnxscope::cpu {
 namespace {
 
 struct Depthwise : PlaneWindow {
+  bool half = false;  // float16 X, W, B and Y (AVX-512 only): float32 in between, Y rounded once
   int64_t C = 0, dh = 1, dw = 1, sh = 1, sw = 1;
   int64_t Hq = 0, Wq = 0;  // each phase buffer's rows and columns
   bool bias = false;
@@ -39,8 +43,22 @@ struct Depthwise : PlaneWindow {
   }
 };
 
+// Inputs all float16 (X, W and B, if any): a float16 model's depthwise
+// convolution, computed without the Casts around it (the same bits).
+bool half_conv_inputs(const KernelContext& ctx) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 || ctx.input_count() < 2 || ctx.input_count() > 3) return false;
+  for (size_t i = 0; i < ctx.input_count(); ++i) {
+    const Value* v = ctx.input_value(i);
+    if (i < 2 && !v) return false;
+    if (v && (!v->is_tensor() || v->tensor().dtype() != DataType::Float16)) return false;
+  }
+  return true;
+}
+
 bool depthwise_of(const KernelContext& ctx, Depthwise& p) {
-  if (!float_conv_inputs(ctx)) return false;
+  p.half = half_conv_inputs(ctx);
+  if (!p.half && !float_conv_inputs(ctx)) return false;
   const Tensor& x = ctx.input_value(0)->tensor();
   const Tensor& w = ctx.input_value(1)->tensor();
   if (x.rank() != 4 || w.rank() != 4 || x.element_count() == 0) return false;
@@ -246,18 +264,59 @@ void depthwise_plane_avx512(const Depthwise& p, const int64_t* off, const float*
   for (int64_t oh = 0; oh < p.OH; ++oh) copy_row(acc + oh * p.Wq, y + oh * p.OW, p.OW);
 }
 
+// n float16 values to float32 and back (rounded to nearest even, as the
+// Cast kernel rounds), 16 at a time.
+__attribute__((target("avx512f,f16c"))) void halves_to_floats(const uint16_t* s, float* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i))));
+  for (; i < n; ++i) d[i] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(s[i])));
+}
+__attribute__((target("avx512f,f16c"))) void floats_to_halves(const float* s, uint16_t* d, int64_t n) {
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm512_cvtps_ph(_mm512_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  for (; i < n; ++i)
+    d[i] = static_cast<uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(s[i]), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 0));
+}
+
+// float16: each plane widened into the thread's float32 plane, computed as a
+// float32 one, its outputs rounded to float16 (the Casts' bits, each plane
+// in cache instead of two passes over the tensors).
+void run_half(KernelContext& ctx, const Depthwise& p, const std::vector<int64_t>& off) {
+  const auto* x = reinterpret_cast<const uint16_t*>(ctx.input(0).raw());
+  const Tensor& wt = ctx.input(1);
+  std::vector<float> w(wt.element_count()), bias(static_cast<size_t>(p.C), 0.0f);
+  halves_to_floats(reinterpret_cast<const uint16_t*>(wt.raw()), w.data(), static_cast<int64_t>(w.size()));
+  if (p.bias) halves_to_floats(reinterpret_cast<const uint16_t*>(ctx.input(2).raw()), bias.data(), p.C);
+  Tensor& out = uninitialized_output(ctx, 0, DataType::Float16, p.y);
+  auto* y = reinterpret_cast<uint16_t*>(out.mutable_raw());
+  parallel_for(p.planes, 1, [&](int64_t c0, int64_t c1) {
+    std::vector<float> pad(static_cast<size_t>(p.sh * p.sw * p.phase_floats() + kBlockSlack), 0.0f);
+    std::vector<float> acc(static_cast<size_t>((p.OH - 1) * p.Wq + p.OW + kBlockSlack));
+    std::vector<float> xin(static_cast<size_t>(p.H * p.W)), yout(static_cast<size_t>(p.OH * p.OW));
+    for (int64_t c = c0; c < c1; ++c) {
+      const int64_t ch = c % p.C;
+      halves_to_floats(x + c * p.H * p.W, xin.data(), p.H * p.W);
+      depthwise_plane_avx512(p, off.data(), xin.data(), w.data() + ch * p.kh * p.kw, bias[static_cast<size_t>(ch)], yout.data(),
+                             pad.data(), acc.data());
+      floats_to_halves(yout.data(), y + c * p.OH * p.OW, p.OH * p.OW);
+    }
+  });
+}
+
 void Run(KernelContext& ctx) {
   Depthwise p;
   if (!depthwise_of(ctx, p)) ctx.fail("problem not supported by the CPU depthwise convolution");
+  std::vector<int64_t> off(static_cast<size_t>(p.kh * p.kw));
+  for (int64_t i = 0; i < p.kh; ++i)
+    for (int64_t j = 0; j < p.kw; ++j) off[static_cast<size_t>(i * p.kw + j)] = p.offset(i, j);
+  if (p.half) return run_half(ctx, p, off);
   const float* x = ctx.input(0).data<float>();
   const float* w = ctx.input(1).data<float>();
   const float* bias = p.bias ? ctx.input(2).data<float>() : nullptr;
   Tensor& out = uninitialized_output(ctx, 0, DataType::Float, p.y);
   float* y = out.mutable_data<float>();
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  std::vector<int64_t> off(static_cast<size_t>(p.kh * p.kw));
-  for (int64_t i = 0; i < p.kh; ++i)
-    for (int64_t j = 0; j < p.kw; ++j) off[static_cast<size_t>(i * p.kw + j)] = p.offset(i, j);
   parallel_for(p.planes, 1, [&](int64_t c0, int64_t c1) {
     // Borders stay zero: only the positions of X are written.
     std::vector<float> pad(static_cast<size_t>(p.sh * p.sw * p.phase_floats() + kBlockSlack), 0.0f);
@@ -273,6 +332,15 @@ void Run(KernelContext& ctx) {
 }
 
 }  // namespace
+
+bool depthwise_conv_takes_half(const Node& n, const std::function<const Tensor*(const std::string&)>& constant) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 || !n.domain.empty() || n.op_type != "Conv" || n.inputs.size() < 2 || n.inputs.size() > 3) return false;
+  const Tensor* w = constant(n.inputs[1]);
+  if (!w || w->rank() != 4 || w->shape()[1] != 1 || w->shape()[0] < 2) return false;
+  const Attribute* g = n.attribute("group");
+  return g && g->i == w->shape()[0];
+}
 
 void register_depthwise_conv_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "Conv", 1, INT_MAX, "cpu-simd", Run, accepts});
