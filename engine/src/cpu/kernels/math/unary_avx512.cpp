@@ -14,6 +14,7 @@
 #include "cpu/kernels/math/vector_math_avx512.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
+#include "onnxscope/float_formats.h"
 
 namespace onnxscope::cpu {
 namespace {
@@ -45,6 +46,13 @@ ONNXSCOPE_AVX512_INLINE __m512 load_half(const uint16_t* p) {
 }
 ONNXSCOPE_AVX512_INLINE void store_half(uint16_t* p, __m512 v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  // NaN: the Cast kernel's bits (the reference's payload rule), not the instruction's.
+  if (const __mmask16 nan = _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q)) {
+    alignas(64) float f[16];
+    _mm512_store_ps(f, v);
+    for (int k = 0; k < 16; ++k)
+      if (nan & (1u << k)) p[k] = float_to_half(f[k]);
+  }
 }
 #define ONNXSCOPE_MAP16_HALF(f)                                                  \
   int64_t i = 0;                                                                 \

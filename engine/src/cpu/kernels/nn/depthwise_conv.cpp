@@ -26,6 +26,7 @@
 #include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
+#include "onnxscope/float_formats.h"
 
 namespace onnxscope::cpu {
 namespace {
@@ -273,10 +274,14 @@ __attribute__((target("avx512f,f16c"))) void halves_to_floats(const uint16_t* s,
 }
 __attribute__((target("avx512f,f16c"))) void floats_to_halves(const float* s, uint16_t* d, int64_t n) {
   int64_t i = 0;
-  for (; i + 16 <= n; i += 16)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm512_cvtps_ph(_mm512_loadu_ps(s + i), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-  for (; i < n; ++i)
-    d[i] = static_cast<uint16_t>(_mm_extract_epi16(_mm_cvtps_ph(_mm_set_ss(s[i]), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), 0));
+  for (; i + 16 <= n; i += 16) {
+    const __m512 v = _mm512_loadu_ps(s + i);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+    if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q))  // NaN: the Cast kernel's bits (the reference's payload rule)
+      for (int64_t k = i; k < i + 16; ++k)
+        if (s[k] != s[k]) d[k] = float_to_half(s[k]);
+  }
+  for (; i < n; ++i) d[i] = float_to_half(s[i]);
 }
 
 // float16: each plane widened into the thread's float32 plane, computed as a
