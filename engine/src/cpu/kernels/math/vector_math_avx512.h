@@ -65,8 +65,13 @@ ONNXSCOPE_AVX512 __m512 exp_scaled(__m512 x, __mmask16 keep) {
                                 5.0000001201e-1f, 1.0f, 1.0f};
   __m512 xc = _mm512_max_ps(splat(-104.0f), x);
   if constexpr (!NonPositive) xc = _mm512_min_ps(splat(89.0f), xc);
-  const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(xc, splat(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  // x log2(e) rounded to the nearest integer (ties to even) by adding and
+  // taking away 1.5 * 2^23 (|x| <= 104 keeps it exact): two operations any
+  // FMA port takes, where vrndscaleps is two on one port. The product is not
+  // rounded first, so n is the nearest integer to x log2(e) itself and |r|
+  // stays within ln(2) / 2.
+  const __m512 magic = splat(12582912.0f);
+  const __m512 n = _mm512_sub_ps(_mm512_fmadd_ps(xc, splat(1.44269504088896341f), magic), magic);
   __m512 r = _mm512_fnmadd_ps(n, splat(0.693359375f), xc);
   r = _mm512_fnmadd_ps(n, splat(-2.12194440e-4f), r);
   return _mm512_maskz_scalef_ps(keep, poly(r, c), n);
@@ -125,7 +130,9 @@ ONNXSCOPE_AVX512 __m512 log1p_nonneg(__m512 u) {
 
 // 1 / (1 + e^-x), from e = e^-|x| so that neither side cancels.
 ONNXSCOPE_AVX512 __m512 sigmoid(__m512 x) {
-  const __m512 e = exp(_mm512_sub_ps(splat(0.0f), abs(x)));
+  // -|x| by setting the sign bit (NaN stays NaN), and exp without its upper clamp.
+  const __m512 nx = _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(x), _mm512_set1_epi32(static_cast<int>(0x80000000u))));
+  const __m512 e = exp<true>(nx);
   const __m512 num = _mm512_mask_mov_ps(e, _mm512_cmp_ps_mask(x, splat(0.0f), _CMP_GE_OQ), splat(1.0f));
   return _mm512_mul_ps(num, recip(_mm512_add_ps(e, splat(1.0f))));  // 1 + e is in [1, 2] (NaN for NaN)
 }
