@@ -1,6 +1,7 @@
 // Registration functions of the CPU kernel families (engine/src/cpu/kernels/).
 #pragma once
 
+#include <cstdint>
 #include <functional>
 #include <string>
 
@@ -47,6 +48,9 @@ void register_pad_kernels(KernelRegistry& r);           // kernels/tensor/pad.cp
 void register_cast_kernels(KernelRegistry& r);          // kernels/tensor/cast.cpp: Cast between the common numeric types
 // float16 <-> float32 over the threads, F16C where the CPU has it (what the Cast kernel runs; kernels/tensor/cast.cpp).
 void half_cast(const void* src, void* dst, int64_t n, bool to_half);
+// The same on the calling thread alone (NaN by the reference's rule, as the Cast kernel).
+void half_to_float_run(const uint16_t* s, float* d, int64_t n);
+void float_to_half_run(const float* s, uint16_t* d, int64_t n);
 void register_split_kernels(KernelRegistry& r);         // kernels/tensor/split.cpp: Split as block copies
 void register_gather_kernels(KernelRegistry& r);        // kernels/tensor/gather.cpp: Gather as block copies
 void register_rms_norm_kernels(KernelRegistry& r);      // kernels/nn/rms_norm.cpp: RMSNormalization-23 (and onnxscope.cpu's), float32 rows

@@ -148,15 +148,34 @@ void add(KernelRegistry& r, const char* op, int since, KernelFn fn) {
   r.add(KernelDef{"", op, since, INT_MAX, "cpu-avx512", fn, accepts});
 }
 
-constexpr const char* kHalfOps[] = {"Relu", "Abs", "Exp", "Log", "Sigmoid", "Tanh", "Erf", "Softplus", "Mish", "Sin", "Cos"};
+// Every operator here, with the opset it is registered from; each takes
+// float32 and float16.
+struct Unary {
+  const char* op;
+  int since;
+  KernelFn fn;
+};
+constexpr Unary kUnary[] = {
+    {"Relu", 6, Kernel<relu_run, relu_run_half>},
+    {"Abs", 6, Kernel<abs_run, abs_run_half>},
+    {"Exp", 6, Kernel<exp_run, exp_run_half>},
+    {"Log", 6, Kernel<log_run, log_run_half>},
+    {"Sigmoid", 6, Kernel<sigmoid_run, sigmoid_run_half>},
+    {"Tanh", 6, Kernel<tanh_run, tanh_run_half>},
+    {"Erf", 9, Kernel<erf_run, erf_run_half>},
+    {"Softplus", 1, Kernel<softplus_run, softplus_run_half>},
+    {"Mish", 18, Kernel<mish_run, mish_run_half>},
+    {"Sin", 7, Kernel<sincos_run<false>, sincos_run_half<false>>},
+    {"Cos", 7, Kernel<sincos_run<true>, sincos_run_half<true>>},
+};
 
 }  // namespace
 
 bool unary_avx512_takes_half(const std::string& op) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   if (!avx512) return false;
-  for (const char* o : kHalfOps)
-    if (op == o) return true;
+  for (const Unary& u : kUnary)
+    if (op == u.op) return true;
   return false;
 }
 
@@ -165,17 +184,7 @@ void silu_in_place(float* y, int64_t n) {
 }
 
 void register_unary_avx512_kernels(KernelRegistry& r) {
-  add(r, "Relu", 6, Kernel<relu_run, relu_run_half>);
-  add(r, "Abs", 6, Kernel<abs_run, abs_run_half>);
-  add(r, "Exp", 6, Kernel<exp_run, exp_run_half>);
-  add(r, "Log", 6, Kernel<log_run, log_run_half>);
-  add(r, "Sigmoid", 6, Kernel<sigmoid_run, sigmoid_run_half>);
-  add(r, "Tanh", 6, Kernel<tanh_run, tanh_run_half>);
-  add(r, "Erf", 9, Kernel<erf_run, erf_run_half>);
-  add(r, "Softplus", 1, Kernel<softplus_run, softplus_run_half>);
-  add(r, "Mish", 18, Kernel<mish_run, mish_run_half>);
-  add(r, "Sin", 7, Kernel<sincos_run<false>, sincos_run_half<false>>);
-  add(r, "Cos", 7, Kernel<sincos_run<true>, sincos_run_half<true>>);
+  for (const Unary& u : kUnary) add(r, u.op, u.since, u.fn);
 }
 
 }  // namespace onnxscope::cpu

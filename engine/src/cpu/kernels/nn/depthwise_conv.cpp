@@ -26,7 +26,6 @@
 #include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
-#include "onnxscope/float_formats.h"
 
 namespace onnxscope::cpu {
 namespace {
@@ -265,34 +264,16 @@ void depthwise_plane_avx512(const Depthwise& p, const int64_t* off, const float*
   for (int64_t oh = 0; oh < p.OH; ++oh) copy_row(acc + oh * p.Wq, y + oh * p.OW, p.OW);
 }
 
-// n float16 values to float32 and back (rounded to nearest even, as the
-// Cast kernel rounds), 16 at a time.
-__attribute__((target("avx512f,f16c"))) void halves_to_floats(const uint16_t* s, float* d, int64_t n) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(d + i, _mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + i))));
-  for (; i < n; ++i) d[i] = _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(s[i])));
-}
-__attribute__((target("avx512f,f16c"))) void floats_to_halves(const float* s, uint16_t* d, int64_t n) {
-  int64_t i = 0;
-  for (; i + 16 <= n; i += 16) {
-    const __m512 v = _mm512_loadu_ps(s + i);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + i), _mm512_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
-    if (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q))  // NaN: the Cast kernel's bits (the reference's payload rule)
-      for (int64_t k = i; k < i + 16; ++k)
-        if (s[k] != s[k]) d[k] = float_to_half(s[k]);
-  }
-  for (; i < n; ++i) d[i] = float_to_half(s[i]);
-}
-
 // float16: each plane widened into the thread's float32 plane, computed as a
-// float32 one, its outputs rounded to float16 (the Casts' bits, each plane
-// in cache instead of two passes over the tensors).
+// float32 one, its outputs rounded to float16 by the Cast kernel's
+// conversion (the Casts' bits, each plane in cache instead of two passes
+// over the tensors).
 void run_half(KernelContext& ctx, const Depthwise& p, const std::vector<int64_t>& off) {
   const auto* x = reinterpret_cast<const uint16_t*>(ctx.input(0).raw());
   const Tensor& wt = ctx.input(1);
   std::vector<float> w(wt.element_count()), bias(static_cast<size_t>(p.C), 0.0f);
-  halves_to_floats(reinterpret_cast<const uint16_t*>(wt.raw()), w.data(), static_cast<int64_t>(w.size()));
-  if (p.bias) halves_to_floats(reinterpret_cast<const uint16_t*>(ctx.input(2).raw()), bias.data(), p.C);
+  half_to_float_run(reinterpret_cast<const uint16_t*>(wt.raw()), w.data(), static_cast<int64_t>(w.size()));
+  if (p.bias) half_to_float_run(reinterpret_cast<const uint16_t*>(ctx.input(2).raw()), bias.data(), p.C);
   Tensor& out = uninitialized_output(ctx, 0, DataType::Float16, p.y);
   auto* y = reinterpret_cast<uint16_t*>(out.mutable_raw());
   parallel_for(p.planes, 1, [&](int64_t c0, int64_t c1) {
@@ -301,10 +282,10 @@ void run_half(KernelContext& ctx, const Depthwise& p, const std::vector<int64_t>
     std::vector<float> xin(static_cast<size_t>(p.H * p.W)), yout(static_cast<size_t>(p.OH * p.OW));
     for (int64_t c = c0; c < c1; ++c) {
       const int64_t ch = c % p.C;
-      halves_to_floats(x + c * p.H * p.W, xin.data(), p.H * p.W);
+      half_to_float_run(x + c * p.H * p.W, xin.data(), p.H * p.W);
       depthwise_plane_avx512(p, off.data(), xin.data(), w.data() + ch * p.kh * p.kw, bias[static_cast<size_t>(ch)], yout.data(),
                              pad.data(), acc.data());
-      floats_to_halves(yout.data(), y + c * p.OH * p.OW, p.OH * p.OW);
+      float_to_half_run(yout.data(), y + c * p.OH * p.OW, p.OH * p.OW);
     }
   });
 }
