@@ -22,6 +22,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_max_pool_kernels(r);  // before oneDNN's: faster on the plain layout (the blocked layout stays oneDNN's)
     cpu::register_depthwise_conv_kernels(r);  // before oneDNN's: a plain depthwise Conv without two reorders around it
     cpu::register_conv1d_kernels(r);  // before oneDNN's: no layout reorders around a 1-D convolution
+    cpu::register_grouped_conv_nchwc_kernels(r);  // before oneDNN's: it has no kernel for groups narrower than a block on nChw16c
     cpu::register_onednn_kernels(r);
     cpu::register_clamp_kernels(r);
     cpu::register_eltwise_onednn_kernels(r);

@@ -1,6 +1,7 @@
 // Blocked activations between convolutions (layout in cpu/nchwc.h):
-//   Conv / FusedConv with constant float 4-D weights, group 1, depthwise, or
-//   groups of whole 8-channel blocks
+//   Conv / FusedConv with constant float 4-D weights, group 1, depthwise,
+//   groups of whole 8-channel blocks, or (block 16 on AVX-512) groups of 2 or
+//   4 channels in and out
 //     -> NchwcConv, reading the blocked form of its input (a ToNchwc is
 //        inserted once per plain value; an input with fewer channels than a
 //        block, like an RGB image, is read plain) and writing a blocked output
@@ -62,9 +63,15 @@ std::optional<ConvShape> convertible(const Model& m, const Node& n) {
   s.out_channels = w->shape()[0];
   if (group < 1 || __builtin_mul_overflow(w->shape()[1], group, &s.in_channels)) return std::nullopt;  // the kernel says why
   s.depthwise = group > 1 && group == s.out_channels && w->shape()[1] == 1;
-  // Other groups only in whole 8-channel blocks (RegNet's 3x3 convolutions):
-  // oneDNN's blocked kernels take those, otherwise only its reference would.
-  if (group != 1 && !s.depthwise && (w->shape()[1] % 8 != 0 || s.out_channels % (group * 8) != 0)) return std::nullopt;
+  // Other groups in whole 8-channel blocks (RegNet's 3x3 convolutions):
+  // oneDNN's blocked kernels take those. Groups of 2 or 4 channels in and
+  // out (ResNeXt-50's first stage) where the block is 16 on AVX-512:
+  // kernels/nn/grouped_conv_nchwc.cpp takes those (and 8 in and out), where
+  // only oneDNN's reference kernel would.
+  const bool own_grouped = nchwc_block() == 16 && __builtin_cpu_supports("avx512f") &&
+                           (w->shape()[1] == 2 || w->shape()[1] == 4) && s.out_channels == s.in_channels;
+  if (group != 1 && !s.depthwise && !own_grouped && (w->shape()[1] % 8 != 0 || s.out_channels % (group * 8) != 0))
+    return std::nullopt;
   if (s.out_channels < 1 || s.in_channels < 1) return std::nullopt;
   return s;
 }
