@@ -162,6 +162,14 @@ for name, op, extra in [("internal_from_nchwc_channels_huge", "FromNchwc", {}),
                         ("internal_nchwc_pool_channels_huge", "NchwcPool", {"block": 16, "op": "GlobalAveragePool"})]:
     model(name, [helper.make_node(op, ["x"], ["y"], domain="onnxscope.cpu", channels=(1 << 63) - 1, **extra)],
           [vi("x", F, [1, 1, 2, 2, 16])], [y], domains=["onnxscope.cpu"])
+# A grouped NchwcConv (groups of 2 channels, kernels/nn/grouped_conv_nchwc.cpp)
+# whose group count overflows the channel count, and one whose dilation puts
+# the window far past the input.
+wg = helper.make_tensor("w", F, [16, 2, 3, 3], [0.5] * 288)
+for name, attrs in [("internal_nchwc_conv_group_huge", {"group": 1 << 62}),
+                    ("internal_nchwc_conv_dilation_huge", {"group": 8, "dilations": [1 << 40, 1 << 40]})]:
+    model(name, [helper.make_node("NchwcConv", ["x", "w"], ["y"], domain="onnxscope.cpu", block=16, **attrs)],
+          [vi("x", F, [1, 1, 4, 4, 16])], [y], [wg], domains=["onnxscope.cpu"])
 # A declared dim product that overflows 64 bits.
 model("input_dims_overflow", [helper.make_node("Identity", ["x"], ["y"])], [vi("x", F, [1 << 40, 1 << 40, 1 << 40])], [y])
 print(f"wrote hostile models to {out}")

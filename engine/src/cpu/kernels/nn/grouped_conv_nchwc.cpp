@@ -299,7 +299,7 @@ __attribute__((target("avx512f"))) void position_at_edge(const Problem& p, const
 
 // First and one-past-last output column whose taps all lie inside X.
 void inside_columns(const Problem& p, int64_t& lo, int64_t& hi) {
-  lo = std::min(p.OW, (p.pl + p.sw - 1) / p.sw);
+  lo = std::min(p.OW, p.pl == 0 ? 0 : (p.pl - 1) / p.sw + 1);  // ceil(pl / sw), with no pl + sw to overflow
   const int64_t last = p.W - 1 + p.pl - (p.kw - 1) * p.dw;  // ow * sw must not pass it
   hi = last < 0 ? 0 : std::min(p.OW, last / p.sw + 1);
   if (hi < lo) hi = lo;
