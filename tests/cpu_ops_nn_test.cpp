@@ -725,9 +725,9 @@ TEST(CpuOpsNn, ContribAttentionAndMultiHeadAttentionAgainstTheReference) {
 // (kernels/nn/grouped_conv_nchwc.cpp) against the reference's Conv: channel
 // counts with a padded last block, kernels up to 5, strides up to 3,
 // dilations, pads and auto_pad, a bias or not, the residual input, every
-// activation it takes, weights as an initializer (packed once) or an input,
-// NaN and infinities in X. Its sums' order is fixed by the problem: one and
-// two threads give the same bits.
+// activation NchwcConv fuses (fused_ops.h), weights as an initializer
+// (packed once) or an input, NaN and infinities in X. Its sums' order is
+// fixed by the problem: one and two threads give the same bits.
 TEST(CpuOpsNn, BlockedGroupedConvMatchesTheReference) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "the grouped blocked kernel needs AVX-512";
   struct Ran : Observer {
@@ -740,15 +740,16 @@ TEST(CpuOpsNn, BlockedGroupedConvMatchesTheReference) {
     std::string op;
     std::vector<float> params;
   };
-  const std::vector<Act> acts = {{"", {}},           {"Relu", {}},          {"LeakyRelu", {0.1f}},  {"Clip", {-1.0f, 2.0f}},
-                                 {"HardSigmoid", {0.2f, 0.5f}}, {"HardSwish", {}}, {"Swish", {1.0f}}};
+  const std::vector<Act> acts = {{"", {}},          {"Relu", {}},         {"LeakyRelu", {0.1f}}, {"Clip", {-1.0f, 2.0f}},
+                                 {"HardSigmoid", {0.2f, 0.5f}}, {"HardSwish", {}}, {"Swish", {1.0f}},  {"Swish", {1.5f}},
+                                 {"Sigmoid", {}},   {"Tanh", {}},         {"Gelu", {0.0f}},       {"Gelu", {1.0f}}};
   Rng rng(91);
   auto one = make_cpu_engine(CpuOptions{.opt_level = 0, .threads = 1});
   auto two = make_cpu_engine(CpuOptions{.opt_level = 0, .threads = 2});
   auto ref_engine = make_reference_engine();
   const char* auto_pads[] = {"NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
   int checked = 0;
-  for (int i = 0; i < 90; ++i) {
+  for (int i = 0; i < 120; ++i) {
     const int64_t c = std::vector<int64_t>{2, 4, 8}[static_cast<size_t>(i % 3)];
     const int64_t G = pick(rng, 2, 48 / c + 3), C = G * c;
     const Shape s{pick(rng, 1, 2), C, pick(rng, 1, 13), pick(rng, 1, 21)};
@@ -818,11 +819,34 @@ TEST(CpuOpsNn, BlockedGroupedConvMatchesTheReference) {
       else attr_string(*node, "auto_pad", auto_pad);
     }
     if (residual) rm.node("Add", {"t0", "r"}, {"t"}, "add");
+    auto scalar = [&](const std::string& name, float v) { rm.initializer(make_float_tensor(name, {}, {v})); };
     if (a.op.empty()) {
       rm.node("Identity", {"t"}, {"y"}, "act");
-    } else if (a.op == "Swish") {
-      rm.node("Sigmoid", {"t"}, {"sig"}, "sig");
+    } else if (a.op == "Swish") {  // x sigmoid(alpha x)
+      scalar("alpha", a.params[0]);
+      rm.node("Mul", {"t", "alpha"}, {"ax"}, "ax");
+      rm.node("Sigmoid", {"ax"}, {"sig"}, "sig");
       rm.node("Mul", {"t", "sig"}, {"y"}, "act");
+    } else if (a.op == "Gelu") {  // x/2 (1 + erf(x / sqrt 2)), or with tanh(sqrt(2/pi) (x + 0.044715 x^3))
+      scalar("half", 0.5f);
+      scalar("one", 1.0f);
+      if (a.params[0] == 0.0f) {
+        scalar("rsqrt2", 0.70710678f);
+        rm.node("Mul", {"t", "rsqrt2"}, {"u"}, "u");
+        rm.node("Erf", {"u"}, {"f"}, "f");
+      } else {
+        scalar("c", 0.044715f);
+        scalar("k", 0.7978845608f);
+        rm.node("Mul", {"t", "t"}, {"t2"}, "t2");
+        rm.node("Mul", {"t2", "t"}, {"t3"}, "t3");
+        rm.node("Mul", {"t3", "c"}, {"ct3"}, "ct3");
+        rm.node("Add", {"t", "ct3"}, {"in"}, "in");
+        rm.node("Mul", {"in", "k"}, {"u"}, "u");
+        rm.node("Tanh", {"u"}, {"f"}, "f");
+      }
+      rm.node("Add", {"f", "one"}, {"f1"}, "f1");
+      rm.node("Mul", {"t", "f1"}, {"g"}, "g");
+      rm.node("Mul", {"g", "half"}, {"y"}, "act");
     } else if (a.op == "Clip") {
       rm.initializer(make_float_tensor("lo", {}, {a.params[0]}));
       rm.initializer(make_float_tensor("hi", {}, {a.params[1]}));
@@ -862,7 +886,7 @@ TEST(CpuOpsNn, BlockedGroupedConvMatchesTheReference) {
     ASSERT_EQ(std::memcmp(got[0].raw(), got[1].raw(), got[0].byte_size()), 0) << "1 and 2 threads differ";
     ++checked;
   }
-  EXPECT_GE(checked, 80);  // (the rest had no output pixel)
+  EXPECT_GE(checked, 105);  // (the rest had no output pixel)
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 // onnxscope.cpu::NchwcConv (contract in cpu/nchwc.h) for grouped 2-D
 // convolutions whose groups are narrower than a block: 2, 4 or 8 input and
 // output channels a group (RegNet's and ResNeXt's grouped 3x3 layers), on
-// the 16-channel blocked layout, float32, AVX-512.
+// the 16-channel blocked layout, float32, AVX-512, with any activation
+// NchwcConv fuses (fused_ops.h), applied in registers.
 //
 // oneDNN has no kernel of its own for such groups on nChw16c (its exact
 // problem gives only its reference kernel), so NchwcConv ran them on
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/math/vector_math_avx512.h"
 #include "cpu/kernels/output.h"
 #include "cpu/nchwc.h"
 #include "cpu/thread_pool.h"
@@ -42,7 +44,7 @@ namespace {
 
 constexpr int64_t kBlock = 16;
 
-enum class Act { None, Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Silu };
+enum class Act { None, Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Sigmoid, Tanh, Swish, GeluErf, GeluTanh };
 
 struct Problem {
   int64_t N = 0, CB = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
@@ -67,7 +69,10 @@ bool activation_of(const KernelContext& ctx, Problem& p) {
   else if (op == "Clip" && want(2) && v[0] <= v[1]) p.act = Act::Clip;
   else if (op == "HardSigmoid" && want(2)) p.act = Act::HardSigmoid;
   else if (op == "HardSwish" && want(0)) p.act = Act::HardSwish;
-  else if (op == "Swish" && want(1) && v[0] == 1.0f) p.act = Act::Silu;
+  else if (op == "Sigmoid" && want(0)) p.act = Act::Sigmoid;
+  else if (op == "Tanh" && want(0)) p.act = Act::Tanh;
+  else if (op == "Swish" && want(1)) p.act = Act::Swish;
+  else if (op == "Gelu" && want(1)) p.act = v[0] != 0.0f ? Act::GeluTanh : Act::GeluErf;
   else return false;
   p.a = v.size() > 0 ? v[0] : 0.f;
   p.b = v.size() > 1 ? v[1] : 0.f;
@@ -205,8 +210,20 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 reduce_groups(co
 __attribute__((target("avx512f"), always_inline)) inline __m512 activate(const Problem& p, __m512 v) {
   const __m512 zero = _mm512_setzero_ps();
   switch (p.act) {
-    case Act::None:
-    case Act::Silu: return v;  // (Silu: over the finished row, silu_in_place)
+    case Act::None: return v;
+    case Act::Sigmoid: return avx512::sigmoid(v);
+    case Act::Tanh: return avx512::tanh(v);
+    // x sigmoid(alpha x); alpha 1 gives silu_in_place's bits (the product by 1 is exact)
+    case Act::Swish: return _mm512_mul_ps(v, avx512::sigmoid(_mm512_mul_ps(v, _mm512_set1_ps(p.a))));
+    case Act::GeluErf: {  // x/2 (1 + erf(x / sqrt 2))
+      const __m512 e = avx512::erf(_mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f)));
+      return _mm512_mul_ps(_mm512_mul_ps(v, _mm512_set1_ps(0.5f)), _mm512_add_ps(e, _mm512_set1_ps(1.0f)));
+    }
+    case Act::GeluTanh: {  // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+      const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
+      const __m512 u = _mm512_mul_ps(_mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), v), _mm512_set1_ps(0.79788456080286536f));
+      return _mm512_mul_ps(_mm512_mul_ps(v, _mm512_set1_ps(0.5f)), _mm512_add_ps(avx512::tanh(u), _mm512_set1_ps(1.0f)));
+    }
     case Act::Relu: return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
     case Act::LeakyRelu: return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_set1_ps(p.a));
     case Act::Clip: {
@@ -358,10 +375,6 @@ void Run(KernelContext& ctx) {
         case 2: output_row<2>(p, row, lo, hi); break;
         case 4: output_row<4>(p, row, lo, hi); break;
         default: output_row<8>(p, row, lo, hi); break;
-      }
-      if (p.act == Act::Silu) {
-        // Padding lanes stay 0 (silu(0) = 0).
-        silu_in_place(row.y, p.OW * kBlock);
       }
     }
   });
