@@ -82,14 +82,17 @@ bool activation_of(const KernelContext& ctx, Problem& p) {
 bool problem(const KernelContext& ctx, Problem& p) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   if (!avx512 || ctx.input_count() < 2 || ctx.input_count() > 4) return false;
+  // The group first: every NchwcConv asks this kernel before oneDNN's on
+  // each run, and most are ungrouped.
+  const int64_t G = ctx.attr_int("group", 1);
+  if (G < 2) return false;
   if (ctx.attr_int("block", 0) != kBlock || ctx.attr_int("plain_input", 0) != 0) return false;
   const Value* xv = ctx.input_value(0);
   const Value* wv = ctx.input_value(1);
   if (!float_tensor(xv) || !float_tensor(wv)) return false;
   const Tensor& x = xv->tensor();
   const Tensor& w = wv->tensor();
-  const int64_t G = ctx.attr_int("group", 1);
-  if (x.rank() != 5 || x.shape()[4] != kBlock || w.rank() != 4 || G < 2) return false;
+  if (x.rank() != 5 || x.shape()[4] != kBlock || w.rank() != 4) return false;
   p.c = w.shape()[1];
   if (p.c != 2 && p.c != 4 && p.c != 8) return false;
   if (G > INT64_MAX / p.c) return false;
