@@ -330,13 +330,18 @@ TEST(FuseConvActivation, EveryFusableActivation) {
   }
 }
 
-// SiLU as torch.onnx writes it: x * Sigmoid(x), the Mul's operands in either order.
-ModelBuilder conv_silu(bool sigmoid_first, bool sigmoid_read_twice = false) {
+// SiLU as torch.onnx writes it: x * Sigmoid(x), the Mul's operands in either
+// order; with gate "HardSigmoid", x * HardSigmoid(x) (its alpha and beta
+// given when not NaN).
+ModelBuilder conv_silu(bool sigmoid_first, bool sigmoid_read_twice = false, const std::string& gate = "Sigmoid",
+                       float alpha = NAN, float beta = NAN) {
   ModelBuilder b(17);
   b.input("x", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{5}, int64_t{5}});
   b.initializer(weights("W", {4, 2, 3, 3}, 33));
   attr_ints(b.node("Conv", {"x", "W"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
-  b.node("Sigmoid", {"c"}, {"s"}, "sigmoid");
+  auto& g = b.node(gate, {"c"}, {"s"}, "sigmoid");
+  if (!std::isnan(alpha)) attr_float(g, "alpha", alpha);
+  if (!std::isnan(beta)) attr_float(g, "beta", beta);
   b.node("Mul", sigmoid_first ? std::vector<std::string>{"s", "c"} : std::vector<std::string>{"c", "s"}, {"y"}, "mul");
   b.output("y", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{5}, int64_t{5}});
   if (sigmoid_read_twice) b.output("s", DataType::Float, {int64_t{1}, int64_t{4}, int64_t{5}, int64_t{5}});
@@ -358,6 +363,28 @@ TEST(FuseConvActivation, SiluWrittenAsMulOfSigmoid) {
   // The Sigmoid's result is needed elsewhere and the Conv's has two readers: nothing fuses.
   auto m = apply(*load_model(conv_silu(false, true)), cpu::fuse_conv_activation, false);
   EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Conv", "Sigmoid", "Mul"}));
+}
+
+// HardSwish's function body, as the TorchScript exporter below opset 14 and
+// ONNX Runtime's saved models (the function inlined) write it.
+TEST(FuseConvActivation, HardSwishWrittenAsMulOfHardSigmoid) {
+  for (bool gate_first : {false, true}) {
+    auto original = load_model(conv_silu(gate_first, false, "HardSigmoid", 1.0f / 6.0f, 0.5f));
+    auto m = apply(*original, cpu::fuse_conv_activation, true);
+    ASSERT_EQ(op_types(*m), (std::vector<std::string>{"FusedConv"}));
+    const Node& f = m->graph.nodes[0];
+    EXPECT_EQ(f.attribute("activation")->s, "HardSwish");
+    EXPECT_EQ(f.attribute("activation_params"), nullptr);
+    EXPECT_EQ(provenance(f), (std::vector<std::string>{"conv", "sigmoid", "mul"}));
+    expect_same_results(original, m);
+  }
+  // Any other alpha or beta (HardSigmoid's defaults are 0.2 and 0.5) is not HardSwish.
+  for (auto [alpha, beta] : {std::pair{NAN, NAN}, std::pair{1.0f / 6.0f, 0.6f}, std::pair{0.17f, 0.5f}}) {
+    auto m = apply(*load_model(conv_silu(false, false, "HardSigmoid", alpha, beta)), cpu::fuse_conv_activation, false);
+    EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Conv", "HardSigmoid", "Mul"}));
+  }
+  auto m = apply(*load_model(conv_silu(false, true, "HardSigmoid", 1.0f / 6.0f, 0.5f)), cpu::fuse_conv_activation, false);
+  EXPECT_EQ(op_types(*m), (std::vector<std::string>{"Conv", "HardSigmoid", "Mul"}));
 }
 
 TEST(FuseConvActivation, NotWhenTheConvOutputIsAGraphOutput) {

@@ -1,6 +1,7 @@
 // Conv / Gemm / MatMul (+ bias Add) followed by one activation of
 // fused_ops.h's kFusableActivations (Gelu: ai.onnx or onnxscope.cpu; Swish:
-// ai.onnx Swish-24 or x * Sigmoid(x), the SiLU every exporter writes) -> FusedConv / FusedGemm / FusedMatMul in
+// ai.onnx Swish-24 or x * Sigmoid(x), the SiLU every exporter writes; HardSwish also
+// as x * HardSigmoid(x) with alpha 1/6 and beta 0.5) -> FusedConv / FusedGemm / FusedMatMul in
 // domain "onnxscope.cpu" (contract in fused_ops.h). Only float32, and only
 // when each absorbed intermediate has no other reader and is not a graph
 // output. The fused node takes the position of the last node it replaces, so
@@ -76,39 +77,52 @@ std::string fused_name(const Graph& g, const Node& base, const std::string& act)
 }
 
 // An activation reading `value`: the node that computes it (whose output the
-// fused node takes over), and for SiLU the Sigmoid absorbed with it.
+// fused node takes over), and for a gated one (x * gate(x)) the gate absorbed with it.
 struct ActNode {
   size_t node = 0;
   Activation act;
   std::optional<size_t> extra;
 };
 
-// x * Sigmoid(x) on `value` (SiLU / Swish as the exporters write it): nothing
-// else reads `value` or the Sigmoid's result.
-std::optional<ActNode> silu_on(const Model& m, const GraphIndex& idx, const std::string& value) {
+// x * Sigmoid(x) or x * HardSigmoid(x) on `value`: nothing else reads
+// `value` or the gate's result. The first is SiLU / Swish as the exporters
+// write it; the second, with HardSigmoid's alpha 1/6 and beta 0.5, is
+// HardSwish's own function body: the TorchScript exporter below opset 14
+// writes HardSwish so, and ONNX Runtime's saved and quantized models carry it
+// inlined (MobileNetV3's `_inlfunc_HardSwish_HS_X`). Any other alpha or beta
+// is a different function and stays two nodes.
+std::optional<ActNode> gated_on(const Model& m, const GraphIndex& idx, const std::string& value) {
   auto it = idx.readers.find(value);
   if (it == idx.readers.end() || it->second.size() != 2 || idx.graph_outputs.count(value) ||
       idx.subgraph_reads.count(value))
     return std::nullopt;
   for (int k = 0; k < 2; ++k) {
     const size_t si = it->second[static_cast<size_t>(k)], mi = it->second[static_cast<size_t>(1 - k)];
-    const Node& sig = m.graph.nodes[si];
+    const Node& gate = m.graph.nodes[si];
     const Node& mul = m.graph.nodes[mi];
-    if (!is_op(sig, "Sigmoid") || sig.inputs.size() != 1 || sig.outputs.size() != 1 || sig.outputs[0].empty()) continue;
-    const std::string& s = sig.outputs[0];
+    if (gate.inputs.size() != 1 || gate.outputs.size() != 1 || gate.outputs[0].empty()) continue;
+    std::optional<Activation> act;
+    if (is_op(gate, "Sigmoid")) {
+      act = Activation{"Swish", {1.0f}};
+    } else if (is_op(gate, "HardSigmoid") && attr_or(gate, "alpha", 0.2f) == 1.0f / 6.0f &&
+               attr_or(gate, "beta", 0.5f) == 0.5f) {
+      act = Activation{"HardSwish", {}};
+    }
+    if (!act) continue;
+    const std::string& s = gate.outputs[0];
     if (!is_op(mul, "Mul") || mul.inputs.size() != 2 || mul.outputs.size() != 1 || mul.outputs[0].empty()) continue;
     if (!((mul.inputs[0] == value && mul.inputs[1] == s) || (mul.inputs[1] == value && mul.inputs[0] == s))) continue;
     if (!idx.only_read_by(s, mi)) continue;
-    return ActNode{mi, Activation{"Swish", {1.0f}}, si};
+    return ActNode{mi, *act, si};
   }
   return std::nullopt;
 }
 
-// The activation node that alone reads `value` (and its parameters), or SiLU.
+// The activation node that alone reads `value` (and its parameters), or a gated one (gated_on).
 std::optional<ActNode> sole_activation(const Model& m, const GraphIndex& idx, const std::string& value) {
   auto it = idx.readers.find(value);
   if (it == idx.readers.end()) return std::nullopt;
-  if (it->second.size() == 2) return silu_on(m, idx, value);
+  if (it->second.size() == 2) return gated_on(m, idx, value);
   if (it->second.size() != 1 || !idx.only_read_by(value, it->second[0])) return std::nullopt;
   const size_t j = it->second[0];
   const Node& n = m.graph.nodes[j];
