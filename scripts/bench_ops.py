@@ -134,6 +134,10 @@ def cases() -> list[Case]:
     for op in ("Max", "Min"):
         c.append(Case(f"{op} same {seq}", op, [x(seq, name="a"), x(seq, name="b")], opset=13))
         c.append(Case(f"{op} scalar {seq}", op, [x(seq, name="a")], [("b", arr(0.0))], opset=13))
+    # Variadic (scikit-learn converters' Sums of [N, 1] columns; Mean of ensembles)
+    c.append(Case(f"Sum 3 same {seq}", "Sum", [x(seq, name="a"), x(seq, name="b"), x(seq, name="d")], opset=13))
+    c.append(Case("Sum 2 [1,1]", "Sum", [x([1, 1], name="a"), x([1, 1], name="b")], opset=13))
+    c.append(Case(f"Mean 2 same {seq}", "Mean", [x(seq, name="a"), x(seq, name="b")], opset=13))
     mask_shape = [1, 12, 128, 128]
     for op in ("Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual"):
         c.append(Case(f"{op} f32 {mask_shape}", op, [x(mask_shape, name="a"), x([1, 1, 1, 128], name="b")], opset=16))
@@ -271,6 +275,14 @@ def cases() -> list[Case]:
     c.append(Case(f"DynamicQuantizeLinear {q}", "DynamicQuantizeLinear", [x(q)], n_out=3, opset=11))
     c.append(Case("MatMulInteger u8 [128,768]x[768,768]", "MatMulInteger", [("a", [128, 768], U8, (0, 255))],
                   [("b", rng.integers(0, 255, (768, 768)).astype(U8)), ("az", arr(128, U8)), ("bz", arr(128, U8))], opset=10))
+    # onnxruntime's optimizer's forms of quantize_dynamic's linear layers (its saved optimized models)
+    c.append(Case("DynamicQuantizeMatMul [1,128,768]x[768,768]", "DynamicQuantizeMatMul", [x(q, name="a")],
+                  [("b", rng.integers(-127, 127, (768, 768)).astype(I8)), ("bs", arr(0.01)), ("bz", arr(0, I8)),
+                   ("bias", rng.uniform(-1, 1, 768).astype(F32))], opset=14, domain="com.microsoft"))
+    c.append(Case("MatMulIntegerToFloat u8 [1,128,768]x[768,768]", "MatMulIntegerToFloat", [("a", q, U8, (0, 255))],
+                  [("b", rng.integers(-127, 127, (768, 768)).astype(I8)), ("as", arr(0.02)), ("bs", arr(0.01)),
+                   ("az", arr(128, U8)), ("bz", arr(0, I8)), ("bias", rng.uniform(-1, 1, 768).astype(F32))],
+                  opset=14, domain="com.microsoft"))
     c.append(Case("QLinearMatMul u8 [128,768]x[768,768]", "QLinearMatMul", [("a", [128, 768], U8, (0, 255))],
                   [("as", arr(0.02)), ("az", arr(128, U8)), ("b", rng.integers(0, 255, (768, 768)).astype(U8)),
                    ("bs", arr(0.01)), ("bz", arr(128, U8)), ("ys", arr(0.5)), ("yz", arr(128, U8))], opset=10))
@@ -316,6 +328,8 @@ ORDER = {
     "Where": lambda c: ["m", "a", "b"],
     "QuantizeLinear": lambda c: ["x", "s", "z"], "DequantizeLinear": lambda c: ["x", "s", "z"],
     "MatMulInteger": lambda c: ["a", "b", "az", "bz"],
+    "DynamicQuantizeMatMul": lambda c: ["a", "b", "bs", "bz", "bias"],
+    "MatMulIntegerToFloat": lambda c: ["a", "b", "as", "bs", "az", "bz", "bias"],
     "QLinearMatMul": lambda c: ["a", "as", "az", "b", "bs", "bz", "ys", "yz"],
     "QLinearConv": lambda c: ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz"],
     "ConvInteger": lambda c: ["x", "w", "xz", "wz"],

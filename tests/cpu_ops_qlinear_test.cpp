@@ -366,6 +366,67 @@ TEST(CpuOpsHarness, MatMulIntegerConstantWeightsBitForBit) {
   }
 }
 
+// com.microsoft MatMulIntegerToFloat and DynamicQuantizeMatMul (what
+// onnxruntime's optimizer makes of quantize_dynamic's linear layers) on the
+// VNNI kernel (matmul_integer_vnni.cpp), bit for bit: A uint8 or int8 with
+// its scale and zero point (or float, quantized as DynamicQuantizeLinear
+// does, NaN and infinities in some), B int8 or uint8 with no zero point,
+// one, or one per column, b_scale one value or per column, a bias or none,
+// absent inputs written as empty names (as onnxruntime saves them), A of
+// rank 2 and 3.
+TEST(CpuOpsHarness, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
+  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: the reference runs them";
+  Rng rng(61);
+  for (int i = 0; i < 40; ++i) {
+    Case c(14);
+    c.mb.opset("com.microsoft", 1);
+    const bool dynamic = i % 2 == 1;
+    const DataType ta = i % 4 < 2 ? DataType::Uint8 : DataType::Int8, tb = i % 8 < 4 ? DataType::Int8 : DataType::Uint8;
+    const int64_t K = i % 9 == 8 ? 768 : pick(rng, 1, 90), N = pick(rng, 1, 70);
+    const Shape as = i % 3 == 0 ? Shape{pick(rng, 1, 3), pick(rng, 1, 13), K} : Shape{pick(rng, 1, 20), K};
+    const int zp = i / 2 % 3;  // B's: none, one, per column
+    auto bytes_in = [&](DataType t, const Shape& shape, int lo, int hi) {
+      Tensor x = Tensor::zeros(t, shape);
+      for (uint64_t e = 0; e < x.element_count(); ++e)
+        reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
+      return x;
+    };
+    auto initializer = [&](const std::string& name, const Tensor& t) {
+      c.mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
+    };
+    const bool near = zp == 2;  // per column: values within 127 of their zero point (what the packing takes)
+    const int wlo = near ? (tb == DataType::Uint8 ? 40 : 0) : 0, whi = near ? (tb == DataType::Uint8 ? 215 : 255) : 255;
+    initializer("b", bytes_in(tb, {K, N}, wlo, whi));
+    if (zp > 0) {
+      const int zlo = tb == DataType::Uint8 ? (near ? 120 : 0) : 0, zhi = tb == DataType::Uint8 ? (near ? 136 : 255) : (near ? 0 : 255);
+      initializer("bz", bytes_in(tb, zp == 2 ? Shape{N} : Shape{}, zlo, zhi));
+    }
+    Tensor bscale = random_tensor(rng, DataType::Float, i % 5 < 2 ? Shape{N} : Shape{}, 0.001, 0.05);
+    c.input("bs", bscale);
+    const bool bias = i % 3 != 1;
+    if (bias) c.input("bias", random_tensor(rng, DataType::Float, {N}, -1, 1));
+    std::vector<std::string> ins;
+    if (dynamic) {
+      c.input("a", random_tensor(rng, DataType::Float, as, -3, 3, i % 10 == 9));
+      ins = {"a", "b", "bs", zp ? "bz" : "", bias ? "bias" : ""};
+    } else {
+      c.input("a", bytes_in(ta, as, 0, 255));
+      c.input("as", scalar(DataType::Float, 0.01 * pick(rng, 1, 9)));
+      const bool az = i % 4 != 2;
+      if (az) c.input("az", bytes_in(ta, {}, 0, 255));
+      ins = {"a", "b", "as", "bs", az ? "az" : "", zp ? "bz" : "", bias ? "bias" : ""};
+    }
+    while (ins.back().empty()) ins.pop_back();
+    c.mb.node(dynamic ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat", ins, {"y"}, "n", "com.microsoft");
+    c.what = std::string(dynamic ? "DynamicQuantizeMatMul " : "MatMulIntegerToFloat ") + shape_to_string(as) + " x [" +
+             std::to_string(K) + ", " + std::to_string(N) + "] " + std::string(dtype_name(dynamic ? DataType::Float : ta)) +
+             " x " + std::string(dtype_name(tb)) + (zp ? zp == 2 ? " zero points per column" : " zero point" : "") +
+             (bias ? " bias" : "") + (bscale.element_count() > 1 ? " scales per column" : "");
+    c.expect_kernel = "cpu-int8";
+    check(c, 0, 0);
+  }
+}
+
 // The VNNI product's float requantization (vnni_gemm.cpp, RequantizeFloat)
 // near a half: with the multiplier 5810859 * 2^-18 (22.1666...), a sum of 3
 // is 66.5000038 exactly, which float rounds to the tie 66.5 (half an ulp

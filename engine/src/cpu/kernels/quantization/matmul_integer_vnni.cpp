@@ -6,12 +6,23 @@
 // from registers. oneDNN's int8 matmul ran GPT-2's 48 such products at about
 // 270 G multiply-adds a second on this machine's two cores; the VNNI tiles
 // run ViT-B/16's QGemms at 370. The sums are exact: the reference's bits.
+//
+// The same product under the two com.microsoft operators onnxruntime's
+// optimizer makes of quantize_dynamic's DynamicQuantizeLinear, MatMulInteger,
+// Cast and Mul (its saved optimized models carry them):
+//   MatMulIntegerToFloat(A, B, a_scale, b_scale, [a_zp], [b_zp], [bias])
+//   DynamicQuantizeMatMul(A float, B, b_scale, [b_zp], [bias])  (A quantized
+//       as DynamicQuantizeLinear does, then the same)
+// Y = float(sum) * (a_scale * b_scale[n]) [+ bias[n]] in float, the
+// reference's arithmetic (reference/ops/quantization/matmul_integer_to_float.cpp),
+// from registers.
 #include <climits>  // INT_MAX
 #include <memory>
 #include <vector>
 
-#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/quantization/dynamic_quantize.h"
+#include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/quantization/kept_packing.h"
@@ -34,10 +45,11 @@ struct Packed : KeptPacking {
 // zero point carried by b_offset (a tight loop: 85 M weights of a GPT-2 took
 // half a second through pack()'s per-value function), or minus its zero
 // point per column.
-const Packed* packed_of(const KernelContext& ctx, Packed& local) {
-  return kept_packing(ctx, local, 1, 3, [&](Packed& p) {
-    const Tensor& b = ctx.input(1);
-    const Tensor* zb = input_at(ctx, 3);
+// bi, zbi: the positions of B and of its zero point among the node's inputs.
+const Packed* packed_of(const KernelContext& ctx, Packed& local, size_t bi, size_t zbi) {
+  return kept_packing(ctx, local, bi, zbi, [&](Packed& p) {
+    const Tensor& b = ctx.input(bi);
+    const Tensor* zb = input_at(ctx, zbi);
     const int64_t K = b.shape()[0], N = b.shape()[1];
     const bool b_signed = b.dtype() == DataType::Int8;
     p.b = std::make_shared<vnni::PackedB>();
@@ -69,48 +81,132 @@ const Packed* packed_of(const KernelContext& ctx, Packed& local) {
   });
 }
 
-bool accepts(const KernelContext& ctx) {
-  if (!vnni::available() || ctx.input_count() < 2 || ctx.output_count() != 1) return false;
-  const Tensor* a = input_at(ctx, 0);
-  const Tensor* b = input_at(ctx, 1);
-  if (!a || !b || !eight_bit(a->dtype()) || !eight_bit(b->dtype()) || a->rank() < 2 || b->rank() != 2) return false;
-  if (!is_initializer(ctx, 1)) return false;
+// B (input bi) a constant 8-bit [K, N] with K = A's last dimension, its
+// zero point (input zbi) absent or a constant scalar or one per column, and
+// B minus it packed into int8.
+bool b_accepts(const KernelContext& ctx, const Tensor& a, size_t bi, size_t zbi) {
+  const Tensor* b = input_at(ctx, bi);
+  if (!b || !eight_bit(b->dtype()) || a.rank() < 2 || b->rank() != 2) return false;
+  if (!is_initializer(ctx, bi)) return false;
   const int64_t K = b->shape()[0], N = b->shape()[1];
-  if (a->shape().back() != K || K == 0 || K > vnni::kMaxK || N == 0) return false;
-  if (const Tensor* za = input_at(ctx, 2); za && (za->element_count() != 1 || za->dtype() != a->dtype())) return false;
-  if (const Tensor* zb = input_at(ctx, 3)) {
-    if (!is_initializer(ctx, 3) || zb->dtype() != b->dtype() || zb->rank() > 1) return false;
+  if (a.shape().back() != K || K == 0 || K > vnni::kMaxK || N == 0) return false;
+  if (const Tensor* zb = input_at(ctx, zbi)) {
+    if (!is_initializer(ctx, zbi) || zb->dtype() != b->dtype() || zb->rank() > 1) return false;
     if (zb->element_count() != 1 && static_cast<int64_t>(zb->element_count()) != N) return false;
   }
   return safely([&] {
     Packed local;
-    return packed_of(ctx, local)->fits;
+    return packed_of(ctx, local, bi, zbi)->fits;
   });
+}
+
+bool accepts(const KernelContext& ctx) {
+  if (!vnni::available() || ctx.input_count() < 2 || ctx.output_count() != 1) return false;
+  const Tensor* a = input_at(ctx, 0);
+  if (!a || !eight_bit(a->dtype())) return false;
+  if (const Tensor* za = input_at(ctx, 2); za && (za->element_count() != 1 || za->dtype() != a->dtype())) return false;
+  return b_accepts(ctx, *a, 1, 3);
+}
+
+// The product of A's M rows of K bytes (minus a_zero_point) by the packed B.
+vnni::Product product_of(const Packed& pk, const Tensor& a, const uint8_t* ab, bool a_signed, int64_t a_zero_point) {
+  const int64_t K = pk.b->K;
+  vnni::Product p;
+  p.b = pk.b.get();
+  p.rows = K > 0 ? static_cast<int64_t>(a.element_count()) / K : 0;
+  p.row = [ab, K](int64_t r) { return ab + r * K; };
+  p.a_signed = a_signed;
+  p.a_zero_point = a_zero_point;
+  p.b_offset = pk.b_offset;
+  return p;
 }
 
 void Run(KernelContext& ctx) {
   guarded(ctx, [&] {
     if (!accepts(ctx)) ctx.fail("problem not supported by the VNNI MatMulInteger");
     Packed local;
-    const Packed& pk = *packed_of(ctx, local);
+    const Packed& pk = *packed_of(ctx, local, 1, 3);
     const Tensor& a = ctx.input(0);
-    const int64_t K = pk.b->K, N = pk.b->N;
     Shape ys = a.shape();
-    ys.back() = N;
+    ys.back() = pk.b->N;
     Tensor& y = uninitialized_output(ctx, 0, DataType::Int32, ys);
-    const int64_t M = K > 0 ? static_cast<int64_t>(a.element_count()) / K : 0;
-    if (M == 0) return;
-    const auto* ab = reinterpret_cast<const uint8_t*>(a.raw());
-    vnni::Product p;
-    p.b = pk.b.get();
-    p.rows = M;
-    p.row = [&](int64_t r) { return ab + r * K; };
-    p.a_signed = a.dtype() == DataType::Int8;
-    p.a_zero_point = input_at(ctx, 2) ? int8_at(*input_at(ctx, 2), 0) : 0;
-    p.b_offset = pk.b_offset;
+    vnni::Product p = product_of(pk, a, reinterpret_cast<const uint8_t*>(a.raw()), a.dtype() == DataType::Int8,
+                                 input_at(ctx, 2) ? int8_at(*input_at(ctx, 2), 0) : 0);
+    if (p.rows == 0) return;
     p.type = vnni::Product::Type::s32;
     p.y = y.mutable_raw();
     vnni::run(p);
+  });
+}
+
+// --- MatMulIntegerToFloat and DynamicQuantizeMatMul (com.microsoft) ----------------
+
+// b_scale (input si): float, one value or one per column; bias (input bi):
+// absent or float [N].
+bool float_stage_accepts(const KernelContext& ctx, size_t si, size_t bi, int64_t N) {
+  const Tensor* s = input_at(ctx, si);
+  if (!s || s->dtype() != DataType::Float) return false;
+  if (s->element_count() != 1 && (s->rank() != 1 || static_cast<int64_t>(s->element_count()) != N)) return false;
+  const Tensor* bias = input_at(ctx, bi);
+  return !bias || (bias->dtype() == DataType::Float && bias->rank() == 1 && bias->shape()[0] == N);
+}
+
+// Y float: float(sum) * (a_scale * b_scale[n]) [+ bias[n]].
+void run_to_float(KernelContext& ctx, const Packed& pk, vnni::Product p, float a_scale, size_t si, size_t bi, Shape ys) {
+  const int64_t N = pk.b->N;
+  const Tensor& bs = ctx.input(si);
+  std::vector<float> scale(static_cast<size_t>(N));
+  for (int64_t n = 0; n < N; ++n) scale[static_cast<size_t>(n)] = a_scale * bs.data<float>()[bs.element_count() == 1 ? 0 : n];
+  ys.back() = N;
+  Tensor& y = uninitialized_output(ctx, 0, DataType::Float, ys);
+  if (p.rows == 0) return;
+  p.stage = vnni::Stage::scale_float;
+  p.scale = scale.data();
+  p.bias_float = input_at(ctx, bi) ? input_at(ctx, bi)->data<float>() : nullptr;
+  p.type = vnni::Product::Type::f32;
+  p.y = y.mutable_raw();
+  vnni::run(p);
+}
+
+bool to_float_accepts(const KernelContext& ctx) {
+  if (!vnni::available() || ctx.input_count() < 4 || ctx.input_count() > 7 || ctx.output_count() != 1) return false;
+  const Tensor* a = input_at(ctx, 0);
+  const Tensor* as = input_at(ctx, 2);
+  if (!a || !eight_bit(a->dtype()) || !as || as->dtype() != DataType::Float || as->element_count() != 1) return false;
+  if (const Tensor* za = input_at(ctx, 4); za && (za->element_count() != 1 || za->dtype() != a->dtype())) return false;
+  return b_accepts(ctx, *a, 1, 5) && float_stage_accepts(ctx, 3, 6, input_at(ctx, 1)->shape()[1]);
+}
+
+void MatMulIntegerToFloat(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    if (!to_float_accepts(ctx)) ctx.fail("problem not supported by the VNNI MatMulIntegerToFloat");
+    Packed local;
+    const Packed& pk = *packed_of(ctx, local, 1, 5);
+    const Tensor& a = ctx.input(0);
+    const vnni::Product p = product_of(pk, a, reinterpret_cast<const uint8_t*>(a.raw()), a.dtype() == DataType::Int8,
+                                       input_at(ctx, 4) ? int8_at(*input_at(ctx, 4), 0) : 0);
+    run_to_float(ctx, pk, p, ctx.input(2).data<float>()[0], 3, 6, a.shape());
+  });
+}
+
+bool dynamic_accepts(const KernelContext& ctx) {
+  if (!vnni::available() || ctx.input_count() < 3 || ctx.input_count() > 5 || ctx.output_count() != 1) return false;
+  const Tensor* a = input_at(ctx, 0);
+  if (!a || a->dtype() != DataType::Float) return false;
+  return b_accepts(ctx, *a, 1, 3) && float_stage_accepts(ctx, 2, 4, input_at(ctx, 1)->shape()[1]);
+}
+
+void DynamicQuantizeMatMul(KernelContext& ctx) {
+  guarded(ctx, [&] {
+    if (!dynamic_accepts(ctx)) ctx.fail("problem not supported by the VNNI DynamicQuantizeMatMul");
+    Packed local;
+    const Packed& pk = *packed_of(ctx, local, 1, 3);
+    const Tensor& a = ctx.input(0);
+    // A quantized into scratch bounded like the tensor it mirrors (a quarter of A's bytes).
+    std::vector<uint8_t> aq(a.element_count());
+    const DynamicQuantParams q = dynamic_quantize_uint8(a.data<float>(), static_cast<int64_t>(aq.size()), aq.data());
+    const vnni::Product p = product_of(pk, a, aq.data(), false, static_cast<int64_t>(q.zero_point));
+    run_to_float(ctx, pk, p, q.scale, 2, 4, a.shape());
   });
 }
 
@@ -118,6 +214,8 @@ void Run(KernelContext& ctx) {
 
 void register_matmul_integer_vnni_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "MatMulInteger", 10, INT_MAX, "cpu-int8", Run, accepts});
+  r.add(KernelDef{"com.microsoft", "MatMulIntegerToFloat", 1, INT_MAX, "cpu-int8", MatMulIntegerToFloat, to_float_accepts});
+  r.add(KernelDef{"com.microsoft", "DynamicQuantizeMatMul", 1, INT_MAX, "cpu-int8", DynamicQuantizeMatMul, dynamic_accepts});
 }
 
 }  // namespace onnxscope::cpu

@@ -16,6 +16,7 @@
 
 #include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/quantization/dynamic_quantize.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 
@@ -301,22 +302,27 @@ bool dynamic_accepts(const KernelContext& ctx) {
 
 void DynamicQuantizeLinear(KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const int64_t n = static_cast<int64_t>(x.element_count());
-  const float* in = x.data<float>();
-  float minx = 0.0f, maxx = 0.0f;
-  range_with_zero(in, n, &minx, &maxx);
-  const float scale = (maxx == minx ? 1.0f : (maxx - minx)) / 255.0f;
-  const float initial_zp = 0.0f - minx / scale;
-  float zp = std::nearbyint(std::clamp(initial_zp, 0.0f, 255.0f));
-  if (std::isnan(zp)) zp = 0.0f;
   Tensor& y = uninitialized_output(ctx, 0, DataType::Uint8, x.shape());
-  uint8_t* out = y.mutable_data<uint8_t>();
-  parallel_for(n, 32768, [&](int64_t b, int64_t e) { quantize_run(DataType::Uint8, in + b, scale, zp, 0.0f, 255.0f, out + b, e - b); });
-  uninitialized_output(ctx, 1, DataType::Float, {}).mutable_data<float>()[0] = scale;
-  uninitialized_output(ctx, 2, DataType::Uint8, {}).mutable_data<uint8_t>()[0] = static_cast<uint8_t>(zp);
+  const DynamicQuantParams q =
+      dynamic_quantize_uint8(x.data<float>(), static_cast<int64_t>(x.element_count()), y.mutable_data<uint8_t>());
+  uninitialized_output(ctx, 1, DataType::Float, {}).mutable_data<float>()[0] = q.scale;
+  uninitialized_output(ctx, 2, DataType::Uint8, {}).mutable_data<uint8_t>()[0] = static_cast<uint8_t>(q.zero_point);
 }
 
 }  // namespace
+
+DynamicQuantParams dynamic_quantize_uint8(const float* in, int64_t n, uint8_t* out) {
+  float minx = 0.0f, maxx = 0.0f;
+  range_with_zero(in, n, &minx, &maxx);
+  DynamicQuantParams q;
+  q.scale = (maxx == minx ? 1.0f : (maxx - minx)) / 255.0f;
+  const float initial_zp = 0.0f - minx / q.scale;
+  q.zero_point = std::nearbyint(std::clamp(initial_zp, 0.0f, 255.0f));
+  if (std::isnan(q.zero_point)) q.zero_point = 0.0f;
+  const float scale = q.scale, zp = q.zero_point;
+  parallel_for(n, 32768, [&](int64_t b, int64_t e) { quantize_run(DataType::Uint8, in + b, scale, zp, 0.0f, 255.0f, out + b, e - b); });
+  return q;
+}
 
 void register_quantize_linear_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "QuantizeLinear", 10, INT_MAX, "cpu-simd", QuantizeLinear, quantize_accepts});

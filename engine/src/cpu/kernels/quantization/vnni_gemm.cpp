@@ -38,6 +38,7 @@ struct Tile {
   const float* mult_f = nullptr;
   const int32_t* addend = nullptr;  // scale_float (padded per column)
   const float* scale = nullptr;
+  const float* bias_f = nullptr;  // scale_float, float Y (padded per column), or none
   double zero_point = 0;
   int64_t ldy = 0;  // elements between Y's rows
   int last_lanes = 16;
@@ -91,7 +92,7 @@ struct ScaleFloat {
     const __m512 f = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
     const __m512 v = _mm512_mul_ps(f, _mm512_loadu_ps(t.scale + c));
     if constexpr (std::is_same_v<T, float>) {
-      _mm512_mask_storeu_ps(out, m, v);
+      _mm512_mask_storeu_ps(out, m, t.bias_f ? _mm512_add_ps(v, _mm512_loadu_ps(t.bias_f + c)) : v);
     } else {
       constexpr float lo_v = std::is_signed_v<T> ? -128.0f : 0.0f, hi_v = std::is_signed_v<T> ? 127.0f : 255.0f;
       const __m512 r = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
@@ -238,7 +239,7 @@ void run(const Product& p) {
   // arithmetic: the result fits), and the stage's values.
   std::vector<int32_t> start(static_cast<size_t>(padded), 0), addend(static_cast<size_t>(padded), 0);
   std::vector<double> bias(static_cast<size_t>(padded), 0.0), mult(static_cast<size_t>(padded), 0.0);
-  std::vector<float> scale(static_cast<size_t>(padded), 0.0f);
+  std::vector<float> scale(static_cast<size_t>(padded), 0.0f), bias_f(p.bias_float ? static_cast<size_t>(padded) : 0, 0.0f);
   const int64_t za = p.a_zero_point + (p.a_signed ? 128 : 0);
   const bool sums_only = p.type == Product::Type::s32;  // no stage: no stage values
   for (int64_t n = 0; n < N; ++n) {
@@ -251,6 +252,7 @@ void run(const Product& p) {
     } else {
       if (p.addend) addend[i] = p.addend[p.addend_step ? n : 0];
       scale[i] = p.scale[n];
+      if (p.bias_float) bias_f[i] = p.bias_float[n];
     }
   }
   const bool bounded =
@@ -293,6 +295,7 @@ void run(const Product& p) {
       t.mult_f = mult_f.data() + n0;
       t.addend = addend.data() + n0;
       t.scale = scale.data() + n0;
+      t.bias_f = p.bias_float ? bias_f.data() + n0 : nullptr;
       t.zero_point = p.zero_point;
       t.last_lanes = static_cast<int>(n1 - (n0 + (panels - 1) * 16));
       int32_t row_terms[kRows];

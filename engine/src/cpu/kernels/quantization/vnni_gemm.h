@@ -57,8 +57,9 @@ enum class Stage {
   // past 2^19 or not finite go through requantize_channels_last.
   requantize,
   // QGemm (qgemm.h): float(sum + addend[n]) * scale[n] in float, then Y
-  // float, or rounded half to even + zero_point and saturated. Scales not
-  // finite: the caller's own stage (this one declines them).
+  // float (+ bias_float[n]: MatMulIntegerToFloat), or rounded half to even +
+  // zero_point and saturated. Scales not finite: the caller's own stage for
+  // 8-bit Y (this one declines them).
   scale_float,
 };
 
@@ -77,6 +78,7 @@ struct Product {
   const int32_t* addend = nullptr;   // scale_float: int32 per column, or none
   int64_t addend_step = 0;           // 1: per column, 0: one value
   const float* scale = nullptr;      // scale_float: per column
+  const float* bias_float = nullptr; // scale_float with Y float: per column, added after the scale, or none
   double zero_point = 0;             // Y's
   // s32: the sums themselves (MatMulInteger), whatever the stage.
   enum class Type { u8, s8, f32, s32 } type = Type::u8;
