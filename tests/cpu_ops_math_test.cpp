@@ -4,7 +4,8 @@
 // the opset-11 form (the input coerced to 2-D at `axis`); ArgMax and ArgMin
 // over rows long enough for their vector path; com.microsoft MatMulNBits
 // (int4 and int8 weights, with and without zero points and bias, one row
-// of A and many, K not a multiple of the block).
+// of A and many, K not a multiple of the block); Sum, Mean, Max and Min of
+// one to four same-shape inputs (kernels/math/variadic.cpp).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -20,6 +21,30 @@ using namespace onnxscope::test;
 using namespace onnxscope::test::harness;
 
 namespace {
+
+// Variadic Sum / Mean / Max / Min of same-shape float32 inputs, bit for bit
+// (the reference's order): one to four inputs, NaN and infinities in some,
+// sizes from one element past the 4096-float chunks and the thread split,
+// opsets 6 and 13.
+TEST(CpuOpsMath, VariadicSumMeanMaxMinBitForBit) {
+  Rng rng(67);
+  const char* ops[] = {"Sum", "Mean", "Max", "Min"};
+  for (int i = 0; i < 48; ++i) {
+    Case c(i % 3 == 0 ? 6 : 13);
+    const char* op = ops[i % 4];
+    const Shape s = i % 6 == 5 ? Shape{pick(rng, 1, 3), pick(rng, 100, 300), 129} : random_shape(rng, 0, 4, 9);
+    const int inputs = static_cast<int>(pick(rng, 1, 4));
+    std::vector<std::string> names;
+    for (int k = 0; k < inputs; ++k) {
+      names.push_back("x" + std::to_string(k));
+      c.input(names.back(), random_tensor(rng, DataType::Float, s, -3, 3, i % 4 == 2 || i % 7 == 3));
+    }
+    c.mb.node(op, names, {"y"}, "n");
+    c.what = std::string(op) + " of " + std::to_string(inputs) + " x " + shape_to_string(s);
+    c.expect_kernel = "cpu-loop";
+    check(c, 0, 0);
+  }
+}
 
 TEST(CpuOpsMath, SoftmaxOnTheLastAxis) {
   Rng rng(61);

@@ -132,6 +132,10 @@ void check(Case& c, double atol, double rtol) {
     ASSERT_EQ(x.dtype(), y.dtype());
     ASSERT_EQ(x.shape(), y.shape());
     const uint64_t n = x.element_count();
+    if (x.is_string()) {
+      ASSERT_EQ(x.strings(), y.strings());
+      continue;
+    }
     if (x.dtype() != DataType::Float) {
       const size_t bytes = *storage_bytes(x.dtype(), n);
       ASSERT_EQ(std::memcmp(x.raw(), y.raw(), bytes), 0) << "ref " << values_text(x) << "\ncpu " << values_text(y);

@@ -96,6 +96,8 @@ void register_transpose_kernels(KernelRegistry& r);        // kernels/transpose.
 void register_layer_norm_kernels(KernelRegistry& r);       // kernels/layer_norm.cpp: float32 rows with Eigen
 void register_skip_layer_norm_kernels(KernelRegistry& r);  // kernels/nn/skip_layer_norm.cpp: com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization
 void register_where_kernels(KernelRegistry& r);            // kernels/where.cpp: Where with any broadcast
-void register_nchwc_scale_shift_kernel(KernelRegistry& r);  // kernels/nchwc_scale_shift.cpp: per-channel affine, blocked
+void register_nchwc_scale_shift_kernel(KernelRegistry& r);
+void register_variadic_kernels(KernelRegistry& r);  // kernels/math/variadic.cpp: Sum, Mean, Max, Min of same-shape float32 inputs
+void register_tree_ensemble_kernels(KernelRegistry& r);  // kernels/ml/tree_ensemble.cpp: TreeEnsembleClassifier, TreeEnsembleRegressor, compiled once  // kernels/nchwc_scale_shift.cpp: per-channel affine, blocked
 
 }  // namespace onnxscope::cpu
