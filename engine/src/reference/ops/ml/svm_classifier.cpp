@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/ml/common.h"
 #include "reference/ops/kernels.h"
 
@@ -114,8 +115,10 @@ void SVMClassifier(KernelContext& ctx) {
     if (proba && prob_a.size() != pairs) ctx.fail("prob_a must have one value per pair of classes");
     k = proba ? classes : (pairs == 1 ? 2 : pairs);
     scores.assign(static_cast<size_t>(rc.rows) * k, 0.0);
+    // Rows split across the threads (each row alone: the same bits at any count).
+    for_rows(static_cast<uint64_t>(rc.rows), vectors * static_cast<uint64_t>(f + 1), [&](uint64_t r0, uint64_t r1) {
     std::vector<double> kern(vectors), decision(pairs), votes(classes), r(classes * classes);
-    for (int64_t n = 0; n < rc.rows; ++n) {
+    for (auto n = static_cast<int64_t>(r0); n < static_cast<int64_t>(r1); ++n) {
       const double* row = xs.data() + n * f;
       for (size_t j = 0; j < vectors; ++j) kern[j] = svm_kernel(params, params.kernel, row, sv.data() + j * f, f);
       std::fill(votes.begin(), votes.end(), 0.0);
@@ -150,6 +153,7 @@ void SVMClassifier(KernelContext& ctx) {
       }
       apply_post(post, out, k);
     }
+    });
   } else {
     // Linear mode: coefficients hold one row per class (one row for a binary classifier).
     if (f == 0 || coef.size() % static_cast<size_t>(f) != 0)
@@ -160,8 +164,9 @@ void SVMClassifier(KernelContext& ctx) {
       ctx.fail(std::to_string(rows_c) + " rows of coefficients but " + std::to_string(classes) + " class labels");
     k = binary ? 2 : classes;
     scores.assign(static_cast<size_t>(rc.rows) * k, 0.0);
+    for_rows(static_cast<uint64_t>(rc.rows), rows_c * static_cast<uint64_t>(f), [&](uint64_t r0, uint64_t r1) {
     std::vector<double> raw(rows_c);
-    for (int64_t n = 0; n < rc.rows; ++n) {
+    for (auto n = static_cast<int64_t>(r0); n < static_cast<int64_t>(r1); ++n) {
       const double* row = xs.data() + n * f;
       for (size_t c = 0; c < rows_c; ++c) raw[c] = rho[0] + svm_kernel(params, SvmKernel::Linear, row, coef.data() + c * f, f);
       double* out = scores.data() + n * k;
@@ -175,6 +180,7 @@ void SVMClassifier(KernelContext& ctx) {
       }
       apply_post(post, out, k);
     }
+    });
   }
   write_classifier_outputs(ctx, labels, picked, scores, rc.rows, static_cast<int64_t>(k));
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/ml/common.h"
 #include "reference/ops/kernels.h"
 
@@ -42,8 +43,11 @@ void SVMRegressor(KernelContext& ctx) {
   } else if (coef.size() != static_cast<size_t>(f)) {
     ctx.fail("coefficients must have one value per feature (" + std::to_string(f) + ") without support vectors");
   }
-  Tensor& y = ctx.allocate_output(0, DataType::Float, {rc.rows, 1});
-  for (int64_t n = 0; n < rc.rows; ++n) {
+  float* out = ctx.allocate_output(0, DataType::Float, {rc.rows, 1}).mutable_data<float>();
+  // Rows split across the threads (each row alone: the same bits at any count).
+  const uint64_t per_row = static_cast<uint64_t>(std::max<int64_t>(n_supports, 1)) * static_cast<uint64_t>(f + 1);
+  for_rows(static_cast<uint64_t>(rc.rows), per_row, [&](uint64_t r0, uint64_t r1) {
+  for (auto n = static_cast<int64_t>(r0); n < static_cast<int64_t>(r1); ++n) {
     const double* row = xs.data() + n * f;
     double s = rho[0];
     if (n_supports > 0) {
@@ -53,8 +57,9 @@ void SVMRegressor(KernelContext& ctx) {
     }
     if (one_class) s = s > 0 ? 1.0 : -1.0;
     apply_post(post, &s, 1);
-    store<float>(y, n, static_cast<float>(s));
+    out[n] = static_cast<float>(s);
   }
+  });
 }
 
 }  // namespace onnxscope::ref
