@@ -9,11 +9,21 @@ weights: qdq_s8pc). Written next to the source models
 (~/.cache/onnxscope/bench-models/<name>_qop.onnx, <name>_qdq.onnx); never
 committed.
 
+Dynamic quantization (--formats qdyn,qdyn_ortsaved, for the transformers:
+DYNAMIC_MODELS): quantize_dynamic (int8 weights, uint8 activations
+quantized at run time) as onnxruntime's docs recommend for them, written
+<name>_qdyn.onnx (DynamicQuantizeLinear, MatMulInteger, Cast, Mul per
+linear layer), and that model as onnxruntime's optimizer saves it
+(optimized_model_filepath, extended level: MatMulIntegerToFloat and
+DynamicQuantizeMatMul, its fused attention and normalizations),
+<name>_qdyn_ortsaved.onnx.
+
     .venv/bin/python scripts/make_bench_models.py resnet18
     .venv/bin/python scripts/make_qop_models.py resnet18
     .venv/bin/python scripts/bench_vs_ort.py --threads 2 ~/.cache/onnxscope/bench-models/resnet18_qop.onnx
     .venv/bin/python scripts/make_qop_models.py            # all of QOP_MODELS
     .venv/bin/python scripts/bench_vs_ort.py --threads 2 --qop-list
+    .venv/bin/python scripts/make_qop_models.py --formats qdyn,qdyn_ortsaved bert_base_ts14 gpt2
 
 See docs/cpu-engine.md ("QOperator models").
 """
@@ -36,6 +46,9 @@ BENCH = Path.home() / ".cache" / "onnxscope" / "bench-models"
 QOP_MODELS = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_small", "mobilenet_v3_large", "efficientnet_b0",
               "regnet_y_400mf", "shufflenet_v2", "densenet121", "convnext_tiny", "vit_b_16"]
 
+# Transformers of the public list that dynamic quantization is for.
+DYNAMIC_MODELS = ["bert_base", "bert_base_ts14", "gpt2", "vit_hf", "llama_gqa"]
+
 
 def batch_one(src: Path, dst: Path) -> tuple[str, list[int]]:
     """The model with every symbolic first input/output dimension set to 1; its image input's name and shape."""
@@ -50,12 +63,28 @@ def batch_one(src: Path, dst: Path) -> tuple[str, list[int]]:
     return inp.name, [d.dim_value for d in inp.type.tensor_type.shape.dim]
 
 
+def dynamic(pre: Path, out: Path, saved: Path | None) -> None:
+    """quantize_dynamic of `pre` into `out` (made once); with `saved`, also
+    `out` as onnxruntime's optimizer saves it."""
+    import onnxruntime as ort
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    if not out.exists():
+        quantize_dynamic(str(pre), str(out), weight_type=QuantType.QInt8)
+    if saved is not None:
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+        so.optimized_model_filepath = str(saved)
+        ort.InferenceSession(str(out), so, providers=["CPUExecutionProvider"])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("names", nargs="*", default=QOP_MODELS, help="bench-models stems (default: QOP_MODELS, what bench_vs_ort.py --qop-list runs)")
     ap.add_argument("--dir", type=Path, default=BENCH)
     ap.add_argument("--formats", default="qop",
-                    help="comma-separated: qop (QOperator), qdq, qdq_s8pc (QDQ with int8 activations and per-channel weights)")
+                    help="comma-separated: qop (QOperator), qdq, qdq_s8pc (QDQ with int8 activations and per-channel weights), "
+                         "qdyn (quantize_dynamic), qdyn_ortsaved (that, saved by onnxruntime's optimizer)")
     a = ap.parse_args()
     from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
     from onnxruntime.quantization.shape_inference import quant_pre_process
@@ -85,6 +114,10 @@ def main() -> int:
 
             for tag in filter(None, a.formats.split(",")):
                 out = a.dir / f"{name}_{tag}.onnx"
+                if tag in ("qdyn", "qdyn_ortsaved"):
+                    dynamic(pre, a.dir / f"{name}_qdyn.onnx", out if tag == "qdyn_ortsaved" else None)
+                    print(f"wrote {out}")
+                    continue
                 fmt, activations, per_channel = formats[tag]
                 quantize_static(str(pre), str(out), Reader(), quant_format=fmt, activation_type=activations,
                                 weight_type=QuantType.QInt8, per_channel=per_channel)

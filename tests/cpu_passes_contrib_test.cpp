@@ -1,7 +1,10 @@
 // The passes that take ONNX Runtime's own operators into the CPU engine's terms
-// (expand-contrib-gelu, expand-contrib-fused): what they rewrite, what they
-// leave, and the same results.
+// (expand-contrib-gelu, expand-contrib-fused), and its quantizer's dynamic
+// linear layers into its optimizer's (fuse-matmul-integer-to-float): what
+// they rewrite, what they leave, and the same results.
 #include <gtest/gtest.h>
+
+#include <cstring>
 
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
@@ -204,5 +207,96 @@ TEST(ExpandContribFused, FusedConvAndFusedMatMulInTheEnginesTerms) {
   EXPECT_EQ(kept->graph.nodes[0].name, "fm");
 }
 
+// quantize_dynamic's linear layer: DynamicQuantizeLinear, Mul(scale, w_scale),
+// MatMulInteger, Cast, Mul [, Add(bias)]. `layers` linear layers read the
+// same X (one DynamicQuantizeLinear, as BERT's Q, K and V projections);
+// w_scale one value or per column; the Mul and Add operands in either order
+// (flip); `bad` breaks one condition: 1 weights that are a graph input, 2 a
+// w_scale that is one, 3 the Cast's result read twice.
+ModelBuilder dynamic_linear(int layers, bool per_column, bool bias, bool flip, DataType wt, int bad = 0) {
+  ModelBuilder b(14);
+  b.input("x", DataType::Float, {int64_t{2}, int64_t{5}, int64_t{16}});
+  b.node("DynamicQuantizeLinear", {"x"}, {"xq", "xs", "xz"}, "dql");
+  Rng rng(91);
+  for (int l = 0; l < layers; ++l) {
+    const std::string p = "l" + std::to_string(l) + "_";
+    if (bad == 1) b.input(p + "w", wt, {int64_t{16}, int64_t{6}});
+    else b.initializer(raw(p + "w", bytes(rng, wt, {16, 6}, 1, 255)));
+    if (bad == 2) b.input(p + "ws", DataType::Float, {});
+    else b.initializer(per_column ? weights(p + "ws", {6}, 92 + l, 0.01f, 0.05f) : scalar(p + "ws", 0.03f));
+    b.initializer(raw(p + "wz", bytes(rng, wt, {}, 120, 136)));
+    b.node("Mul", flip ? std::vector<std::string>{p + "ws", "xs"} : std::vector<std::string>{"xs", p + "ws"}, {p + "s"}, p + "scales");
+    b.node("MatMulInteger", {"xq", p + "w", "xz", p + "wz"}, {p + "q"}, p + "mmi");
+    auto& cast = b.node("Cast", {p + "q"}, {p + "c"}, p + "cast");
+    attr_int(cast, "to", 1);
+    b.node("Mul", flip ? std::vector<std::string>{p + "s", p + "c"} : std::vector<std::string>{p + "c", p + "s"}, {p + "y"}, p + "mul");
+    std::string out = p + "y";
+    if (bias) {
+      b.initializer(weights(p + "bias", {6}, 95 + l));
+      b.node("Add", flip ? std::vector<std::string>{p + "bias", p + "y"} : std::vector<std::string>{p + "y", p + "bias"}, {p + "out"}, p + "add");
+      out = p + "out";
+    }
+    b.output(out, DataType::Float, {int64_t{2}, int64_t{5}, int64_t{6}});
+    if (bad == 3 && l == 0) {
+      b.node("Neg", {p + "c"}, {p + "n"}, p + "neg");
+      b.output(p + "n", DataType::Float, {int64_t{2}, int64_t{5}, int64_t{6}});
+    }
+  }
+  return b;
+}
+
+// The reference on the rewritten model gives the original's bits (the
+// contrib operators' arithmetic is the unfused nodes').
+void expect_same_reference_bits(const std::shared_ptr<Model>& original, const std::shared_ptr<Model>& rewritten) {
+  InputSpec spec;
+  spec.seed = 5;
+  auto inputs = make_inputs(*original, spec);
+  auto want = make_reference_engine()->prepare(original)->run(inputs);
+  auto got = make_reference_engine()->prepare(rewritten)->run(inputs);
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t k = 0; k < want.size(); ++k) {
+    const Tensor& a = want[k].second.tensor();
+    const Tensor& b = got[k].second.tensor();
+    ASSERT_EQ(a.shape(), b.shape());
+    ASSERT_EQ(a.dtype(), b.dtype());
+    EXPECT_EQ(std::memcmp(a.raw(), b.raw(), a.byte_size()), 0) << want[k].first;
+  }
+}
+
+TEST(FuseMatMulIntegerToFloat, QuantizeDynamicLinearLayers) {
+  for (int layers : {1, 3})
+    for (int form = 0; form < 8; ++form) {
+      const bool per_column = form & 1, bias = form & 2, flip = form & 4;
+      const DataType wt = form % 3 ? DataType::Int8 : DataType::Uint8;
+      SCOPED_TRACE(std::to_string(layers) + " layers, form " + std::to_string(form));
+      auto original = load_model(dynamic_linear(layers, per_column, bias, flip, wt));
+      auto m = apply(*original, cpu::fuse_matmul_integer_to_float, true);
+      std::vector<std::string> want;
+      if (layers == 1) {
+        want = {"DynamicQuantizeMatMul"};  // the DynamicQuantizeLinear feeds it alone: taken in
+      } else {
+        want = {"DynamicQuantizeLinear"};
+        for (int l = 0; l < layers; ++l) want.push_back("MatMulIntegerToFloat");
+      }
+      ASSERT_EQ(op_types(*m), want);
+      const Node& f = m->graph.nodes.back();
+      EXPECT_EQ(f.domain, "com.microsoft");
+      EXPECT_EQ(m->opset_version("com.microsoft"), 1);
+      const std::string p = "l" + std::to_string(layers - 1) + "_";
+      std::vector<std::string> from = {p + "scales", p + "mmi", p + "cast", p + "mul"};
+      if (bias) from.push_back(p + "add");
+      if (layers == 1) from.insert(from.begin(), "dql");
+      EXPECT_EQ(provenance(f), from);
+      EXPECT_EQ(f.inputs.back(), bias ? p + "bias" : p + "wz");
+      expect_same_reference_bits(original, m);
+      expect_same_results(original, m);
+    }
+  for (int bad = 1; bad <= 3; ++bad) {
+    SCOPED_TRACE("bad " + std::to_string(bad));
+    auto m = apply(*load_model(dynamic_linear(1, false, true, false, DataType::Int8, bad)), cpu::fuse_matmul_integer_to_float,
+                   false);
+    EXPECT_EQ(m->graph.nodes.size(), bad == 3 ? 7u : 6u);
+  }
+}
 
 }  // namespace

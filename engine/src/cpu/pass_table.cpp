@@ -48,6 +48,10 @@ const std::vector<Pass>& pass_table() {
       {{"fuse-quantized-lookup", 2, true,
         "8-bit DequantizeLinear, float activations, QuantizeLinear -> QuantizedLookup (the reference's 256 results)"},
        fuse_quantized_lookup},
+      {{"fuse-matmul-integer-to-float", 2, true,
+        "MatMulInteger + Cast + Mul(scales) [+ bias Add] -> MatMulIntegerToFloat, with its DynamicQuantizeLinear -> "
+        "DynamicQuantizeMatMul (onnxruntime's quantize_dynamic output)"},
+       fuse_matmul_integer_to_float},
       {{"matmul-add-to-gemm", 2, true, "2-D MatMul + bias Add -> Gemm"}, matmul_add_to_gemm},
       {{"fuse-conv-activation", 2, true, "Conv + activation -> FusedConv"}, fuse_conv_activation},
       {{"fuse-gemm-activation", 2, true, "Gemm + activation -> FusedGemm"}, fuse_gemm_activation},

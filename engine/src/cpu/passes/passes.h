@@ -39,6 +39,7 @@ bool nchwc_layout(Model& model, PassContext& ctx);          // passes/nchwc_layo
 bool fuse_squeeze_excitation(Model& model, PassContext& ctx);  // passes/fuse_squeeze_excitation.cpp (after nchwc-layout)
 bool nhwc_int8_layout(Model& model, PassContext& ctx);      // passes/nhwc_int8_layout.cpp (runs last)
 bool fuse_quantized_lookup(Model& model, PassContext& ctx);  // passes/fuse_quantized_lookup.cpp
+bool fuse_matmul_integer_to_float(Model& model, PassContext& ctx);  // passes/fuse_matmul_integer_to_float.cpp
 bool fuse_qdq(Model& model, PassContext& ctx);              // passes/fuse_qdq.cpp (before constant-folding)
 
 // --- helpers (passes/pass_util.cpp) -----------------------------------------
