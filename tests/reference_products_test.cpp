@@ -3,7 +3,8 @@
 // partial sum rounded in double, t in order, then one rounding to the output
 // type. Bit for bit, on random shapes (tiles' edges, zero-sized dims, 1-D
 // operands, broadcast batches, transposes, C of every broadcast), float,
-// double and float16, NaN and infinities mixed in, at 1 and at 2 threads.
+// double and float16, NaN and infinities mixed in, at 1 and at 2 threads;
+// integer products against the integer loop.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=off")  // the loop below must round as written
 #endif
@@ -14,6 +15,7 @@
 #include <tuple>
 
 #include "cpu/thread_pool.h"
+#include "reference/ops/math/common.h"
 #include "model_builder.h"
 #include "onnxscope/float_formats.h"
 #include "onnxscope/inputs.h"
@@ -204,6 +206,54 @@ TEST(ReferenceGemm, FewRowsAreThePlainLoopBitForBit) {
                     [&](int64_t t) { return value(b, static_cast<uint64_t>(t * N + j)); }, K));
       expect_matmul_bits(want, a, b, {1, 2});
     }
+}
+
+// Integer products (MatMulInteger's, QLinearMatMul's: 8-bit operands minus
+// their zero points) go through the double GEMM when every partial sum is an
+// integer below 2^53 (math/common.h exact_integer_gemm): the integer loop's
+// result, at 1 and 2 threads. Operands past that bound are refused (the
+// caller's plain loop takes them).
+TEST(ReferenceGemm, IntegerProductsAreTheIntegerLoop) {
+  Rng rng(35);
+  for (int c = 0; c < 16; ++c) {
+    const int64_t M = pick(rng, 1, 40), K = c % 4 == 1 ? 768 : pick(rng, 1, 90), N = pick(rng, 1, 70);
+    SCOPED_TRACE(std::to_string(M) + " x " + std::to_string(K) + " x " + std::to_string(N));
+    const DataType ta = c % 2 ? DataType::Int8 : DataType::Uint8, tb = c % 5 < 2 ? DataType::Uint8 : DataType::Int8;
+    const Tensor a = random_tensor(rng, ta, {M, K}), b = random_tensor(rng, tb, {K, N});
+    const Tensor za = random_tensor(rng, ta, {}), zb = random_tensor(rng, tb, {});
+    Tensor want = Tensor::zeros(DataType::Int32, {M, N});
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        int64_t acc = 0;
+        for (int64_t t = 0; t < K; ++t)
+          acc += (static_cast<int64_t>(value(a, static_cast<uint64_t>(i * K + t))) - static_cast<int64_t>(value(za, 0))) *
+                 (static_cast<int64_t>(value(b, static_cast<uint64_t>(t * N + j))) - static_cast<int64_t>(value(zb, 0)));
+        want.mutable_data<int32_t>()[i * N + j] = static_cast<int32_t>(acc);
+      }
+    ModelBuilder mb(13);
+    mb.input("a", ta, dims_of(a.shape()));
+    mb.input("b", tb, dims_of(b.shape()));
+    mb.input("za", ta, {});
+    mb.input("zb", tb, {});
+    mb.node("MatMulInteger", {"a", "b", "za", "zb"}, {"y"}, "mm");
+    mb.output_untyped("y");
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      cpu::set_thread_count(threads);
+      expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}, {"za", Value(za)}, {"zb", Value(zb)}}));
+    }
+    cpu::set_thread_count(0);
+  }
+  // The bound: K * |a| * |b| below 2^53 goes through, at it or past it is refused.
+  for (const auto& [av, bv, K, ok] : {std::tuple{int64_t{1} << 25, int64_t{1} << 26, int64_t{2}, true},   // 2^52
+                                      std::tuple{int64_t{1} << 26, int64_t{1} << 26, int64_t{2}, false},  // 2^53
+                                      std::tuple{int64_t{1} << 40, int64_t{1} << 13, int64_t{2}, false},  // 2^54
+                                      std::tuple{int64_t{-255}, int64_t{255}, int64_t{100000}, true}}) {
+    std::vector<int64_t> a(static_cast<size_t>(2 * K), av), b(static_cast<size_t>(K * 3), bv), y(6, 0);
+    a[1] = -av;
+    EXPECT_EQ(ref::math::exact_integer_gemm(a.data(), b.data(), 2, 3, K, y.data()), ok) << av << " " << bv << " " << K;
+    if (ok) EXPECT_EQ(y[0], (K - 2) * av * bv);  // row 0: K - 1 times a, once -a
+  }
 }
 
 TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {

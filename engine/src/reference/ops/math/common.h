@@ -253,6 +253,12 @@ inline MatMulShape matmul_shape(const KernelContext& ctx, Shape as, Shape bs) {
   return r;
 }
 
+// y = A B for row-major int64 A [M, K] and B [K, N] through the double GEMM
+// (gemm_f64.cpp) when every partial sum is an integer below 2^53, so the
+// result is the integer one exactly (8-bit operands minus their zero
+// points: any K below 2^37); false, and nothing written, otherwise.
+bool exact_integer_gemm(const int64_t* a, const int64_t* b, int64_t M, int64_t N, int64_t K, int64_t* y);
+
 // y = a @ b with numpy semantics (matmul_shape) on whole value vectors.
 template <typename T>
 std::vector<T> matmul_values(const KernelContext& ctx, const std::vector<T>& a, const Shape& as, const std::vector<T>& b,
@@ -268,6 +274,9 @@ std::vector<T> matmul_values(const KernelContext& ctx, const std::vector<T>& a, 
     const T* ap = a.data() + bi.offsets()[0] * static_cast<uint64_t>(M * K);
     const T* bp = b.data() + bi.offsets()[1] * static_cast<uint64_t>(K * N);
     T* yp = y.data() + bt * static_cast<uint64_t>(M * N);
+    if constexpr (std::is_same_v<T, int64_t>) {
+      if (exact_integer_gemm(ap, bp, M, N, K, yp)) continue;  // the same integers, blocked and threaded
+    }
     for (int64_t i = 0; i < M; ++i, poll_deadline())  // a run's time limit holds inside one long node too
       for (int64_t j = 0; j < N; ++j) {
         T acc = T(0);

@@ -409,4 +409,26 @@ bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N,
   return true;
 }
 
+bool exact_integer_gemm(const int64_t* a, const int64_t* b, int64_t M, int64_t N, int64_t K, int64_t* y) {
+  if (M <= 0 || N <= 0 || K <= 0) return false;
+  auto largest = [](const int64_t* v, uint64_t n) {
+    uint64_t m = 0;
+    for (uint64_t i = 0; i < n; ++i) m = std::max(m, v[i] < 0 ? 0 - static_cast<uint64_t>(v[i]) : static_cast<uint64_t>(v[i]));
+    return m;
+  };
+  // Every partial sum is at most K * |a|max * |b|max: below 2^53 all are
+  // integers double holds exactly (products and sums alike), so the double
+  // product is the integer one, fused or not.
+  const double bound = static_cast<double>(K) * static_cast<double>(largest(a, static_cast<uint64_t>(M * K))) *
+                       static_cast<double>(largest(b, static_cast<uint64_t>(K * N)));
+  if (!(bound < 9007199254740992.0)) return false;
+  const Operand A{reinterpret_cast<const std::byte*>(a), K, 1}, B{reinterpret_cast<const std::byte*>(b), 1, N};
+  const Packer pa{detail::pack_strided<int64_t>, &A}, pb{detail::pack_strided<int64_t>, &B};
+  gemm_packed(pa, pb, M, N, K, [y, N](int64_t i, int64_t j0, const double* v, int64_t n) {
+    int64_t* out = y + i * N + j0;
+    for (int64_t k = 0; k < n; ++k) out[k] = static_cast<int64_t>(v[k]);
+  }, /*exact_products=*/true);
+  return true;
+}
+
 }  // namespace onnxscope::ref::math

@@ -16,6 +16,7 @@
 
 #include "reference/kernel_util.h"
 #include "reference/ops/kernels.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/quantization/common.h"
 
 namespace onnxscope::ref {
@@ -73,9 +74,26 @@ void qgemm(KernelContext& ctx) {
     scale[n] = alpha * sa * sb.data<float>()[sb.element_count() == 1 ? 0 : n];
     if (ys) scale[n] /= sy;
   }
+  // The sums of (a - za)(b - zb[n]) over k for every (m, n), exact in
+  // integers: one product of the integer matrices (math/common.h), or the
+  // plain loop where that does not apply.
+  check_work_buffer(ctx, {M, K}, "A minus its zero point");
+  check_work_buffer(ctx, {K, N}, "B minus its zero points");
+  check_work_buffer(ctx, {M, N}, "the integer sums");
+  std::vector<int64_t> av(static_cast<size_t>(M * K)), bv(static_cast<size_t>(K * N)), sums(static_cast<size_t>(M * N), 0);
   for (int64_t m = 0; m < M; ++m)
+    for (int64_t k = 0; k < K; ++k) av[m * K + k] = static_cast<int64_t>(pa[ta ? k * M + m : m * K + k]) - static_cast<int64_t>(za);
+  for (int64_t k = 0; k < K; ++k)
     for (int64_t n = 0; n < N; ++n) {
       const int64_t zb = zbt ? static_cast<int64_t>(zbt->data<TB>()[zbt->element_count() == 1 ? 0 : n]) : 0;
+      bv[k * N + n] = static_cast<int64_t>(pb[tb ? n * K + k : k * N + n]) - zb;
+    }
+  if (!math::exact_integer_gemm(av.data(), bv.data(), M, N, K, sums.data()))
+    for (int64_t m = 0; m < M; ++m)
+      for (int64_t n = 0; n < N; ++n)
+        for (int64_t k = 0; k < K; ++k) sums[m * N + n] += av[m * K + k] * bv[k * N + n];
+  for (int64_t m = 0; m < M; ++m)
+    for (int64_t n = 0; n < N; ++n) {
       int64_t acc = 0;
       if (c) {
         const Shape& cs = c->shape();
@@ -86,10 +104,7 @@ void qgemm(KernelContext& ctx) {
         }
         acc = c->data<int32_t>()[at];
       }
-      for (int64_t k = 0; k < K; ++k) {
-        const int64_t av = pa[ta ? k * M + m : m * K + k], bv = pb[tb ? n * K + k : k * N + n];
-        acc += (av - static_cast<int64_t>(za)) * (bv - zb);
-      }
+      acc += sums[m * N + n];
       const float v = static_cast<float>(acc) * scale[n];
       if (yt == DataType::Float) y.mutable_data<float>()[m * N + n] = v;
       else y.mutable_data<TA>()[m * N + n] = quantize_float<TA>(v, yz->data<TA>()[0]);
