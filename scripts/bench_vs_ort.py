@@ -264,6 +264,9 @@ def main() -> int:
     ap.add_argument("--qop-list", action="store_true",
                     help="the QOperator models scripts/make_qop_models.py makes from the public list (onnxruntime's "
                          "quantize_static output, <name>_qop.onnx in ~/.cache/onnxscope/bench-models), at batch 1")
+    ap.add_argument("--qdyn-list", action="store_true",
+                    help="the dynamically quantized transformers scripts/make_qop_models.py --formats qdyn,qdyn_ortsaved "
+                         "makes (quantize_dynamic's output and onnxruntime's optimized save of it), at batch 1")
     # Internal: the onnxruntime subprocess.
     ap.add_argument("--_ort-worker", dest="ort_worker", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--model", help=argparse.SUPPRESS)
@@ -281,7 +284,7 @@ def main() -> int:
     engines = [e for e in a.engines.split(",") if e]
     load_before = os.getloadavg()
     models = a.models or default_models()
-    if a.list or a.qop_list:
+    if a.list or a.qop_list or a.qdyn_list:
         sys.path.insert(0, str(REPO / "scripts"))
         models = []
     if a.list:
@@ -290,6 +293,10 @@ def main() -> int:
     if a.qop_list:
         from make_qop_models import QOP_MODELS
         models += made_models(QOP_MODELS, "_qop", ["1"], "make_qop_models.py")
+    if a.qdyn_list:
+        from make_qop_models import DYNAMIC_MODELS
+        for suffix in ("_qdyn", "_qdyn_ortsaved"):
+            models += made_models(DYNAMIC_MODELS, suffix, ["1"], "make_qop_models.py --formats qdyn,qdyn_ortsaved")
     rows, records = [], []
     with tempfile.TemporaryDirectory(prefix="bench_vs_ort_") as tmp:
         for index, spec in enumerate(models):
