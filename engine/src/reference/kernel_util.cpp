@@ -139,6 +139,8 @@ std::vector<double> real_values(const Tensor& t) {
     }
   } else if (n > 0 && t.dtype() == DataType::Double) {
     std::memcpy(v.data(), t.raw(), n * sizeof(double));
+  } else if (n > 0 && widen_integers(t, v.data())) {
+    // 8-, 32- and 64-bit integers: one typed loop (quantized operators read their 8-bit tensors so)
   } else {
     for (uint64_t i = 0; i < n; ++i) v[i] = t.element_as_double(i);
   }

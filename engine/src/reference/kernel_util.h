@@ -295,4 +295,29 @@ std::vector<int64_t> int_values(const KernelContext& ctx, const Tensor& t);
 // Values of any numeric tensor as double (narrow floats widened).
 std::vector<double> real_values(const Tensor& t);
 
+// out[i] = element i of a uint8, int8, int32 or int64 tensor, for all of
+// them in one typed loop (element_as_int64 fetches the bytes and switches on
+// the type per element); false, nothing written, for any other type.
+template <typename T>
+bool widen_integers(const Tensor& t, T* out) {
+  const uint64_t n = t.element_count();
+  const std::byte* p = t.raw();
+  auto run = [&](auto tag) {
+    using S = decltype(tag);
+    for (uint64_t i = 0; i < n; ++i) {
+      S v;
+      std::memcpy(&v, p + i * sizeof(S), sizeof(S));
+      out[i] = static_cast<T>(v);
+    }
+    return true;
+  };
+  switch (t.dtype()) {
+    case DataType::Uint8: return run(uint8_t{});
+    case DataType::Int8: return run(int8_t{});
+    case DataType::Int32: return run(int32_t{});
+    case DataType::Int64: return run(int64_t{});
+    default: return false;
+  }
+}
+
 }  // namespace onnxscope::ref

@@ -220,7 +220,7 @@ template <typename T> std::vector<T> values_as(const Tensor& t) {
   std::vector<T> v(t.element_count());
   if constexpr (std::is_same_v<T, double>) {
     v = real_values(t);
-  } else {
+  } else if (v.empty() || !widen_integers(t, v.data())) {
     for (uint64_t i = 0; i < v.size(); ++i) v[i] = static_cast<T>(t.element_as_int64(i));
   }
   return v;

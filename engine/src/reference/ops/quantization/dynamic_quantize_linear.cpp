@@ -28,7 +28,9 @@ void DynamicQuantizeLinear(KernelContext& ctx) {
   const uint64_t n = x.element_count();
   const DynamicQuant q = dynamic_quant_params(x.data<float>(), n);
   Tensor& y = ctx.allocate_output(0, DataType::Uint8, x.shape());
-  for (uint64_t i = 0; i < n; ++i) store<uint8_t>(y, i, dynamic_quantize(load<float>(x, i), q));
+  const float* const px = x.data<float>();
+  uint8_t* const py = y.mutable_data<uint8_t>();  // fetched once: per element they are calls through the buffers
+  for (uint64_t i = 0; i < n; ++i) py[i] = dynamic_quantize(px[i], q);
   store<float>(ctx.allocate_output(1, DataType::Float, {}), 0, q.scale);
   store<uint8_t>(ctx.allocate_output(2, DataType::Uint8, {}), 0, uint8_t(q.zero_point));
 }

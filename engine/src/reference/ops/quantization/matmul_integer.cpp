@@ -29,7 +29,8 @@ void MatMulInteger(KernelContext& ctx) {
   Shape shape;
   std::vector<int64_t> y = matmul_values<int64_t>(ctx, av, a.shape(), bv, b.shape(), shape);
   Tensor& out = ctx.allocate_output(0, DataType::Int32, shape);
-  for (uint64_t i = 0; i < y.size(); ++i) store<int32_t>(out, i, static_cast<int32_t>(y[i]));
+  int32_t* const po = out.mutable_data<int32_t>();  // fetched once: per element it is a call through the buffer
+  for (uint64_t i = 0; i < y.size(); ++i) po[i] = static_cast<int32_t>(y[i]);
 }
 
 }  // namespace onnxscope::ref

@@ -92,6 +92,10 @@ void qgemm(KernelContext& ctx) {
     for (int64_t m = 0; m < M; ++m)
       for (int64_t n = 0; n < N; ++n)
         for (int64_t k = 0; k < K; ++k) sums[m * N + n] += av[m * K + k] * bv[k * N + n];
+  // Y's pointer fetched once (through the buffer per element it was a tenth of a quantized ViT's reference run).
+  float* yf = yt == DataType::Float ? y.mutable_data<float>() : nullptr;
+  TA* yq = yf ? nullptr : y.mutable_data<TA>();
+  const TA zy = yz ? yz->data<TA>()[0] : TA(0);
   for (int64_t m = 0; m < M; ++m)
     for (int64_t n = 0; n < N; ++n) {
       int64_t acc = 0;
@@ -106,8 +110,8 @@ void qgemm(KernelContext& ctx) {
       }
       acc += sums[m * N + n];
       const float v = static_cast<float>(acc) * scale[n];
-      if (yt == DataType::Float) y.mutable_data<float>()[m * N + n] = v;
-      else y.mutable_data<TA>()[m * N + n] = quantize_float<TA>(v, yz->data<TA>()[0]);
+      if (yf) yf[m * N + n] = v;
+      else yq[m * N + n] = quantize_float<TA>(v, zy);
     }
 }
 

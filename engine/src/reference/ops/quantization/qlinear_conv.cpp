@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/nn/conv_f64.h"
 #include "reference/ops/nn/conv_common.h"
 #include "reference/ops/kernels.h"
@@ -60,6 +61,7 @@ void QLinearConv(KernelContext& ctx) {
   const double lo = out_type == DataType::Int8 ? -128 : 0, hi = out_type == DataType::Int8 ? 127 : 255;
   const double zp = yzp.element_as_double(0);
   Tensor& out = ctx.allocate_output(0, out_type, output_shape_of(x.shape(), M, win.out));
+  std::byte* const po = out.mutable_raw();  // fetched once: per element it is a call through the buffer
   for (int64_t n = 0; n < N; ++n)
     for (int64_t m = 0; m < M; ++m) {
       // The requantisation multiplier is formed in float, like the scales.
@@ -70,8 +72,8 @@ void QLinearConv(KernelContext& ctx) {
         // A NaN multiplier (scales of 0 / 0, NaN or inf) gives the zero point, as QuantizeLinear's NaN does.
         const double r = std::nearbyint(static_cast<double>(acc[i]) * mult);
         const double q = std::clamp((std::isnan(r) ? 0.0 : r) + zp, lo, hi);
-        if (out_type == DataType::Int8) store<int8_t>(out, i, static_cast<int8_t>(q));
-        else store<uint8_t>(out, i, static_cast<uint8_t>(q));
+        if (out_type == DataType::Int8) store_at<int8_t>(po, i, static_cast<int8_t>(q));
+        else store_at<uint8_t>(po, i, static_cast<uint8_t>(q));
       }
     }
 }

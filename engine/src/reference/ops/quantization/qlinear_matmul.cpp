@@ -56,12 +56,13 @@ void QLinearMatMul(KernelContext& ctx) {
   Tensor& out = ctx.allocate_output(0, out_type, shape);
   if (is_int8(out_type)) {
     const double lo = out_type == DataType::Int8 ? -128 : 0, hi = out_type == DataType::Int8 ? 127 : 255;
+    std::byte* const po = out.mutable_raw();  // fetched once: per element it is a call through the buffer
     for (uint64_t i = 0; i < y.size(); ++i) {
       // A NaN product (scales of 0 / 0, NaN or inf) gives the zero point, as QuantizeLinear's NaN does.
       const double r = std::nearbyint(y[i] * mult);
       const double q = std::clamp((std::isnan(r) ? 0.0 : r) + zp, lo, hi);
-      if (out_type == DataType::Int8) store<int8_t>(out, i, static_cast<int8_t>(q));
-      else store<uint8_t>(out, i, static_cast<uint8_t>(q));
+      if (out_type == DataType::Int8) store_at<int8_t>(po, i, static_cast<int8_t>(q));
+      else store_at<uint8_t>(po, i, static_cast<uint8_t>(q));
     }
     return;
   }
