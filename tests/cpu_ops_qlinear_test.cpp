@@ -33,6 +33,19 @@ Tensor scalar(DataType t, double v) {
   return s;
 }
 
+// 8-bit values, each byte drawn from [lo, hi] (int8: the same bits read signed).
+Tensor random_bytes(Rng& rng, DataType t, const Shape& shape, int lo, int hi) {
+  Tensor x = Tensor::zeros(t, shape);
+  for (uint64_t e = 0; e < x.element_count(); ++e)
+    reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
+  return x;
+}
+
+// `t` as an initializer of the model.
+void add_initializer(ModelBuilder& mb, const std::string& name, const Tensor& t) {
+  mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
+}
+
 // com.microsoft QLinearAdd and QLinearMul (kernels/quantization/qlinear_binary.cpp)
 // against the reference, bit for bit: uint8 and int8, random broadcasts
 // (residual adds, [1, C, 1, 1] gates, scalars: a single value against long
@@ -331,15 +344,8 @@ TEST(CpuOpsHarness, MatMulIntegerConstantWeightsBitForBit) {
     const int64_t K = i % 7 == 6 ? 768 : pick(rng, 1, 90), N = pick(rng, 1, 70);
     const Shape as = i % 3 == 0 ? Shape{pick(rng, 1, 3), pick(rng, 1, 13), K} : Shape{pick(rng, 1, 20), K};
     const int zp = i % 3;  // none, scalars, per column
-    auto bytes_in = [&](DataType t, const Shape& shape, int lo, int hi) {
-      Tensor x = Tensor::zeros(t, shape);
-      for (uint64_t e = 0; e < x.element_count(); ++e)
-        reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
-      return x;
-    };
-    auto initializer = [&](const std::string& name, const Tensor& t) {
-      c.mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
-    };
+    auto bytes_in = [&](DataType t, const Shape& shape, int lo, int hi) { return random_bytes(rng, t, shape, lo, hi); };
+    auto initializer = [&](const std::string& name, const Tensor& t) { add_initializer(c.mb, name, t); };
     c.input("a", bytes_in(ta, as, 0, 255));
     // Per column, values within 127 of their zero point (what fits the packing); else any byte.
     const bool near = zp == 2;
@@ -385,15 +391,8 @@ TEST(CpuOpsHarness, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
     const int64_t K = i % 9 == 8 ? 768 : pick(rng, 1, 90), N = pick(rng, 1, 70);
     const Shape as = i % 3 == 0 ? Shape{pick(rng, 1, 3), pick(rng, 1, 13), K} : Shape{pick(rng, 1, 20), K};
     const int zp = i / 2 % 3;  // B's: none, one, per column
-    auto bytes_in = [&](DataType t, const Shape& shape, int lo, int hi) {
-      Tensor x = Tensor::zeros(t, shape);
-      for (uint64_t e = 0; e < x.element_count(); ++e)
-        reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
-      return x;
-    };
-    auto initializer = [&](const std::string& name, const Tensor& t) {
-      c.mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
-    };
+    auto bytes_in = [&](DataType t, const Shape& shape, int lo, int hi) { return random_bytes(rng, t, shape, lo, hi); };
+    auto initializer = [&](const std::string& name, const Tensor& t) { add_initializer(c.mb, name, t); };
     const bool near = zp == 2;  // per column: values within 127 of their zero point (what the packing takes)
     const int wlo = near ? (tb == DataType::Uint8 ? 40 : 0) : 0, whi = near ? (tb == DataType::Uint8 ? 215 : 255) : 255;
     initializer("b", bytes_in(tb, {K, N}, wlo, whi));
