@@ -56,6 +56,9 @@ size_t fuse_to_float(Model& model, PassContext& ctx) {
     if (!is_op(mmi, "MatMulInteger") || mmi.inputs.size() < 2 || mmi.outputs.size() != 1 || mmi.outputs[0].empty()) continue;
     const Tensor* b = constant_tensor(model, mmi.inputs[1]);
     if (!b || b->rank() != 2 || (b->dtype() != DataType::Int8 && b->dtype() != DataType::Uint8)) continue;
+    // MatMulInteger's int32 sums cannot wrap (at most K * 255 * 256 in size), so
+    // MatMulIntegerToFloat's unwrapped sums are the values the Cast read.
+    if (b->shape()[0] > 32768) continue;
     const int64_t n = b->shape()[1];
     const std::string az = mmi.inputs.size() > 2 ? mmi.inputs[2] : "", bz = mmi.inputs.size() > 3 ? mmi.inputs[3] : "";
     if (!az.empty() && !one_value(model, idx, az)) continue;
