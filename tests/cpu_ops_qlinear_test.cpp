@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -421,6 +422,29 @@ TEST(CpuOpsHarness, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
              std::to_string(K) + ", " + std::to_string(N) + "] " + std::string(dtype_name(dynamic ? DataType::Float : ta)) +
              " x " + std::string(dtype_name(tb)) + (zp ? zp == 2 ? " zero points per column" : " zero point" : "") +
              (bias ? " bias" : "") + (bscale.element_count() > 1 ? " scales per column" : "");
+    c.expect_kernel = "cpu-int8";
+    check(c, 0, 0);
+  }
+}
+
+// MatMulIntegerToFloat with any a_scale (0, negative, infinite, NaN) gives
+// what the graph it stands for gives (MatMulInteger, Cast, Mul by a_scale *
+// b_scale: infinities and NaN, as onnxruntime), on both engines: a
+// DynamicQuantizeLinear of an input holding an infinity makes such a scale,
+// and the fused form must not fail where the unfused one runs (a mutated
+// quantize_dynamic BERT did, after fuse-matmul-integer-to-float).
+TEST(CpuOpsHarness, MatMulIntegerToFloatTakesAnyScale) {
+  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: the reference runs it";
+  Rng rng(63);
+  for (float odd : {0.0f, -0.5f, INFINITY, NAN}) {
+    Case c(14);
+    c.mb.opset("com.microsoft", 1);
+    c.input("a", random_bytes(rng, DataType::Uint8, {3, 8}, 0, 255));
+    c.input("as", scalar(DataType::Float, odd));
+    add_initializer(c.mb, "b", random_bytes(rng, DataType::Int8, {8, 5}, 0, 255));
+    c.input("bs", scalar(DataType::Float, 0.01));
+    c.mb.node("MatMulIntegerToFloat", {"a", "b", "as", "bs"}, {"y"}, "n", "com.microsoft");
+    c.what = "MatMulIntegerToFloat a_scale " + std::to_string(odd);
     c.expect_kernel = "cpu-int8";
     check(c, 0, 0);
   }

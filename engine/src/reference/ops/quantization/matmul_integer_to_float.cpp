@@ -70,7 +70,15 @@ void MatMulIntegerToFloat(KernelContext& ctx) {
              std::to_string(ctx.input_count()) + " inputs");
   const Tensor& a = ctx.input(0);
   if (!is_int8(a.dtype())) ctx.fail("A must be int8 or uint8, got " + std::string(dtype_name(a.dtype())));
-  const float a_scale = qlinear_scale(ctx, 2, "a_scale");
+  // a_scale: one float of any value. DynamicQuantizeLinear's scale of an
+  // input holding an infinity is infinite, and the graph this operator
+  // stands for (MatMulInteger, Cast, Mul by a_scale * b_scale) then gives
+  // infinities and NaN, as onnxruntime does; refusing it would make the
+  // fused graph fail where the unfused one runs.
+  const Tensor& ast = ctx.input(2);
+  if (ast.dtype() != DataType::Float || ast.element_count() != 1)
+    ctx.fail("a_scale must be one float, got " + std::string(dtype_name(ast.dtype())) + " " + shape_to_string(ast.shape()));
+  const float a_scale = ast.data<float>()[0];
   std::vector<int64_t> av = math::values_as<int64_t>(a);
   const Tensor* azp = ctx.optional_input(4);
   if (azp && (azp->dtype() != a.dtype() || azp->element_count() != 1))
