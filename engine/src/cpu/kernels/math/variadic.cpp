@@ -36,24 +36,24 @@ bool same_shape_floats(const KernelContext& ctx) {
   return true;
 }
 
-// y = combine(y, x) over n floats (y starts as the first input).
+// y = combine(a, b) over n floats (y may be a: the running result).
 ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
-void combine_into(Combine c, const float* x, float* y, int64_t n) {
+void combine(Combine c, const float* a, const float* b, float* y, int64_t n) {
   switch (c) {
     case Combine::Sum:
     case Combine::Mean:
-      for (int64_t i = 0; i < n; ++i) y[i] = y[i] + x[i];
+      for (int64_t i = 0; i < n; ++i) y[i] = a[i] + b[i];
       return;
     case Combine::Max:
       for (int64_t i = 0; i < n; ++i) {
-        const float a = y[i], b = x[i];
-        y[i] = a != a || b != b ? kNaN : a > b ? a : b;
+        const float u = a[i], v = b[i];
+        y[i] = u != u || v != v ? kNaN : u > v ? u : v;
       }
       return;
     case Combine::Min:
       for (int64_t i = 0; i < n; ++i) {
-        const float a = y[i], b = x[i];
-        y[i] = a != a || b != b ? kNaN : a < b ? a : b;
+        const float u = a[i], v = b[i];
+        y[i] = u != u || v != v ? kNaN : u < v ? u : v;
       }
       return;
   }
@@ -78,8 +78,8 @@ void Variadic(KernelContext& ctx) {
   parallel_for(n, 32768, [&](int64_t b, int64_t e) {
     for (int64_t c0 = b; c0 < e; c0 += 4096) {
       const int64_t len = std::min<int64_t>(4096, e - c0);
-      for (int64_t i = 0; i < len; ++i) y[c0 + i] = xs[0][c0 + i];
-      for (size_t k = 1; k < xs.size(); ++k) combine_into(C, xs[k] + c0, y + c0, len);
+      if (xs.size() == 1) std::copy(xs[0] + c0, xs[0] + c0 + len, y + c0);
+      for (size_t k = 1; k < xs.size(); ++k) combine(C, k == 1 ? xs[0] + c0 : y + c0, xs[k] + c0, y + c0, len);
       if (C == Combine::Mean) divide_by(count, y + c0, len);
     }
   });
