@@ -195,14 +195,28 @@ int64_t row_grain(const Compiled& c) {
   return std::max<int64_t>(1, 4096 / static_cast<int64_t>(std::max<size_t>(1, c.roots.size() * 4)));
 }
 
-void TreeEnsembleClassifier(KernelContext& ctx) {
+// A run's forest and rows: X's values as double (the reference's reading),
+// its row count checked against the per-row results' size.
+struct Problem {
   Compiled local;
-  const Compiled* c = compiled_of(ctx, true, local);
-  if (!c) ctx.fail("problem not supported by the CPU tree ensemble");
+  const Compiled* c = nullptr;
   ref::MlRows rc;
-  const std::vector<double> xs = ref::tree_input(ctx, ctx.input(0), rc);
+  std::vector<double> xs;
+  Problem(const Problem&) = delete;  // c may point at local
+  Problem(KernelContext& ctx, bool classifier, const char* what) {
+    c = compiled_of(ctx, classifier, local);
+    if (!c) ctx.fail("problem not supported by the CPU tree ensemble");
+    xs = ref::tree_input(ctx, ctx.input(0), rc);
+    ref::check_work_buffer(ctx, {rc.rows, static_cast<int64_t>(c->targets)}, what);
+  }
+};
+
+void TreeEnsembleClassifier(KernelContext& ctx) {
+  const Problem p(ctx, true, "the scores");
+  const Compiled* c = p.c;
+  const ref::MlRows& rc = p.rc;
+  const std::vector<double>& xs = p.xs;
   const size_t classes = c->targets;
-  ref::check_work_buffer(ctx, {rc.rows, static_cast<int64_t>(classes)}, "the scores");
   std::vector<double> scores(static_cast<size_t>(rc.rows) * classes);
   std::vector<size_t> picked(static_cast<size_t>(rc.rows));
   parallel_for(rc.rows, row_grain(*c), [&](int64_t r0, int64_t r1) {
@@ -227,13 +241,11 @@ void TreeEnsembleClassifier(KernelContext& ctx) {
 }
 
 void TreeEnsembleRegressor(KernelContext& ctx) {
-  Compiled local;
-  const Compiled* c = compiled_of(ctx, false, local);
-  if (!c) ctx.fail("problem not supported by the CPU tree ensemble");
-  ref::MlRows rc;
-  const std::vector<double> xs = ref::tree_input(ctx, ctx.input(0), rc);
+  const Problem p(ctx, false, "the output");
+  const Compiled* c = p.c;
+  const ref::MlRows& rc = p.rc;
+  const std::vector<double>& xs = p.xs;
   const size_t t = c->targets;
-  ref::check_work_buffer(ctx, {rc.rows, static_cast<int64_t>(t)}, "the output");
   Tensor& y = ctx.allocate_output(0, DataType::Float, {rc.rows, static_cast<int64_t>(t)});
   float* out = y.mutable_data<float>();
   const bool extreme = c->aggregate == Aggregate::Min || c->aggregate == Aggregate::Max;

@@ -16,6 +16,7 @@
 // Y = float(sum) * (a_scale * b_scale[n]) [+ bias[n]] in float, the
 // reference's arithmetic (reference/ops/quantization/matmul_integer_to_float.cpp),
 // from registers.
+#include <algorithm>
 #include <climits>  // INT_MAX
 #include <memory>
 #include <vector>
@@ -202,10 +203,12 @@ void DynamicQuantizeMatMul(KernelContext& ctx) {
     Packed local;
     const Packed& pk = *packed_of(ctx, local, 1, 3);
     const Tensor& a = ctx.input(0);
-    // A quantized into scratch bounded like the tensor it mirrors (a quarter of A's bytes).
-    std::vector<uint8_t> aq(a.element_count());
-    const DynamicQuantParams q = dynamic_quantize_uint8(a.data<float>(), static_cast<int64_t>(aq.size()), aq.data());
-    const vnni::Product p = product_of(pk, a, aq.data(), false, static_cast<int64_t>(q.zero_point));
+    // A quantized into scratch bounded like the tensor it mirrors (a quarter
+    // of A's bytes), left uninitialized: the quantization writes every byte.
+    const auto n = static_cast<int64_t>(a.element_count());
+    const std::unique_ptr<uint8_t[]> aq(new uint8_t[static_cast<size_t>(std::max<int64_t>(n, 1))]);
+    const DynamicQuantParams q = dynamic_quantize_uint8(a.data<float>(), n, aq.get());
+    const vnni::Product p = product_of(pk, a, aq.get(), false, static_cast<int64_t>(q.zero_point));
     run_to_float(ctx, pk, p, q.scale, 2, 4, a.shape());
   });
 }
