@@ -11,12 +11,13 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstring>
 #include <type_traits>
 
 #include "cpu/kernels/quantization/requantize.h"
-#include "cpu/kernels/quantization/requantize_avx512.h"
+#include "cpu/kernels/quantization/vnni_epilogue.h"
 #include "cpu/thread_pool.h"
 
 namespace onnxscope::cpu::vnni {
@@ -24,84 +25,6 @@ namespace {
 
 constexpr int64_t kRows = 6;    // rows per register tile
 constexpr int64_t kPanels = 4;  // 16-column panels per register tile
-
-// What a register tile needs besides its rows, from its first column on.
-struct Tile {
-  const int8_t* panels = nullptr;
-  int64_t panel_bytes = 0, K = 0, K4 = 0;
-  uint32_t flip = 0;
-  const int32_t* start = nullptr;  // the sums' start per column (minus (za [+ 128]) * sum b)
-  const int32_t* row_terms = nullptr;  // per tile row, added to each of its sums (b_offset), or none
-  const double* bias = nullptr;    // requantize
-  const double* mult = nullptr;
-  const int32_t* bias_i = nullptr;  // requantize in float (RequantizeFloat)
-  const float* mult_f = nullptr;
-  const int32_t* addend = nullptr;  // scale_float (padded per column)
-  const float* scale = nullptr;
-  const float* bias_f = nullptr;  // scale_float, float Y (padded per column), or none
-  double zero_point = 0;
-  int64_t ldy = 0;  // elements between Y's rows
-  int last_lanes = 16;
-};
-
-// The epilogues: Y's 16 columns at out from the sums in `acc`.
-struct StoreSums {  // the int32 sums themselves
-  template <typename T>
-  __attribute__((target("avx512f,avx512bw,avx512vl"))) static void store(const Tile&, int64_t, __m512i acc, T* out,
-                                                                         __mmask16 m) {
-    _mm512_mask_storeu_epi32(out, m, acc);
-  }
-};
-struct Requantize {
-  template <typename T>
-  __attribute__((target("avx512f,avx512bw,avx512vl"))) static void store(const Tile& t, int64_t c, __m512i acc, T* out,
-                                                                         __mmask16 m) {
-    const __m512d zp = _mm512_set1_pd(t.zero_point);
-    const __m512d lo = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(acc)), _mm512_loadu_pd(t.bias + c));
-    const __m512d hi = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(acc, 1)), _mm512_loadu_pd(t.bias + c + 8));
-    const __m128i v = narrow16<T>(round8_bounded<T>(_mm512_mul_pd(lo, _mm512_loadu_pd(t.mult + c)), zp),
-                                  round8_bounded<T>(_mm512_mul_pd(hi, _mm512_loadu_pd(t.mult + c + 8)), zp));
-    _mm_mask_storeu_epi8(out, m, v);
-  }
-};
-// Requantize's results from float arithmetic (round16_float) where that is
-// exact, else Requantize's: the small-K products (16-channel 1x1
-// convolutions) spend most of their time in this stage.
-struct RequantizeFloat {
-  template <typename T>
-  __attribute__((target("avx512f,avx512bw,avx512vl"))) static void store(const Tile& t, int64_t c, __m512i acc, T* out,
-                                                                         __mmask16 m) {
-    __m128i v;
-    if (round16_float<T>(_mm512_add_epi32(acc, _mm512_loadu_si512(t.bias_i + c)), _mm512_loadu_ps(t.mult_f + c),
-                         static_cast<float>(t.zero_point), v))
-      _mm_mask_storeu_epi8(out, m, v);
-    else
-      Requantize::store<T>(t, c, acc, out, m);  // near a half: the exact path
-  }
-};
-struct ScaleFloat {
-  template <typename T>
-  __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) static void store(const Tile& t, int64_t c, __m512i acc,
-                                                                                  T* out, __mmask16 m) {
-    const __m512i add = _mm512_loadu_si512(t.addend + c);
-    // sum + addend exactly in double, then to float (store()'s static_cast<float>(double)).
-    const __m512d lo = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_castsi512_si256(acc)),
-                                     _mm512_cvtepi32_pd(_mm512_castsi512_si256(add)));
-    const __m512d hi = _mm512_add_pd(_mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(acc, 1)),
-                                     _mm512_cvtepi32_pd(_mm512_extracti64x4_epi64(add, 1)));
-    const __m512 f = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(lo)), _mm512_cvtpd_ps(hi), 1);
-    const __m512 v = _mm512_mul_ps(f, _mm512_loadu_ps(t.scale + c));
-    if constexpr (std::is_same_v<T, float>) {
-      _mm512_mask_storeu_ps(out, m, t.bias_f ? _mm512_add_ps(v, _mm512_loadu_ps(t.bias_f + c)) : v);
-    } else {
-      constexpr float lo_v = std::is_signed_v<T> ? -128.0f : 0.0f, hi_v = std::is_signed_v<T> ? 127.0f : 255.0f;
-      const __m512 r = _mm512_add_ps(_mm512_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC),
-                                     _mm512_set1_ps(static_cast<float>(t.zero_point)));
-      const __m512i q = _mm512_cvtps_epi32(_mm512_min_ps(_mm512_max_ps(r, _mm512_set1_ps(lo_v)), _mm512_set1_ps(hi_v)));
-      _mm_mask_storeu_epi8(out, m, _mm512_cvtepi32_epi8(q));  // in range: exact
-    }
-  }
-};
 
 // Y's rows [p, p + R) by panels [0, J) of the tile: the sums of the rows a[r]
 // (K bytes each) by the panels, in registers (R * J <= 24 of the 32 zmm),
@@ -232,39 +155,76 @@ void pack_bytes(const uint8_t* b, int64_t K, int64_t N, int64_t ldb, bool b_sign
   }
 }
 
-void run(const Product& p) {
+Columns prepare(const Product& p) {
   const PackedB& b = *p.b;
-  const int64_t N = b.N, P = (N + 15) / 16, padded = P * 16;
-  // Per column, padded to whole panels: the sums' start (wrapping int32
-  // arithmetic: the result fits), and the stage's values.
-  std::vector<int32_t> start(static_cast<size_t>(padded), 0), addend(static_cast<size_t>(padded), 0);
-  std::vector<double> bias(static_cast<size_t>(padded), 0.0), mult(static_cast<size_t>(padded), 0.0);
-  std::vector<float> scale(static_cast<size_t>(padded), 0.0f), bias_f(p.bias_float ? static_cast<size_t>(padded) : 0, 0.0f);
-  const int64_t za = p.a_zero_point + (p.a_signed ? 128 : 0);
+  const int64_t N = b.N, padded = (N + 15) / 16 * 16;
+  const auto size = static_cast<size_t>(padded);
+  Columns c;
+  c.start.assign(size, 0);
+  c.addend.assign(size, 0);
+  c.bias.assign(size, 0.0);
+  c.mult.assign(size, 0.0);
+  c.scale.assign(size, 0.0f);
+  c.bias_f.assign(p.bias_float ? size : 0, 0.0f);
+  c.bias_i.assign(size, 0);
+  c.mult_f.assign(size, 0.0f);
+  c.za = p.a_zero_point + (p.a_signed ? 128 : 0);
   const bool sums_only = p.type == Product::Type::s32;  // no stage: no stage values
   for (int64_t n = 0; n < N; ++n) {
     const size_t i = static_cast<size_t>(n);
-    start[i] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(-za * b.column_sums[i])));
+    c.start[i] = static_cast<int32_t>(static_cast<uint32_t>(static_cast<uint64_t>(-c.za * b.column_sums[i])));
     if (sums_only) continue;
     if (p.stage == Stage::requantize) {
-      if (p.bias) bias[i] = p.bias[n];
-      mult[i] = p.mult[n];
+      if (p.bias) c.bias[i] = p.bias[n];
+      c.mult[i] = p.mult[n];
     } else {
-      if (p.addend) addend[i] = p.addend[p.addend_step ? n : 0];
-      scale[i] = p.scale[n];
-      if (p.bias_float) bias_f[i] = p.bias_float[n];
+      if (p.addend) c.addend[i] = p.addend[p.addend_step ? n : 0];
+      c.scale[i] = p.scale[n];
+      if (p.bias_float) c.bias_f[i] = p.bias_float[n];
     }
   }
-  const bool bounded =
-      sums_only || p.stage != Stage::requantize || std::all_of(mult.begin(), mult.begin() + N, bounded_multiplier);
+  int64_t largest_addend = 0;
+  for (int64_t n = 0; n < N; ++n) largest_addend = std::max<int64_t>(largest_addend, std::abs(int64_t{c.addend[static_cast<size_t>(n)]}));
+  c.add_in_int32 = b.K * 65025 + largest_addend <= int64_t{INT32_MAX};
+  c.bounded =
+      sums_only || p.stage != Stage::requantize || std::all_of(c.mult.begin(), c.mult.begin() + N, bounded_multiplier);
   // RequantizeFloat's values and conditions.
-  std::vector<int32_t> bias_i(static_cast<size_t>(padded), 0);
-  std::vector<float> mult_f(static_cast<size_t>(padded), 0.0f);
-  const bool in_float = !sums_only && p.stage == Stage::requantize && float_requantization(mult.data(), N, p.bias, b.K);
-  for (int64_t n = 0; n < N && in_float; ++n) {
-    bias_i[static_cast<size_t>(n)] = p.bias ? p.bias[n] : 0;
-    mult_f[static_cast<size_t>(n)] = static_cast<float>(mult[static_cast<size_t>(n)]);
+  c.in_float = !sums_only && p.stage == Stage::requantize && float_requantization(c.mult.data(), N, p.bias, b.K);
+  for (int64_t n = 0; n < N && c.in_float; ++n) {
+    c.bias_i[static_cast<size_t>(n)] = p.bias ? p.bias[n] : 0;
+    c.mult_f[static_cast<size_t>(n)] = static_cast<float>(c.mult[static_cast<size_t>(n)]);
   }
+  return c;
+}
+
+Tile tile_at(const Product& p, const Columns& c, int64_t n0) {
+  const PackedB& b = *p.b;
+  Tile t;
+  t.panels = b.panels.data() + n0 / 16 * b.K4 * 64;
+  t.panel_bytes = b.K4 * 64;
+  t.K = b.K;
+  t.K4 = b.K4;
+  t.flip = p.a_signed ? 0x80808080u : 0u;
+  t.start = c.start.data() + n0;
+  t.bias = c.bias.data() + n0;
+  t.mult = c.mult.data() + n0;
+  t.bias_i = c.bias_i.data() + n0;
+  t.mult_f = c.mult_f.data() + n0;
+  t.addend = c.addend.data() + n0;
+  t.scale = c.scale.data() + n0;
+  t.bias_f = p.bias_float ? c.bias_f.data() + n0 : nullptr;
+  t.zero_point = p.zero_point;
+  t.add_in_int32 = c.add_in_int32;
+  return t;
+}
+
+void run(const Product& p) {
+  const Columns c = prepare(p);
+  if (run_amx(p, c)) return;
+  const PackedB& b = *p.b;
+  const int64_t N = b.N, P = (N + 15) / 16;
+  const int64_t za = c.za;
+  const bool bounded = c.bounded, in_float = c.in_float;
   const int64_t esize = p.type == Product::Type::f32 || p.type == Product::Type::s32 ? 4 : 1;
   // Work items: a run of rows by a block of columns, enough of them for the
   // threads (a 7x7 map with 1280 channels is one run); panels shared evenly
@@ -282,21 +242,7 @@ void run(const Product& p) {
       const int64_t r0 = item % runs * run, r1 = std::min(p.rows, r0 + run);
       const int64_t panel0 = item / runs * per_block, panels = std::min(per_block, P - panel0);
       const int64_t n0 = panel0 * 16, n1 = std::min(N, n0 + panels * 16);
-      Tile t;
-      t.panels = b.panels.data() + panel0 * b.K4 * 64;
-      t.panel_bytes = b.K4 * 64;
-      t.K = b.K;
-      t.K4 = b.K4;
-      t.flip = p.a_signed ? 0x80808080u : 0u;
-      t.start = start.data() + n0;
-      t.bias = bias.data() + n0;
-      t.mult = mult.data() + n0;
-      t.bias_i = bias_i.data() + n0;
-      t.mult_f = mult_f.data() + n0;
-      t.addend = addend.data() + n0;
-      t.scale = scale.data() + n0;
-      t.bias_f = p.bias_float ? bias_f.data() + n0 : nullptr;
-      t.zero_point = p.zero_point;
+      Tile t = tile_at(p, c, n0);
       t.last_lanes = static_cast<int>(n1 - (n0 + (panels - 1) * 16));
       int32_t row_terms[kRows];
       t.row_terms = p.b_offset ? row_terms : nullptr;
@@ -319,7 +265,7 @@ void run(const Product& p) {
         if (!bounded) {  // the sums, then the reference's requantization of each
           t.ldy = 64;
           tile_for<StoreSums, int32_t>(R, panels, p.a_signed)(rows, sums, t);
-          requantize_channels_last(sums, 64, R, n1 - n0, p.bias ? p.bias + n0 : nullptr, mult.data() + n0, p.zero_point,
+          requantize_channels_last(sums, 64, R, n1 - n0, p.bias ? p.bias + n0 : nullptr, c.mult.data() + n0, p.zero_point,
                                    p.type == Product::Type::u8, y, N);
           continue;
         }

@@ -13,9 +13,25 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <new>
 #include <vector>
 
 namespace onnxscope::cpu::vnni {
+
+// Storage on 64-byte lines: a tile's or a register's 64 bytes in one line.
+template <typename T>
+struct LineAllocator {
+  using value_type = T;
+  LineAllocator() = default;
+  template <typename U>
+  LineAllocator(const LineAllocator<U>&) {}
+  T* allocate(size_t n) { return static_cast<T*>(::operator new(n * sizeof(T), std::align_val_t{64})); }
+  void deallocate(T* p, size_t) { ::operator delete(p, std::align_val_t{64}); }
+  template <typename U>
+  bool operator==(const LineAllocator<U>&) const { return true; }
+};
+template <typename T>
+using LineVector = std::vector<T, LineAllocator<T>>;
 
 inline constexpr int64_t kMaxK = 33000;
 
@@ -27,7 +43,11 @@ bool available();
 // and each column's sum.
 struct PackedB {
   int64_t K = 0, N = 0, K4 = 0;
-  std::vector<int8_t> panels;  // [ceil(N/16)][K4][16][4]
+  // [ceil(N/16)][K4][16][4], then kTail zero bytes: an AMX tile reads 16
+  // rows of four k at a time, past K4 into the next panel or the tail (A's
+  // bytes there are zero, so what it reads adds nothing).
+  static constexpr size_t kTail = 1024;
+  LineVector<int8_t> panels;
   std::vector<int64_t> column_sums;
   // Where B's element (k, n) lies in `panels`, and the packed value.
   size_t offset(int64_t k, int64_t n) const { return static_cast<size_t>(((n / 16 * K4 + k / 4) * 16 + n % 16) * 4 + k % 4); }
@@ -37,7 +57,7 @@ struct PackedB {
     K = k;
     N = n;
     K4 = (k + 3) / 4;
-    panels.assign(static_cast<size_t>((n + 15) / 16 * K4 * 64), 0);
+    panels.assign(static_cast<size_t>((n + 15) / 16 * K4 * 64) + kTail, 0);
     column_sums.assign(static_cast<size_t>(n), 0);
   }
 };
@@ -85,7 +105,18 @@ struct Product {
   std::byte* y = nullptr;            // rows x N, row-major
 };
 
-// Y for every row, split across the thread pool.
+// Y for every row, split across the thread pool: on AMX tiles where the
+// machine has AMX-INT8 and the problem is large enough, else on AVX-512 VNNI
+// registers (the same sums, so the same Y).
 void run(const Product& p);
+
+// Whether run() may take AMX tiles (the CPU has AMX-INT8 and Linux granted
+// its tile state). set_amx(false) keeps run() on the VNNI path, so tests
+// can compare the two; true restores it where AMX is there.
+bool amx_available();
+void set_amx(bool enabled);
+// How many products run() has done on AMX tiles in this process (tests
+// check that the path they mean to cover ran).
+int64_t amx_products();
 
 }  // namespace onnxscope::cpu::vnni

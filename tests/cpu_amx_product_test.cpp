@@ -1,0 +1,219 @@
+// The 8-bit product's AMX tiles (kernels/quantization/amx_gemm.cpp) and its
+// VNNI registers (vnni_gemm.cpp) against the reference, bit for bit, on the
+// operators that run them: MatMulInteger, MatMulIntegerToFloat,
+// DynamicQuantizeMatMul, QGemm (quantized and float Y, C small and past
+// what int32 sums plus C can hold) and batched QLinearMatMul (requantized in
+// float, in double, and multipliers past the fast range). Each problem runs
+// twice, tiles on and off (vnni::set_amx), at the sizes where the two paths
+// differ: rows, k and columns on and off the tiles' 32 x 64 x 32 blocks.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <string>
+#include <vector>
+
+#include "cpu/kernels/quantization/vnni_gemm.h"
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "ops_harness.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+using namespace onnxscope::test::harness;
+namespace vnni = onnxscope::cpu::vnni;
+
+namespace {
+
+Tensor scalar(DataType t, double v) {
+  Tensor s = Tensor::zeros(t, {});
+  if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
+  else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
+  else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
+  return s;
+}
+
+Tensor random_bytes(Rng& rng, DataType t, const Shape& shape, int lo, int hi) {
+  Tensor x = Tensor::zeros(t, shape);
+  for (uint64_t e = 0; e < x.element_count(); ++e)
+    reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
+  return x;
+}
+
+void add_initializer(ModelBuilder& mb, const std::string& name, const Tensor& t) {
+  mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
+}
+
+// Rows, k and columns around the blocks' edges (and within the VNNI path's
+// reach below them).
+int64_t rows_of(Rng& rng) { return std::vector<int64_t>{15, 16, 17, 31, 32, 33, 47, 64, 100, 130}[pick(rng, 0, 9)]; }
+int64_t k_of(Rng& rng) { return std::vector<int64_t>{63, 64, 65, 100, 128, 191, 256, 300, 768}[pick(rng, 0, 8)]; }
+int64_t n_of(Rng& rng) { return std::vector<int64_t>{1, 15, 16, 17, 31, 32, 33, 48, 70, 100}[pick(rng, 0, 9)]; }
+
+// c on both paths; where the machine has AMX, the tiles must have taken it
+// when it is theirs (16 rows and 64 k or more).
+void check_both(Case& c, int64_t rows, int64_t K) {
+  const int64_t before = vnni::amx_products();
+  vnni::set_amx(true);
+  check(c, 0, 0);
+  if (vnni::amx_available() && rows >= 16 && K >= 64)
+    EXPECT_GT(vnni::amx_products(), before) << c.what << ": the AMX tiles did not run it";
+  Case registers = c;
+  registers.what += " (VNNI registers)";
+  vnni::set_amx(false);
+  const int64_t held = vnni::amx_products();
+  check(registers, 0, 0);
+  vnni::set_amx(true);
+  EXPECT_EQ(vnni::amx_products(), held) << registers.what << ": the tiles ran with set_amx(false)";
+}
+
+class AmxProduct : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: neither path runs (oneDNN's or the reference's kernels do)";
+    if (!vnni::amx_available()) std::fprintf(stderr, "note: no AMX here (or ONNXSCOPE_CPU_NO_AMX): the VNNI path runs both\n");
+  }
+};
+
+TEST_F(AmxProduct, MatMulIntegerBitForBit) {
+  Rng rng(71);
+  for (int i = 0; i < 24; ++i) {
+    Case c(10);
+    const DataType ta = i % 4 < 2 ? DataType::Uint8 : DataType::Int8, tb = i % 2 ? DataType::Uint8 : DataType::Int8;
+    const int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    const Shape as = i % 3 == 0 ? Shape{2, M, K} : Shape{M, K};
+    const int zp = i % 3;  // none, scalars, per column
+    c.input("a", random_bytes(rng, ta, as, 0, 255));
+    const bool near = zp == 2;  // per column: values within 127 of their zero point
+    const int wlo = near ? (tb == DataType::Uint8 ? 40 : 0) : 0, whi = near ? (tb == DataType::Uint8 ? 215 : 255) : 255;
+    add_initializer(c.mb, "b", random_bytes(rng, tb, {K, N}, wlo, whi));
+    std::vector<std::string> ins = {"a", "b"};
+    if (zp > 0) {
+      c.input("az", random_bytes(rng, ta, {}, 0, 255));
+      const int zlo = tb == DataType::Uint8 ? (near ? 120 : 0) : 0, zhi = tb == DataType::Uint8 ? (near ? 136 : 255) : (near ? 0 : 255);
+      add_initializer(c.mb, "bz", random_bytes(rng, tb, zp == 2 ? Shape{N} : Shape{}, zlo, zhi));
+      ins.insert(ins.end(), {"az", "bz"});
+    }
+    c.mb.node("MatMulInteger", ins, {"y"}, "n");
+    c.what = "MatMulInteger " + shape_to_string(as) + " x [" + std::to_string(K) + ", " + std::to_string(N) + "] " +
+             std::string(dtype_name(ta)) + " x " + std::string(dtype_name(tb)) + " zero points " + std::to_string(zp);
+    c.expect_kernel = "cpu-int8";
+    check_both(c, i % 3 == 0 ? 2 * M : M, K);
+  }
+}
+
+TEST_F(AmxProduct, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
+  Rng rng(73);
+  for (int i = 0; i < 24; ++i) {
+    Case c(14);
+    c.mb.opset("com.microsoft", 1);
+    const bool dynamic = i % 2 == 1;
+    const DataType ta = i % 4 < 2 ? DataType::Uint8 : DataType::Int8, tb = i % 8 < 4 ? DataType::Int8 : DataType::Uint8;
+    const int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    const Shape as = i % 3 == 0 ? Shape{1, M, K} : Shape{M, K};
+    const int zp = i / 2 % 3;
+    const bool near = zp == 2;
+    const int wlo = near ? (tb == DataType::Uint8 ? 40 : 0) : 0, whi = near ? (tb == DataType::Uint8 ? 215 : 255) : 255;
+    add_initializer(c.mb, "b", random_bytes(rng, tb, {K, N}, wlo, whi));
+    if (zp > 0) {
+      const int zlo = tb == DataType::Uint8 ? (near ? 120 : 0) : 0, zhi = tb == DataType::Uint8 ? (near ? 136 : 255) : (near ? 0 : 255);
+      add_initializer(c.mb, "bz", random_bytes(rng, tb, zp == 2 ? Shape{N} : Shape{}, zlo, zhi));
+    }
+    c.input("bs", random_tensor(rng, DataType::Float, i % 5 < 2 ? Shape{N} : Shape{}, 0.001, 0.05));
+    const bool bias = i % 3 != 1;
+    if (bias) c.input("bias", random_tensor(rng, DataType::Float, {N}, -1, 1));
+    std::vector<std::string> ins;
+    if (dynamic) {
+      c.input("a", random_tensor(rng, DataType::Float, as, -3, 3, i % 10 == 9));
+      ins = {"a", "b", "bs", zp ? "bz" : "", bias ? "bias" : ""};
+    } else {
+      c.input("a", random_bytes(rng, ta, as, 0, 255));
+      c.input("as", scalar(DataType::Float, 0.01 * static_cast<double>(pick(rng, 1, 9))));
+      c.input("az", random_bytes(rng, ta, {}, 0, 255));
+      ins = {"a", "b", "as", "bs", "az", zp ? "bz" : "", bias ? "bias" : ""};
+    }
+    while (ins.back().empty()) ins.pop_back();
+    c.mb.node(dynamic ? "DynamicQuantizeMatMul" : "MatMulIntegerToFloat", ins, {"y"}, "n", "com.microsoft");
+    c.what = std::string(dynamic ? "DynamicQuantizeMatMul " : "MatMulIntegerToFloat ") + shape_to_string(as) + " x [" +
+             std::to_string(K) + ", " + std::to_string(N) + "] B " + std::string(dtype_name(tb)) + " zero points " +
+             std::to_string(zp) + (bias ? " bias" : "");
+    c.expect_kernel = "cpu-int8";
+    check_both(c, M, K);
+  }
+}
+
+// QGemm with constant B (qgemm_vnni.cpp): C is the stage's addend; in some,
+// C at an end of int32, where sums plus C leave it and the stage adds in
+// double.
+TEST_F(AmxProduct, QGemmBitForBit) {
+  Rng rng(79);
+  for (int i = 0; i < 24; ++i) {
+    Case c(17);
+    c.mb.opset("com.microsoft", 1);
+    const DataType at = i % 3 == 2 ? DataType::Int8 : DataType::Uint8;
+    const DataType bt = i % 3 == 0 ? DataType::Uint8 : DataType::Int8;
+    const int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    const bool tb = i % 4 < 2, quant = i % 3 != 1, per_col = i % 5 < 2;
+    c.input("a", random_bytes(rng, at, {M, K}, 0, 255));
+    const int wlo = bt == DataType::Uint8 ? 30 : 156, whi = bt == DataType::Uint8 ? 225 : 355;  // int8: -100..99 as bytes
+    auto bytes = [&](const Shape& s, int lo, int hi) {
+      Tensor t = Tensor::zeros(bt, s);
+      for (uint64_t e = 0; e < t.element_count(); ++e)
+        reinterpret_cast<uint8_t*>(t.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi) & 255);
+      return t;
+    };
+    add_initializer(c.mb, "b", bytes(tb ? Shape{N, K} : Shape{K, N}, wlo, whi));
+    c.input("as", scalar(DataType::Float, 0.01 * static_cast<double>(pick(rng, 1, 5))));
+    c.input("az", scalar(at, at == DataType::Uint8 ? static_cast<double>(pick(rng, 100, 150)) : static_cast<double>(pick(rng, -10, 10))));
+    c.input("bs", random_tensor(rng, DataType::Float, per_col ? Shape{N} : Shape{}, 0.001, 0.02));
+    add_initializer(c.mb, "bz", bytes(per_col ? Shape{N} : Shape{}, bt == DataType::Uint8 ? 120 : 251, bt == DataType::Uint8 ? 136 : 261));
+    // In some, C at int32's ends: sums plus C leave int32 (the stage adds in double).
+    const bool edge = i % 4 == 3;
+    Tensor cv = Tensor::zeros(DataType::Int32, i % 2 ? Shape{N} : Shape{});
+    for (uint64_t e = 0; e < cv.element_count(); ++e)
+      cv.mutable_data<int32_t>()[e] = static_cast<int32_t>(!edge ? pick(rng, -2000, 2000)
+                                                           : i % 8 == 3 ? INT32_MIN + pick(rng, 0, 2000)
+                                                                        : INT32_MAX - pick(rng, 0, 2000));
+    c.input("c", cv);
+    std::vector<std::string> ins = {"a", "as", "az", "b", "bs", "bz", "c"};
+    if (quant) {
+      c.input("ys", scalar(DataType::Float, 0.05 * static_cast<double>(pick(rng, 1, 4))));
+      c.input("yz", scalar(at, at == DataType::Uint8 ? 128 : 0));
+      ins.insert(ins.end(), {"ys", "yz"});
+    }
+    auto& n = c.mb.node("QGemm", ins, {"y"}, "n", "com.microsoft");
+    if (tb) attr_int(n, "transB", 1);
+    c.what = "QGemm M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + (tb ? " transB" : "") +
+             (quant ? "" : " float Y") + (edge ? " C at an end of int32" : "");
+    c.expect_kernel = "cpu-int8";
+    check_both(c, M, K);
+  }
+}
+
+// Batched QLinearMatMul (qlinear_matmul_vnni.cpp): requantized in float
+// where that is exact, in double where not, and through the reference's
+// requantization for multipliers past 2^19 (a tiny y_scale).
+TEST_F(AmxProduct, BatchedQLinearMatMulBitForBit) {
+  Rng rng(83);
+  for (int i = 0; i < 18; ++i) {
+    Case c(17);
+    const DataType at = i % 3 == 2 ? DataType::Int8 : DataType::Uint8;
+    const DataType bt = i % 2 ? DataType::Uint8 : DataType::Int8;
+    const int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    const Shape as = {2, M, K}, bs = {1, K, N};
+    c.input("a", random_bytes(rng, at, as, 0, 255));
+    c.input("as", scalar(DataType::Float, i % 3 == 0 ? 0.02 : 0.0173));
+    c.input("az", scalar(at, at == DataType::Uint8 ? 128 : 3));
+    add_initializer(c.mb, "b", random_bytes(rng, bt, bs, 0, 255));
+    c.input("bs", scalar(DataType::Float, 0.01));
+    c.input("bz", scalar(bt, bt == DataType::Uint8 ? static_cast<double>(pick(rng, 0, 255)) : static_cast<double>(pick(rng, -128, 127))));
+    const double ys = i % 6 == 5 ? 1e-10 : 0.05 * static_cast<double>(pick(rng, 1, 8));
+    c.input("ys", scalar(DataType::Float, ys));
+    c.input("yz", scalar(at, at == DataType::Uint8 ? 128 : 0));
+    c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
+    c.what = "QLinearMatMul " + shape_to_string(as) + " x " + shape_to_string(bs) + (ys < 1e-6 ? " multiplier past 2^19" : "");
+    c.expect_kernel = "cpu-int8";
+    check_both(c, M, K);  // (rows per batch: M at least)
+  }
+}
+
+}  // namespace
