@@ -45,18 +45,18 @@ void add_initializer(ModelBuilder& mb, const std::string& name, const Tensor& t)
 
 // Rows, k and columns around the blocks' edges (and within the VNNI path's
 // reach below them).
-int64_t rows_of(Rng& rng) { return std::vector<int64_t>{15, 16, 17, 31, 32, 33, 47, 64, 100, 130}[pick(rng, 0, 9)]; }
-int64_t k_of(Rng& rng) { return std::vector<int64_t>{63, 64, 65, 100, 128, 191, 256, 300, 768}[pick(rng, 0, 8)]; }
+int64_t rows_of(Rng& rng) { return std::vector<int64_t>{15, 16, 17, 31, 32, 33, 47, 64, 100, 130, 200}[pick(rng, 0, 10)]; }
+int64_t k_of(Rng& rng) { return std::vector<int64_t>{63, 64, 65, 100, 128, 191, 256, 300, 768, 1000}[pick(rng, 0, 9)]; }
 int64_t n_of(Rng& rng) { return std::vector<int64_t>{1, 15, 16, 17, 31, 32, 33, 48, 70, 100}[pick(rng, 0, 9)]; }
 
 // c on both paths; where the machine has AMX, the tiles must have taken it
-// when it is theirs (16 rows and 64 k or more).
-void check_both(Case& c, int64_t rows, int64_t K) {
+// when it is theirs (vnni::amx_shape). Returns whether it was.
+bool check_both(Case& c, int64_t rows, int64_t K, int64_t N) {
   const int64_t before = vnni::amx_products();
   vnni::set_amx(true);
   check(c, 0, 0);
-  if (vnni::amx_available() && rows >= 16 && K >= 64)
-    EXPECT_GT(vnni::amx_products(), before) << c.what << ": the AMX tiles did not run it";
+  const bool tiles = vnni::amx_available() && vnni::amx_shape(rows, K, N);
+  if (tiles) EXPECT_GT(vnni::amx_products(), before) << c.what << ": the AMX tiles did not run it";
   Case registers = c;
   registers.what += " (VNNI registers)";
   vnni::set_amx(false);
@@ -64,6 +64,12 @@ void check_both(Case& c, int64_t rows, int64_t K) {
   check(registers, 0, 0);
   vnni::set_amx(true);
   EXPECT_EQ(vnni::amx_products(), held) << registers.what << ": the tiles ran with set_amx(false)";
+  return tiles;
+}
+
+// Enough of a test's problems on the tiles to cover them (where AMX is there).
+void expect_tiles_ran(int on_tiles) {
+  if (vnni::amx_available()) EXPECT_GE(on_tiles, 6) << "too few problems took the AMX tiles";
 }
 
 class AmxProduct : public ::testing::Test {
@@ -76,6 +82,7 @@ class AmxProduct : public ::testing::Test {
 
 TEST_F(AmxProduct, MatMulIntegerBitForBit) {
   Rng rng(71);
+  int on_tiles = 0;
   for (int i = 0; i < 24; ++i) {
     Case c(10);
     const DataType ta = i % 4 < 2 ? DataType::Uint8 : DataType::Int8, tb = i % 2 ? DataType::Uint8 : DataType::Int8;
@@ -97,12 +104,14 @@ TEST_F(AmxProduct, MatMulIntegerBitForBit) {
     c.what = "MatMulInteger " + shape_to_string(as) + " x [" + std::to_string(K) + ", " + std::to_string(N) + "] " +
              std::string(dtype_name(ta)) + " x " + std::string(dtype_name(tb)) + " zero points " + std::to_string(zp);
     c.expect_kernel = "cpu-int8";
-    check_both(c, i % 3 == 0 ? 2 * M : M, K);
+    on_tiles += check_both(c, i % 3 == 0 ? 2 * M : M, K, N);
   }
+  expect_tiles_ran(on_tiles);
 }
 
 TEST_F(AmxProduct, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
   Rng rng(73);
+  int on_tiles = 0;
   for (int i = 0; i < 24; ++i) {
     Case c(14);
     c.mb.opset("com.microsoft", 1);
@@ -137,8 +146,9 @@ TEST_F(AmxProduct, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
              std::to_string(K) + ", " + std::to_string(N) + "] B " + std::string(dtype_name(tb)) + " zero points " +
              std::to_string(zp) + (bias ? " bias" : "");
     c.expect_kernel = "cpu-int8";
-    check_both(c, M, K);
+    on_tiles += check_both(c, M, K, N);
   }
+  expect_tiles_ran(on_tiles);
 }
 
 // QGemm with constant B (qgemm_vnni.cpp): C is the stage's addend; in some,
@@ -146,6 +156,7 @@ TEST_F(AmxProduct, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
 // double.
 TEST_F(AmxProduct, QGemmBitForBit) {
   Rng rng(79);
+  int on_tiles = 0;
   for (int i = 0; i < 24; ++i) {
     Case c(17);
     c.mb.opset("com.microsoft", 1);
@@ -185,8 +196,9 @@ TEST_F(AmxProduct, QGemmBitForBit) {
     c.what = "QGemm M" + std::to_string(M) + " K" + std::to_string(K) + " N" + std::to_string(N) + (tb ? " transB" : "") +
              (quant ? "" : " float Y") + (edge ? " C at an end of int32" : "");
     c.expect_kernel = "cpu-int8";
-    check_both(c, M, K);
+    on_tiles += check_both(c, M, K, N);
   }
+  expect_tiles_ran(on_tiles);
 }
 
 // Batched QLinearMatMul (qlinear_matmul_vnni.cpp): requantized in float
@@ -194,11 +206,13 @@ TEST_F(AmxProduct, QGemmBitForBit) {
 // requantization for multipliers past 2^19 (a tiny y_scale).
 TEST_F(AmxProduct, BatchedQLinearMatMulBitForBit) {
   Rng rng(83);
-  for (int i = 0; i < 18; ++i) {
+  int on_tiles = 0;
+  for (int i = 0; i < 24; ++i) {
     Case c(17);
     const DataType at = i % 3 == 2 ? DataType::Int8 : DataType::Uint8;
     const DataType bt = i % 2 ? DataType::Uint8 : DataType::Int8;
-    const int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    // (Wider B here: one batch's product is the tiles' unit, so more columns to reach their size.)
+    const int64_t M = rows_of(rng), K = k_of(rng), N = std::vector<int64_t>{17, 33, 70, 100, 197}[pick(rng, 0, 4)];
     const Shape as = {2, M, K}, bs = {1, K, N};
     c.input("a", random_bytes(rng, at, as, 0, 255));
     c.input("as", scalar(DataType::Float, i % 3 == 0 ? 0.02 : 0.0173));
@@ -212,8 +226,9 @@ TEST_F(AmxProduct, BatchedQLinearMatMulBitForBit) {
     c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
     c.what = "QLinearMatMul " + shape_to_string(as) + " x " + shape_to_string(bs) + (ys < 1e-6 ? " multiplier past 2^19" : "");
     c.expect_kernel = "cpu-int8";
-    check_both(c, M, K);  // (rows per batch: M at least)
+    on_tiles += check_both(c, M, K, N);  // (rows per batch: M at least)
   }
+  expect_tiles_ran(on_tiles);
 }
 
 }  // namespace

@@ -175,12 +175,16 @@ void set_amx(bool enabled) { g_enabled.store(enabled, std::memory_order_relaxed)
 
 int64_t amx_products() { return g_products.load(std::memory_order_relaxed); }
 
+bool amx_shape(int64_t rows, int64_t K, int64_t N) { return rows >= 16 && K >= kChunk && rows * K * N >= (int64_t{1} << 19); }
+
 bool run_amx(const Product& p, const Columns& c) {
   const PackedB& b = *p.b;
   const int64_t K = b.K, N = b.N, P = (N + 15) / 16;
   // Below a tile's 16 rows or 64 k most of each tile product would be
-  // padding; the VNNI registers do those.
-  if (!g_enabled.load(std::memory_order_relaxed) || p.rows < 16 || K < kChunk || !amx_available()) return false;
+  // padding, and below half a million multiply-adds packing A and loading
+  // the tiles cost more than they save ([16,64]x[64,64]: 4.8 us against the
+  // registers' 3.8; [32,128]x[128,128] even): the VNNI registers do those.
+  if (!g_enabled.load(std::memory_order_relaxed) || !amx_shape(p.rows, K, N) || !amx_available()) return false;
   g_products.fetch_add(1, std::memory_order_relaxed);
   const int64_t chunks = (K + kChunk - 1) / kChunk;
   const int64_t esize = p.type == Product::Type::f32 || p.type == Product::Type::s32 ? 4 : 1;
@@ -193,7 +197,7 @@ bool run_amx(const Product& p, const Columns& c) {
   LineVector<uint8_t> a(static_cast<size_t>(row_blocks * 2 * tile_bytes), 0);
   std::vector<int32_t> row_terms(static_cast<size_t>(row_blocks * kBlock), 0);
   const uint8_t flip = p.a_signed ? 0x80 : 0;
-  parallel_for(p.rows, 64, [&](int64_t r0, int64_t r1) {
+  parallel_for(p.rows, std::max<int64_t>(64, (int64_t{1} << 18) / K), [&](int64_t r0, int64_t r1) {  // small A: inline
     for (int64_t r = r0; r < r1; ++r) {
       const int64_t sum = pack_row(p.row(r), a.data() + r / 16 * tile_bytes + r % 16 * 64, K, flip);
       if (!p.b_offset) continue;
@@ -204,16 +208,22 @@ bool run_amx(const Product& p, const Columns& c) {
   });
   // Work items: up to kSpan row blocks by a group of column pairs; in an
   // item, a pair's panels are read from L1 or L2 by the item's row blocks
-  // in turn.
+  // in turn. Threads split the rows first (each packs and reads its own A,
+  // B is shared read-only), then the columns while there are too few.
   constexpr int64_t kSpan = 4;
-  const int64_t spans = (row_blocks + kSpan - 1) / kSpan;
-  const int64_t groups = std::clamp<int64_t>((4 * thread_count() + spans - 1) / spans, 1, pairs);
+  const int64_t want = 4 * thread_count();
+  const int64_t span = std::clamp<int64_t>(row_blocks / want, 1, kSpan);
+  const int64_t spans = (row_blocks + span - 1) / span;
+  const int64_t groups = std::clamp<int64_t>((want + spans - 1) / spans, 1, pairs);
   const int64_t per_group = (pairs + groups - 1) / groups;
-  parallel_for(spans * groups, 1, [&](int64_t i0, int64_t i1) {
+  // Two million multiply-adds a chunk at least: a smaller product is done
+  // sooner by one thread than by two meeting twice.
+  const int64_t item_macs = span * kBlock * per_group * 32 * K;
+  parallel_for(spans * groups, ((int64_t{1} << 21) + item_macs - 1) / item_macs, [&](int64_t i0, int64_t i1) {
     alignas(64) int32_t s[kSpan][kBlock * kBlock];
     load_config();
     for (int64_t item = i0; item < i1; ++item) {
-      const int64_t rb0 = item % spans * kSpan, rb1 = std::min(row_blocks, rb0 + kSpan);
+      const int64_t rb0 = item % spans * span, rb1 = std::min(row_blocks, rb0 + span);
       const int64_t pair0 = item / spans * per_group, pair1 = std::min(pairs, pair0 + per_group);
       for (int64_t pair = pair0; pair < pair1; ++pair) {
         const int64_t n0 = pair * 32, cols = std::min<int64_t>(32, N - n0);
