@@ -215,26 +215,33 @@ TEST(ReferenceGemm, FewRowsAreThePlainLoopBitForBit) {
 // caller's plain loop takes them).
 TEST(ReferenceGemm, IntegerProductsAreTheIntegerLoop) {
   Rng rng(35);
-  for (int c = 0; c < 16; ++c) {
+  for (int c = 0; c < 24; ++c) {
     const int64_t M = pick(rng, 1, 40), K = c % 4 == 1 ? 768 : pick(rng, 1, 90), N = pick(rng, 1, 70);
-    SCOPED_TRACE(std::to_string(M) + " x " + std::to_string(K) + " x " + std::to_string(N));
+    // Batches of A in some (B shared); zero points one value, or A's per row and B's per column.
+    const int64_t batches = c % 3 == 2 ? 2 : 1;
+    const bool each = c % 4 >= 2;
+    SCOPED_TRACE(std::to_string(batches) + " x " + std::to_string(M) + " x " + std::to_string(K) + " x " + std::to_string(N) +
+                 (each ? " zero points per row / column" : ""));
     const DataType ta = c % 2 ? DataType::Int8 : DataType::Uint8, tb = c % 5 < 2 ? DataType::Uint8 : DataType::Int8;
-    const Tensor a = random_tensor(rng, ta, {M, K}), b = random_tensor(rng, tb, {K, N});
-    const Tensor za = random_tensor(rng, ta, {}), zb = random_tensor(rng, tb, {});
-    Tensor want = Tensor::zeros(DataType::Int32, {M, N});
-    for (int64_t i = 0; i < M; ++i)
-      for (int64_t j = 0; j < N; ++j) {
-        int64_t acc = 0;
-        for (int64_t t = 0; t < K; ++t)
-          acc += (static_cast<int64_t>(value(a, static_cast<uint64_t>(i * K + t))) - static_cast<int64_t>(value(za, 0))) *
-                 (static_cast<int64_t>(value(b, static_cast<uint64_t>(t * N + j))) - static_cast<int64_t>(value(zb, 0)));
-        want.mutable_data<int32_t>()[i * N + j] = static_cast<int32_t>(acc);
-      }
+    const Tensor a = random_tensor(rng, ta, batches > 1 ? Shape{batches, M, K} : Shape{M, K}), b = random_tensor(rng, tb, {K, N});
+    const Tensor za = random_tensor(rng, ta, each ? Shape{M} : Shape{}), zb = random_tensor(rng, tb, each ? Shape{N} : Shape{});
+    Tensor want = Tensor::zeros(DataType::Int32, batches > 1 ? Shape{batches, M, N} : Shape{M, N});
+    for (int64_t q = 0; q < batches; ++q)
+      for (int64_t i = 0; i < M; ++i)
+        for (int64_t j = 0; j < N; ++j) {
+          int64_t acc = 0;
+          const auto zai = static_cast<int64_t>(value(za, each ? static_cast<uint64_t>(i) : 0));
+          const auto zbj = static_cast<int64_t>(value(zb, each ? static_cast<uint64_t>(j) : 0));
+          for (int64_t t = 0; t < K; ++t)
+            acc += (static_cast<int64_t>(value(a, static_cast<uint64_t>((q * M + i) * K + t))) - zai) *
+                   (static_cast<int64_t>(value(b, static_cast<uint64_t>(t * N + j))) - zbj);
+          want.mutable_data<int32_t>()[(q * M + i) * N + j] = static_cast<int32_t>(acc);
+        }
     ModelBuilder mb(13);
     mb.input("a", ta, dims_of(a.shape()));
     mb.input("b", tb, dims_of(b.shape()));
-    mb.input("za", ta, {});
-    mb.input("zb", tb, {});
+    mb.input("za", ta, dims_of(za.shape()));
+    mb.input("zb", tb, dims_of(zb.shape()));
     mb.node("MatMulInteger", {"a", "b", "za", "zb"}, {"y"}, "mm");
     mb.output_untyped("y");
     for (int threads : {1, 2}) {
@@ -253,6 +260,52 @@ TEST(ReferenceGemm, IntegerProductsAreTheIntegerLoop) {
     a[1] = -av;
     EXPECT_EQ(ref::math::exact_integer_gemm(a.data(), b.data(), 2, 3, K, y.data()), ok) << av << " " << bv << " " << K;
     if (ok) EXPECT_EQ(y[0], (K - 2) * av * bv);  // row 0: K - 1 times a, once -a
+  }
+}
+
+// com.microsoft QGemm with transposed operands (read through their strides,
+// not copied), per-column B zero points and scales, and C: the spec's loop
+// in float after the exact integer sums, at 1 and 2 threads.
+TEST(ReferenceGemm, QGemmTransposedIsTheLoop) {
+  Rng rng(36);
+  for (int c = 0; c < 8; ++c) {
+    const bool ta = c % 2 == 1, tb = c / 2 % 2 == 1;
+    const int64_t M = pick(rng, 1, 30), K = c == 5 ? 300 : pick(rng, 1, 70), N = pick(rng, 1, 50);
+    SCOPED_TRACE(std::to_string(M) + " x " + std::to_string(K) + " x " + std::to_string(N) + (ta ? " transA" : "") + (tb ? " transB" : ""));
+    const Tensor a = random_tensor(rng, DataType::Uint8, ta ? Shape{K, M} : Shape{M, K});
+    const Tensor b = random_tensor(rng, DataType::Int8, tb ? Shape{N, K} : Shape{K, N});
+    const Tensor za = random_tensor(rng, DataType::Uint8, {}), zb = random_tensor(rng, DataType::Int8, {N});
+    const Tensor sa = random_tensor(rng, DataType::Float, {}, 0.01, 0.1), sb = random_tensor(rng, DataType::Float, {N}, 0.001, 0.02);
+    const Tensor cc = random_tensor(rng, DataType::Int32, {N}, -5000, 5000);
+    Tensor want = Tensor::zeros(DataType::Float, {M, N});
+    for (int64_t i = 0; i < M; ++i)
+      for (int64_t j = 0; j < N; ++j) {
+        int64_t acc = cc.data<int32_t>()[j];
+        for (int64_t t = 0; t < K; ++t)
+          acc += (int64_t{a.data<uint8_t>()[ta ? t * M + i : i * K + t]} - int64_t{za.data<uint8_t>()[0]}) *
+                 (int64_t{b.data<int8_t>()[tb ? j * K + t : t * N + j]} - int64_t{zb.data<int8_t>()[j]});
+        want.mutable_data<float>()[i * N + j] = static_cast<float>(acc) * (sa.data<float>()[0] * sb.data<float>()[j]);
+      }
+    ModelBuilder mb(13);
+    mb.opset("com.microsoft", 1);
+    mb.input("a", DataType::Uint8, dims_of(a.shape()));
+    mb.input("as", DataType::Float, {});
+    mb.input("az", DataType::Uint8, {});
+    mb.input("b", DataType::Int8, dims_of(b.shape()));
+    mb.input("bs", DataType::Float, {N});
+    mb.input("bz", DataType::Int8, {N});
+    mb.input("c", DataType::Int32, {N});
+    auto& n = mb.node("QGemm", {"a", "as", "az", "b", "bs", "bz", "c"}, {"y"}, "qg", "com.microsoft");
+    if (ta) attr_int(n, "transA", 1);
+    if (tb) attr_int(n, "transB", 1);
+    mb.output_untyped("y");
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      cpu::set_thread_count(threads);
+      expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"as", Value(sa)}, {"az", Value(za)}, {"b", Value(b)},
+                                          {"bs", Value(sb)}, {"bz", Value(zb)}, {"c", Value(cc)}}));
+    }
+    cpu::set_thread_count(0);
   }
 }
 

@@ -22,28 +22,6 @@
 
 namespace onnxscope::ref {
 
-// Subtracts a quantization zero point: a scalar, or one value per row of A
-// (`along_rows`) / per column of B.
-inline void subtract_zero_point(const KernelContext& ctx, std::vector<int64_t>& v, const Shape& s, const Tensor* zp,
-                         bool along_rows, const char* what) {
-  if (!zp || zp->element_count() == 0) return;
-  if (zp->element_count() == 1) {
-    const int64_t z = zp->element_as_int64(0);
-    for (auto& e : v) e -= z;
-    return;
-  }
-  if (s.size() < 2) ctx.fail(std::string(what) + " must be a scalar for a 1-D input");
-  const int64_t rows = s[s.size() - 2], cols = s.back();
-  const int64_t n = along_rows ? rows : cols;
-  if (static_cast<int64_t>(zp->element_count()) != n)
-    ctx.fail(std::string(what) + " must be a scalar or have " + std::to_string(n) + " values, got " +
-             shape_to_string(zp->shape()));
-  for (uint64_t i = 0; i < v.size(); ++i) {
-    const int64_t r = static_cast<int64_t>(i / cols) % rows, c = static_cast<int64_t>(i % cols);
-    v[i] -= zp->element_as_int64(along_rows ? r : c);
-  }
-}
-
 inline bool is_int8(DataType t) { return t == DataType::Int8 || t == DataType::Uint8; }
 
 // --- quantization helpers -------------------------------------------------------

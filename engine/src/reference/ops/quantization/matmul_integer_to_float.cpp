@@ -20,6 +20,7 @@
 #include "reference/ops/kernels.h"
 #include "reference/ops/math/common.h"
 #include "reference/ops/quantization/common.h"
+#include "reference/ops/quantization/integer_product.h"
 
 namespace onnxscope::ref {
 namespace {
@@ -35,31 +36,37 @@ std::vector<float> per_column_floats(const KernelContext& ctx, const Tensor& t, 
   return v;
 }
 
-// Y from A's integer values (zero point taken out), B and the float parameters.
-void integer_matmul_to_float(KernelContext& ctx, std::vector<int64_t> av, const Shape& a_shape, float a_scale,
-                             size_t b_index, size_t b_scale_index, size_t b_zp_index, size_t bias_index) {
+// Y from A's 8-bit values and zero point, B and the float parameters: the
+// exact integer sums (integer_product.h), each scaled and biased in float.
+void integer_matmul_to_float(KernelContext& ctx, const uint8_t* a, bool a_signed, const ZeroPoints& za,
+                             const Shape& a_shape, float a_scale, size_t b_index, size_t b_scale_index,
+                             size_t b_zp_index, size_t bias_index) {
   const Tensor& b = ctx.input(b_index);
   if (!is_int8(b.dtype())) ctx.fail("B must be int8 or uint8, got " + std::string(dtype_name(b.dtype())));
   if (b.rank() < 1) ctx.fail("B must have rank 1 or more");
   const int64_t n = b.rank() == 1 ? 1 : b.shape().back();
   const std::vector<float> b_scale = per_column_floats(ctx, ctx.input(b_scale_index), n, "b_scale");
-  std::vector<int64_t> bv = math::values_as<int64_t>(b);
   const Tensor* bzp = ctx.optional_input(b_zp_index);
   if (bzp && bzp->dtype() != b.dtype()) ctx.fail("b_zero_point must have B's element type");
-  subtract_zero_point(ctx, bv, b.shape(), bzp, false, "b_zero_point");
+  const ZeroPoints zb = zero_points_of(ctx, bzp, b.shape(), false, "b_zero_point");
   const Tensor* bias = ctx.optional_input(bias_index);
   if (bias && (bias->dtype() != DataType::Float || bias->rank() != 1 || bias->shape()[0] != n))
     ctx.fail("bias must be float [" + std::to_string(n) + "], got " + shape_to_string(bias->shape()));
-  Shape out_shape;
-  const std::vector<int64_t> acc = math::matmul_values<int64_t>(ctx, av, a_shape, bv, b.shape(), out_shape);
-  Tensor& y = ctx.allocate_output(0, DataType::Float, out_shape);
-  float* out = y.mutable_data<float>();
-  for (uint64_t i = 0; i < acc.size(); ++i) {
-    const size_t j = static_cast<size_t>(i % static_cast<uint64_t>(n));
-    float v = static_cast<float>(acc[i]) * (a_scale * b_scale[j]);
-    if (bias) v += bias->data<float>()[j];
-    out[i] = v;
-  }
+  const math::MatMulShape ms = math::matmul_shape(ctx, a_shape, b.shape());
+  Tensor& y = ctx.allocate_output(0, DataType::Float, ms.out);
+  float* const out = y.mutable_data<float>();
+  const float* const bias_v = bias ? bias->data<float>() : nullptr;
+  const int64_t M = ms.M, N = ms.N;
+  integer_matmul8(ms, a, a_signed, za, reinterpret_cast<const uint8_t*>(b.raw()), b.dtype() == DataType::Int8, zb,
+                  [&](uint64_t bt, int64_t i, int64_t j0, const double* v, int64_t count) {
+                    float* o = out + bt * static_cast<uint64_t>(M * N) + static_cast<uint64_t>(i * N + j0);
+                    for (int64_t k = 0; k < count; ++k) {
+                      const size_t j = static_cast<size_t>(j0 + k);
+                      float r = static_cast<float>(v[k]) * (a_scale * b_scale[j]);  // the int64 sum's float
+                      if (bias_v) r += bias_v[j];
+                      o[k] = r;
+                    }
+                  });
 }
 
 }  // namespace
@@ -79,12 +86,12 @@ void MatMulIntegerToFloat(KernelContext& ctx) {
   if (ast.dtype() != DataType::Float || ast.element_count() != 1)
     ctx.fail("a_scale must be one float, got " + std::string(dtype_name(ast.dtype())) + " " + shape_to_string(ast.shape()));
   const float a_scale = ast.data<float>()[0];
-  std::vector<int64_t> av = math::values_as<int64_t>(a);
   const Tensor* azp = ctx.optional_input(4);
   if (azp && (azp->dtype() != a.dtype() || azp->element_count() != 1))
     ctx.fail("a_zero_point must be one value of A's element type");
-  subtract_zero_point(ctx, av, a.shape(), azp, true, "a_zero_point");
-  integer_matmul_to_float(ctx, std::move(av), a.shape(), a_scale, 1, 3, 5, 6);
+  const ZeroPoints za = zero_points_of(ctx, azp, a.shape(), true, "a_zero_point");
+  integer_matmul_to_float(ctx, reinterpret_cast<const uint8_t*>(a.raw()), a.dtype() == DataType::Int8, za, a.shape(),
+                          a_scale, 1, 3, 5, 6);
 }
 
 void DynamicQuantizeMatMul(KernelContext& ctx) {
@@ -94,10 +101,13 @@ void DynamicQuantizeMatMul(KernelContext& ctx) {
   const Tensor& a = ctx.input(0);
   if (a.dtype() != DataType::Float) ctx.fail("A must be float, got " + std::string(dtype_name(a.dtype())));
   const DynamicQuant q = dynamic_quant_params(a.data<float>(), a.element_count());
-  std::vector<int64_t> av(a.element_count());
-  for (uint64_t i = 0; i < a.element_count(); ++i)
-    av[i] = static_cast<int64_t>(dynamic_quantize(a.data<float>()[i], q)) - static_cast<int64_t>(q.zero_point);
-  integer_matmul_to_float(ctx, std::move(av), a.shape(), q.scale, 1, 2, 3, 4);
+  // A quantized as DynamicQuantizeLinear's uint8 output would hold it (a
+  // byte a value: a quarter of A).
+  std::vector<uint8_t> aq(a.element_count());
+  for (uint64_t i = 0; i < a.element_count(); ++i) aq[i] = static_cast<uint8_t>(dynamic_quantize(a.data<float>()[i], q));
+  ZeroPoints za;
+  za.one = static_cast<int64_t>(q.zero_point);
+  integer_matmul_to_float(ctx, aq.data(), false, za, a.shape(), q.scale, 1, 2, 3, 4);
 }
 
 }  // namespace onnxscope::ref

@@ -12,12 +12,14 @@
 //   Y = saturate(round_half_even(acc * (alpha a_scale b_scale[n] / y_scale)) + zy)
 // with the scale folded in float first, as ONNX Runtime does.
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "reference/kernel_util.h"
 #include "reference/ops/kernels.h"
 #include "reference/ops/math/common.h"
 #include "reference/ops/quantization/common.h"
+#include "reference/ops/quantization/integer_product.h"
 
 namespace onnxscope::ref {
 namespace {
@@ -75,29 +77,21 @@ void qgemm(KernelContext& ctx) {
     if (ys) scale[n] /= sy;
   }
   // The sums of (a - za)(b - zb[n]) over k for every (m, n), exact in
-  // integers: one product of the integer matrices (math/common.h), or the
-  // plain loop where that does not apply.
-  check_work_buffer(ctx, {M, K}, "A minus its zero point");
-  check_work_buffer(ctx, {K, N}, "B minus its zero points");
-  check_work_buffer(ctx, {M, N}, "the integer sums");
-  std::vector<int64_t> av(static_cast<size_t>(M * K)), bv(static_cast<size_t>(K * N)), sums(static_cast<size_t>(M * N), 0);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t k = 0; k < K; ++k) av[m * K + k] = static_cast<int64_t>(pa[ta ? k * M + m : m * K + k]) - static_cast<int64_t>(za);
-  for (int64_t k = 0; k < K; ++k)
-    for (int64_t n = 0; n < N; ++n) {
-      const int64_t zb = zbt ? static_cast<int64_t>(zbt->data<TB>()[zbt->element_count() == 1 ? 0 : n]) : 0;
-      bv[k * N + n] = static_cast<int64_t>(pb[tb ? n * K + k : k * N + n]) - zb;
-    }
-  if (!math::exact_integer_gemm(av.data(), bv.data(), M, N, K, sums.data()))
-    for (int64_t m = 0; m < M; ++m)
-      for (int64_t n = 0; n < N; ++n)
-        for (int64_t k = 0; k < K; ++k) sums[m * N + n] += av[m * K + k] * bv[k * N + n];
+  // integers (integer_product.h: A and B read where they lie, a transposed
+  // one through its strides), then C added and the scale applied.
+  ZeroPoints zpa, zpb;
+  zpa.one = static_cast<int64_t>(za);
+  if (zbt && zbt->element_count() == 1) zpb.one = static_cast<int64_t>(zbt->data<TB>()[0]);
+  else if (zbt) for (int64_t n = 0; n < N; ++n) zpb.each.push_back(static_cast<int64_t>(zbt->data<TB>()[n]));
+  const Int8Matrix am{reinterpret_cast<const uint8_t*>(pa), ta ? 1 : K, ta ? M : 1, std::is_signed_v<TA>, &zpa};
+  const Int8Matrix bm{reinterpret_cast<const uint8_t*>(pb), tb ? K : 1, tb ? 1 : N, std::is_signed_v<TB>, &zpb};  // B's columns
   // Y's pointer fetched once (through the buffer per element it was a tenth of a quantized ViT's reference run).
   float* yf = yt == DataType::Float ? y.mutable_data<float>() : nullptr;
   TA* yq = yf ? nullptr : y.mutable_data<TA>();
   const TA zy = yz ? yz->data<TA>()[0] : TA(0);
-  for (int64_t m = 0; m < M; ++m)
-    for (int64_t n = 0; n < N; ++n) {
+  integer_gemm8(am, bm, M, N, K, [&](int64_t m, int64_t j0, const double* sums, int64_t count) {
+    for (int64_t k = 0; k < count; ++k) {
+      const int64_t n = j0 + k;
       int64_t acc = 0;
       if (c) {
         const Shape& cs = c->shape();
@@ -108,11 +102,12 @@ void qgemm(KernelContext& ctx) {
         }
         acc = c->data<int32_t>()[at];
       }
-      acc += sums[m * N + n];
-      const float v = static_cast<float>(acc) * scale[n];
+      acc += static_cast<int64_t>(sums[k]);
+      const float v = static_cast<float>(acc) * scale[static_cast<size_t>(n)];
       if (yf) yf[m * N + n] = v;
       else yq[m * N + n] = quantize_float<TA>(v, zy);
     }
+  });
 }
 
 }  // namespace

@@ -1,9 +1,8 @@
 // Reference kernel: QLinearMatMul.
 //
-// Float inputs (float16, bfloat16, float, double) are widened to double and
-// products are accumulated in double, then rounded once on store. Integer
-// products are accumulated in 64-bit two's complement arithmetic, so results
-// wrap like numpy's fixed-width integer matmul.
+// 8-bit operands: the exact integer sums of (a - a_zp)(b - b_zp)
+// (quantization/integer_product.h), then requantized. FP8 operands (opset
+// 21) are widened to double, their products accumulated in double.
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -12,6 +11,7 @@
 #include "reference/ops/math/common.h"
 #include "reference/ops/nn/common.h"
 #include "reference/ops/quantization/common.h"
+#include "reference/ops/quantization/integer_product.h"
 #include "reference/ops/kernels.h"
 
 namespace onnxscope::ref {
@@ -39,11 +39,21 @@ void QLinearMatMul(KernelContext& ctx) {
   Shape shape;
   std::vector<double> y;
   if (is_int8(a.dtype()) && is_int8(b.dtype())) {
-    std::vector<int64_t> av = values_as<int64_t>(a), bv = values_as<int64_t>(b);
-    subtract_zero_point(ctx, av, a.shape(), &ctx.input(2), true, "a_zero_point");
-    subtract_zero_point(ctx, bv, b.shape(), &ctx.input(5), false, "b_zero_point");
-    std::vector<int64_t> acc = matmul_values<int64_t>(ctx, av, a.shape(), bv, b.shape(), shape);
-    y.assign(acc.begin(), acc.end());
+    // The exact integer sums (integer_product.h: A and B read where they lie).
+    if (ctx.input(2).dtype() != a.dtype() || ctx.input(5).dtype() != b.dtype())
+      ctx.fail("a_zero_point and b_zero_point must have A's and B's element types");
+    const ZeroPoints za = zero_points_of(ctx, &ctx.input(2), a.shape(), true, "a_zero_point");
+    const ZeroPoints zb = zero_points_of(ctx, &ctx.input(5), b.shape(), false, "b_zero_point");
+    const math::MatMulShape ms = math::matmul_shape(ctx, a.shape(), b.shape());
+    shape = ms.out;
+    check_work_buffer(ctx, shape, "the integer sums");
+    y.assign(*checked_element_count(shape), 0.0);
+    const int64_t M = ms.M, N = ms.N;
+    integer_matmul8(ms, reinterpret_cast<const uint8_t*>(a.raw()), a.dtype() == DataType::Int8, za,
+                    reinterpret_cast<const uint8_t*>(b.raw()), b.dtype() == DataType::Int8, zb,
+                    [&](uint64_t bt, int64_t i, int64_t j0, const double* v, int64_t n) {
+                      std::copy(v, v + n, y.begin() + static_cast<std::ptrdiff_t>(bt * static_cast<uint64_t>(M * N)) + i * N + j0);
+                    });
   } else {
     std::vector<double> av = real_values(a), bv = real_values(b);
     const double az = ctx.input(2).element_as_double(0), bz = ctx.input(5).element_as_double(0);
