@@ -10,6 +10,7 @@
 #endif
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <tuple>
@@ -307,6 +308,60 @@ TEST(ReferenceGemm, QGemmTransposedIsTheLoop) {
     }
     cpu::set_thread_count(0);
   }
+}
+
+// QuantizeLinear and DequantizeLinear's float paths (float x or y, 8-bit
+// the other side, one scale or one per channel) against the spec's formula
+// in double as the general loop computes it: halves exactly (scales that
+// are powers of two), NaN, infinities, values far past the range; at 1 and
+// 2 threads.
+TEST(ReferenceQuantize, FloatPathsAreTheSpecsFormula) {
+  Rng rng(37);
+  const int64_t C = 3, L = 20000;  // enough for the threads to split the rows
+  Tensor x = random_tensor(rng, DataType::Float, {2, C, L}, -300, 300);
+  float* xv = x.mutable_data<float>();
+  const float odd[] = {NAN, INFINITY, -INFINITY, 1e30f, -1e30f, 0.5f, 1.5f, 2.5f, -0.5f, -2.5f, 0.25f, 63.75f};
+  for (size_t i = 0; i < std::size(odd); ++i) xv[i * 977] = odd[i];
+  for (int64_t i = 0; i < 2 * C * L; i += 7) xv[i] = std::round(xv[i] * 4.0f) / 4.0f;  // quarters: halves once scaled
+  for (const bool per_channel : {false, true})
+    for (const DataType q : {DataType::Uint8, DataType::Int8}) {
+      SCOPED_TRACE(std::string(per_channel ? "per channel " : "one scale ") + std::string(dtype_name(q)));
+      const Shape ps = per_channel ? Shape{C} : Shape{};
+      Tensor scale = Tensor::zeros(DataType::Float, ps), zp = Tensor::zeros(q, ps);
+      for (uint64_t k = 0; k < scale.element_count(); ++k) {
+        scale.mutable_data<float>()[k] = k == 0 ? 0.5f : k == 1 ? 0.0371f : 2.0f;
+        const int z = q == DataType::Uint8 ? 120 + static_cast<int>(k) : -3 + static_cast<int>(k);
+        reinterpret_cast<uint8_t*>(zp.mutable_raw())[k] = static_cast<uint8_t>(z);
+      }
+      auto zero = [&](uint64_t k) { return q == DataType::Uint8 ? double(zp.data<uint8_t>()[k]) : double(zp.data<int8_t>()[k]); };
+      const double lo = q == DataType::Uint8 ? 0 : -128, hi = q == DataType::Uint8 ? 255 : 127;
+      Tensor want_q = Tensor::zeros(q, x.shape());
+      Tensor want_d = Tensor::zeros(DataType::Float, x.shape());
+      for (uint64_t i = 0; i < x.element_count(); ++i) {
+        const uint64_t k = per_channel ? i / L % C : 0;
+        const double sq = static_cast<float>(static_cast<double>(xv[i]) / static_cast<double>(scale.data<float>()[k]));
+        const double v = std::clamp((std::isnan(sq) ? 0.0 : std::nearbyint(sq)) + zero(k), lo, hi);
+        if (q == DataType::Uint8) want_q.mutable_data<uint8_t>()[i] = static_cast<uint8_t>(v);
+        else want_q.mutable_data<int8_t>()[i] = static_cast<int8_t>(v);
+        want_d.mutable_data<float>()[i] = static_cast<float>((v - zero(k)) * static_cast<double>(scale.data<float>()[k]));
+      }
+      ModelBuilder mb(13);
+      mb.input("x", DataType::Float, dims_of(x.shape()));
+      mb.input("s", DataType::Float, dims_of(ps));
+      mb.input("z", q, dims_of(ps));
+      mb.node("QuantizeLinear", {"x", "s", "z"}, {"y"}, "q");
+      mb.node("DequantizeLinear", {"y", "s", "z"}, {"d"}, "d");
+      mb.output_untyped("y");
+      mb.output_untyped("d");
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::to_string(threads) + " threads");
+        cpu::set_thread_count(threads);
+        const auto got = make_reference_engine()->prepare(load_model(mb))->run({{"x", Value(x)}, {"s", Value(scale)}, {"z", Value(zp)}});
+        expect_same_bits(want_q, got[0].second.tensor());
+        expect_same_bits(want_d, got[1].second.tensor());
+      }
+      cpu::set_thread_count(0);
+    }
 }
 
 TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {

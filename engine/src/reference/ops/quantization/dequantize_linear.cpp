@@ -14,11 +14,35 @@
 #include "core/mel_weights.h"
 #include "core/quant_plan.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/real_values.h"
 #include "reference/ops/quantization/common.h"
 #include "reference/ops/kernels.h"
 
 namespace onnxscope::ref {
+namespace {
+
+// The common case in float: 8-bit x, float per-tensor or per-axis scale,
+// float y. (x - zp) is exact in float (9 bits), and float's product is the
+// correctly rounded one, which the double product (exact) rounded once to
+// float is too: the same bits. Threaded (each output alone).
+template <typename Q>
+void dequantize_8bit_float(const Q* x, const float* scale, const std::vector<double>& zs, const quant::ParamIndex& qi,
+                           uint64_t n, float* y) {
+  if (n == 0) return;
+  // Elements [i0, i1) under scale and zero point k.
+  auto run = [&](uint64_t i0, uint64_t i1, uint64_t k) {
+    const float s = scale[k], z = static_cast<float>(zs[k]);
+    for (uint64_t i = i0; i < i1; ++i) y[i] = (static_cast<float>(x[i]) - z) * s;
+  };
+  if (qi.mode == quant::ParamIndex::PerTensor) return for_chunks(n, [&](uint64_t i0, uint64_t i1) { run(i0, i1, 0); });
+  const auto inner = static_cast<uint64_t>(qi.inner), axis = static_cast<uint64_t>(qi.axis_dim);
+  for_rows(n / inner, inner, [&](uint64_t r0, uint64_t r1) {
+    for (uint64_t r = r0; r < r1; ++r) run(r * inner, (r + 1) * inner, r % axis);
+  });
+}
+
+}  // namespace
 
 // y = (x - x_zero_point) * x_scale
 void DequantizeLinear(KernelContext& ctx) {
@@ -45,6 +69,14 @@ void DequantizeLinear(KernelContext& ctx) {
     ctx.fail("cannot dequantize to " + std::string(dtype_name(out_t)) + " (set output_dtype)");
   const quant::ParamIndex qi =
       quant_param_index(ctx, x.shape(), scale, zp, ctx.attr_int("axis", 1), ctx.attr_int("block_size", 0));
+  if ((x.dtype() == DataType::Uint8 || x.dtype() == DataType::Int8) && scale.dtype() == DataType::Float &&
+      out_t == DataType::Float && qi.mode != quant::ParamIndex::Blocked) {
+    const std::vector<double> zs = zp ? real_values(*zp) : std::vector<double>(scale.element_count(), 0.0);
+    float* y = ctx.allocate_output(0, out_t, x.shape()).mutable_data<float>();
+    if (x.dtype() == DataType::Uint8) dequantize_8bit_float(x.data<uint8_t>(), scale.data<float>(), zs, qi, x.element_count(), y);
+    else dequantize_8bit_float(x.data<int8_t>(), scale.data<float>(), zs, qi, x.element_count(), y);
+    return;
+  }
   const std::vector<double> xs = real_values(x), ss = real_values(scale);
   const std::vector<double> zs = zp ? real_values(*zp) : std::vector<double>(ss.size(), 0.0);
   std::vector<double> ys(xs.size());

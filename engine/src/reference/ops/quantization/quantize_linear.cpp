@@ -10,11 +10,13 @@
 #include <numbers>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/mel_weights.h"
 #include "core/quant_plan.h"
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/real_values.h"
 #include "reference/ops/quantization/common.h"
 #include "reference/ops/kernels.h"
@@ -79,6 +81,35 @@ double round_precision(DataType t, double v) {
   }
 }
 
+// The common case in float, element by element as the spec writes it:
+// float x, float per-tensor or per-axis scale, float precision, 8-bit y.
+// The same bits as the double loop below: a float quotient computed in
+// double and rounded to float is float's own correctly rounded quotient
+// (double has more than twice float's precision), rounding half to even
+// and adding the zero point give the same integer in either, and a sum that
+// float would round lies outside [lo, hi] and saturates alike. Threaded
+// (each output alone: the split changes nothing).
+template <typename Q>
+void quantize_float8bit(const float* x, const float* scale, const std::vector<double>& zs, const quant::ParamIndex& qi,
+                        uint64_t n, Q* y) {
+  constexpr float lo = std::is_signed_v<Q> ? -128.0f : 0.0f, hi = std::is_signed_v<Q> ? 127.0f : 255.0f;
+  if (n == 0) return;
+  // Elements [i0, i1) under scale and zero point k.
+  auto run = [&](uint64_t i0, uint64_t i1, uint64_t k) {
+    const float s = scale[k], z = static_cast<float>(zs[k]);
+    for (uint64_t i = i0; i < i1; ++i) {
+      const float q = x[i] / s;
+      const float v = std::isnan(q) ? z : std::nearbyint(q) + z;  // NaN quantizes to the zero point
+      y[i] = static_cast<Q>(std::clamp(v, lo, hi));
+    }
+  };
+  if (qi.mode == quant::ParamIndex::PerTensor) return for_chunks(n, [&](uint64_t i0, uint64_t i1) { run(i0, i1, 0); });
+  const auto inner = static_cast<uint64_t>(qi.inner), axis = static_cast<uint64_t>(qi.axis_dim);
+  for_rows(n / inner, inner, [&](uint64_t r0, uint64_t r1) {
+    for (uint64_t r = r0; r < r1; ++r) run(r * inner, (r + 1) * inner, r % axis);
+  });
+}
+
 }  // namespace
 
 // y = saturate(round(x / y_scale) + y_zero_point)
@@ -121,6 +152,16 @@ void QuantizeLinear(KernelContext& ctx) {
     prec = DataType(p);
   }
 
+  if (x.dtype() == DataType::Float && scale.dtype() == DataType::Float && prec == DataType::Float &&
+      (out_t == DataType::Uint8 || out_t == DataType::Int8) && qi.mode != quant::ParamIndex::Blocked) {
+    const std::vector<double> zs = zp ? real_values(*zp) : std::vector<double>(scale.element_count(), 0.0);
+    Tensor& y = ctx.allocate_output(0, out_t, x.shape());
+    if (out_t == DataType::Uint8)
+      quantize_float8bit(x.data<float>(), scale.data<float>(), zs, qi, x.element_count(), y.mutable_data<uint8_t>());
+    else
+      quantize_float8bit(x.data<float>(), scale.data<float>(), zs, qi, x.element_count(), y.mutable_data<int8_t>());
+    return;
+  }
   const std::vector<double> xs = real_values(x), ss = real_values(scale);
   const std::vector<double> zs = zp ? real_values(*zp) : std::vector<double>(ss.size(), 0.0);
   Tensor& y = ctx.allocate_output(0, out_t, x.shape());
