@@ -24,25 +24,6 @@ namespace vnni = onnxscope::cpu::vnni;
 
 namespace {
 
-Tensor scalar(DataType t, double v) {
-  Tensor s = Tensor::zeros(t, {});
-  if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
-  else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
-  else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
-  return s;
-}
-
-Tensor random_bytes(Rng& rng, DataType t, const Shape& shape, int lo, int hi) {
-  Tensor x = Tensor::zeros(t, shape);
-  for (uint64_t e = 0; e < x.element_count(); ++e)
-    reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
-  return x;
-}
-
-void add_initializer(ModelBuilder& mb, const std::string& name, const Tensor& t) {
-  mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
-}
-
 // Rows, k and columns around the blocks' edges (and within the VNNI path's
 // reach below them).
 int64_t rows_of(Rng& rng) { return std::vector<int64_t>{15, 16, 17, 31, 32, 33, 47, 64, 100, 130, 200}[pick(rng, 0, 10)]; }

@@ -25,28 +25,6 @@ using namespace onnxscope::test::harness;
 
 namespace {
 
-// A scalar of float, uint8 or int8 (scales and zero points of the QLinear cases).
-Tensor scalar(DataType t, double v) {
-  Tensor s = Tensor::zeros(t, {});
-  if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
-  else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
-  else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
-  return s;
-}
-
-// 8-bit values, each byte drawn from [lo, hi] (int8: the same bits read signed).
-Tensor random_bytes(Rng& rng, DataType t, const Shape& shape, int lo, int hi) {
-  Tensor x = Tensor::zeros(t, shape);
-  for (uint64_t e = 0; e < x.element_count(); ++e)
-    reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
-  return x;
-}
-
-// `t` as an initializer of the model.
-void add_initializer(ModelBuilder& mb, const std::string& name, const Tensor& t) {
-  mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
-}
-
 // com.microsoft QLinearAdd and QLinearMul (kernels/quantization/qlinear_binary.cpp)
 // against the reference, bit for bit: uint8 and int8, random broadcasts
 // (residual adds, [1, C, 1, 1] gates, scalars: a single value against long

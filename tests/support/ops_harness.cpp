@@ -154,4 +154,23 @@ void check(Case& c, double atol, double rtol) {
   }
 }
 
+Tensor scalar(DataType t, double v) {
+  Tensor s = Tensor::zeros(t, {});
+  if (t == DataType::Float) s.mutable_data<float>()[0] = static_cast<float>(v);
+  else if (t == DataType::Uint8) s.mutable_data<uint8_t>()[0] = static_cast<uint8_t>(v);
+  else s.mutable_data<int8_t>()[0] = static_cast<int8_t>(v);
+  return s;
+}
+
+Tensor random_bytes(Rng& rng, DataType t, const Shape& shape, int lo, int hi) {
+  Tensor x = Tensor::zeros(t, shape);
+  for (uint64_t e = 0; e < x.element_count(); ++e)
+    reinterpret_cast<uint8_t*>(x.mutable_raw())[e] = static_cast<uint8_t>(pick(rng, lo, hi));
+  return x;
+}
+
+void add_initializer(ModelBuilder& mb, const std::string& name, const Tensor& t) {
+  mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
+}
+
 }  // namespace onnxscope::test::harness

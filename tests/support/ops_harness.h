@@ -32,6 +32,13 @@ Tensor random_tensor(Rng& rng, DataType t, const Shape& s, double lo = -2, doubl
 // Rank in [min_rank, max_rank], dims in [1, max_dim] (one in 13 is 0).
 Shape random_shape(Rng& rng, int64_t min_rank, int64_t max_rank, int64_t max_dim = 9);
 
+// The 8-bit operators' parameters: a scalar of float, uint8 or int8; 8-bit
+// values with each byte drawn from [lo, hi] (int8: the same bits read
+// signed); `t` as an initializer of the model.
+Tensor scalar(DataType t, double v);
+Tensor random_bytes(Rng& rng, DataType t, const Shape& shape, int lo, int hi);
+void add_initializer(ModelBuilder& mb, const std::string& name, const Tensor& t);
+
 // Two shapes that broadcast to a random output shape (numpy's rules: either
 // side may be shorter, any dim 1).
 std::pair<Shape, Shape> broadcast_pair(Rng& rng);
