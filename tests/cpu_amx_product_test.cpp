@@ -37,7 +37,9 @@ bool check_both(Case& c, int64_t rows, int64_t K, int64_t N) {
   vnni::set_amx(true);
   check(c, 0, 0);
   const bool tiles = vnni::amx_available() && vnni::amx_shape(rows, K, N);
-  if (tiles) EXPECT_GT(vnni::amx_products(), before) << c.what << ": the AMX tiles did not run it";
+  if (tiles) {
+    EXPECT_GT(vnni::amx_products(), before) << c.what << ": the AMX tiles did not run it";
+  }
   Case registers = c;
   registers.what += " (VNNI registers)";
   vnni::set_amx(false);
@@ -50,7 +52,9 @@ bool check_both(Case& c, int64_t rows, int64_t K, int64_t N) {
 
 // Enough of a test's problems on the tiles to cover them (where AMX is there).
 void expect_tiles_ran(int on_tiles) {
-  if (vnni::amx_available()) EXPECT_GE(on_tiles, 6) << "too few problems took the AMX tiles";
+  if (vnni::amx_available()) {
+    EXPECT_GE(on_tiles, 6) << "too few problems took the AMX tiles";
+  }
 }
 
 class AmxProduct : public ::testing::Test {

@@ -260,7 +260,9 @@ TEST(ReferenceGemm, IntegerProductsAreTheIntegerLoop) {
     std::vector<int64_t> a(static_cast<size_t>(2 * K), av), b(static_cast<size_t>(K * 3), bv), y(6, 0);
     a[1] = -av;
     EXPECT_EQ(ref::math::exact_integer_gemm(a.data(), b.data(), 2, 3, K, y.data()), ok) << av << " " << bv << " " << K;
-    if (ok) EXPECT_EQ(y[0], (K - 2) * av * bv);  // row 0: K - 1 times a, once -a
+    if (ok) {
+      EXPECT_EQ(y[0], (K - 2) * av * bv);  // row 0: K - 1 times a, once -a
+    }
   }
 }
 
