@@ -366,6 +366,60 @@ TEST(ReferenceQuantize, FloatPathsAreTheSpecsFormula) {
     }
 }
 
+// ConvInteger's sums (quantization/integer_conv.h: the blocked double
+// convolution) against the integer loop written out here: groups, padding,
+// strides, dilations, a per-channel weight zero point, uint8 and int8, at 1
+// and 2 threads.
+TEST(ReferenceQuantize, ConvIntegerIsTheIntegerLoop) {
+  Rng rng(38);
+  for (int c = 0; c < 8; ++c) {
+    const int64_t G = c % 3 == 1 ? 2 : 1, Cg = pick(rng, 1, 9), Mg = pick(rng, 1, 7), H = pick(rng, 5, 17), W = pick(rng, 5, 17);
+    const int64_t KH = pick(rng, 1, 3), KW = pick(rng, 1, 3), S = c % 2 + 1, D = c % 4 == 3 ? 2 : 1, P = c % 3;
+    const int64_t C = G * Cg, M = G * Mg, OH = (H + 2 * P - D * (KH - 1) - 1) / S + 1, OW = (W + 2 * P - D * (KW - 1) - 1) / S + 1;
+    if (OH < 1 || OW < 1) continue;
+    SCOPED_TRACE("case " + std::to_string(c));
+    const DataType tx = c % 2 ? DataType::Int8 : DataType::Uint8, tw = c % 4 < 2 ? DataType::Int8 : DataType::Uint8;
+    const Tensor x = random_tensor(rng, tx, {2, C, H, W}), w = random_tensor(rng, tw, {M, Cg, KH, KW});
+    const Tensor zx = random_tensor(rng, tx, {}), zw = random_tensor(rng, tw, {M});
+    Tensor want = Tensor::zeros(DataType::Int32, {2, M, OH, OW});
+    for (int64_t n = 0; n < 2; ++n)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t oh = 0; oh < OH; ++oh)
+          for (int64_t ow = 0; ow < OW; ++ow) {
+            int64_t acc = 0;
+            for (int64_t ci = 0; ci < Cg; ++ci)
+              for (int64_t kh = 0; kh < KH; ++kh)
+                for (int64_t kw = 0; kw < KW; ++kw) {
+                  const int64_t ih = oh * S - P + kh * D, iw = ow * S - P + kw * D;
+                  if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;  // padding: x at its zero point
+                  const int64_t cx = m / Mg * Cg + ci;
+                  acc += (static_cast<int64_t>(value(x, static_cast<uint64_t>(((n * C + cx) * H + ih) * W + iw))) -
+                          static_cast<int64_t>(value(zx, 0))) *
+                         (static_cast<int64_t>(value(w, static_cast<uint64_t>(((m * Cg + ci) * KH + kh) * KW + kw))) -
+                          static_cast<int64_t>(value(zw, static_cast<uint64_t>(m))));
+                }
+            want.mutable_data<int32_t>()[((n * M + m) * OH + oh) * OW + ow] = static_cast<int32_t>(acc);
+          }
+    ModelBuilder mb(10);
+    mb.input("x", tx, dims_of(x.shape()));
+    mb.input("w", tw, dims_of(w.shape()));
+    mb.input("zx", tx, {});
+    mb.input("zw", tw, {M});
+    auto& node = mb.node("ConvInteger", {"x", "w", "zx", "zw"}, {"y"}, "conv");
+    attr_int(node, "group", G);
+    attr_ints(node, "pads", {P, P, P, P});
+    attr_ints(node, "strides", {S, S});
+    attr_ints(node, "dilations", {D, D});
+    mb.output_untyped("y");
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      cpu::set_thread_count(threads);
+      expect_same_bits(want, run_one(mb, {{"x", Value(x)}, {"w", Value(w)}, {"zx", Value(zx)}, {"zw", Value(zw)}}));
+    }
+    cpu::set_thread_count(0);
+  }
+}
+
 TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {
   Rng rng(32);
   for (int c = 0; c < 48; ++c) {

@@ -63,6 +63,9 @@ bool problem_of(const KernelContext& ctx, std::vector<int64_t>& out, std::vector
   if (ctx.attr_int("group", 1) != 1 || w.shape()[1] != x.shape().back() || w.shape()[1] > vnni::kMaxK) return false;
   for (size_t d = 2; d < w.shape().size(); ++d)
     if (w.shape()[d] != 1) return false;
+  // A kernel_shape other than W's is the model's error (the reference names it), not a 1x1 product.
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != std::vector<int64_t>(w.shape().begin() + 2, w.shape().end()))
+    return false;
   if (x.element_count() == 0 || w.element_count() == 0) return false;
   if (const Value* z = ctx.input_value(2))  // the input's zero point: a scalar of its type
     if (!z->is_tensor() || z->tensor().dtype() != x.dtype() || z->tensor().element_count() != 1) return false;

@@ -3,7 +3,7 @@
 // Float inputs (float16, bfloat16, float, double) are widened to double and
 // every product is accumulated in double, then rounded once on store (Conv:
 // nn/conv_f64.h, a matrix product for the interior); integer convolutions
-// accumulate in int64 (exact for the int8/uint8 inputs allowed).
+// sum exactly (quantization/integer_conv.h).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC optimize("fp-contract=off")  // products and sums round as written (conv_f64.h)
 #endif
@@ -14,6 +14,7 @@
 #include "reference/ops/math/common.h"
 #include "reference/ops/nn/conv_f64.h"
 #include "reference/ops/nn/conv_common.h"
+#include "reference/ops/quantization/integer_conv.h"
 #include "reference/ops/kernels.h"
 
 namespace onnxscope::ref {
@@ -40,14 +41,13 @@ void QLinearConv(KernelContext& ctx) {
   Window win = conv_window(ctx, x.shape(), w.shape(), group, false);
   // Padding from attributes can make the output far larger than the input:
   // the int64 sums are checked before they are made.
-  check_work_buffer(ctx, output_shape_of(x.shape(), w.shape()[0], win.out), "the output (in int64 sums)");
-  std::vector<int64_t> acc = conv_core(shifted_ints(ctx, x, &xzp, "x"), x.shape(),
-                                       shifted_ints(ctx, w, &ctx.input(5), "w"), w.shape(), win, group);
+  check_work_buffer(ctx, output_shape_of(x.shape(), w.shape()[0], win.out), "the output (in integer sums)");
+  std::vector<double> acc = integer_conv_sums(ctx, x, &xzp, w, &ctx.input(5), win, group);
   const int64_t N = x.shape()[0], M = w.shape()[0], OS = nn::product(win.out);
   if (const Tensor* b = ctx.optional_input(8)) {
     if (b->dtype() != DataType::Int32) ctx.fail("B must be int32");
-    std::vector<int64_t> bias(b->element_count());
-    for (uint64_t i = 0; i < bias.size(); ++i) bias[i] = b->element_as_int64(i);
+    std::vector<double> bias(b->element_count());  // int32: exact, and so are the sums plus them
+    for (uint64_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<double>(b->element_as_int64(i));
     add_bias(ctx, acc, N, M, OS, bias);
   }
   const float x_scale = scalar_float(ctx, ctx.input(1), "x_scale");
@@ -70,7 +70,7 @@ void QLinearConv(KernelContext& ctx) {
       for (int64_t o = 0; o < OS; ++o) {
         const uint64_t i = static_cast<uint64_t>((n * M + m) * OS + o);
         // A NaN multiplier (scales of 0 / 0, NaN or inf) gives the zero point, as QuantizeLinear's NaN does.
-        const double r = std::nearbyint(static_cast<double>(acc[i]) * mult);
+        const double r = std::nearbyint(acc[i] * mult);
         const double q = std::clamp((std::isnan(r) ? 0.0 : r) + zp, lo, hi);
         if (out_type == DataType::Int8) store_at<int8_t>(po, i, static_cast<int8_t>(q));
         else store_at<uint8_t>(po, i, static_cast<uint8_t>(q));
