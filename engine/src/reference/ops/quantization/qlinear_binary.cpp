@@ -15,6 +15,7 @@
 
 #include "reference/kernel_util.h"
 #include "reference/ops/kernels.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/quantization/common.h"
 
 namespace onnxscope::ref {
@@ -34,17 +35,31 @@ void qlinear_binary(KernelContext& ctx, bool mul) {
   const T zc = qlinear_zero_point<T>(ctx, 7, type, "C_zero_point");
   const Shape out = broadcast_shapes(ctx, a.shape(), b.shape());
   Tensor& c = ctx.allocate_output(0, type, out);
-  const Shape* shapes[] = {&a.shape(), &b.shape()};
-  BroadcastIndex bi(out, shapes);
+  const uint64_t n = c.element_count();
+  if (n == 0) return;
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
   T* pc = c.mutable_data<T>();
   const float ra = sa / sc, rb = sb / sc, rab = sa * sb / sc;
-  for (uint64_t i = 0; i < c.element_count(); ++i, bi.next()) {
-    const float qa = static_cast<float>(static_cast<int32_t>(pa[bi.offsets()[0]]) - static_cast<int32_t>(za));
-    const float qb = static_cast<float>(static_cast<int32_t>(pb[bi.offsets()[1]]) - static_cast<int32_t>(zb));
-    pc[i] = quantize_float<T>(mul ? qa * qb * rab : qa * ra + qb * rb, zc);
-  }
+  // Rows of the output along which A and B each step by 0 or 1 (any
+  // broadcast), split across the threads; each output computed alone.
+  const Shape* shapes[] = {&a.shape(), &b.shape()};
+  const BroadcastRows rows(out, shapes);
+  const uint64_t L = rows.row_length(), step_a = rows.step(0), step_b = rows.step(1);
+  for_rows(n / L, L, [&](uint64_t r0, uint64_t r1) {
+    uint64_t at[2];
+    for (uint64_t r = r0; r < r1; ++r) {
+      rows.row(r, at);
+      const T* xa = pa + at[0];
+      const T* xb = pb + at[1];
+      T* y = pc + r * L;
+      for (uint64_t k = 0; k < L; ++k) {
+        const float qa = static_cast<float>(static_cast<int32_t>(xa[k * step_a]) - static_cast<int32_t>(za));
+        const float qb = static_cast<float>(static_cast<int32_t>(xb[k * step_b]) - static_cast<int32_t>(zb));
+        y[k] = quantize_float<T>(mul ? qa * qb * rab : qa * ra + qb * rb, zc);
+      }
+    }
+  });
 }
 
 void run(KernelContext& ctx, bool mul) {
