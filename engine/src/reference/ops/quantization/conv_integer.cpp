@@ -31,10 +31,11 @@ void ConvInteger(KernelContext& ctx) {
   if (xzp && xzp->element_count() > 1) ctx.fail("x_zero_point must be a scalar");
   // The int64 sums are checked before they are made (padding can make them huge).
   check_work_buffer(ctx, output_shape_of(x.shape(), w.shape()[0], win.out), "the output (in integer sums)");
-  const std::vector<double> y = integer_conv_sums(ctx, x, xzp, w, ctx.optional_input(3), win, group);
-  Tensor& out = ctx.allocate_output(0, DataType::Int32, output_shape_of(x.shape(), w.shape()[0], win.out));
+  const Tensor sums = integer_conv_sums(ctx, x, xzp, w, ctx.optional_input(3), win, group);
+  const double* const y = sums.data<double>();
+  Tensor& out = ctx.allocate_output(0, DataType::Int32, sums.shape());
   int32_t* const po = out.mutable_data<int32_t>();  // fetched once: per element it is a call through the buffer
-  for (uint64_t i = 0; i < y.size(); ++i) po[i] = static_cast<int32_t>(static_cast<int64_t>(y[i]));  // wraps as the int64 sums did
+  for (uint64_t i = 0; i < sums.element_count(); ++i) po[i] = static_cast<int32_t>(static_cast<int64_t>(y[i]));  // wraps as the int64 sums did
 }
 
 }  // namespace onnxscope::ref

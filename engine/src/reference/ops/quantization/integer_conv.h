@@ -18,30 +18,49 @@
 
 namespace onnxscope::ref {
 
-// t minus its zero point (one value, or one per slice along dim 0) as a
-// double tensor of t's shape; the checks of shifted_ints.
+// t (8-bit) minus its zero point (one value, or one per slice along dim 0)
+// as a double tensor of t's shape, written straight from the bytes; the
+// checks of shifted_ints.
 inline Tensor shifted_doubles(KernelContext& ctx, const Tensor& t, const Tensor* zp, const char* what) {
-  const std::vector<int64_t> v = shifted_ints(ctx, t, zp, what);
+  std::vector<double> z(1, 0.0);
+  uint64_t per = t.element_count();  // elements per zero point
+  if (zp && zp->element_count() > 0) {
+    if (zp->dtype() != t.dtype()) ctx.fail(std::string(what) + " zero point must have the same type as the input");
+    if (zp->element_count() > 1) {
+      if (zp->rank() != 1 || t.rank() < 1 || zp->shape()[0] != t.shape()[0])
+        ctx.fail(std::string(what) + " zero point must be a scalar or have one value per output channel, got " +
+                 shape_to_string(zp->shape()));
+      per = t.shape()[0] == 0 ? 0 : t.element_count() / static_cast<uint64_t>(t.shape()[0]);
+    }
+    z.resize(zp->element_count());
+    for (uint64_t i = 0; i < z.size(); ++i) z[i] = static_cast<double>(zp->element_as_int64(i));
+  }
   Tensor d = Tensor::zeros(DataType::Double, t.shape());
-  double* p = d.mutable_data<double>();
-  for (size_t i = 0; i < v.size(); ++i) p[i] = static_cast<double>(v[i]);
+  double* out = d.mutable_data<double>();
+  const auto* bytes = reinterpret_cast<const uint8_t*>(t.raw());
+  const bool is_signed = t.dtype() == DataType::Int8;
+  for (uint64_t i = 0; i < t.element_count(); ++i) {
+    const double v = is_signed ? static_cast<double>(static_cast<int8_t>(bytes[i])) : static_cast<double>(bytes[i]);
+    out[i] = v - z[per == 0 ? 0 : i / per];
+  }
   return d;
 }
 
-// The sums, [N, M, spatial...], row-major, as exact integers in double.
-inline std::vector<double> integer_conv_sums(KernelContext& ctx, const Tensor& x, const Tensor* xzp, const Tensor& w,
-                                             const Tensor* wzp, const nn::Window& win, int64_t group) {
-  const Shape out_shape = output_shape_of(x.shape(), w.shape()[0], win.out);
+// The sums, [N, M, spatial...], as exact integers in a double tensor.
+inline Tensor integer_conv_sums(KernelContext& ctx, const Tensor& x, const Tensor* xzp, const Tensor& w, const Tensor* wzp,
+                                const nn::Window& win, int64_t group) {
+  Tensor sums = Tensor::zeros(DataType::Double, output_shape_of(x.shape(), w.shape()[0], win.out));
   const double terms = static_cast<double>(x.shape()[1] / group) * static_cast<double>(nn::product(win.kernel));
   if (!(terms * 383.0 * 383.0 < 9007199254740992.0)) {  // beyond double's integers: the int64 loop
     const std::vector<int64_t> s = conv_core(shifted_ints(ctx, x, xzp, "x"), x.shape(), shifted_ints(ctx, w, wzp, "w"),
                                              w.shape(), win, group);
-    return std::vector<double>(s.begin(), s.end());
+    double* p = sums.mutable_data<double>();
+    for (size_t i = 0; i < s.size(); ++i) p[i] = static_cast<double>(s[i]);  // (as the int64 sums' conversions did)
+    return sums;
   }
   const Tensor xd = shifted_doubles(ctx, x, xzp, "x"), wd = shifted_doubles(ctx, w, wzp, "w");
-  Tensor sums = Tensor::zeros(DataType::Double, out_shape);
   nn::conv_f64<double>(xd, wd, nullptr, win, group, sums);
-  return std::vector<double>(sums.data<double>(), sums.data<double>() + sums.element_count());
+  return sums;
 }
 
 }  // namespace onnxscope::ref

@@ -42,13 +42,17 @@ void QLinearConv(KernelContext& ctx) {
   // Padding from attributes can make the output far larger than the input:
   // the int64 sums are checked before they are made.
   check_work_buffer(ctx, output_shape_of(x.shape(), w.shape()[0], win.out), "the output (in integer sums)");
-  std::vector<double> acc = integer_conv_sums(ctx, x, &xzp, w, &ctx.input(5), win, group);
+  Tensor sums = integer_conv_sums(ctx, x, &xzp, w, &ctx.input(5), win, group);
+  double* const acc = sums.mutable_data<double>();
   const int64_t N = x.shape()[0], M = w.shape()[0], OS = nn::product(win.out);
-  if (const Tensor* b = ctx.optional_input(8)) {
+  if (const Tensor* b = ctx.optional_input(8)) {  // int32: exact, and so are the sums plus them
     if (b->dtype() != DataType::Int32) ctx.fail("B must be int32");
-    std::vector<double> bias(b->element_count());  // int32: exact, and so are the sums plus them
-    for (uint64_t i = 0; i < bias.size(); ++i) bias[i] = static_cast<double>(b->element_as_int64(i));
-    add_bias(ctx, acc, N, M, OS, bias);
+    if (static_cast<int64_t>(b->element_count()) != M)
+      ctx.fail("B has " + std::to_string(b->element_count()) + " values, expected " + std::to_string(M) + " (one per output channel)");
+    const int32_t* const bias = b->data<int32_t>();
+    for (int64_t n = 0; n < N; ++n)
+      for (int64_t m = 0; m < M; ++m)
+        for (int64_t o = 0; o < OS; ++o) acc[(n * M + m) * OS + o] += static_cast<double>(bias[m]);
   }
   const float x_scale = scalar_float(ctx, ctx.input(1), "x_scale");
   const float y_scale = scalar_float(ctx, ctx.input(6), "y_scale");
