@@ -80,9 +80,10 @@ void expect_close(const std::shared_ptr<Model>& m, const NamedValues& inputs, in
         return;
       }
     }
-    if (a.dtype() != DataType::Float)
+    if (a.dtype() != DataType::Float) {
       EXPECT_LE(static_cast<double>(off), max_share * static_cast<double>(a.element_count()) + 1)
           << want[i].first << ": " << off << " of " << a.element_count() << " values differ";
+    }
   }
 }
 
@@ -319,7 +320,7 @@ TEST(FuseQdq, PerChannelChainsBecomeATablePerChannel) {
   // And the plain layout (no further passes: the table along axis 1, plane
   // by plane), on the kernel and on its plain (fused-reference) form.
   auto both = apply(*fq, cpu::fuse_quantized_lookup, true);
-  for (const std::set<std::string> off : {std::set<std::string>{}, std::set<std::string>{"cpu-simd"}}) {
+  for (const std::set<std::string>& off : {std::set<std::string>{}, std::set<std::string>{"cpu-simd"}}) {
     CpuOptions o;
     o.opt_level = 0;
     o.disabled_kernels = off;
