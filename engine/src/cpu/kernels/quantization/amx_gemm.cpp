@@ -120,7 +120,8 @@ __attribute__((target("amx-tile"))) void load_config() {
 __attribute__((target("amx-tile"))) void release_tiles() { _tile_release(); }
 
 // The block's sums (R rows, `cols` columns of s, 32 apart) completed with
-// each column's start and each row's term, then E's stage into out.
+// each column's start and each row's term, then E's stage into out (which
+// may be s itself with ldy 32: each 16 sums are read before they are written).
 template <class E, typename T>
 __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void finish(const Tile& t, const int32_t* s,
                                                                          const int32_t* row_terms, int64_t R,
@@ -133,19 +134,6 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512dq"))) void finish(const 
       __m512i acc = _mm512_add_epi32(_mm512_loadu_si512(s + r * kBlock + j), start);
       if (row_terms) acc = _mm512_add_epi32(acc, _mm512_set1_epi32(row_terms[r]));
       E::template store<T>(t, j, acc, out + r * ldy + j, m);
-    }
-  }
-}
-
-// The sums themselves, completed, left in s for requantize_channels_last.
-__attribute__((target("avx512f"))) void complete(const Tile& t, int32_t* s, const int32_t* row_terms, int64_t R,
-                                                 int64_t cols) {
-  for (int64_t j = 0; j < cols; j += 16) {
-    const __m512i start = _mm512_loadu_si512(t.start + j);
-    for (int64_t r = 0; r < R; ++r) {
-      __m512i acc = _mm512_add_epi32(_mm512_loadu_si512(s + r * kBlock + j), start);
-      if (row_terms) acc = _mm512_add_epi32(acc, _mm512_set1_epi32(row_terms[r]));
-      _mm512_storeu_si512(s + r * kBlock + j, acc);
     }
   }
 }
@@ -242,7 +230,7 @@ bool run_amx(const Product& p, const Columns& c) {
           if (p.type == Product::Type::s32) {
             finish<StoreSums, int32_t>(t, sums, terms, R, cols, reinterpret_cast<int32_t*>(y), N);
           } else if (!c.bounded) {  // the sums, then the reference's requantization of each
-            complete(t, sums, terms, R, cols);
+            finish<StoreSums, int32_t>(t, sums, terms, R, cols, sums, kBlock);  // completed in place
             requantize_channels_last(sums, kBlock, R, cols, p.bias ? p.bias + n0 : nullptr, c.mult.data() + n0,
                                      p.zero_point, p.type == Product::Type::u8, y, N);
           } else if (p.type == Product::Type::f32) {

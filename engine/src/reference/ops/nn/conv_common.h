@@ -108,24 +108,30 @@ inline Shape output_shape_of(const Shape& xs, int64_t M, const std::vector<int64
   return s;
 }
 
-// Integer values of a tensor with a zero point subtracted; the zero point is a
-// scalar or (when per_channel_dim is given) one value per slice along dim 0.
-inline std::vector<int64_t> shifted_ints(KernelContext& ctx, const Tensor& t, const Tensor* zp, const char* what) {
-  std::vector<int64_t> v(t.element_count());
-  for (uint64_t i = 0; i < v.size(); ++i) v[i] = t.element_as_int64(i);
-  if (!zp || zp->element_count() == 0) return v;
+// t's zero point: none (0), a scalar, or one value per slice along dim 0
+// (`per` elements each; set here); checked against t's type and shape.
+inline std::vector<int64_t> channel_zero_points(KernelContext& ctx, const Tensor& t, const Tensor* zp, const char* what,
+                                                uint64_t& per) {
+  per = t.element_count();
+  if (!zp || zp->element_count() == 0) return {0};
   if (zp->dtype() != t.dtype()) ctx.fail(std::string(what) + " zero point must have the same type as the input");
-  if (zp->element_count() == 1) {
-    const int64_t z = zp->element_as_int64(0);
-    for (auto& e : v) e -= z;
-    return v;
+  if (zp->element_count() > 1) {
+    if (zp->rank() != 1 || t.rank() < 1 || zp->shape()[0] != t.shape()[0])
+      ctx.fail(std::string(what) + " zero point must be a scalar or have one value per output channel, got " +
+               shape_to_string(zp->shape()));
+    per = t.shape()[0] == 0 ? 0 : t.element_count() / static_cast<uint64_t>(t.shape()[0]);
   }
-  // Per-channel (dim 0) zero point.
-  if (zp->rank() != 1 || t.rank() < 1 || zp->shape()[0] != t.shape()[0])
-    ctx.fail(std::string(what) + " zero point must be a scalar or have one value per output channel, got " +
-             shape_to_string(zp->shape()));
-  const uint64_t per = t.shape()[0] == 0 ? 0 : t.element_count() / static_cast<uint64_t>(t.shape()[0]);
-  for (uint64_t i = 0; i < v.size(); ++i) v[i] -= zp->element_as_int64(i / per);
+  std::vector<int64_t> z(zp->element_count());
+  for (uint64_t i = 0; i < z.size(); ++i) z[i] = zp->element_as_int64(i);
+  return z;
+}
+
+// Integer values of a tensor with its zero point (channel_zero_points) subtracted.
+inline std::vector<int64_t> shifted_ints(KernelContext& ctx, const Tensor& t, const Tensor* zp, const char* what) {
+  uint64_t per = 0;
+  const std::vector<int64_t> z = channel_zero_points(ctx, t, zp, what, per);
+  std::vector<int64_t> v(t.element_count());
+  for (uint64_t i = 0; i < v.size(); ++i) v[i] = t.element_as_int64(i) - z[per == 0 ? 0 : i / per];
   return v;
 }
 

@@ -22,6 +22,19 @@
 
 namespace onnxscope::ref {
 
+// fn(i0, i1, k) over elements [i0, i1) of an n-element tensor that share
+// quantization parameter k (per tensor or per axis, not blocked), split
+// across the threads (each output computed alone: the split changes nothing).
+template <typename Fn>
+void for_quant_runs(const quant::ParamIndex& qi, uint64_t n, Fn fn) {
+  if (n == 0) return;
+  if (qi.mode == quant::ParamIndex::PerTensor) return for_chunks(n, [&](uint64_t i0, uint64_t i1) { fn(i0, i1, 0); });
+  const auto inner = static_cast<uint64_t>(qi.inner), axis = static_cast<uint64_t>(qi.axis_dim);
+  for_rows(n / inner, inner, [&](uint64_t r0, uint64_t r1) {
+    for (uint64_t r = r0; r < r1; ++r) fn(r * inner, (r + 1) * inner, r % axis);
+  });
+}
+
 inline bool is_int8(DataType t) { return t == DataType::Int8 || t == DataType::Uint8; }
 
 // --- quantization helpers -------------------------------------------------------

@@ -29,16 +29,9 @@ namespace {
 template <typename Q>
 void dequantize_8bit_float(const Q* x, const float* scale, const std::vector<double>& zs, const quant::ParamIndex& qi,
                            uint64_t n, float* y) {
-  if (n == 0) return;
-  // Elements [i0, i1) under scale and zero point k.
-  auto run = [&](uint64_t i0, uint64_t i1, uint64_t k) {
+  for_quant_runs(qi, n, [&](uint64_t i0, uint64_t i1, uint64_t k) {
     const float s = scale[k], z = static_cast<float>(zs[k]);
     for (uint64_t i = i0; i < i1; ++i) y[i] = (static_cast<float>(x[i]) - z) * s;
-  };
-  if (qi.mode == quant::ParamIndex::PerTensor) return for_chunks(n, [&](uint64_t i0, uint64_t i1) { run(i0, i1, 0); });
-  const auto inner = static_cast<uint64_t>(qi.inner), axis = static_cast<uint64_t>(qi.axis_dim);
-  for_rows(n / inner, inner, [&](uint64_t r0, uint64_t r1) {
-    for (uint64_t r = r0; r < r1; ++r) run(r * inner, (r + 1) * inner, r % axis);
   });
 }
 

@@ -18,30 +18,18 @@
 
 namespace onnxscope::ref {
 
-// t (8-bit) minus its zero point (one value, or one per slice along dim 0)
-// as a double tensor of t's shape, written straight from the bytes; the
-// checks of shifted_ints.
+// t (8-bit) minus its zero point (channel_zero_points) as a double tensor
+// of t's shape, written straight from the bytes.
 inline Tensor shifted_doubles(KernelContext& ctx, const Tensor& t, const Tensor* zp, const char* what) {
-  std::vector<double> z(1, 0.0);
-  uint64_t per = t.element_count();  // elements per zero point
-  if (zp && zp->element_count() > 0) {
-    if (zp->dtype() != t.dtype()) ctx.fail(std::string(what) + " zero point must have the same type as the input");
-    if (zp->element_count() > 1) {
-      if (zp->rank() != 1 || t.rank() < 1 || zp->shape()[0] != t.shape()[0])
-        ctx.fail(std::string(what) + " zero point must be a scalar or have one value per output channel, got " +
-                 shape_to_string(zp->shape()));
-      per = t.shape()[0] == 0 ? 0 : t.element_count() / static_cast<uint64_t>(t.shape()[0]);
-    }
-    z.resize(zp->element_count());
-    for (uint64_t i = 0; i < z.size(); ++i) z[i] = static_cast<double>(zp->element_as_int64(i));
-  }
+  uint64_t per = 0;
+  const std::vector<int64_t> z = channel_zero_points(ctx, t, zp, what, per);
   Tensor d = Tensor::zeros(DataType::Double, t.shape());
   double* out = d.mutable_data<double>();
   const auto* bytes = reinterpret_cast<const uint8_t*>(t.raw());
   const bool is_signed = t.dtype() == DataType::Int8;
   for (uint64_t i = 0; i < t.element_count(); ++i) {
     const double v = is_signed ? static_cast<double>(static_cast<int8_t>(bytes[i])) : static_cast<double>(bytes[i]);
-    out[i] = v - z[per == 0 ? 0 : i / per];
+    out[i] = v - static_cast<double>(z[per == 0 ? 0 : i / per]);
   }
   return d;
 }
