@@ -17,6 +17,7 @@
 
 #include "cpu/thread_pool.h"
 #include "reference/ops/math/common.h"
+#include "reference/ops/quantization/common.h"
 #include "model_builder.h"
 #include "onnxscope/float_formats.h"
 #include "onnxscope/inputs.h"
@@ -310,6 +311,33 @@ TEST(ReferenceGemm, QGemmTransposedIsTheLoop) {
     }
     cpu::set_thread_count(0);
   }
+}
+
+// The requantizing kernels' inline rounding is std::nearbyint, bit for bit:
+// a sweep over float bit patterns (every 251st, both signs, subnormals, NaN
+// payloads, infinities), the halves on either side of every integer up to
+// 2^12, and the 2^23 seam.
+TEST(ReferenceQuantize, NearestEvenIsNearbyint) {
+  auto same = [](float v) {
+    const float a = onnxscope::ref::nearest_even(v), b = std::nearbyint(v);
+    uint32_t ba, bb;
+    std::memcpy(&ba, &a, 4);
+    std::memcpy(&bb, &b, 4);
+    if (std::isnan(b)) return std::isnan(a);
+    return ba == bb;
+  };
+  for (uint64_t bits = 0; bits <= 0xffffffffu; bits += 251) {
+    float v;
+    const auto u = static_cast<uint32_t>(bits);
+    std::memcpy(&v, &u, 4);
+    ASSERT_TRUE(same(v)) << v << " (bits " << u << ")";
+  }
+  for (int i = -4096; i <= 4096; ++i)
+    for (float d : {-0.5f, 0.5f, 0.25f, -0.25f, 0.75f})
+      ASSERT_TRUE(same(static_cast<float>(i) + d)) << i << " + " << d;
+  for (float v : {8388607.5f, -8388607.5f, 8388608.0f, 8388609.0f, 4194303.5f, 4194304.5f, -0.0f, 0.0f, 1e-45f, -1e-45f,
+                  INFINITY, -INFINITY, NAN})
+    ASSERT_TRUE(same(v)) << v;
 }
 
 // QuantizeLinear and DequantizeLinear's float paths (float x or y, 8-bit

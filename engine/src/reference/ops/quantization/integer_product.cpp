@@ -1,9 +1,14 @@
 // The exact integer product of two 8-bit operands (integer_product.h).
 #include "reference/ops/quantization/integer_product.h"
 
+// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
 #include <algorithm>
 #include <cstdlib>
 #include <stdexcept>
+#include <vector>
 
 #include "reference/ops/math/gemm_f64.h"
 
@@ -13,25 +18,17 @@ namespace {
 // An 8-bit value at p as an integer.
 int64_t byte_at(const uint8_t* p, bool is_signed) { return is_signed ? int64_t{static_cast<int8_t>(*p)} : int64_t{*p}; }
 
-// Packer for gemm_packed: out[(g * K + t) * width + r] = M(r0 + g * width + r, t)
-// minus its zero point, in double, zero past `rows`.
-void pack_int8(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) {
-  const Int8Matrix& m = *static_cast<const Int8Matrix*>(ctx);
+// The plain packer (any CPU, any width): out[(g * K + t) * width + r] =
+// M(r0 + g * width + r, t) minus its zero point, in double, zero past `rows`.
+void pack_int8_plain(const Int8Matrix& m, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) {
   for (int64_t g = 0; g * width < rows; ++g) {
     const int64_t n = std::min(width, rows - g * width);
     double* panel = out + g * K * width;
     if (m.col == 1) {  // a packed row's elements adjacent (A's rows): each row read in order
       for (int64_t r = 0; r < width; ++r) {
-        if (r >= n) {
-          for (int64_t t = 0; t < K; ++t) panel[t * width + r] = 0.0;
-          continue;
-        }
-        const int64_t row = r0 + g * width + r, z = m.zero->at(row);
-        const uint8_t* src = m.data + row * m.row;
-        if (m.is_signed)
-          for (int64_t t = 0; t < K; ++t) panel[t * width + r] = static_cast<double>(int64_t{static_cast<int8_t>(src[t])} - z);
-        else
-          for (int64_t t = 0; t < K; ++t) panel[t * width + r] = static_cast<double>(int64_t{src[t]} - z);
+        const int64_t row = r0 + g * width + r, z = r < n ? m.zero->at(row) : 0;
+        for (int64_t t = 0; t < K; ++t)
+          panel[t * width + r] = r < n ? static_cast<double>(byte_at(m.data + row * m.row + t, m.is_signed) - z) : 0.0;
       }
       continue;
     }
@@ -48,6 +45,94 @@ void pack_int8(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t wid
       }
     }
   }
+}
+
+// Eight 8-bit values at p as doubles (exact).
+template <bool Signed>
+__attribute__((target("avx512f"))) inline __m512d eight_bytes(const uint8_t* p) {
+  const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
+  return _mm512_cvtepi32_pd(Signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b));
+}
+
+// dst[t * ld + r] = src[r * stride + t] - z[r] for r < 8, t < K: eight rows
+// of adjacent bytes (A's rows, or a transposed B's) into a panel, 8 x 8
+// blocks widened and transposed in registers (pack_rows8's order).
+template <bool Signed>
+__attribute__((target("avx512f"))) void pack_rows8_int8(const uint8_t* src, int64_t stride, int64_t K, const double* z,
+                                                        double* dst, int64_t ld) {
+  const __m512d zv = _mm512_loadu_pd(z);
+  int64_t t = 0;
+  for (; t + 8 <= K; t += 8) {
+    __m512d r[8];
+    for (int i = 0; i < 8; ++i) r[i] = eight_bytes<Signed>(src + i * stride + t);
+    const __m512d t0 = _mm512_unpacklo_pd(r[0], r[1]), t1 = _mm512_unpackhi_pd(r[0], r[1]);
+    const __m512d t2 = _mm512_unpacklo_pd(r[2], r[3]), t3 = _mm512_unpackhi_pd(r[2], r[3]);
+    const __m512d t4 = _mm512_unpacklo_pd(r[4], r[5]), t5 = _mm512_unpackhi_pd(r[4], r[5]);
+    const __m512d t6 = _mm512_unpacklo_pd(r[6], r[7]), t7 = _mm512_unpackhi_pd(r[6], r[7]);
+    const __m512d u0 = _mm512_shuffle_f64x2(t0, t2, 0x88), u1 = _mm512_shuffle_f64x2(t0, t2, 0xDD);
+    const __m512d u2 = _mm512_shuffle_f64x2(t1, t3, 0x88), u3 = _mm512_shuffle_f64x2(t1, t3, 0xDD);
+    const __m512d u4 = _mm512_shuffle_f64x2(t4, t6, 0x88), u5 = _mm512_shuffle_f64x2(t4, t6, 0xDD);
+    const __m512d u6 = _mm512_shuffle_f64x2(t5, t7, 0x88), u7 = _mm512_shuffle_f64x2(t5, t7, 0xDD);
+    double* o = dst + t * ld;
+    _mm512_storeu_pd(o + 0 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u0, u4, 0x88), zv));
+    _mm512_storeu_pd(o + 4 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u0, u4, 0xDD), zv));
+    _mm512_storeu_pd(o + 2 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u1, u5, 0x88), zv));
+    _mm512_storeu_pd(o + 6 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u1, u5, 0xDD), zv));
+    _mm512_storeu_pd(o + 1 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u2, u6, 0x88), zv));
+    _mm512_storeu_pd(o + 5 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u2, u6, 0xDD), zv));
+    _mm512_storeu_pd(o + 3 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u3, u7, 0x88), zv));
+    _mm512_storeu_pd(o + 7 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u3, u7, 0xDD), zv));
+  }
+  for (; t < K; ++t)
+    for (int i = 0; i < 8; ++i) {
+      const uint8_t b = src[i * stride + t];
+      dst[t * ld + i] = static_cast<double>(Signed ? int64_t{static_cast<int8_t>(b)} : int64_t{b}) - z[i];
+    }
+}
+
+// dst[(g * K + t) * width + r] = src[t * stride + g * width + r] - z[g * width + r]
+// for t < K, g < groups, r < width (a multiple of 8): whole groups of
+// adjacent bytes (B's columns), each row of src read once, in order.
+template <bool Signed>
+__attribute__((target("avx512f"))) void widen_int8(const uint8_t* src, int64_t stride, int64_t K, int64_t groups,
+                                                   int64_t width, const double* z, double* dst) {
+  for (int64_t t = 0; t < K; ++t) {
+    const uint8_t* row = src + t * stride;
+    for (int64_t g = 0; g < groups; ++g)
+      for (int64_t r = 0; r < width; r += 8)
+        _mm512_storeu_pd(dst + (g * K + t) * width + r,
+                         _mm512_sub_pd(eight_bytes<Signed>(row + g * width + r), _mm512_loadu_pd(z + g * width + r)));
+  }
+}
+
+template <bool Signed>
+void pack_int8_avx512(const Int8Matrix& m, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) {
+  const int64_t whole = rows / width;  // groups without padding; the last, partial one goes the plain way
+  std::vector<double> z(static_cast<size_t>(whole * width));  // zero points as doubles (8-bit: exact)
+  for (int64_t r = 0; r < whole * width; ++r) z[static_cast<size_t>(r)] = static_cast<double>(m.zero->at(r0 + r));
+  if (m.col == 1) {  // a packed row's elements adjacent: eight rows at a time
+    for (int64_t g = 0; g < whole; ++g)
+      for (int64_t s = 0; s < width; s += 8)
+        pack_rows8_int8<Signed>(m.data + (r0 + g * width + s) * m.row, m.row, K, z.data() + g * width + s,
+                                out + g * K * width + s, width);
+  } else {  // m.row == 1: a group's values for one t adjacent
+    widen_int8<Signed>(m.data + r0, m.col, K, whole, width, z.data(), out);
+  }
+  if (whole * width < rows)
+    pack_int8_plain(m, r0 + whole * width, rows - whole * width, K, width, out + whole * K * width);
+}
+
+// Packer for gemm_packed: out[(g * K + t) * width + r] = M(r0 + g * width + r, t)
+// minus its zero point, in double, zero past `rows`; widened in AVX-512
+// where the CPU has it and the layout allows (the same doubles either way).
+void pack_int8(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) {
+  const Int8Matrix& m = *static_cast<const Int8Matrix*>(ctx);
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (avx512 && width % 8 == 0 && rows >= width && (m.col == 1 || m.row == 1)) {
+    if (m.is_signed) return pack_int8_avx512<true>(m, r0, rows, K, width, out);
+    return pack_int8_avx512<false>(m, r0, rows, K, width, out);
+  }
+  pack_int8_plain(m, r0, rows, K, width, out);
 }
 
 }  // namespace

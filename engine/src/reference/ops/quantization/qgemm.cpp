@@ -89,19 +89,18 @@ void qgemm(KernelContext& ctx) {
   float* yf = yt == DataType::Float ? y.mutable_data<float>() : nullptr;
   TA* yq = yf ? nullptr : y.mutable_data<TA>();
   const TA zy = yz ? yz->data<TA>()[0] : TA(0);
+  // C's element for (m, n) at m * c_row + n * c_col (broadcast dims step 0).
+  const int32_t* cv = c ? c->data<int32_t>() : nullptr;
+  int64_t c_row = 0, c_col = 0;
+  if (c && c->element_count() != 1) {
+    const Shape& cs = c->shape();
+    if (cs.size() == 1) c_col = 1;
+    else c_row = cs[0] == 1 ? 0 : cs[1], c_col = cs[1] == 1 ? 0 : 1;
+  }
   integer_gemm8(am, bm, M, N, K, [&](int64_t m, int64_t j0, const double* sums, int64_t count) {
     for (int64_t k = 0; k < count; ++k) {
       const int64_t n = j0 + k;
-      int64_t acc = 0;
-      if (c) {
-        const Shape& cs = c->shape();
-        int64_t at = 0;
-        if (c->element_count() != 1) {
-          if (cs.size() == 1) at = n;
-          else at = (cs[0] == 1 ? 0 : m) * cs[1] + (cs[1] == 1 ? 0 : n);
-        }
-        acc = c->data<int32_t>()[at];
-      }
+      int64_t acc = cv ? int64_t{cv[m * c_row + n * c_col]} : 0;
       acc += static_cast<int64_t>(sums[k]);
       const float v = static_cast<float>(acc) * scale[static_cast<size_t>(n)];
       if (yf) yf[m * N + n] = v;
