@@ -313,6 +313,62 @@ TEST(ReferenceGemm, QGemmTransposedIsTheLoop) {
   }
 }
 
+// com.microsoft QLinearSoftmax against its formula written out (each value
+// dequantized, exp in double of x - max(row) times the scale, normalized,
+// requantized): uint8 and int8 over their whole range, the opset-13 axis
+// and the older flattening rule, rows across 1 and 2 threads.
+TEST(ReferenceQuantize, QLinearSoftmaxIsTheFormula) {
+  Rng rng(38);
+  for (int c = 0; c < 8; ++c) {
+    const DataType t = c % 2 ? DataType::Int8 : DataType::Uint8;
+    const Shape s = c == 2 ? Shape{4, 200, 64} : Shape{pick(rng, 1, 4), pick(rng, 1, 40), pick(rng, 2, 70)};  // c 2: rows split
+    const int64_t axis = c % 3 == 0 ? 1 : 2, opset = c % 4 == 3 ? 12 : 13;
+    SCOPED_TRACE(shape_to_string(s) + " axis " + std::to_string(axis) + " opset " + std::to_string(opset));
+    const Tensor x = random_bytes(rng, t, s, t == DataType::Int8 ? -128 : 0, t == DataType::Int8 ? 127 : 255);
+    const float sx = 0.05f + 0.01f * static_cast<float>(c), sy = 1.0f / 256;
+    const int zy = t == DataType::Int8 ? -128 : 0;
+    auto at = [&](int64_t i) { return t == DataType::Int8 ? int64_t{x.data<int8_t>()[i]} : int64_t{x.data<uint8_t>()[i]}; };
+    // Rows of n values `inner` apart.
+    const int64_t outer = axis == 1 ? s[0] : s[0] * s[1];
+    const int64_t n = opset >= 13 ? s[static_cast<size_t>(axis)] : (axis == 1 ? s[1] * s[2] : s[2]);
+    const int64_t inner = opset >= 13 && axis == 1 ? s[2] : 1;
+    Tensor want = Tensor::zeros(t, s);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        const int64_t base = o * n * inner + i;
+        int64_t m = at(base);
+        for (int64_t k = 1; k < n; ++k) m = std::max(m, at(base + k * inner));
+        double sum = 0;
+        for (int64_t k = 0; k < n; ++k) sum += std::exp(static_cast<double>(at(base + k * inner) - m) * sx);
+        for (int64_t k = 0; k < n; ++k) {
+          const double e = std::exp(static_cast<double>(at(base + k * inner) - m) * sx);
+          const float q = std::nearbyint(static_cast<float>(e / sum / sy)) + static_cast<float>(zy);
+          const float lo = zy, hi = zy + 255;
+          const auto v = static_cast<int64_t>(q < lo ? lo : q > hi ? hi : q);
+          if (t == DataType::Int8) want.mutable_data<int8_t>()[base + k * inner] = static_cast<int8_t>(v);
+          else want.mutable_data<uint8_t>()[base + k * inner] = static_cast<uint8_t>(v);
+        }
+      }
+    ModelBuilder mb(13);
+    mb.opset("com.microsoft", 1);
+    mb.input("x", t, dims_of(s));
+    add_initializer(mb, "sx", scalar(DataType::Float, sx));
+    add_initializer(mb, "zx", scalar(t, 0));
+    add_initializer(mb, "sy", scalar(DataType::Float, sy));
+    add_initializer(mb, "zy", scalar(t, zy));
+    auto& node = mb.node("QLinearSoftmax", {"x", "sx", "zx", "sy", "zy"}, {"y"}, "sm", "com.microsoft");
+    attr_int(node, "axis", axis);
+    attr_int(node, "opset", opset);
+    mb.output_untyped("y");
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      cpu::set_thread_count(threads);
+      expect_same_bits(want, run_one(mb, {{"x", Value(x)}}));
+    }
+    cpu::set_thread_count(0);
+  }
+}
+
 // The requantizing kernels' inline rounding is std::nearbyint, bit for bit:
 // a sweep over float bit patterns (every 251st, both signs, subnormals, NaN
 // payloads, infinities), the halves on either side of every integer up to

@@ -46,21 +46,29 @@ void softmax(KernelContext& ctx) {
   }
   Tensor& y = ctx.allocate_output(0, x.dtype(), s);
   const T* in = x.data<T>();
+  if (y.element_count() == 0) return;  // (no rows: a row's first value is not there to read)
   T* out = y.mutable_data<T>();
-  std::vector<double> e(static_cast<size_t>(n));
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t i = 0; i < inner; ++i) {
+  // x - max(row) is one of 256 integers (-255 .. 0): each one's exponential
+  // computed once, by the same expression the loop would evaluate.
+  double table[256];
+  for (int d = 0; d < 256; ++d) table[d] = std::exp(static_cast<double>(d - 255) * sx);
+  // Rows (o, i) across the threads, each normalized alone.
+  for_rows(static_cast<uint64_t>(outer * inner), static_cast<uint64_t>(n), [&](uint64_t r0, uint64_t r1) {
+    std::vector<double> e(static_cast<size_t>(n));
+    for (uint64_t r = r0; r < r1; ++r) {
+      const int64_t o = static_cast<int64_t>(r) / inner, i = static_cast<int64_t>(r) % inner;
       const int64_t base = o * n * inner + i;
       int64_t qmax = in[base];
       for (int64_t k = 1; k < n; ++k) qmax = std::max<int64_t>(qmax, in[base + k * inner]);
       double sum = 0;
       for (int64_t k = 0; k < n; ++k) {
-        e[static_cast<size_t>(k)] = std::exp(static_cast<double>(in[base + k * inner] - qmax) * sx);
+        e[static_cast<size_t>(k)] = table[in[base + k * inner] - qmax + 255];
         sum += e[static_cast<size_t>(k)];
       }
       for (int64_t k = 0; k < n; ++k)
         out[base + k * inner] = quantize_float<T>(static_cast<float>(e[static_cast<size_t>(k)] / sum / sy), zy);
     }
+  });
 }
 
 }  // namespace
