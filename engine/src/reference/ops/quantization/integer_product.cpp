@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "cpu/thread_pool.h"
 #include "reference/ops/math/gemm_f64.h"
 
 namespace onnxscope::ref {
@@ -180,12 +181,31 @@ void integer_matmul8(const math::MatMulShape& ms, const uint8_t* a, bool a_signe
   const uint64_t batches = *checked_element_count(ms.batch);
   const Shape* shapes[] = {&ms.a_batch, &ms.b_batch};
   BroadcastIndex bi(ms.batch, shapes);
-  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
-    const Int8Matrix am{a + bi.offsets()[0] * static_cast<uint64_t>(M * K), K, 1, a_signed, &za};
+  auto one_batch = [&](uint64_t bt, uint64_t a_off, uint64_t b_off) {
+    const Int8Matrix am{a + a_off * static_cast<uint64_t>(M * K), K, 1, a_signed, &za};
     // B's columns as the packed rows: column j's element t at j + t * N.
-    const Int8Matrix bm{b + bi.offsets()[1] * static_cast<uint64_t>(K * N), 1, N, b_signed, &zb};
+    const Int8Matrix bm{b + b_off * static_cast<uint64_t>(K * N), 1, N, b_signed, &zb};
     integer_gemm8(am, bm, M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) { sink(bt, i, j0, v, n); });
+  };
+  // Many small products (attention's heads), or batches the threads share
+  // evenly: whole batches to each thread, as the float MatMul does (exact
+  // integer sums: the same values however the work is split).
+  constexpr int64_t kSmallProduct = int64_t{1} << 20;
+  const auto threads = static_cast<uint64_t>(cpu::thread_count());
+  const bool even = batches >= threads && batches % threads == 0;
+  if (batches > 1 && (even || M * N * std::max<int64_t>(K, 1) < kSmallProduct)) {
+    std::vector<uint64_t> offsets(2 * batches);
+    for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
+      offsets[2 * bt] = bi.offsets()[0];
+      offsets[2 * bt + 1] = bi.offsets()[1];
+    }
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, M * N * std::max<int64_t>(K, 1)));
+    cpu::parallel_for(static_cast<int64_t>(batches), grain, [&](int64_t lo, int64_t hi) {
+      for (auto bt = static_cast<uint64_t>(lo); bt < static_cast<uint64_t>(hi); ++bt) one_batch(bt, offsets[2 * bt], offsets[2 * bt + 1]);
+    });
+    return;
   }
+  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) one_batch(bt, bi.offsets()[0], bi.offsets()[1]);
 }
 
 }  // namespace onnxscope::ref
