@@ -19,8 +19,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <type_traits>
 
 #include "reference/kernel_util.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/tensor/common.h"
 #include "reference/ops/kernels.h"
 
@@ -380,6 +382,63 @@ E8M0Round round_mode_of(const KernelContext& ctx) {
   ctx.fail("round_mode must be 'up', 'down' or 'nearest', got '" + m + "'");
 }
 
+// The plain numeric types (float, double, the 8- to 64-bit integers, bool)
+// each way: the decoding and encoding above, an element at a time (no
+// vector of every element's Num: 40 bytes each), in chunks across the
+// threads. A quantized GPT-2's int32 -> float Casts took 37% of its run.
+template <typename S> Num decode_one(S v) {
+  if constexpr (std::is_same_v<S, bool>) return num_signed(v ? 1 : 0);
+  else if constexpr (std::is_floating_point_v<S>) return num_real(v);
+  else if constexpr (std::is_signed_v<S>) return num_signed(v);
+  else return num_unsigned(v);
+}
+
+template <typename D> D encode_one(const Num& v) {
+  if constexpr (std::is_same_v<D, bool>) return truthy(v);
+  else if constexpr (std::is_same_v<D, float>) return as_float(v);
+  else if constexpr (std::is_same_v<D, double>) return as_double(v);
+  else return static_cast<D>(int_bits(v));
+}
+
+template <typename S, typename D> void cast_plain(const Tensor& x, Tensor& y) {
+  const std::byte* in = x.raw();
+  std::byte* out = y.mutable_raw();
+  for_chunks(x.element_count(), [&](uint64_t lo, uint64_t hi) {
+    for (uint64_t i = lo; i < hi; ++i) {
+      const S v = load_at<S>(in, i);  // (bool: a byte other than 0 reads true)
+      const D r = encode_one<D>(decode_one<S>(v));
+      if constexpr (std::is_same_v<D, bool>) out[i] = std::byte{static_cast<unsigned char>(r ? 1 : 0)};
+      else store_at<D>(out, i, r);
+    }
+  });
+}
+
+// Calls fn(T{}) for a plain numeric type; false for the others.
+template <typename Fn> bool with_plain_type(DataType t, Fn fn) {
+  switch (t) {
+    case DataType::Float: fn(float{}); return true;
+    case DataType::Double: fn(double{}); return true;
+    case DataType::Int8: fn(int8_t{}); return true;
+    case DataType::Int16: fn(int16_t{}); return true;
+    case DataType::Int32: fn(int32_t{}); return true;
+    case DataType::Int64: fn(int64_t{}); return true;
+    case DataType::Uint8: fn(uint8_t{}); return true;
+    case DataType::Uint16: fn(uint16_t{}); return true;
+    case DataType::Uint32: fn(uint32_t{}); return true;
+    case DataType::Uint64: fn(uint64_t{}); return true;
+    case DataType::Bool: fn(bool{}); return true;
+    default: return false;
+  }
+}
+
+bool cast_plain_types(const Tensor& x, Tensor& y) {
+  bool done = false;
+  with_plain_type(x.dtype(), [&](auto s) {
+    done = with_plain_type(y.dtype(), [&](auto d) { cast_plain<decltype(s), decltype(d)>(x, y); });
+  });
+  return done;
+}
+
 void cast_to(KernelContext& ctx, const Tensor& x, DataType to) {
   const bool saturate = ctx.attr_int("saturate", 1) != 0;
   const E8M0Round mode = round_mode_of(ctx);
@@ -393,7 +452,7 @@ void cast_to(KernelContext& ctx, const Tensor& x, DataType to) {
   } else if (x.is_string() && to == DataType::Bool) {
     // numpy: a string is true when it is not empty (so "0" and "False" are true).
     for (uint64_t i = 0; i < x.element_count(); ++i) store<uint8_t>(y, i, x.strings()[i].empty() ? 0 : 1);
-  } else {
+  } else if (!cast_plain_types(x, y)) {
     const DTypeInfo& info = dtype_info(to);
     encode_all(ctx, decode_all(ctx, x, info.is_integer), y, saturate, mode);
   }
