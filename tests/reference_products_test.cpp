@@ -749,6 +749,22 @@ TEST(ReferenceThreads, WholeModelsGiveTheSameBitsAtAnyThreadCount) {
     b.output_untyped("y");
     models.emplace_back("conv net", load_model(b));
   }
+  {  // com.microsoft SkipLayerNormalization and the simplified form, rows split across the threads
+    ModelBuilder b(17);
+    b.opset("com.microsoft", 1);
+    b.input("x", DataType::Float, {int64_t{2}, int64_t{64}, int64_t{384}});
+    b.input("skip", DataType::Float, {int64_t{64}, int64_t{384}});
+    Rng rng(46);
+    for (const char* name : {"gamma", "beta", "bias"}) {
+      const Tensor t = random_tensor(rng, DataType::Float, {384}, -1, 1);
+      b.initializer(make_float_tensor(name, {384}, std::vector<float>(t.data<float>(), t.data<float>() + 384)));
+    }
+    b.node("SkipLayerNormalization", {"x", "skip", "gamma", "beta", "bias"}, {"y", "mean", "inv_std", "sum"}, "sln",
+           "com.microsoft");
+    b.node("SkipSimplifiedLayerNormalization", {"y", "skip", "gamma", "bias"}, {"z"}, "ssln", "com.microsoft");
+    for (const char* out : {"z", "mean", "inv_std", "sum"}) b.output_untyped(out);
+    models.emplace_back("skip layer norms", load_model(b));
+  }
   for (const auto& [name, m] : models) {
     SCOPED_TRACE(name);
     InputSpec spec;

@@ -11,9 +11,12 @@
 // Outputs: y; mean and inv_std_var (float, input's shape with the last dim
 // 1; ONNX Runtime keeps them for training); input_skip_bias_sum (s).
 #include <cmath>
+#include <type_traits>
+#include <vector>
 
 #include "reference/kernel_util.h"
 #include "reference/ops/kernels.h"
+#include "reference/ops/math/common.h"
 #include "reference/ops/nn/common.h"
 #include "reference/ops/reduction/common.h"
 
@@ -61,36 +64,54 @@ void skip_norm(KernelContext& ctx, bool simplified) {
   stat_shape.push_back(1);
   Tensor& y = ctx.allocate_output(0, x.dtype(), s);
   Tensor* sum_out = ctx.output_wanted(3) ? &ctx.allocate_output(3, x.dtype(), s) : nullptr;
-  std::vector<double> means(rows), inv_std(rows), row(H);
+  std::vector<double> means(rows), inv_std(rows);
   dispatch<kFloats>(ctx, x.dtype(), [&](auto tag) {
     using S = typename decltype(tag)::type;
     using C = compute_t<S>;
-    for (uint64_t r = 0; r < rows; ++r) {
-      const uint64_t base = r * H;
-      // The sum rounded to the input's type, as ONNX Runtime stores it.
-      for (uint64_t k = 0; k < H; ++k) {
-        double v = round_as<S>(static_cast<double>(get<S>(x, base + k)) +
-                               static_cast<double>(get<S>(skip, (base + k) % skip_n)));
-        if (bias) v = round_as<S>(v + static_cast<double>(get<S>(*bias, k)));
-        row[k] = v;
-        if (sum_out) put<S>(*sum_out, base + k, static_cast<C>(v));
+    // Element reads and writes: on pointers fetched once for float and
+    // double (a tensor access per element cost more than the arithmetic).
+    constexpr bool plain = std::is_same_v<S, float> || std::is_same_v<S, double>;
+    const std::byte *xp = x.raw(), *kp = skip.raw(), *gp = gamma.raw(), *bp = beta ? beta->raw() : nullptr,
+                    *cp = bias ? bias->raw() : nullptr;
+    std::byte* yp = y.mutable_raw();
+    std::byte* sp = sum_out ? sum_out->mutable_raw() : nullptr;
+    auto in = [&](const Tensor& t, const std::byte* p, uint64_t i) -> double {
+      if constexpr (plain) return static_cast<double>(load_at<S>(p, i));
+      else return static_cast<double>(get<S>(t, i));
+    };
+    auto out = [&](Tensor& t, std::byte* p, uint64_t i, C v) {
+      if constexpr (plain) store_at<S>(p, i, v);
+      else put<S>(t, i, v);
+    };
+    // Rows across the threads, each computed alone (the same bits at any count).
+    for_rows(rows, H, [&](uint64_t r0, uint64_t r1) {
+      std::vector<double> row(H);
+      for (uint64_t r = r0; r < r1; ++r) {
+        const uint64_t base = r * H;
+        // The sum rounded to the input's type, as ONNX Runtime stores it.
+        for (uint64_t k = 0; k < H; ++k) {
+          double v = round_as<S>(in(x, xp, base + k) + in(skip, kp, (base + k) % skip_n));
+          if (bias) v = round_as<S>(v + in(*bias, cp, k));
+          row[k] = v;
+          if (sum_out) out(*sum_out, sp, base + k, static_cast<C>(v));
+        }
+        if (simplified) {
+          double sq = 0;
+          for (uint64_t k = 0; k < H; ++k) sq += row[k] * row[k];
+          means[r] = 0;
+          inv_std[r] = 1.0 / std::sqrt(sq / static_cast<double>(H) + eps);
+        } else {
+          const auto [mean, var] = mean_var(H, [&](uint64_t k) { return row[k]; });
+          means[r] = mean;
+          inv_std[r] = 1.0 / std::sqrt(var + eps);
+        }
+        for (uint64_t k = 0; k < H; ++k) {
+          double v = (row[k] - means[r]) * inv_std[r] * in(gamma, gp, k);
+          if (beta) v += in(*beta, bp, k);
+          out(y, yp, base + k, static_cast<C>(v));
+        }
       }
-      if (simplified) {
-        double sq = 0;
-        for (uint64_t k = 0; k < H; ++k) sq += row[k] * row[k];
-        means[r] = 0;
-        inv_std[r] = 1.0 / std::sqrt(sq / static_cast<double>(H) + eps);
-      } else {
-        const auto [mean, var] = mean_var(H, [&](uint64_t k) { return row[k]; });
-        means[r] = mean;
-        inv_std[r] = 1.0 / std::sqrt(var + eps);
-      }
-      for (uint64_t k = 0; k < H; ++k) {
-        double v = (row[k] - means[r]) * inv_std[r] * static_cast<double>(get<S>(gamma, k));
-        if (beta) v += static_cast<double>(get<S>(*beta, k));
-        put<S>(y, base + k, static_cast<C>(v));
-      }
-    }
+    });
   });
   if (ctx.output_wanted(1)) rn::store_reals(ctx, ctx.allocate_output(1, DataType::Float, stat_shape), means);
   if (ctx.output_wanted(2)) rn::store_reals(ctx, ctx.allocate_output(2, DataType::Float, stat_shape), inv_std);
