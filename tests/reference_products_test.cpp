@@ -749,7 +749,8 @@ TEST(ReferenceThreads, WholeModelsGiveTheSameBitsAtAnyThreadCount) {
     b.output_untyped("y");
     models.emplace_back("conv net", load_model(b));
   }
-  {  // com.microsoft SkipLayerNormalization and the simplified form, rows split across the threads
+  {  // com.microsoft SkipLayerNormalization and the simplified form, rows split across the threads; then
+     // DynamicQuantizeLinear of the result
     ModelBuilder b(17);
     b.opset("com.microsoft", 1);
     b.input("x", DataType::Float, {int64_t{2}, int64_t{64}, int64_t{384}});
@@ -762,8 +763,9 @@ TEST(ReferenceThreads, WholeModelsGiveTheSameBitsAtAnyThreadCount) {
     b.node("SkipLayerNormalization", {"x", "skip", "gamma", "beta", "bias"}, {"y", "mean", "inv_std", "sum"}, "sln",
            "com.microsoft");
     b.node("SkipSimplifiedLayerNormalization", {"y", "skip", "gamma", "bias"}, {"z"}, "ssln", "com.microsoft");
-    for (const char* out : {"z", "mean", "inv_std", "sum"}) b.output_untyped(out);
-    models.emplace_back("skip layer norms", load_model(b));
+    b.node("DynamicQuantizeLinear", {"z"}, {"zq", "zs", "zz"}, "dql");  // its range found in chunks
+    for (const char* out : {"z", "mean", "inv_std", "sum", "zq", "zs", "zz"}) b.output_untyped(out);
+    models.emplace_back("skip layer norms, dynamic quantization", load_model(b));
   }
   for (const auto& [name, m] : models) {
     SCOPED_TRACE(name);

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <complex>
 #include <limits>
+#include <mutex>
 #include <numbers>
 #include <stdexcept>
 #include <string>
@@ -135,11 +136,22 @@ struct DynamicQuant {
 };
 
 inline DynamicQuant dynamic_quant_params(const float* x, uint64_t n) {
+  // The range in chunks across the threads: max and min are exact, NaN is
+  // never taken (it compares false) and neither is -0 (every partial starts
+  // at +0, replaced only by a strictly larger or smaller value), so the
+  // chunks' results combine to the sequential loop's in any order.
   float maxx = 0.0f, minx = 0.0f;
-  for (uint64_t i = 0; i < n; ++i) {
-    maxx = std::max(maxx, x[i]);
-    minx = std::min(minx, x[i]);
-  }
+  std::mutex combine;
+  for_chunks(n, [&](uint64_t lo, uint64_t hi) {
+    float hi_part = 0.0f, lo_part = 0.0f;
+    for (uint64_t i = lo; i < hi; ++i) {
+      hi_part = std::max(hi_part, x[i]);
+      lo_part = std::min(lo_part, x[i]);
+    }
+    const std::lock_guard<std::mutex> hold(combine);
+    maxx = std::max(maxx, hi_part);
+    minx = std::min(minx, lo_part);
+  });
   DynamicQuant q;
   q.scale = (maxx == minx ? 1.0f : (maxx - minx)) / 255.0f;
   q.zero_point = std::nearbyint(std::clamp(0.0f - minx / q.scale, 0.0f, 255.0f));
@@ -148,7 +160,7 @@ inline DynamicQuant dynamic_quant_params(const float* x, uint64_t n) {
 }
 
 inline uint8_t dynamic_quantize(float v, const DynamicQuant& q) {
-  const float r = std::nearbyint(v / q.scale) + q.zero_point;
+  const float r = nearest_even(v / q.scale) + q.zero_point;
   return static_cast<uint8_t>(std::isnan(r) ? q.zero_point : std::clamp(r, 0.0f, 255.0f));
 }
 

@@ -30,7 +30,9 @@ void DynamicQuantizeLinear(KernelContext& ctx) {
   Tensor& y = ctx.allocate_output(0, DataType::Uint8, x.shape());
   const float* const px = x.data<float>();
   uint8_t* const py = y.mutable_data<uint8_t>();  // fetched once: per element they are calls through the buffers
-  for (uint64_t i = 0; i < n; ++i) py[i] = dynamic_quantize(px[i], q);
+  for_chunks(n, [&](uint64_t lo, uint64_t hi) {  // each output alone
+    for (uint64_t i = lo; i < hi; ++i) py[i] = dynamic_quantize(px[i], q);
+  });
   store<float>(ctx.allocate_output(1, DataType::Float, {}), 0, q.scale);
   store<uint8_t>(ctx.allocate_output(2, DataType::Uint8, {}), 0, uint8_t(q.zero_point));
 }

@@ -104,7 +104,10 @@ void DynamicQuantizeMatMul(KernelContext& ctx) {
   // A quantized as DynamicQuantizeLinear's uint8 output would hold it (a
   // byte a value: a quarter of A).
   std::vector<uint8_t> aq(a.element_count());
-  for (uint64_t i = 0; i < a.element_count(); ++i) aq[i] = static_cast<uint8_t>(dynamic_quantize(a.data<float>()[i], q));
+  const float* pa = a.data<float>();  // fetched once (a.data() an element was a call and a type check)
+  for_chunks(a.element_count(), [&](uint64_t lo, uint64_t hi) {  // each value alone
+    for (uint64_t i = lo; i < hi; ++i) aq[i] = dynamic_quantize(pa[i], q);
+  });
   ZeroPoints za;
   za.one = static_cast<int64_t>(q.zero_point);
   integer_matmul_to_float(ctx, aq.data(), false, za, a.shape(), q.scale, 1, 2, 3, 4);
