@@ -267,6 +267,38 @@ TEST(ReferenceGemm, IntegerProductsAreTheIntegerLoop) {
   }
 }
 
+// A product with more rows than one chunk of packed A (the 16-bit dot
+// products pack A's rows 4 MiB at a time), an odd K and a partial last panel
+// of columns: the integer loop's sums, at 1 and 2 threads.
+TEST(ReferenceGemm, IntegerProductInRowChunksIsTheIntegerLoop) {
+  Rng rng(39);
+  const int64_t M = 2900, K = 771, N = 40;
+  const Tensor a = random_tensor(rng, DataType::Uint8, {M, K}), b = random_tensor(rng, DataType::Int8, {K, N});
+  const Tensor za = random_tensor(rng, DataType::Uint8, {M}), zb = random_tensor(rng, DataType::Int8, {N});
+  Tensor want = Tensor::zeros(DataType::Int32, {M, N});
+  for (int64_t i = 0; i < M; ++i)
+    for (int64_t j = 0; j < N; ++j) {
+      int64_t acc = 0;
+      for (int64_t t = 0; t < K; ++t)
+        acc += (int64_t{a.data<uint8_t>()[i * K + t]} - int64_t{za.data<uint8_t>()[i]}) *
+               (int64_t{b.data<int8_t>()[t * N + j]} - int64_t{zb.data<int8_t>()[j]});
+      want.mutable_data<int32_t>()[i * N + j] = static_cast<int32_t>(acc);
+    }
+  ModelBuilder mb(13);
+  mb.input("a", DataType::Uint8, {M, K});
+  mb.input("b", DataType::Int8, {K, N});
+  mb.input("za", DataType::Uint8, {M});
+  mb.input("zb", DataType::Int8, {N});
+  mb.node("MatMulInteger", {"a", "b", "za", "zb"}, {"y"}, "mm");
+  mb.output_untyped("y");
+  for (int threads : {1, 2}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    cpu::set_thread_count(threads);
+    expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}, {"za", Value(za)}, {"zb", Value(zb)}}));
+  }
+  cpu::set_thread_count(0);
+}
+
 // com.microsoft QGemm with transposed operands (read through their strides,
 // not copied), per-column B zero points and scales, and C: the spec's loop
 // in float after the exact integer sums, at 1 and 2 threads.

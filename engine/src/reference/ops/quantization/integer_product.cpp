@@ -172,6 +172,8 @@ void integer_gemm8(const Int8Matrix& a, const Int8Matrix& bt, int64_t M, int64_t
   const double da = 255.0 + static_cast<double>(largest(*a.zero)), db = 255.0 + static_cast<double>(largest(*bt.zero));
   if (!(static_cast<double>(K) * da * db < 9007199254740992.0))
     throw std::runtime_error("the integer sums would pass 2^53 (K " + std::to_string(K) + ")");
+  // Sums that stay in int32 (K up to about 14000): 16-bit dot products where the CPU has them.
+  if (static_cast<double>(K) * da * db < 2147483647.0 && detail::integer_gemm8_vnni(a, bt, M, N, K, sink)) return;
   math::gemm_packed(math::Packer{pack_int8, &a}, math::Packer{pack_int8, &bt}, M, N, K, sink, /*exact_products=*/true);
 }
 

@@ -46,6 +46,13 @@ struct Int8Matrix {
 // `sink` (exact integers in double; rows of results, from the pool's threads).
 void integer_gemm8(const Int8Matrix& a, const Int8Matrix& bt, int64_t M, int64_t N, int64_t K, const math::RowSink& sink);
 
+namespace detail {
+// integer_gemm8 on AVX-512 VNNI's 16-bit dot products in int32
+// (integer_product_vnni.cpp), for a caller that has checked every partial
+// sum stays below 2^31; false where the CPU lacks VNNI (nothing computed).
+bool integer_gemm8_vnni(const Int8Matrix& a, const Int8Matrix& bt, int64_t M, int64_t N, int64_t K, const math::RowSink& sink);
+}  // namespace detail
+
 // Receives the sums of batch `batch` of numpy matmul's output:
 // sum(i, j0 + k) = v[k] for k < n.
 using BatchSink = std::function<void(uint64_t batch, int64_t i, int64_t j0, const double* v, int64_t n)>;
