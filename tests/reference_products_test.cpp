@@ -401,6 +401,69 @@ TEST(ReferenceQuantize, QLinearSoftmaxIsTheFormula) {
   }
 }
 
+// com.microsoft QLinearAdd and QLinearMul against their formula written out
+// (ratios of the scales in float, products and sums as written, rounded
+// half to even, saturated): uint8 and int8, A and B of one shape or either
+// broadcast (a row, a column, a scalar), rows long enough for the vector
+// path and its tail, scales whose ratios overflow to infinity and give NaN
+// (the scalar cast's bytes), at 1 and 2 threads.
+TEST(ReferenceQuantize, QLinearAddMulAreTheFormula) {
+  Rng rng(47);
+  const Shape shapes_b[] = {{3, 50, 37}, {37}, {3, 50, 1}, {1}, {1, 50, 37}};
+  for (int c = 0; c < 20; ++c) {
+    const bool mul = c % 2 == 1;
+    const DataType t = c / 2 % 2 ? DataType::Int8 : DataType::Uint8;
+    const Shape sa{3, 50, 37}, sb = shapes_b[c / 4 % 5];
+    const bool huge = c >= 16;  // sc tiny: the ratios overflow
+    SCOPED_TRACE(std::string(mul ? "QLinearMul " : "QLinearAdd ") + std::string(dtype_name(t)) + " B " + shape_to_string(sb) +
+                 (huge ? " overflowing ratios" : ""));
+    const bool s8 = t == DataType::Int8;
+    const Tensor a = random_bytes(rng, t, sa, s8 ? -128 : 0, s8 ? 127 : 255);
+    const Tensor b = random_bytes(rng, t, sb, s8 ? -128 : 0, s8 ? 127 : 255);
+    const float fa = 0.02f + 0.001f * static_cast<float>(c), fb = 0.03f, fc = huge ? 1e-38f : 0.05f;
+    const int za = s8 ? -3 : 128, zb = s8 ? 5 : 120, zc = s8 ? -1 : 131;
+    auto at = [&](const Tensor& x, int64_t i) { return s8 ? int32_t{x.data<int8_t>()[i]} : int32_t{x.data<uint8_t>()[i]}; };
+    const float ra = fa / fc, rb = fb / fc, rab = fa * fb / fc;
+    Tensor want = Tensor::zeros(t, sa);
+    for (int64_t i = 0; i < 3; ++i)
+      for (int64_t j = 0; j < 50; ++j)
+        for (int64_t k = 0; k < 37; ++k) {
+          const int64_t ia = (i * 50 + j) * 37 + k;
+          int64_t ib = 0;  // B's index under numpy broadcasting against [3, 50, 37]
+          const size_t r = sb.size();
+          const int64_t idx[3] = {i, j, k};
+          for (size_t d = 0; d < r; ++d) ib = ib * sb[d] + (sb[d] == 1 ? 0 : idx[3 - r + d]);
+          const float qa = static_cast<float>(at(a, ia) - za), qb = static_cast<float>(at(b, ib) - zb);
+          volatile float prod = qa * ra, prod2 = qb * rb;  // (volatile: no fused multiply-add in the test either)
+          const float v = mul ? qa * qb * rab : prod + prod2;
+          const float q = std::nearbyint(v) + static_cast<float>(zc);
+          const float lo = s8 ? -128.0f : 0.0f, hi = s8 ? 127.0f : 255.0f;
+          const float clamped = q < lo ? lo : q > hi ? hi : q;
+          const auto byte = static_cast<int32_t>(clamped);  // NaN: the cast's bytes, as the kernel's own loop
+          if (s8) want.mutable_data<int8_t>()[ia] = static_cast<int8_t>(byte);
+          else want.mutable_data<uint8_t>()[ia] = static_cast<uint8_t>(byte);
+        }
+    ModelBuilder mb(13);
+    mb.opset("com.microsoft", 1);
+    mb.input("a", t, dims_of(sa));
+    mb.input("b", t, dims_of(sb));
+    add_initializer(mb, "fa", scalar(DataType::Float, fa));
+    add_initializer(mb, "za", scalar(t, za));
+    add_initializer(mb, "fb", scalar(DataType::Float, fb));
+    add_initializer(mb, "zb", scalar(t, zb));
+    add_initializer(mb, "fc", scalar(DataType::Float, fc));
+    add_initializer(mb, "zc", scalar(t, zc));
+    mb.node(mul ? "QLinearMul" : "QLinearAdd", {"a", "fa", "za", "b", "fb", "zb", "fc", "zc"}, {"y"}, "q", "com.microsoft");
+    mb.output_untyped("y");
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(threads) + " threads");
+      cpu::set_thread_count(threads);
+      expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}}));
+    }
+    cpu::set_thread_count(0);
+  }
+}
+
 // The requantizing kernels' inline rounding is std::nearbyint, bit for bit:
 // a sweep over float bit patterns (every 251st, both signs, subnormals, NaN
 // payloads, infinities), the halves on either side of every integer up to
