@@ -304,23 +304,38 @@ TEST(ReferenceGemm, IntegerProductInRowChunksIsTheIntegerLoop) {
 // in float after the exact integer sums, at 1 and 2 threads.
 TEST(ReferenceGemm, QGemmTransposedIsTheLoop) {
   Rng rng(36);
-  for (int c = 0; c < 8; ++c) {
+  for (int c = 0; c < 12; ++c) {
     const bool ta = c % 2 == 1, tb = c / 2 % 2 == 1;
+    // From case 8 on, Y quantized (y_scale, y_zero_point; case 11's y_scale makes
+    // the scale overflow to infinity); C one value (case 9) or [M, N] (case 10).
+    const bool quantized = c >= 8;
     const int64_t M = pick(rng, 1, 30), K = c == 5 ? 300 : pick(rng, 1, 70), N = pick(rng, 1, 50);
-    SCOPED_TRACE(std::to_string(M) + " x " + std::to_string(K) + " x " + std::to_string(N) + (ta ? " transA" : "") + (tb ? " transB" : ""));
+    SCOPED_TRACE(std::to_string(M) + " x " + std::to_string(K) + " x " + std::to_string(N) + (ta ? " transA" : "") + (tb ? " transB" : "") +
+                 (quantized ? " quantized Y" : ""));
     const Tensor a = random_tensor(rng, DataType::Uint8, ta ? Shape{K, M} : Shape{M, K});
     const Tensor b = random_tensor(rng, DataType::Int8, tb ? Shape{N, K} : Shape{K, N});
     const Tensor za = random_tensor(rng, DataType::Uint8, {}), zb = random_tensor(rng, DataType::Int8, {N});
     const Tensor sa = random_tensor(rng, DataType::Float, {}, 0.01, 0.1), sb = random_tensor(rng, DataType::Float, {N}, 0.001, 0.02);
-    const Tensor cc = random_tensor(rng, DataType::Int32, {N}, -5000, 5000);
-    Tensor want = Tensor::zeros(DataType::Float, {M, N});
+    const Shape cs = c == 9 ? Shape{} : c == 10 ? Shape{M, N} : Shape{N};
+    const Tensor cc = random_tensor(rng, DataType::Int32, cs, -5000, 5000);
+    const float sy = c == 11 ? 1e-38f : 0.37f;
+    const uint8_t zy = 7;
+    Tensor want = Tensor::zeros(quantized ? DataType::Uint8 : DataType::Float, {M, N});
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) {
-        int64_t acc = cc.data<int32_t>()[j];
+        int64_t acc = cc.data<int32_t>()[c == 9 ? 0 : c == 10 ? i * N + j : j];
         for (int64_t t = 0; t < K; ++t)
           acc += (int64_t{a.data<uint8_t>()[ta ? t * M + i : i * K + t]} - int64_t{za.data<uint8_t>()[0]}) *
                  (int64_t{b.data<int8_t>()[tb ? j * K + t : t * N + j]} - int64_t{zb.data<int8_t>()[j]});
-        want.mutable_data<float>()[i * N + j] = static_cast<float>(acc) * (sa.data<float>()[0] * sb.data<float>()[j]);
+        float scale = sa.data<float>()[0] * sb.data<float>()[j];
+        if (quantized) scale /= sy;
+        const float v = static_cast<float>(acc) * scale;
+        if (!quantized) {
+          want.mutable_data<float>()[i * N + j] = v;
+          continue;
+        }
+        const float q = std::nearbyint(v) + static_cast<float>(zy);
+        want.mutable_data<uint8_t>()[i * N + j] = static_cast<uint8_t>(q < 0.0f ? 0.0f : q > 255.0f ? 255.0f : q);
       }
     ModelBuilder mb(13);
     mb.opset("com.microsoft", 1);
@@ -330,8 +345,15 @@ TEST(ReferenceGemm, QGemmTransposedIsTheLoop) {
     mb.input("b", DataType::Int8, dims_of(b.shape()));
     mb.input("bs", DataType::Float, {N});
     mb.input("bz", DataType::Int8, {N});
-    mb.input("c", DataType::Int32, {N});
-    auto& n = mb.node("QGemm", {"a", "as", "az", "b", "bs", "bz", "c"}, {"y"}, "qg", "com.microsoft");
+    mb.input("c", DataType::Int32, dims_of(cs));
+    std::vector<std::string> ins = {"a", "as", "az", "b", "bs", "bz", "c"};
+    if (quantized) {
+      add_initializer(mb, "ys", scalar(DataType::Float, sy));
+      add_initializer(mb, "yz", scalar(DataType::Uint8, zy));
+      ins.push_back("ys");
+      ins.push_back("yz");
+    }
+    auto& n = mb.node("QGemm", ins, {"y"}, "qg", "com.microsoft");
     if (ta) attr_int(n, "transA", 1);
     if (tb) attr_int(n, "transB", 1);
     mb.output_untyped("y");

@@ -11,6 +11,11 @@
 //   Y = acc * (alpha a_scale b_scale[n])                            float output
 //   Y = saturate(round_half_even(acc * (alpha a_scale b_scale[n] / y_scale)) + zy)
 // with the scale folded in float first, as ONNX Runtime does.
+#pragma GCC optimize("fp-contract=off")  // products and sums round as written, in the vector stage too
+// GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#include <immintrin.h>
+
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -23,6 +28,40 @@
 
 namespace onnxscope::ref {
 namespace {
+
+// The output stage of `count` sums of one row, 8 at a time in AVX-512: C
+// (int32: `c` stepping by c_step, or none) plus the sum in double (both
+// integers below 2^53: exact), rounded once to float as the scalar int64 ->
+// float cast rounds, times the column's scale, then Y (float) or quantized as
+// quantize_float does (vrndscaleps to nearest even, + zero point, the same
+// clamp). Stops before a block with a NaN (whose cast the scalar loop
+// keeps); returns how many it wrote.
+template <typename T>
+__attribute__((target("avx512f,avx512dq,avx512vl"))) int64_t stage_avx512(const double* sums, int64_t count, const int32_t* c,
+                                                                          int64_t c_step, const float* scale, float* yf, T* yq,
+                                                                          T zy) {
+  const __m256 lo = _mm256_set1_ps(static_cast<float>(std::numeric_limits<T>::min()));
+  const __m256 hi = _mm256_set1_ps(static_cast<float>(std::numeric_limits<T>::max()));
+  const __m256 vzy = _mm256_set1_ps(static_cast<float>(zy));
+  int64_t k = 0;
+  for (; k + 8 <= count; k += 8) {
+    __m512d acc = _mm512_loadu_pd(sums + k);
+    if (c) {
+      const __m256i cv = c_step == 0 ? _mm256_set1_epi32(c[0]) : _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + k));
+      acc = _mm512_add_pd(acc, _mm512_cvtepi32_pd(cv));
+    }
+    const __m256 v = _mm256_mul_ps(_mm512_cvtpd_ps(acc), _mm256_loadu_ps(scale + k));
+    if (_mm256_cmp_ps_mask(v, v, _CMP_UNORD_Q)) break;
+    if (yf) {
+      _mm256_storeu_ps(yf + k, v);
+      continue;
+    }
+    const __m256 q = _mm256_add_ps(_mm256_roundscale_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC), vzy);
+    const __m256i r = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(q, lo), hi));
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(yq + k), _mm256_cvtepi32_epi8(r));
+  }
+  return k;
+}
 
 // A 1-D or scalar parameter with one value, or one per column of Y.
 const Tensor& per_column(const KernelContext& ctx, size_t i, int64_t n, const char* what) {
@@ -97,8 +136,14 @@ void qgemm(KernelContext& ctx) {
     if (cs.size() == 1) c_col = 1;
     else c_row = cs[0] == 1 ? 0 : cs[1], c_col = cs[1] == 1 ? 0 : 1;
   }
+  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                             __builtin_cpu_supports("avx512vl");
   integer_gemm8(am, bm, M, N, K, [&](int64_t m, int64_t j0, const double* sums, int64_t count) {
-    for (int64_t k = 0; k < count; ++k) {
+    int64_t k = 0;
+    if (avx512 && c_col <= 1)
+      k = stage_avx512<TA>(sums, count, cv ? cv + m * c_row + j0 * c_col : nullptr, c_col, scale.data() + j0,
+                           yf ? yf + m * N + j0 : nullptr, yq ? yq + m * N + j0 : nullptr, zy);
+    for (; k < count; ++k) {
       const int64_t n = j0 + k;
       int64_t acc = cv ? int64_t{cv[m * c_row + n * c_col]} : 0;
       acc += static_cast<int64_t>(sums[k]);
