@@ -18,6 +18,7 @@
 #include "cpu/thread_pool.h"
 #include "reference/ops/math/common.h"
 #include "reference/ops/quantization/common.h"
+#include "reference/ops/quantization/integer_product.h"
 #include "model_builder.h"
 #include "onnxscope/float_formats.h"
 #include "onnxscope/inputs.h"
@@ -246,12 +247,16 @@ TEST(ReferenceGemm, IntegerProductsAreTheIntegerLoop) {
     mb.input("zb", tb, dims_of(zb.shape()));
     mb.node("MatMulInteger", {"a", "b", "za", "zb"}, {"y"}, "mm");
     mb.output_untyped("y");
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(std::to_string(threads) + " threads");
+    for (int paths = 0; paths < 4; ++paths) {
+      const int threads = 1 + paths % 2;
+      const bool vnni = paths < 2;  // the 16-bit dot products where the CPU has them, then the double product
+      SCOPED_TRACE(std::to_string(threads) + " threads" + (vnni ? "" : ", double product"));
       cpu::set_thread_count(threads);
+      ref::detail::set_vnni_products(vnni);
       expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}, {"za", Value(za)}, {"zb", Value(zb)}}));
     }
     cpu::set_thread_count(0);
+    ref::detail::set_vnni_products(true);
   }
   // The bound: K * |a| * |b| below 2^53 goes through, at it or past it is refused.
   for (const auto& [av, bv, K, ok] : {std::tuple{int64_t{1} << 25, int64_t{1} << 26, int64_t{2}, true},   // 2^52
@@ -291,12 +296,16 @@ TEST(ReferenceGemm, IntegerProductInRowChunksIsTheIntegerLoop) {
   mb.input("zb", DataType::Int8, {N});
   mb.node("MatMulInteger", {"a", "b", "za", "zb"}, {"y"}, "mm");
   mb.output_untyped("y");
-  for (int threads : {1, 2}) {
-    SCOPED_TRACE(std::to_string(threads) + " threads");
+  for (int paths = 0; paths < 4; ++paths) {
+    const int threads = 1 + paths % 2;
+    const bool vnni = paths < 2;  // the 16-bit dot products where the CPU has them, then the double product
+    SCOPED_TRACE(std::to_string(threads) + " threads" + (vnni ? "" : ", double product"));
     cpu::set_thread_count(threads);
+    ref::detail::set_vnni_products(vnni);
     expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}, {"za", Value(za)}, {"zb", Value(zb)}}));
   }
   cpu::set_thread_count(0);
+  ref::detail::set_vnni_products(true);
 }
 
 // com.microsoft QGemm with transposed operands (read through their strides,
@@ -357,13 +366,17 @@ TEST(ReferenceGemm, QGemmTransposedIsTheLoop) {
     if (ta) attr_int(n, "transA", 1);
     if (tb) attr_int(n, "transB", 1);
     mb.output_untyped("y");
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(std::to_string(threads) + " threads");
+    for (int paths = 0; paths < 4; ++paths) {
+      const int threads = 1 + paths % 2;
+      const bool vnni = paths < 2;  // the 16-bit dot products where the CPU has them, then the double product
+      SCOPED_TRACE(std::to_string(threads) + " threads" + (vnni ? "" : ", double product"));
       cpu::set_thread_count(threads);
+      ref::detail::set_vnni_products(vnni);
       expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"as", Value(sa)}, {"az", Value(za)}, {"b", Value(b)},
                                           {"bs", Value(sb)}, {"bz", Value(zb)}, {"c", Value(cc)}}));
     }
     cpu::set_thread_count(0);
+    ref::detail::set_vnni_products(true);
   }
 }
 

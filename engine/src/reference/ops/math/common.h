@@ -58,6 +58,34 @@ void for_rows(uint64_t rows, uint64_t length, Fn fn) {
   });
 }
 
+// Runs one(batch, a_offset, b_offset) for every batch of a batched product
+// (offsets in matrices, from `bi`), `work` multiply-adds each. Many small
+// products (attention's heads and windows: Swin's [64, 3, 49, 32] x
+// [64, 3, 32, 49]), or batches the threads share evenly (a decoder's 8 heads
+// of [128, 64] x [64, 128]: each split over the threads, 18 against 38 G
+// multiply-adds a second in its projections), go whole to each thread, each
+// product computed as alone (the same bits), instead of starting the
+// threads for each; otherwise one after another, each splitting its own work.
+template <typename One>
+void for_each_product(uint64_t batches, int64_t work, BroadcastIndex& bi, One one) {
+  constexpr int64_t kSmallProduct = int64_t{1} << 20;
+  const auto threads = static_cast<uint64_t>(cpu::thread_count());
+  const bool even = batches >= threads && batches % threads == 0;
+  if (batches > 1 && (even || work < kSmallProduct)) {
+    std::vector<uint64_t> offsets(2 * batches);
+    for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
+      offsets[2 * bt] = bi.offsets()[0];
+      offsets[2 * bt + 1] = bi.offsets()[1];
+    }
+    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, work));
+    cpu::parallel_for(static_cast<int64_t>(batches), grain, [&](int64_t lo, int64_t hi) {
+      for (auto bt = static_cast<uint64_t>(lo); bt < static_cast<uint64_t>(hi); ++bt) one(bt, offsets[2 * bt], offsets[2 * bt + 1]);
+    });
+    return;
+  }
+  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) one(bt, bi.offsets()[0], bi.offsets()[1]);
+}
+
 // An output of `type` and `shape` that writes over input i's bytes where no
 // later node reads them (the interpreter says so; never with an observer,
 // which is shown the node's inputs after it ran): an elementwise result

@@ -13,6 +13,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "core/target_clones.h"
 #include "reference/ops/math/gemm_f64.h"
+#include "reference/ops/math/transpose8_avx512.h"
 
 #include <immintrin.h>
 
@@ -110,24 +111,7 @@ __attribute__((target("avx512f"))) void pack_rows8_avx512(const float* src, int6
   for (; t + 8 <= K; t += 8) {
     __m512d r[8];
     for (int i = 0; i < 8; ++i) r[i] = _mm512_cvtps_pd(_mm256_loadu_ps(src + i * stride + t));
-    // Pairs within 128-bit lanes, then lanes across pairs of pairs.
-    const __m512d t0 = _mm512_unpacklo_pd(r[0], r[1]), t1 = _mm512_unpackhi_pd(r[0], r[1]);
-    const __m512d t2 = _mm512_unpacklo_pd(r[2], r[3]), t3 = _mm512_unpackhi_pd(r[2], r[3]);
-    const __m512d t4 = _mm512_unpacklo_pd(r[4], r[5]), t5 = _mm512_unpackhi_pd(r[4], r[5]);
-    const __m512d t6 = _mm512_unpacklo_pd(r[6], r[7]), t7 = _mm512_unpackhi_pd(r[6], r[7]);
-    const __m512d u0 = _mm512_shuffle_f64x2(t0, t2, 0x88), u1 = _mm512_shuffle_f64x2(t0, t2, 0xDD);
-    const __m512d u2 = _mm512_shuffle_f64x2(t1, t3, 0x88), u3 = _mm512_shuffle_f64x2(t1, t3, 0xDD);
-    const __m512d u4 = _mm512_shuffle_f64x2(t4, t6, 0x88), u5 = _mm512_shuffle_f64x2(t4, t6, 0xDD);
-    const __m512d u6 = _mm512_shuffle_f64x2(t5, t7, 0x88), u7 = _mm512_shuffle_f64x2(t5, t7, 0xDD);
-    double* o = dst + t * 8;
-    _mm512_storeu_pd(o + 0 * 8, _mm512_shuffle_f64x2(u0, u4, 0x88));
-    _mm512_storeu_pd(o + 4 * 8, _mm512_shuffle_f64x2(u0, u4, 0xDD));
-    _mm512_storeu_pd(o + 2 * 8, _mm512_shuffle_f64x2(u1, u5, 0x88));
-    _mm512_storeu_pd(o + 6 * 8, _mm512_shuffle_f64x2(u1, u5, 0xDD));
-    _mm512_storeu_pd(o + 1 * 8, _mm512_shuffle_f64x2(u2, u6, 0x88));
-    _mm512_storeu_pd(o + 5 * 8, _mm512_shuffle_f64x2(u2, u6, 0xDD));
-    _mm512_storeu_pd(o + 3 * 8, _mm512_shuffle_f64x2(u3, u7, 0x88));
-    _mm512_storeu_pd(o + 7 * 8, _mm512_shuffle_f64x2(u3, u7, 0xDD));
+    store_transposed8(r, dst + t * 8, 8);
   }
   for (; t < K; ++t)
     for (int i = 0; i < 8; ++i) dst[t * 8 + i] = static_cast<double>(src[i * stride + t]);

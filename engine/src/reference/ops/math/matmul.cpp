@@ -56,28 +56,7 @@ void float_matmul(KernelContext& ctx, const Tensor& a, const Tensor& b, double a
       put_run(base + static_cast<uint64_t>(i * N + j0), v, n);
     });
   };
-  // Many small products (attention's heads and windows: Swin's [64, 3, 49, 32]
-  // x [64, 3, 32, 49]), or batches the threads share evenly (a decoder's 8
-  // heads of [128, 64] x [64, 128]: each split over the threads, 18 against
-  // 38 G multiply-adds a second in its projections): the threads take whole
-  // batches, each product computed as alone (the same bits), instead of
-  // starting the threads for each.
-  constexpr int64_t kSmallProduct = int64_t{1} << 20;
-  const auto threads = static_cast<uint64_t>(cpu::thread_count());
-  const bool even = batches >= threads && batches % threads == 0;
-  if (batches > 1 && (even || M * N * std::max<int64_t>(K, 1) < kSmallProduct)) {
-    std::vector<uint64_t> offsets(2 * batches);
-    for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
-      offsets[2 * bt] = bi.offsets()[0];
-      offsets[2 * bt + 1] = bi.offsets()[1];
-    }
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, M * N * std::max<int64_t>(K, 1)));
-    cpu::parallel_for(static_cast<int64_t>(batches), grain, [&](int64_t lo, int64_t hi) {
-      for (auto bt = static_cast<uint64_t>(lo); bt < static_cast<uint64_t>(hi); ++bt) one_batch(bt, offsets[2 * bt], offsets[2 * bt + 1]);
-    });
-    return;
-  }
-  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) one_batch(bt, bi.offsets()[0], bi.offsets()[1]);
+  for_each_product(batches, M * N * std::max<int64_t>(K, 1), bi, one_batch);
 }
 
 // `t` with its dims permuted (a contiguous copy): out dim d is t's dim perm[d].

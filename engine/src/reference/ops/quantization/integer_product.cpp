@@ -10,8 +10,8 @@
 #include <stdexcept>
 #include <vector>
 
-#include "cpu/thread_pool.h"
 #include "reference/ops/math/gemm_f64.h"
+#include "reference/ops/math/transpose8_avx512.h"
 
 namespace onnxscope::ref {
 namespace {
@@ -61,28 +61,11 @@ __attribute__((target("avx512f"))) inline __m512d eight_bytes(const uint8_t* p) 
 template <bool Signed>
 __attribute__((target("avx512f"))) void pack_rows8_int8(const uint8_t* src, int64_t stride, int64_t K, const double* z,
                                                         double* dst, int64_t ld) {
-  const __m512d zv = _mm512_loadu_pd(z);
   int64_t t = 0;
   for (; t + 8 <= K; t += 8) {
     __m512d r[8];
-    for (int i = 0; i < 8; ++i) r[i] = eight_bytes<Signed>(src + i * stride + t);
-    const __m512d t0 = _mm512_unpacklo_pd(r[0], r[1]), t1 = _mm512_unpackhi_pd(r[0], r[1]);
-    const __m512d t2 = _mm512_unpacklo_pd(r[2], r[3]), t3 = _mm512_unpackhi_pd(r[2], r[3]);
-    const __m512d t4 = _mm512_unpacklo_pd(r[4], r[5]), t5 = _mm512_unpackhi_pd(r[4], r[5]);
-    const __m512d t6 = _mm512_unpacklo_pd(r[6], r[7]), t7 = _mm512_unpackhi_pd(r[6], r[7]);
-    const __m512d u0 = _mm512_shuffle_f64x2(t0, t2, 0x88), u1 = _mm512_shuffle_f64x2(t0, t2, 0xDD);
-    const __m512d u2 = _mm512_shuffle_f64x2(t1, t3, 0x88), u3 = _mm512_shuffle_f64x2(t1, t3, 0xDD);
-    const __m512d u4 = _mm512_shuffle_f64x2(t4, t6, 0x88), u5 = _mm512_shuffle_f64x2(t4, t6, 0xDD);
-    const __m512d u6 = _mm512_shuffle_f64x2(t5, t7, 0x88), u7 = _mm512_shuffle_f64x2(t5, t7, 0xDD);
-    double* o = dst + t * ld;
-    _mm512_storeu_pd(o + 0 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u0, u4, 0x88), zv));
-    _mm512_storeu_pd(o + 4 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u0, u4, 0xDD), zv));
-    _mm512_storeu_pd(o + 2 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u1, u5, 0x88), zv));
-    _mm512_storeu_pd(o + 6 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u1, u5, 0xDD), zv));
-    _mm512_storeu_pd(o + 1 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u2, u6, 0x88), zv));
-    _mm512_storeu_pd(o + 5 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u2, u6, 0xDD), zv));
-    _mm512_storeu_pd(o + 3 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u3, u7, 0x88), zv));
-    _mm512_storeu_pd(o + 7 * ld, _mm512_sub_pd(_mm512_shuffle_f64x2(u3, u7, 0xDD), zv));
+    for (int i = 0; i < 8; ++i) r[i] = _mm512_sub_pd(eight_bytes<Signed>(src + i * stride + t), _mm512_set1_pd(z[i]));
+    math::store_transposed8(r, dst + t * ld, ld);
   }
   for (; t < K; ++t)
     for (int i = 0; i < 8; ++i) {
@@ -189,25 +172,7 @@ void integer_matmul8(const math::MatMulShape& ms, const uint8_t* a, bool a_signe
     const Int8Matrix bm{b + b_off * static_cast<uint64_t>(K * N), 1, N, b_signed, &zb};
     integer_gemm8(am, bm, M, N, K, [&](int64_t i, int64_t j0, const double* v, int64_t n) { sink(bt, i, j0, v, n); });
   };
-  // Many small products (attention's heads), or batches the threads share
-  // evenly: whole batches to each thread, as the float MatMul does (exact
-  // integer sums: the same values however the work is split).
-  constexpr int64_t kSmallProduct = int64_t{1} << 20;
-  const auto threads = static_cast<uint64_t>(cpu::thread_count());
-  const bool even = batches >= threads && batches % threads == 0;
-  if (batches > 1 && (even || M * N * std::max<int64_t>(K, 1) < kSmallProduct)) {
-    std::vector<uint64_t> offsets(2 * batches);
-    for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) {
-      offsets[2 * bt] = bi.offsets()[0];
-      offsets[2 * bt + 1] = bi.offsets()[1];
-    }
-    const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, M * N * std::max<int64_t>(K, 1)));
-    cpu::parallel_for(static_cast<int64_t>(batches), grain, [&](int64_t lo, int64_t hi) {
-      for (auto bt = static_cast<uint64_t>(lo); bt < static_cast<uint64_t>(hi); ++bt) one_batch(bt, offsets[2 * bt], offsets[2 * bt + 1]);
-    });
-    return;
-  }
-  for (uint64_t bt = 0; bt < batches; ++bt, bi.next()) one_batch(bt, bi.offsets()[0], bi.offsets()[1]);
+  for_each_product(batches, M * N * std::max<int64_t>(K, 1), bi, one_batch);  // (exact sums: any split gives the same)
 }
 
 }  // namespace onnxscope::ref

@@ -51,6 +51,9 @@ namespace detail {
 // (integer_product_vnni.cpp), for a caller that has checked every partial
 // sum stays below 2^31; false where the CPU lacks VNNI (nothing computed).
 bool integer_gemm8_vnni(const Int8Matrix& a, const Int8Matrix& bt, int64_t M, int64_t N, int64_t K, const math::RowSink& sink);
+// Whether it may run (default: yes); off, every product takes the double
+// product, so tests can hold both paths to the same sums on any CPU.
+void set_vnni_products(bool on);
 }  // namespace detail
 
 // Receives the sums of batch `batch` of numpy matmul's output:

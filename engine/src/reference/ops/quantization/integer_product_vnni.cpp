@@ -9,6 +9,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "cpu/thread_pool.h"
@@ -117,10 +118,16 @@ __attribute__((target("avx512f,avx512bw,avx512vnni"))) void tile(const int16_t* 
 
 }  // namespace
 
+namespace {
+std::atomic<bool> g_vnni_on{true};
+}  // namespace
+
+void set_vnni_products(bool on) { g_vnni_on = on; }
+
 bool integer_gemm8_vnni(const Int8Matrix& a, const Int8Matrix& bt, int64_t M, int64_t N, int64_t K, const math::RowSink& sink) {
   static const bool vnni = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                            __builtin_cpu_supports("avx512vnni");
-  if (!vnni || M <= 0 || N <= 0 || K <= 0) return false;
+  if (!vnni || !g_vnni_on || M <= 0 || N <= 0 || K <= 0) return false;
   const int64_t kp = (K + 1) / 2 * 2, pairs = kp / 2, panels = (N + kCols - 1) / kCols;
   // A's rows a chunk at a time (a multiple of the row groups), packed once for every panel.
   const int64_t chunk = std::max<int64_t>(kRowGroup, kAChunkBytes / (2 * kp) / kRowGroup * kRowGroup);
