@@ -3,8 +3,9 @@
 // 383 in magnitude), pairs of t multiplied and added into int32 lanes by
 // vpdpwssd. Every partial sum is at most K * |a - za|max * |b - zb|max,
 // which the caller keeps below 2^31, so the int32 sums are the integer sums
-// exactly, the same values the double product gives, four times as many a
-// cycle. Other CPUs, and larger K, take the double product.
+// exactly, the same values the double product gives, at 32 multiply-adds an
+// instruction against its 8. Other CPUs, and larger K, take the double
+// product.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
@@ -66,8 +67,9 @@ __attribute__((target("avx512f,avx512bw"))) void pack_rows(const Int8Matrix& a, 
 // for a B whose columns are adjacent (bt.row == 1) and a whole panel, the
 // pairs interleaved within each 128-bit lane (unpacklo / unpackhi of rows
 // 2p and 2p + 1: vector 0 holds columns 0-3, 8-11, 16-19, 24-27, vector 1
-// the others; kLaneCol maps them back); otherwise column c's pair at
-// (p * kCols + c) * 2 in the same lane order. Zero past K and past n.
+// the others; kLaneCol maps them back); otherwise, an element at a time,
+// column c's pair in the slot whose kLaneCol entry is c. Zero past K and
+// past n.
 constexpr int kLaneCol[32] = {0,  1,  2,  3,  8,  9,  10, 11, 16, 17, 18, 19, 24, 25, 26, 27,
                               4,  5,  6,  7,  12, 13, 14, 15, 20, 21, 22, 23, 28, 29, 30, 31};
 
