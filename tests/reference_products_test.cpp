@@ -101,6 +101,23 @@ Tensor run_one(ModelBuilder& b, const NamedValues& in) {
 
 const DataType kTypes[] = {DataType::Float, DataType::Double, DataType::Float16};
 
+// run() at 1 and 2 threads, each with the 8-bit products on VNNI's 16-bit
+// dot products (where the CPU has them) and on the double product; then the
+// defaults back.
+template <typename Run>
+void on_both_product_paths(Run run) {
+  for (int paths = 0; paths < 4; ++paths) {
+    const int threads = 1 + paths % 2;
+    const bool vnni = paths < 2;
+    SCOPED_TRACE(std::to_string(threads) + " threads" + (vnni ? "" : ", double product"));
+    cpu::set_thread_count(threads);
+    ref::detail::set_vnni_products(vnni);
+    run();
+  }
+  cpu::set_thread_count(0);
+  ref::detail::set_vnni_products(true);
+}
+
 // MatMul(a, b) of floats has `want`'s bits at each of these thread counts.
 void expect_matmul_bits(const Tensor& want, const Tensor& a, const Tensor& b, std::initializer_list<int> thread_counts) {
   for (int threads : thread_counts) {
@@ -247,16 +264,7 @@ TEST(ReferenceGemm, IntegerProductsAreTheIntegerLoop) {
     mb.input("zb", tb, dims_of(zb.shape()));
     mb.node("MatMulInteger", {"a", "b", "za", "zb"}, {"y"}, "mm");
     mb.output_untyped("y");
-    for (int paths = 0; paths < 4; ++paths) {
-      const int threads = 1 + paths % 2;
-      const bool vnni = paths < 2;  // the 16-bit dot products where the CPU has them, then the double product
-      SCOPED_TRACE(std::to_string(threads) + " threads" + (vnni ? "" : ", double product"));
-      cpu::set_thread_count(threads);
-      ref::detail::set_vnni_products(vnni);
-      expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}, {"za", Value(za)}, {"zb", Value(zb)}}));
-    }
-    cpu::set_thread_count(0);
-    ref::detail::set_vnni_products(true);
+    on_both_product_paths([&] { expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}, {"za", Value(za)}, {"zb", Value(zb)}})); });
   }
   // The bound: K * |a| * |b| below 2^53 goes through, at it or past it is refused.
   for (const auto& [av, bv, K, ok] : {std::tuple{int64_t{1} << 25, int64_t{1} << 26, int64_t{2}, true},   // 2^52
@@ -296,16 +304,7 @@ TEST(ReferenceGemm, IntegerProductInRowChunksIsTheIntegerLoop) {
   mb.input("zb", DataType::Int8, {N});
   mb.node("MatMulInteger", {"a", "b", "za", "zb"}, {"y"}, "mm");
   mb.output_untyped("y");
-  for (int paths = 0; paths < 4; ++paths) {
-    const int threads = 1 + paths % 2;
-    const bool vnni = paths < 2;  // the 16-bit dot products where the CPU has them, then the double product
-    SCOPED_TRACE(std::to_string(threads) + " threads" + (vnni ? "" : ", double product"));
-    cpu::set_thread_count(threads);
-    ref::detail::set_vnni_products(vnni);
-    expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}, {"za", Value(za)}, {"zb", Value(zb)}}));
-  }
-  cpu::set_thread_count(0);
-  ref::detail::set_vnni_products(true);
+  on_both_product_paths([&] { expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"b", Value(b)}, {"za", Value(za)}, {"zb", Value(zb)}})); });
 }
 
 // com.microsoft QGemm with transposed operands (read through their strides,
@@ -366,17 +365,9 @@ TEST(ReferenceGemm, QGemmTransposedIsTheLoop) {
     if (ta) attr_int(n, "transA", 1);
     if (tb) attr_int(n, "transB", 1);
     mb.output_untyped("y");
-    for (int paths = 0; paths < 4; ++paths) {
-      const int threads = 1 + paths % 2;
-      const bool vnni = paths < 2;  // the 16-bit dot products where the CPU has them, then the double product
-      SCOPED_TRACE(std::to_string(threads) + " threads" + (vnni ? "" : ", double product"));
-      cpu::set_thread_count(threads);
-      ref::detail::set_vnni_products(vnni);
-      expect_same_bits(want, run_one(mb, {{"a", Value(a)}, {"as", Value(sa)}, {"az", Value(za)}, {"b", Value(b)},
-                                          {"bs", Value(sb)}, {"bz", Value(zb)}, {"c", Value(cc)}}));
-    }
-    cpu::set_thread_count(0);
-    ref::detail::set_vnni_products(true);
+    const NamedValues feeds = {{"a", Value(a)},   {"as", Value(sa)}, {"az", Value(za)}, {"b", Value(b)},
+                               {"bs", Value(sb)}, {"bz", Value(zb)}, {"c", Value(cc)}};
+    on_both_product_paths([&] { expect_same_bits(want, run_one(mb, feeds)); });
   }
 }
 
