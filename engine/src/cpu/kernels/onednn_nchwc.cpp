@@ -10,6 +10,7 @@
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/tensor/nchwc_phases.h"
 #include "cpu/nchwc.h"
 #include "reference/ops/nn/common.h"
 
@@ -95,6 +96,13 @@ struct Problem {
   std::vector<int64_t> crop;    // the first kept tap per axis; empty: the whole kernel
   int threads = 1;              // threads_for its multiply-adds
   std::string key;
+  // A dilated convolution at stride 1 runs on its input's phases
+  // (tensor/nchwc_phases.h): x, y and win above are then that call's (N*dh*dw
+  // phase images, no dilation, no padding), `outer_y` the node's output,
+  // `in` and `out` the phase grids of its input and output.
+  bool phases = false;
+  Shape outer_y;
+  PhaseGrid in, out;
 };
 
 // SiLU (Swish with alpha 1) after the convolution: oneDNN's swish post-op,
@@ -118,7 +126,63 @@ bool silu_after_conv() {
   return on;
 }
 
-bool problem(const KernelContext& ctx, Problem& p) {
+// Dilated convolutions on their input's phases; ONNXSCOPE_CONV_PHASES=0
+// keeps oneDNN's dilated kernels, for measurements.
+bool phases_enabled() {
+  static const bool on = [] {
+    const char* e = std::getenv("ONNXSCOPE_CONV_PHASES");
+    return !(e && std::string(e) == "0");
+  }();
+  return on;
+}
+
+// Where the call on the phase images computes at most 30% more output
+// pixels than the node's (the rows that straddle two phase images, and the
+// phases' last rows and columns past the output's edge), at stride 1; taken
+// only where that call runs on Winograd (conv_plan): measured on this
+// project's Xeon at 2 threads, a direct call on the phases was as slow as
+// oneDNN's dilated kernel or slower (5x5 kernels, grouped convolutions).
+bool phases_fit(const Problem& p) {
+  if (!phases_enabled() || p.plain_input || !p.crop.empty() || p.win.kernel.size() != 2) return false;
+  bool dilated = false;
+  for (size_t i = 0; i < 2; ++i) {
+    if (p.win.strides[i] != 1) return false;
+    dilated = dilated || p.win.dilations[i] > 1;
+  }
+  if (!dilated) return false;
+  const int64_t d0 = p.win.dilations[0], d1 = p.win.dilations[1];
+  const int64_t len0 = (p.x[2] + p.win.pad_begin[0] + p.win.pad_end[0] + d0 - 1) / d0;
+  const int64_t rows = d0 * d1 * len0 - p.win.kernel[0] + 1, cols = (p.win.out[1] + d1 - 1) / d1;
+  return static_cast<double>(rows) * static_cast<double>(cols) <=
+         1.3 * static_cast<double>(p.win.out[0]) * static_cast<double>(p.win.out[1]);
+}
+
+// Rewrites `p` as the call on the stacked phase images. The zero-padded
+// input has H + pads rows, ceil(that / dh) a phase image; a phase image's
+// output has ceil(OH / dh) rows, the stacked call's dh*dw*len - kh + 1.
+void to_phase_problem(Problem& p) {
+  const int64_t N = p.x[0];
+  const int64_t d[2] = {p.win.dilations[0], p.win.dilations[1]};
+  int64_t len[2], q[2];
+  for (size_t i = 0; i < 2; ++i) {
+    len[i] = (p.x[2 + i] + p.win.pad_begin[i] + p.win.pad_end[i] + d[i] - 1) / d[i];
+    q[i] = len[i] - p.win.kernel[i] + 1;
+  }
+  p.in = PhaseGrid{N, (p.x[1] + p.block - 1) / p.block, p.block, p.x[2], p.x[3], d[0], d[1], len[0], len[1], len[0],
+                   p.win.pad_begin[0], p.win.pad_begin[1]};
+  p.out = PhaseGrid{N, (p.y[1] + p.block - 1) / p.block, p.block, p.y[2], p.y[3], d[0], d[1], q[0], q[1], len[0], 0, 0};
+  p.phases = true;
+  p.outer_y = p.y;
+  p.x = {N, p.x[1], p.in.rows(), len[1]};
+  p.y = {N, p.y[1], p.out.rows(), q[1]};
+  p.win.in = {p.in.rows(), len[1]};
+  p.win.dilations = {1, 1};
+  p.win.pad_begin = {0, 0};
+  p.win.pad_end = {0, 0};
+  p.win.out = {p.out.rows(), q[1]};
+}
+
+bool problem(const KernelContext& ctx, Problem& p, bool phases_ok) {
   if (!float_inputs(ctx) || ctx.input_count() < 2 || !ctx.input_value(0) || !ctx.input_value(1)) return false;
   const Tensor& x = ctx.input_value(0)->tensor();
   const Tensor& w = ctx.input_value(1)->tensor();
@@ -161,6 +225,7 @@ bool problem(const KernelContext& ctx, Problem& p) {
     }
     p.sum = true;
   }
+  if (phases_ok && phases_fit(p)) to_phase_problem(p);
   p.threads = use_threads(threads_for(conv_macs(p.y, p.w[1], p.win.kernel)));
   p.own_silu = silu_after_conv() && ctx.attr_string("activation", "") == "Swish" &&
                ctx.attr_floats("activation_params") == std::vector<float>{1.0f};
@@ -262,6 +327,7 @@ std::shared_ptr<const Prim> prim_of(const KernelContext& ctx, const Problem& p) 
         if (alg == dnnl::algorithm::convolution_winograd && !winograd_weights_ok(p, pd.weights_desc())) continue;
         Prim r = make_prim<F>(pd, true);
         if (!r.ok) continue;
+        r.extra = {alg == dnnl::algorithm::convolution_winograd ? 1 : 0};  // conv_plan asks
         r.src = pd.src_desc();
         r.weights = pd.weights_desc();
         r.dst = pd.dst_desc();
@@ -314,8 +380,16 @@ ConvState* conv_plan(const KernelContext& ctx, ConvState& local) {
   if (kept && fits(*kept, ctx)) return kept;
   ConvState& s = kept ? *kept : local;
   s = ConvState{};
-  if (!problem(ctx, s.p)) return nullptr;
+  if (!problem(ctx, s.p, true)) return nullptr;
   s.prim = prim_of(ctx, s.p);
+  // The phase images are written in the blocked layout itself, and pay off
+  // on Winograd (phases_fit); otherwise the node's own (dilated) problem runs.
+  if (s.p.phases && (!s.prim->ok || s.prim->extra != std::vector<int64_t>{1} || s.prim->src != md(s.p.x, dt::f32, blocked_tag(s.p.block)) ||
+                     s.prim->dst != md(s.p.y, dt::f32, blocked_tag(s.p.block)))) {
+    s.p = Problem{};
+    if (!problem(ctx, s.p, false)) return nullptr;
+    s.prim = prim_of(ctx, s.p);
+  }
   if (!s.prim->ok) return nullptr;
   s.x = ctx.input(0).shape();
   s.w = ctx.input(1).shape();
@@ -332,6 +406,21 @@ bool conv_accepts(const KernelContext& ctx) {
   });
 }
 
+// The call on the phase images of a dilated convolution: the input's phases
+// into this thread's slot 0, the residual's (where there is one) into slot 1,
+// which the call adds into and overwrites, then back into y.
+void run_on_phases(KernelContext& ctx, ConvState& plan, std::unordered_map<int, dnnl::memory>& args, Tensor& y) {
+  const Problem& p = plan.p;
+  const Prim& prim = *plan.prim;
+  dnnl::memory src = slot_mem(prim.src, 0), dst = slot_mem(prim.dst, 1);
+  to_phases(ctx.input(0).data<float>(), p.in, static_cast<float*>(src.get_data_handle()));
+  if (p.sum) to_phases(ctx.input(3).data<float>(), p.out, static_cast<float*>(dst.get_data_handle()));
+  args[DNNL_ARG_SRC] = src;
+  args[DNNL_ARG_DST] = dst;
+  execute_kept(prim, args);
+  from_phases(static_cast<const float*>(dst.get_data_handle()), p.out, y.mutable_data<float>());
+}
+
 void NchwcConv(KernelContext& ctx) {
   guarded(ctx, [&] {
     ConvState local;
@@ -344,14 +433,11 @@ void NchwcConv(KernelContext& ctx) {
     // oneDNN writes every element of a blocked output, padding channels included.
     // With a residual that dies here, the convolution adds into its storage
     // (the sum post-op reads dst) instead of a copy of it.
-    const Shape yb = nchwc_shape(p.y, p.block);
+    const Shape yb = nchwc_shape(p.phases ? p.outer_y : p.y, p.block);
     std::shared_ptr<Buffer> in_place = p.sum ? ctx.reusable_input_buffer(3) : nullptr;
     if (in_place && (ctx.input(3).shape() != yb || in_place->size() < ctx.input(3).byte_size())) in_place.reset();
     if (in_place) ctx.output(0) = Value(Tensor::from_buffer(DataType::Float, yb, in_place));
     Tensor& y = in_place ? ctx.output(0).tensor() : uninitialized_output(ctx, 0, DataType::Float, yb);
-    if (!plan->xm) plan->x_md = p.plain_input ? plain_md(p.x) : md(p.x, dt::f32, blocked_tag(p.block));
-    const md& x_md = plan->x_md;
-    dnnl::memory src = to_layout(point(plan->xm, x_md, x.raw()), prim->src, 0);
     std::shared_ptr<dnnl::memory> wei = plan->wei;
     if (!wei) {
       wei = weights_in(ctx, 1, user_weights_md(p), prim->weights, p.crop.empty());
@@ -360,28 +446,34 @@ void NchwcConv(KernelContext& ctx) {
         plan->w_buf = ctx.input(1).buffer().get();
       }
     }
-    if (!plan->ym) plan->y_md = md(p.y, dt::f32, blocked_tag(p.block));
-    dnnl::memory out = point(plan->ym, plan->y_md, y.mutable_raw());
-    dnnl::memory dst = prim->dst == out.get_desc() ? out : slot_mem(prim->dst, 1);
-    if (p.sum) {
-      if (!in_place) std::memcpy(y.mutable_raw(), ctx.input(3).raw(), y.byte_size());
-      if (dst != out) {
-        dnnl::reorder(out, dst).execute(stream(), out, dst);
-        stream().wait();
-      }
-    }
     auto& args = plan->args;
-    args[DNNL_ARG_SRC] = src;
     args[DNNL_ARG_WEIGHTS] = *wei;
-    args[DNNL_ARG_DST] = dst;
     if (p.bias) {
       if (!plan->bm) plan->b_md = plain_md({p.w[0]});
       args[DNNL_ARG_BIAS] = point(plan->bm, plan->b_md, ctx.input(2).raw());
     }
-    execute_kept(*prim, args);
-    if (dst != out) {
-      dnnl::reorder(dst, out).execute(stream(), dst, out);
-      stream().wait();
+    if (p.phases) {
+      run_on_phases(ctx, *plan, args, y);
+    } else {
+      if (!plan->xm) plan->x_md = p.plain_input ? plain_md(p.x) : md(p.x, dt::f32, blocked_tag(p.block));
+      dnnl::memory src = to_layout(point(plan->xm, plan->x_md, x.raw()), prim->src, 0);
+      if (!plan->ym) plan->y_md = md(p.y, dt::f32, blocked_tag(p.block));
+      dnnl::memory out = point(plan->ym, plan->y_md, y.mutable_raw());
+      dnnl::memory dst = prim->dst == out.get_desc() ? out : slot_mem(prim->dst, 1);
+      if (p.sum) {
+        if (!in_place) std::memcpy(y.mutable_raw(), ctx.input(3).raw(), y.byte_size());
+        if (dst != out) {
+          dnnl::reorder(out, dst).execute(stream(), out, dst);
+          stream().wait();
+        }
+      }
+      args[DNNL_ARG_SRC] = src;
+      args[DNNL_ARG_DST] = dst;
+      execute_kept(*prim, args);
+      if (dst != out) {
+        dnnl::reorder(dst, out).execute(stream(), dst, out);
+        stream().wait();
+      }
     }
     if (p.own_silu) silu_in_place(y.mutable_data<float>(), static_cast<int64_t>(y.element_count()));
   });
