@@ -268,16 +268,28 @@ bool winograd_fits(const Problem& p) {
   return true;
 }
 
-// Winograd keeps its weights transformed: 16/9 of them for F(2x2,3x3) (what
-// oneDNN picks at batch 1), 4x for F(4x4,3x3) (larger batches). Taken when
-// that costs at most 2x, or at most 4 MiB more, so a large model's peak
-// memory stays near the direct kernel's (ResNet-50 batch 8 with every layer
-// on F(4x4,3x3): 425 MiB against 278 MiB; with this rule 301 MiB, and 90% of
-// the time saved is kept).
+// Winograd keeps its weights transformed: 16/9 of them for F(2x2,3x3), 4x
+// for F(4x4,3x3) (what oneDNN picks at larger batches, and at batch 1 from
+// 256 channels), besides the plain ones, which it cannot give back. Taken
+// when that costs at most 2x, or at most 4 MiB more, so a large model's
+// peak memory stays near the direct kernel's (ResNet-50 batch 8 with every
+// layer on F(4x4,3x3): 425 MiB against 278 MiB, session 26) -- or when the
+// layer computes at least kWinogradPositions output pixels a run: F(4x4,3x3)
+// then saves at least 64 multiply-adds a run for every byte it adds (6.75
+// an output pixel per input-output channel pair, for 27 floats more of
+// weights). Timed alone on this project's Xeon at 2 threads (session 45),
+// such layers take about half the direct kernel's time: [8,256,14,14]
+// 256 -> 256 channels 5.7-6.3 -> 2.9-3.8 ms, [1,256,32,32] 3.8-5.4 ->
+// 1.6-2.2, [1,512,32,32] 21.5-21.9 -> 9.1-9.8; below that many pixels the
+// direct kernel can be the faster ([1,256,14,14]: 0.45-0.64 against
+// 0.69-0.77). (Transforming the weights at every call instead, through
+// oneDNN's reorder, made those layers 7-13x slower than keeping them.)
+constexpr int64_t kWinogradPositions = 1024;
+
 bool winograd_weights_ok(const Problem& p, const dnnl::memory::desc& wino_weights) {
   const double plain = 4.0 * static_cast<double>(p.w[0] * p.w[1] * p.w[2] * p.w[3]);
   const double wino = static_cast<double>(wino_weights.get_size());
-  return wino <= 2 * plain || wino - plain <= 4.0 * (1 << 20);
+  return wino <= 2 * plain || wino - plain <= 4.0 * (1 << 20) || p.y[0] * p.y[2] * p.y[3] >= kWinogradPositions;
 }
 
 // The weights the primitive reads: [M, C/G] and the (cropped) kernel, grouped.
