@@ -199,6 +199,51 @@ TEST(NchwcLayout, BatchNormAndPerChannelAffineStayBlocked) {
   expect_same_results(original, m);
 }
 
+// DenseNet's torch.cat before each layer's batch norm: a blocked Concat read
+// only by the batch norm becomes one NchwcScaleShift of its pieces (the
+// input itself, 32 channels, then 20: the last piece's padding ends the
+// result's), two images; a Concat read by something else too stays.
+TEST(NchwcLayout, ConcatBeforeBatchNormIsReadInPlace) {
+  if (cpu::nchwc_block() == 0) GTEST_SKIP() << "this CPU has neither AVX2 nor AVX-512: the pass does nothing";
+  for (bool shared : {false, true}) {
+    SCOPED_TRACE(shared ? "the Concat read twice" : "the Concat read once");
+    ModelBuilder b(17);
+    b.input("x", DataType::Float, {int64_t{2}, int64_t{16}, int64_t{5}, int64_t{5}});
+    b.initializer(weights("wa", {32, 16, 1, 1}, 101, -0.3f, 0.3f));
+    b.initializer(weights("wb", {20, 16, 3, 3}, 102, -0.3f, 0.3f));
+    b.initializer(weights("w1", {8, 68, 3, 3}, 103, -0.3f, 0.3f));
+    b.initializer(weights("scale", {68}, 104, 0.5f, 2));
+    b.initializer(weights("beta", {68}, 105));
+    b.initializer(weights("mean", {68}, 106));
+    b.initializer(weights("var", {68}, 107, 0.1f, 2));
+    b.node("Conv", {"x", "wa"}, {"a"}, "conv_a");
+    attr_ints(b.node("Conv", {"x", "wb"}, {"c"}, "conv_b"), "pads", {1, 1, 1, 1});
+    attr_int(b.node("Concat", {"x", "a", "c"}, {"cat"}, "cat"), "axis", 1);
+    b.node("BatchNormalization", {"cat", "scale", "beta", "mean", "var"}, {"bn"}, "bn");
+    b.node("Relu", {"bn"}, {"r"}, "relu");
+    attr_ints(b.node("Conv", {"r", "w1"}, {"y"}, "conv1"), "pads", {1, 1, 1, 1});
+    b.output("y", DataType::Float, {int64_t{2}, int64_t{8}, int64_t{5}, int64_t{5}});
+    if (shared) {
+      b.node("Relu", {"cat"}, {"z"}, "other_reader");
+      b.output("z", DataType::Float, {int64_t{2}, int64_t{68}, int64_t{5}, int64_t{5}});
+    }
+    auto original = load_model(b);
+    auto m = apply(*original, cpu::nchwc_layout, true);
+    if (!shared) {
+      EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "NchwcScaleShift", "NchwcConv",
+                                                   "FromNchwc"}));
+      EXPECT_EQ(provenance(m->graph.nodes[3]), (std::vector<std::string>{"cat", "bn", "relu"}));
+      EXPECT_EQ(m->graph.nodes[3].inputs.size(), 5u);
+    } else {
+      const auto ops = op_types(*m);
+      EXPECT_NE(std::find(ops.begin(), ops.end(), "Concat"), ops.end());
+      for (const Node& n : m->graph.nodes)
+        if (n.op_type == "NchwcScaleShift") EXPECT_EQ(n.inputs.size(), 3u);
+    }
+    expect_same_results(original, m);
+  }
+}
+
 // Grouped convolutions whose groups are whole 8-channel blocks (RegNet's)
 // stay blocked, and groups of 2 or 4 where our own kernel takes them; other
 // groups, which no blocked kernel takes, stay plain.

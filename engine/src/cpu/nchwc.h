@@ -16,10 +16,13 @@
 //                                  GlobalAveragePool), channels, block, and that
 //                                  operator's own attributes; 2-D pooling of a blocked
 //                                  value (zero padding channels stay zero)
-//   NchwcScaleShift(Xb, S, T) -> Yb  Yb = Xb * S[c] + T[c], S and T float of ceil(C/b)*b;
-//                                    activation "Relu" (optional): Yb = Relu(Xb * S[c] + T[c])
+//   NchwcScaleShift(Xb, S, T, [Xb2, ...]) -> Yb
+//                                  Yb = Xb * S[c] + T[c], S and T float of ceil(C/b)*b
 //                                  values, zero for padding channels (an inference
-//                                  BatchNormalization of a blocked value)
+//                                  BatchNormalization of a blocked value); activation
+//                                  "Relu" (optional): Yb = Relu(Xb * S[c] + T[c]); with
+//                                  more inputs, Xb is the concatenation of Xb, Xb2, ...
+//                                  along the channel blocks (all but the last whole blocks)
 //   NchwcSqueezeExcite(Xb, W1, [B1], W2, [B2]) -> Yb   (fuse-squeeze-excitation)
 //                                  channels: C, block; activation / activation_params and
 //                                  gate / gate_params: two activations as fused_ops.h names

@@ -21,7 +21,9 @@
 //   -> NchwcPool (the mean as GlobalAveragePool);
 //   an inference BatchNormalization of a blocked value with constant float
 //   parameters -> NchwcScaleShift (per-channel x * s + t, s and t padded with
-//   zeros), and a Relu right after it (only reader) -> its activation;
+//   zeros), and a Relu right after it (only reader) -> its activation; of a
+//   blocked Concat read by nothing else -> one NchwcScaleShift of the
+//   Concat's pieces;
 //   Concat along channels of blocked values, all but the last a whole number
 //   of blocks -> Concat of the blocked tensors along their block axis (the
 //   blocks line up; the last input's padding ends the result's);
@@ -326,6 +328,25 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     const std::string s_name = fresh(base + "_scale"), t_name = fresh(base + "_shift");
     g.initializers.push_back({s_name, std::move(st), {}});
     g.initializers.push_back({t_name, std::move(tt), {}});
+    // A blocked Concat read only here (DenseNet's torch.cat before every
+    // layer's batch norm): the scale-shift reads its pieces, one pass over
+    // them instead of the concatenation's write and its read.
+    if (at != made_at.end() && out[at->second].op_type == "Concat" && out[at->second].inputs.size() > 1 &&
+        private_value(x) && plain_missing.count(x)) {
+      Node& c = out[at->second];
+      std::vector<std::string> pieces = c.inputs;
+      c.domain = kCpuDomain;
+      c.op_type = kNchwcScaleShift;
+      c.attributes.clear();
+      c.inputs = {pieces[0], s_name, t_name};
+      c.inputs.insert(c.inputs.end(), pieces.begin() + 1, pieces.end());
+      set_fused_from(c, {&c, &n});
+      blocked[n.outputs[0]] = blocked[x];
+      blocked.erase(x);
+      plain_missing.erase(x);
+      plain_missing.insert(n.outputs[0]);
+      return true;
+    }
     Node q;
     q.name = n.name;
     q.domain = kCpuDomain;
