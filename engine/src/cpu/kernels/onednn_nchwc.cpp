@@ -4,6 +4,7 @@
 // convolutions run oneDNN's blocked kernels without reorders between them.
 // Outputs are zero-filled first: padded channels stay zero (or finite), so
 // a later convolution's zero weights for them never meet a NaN.
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -97,9 +98,10 @@ struct Problem {
   int threads = 1;              // threads_for its multiply-adds
   std::string key;
   // A dilated convolution at stride 1 runs on its input's phases
-  // (tensor/nchwc_phases.h): x, y and win above are then that call's (N*dh*dw
-  // phase images, no dilation, no padding), `outer_y` the node's output,
-  // `in` and `out` the phase grids of its input and output.
+  // (tensor/nchwc_phases.h): x, y and win above are then that call's (each
+  // image's phase images stacked along its rows, no dilation, no padding),
+  // `outer_y` the node's output, `in` and `out` the phase grids of its
+  // input and output.
   bool phases = false;
   Shape outer_y;
   PhaseGrid in, out;
@@ -149,12 +151,14 @@ bool phases_fit(const Problem& p) {
     if (p.win.strides[i] != 1) return false;
     dilated = dilated || p.win.dilations[i] > 1;
   }
+  // (In double: a model's dilations and pads may be anything up to 2^40.)
   if (!dilated) return false;
-  const int64_t d0 = p.win.dilations[0], d1 = p.win.dilations[1];
-  const int64_t len0 = (p.x[2] + p.win.pad_begin[0] + p.win.pad_end[0] + d0 - 1) / d0;
-  const int64_t rows = d0 * d1 * len0 - p.win.kernel[0] + 1, cols = (p.win.out[1] + d1 - 1) / d1;
-  return static_cast<double>(rows) * static_cast<double>(cols) <=
-         1.3 * static_cast<double>(p.win.out[0]) * static_cast<double>(p.win.out[1]);
+  const double d0 = static_cast<double>(p.win.dilations[0]), d1 = static_cast<double>(p.win.dilations[1]);
+  const double len0 = std::ceil(static_cast<double>(p.x[2] + p.win.pad_begin[0] + p.win.pad_end[0]) / d0);
+  const double rows = d0 * d1 * len0 - static_cast<double>(p.win.kernel[0]) + 1;
+  const double cols = std::ceil(static_cast<double>(p.win.out[1]) / d1);
+  const double pixels = static_cast<double>(p.win.out[0]) * static_cast<double>(p.win.out[1]);
+  return pixels <= 0x1p31 && rows * cols <= 1.3 * pixels;
 }
 
 // Rewrites `p` as the call on the stacked phase images. The zero-padded
