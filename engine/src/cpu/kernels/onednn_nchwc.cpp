@@ -128,13 +128,16 @@ bool silu_after_conv() {
   return on;
 }
 
+// A measurement switch set to 0 (the default: on).
+bool env_is_zero(const char* name) {
+  const char* e = std::getenv(name);
+  return e && std::string(e) == "0";
+}
+
 // Dilated convolutions on their input's phases; ONNXSCOPE_CONV_PHASES=0
 // keeps oneDNN's dilated kernels, for measurements.
 bool phases_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("ONNXSCOPE_CONV_PHASES");
-    return !(e && std::string(e) == "0");
-  }();
+  static const bool on = !env_is_zero("ONNXSCOPE_CONV_PHASES");
   return on;
 }
 
@@ -249,10 +252,7 @@ bool problem(const KernelContext& ctx, Problem& p, bool phases_ok) {
 // ONNXSCOPE_WINOGRAD=0 keeps every convolution direct, for a comparison that
 // must not see that difference.
 bool winograd_enabled() {
-  static const bool on = [] {
-    const char* e = std::getenv("ONNXSCOPE_WINOGRAD");
-    return !(e && std::string(e) == "0");
-  }();
+  static const bool on = !env_is_zero("ONNXSCOPE_WINOGRAD");
   return on;
 }
 

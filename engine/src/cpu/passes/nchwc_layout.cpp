@@ -259,6 +259,13 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
     }
     return false;
   };
+  // The blocked value of x, whose producer now computes y instead, is y's.
+  auto take_over = [&](const std::string& x, const std::string& y) {
+    blocked[y] = blocked[x];
+    blocked.erase(x);
+    plain_missing.erase(x);
+    plain_missing.insert(y);
+  };
   // Relu(conv_with_sum) -> the convolution's activation (applied after the sum).
   // Relu(scale_shift) -> the scale-shift's activation (DenseNet's batch norm + Relu before each conv).
   auto fold_activation = [&](const Node& act) {
@@ -276,10 +283,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       c.attributes.push_back(make_attr_floats("activation_params", {alpha ? alpha->f : 0.01f}));
     }
     set_fused_from(c, {&c, &act});
-    plain_missing.erase(y);
-    blocked[act.outputs[0]] = blocked[y];
-    blocked.erase(y);
-    plain_missing.insert(act.outputs[0]);
+    take_over(y, act.outputs[0]);
     return true;
   };
 
@@ -313,10 +317,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
           t1->mutable_data<float>()[c] = t1->data<float>()[c] * s[c] + t[c];
         }
         set_fused_from(prev, {&prev, &n});
-        blocked[n.outputs[0]] = blocked[x];
-        blocked.erase(x);
-        plain_missing.erase(x);
-        plain_missing.insert(n.outputs[0]);
+        take_over(x, n.outputs[0]);
         return true;
       }
     }
@@ -341,10 +342,7 @@ bool nchwc_layout(Model& model, PassContext& ctx) {
       c.inputs = {pieces[0], s_name, t_name};
       c.inputs.insert(c.inputs.end(), pieces.begin() + 1, pieces.end());
       set_fused_from(c, {&c, &n});
-      blocked[n.outputs[0]] = blocked[x];
-      blocked.erase(x);
-      plain_missing.erase(x);
-      plain_missing.insert(n.outputs[0]);
+      take_over(x, n.outputs[0]);
       return true;
     }
     Node q;
