@@ -237,8 +237,11 @@ TEST(NchwcLayout, ConcatBeforeBatchNormIsReadInPlace) {
     } else {
       const auto ops = op_types(*m);
       EXPECT_NE(std::find(ops.begin(), ops.end(), "Concat"), ops.end());
-      for (const Node& n : m->graph.nodes)
-        if (n.op_type == "NchwcScaleShift") EXPECT_EQ(n.inputs.size(), 3u);
+      for (const Node& n : m->graph.nodes) {
+        if (n.op_type == "NchwcScaleShift") {
+          EXPECT_EQ(n.inputs.size(), 3u);
+        }
+      }
     }
     expect_same_results(original, m);
   }
