@@ -191,6 +191,15 @@ TEST(Cli, RunProfileByOperatorAndSlowestNodes) {
   EXPECT_NE(r.out.find("  main  ", nodes), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("[reference]  float[2,", nodes), std::string::npos) << r.out;
   EXPECT_NE(r.out.find(" -> float[2,", nodes), std::string::npos) << r.out;
+  // --profile-nodes 0: every node, in the order it ran (the sample's first node first).
+  CliRun all = run_cli("run " + kSample + " --engine reference --dim batch=2 --profile --profile-nodes 0");
+  ASSERT_EQ(all.exit_code, 0) << all.err;
+  const size_t every = all.out.find("every node, in the order it ran (");
+  ASSERT_NE(every, std::string::npos) << all.out;
+  EXPECT_EQ(all.out.find("slowest nodes ("), std::string::npos) << all.out;
+  CliRun two = run_cli("run " + kSample + " --engine reference --dim batch=2 --profile --profile-nodes 2");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.out.find("slowest nodes (2 of "), std::string::npos) << two.out;
 }
 
 TEST(Cli, DumpCompareAndReduceErrorPaths) {

@@ -23,7 +23,7 @@ namespace {
 
 // Time per (operator, kernel) over a run, and the slowest nodes, for --profile.
 struct Profile : Observer {
-  static constexpr size_t kSlowest = 15;
+  size_t slowest = 15;  // nodes listed, slowest first (0: all, in the order they ran)
   struct NodeTime {
     double seconds = 0;
     std::string where;  // graph path and node name (or op#index), kernel, input and output types
@@ -56,10 +56,14 @@ struct Profile : Observer {
     // convolution or product of a kind takes the time.
     std::vector<const NodeTime*> order;
     for (const auto& n : nodes) order.push_back(&n);
-    const size_t shown = std::min(order.size(), kSlowest);
-    std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
-                      [](const NodeTime* a, const NodeTime* b) { return a->seconds > b->seconds; });
-    std::cout << "\nslowest nodes (" << shown << " of " << nodes.size() << "):\n";
+    const size_t shown = slowest == 0 ? order.size() : std::min(order.size(), slowest);
+    if (slowest != 0)
+      std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(shown), order.end(),
+                        [](const NodeTime* a, const NodeTime* b) { return a->seconds > b->seconds; });
+    if (slowest == 0)
+      std::cout << "\nevery node, in the order it ran (" << shown << "):\n";
+    else
+      std::cout << "\nslowest nodes (" << shown << " of " << nodes.size() << "):\n";
     for (size_t i = 0; i < shown; ++i)
       std::cout << "  " << std::setw(9) << std::setprecision(3) << order[i]->seconds * 1e3 << " ms " << std::setw(5)
                 << std::setprecision(1) << (total > 0 ? 100 * order[i]->seconds / total : 0) << "%  " << order[i]->where
@@ -130,6 +134,7 @@ Runner add_run_command(CLI::App& app) {
   auto explain = std::make_shared<bool>(false);
   auto out_path = std::make_shared<std::string>();
   auto profile = std::make_shared<bool>(false);
+  auto profile_nodes = std::make_shared<size_t>(15);
   auto validate = std::make_shared<bool>(false);
   auto check_finite = std::make_shared<bool>(false);
   cmd->add_option("MODEL", *model, "ONNX model file")->required();
@@ -138,6 +143,9 @@ Runner add_run_command(CLI::App& app) {
   cmd->add_flag("--explain", *explain, "List every node as the engine ran it, with the kernel that ran it");
   cmd->add_option("--out", *out_path, "Also write the inputs and outputs to this HDF5 file (dump format)");
   cmd->add_flag("--profile", *profile, "Run three times (two warm caches and memory) and print time by operator and kernel, and the slowest nodes");
+  cmd->add_option("--profile-nodes", *profile_nodes,
+                  "With --profile: how many of the slowest nodes to list (0: every node, in the order it ran)")
+      ->default_val(15);
   cmd->add_flag("--validate", *validate,
                 "Check every node's outputs for NaN and Inf: name the first node that makes one, and exit 3 if any "
                 "output holds one");
@@ -163,6 +171,7 @@ Runner add_run_command(CLI::App& app) {
       RunOptions ro;
       ro.seed = inputs->seed;
       Profile prof;
+      prof.slowest = *profile_nodes;
       if (*explain || *profile) {
         ro.capture_original = false;  // report nodes as the engine runs them (fused)
         ro.observe_subgraphs = false;
