@@ -54,8 +54,9 @@
 //     epsilon, stash_type); A and B of one shape, float32
 //     Y = LayerNormalization(Add(A, B), Scale, Bias)
 //
-//  FusedAttention(Q, K, V, [Mask]) -> Y           (made for devices only,
-//     float32 throughout                          see fuse_masked_sdpa.cpp)
+//  FusedAttention(Q, K, V, [Mask]) -> Y           (devices, and the CPU
+//     float32 throughout                          where it has AVX-512: see
+//                                                 fuse_masked_sdpa.cpp)
 //     Q [B, H, Sq, D], K [B, H, T, D], V [B, H, T, Dv]; Mask broadcasts into
 //     [B, H, Sq, T] (rank <= 4, each dim 1 or the scores')
 //     scale_q, scale_k, scale: floats (1 when absent)
@@ -65,6 +66,9 @@
 //              [B, T, H, Dv] (the above's Transpose [0,2,1,3]; fuse-attention-transposes,
 //              fuse-masked-sdpa for a K^T merged into one Transpose [0,2,3,1])
 //     bshd_out: int, 1: Y written as [B, Sq, H, Dv]
+//     unchecked_shapes: int, 1: the fusion did not know the dims (CPU engine
+//              only); where Q, K, V or Mask do not have the shapes above at
+//              run time, the node computes the unfused steps as they broadcast
 //     with G(p) = IsNaN(p) ? 0 : p when nan_to_zero, else p (torch.onnx's
 //     scaled_dot_product_attention below opset 23, where ai.onnx has no
 //     Attention, and its NaN guard, which Attention does not have)

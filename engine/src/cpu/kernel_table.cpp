@@ -62,6 +62,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_qlinear_concat_kernels(r);
     cpu::register_qlinear_average_pool_kernels(r);
     cpu::register_qlinear_softmax_kernels(r);
+    cpu::register_fused_attention_kernels(r);
     cpu::register_group_query_attention_kernels(r);
     cpu::register_contrib_attention_kernels(r);
     cpu::register_rms_norm_kernels(r);

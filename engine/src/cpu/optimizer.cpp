@@ -59,6 +59,7 @@ OptimizeResult optimize(Model& model, const CpuOptions& options, bool capture, D
   PassContext ctx{&log};
   ctx.budget = options.rewrite_budget;
   ctx.sites = sites;
+  ctx.device_fusions = options.device_fusions;
   std::map<std::string, PassFn> swapped;
   {
     std::lock_guard<std::mutex> lock(replaced_mutex);

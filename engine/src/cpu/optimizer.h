@@ -29,6 +29,7 @@ struct PassContext {
   int64_t budget = -1;
   std::vector<RewriteSite>* sites = nullptr;
   const char* pass = "";  // the pass running now (optimize() sets it)
+  bool device_fusions = false;  // OptimizeOptions::device_fusions: a device engine's plan
   // True when the rewrite anchored at node `anchor` may be made (and is
   // counted); false once the budget is spent: the pass leaves it undone.
   bool allow(const std::string& anchor) {

@@ -43,7 +43,8 @@ const std::vector<Pass>& pass_table() {
        expand_contrib_gelu},
       {{"fuse-sdpa", 3, true, "MatMul(Q, K^T) * scale -> Softmax -> MatMul(V) -> Attention (opset >= 23)"}, fuse_sdpa},
       {{"fuse-masked-sdpa", 3, true,
-        "scaled Q and K^T, a mask, the NaN guard -> Softmax -> MatMul(V) -> FusedAttention (device engines only)", true},
+        "scaled Q and K^T, a mask, the NaN guard -> Softmax -> MatMul(V) -> FusedAttention (CPU engine: where the CPU "
+        "has AVX-512)"},
        fuse_masked_sdpa},
       {{"fuse-quantized-lookup", 2, true,
         "8-bit DequantizeLinear, float activations, QuantizeLinear -> QuantizedLookup (the reference's 256 results)"},
@@ -58,7 +59,7 @@ const std::vector<Pass>& pass_table() {
       {{"fuse-matmul-bias-activation", 2, true, "MatMul + bias Add and/or activation -> FusedMatMul"},
        fuse_matmul_bias_activation},
       {{"fuse-attention-transposes", 3, true,
-        "Transpose [0,2,1,3] on FusedAttention's Q, K, V and output -> read and written in place (device engines only)", true},
+        "Transpose [0,2,1,3] on FusedAttention's Q, K, V and output -> read and written in place"},
        fuse_attention_transposes},
       {{"fuse-add-layernorm", 3, true, "residual Add + LayerNormalization -> FusedAddLayerNorm (device engines only)", true},
        fuse_add_layernorm},

@@ -518,11 +518,16 @@ void FusedAttention(KernelContext& ctx) {
   const Tensor& k = qkv[1]->tensor();
   const Tensor& v = qkv[2]->tensor();
   const Shape &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
-  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1] || ks[3] != qs[3] || vs[2] != ks[2])
+  // A fusion that took unknown dims on trust promises the unfused steps for
+  // any shapes: they run below as the graph's nodes would (MatMul and Add
+  // broadcasting); one whose shapes were known fails as the device does.
+  const bool unchecked = ctx.attr_int("unchecked_shapes", 0) != 0;
+  if (!unchecked &&
+      (ks[0] != qs[0] || vs[0] != qs[0] || ks[1] != qs[1] || vs[1] != qs[1] || ks[3] != qs[3] || vs[2] != ks[2]))
     ctx.fail("Q " + shape_to_string(qs) + ", K " + shape_to_string(ks) + " and V " + shape_to_string(vs) +
              " are not [B, H, Sq, D], [B, H, T, D], [B, H, T, Dv]");
   const Tensor* mask = ctx.optional_input(3);
-  if (mask) {
+  if (mask && !unchecked) {
     const Shape scores = {qs[0], qs[1], qs[2], ks[2]};
     const Shape& ms = mask->shape();
     bool fits = mask->dtype() == DataType::Float && ms.size() <= 4;

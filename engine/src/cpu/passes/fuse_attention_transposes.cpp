@@ -4,7 +4,8 @@
 // fused_ops.h): exporters' attention moves each of the four between the
 // heads-inner layout its projections make and the heads-outer one the
 // products want; the device reads and writes the heads-inner layout in place
-// instead (BERT-base: 48 Transposes). Devices only. An input is taken when
+// instead (BERT-base: 48 Transposes), and so does the CPU engine's kernel
+// (kernels/nn/fused_attention.cpp). An input is taken when
 // it comes through such a Transpose that nothing else reads; the output
 // when such a Transpose alone reads it.
 #include "cpu/fused_ops.h"

@@ -7,21 +7,28 @@
 // the softmax gives NaN. The match is cpu/passes/sdpa_match.h's; what
 // fuse-sdpa takes (it runs first) is left to it.
 //
-// The CPU engine leaves this pass off: there the MatMuls run on oneDNN and
-// the fused node on plain loops. A device runs it as one node: one GEMM for
-// the scores, one row kernel, one GEMM for Y.
+// A device runs it as one node: one GEMM for the scores, one row kernel, one
+// GEMM for Y. The CPU engine runs it where the CPU has AVX-512
+// (kernels/nn/fused_attention.cpp: the scores of a block of rows stay in
+// cache); elsewhere its only kernel is the unfused steps on reference
+// kernels, so there the pass leaves the MatMuls to oneDNN.
 #include "cpu/fused_ops.h"
 #include "cpu/passes/sdpa_match.h"
 
 namespace onnxscope::cpu {
 
 bool fuse_masked_sdpa(Model& model, PassContext& ctx) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!ctx.device_fusions && !avx512) return false;
   Graph& g = model.graph;
   GraphIndex idx(g);
   std::vector<bool> remove(g.nodes.size(), false);
   size_t fused = 0;
   for (size_t i = 0; i < g.nodes.size(); ++i) {
-    auto m = match_sdpa(model, idx, i);
+    // The CPU engine takes unknown dims on trust: its kernels check the
+    // shapes at run time and run the unfused steps where they do not fit.
+    // A device's kernel refuses such shapes, so a device's plan does not.
+    auto m = match_sdpa(model, idx, i, /*unknown_dims=*/!ctx.device_fusions);
     if (!m) continue;
     const Node& qk = g.nodes[i];
     Node att;
@@ -35,6 +42,7 @@ bool fuse_masked_sdpa(Model& model, PassContext& ctx) {
                       make_attr_float("scale_k", static_cast<float>(m->scale_k)),
                       make_attr_float("scale", static_cast<float>(m->scale)), make_attr_int("nan_to_zero", m->nan_guard)};
     if (m->k_bshd) att.attributes.push_back(make_attr_int("bshd_in", 2));  // K in [B, T, H, D]
+    if (m->unchecked_shapes) att.attributes.push_back(make_attr_int("unchecked_shapes", 1));
     if (replace_chain(ctx, g, remove, m->chain, std::move(att))) ++fused;
   }
   erase_nodes(g, remove);

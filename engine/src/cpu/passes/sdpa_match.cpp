@@ -8,6 +8,16 @@ namespace {
 
 bool same_dim(const Dim& x, const Dim& y) { return (x.is_known() && x == y) || (x.is_symbolic() && x == y); }
 
+// x and y are the same dim, or (unknown_dims) they are not two different
+// numbers (an unknown dim, or symbolic names that may be one value): then
+// *trusted is set.
+bool same_or_unknown(const Dim& x, const Dim& y, bool unknown_dims, bool* trusted) {
+  if (same_dim(x, y)) return true;
+  if (!unknown_dims || (x.is_known() && y.is_known())) return false;
+  *trusted = true;
+  return true;
+}
+
 std::optional<std::vector<Dim>> dims_of(const Graph& g, const std::string& v) {
   auto t = tensor_type(g, v);
   if (!t || !t->shape) return std::nullopt;
@@ -146,21 +156,22 @@ std::optional<std::string> reshaped_transpose(const Model& m, const GraphIndex& 
 
 // The mask adds into scores [q0, q1, q2, k2] without enlarging them: known
 // rank at most 4, each dim (aligned from the right) 1 or the scores' own.
-bool mask_fits(const Graph& g, const std::string& mask, const std::vector<Dim>& scores) {
+bool mask_fits(const Graph& g, const std::string& mask, const std::vector<Dim>& scores, bool unknown_dims,
+               bool* trusted) {
   if (elem_type(g, mask) != DataType::Float) return false;
   auto md = dims_of(g, mask);
   if (!md || md->size() > 4) return false;
   for (size_t i = 0; i < md->size(); ++i) {
     const Dim& d = (*md)[md->size() - 1 - i];
     const Dim& s = scores[scores.size() - 1 - i];
-    if (!(d.is_known() && d.value == 1) && !same_dim(d, s)) return false;
+    if (!(d.is_known() && d.value == 1) && !same_or_unknown(d, s, unknown_dims, trusted)) return false;
   }
   return true;
 }
 
 }  // namespace
 
-std::optional<SdpaMatch> match_sdpa(const Model& model, const GraphIndex& idx, size_t at) {
+std::optional<SdpaMatch> match_sdpa(const Model& model, const GraphIndex& idx, size_t at, bool unknown_dims) {
   const Graph& g = model.graph;
   const Node& qk = g.nodes[at];
   if (!is_op(qk, "MatMul") || qk.inputs.size() != 2 || qk.outputs.size() != 1) return std::nullopt;
@@ -207,7 +218,9 @@ std::optional<SdpaMatch> match_sdpa(const Model& model, const GraphIndex& idx, s
   const std::vector<Dim> qd = *dims_of(g, r.q);
   std::vector<Dim> kd = *dims_of(g, r.k);
   if (r.k_bshd) std::swap(kd[1], kd[2]);  // as [B, H, T, D]
-  if (!same_dim(qd[0], kd[0]) || !same_dim(qd[1], kd[1])) return std::nullopt;
+  bool& trusted = r.unchecked_shapes;
+  if (!same_or_unknown(qd[0], kd[0], unknown_dims, &trusted) || !same_or_unknown(qd[1], kd[1], unknown_dims, &trusted))
+    return std::nullopt;
 
   // Logits * s or / s.
   std::string logits = qk.outputs[0];
@@ -233,7 +246,8 @@ std::optional<SdpaMatch> match_sdpa(const Model& model, const GraphIndex& idx, s
   if (next && is_op(*next, "Add") && next->inputs.size() == 2) {
     const size_t m_at = next->inputs[0] == logits ? 1 : 0;
     const std::vector<Dim> scores = {qd[0], qd[1], qd[2], kd[2]};
-    if (next->inputs[1 - m_at] != logits || !mask_fits(g, next->inputs[m_at], scores)) return std::nullopt;
+    if (next->inputs[1 - m_at] != logits || !mask_fits(g, next->inputs[m_at], scores, unknown_dims, &trusted))
+      return std::nullopt;
     r.mask = next->inputs[m_at];
     r.chain.push_back(next);
     logits = next->outputs[0];
@@ -274,7 +288,8 @@ std::optional<SdpaMatch> match_sdpa(const Model& model, const GraphIndex& idx, s
   r.v = pv->inputs[1];
   if (!float_rank4(g, r.v)) return std::nullopt;
   const std::vector<Dim> vd = *dims_of(g, r.v);
-  if (!same_dim(qd[0], vd[0]) || !same_dim(qd[1], vd[1])) return std::nullopt;
+  if (!same_or_unknown(qd[0], vd[0], unknown_dims, &trusted) || !same_or_unknown(qd[1], vd[1], unknown_dims, &trusted))
+    return std::nullopt;
   r.chain.push_back(pv);
   r.y = pv->outputs[0];
   return r;

@@ -13,6 +13,13 @@
 // torch.onnx's NaN guard Where(IsNaN(P), 0, P). Q, K and V are 4-D float32
 // with the same batch and head dims (no broadcasting, no grouped heads).
 // Every intermediate must be private to the pattern.
+//
+// With `unknown_dims`, dims that are not two different numbers pass where
+// equal dims are asked for (shape inference finds no dims for heads that
+// come from Reshapes to computed shapes: the TorchScript exporter's GPT-2
+// and BERT with torch's attention); the match then says so
+// (unchecked_shapes), and its fused node promises only the unfused graph's
+// values, whatever the shapes at run time (see fused_ops.h).
 #pragma once
 
 #include <optional>
@@ -29,11 +36,12 @@ struct SdpaMatch {
   bool nan_guard = false;
   bool reshaped_transpose = false;  // K^T as torch.onnx's Reshape/Transpose/Reshape
   bool k_bshd = false;              // k is [B, T, H, D] (K^T as Transpose [0,2,3,1])
+  bool unchecked_shapes = false;    // an unknown dim was taken on trust (unknown_dims)
   std::string y;
   std::vector<const Node*> chain;  // the nodes Y replaces, last the MatMul with V
 };
 
 // The pattern whose MatMul(Q, K^T) is node `qk` of the model's graph.
-std::optional<SdpaMatch> match_sdpa(const Model& model, const GraphIndex& idx, size_t qk);
+std::optional<SdpaMatch> match_sdpa(const Model& model, const GraphIndex& idx, size_t qk, bool unknown_dims = false);
 
 }  // namespace onnxscope::cpu
