@@ -1,9 +1,10 @@
-// onnxscope.cpu FusedAttention (cpu/fused_ops.h) on AVX-512: for a block of
-// up to 32 query rows of one head, the scores against every key stay in a
-// buffer the size of the block (L1/L2), the softmax runs on it, and the rows
-// of Y are summed from V's rows and written where Y keeps them: the scores
-// never go through memory as a [B, H, Sq, T] tensor, and Q, K, V and Y are
-// read and written in either head layout (bshd_in / bshd_out: no Transposes).
+// onnxscope.cpu FusedAttention (cpu/fused_ops.h) on AVX-512. A work item is
+// up to 32 query rows of one head; 8 of them at a time, their scores against
+// every key stay in an 8 x T buffer (L1/L2), the softmax runs on it, and the
+// rows of Y are summed from V's rows and written where Y keeps them: the
+// scores never go through memory as a [B, H, Sq, T] tensor, and Q, K, V and
+// Y are read and written in either head layout (bshd_in / bshd_out: no
+// Transposes).
 //
 // The float operations are the unfused graph's, in its order: q * scale_q
 // and k * scale_k rounded to float, the scores as float sums of products
@@ -31,7 +32,7 @@ namespace {
 
 namespace v = avx512;
 
-constexpr int64_t kRows = 32;  // query rows a work item takes (its scores: kRows x T floats)
+constexpr int64_t kRows = 32;  // query rows a work item takes (8 at a time through the scores)
 
 __attribute__((target("avx512f"))) inline __mmask16 tail(int64_t left) {
   return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
