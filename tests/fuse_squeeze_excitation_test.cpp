@@ -5,7 +5,7 @@
 // ReduceMean, Relu / SiLU / HardSwish, Sigmoid / HardSigmoid, biases or none,
 // either Mul order) becomes one node after nchwc-layout, and the engine's
 // outputs agree with the reference's on random shapes (channels that pad the
-// last block, batches of 1 to 3, NaN and infinities in the image); the forms
+// last block, batches of 1 to 9, NaN and infinities in the image); the forms
 // that must stay apart do; the fast kernel and the reference form each run.
 #include <gtest/gtest.h>
 
@@ -159,7 +159,7 @@ TEST(FuseSqueezeExcitation, TheBlocksExportersWriteBecomeOneNode) {
   for (Variant v : {Variant{"Relu", "Sigmoid"}, Variant{"SiLU", "Sigmoid"}, Variant{"Relu", "HardSigmoid"},
                     Variant{"HardSwish", "HardSigmoid"}})
     for (int64_t C : {16, 24, 40})
-      for (int64_t batch : {1, 3}) {
+      for (int64_t batch : {1, 3, 6, 9}) {  // 6 and 9: four images a panel load, and a group of eight and one
         SeForm f;
         f.squeeze_act = v.squeeze;
         f.gate = v.gate;
@@ -218,6 +218,7 @@ TEST(FuseSqueezeExcitation, NonFiniteImagesAndTheReferenceForm) {
   SeForm f;
   f.squeeze_act = "SiLU";
   EXPECT_EQ(run_and_compare(f, 3, 50, true), "cpu-simd");
+  EXPECT_EQ(run_and_compare(f, 5, 53, true), "cpu-simd");  // the NaN image among four taken together
   EXPECT_EQ(run_and_compare(f, 2, 51, false, {"cpu-simd"}), "fused-reference");
   f.gate = "HardSigmoid";
   f.channels = 20;
