@@ -18,10 +18,6 @@ namespace {
 
 namespace v = avx512;
 
-__attribute__((target("avx512f"))) inline __mmask16 tail_mask(int64_t left) {
-  return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
-}
-
 // R rows at a time (R independent chains: each row's passes end in a
 // horizontal reduction whose latency a single row cannot hide), n floats each.
 
@@ -33,7 +29,7 @@ __attribute__((target("avx512f"))) void rows_max(const float* const* x, int64_t 
   __m512 acc[R];
   for (int r = 0; r < R; ++r) acc[r] = _mm512_set1_ps(-INFINITY);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = tail_mask(n - i);
+    const __mmask16 k = v::tail_mask(n - i);
     for (int r = 0; r < R; ++r) acc[r] = _mm512_mask_max_ps(acc[r], k, _mm512_maskz_loadu_ps(k, x[r] + i), acc[r]);
   }
   for (int r = 0; r < R; ++r) m[r] = _mm512_reduce_max_ps(acc[r]);
@@ -49,7 +45,7 @@ __attribute__((target("avx512f"))) void rows_exp_sum(const float* const* x, floa
     s[r] = _mm512_setzero_ps();
   }
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = tail_mask(n - i);
+    const __mmask16 k = v::tail_mask(n - i);
     for (int r = 0; r < R; ++r) {
       const __m512 e = v::exp<true>(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x[r] + i), vm[r]));
       if constexpr (Store) _mm512_mask_storeu_ps(y[r] + i, k, e);
@@ -66,7 +62,7 @@ __attribute__((target("avx512f"))) void rows_exp_sum(const float* const* x, floa
 __attribute__((target("avx512f"))) void divide(float* y, int64_t n, float s) {
   const __m512 vs = _mm512_set1_ps(1.0f / s), tiny = _mm512_set1_ps(1.17549435e-38f);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = tail_mask(n - i);
+    const __mmask16 k = v::tail_mask(n - i);
     const __m512 q = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, y + i), vs);
     _mm512_mask_storeu_ps(y + i, k, _mm512_mask_mov_ps(q, _mm512_cmp_ps_mask(q, tiny, _CMP_LT_OQ), _mm512_setzero_ps()));
   }
@@ -76,7 +72,7 @@ __attribute__((target("avx512f"))) void divide(float* y, int64_t n, float s) {
 __attribute__((target("avx512f"))) void log_rows(const float* x, float* y, int64_t n, float m, float ls) {
   const __m512 vm = _mm512_set1_ps(m), vl = _mm512_set1_ps(ls);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = tail_mask(n - i);
+    const __mmask16 k = v::tail_mask(n - i);
     _mm512_mask_storeu_ps(y + i, k, _mm512_sub_ps(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, x + i), vm), vl));
   }
 }

@@ -19,12 +19,18 @@
 #include <immintrin.h>
 
 #include <cmath>
+#include <cstdint>
 
 #define ONNXSCOPE_AVX512 __attribute__((target("avx512f"), always_inline)) inline
 
 namespace onnxscope::cpu::avx512 {
 
 ONNXSCOPE_AVX512 __m512 splat(float v) { return _mm512_set1_ps(v); }
+
+// The lanes of a 16-float vector that `left` floats still fill (all 16 from 16 on).
+ONNXSCOPE_AVX512 __mmask16 tail_mask(int64_t left) {
+  return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
+}
 
 // Horner's rule: c[0] * x^(n-1) + ... + c[n-1].
 template <int N>

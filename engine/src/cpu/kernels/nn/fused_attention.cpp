@@ -34,10 +34,6 @@ namespace v = avx512;
 
 constexpr int64_t kRows = 32;  // query rows a work item takes (8 at a time through the scores)
 
-__attribute__((target("avx512f"))) inline __mmask16 tail(int64_t left) {
-  return left >= 16 ? static_cast<__mmask16>(0xffff) : static_cast<__mmask16>((1u << left) - 1);
-}
-
 // Where element (b, h, s, d) of a [B, H, S, D] operand lies, given either layout.
 struct HeadView {
   const float* data = nullptr;
@@ -66,6 +62,9 @@ struct Problem {
   float scale_q = 1, scale_k = 1, scale = 1;
   bool nan_to_zero = false, bshd_out = false;
   float* y = nullptr;
+  float* y_row(int64_t b, int64_t h, int64_t i) const {  // Y's row (b, h, i) in its layout
+    return y + (bshd_out ? ((b * Sq + i) * H + h) * Dv : ((b * H + h) * Sq + i) * Dv);
+  }
 };
 
 // kt[d * ld + t] = k(t, d) * scale_k: K^T of one head, rows of T padded
@@ -78,7 +77,7 @@ __attribute__((target("avx512f"))) void pack_kt(const Problem& p, int64_t b, int
   const __m512i lanes = _mm512_mullo_epi32(_mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0),
                                            _mm512_set1_epi32(static_cast<int>(stride)));
   for (int64_t t0 = 0; t0 < p.T; t0 += 16) {
-    const __mmask16 m = tail(p.T - t0);
+    const __mmask16 m = v::tail_mask(p.T - t0);
     const float* kt0 = k + t0 * stride;
     for (int64_t d = 0; d < p.D; ++d) {
       const __m512 x = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, lanes, kt0 + d, 4);
@@ -109,7 +108,7 @@ __attribute__((target("avx512f"))) void scores_block(const float* qs, int64_t D,
       for (int c = 0; c < C; ++c) acc[r][c] = _mm512_fmadd_ps(a, kv[c], acc[r][c]);
     }
   }
-  const __mmask16 last = tail(cols - 16 * (C - 1));
+  const __mmask16 last = v::tail_mask(cols - 16 * (C - 1));
 #pragma GCC unroll 8
   for (int r = 0; r < R; ++r) {
 #pragma GCC unroll 8
@@ -131,7 +130,7 @@ __attribute__((target("avx512f"))) void softmax_row(float* s, int64_t T, float s
   const __m512 vs = _mm512_set1_ps(scale);
   __m512 mx = _mm512_set1_ps(-INFINITY);
   for (int64_t t = 0; t < T; t += 16) {
-    const __mmask16 k = tail(T - t);
+    const __mmask16 k = v::tail_mask(T - t);
     __m512 x = _mm512_maskz_loadu_ps(k, s + t);
     if (scale != 1.0f) x = _mm512_mul_ps(x, vs);
     if (mask) x = _mm512_add_ps(x, mask_bcast ? _mm512_set1_ps(mask[0]) : _mm512_maskz_loadu_ps(k, mask + t));
@@ -141,14 +140,14 @@ __attribute__((target("avx512f"))) void softmax_row(float* s, int64_t T, float s
   const __m512 m = _mm512_set1_ps(_mm512_reduce_max_ps(mx));
   __m512 sum = _mm512_setzero_ps();
   for (int64_t t = 0; t < T; t += 16) {
-    const __mmask16 k = tail(T - t);
+    const __mmask16 k = v::tail_mask(T - t);
     const __m512 e = v::exp<true>(_mm512_sub_ps(_mm512_maskz_loadu_ps(k, s + t), m));
     _mm512_mask_storeu_ps(s + t, k, e);
     sum = _mm512_mask_add_ps(sum, k, sum, e);
   }
   const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(sum)), tiny = _mm512_set1_ps(1.17549435e-38f);
   for (int64_t t = 0; t < T; t += 16) {
-    const __mmask16 k = tail(T - t);
+    const __mmask16 k = v::tail_mask(T - t);
     __m512 q = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, s + t), inv);
     q = _mm512_mask_mov_ps(q, _mm512_cmp_ps_mask(q, tiny, _CMP_LT_OQ), _mm512_setzero_ps());
     if (nan_to_zero) q = _mm512_mask_mov_ps(q, _mm512_cmp_ps_mask(q, q, _CMP_UNORD_Q), _mm512_setzero_ps());
@@ -168,7 +167,7 @@ __attribute__((target("avx512f"))) void values_block(const float* v, int64_t vst
   for (int r = 0; r < R; ++r)
 #pragma GCC unroll 8
     for (int c = 0; c < C; ++c) acc[r][c] = _mm512_setzero_ps();
-  const __mmask16 last = tail(cols - 16 * (C - 1));
+  const __mmask16 last = v::tail_mask(cols - 16 * (C - 1));
   for (int64_t t = 0; t < T; ++t, v += vstride) {
     __m512 vv[C];
 #pragma GCC unroll 8
@@ -195,10 +194,7 @@ void values_rows(const Problem& p, int64_t b, int64_t h, const float* s, int64_t
   const float* v = p.v.row(b, h, 0);
   const int64_t vstride = p.v.bshd ? p.H * p.Dv : p.Dv;
   float* y[R];
-  for (int r = 0; r < R; ++r) {
-    const int64_t i = i0 + r;
-    y[r] = p.y + (p.bshd_out ? ((b * p.Sq + i) * p.H + h) * p.Dv : ((b * p.H + h) * p.Sq + i) * p.Dv);
-  }
+  for (int r = 0; r < R; ++r) y[r] = p.y_row(b, h, i0 + r);
   int64_t c0 = 0;
   for (; c0 + 32 <= p.Dv; c0 += 32) {
     float* yc[R];
@@ -333,8 +329,7 @@ void FusedAttentionAvx512(KernelContext& ctx) {
       const int64_t i0 = blk * kRows, i1 = std::min(p.Sq, i0 + kRows);
       if (p.T == 0) {  // no keys: every row of Y is an empty sum
         for (int64_t i = i0; i < i1; ++i)
-          std::fill_n(p.y + (p.bshd_out ? ((b * p.Sq + i) * p.H + h) * p.Dv : ((b * p.H + h) * p.Sq + i) * p.Dv), p.Dv,
-                      0.0f);
+          std::fill_n(p.y_row(b, h, i), p.Dv, 0.0f);
         continue;
       }
       attend_rows(p, b, h, i0, i1, kt.data(), ld, qs, s);
