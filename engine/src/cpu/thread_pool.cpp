@@ -144,9 +144,12 @@ class Pool {
 std::mutex g_mutex;
 std::unique_ptr<Pool> g_pool;
 int g_threads = 0;
+// g_threads once resolved, read without the mutex: every kernel call asks.
+std::atomic<int> g_threads_seen{0};
 
 int resolved_threads() {  // under g_mutex
   if (g_threads <= 0) g_threads = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  g_threads_seen.store(g_threads, std::memory_order_relaxed);
   return g_threads;
 }
 
@@ -167,10 +170,12 @@ void set_thread_count(int threads) {
   const int want = threads > 0 ? threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   if (want == g_threads) return;
   g_threads = want;
+  g_threads_seen.store(want, std::memory_order_relaxed);
   g_pool.reset();
 }
 
 int thread_count() {
+  if (const int n = g_threads_seen.load(std::memory_order_relaxed); n > 0) return n;
   std::lock_guard<std::mutex> lk(g_mutex);
   return resolved_threads();
 }

@@ -193,14 +193,14 @@ struct ProductState {
 // nullptr when oneDNN does not take the problem. A constant B runs packed
 // (`pack`) or through sgemm on its plain bytes; any other B needs the primitive.
 template <class Problem, class MakeProblem, class Pack, class MakePrim>
-ProductState<Problem>* product_plan(const KernelContext& ctx, ProductState<Problem>& local, bool fused,
+ProductState<Problem>* product_plan(const KernelContext& ctx, std::optional<ProductState<Problem>>& local, bool fused,
                                     MakeProblem&& make_problem, Pack&& pack, MakePrim&& make_prim) {
   ProductState<Problem>* kept = node_state<ProductState<Problem>>(ctx);
   if (kept && kept->ok && kept->in.same(ctx) &&
       (!kept->p.constant_b || ctx.input(1).buffer().get() == kept->b_buf))
     return kept->runnable ? kept : nullptr;
-  ProductState<Problem>& s = kept ? *kept : local;
-  s = ProductState<Problem>{};
+  ProductState<Problem>& s = kept ? *kept : local.emplace();
+  if (kept) s = ProductState<Problem>{};
   if (!make_problem(s.p)) return nullptr;
   if (!s.p.constant_b || pack(s.p)) s.prim = make_prim(s.p);
   s.runnable = s.p.constant_b ? !fused || activation_ok(ctx) : s.prim->ok;
@@ -214,10 +214,10 @@ ProductState<Problem>* product_plan(const KernelContext& ctx, ProductState<Probl
 // not constant, the plan has no primitive, or the cache has no room.
 template <class Problem>
 std::shared_ptr<dnnl::memory> packed_weights(const KernelContext& ctx, ProductState<Problem>& s,
-                                             const ProductState<Problem>& local, const md& user) {
+                                             const std::optional<ProductState<Problem>>& local, const md& user) {
   if (!s.wei && s.p.constant_b && s.prim && s.prim->ok) {
     std::shared_ptr<dnnl::memory> wei = cached_weights(ctx, 1, user, s.prim->weights);
-    if (&s == &local) return wei;
+    if (local) return wei;  // a plan for this call only
     s.wei = wei;
   }
   return s.wei;
@@ -234,7 +234,7 @@ dnnl::memory weights_arg(const KernelContext& ctx, ProductState<Problem>& s, con
 
 using MatMulState = ProductState<MatMulProblem>;
 
-MatMulState* matmul_plan(const KernelContext& ctx, MatMulState& local, bool fused) {
+MatMulState* matmul_plan(const KernelContext& ctx, std::optional<MatMulState>& local, bool fused) {
   return product_plan(
       ctx, local, fused, [&](MatMulProblem& p) { return matmul_problem(ctx, p, fused); },
       [](const MatMulProblem& p) { return pack_weights(p.y[0], p.b[0], p.b[1], false); },
@@ -244,7 +244,7 @@ MatMulState* matmul_plan(const KernelContext& ctx, MatMulState& local, bool fuse
 template <bool Fused>
 bool accepts_matmul(const KernelContext& ctx) {
   return safely([&] {
-    MatMulState local;
+    std::optional<MatMulState> local;
     return matmul_plan(ctx, local, Fused) != nullptr;
   });
 }
@@ -252,7 +252,7 @@ bool accepts_matmul(const KernelContext& ctx) {
 template <bool Fused>
 void MatMul(KernelContext& ctx) {
   guarded(ctx, [&] {
-    MatMulState local;
+    std::optional<MatMulState> local;
     MatMulState* s = matmul_plan(ctx, local, Fused);
     if (!s) ctx.fail("problem not supported by the oneDNN matmul");
     const MatMulProblem& p = s->p;
@@ -372,7 +372,7 @@ std::shared_ptr<const Prim> gemm_prim(const KernelContext& ctx, const GemmProble
 
 using GemmState = ProductState<GemmProblem>;
 
-GemmState* gemm_plan(const KernelContext& ctx, GemmState& local, bool fused) {
+GemmState* gemm_plan(const KernelContext& ctx, std::optional<GemmState>& local, bool fused) {
   return product_plan(
       ctx, local, fused, [&](GemmProblem& p) { return gemm_problem(ctx, p, fused); },
       [](const GemmProblem& p) { return pack_weights(p.M, p.K, p.N, p.tb); },
@@ -382,7 +382,7 @@ GemmState* gemm_plan(const KernelContext& ctx, GemmState& local, bool fused) {
 template <bool Fused>
 bool accepts_gemm(const KernelContext& ctx) {
   return safely([&] {
-    GemmState local;
+    std::optional<GemmState> local;
     return gemm_plan(ctx, local, Fused) != nullptr;
   });
 }
@@ -397,7 +397,7 @@ void fill_beta_c(const GemmProblem& p, const float* c, float* out) {
 template <bool Fused>
 void Gemm(KernelContext& ctx) {
   guarded(ctx, [&] {
-    GemmState local;
+    std::optional<GemmState> local;
     GemmState* s = gemm_plan(ctx, local, Fused);
     if (!s) ctx.fail("problem not supported by the oneDNN gemm");
     const GemmProblem& p = s->p;

@@ -391,11 +391,11 @@ bool fits(const ConvState& s, const KernelContext& ctx) {
 // The plan for this call: the node's kept one when it still fits, else worked
 // out again (into the node's state, or `local` where the engine keeps none).
 // nullptr when the blocked convolution does not take this problem.
-ConvState* conv_plan(const KernelContext& ctx, ConvState& local) {
+ConvState* conv_plan(const KernelContext& ctx, std::optional<ConvState>& local) {
   ConvState* kept = node_state<ConvState>(ctx);
   if (kept && fits(*kept, ctx)) return kept;
-  ConvState& s = kept ? *kept : local;
-  s = ConvState{};
+  ConvState& s = kept ? *kept : local.emplace();
+  if (kept) s = ConvState{};
   if (!problem(ctx, s.p, true)) return nullptr;
   s.prim = prim_of(ctx, s.p);
   // The phase images are written in the blocked layout itself, and pay off
@@ -417,7 +417,7 @@ ConvState* conv_plan(const KernelContext& ctx, ConvState& local) {
 
 bool conv_accepts(const KernelContext& ctx) {
   return safely([&] {
-    ConvState local;
+    std::optional<ConvState> local;
     return conv_plan(ctx, local) != nullptr;
   });
 }
@@ -439,7 +439,7 @@ void run_on_phases(KernelContext& ctx, ConvState& plan, std::unordered_map<int, 
 
 void NchwcConv(KernelContext& ctx) {
   guarded(ctx, [&] {
-    ConvState local;
+    std::optional<ConvState> local;
     ConvState* plan = conv_plan(ctx, local);
     if (!plan) ctx.fail("problem not supported by the blocked oneDNN convolution");
     const Problem& p = plan->p;
@@ -457,7 +457,7 @@ void NchwcConv(KernelContext& ctx) {
     std::shared_ptr<dnnl::memory> wei = plan->wei;
     if (!wei) {
       wei = weights_in(ctx, 1, user_weights_md(p), prim->weights, p.crop.empty());
-      if (plan != &local && is_initializer(ctx, 1)) {
+      if (!local && is_initializer(ctx, 1)) {
         plan->wei = wei;
         plan->w_buf = ctx.input(1).buffer().get();
       }

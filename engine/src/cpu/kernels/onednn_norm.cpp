@@ -28,12 +28,12 @@ struct NormState {
 // again (into the node's state, or `local`); nullptr when oneDNN does not
 // take the problem.
 template <class Problem, class MakeProblem, class MakePrim>
-NormState<Problem>* norm_plan(const KernelContext& ctx, NormState<Problem>& local, MakeProblem&& make_problem,
+NormState<Problem>* norm_plan(const KernelContext& ctx, std::optional<NormState<Problem>>& local, MakeProblem&& make_problem,
                               MakePrim&& make_prim) {
   NormState<Problem>* kept = node_state<NormState<Problem>>(ctx);
   if (kept && kept->ok && kept->in.same(ctx)) return kept->prim->ok ? kept : nullptr;
-  NormState<Problem>& s = kept ? *kept : local;
-  s = NormState<Problem>{};
+  NormState<Problem>& s = kept ? *kept : local.emplace();
+  if (kept) s = NormState<Problem>{};
   if (!make_problem(s.p)) return nullptr;
   s.prim = make_prim(s.p);
   s.in.record(ctx);
@@ -79,7 +79,7 @@ std::shared_ptr<const Prim> softmax_prim(const SoftmaxProblem& p, bool log) {
 }
 
 template <bool Log>
-NormState<SoftmaxProblem>* softmax_plan(const KernelContext& ctx, NormState<SoftmaxProblem>& local) {
+NormState<SoftmaxProblem>* softmax_plan(const KernelContext& ctx, std::optional<NormState<SoftmaxProblem>>& local) {
   return norm_plan(
       ctx, local, [&](SoftmaxProblem& p) { return softmax_problem(ctx, p, Log); },
       [](const SoftmaxProblem& p) { return softmax_prim(p, Log); });
@@ -88,7 +88,7 @@ NormState<SoftmaxProblem>* softmax_plan(const KernelContext& ctx, NormState<Soft
 template <bool Log>
 bool accepts_softmax(const KernelContext& ctx) {
   return safely([&] {
-    NormState<SoftmaxProblem> local;
+    std::optional<NormState<SoftmaxProblem>> local;
     return softmax_plan<Log>(ctx, local) != nullptr;
   });
 }
@@ -96,7 +96,7 @@ bool accepts_softmax(const KernelContext& ctx) {
 template <bool Log>
 void Softmax(KernelContext& ctx) {
   guarded(ctx, [&] {
-    NormState<SoftmaxProblem> local;
+    std::optional<NormState<SoftmaxProblem>> local;
     auto* s = softmax_plan<Log>(ctx, local);
     if (!s) ctx.fail("problem not supported by the oneDNN softmax");
     Tensor& y = new_output(ctx, s->p.x);
@@ -281,21 +281,21 @@ std::shared_ptr<const Prim> ln_prim(const LnProblem& p) {
   });
 }
 
-NormState<LnProblem>* ln_plan(const KernelContext& ctx, NormState<LnProblem>& local) {
+NormState<LnProblem>* ln_plan(const KernelContext& ctx, std::optional<NormState<LnProblem>>& local) {
   return norm_plan(
       ctx, local, [&](LnProblem& p) { return ln_problem(ctx, p); }, [](const LnProblem& p) { return ln_prim(p); });
 }
 
 bool accepts_ln(const KernelContext& ctx) {
   return safely([&] {
-    NormState<LnProblem> local;
+    std::optional<NormState<LnProblem>> local;
     return ln_plan(ctx, local) != nullptr;
   });
 }
 
 void LayerNormalization(KernelContext& ctx) {
   guarded(ctx, [&] {
-    NormState<LnProblem> local;
+    std::optional<NormState<LnProblem>> local;
     auto* s = ln_plan(ctx, local);
     if (!s) ctx.fail("problem not supported by the oneDNN layer normalization");
     const Tensor& x = ctx.input(0);
