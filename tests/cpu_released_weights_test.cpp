@@ -197,12 +197,14 @@ struct KernelsRan : Observer {
 
 // A convolution over a map so small that some kernel taps only ever read the
 // zero padding (a 3x3 window with padding 1 over 1x1 or 2x2): the oneDNN
-// kernels crop those taps off (crop_window) and read the kept ones through a
-// view of the plain weights, which therefore stay resident (a packed copy
-// of part of them could not restore them). Against the reference, on the
-// blocked layout and the plain one, for strides, dilations, rectangular maps
-// and depthwise kernels; a map every tap reads is the control (released).
-TEST(ReleasedWeights, ConvolutionTapsThatOnlyReadPaddingAreCroppedNotReleased) {
+// kernels crop those taps off (crop_window) and pack the kept ones from a
+// view of the plain weights; the taps cropped off are kept beside the packed
+// copy and the plain bytes are given back too, so the weights stay resident
+// once, and read again they are restored from both, exactly. Against the
+// reference, on the blocked layout and the plain one, for strides,
+// dilations, rectangular maps and depthwise kernels; a map every tap reads
+// is the control.
+TEST(ReleasedWeights, ConvolutionTapsThatOnlyReadPaddingAreCroppedAndTheRestKept) {
   struct Case {
     int64_t C, H, W, k, pad, stride, dilation;
     bool depthwise, cropped;
@@ -241,18 +243,40 @@ TEST(ReleasedWeights, ConvolutionTapsThatOnlyReadPaddingAreCroppedNotReleased) {
       EXPECT_EQ(ran.conv_kernels[0], "onednn");
       // The observed run keeps every buffer: the next run, unobserved, releases.
       expect_float_outputs(want, cpu->run(in), 1e-5);
-      // Cropped: kept. Whole and packed in a blocked layout: given back. (A 3x3
+      // Packed in a blocked layout, whole or cropped: given back. (A 3x3
       // stride-1 convolution on the blocked layout may take oneDNN's Winograd
-      // kernel, whose transformed weights cannot restore the plain ones: kept.)
+      // kernel, whose transformed weights cannot restore the plain ones: kept.
+      // No cropped kernel here is 3x3.)
       const bool winograd_eligible = blocked && !c.depthwise && c.k == 3 && c.stride == 1 && c.dilation == 1;
-      if (c.cropped) {
-        EXPECT_FALSE(m->graph.initializer("w")->value.buffer()->bytes_released());
-      } else if (!winograd_eligible) {
+      if (c.cropped || !winograd_eligible) {
         EXPECT_TRUE(m->graph.initializer("w")->value.buffer()->bytes_released());
       }
       const Tensor& w = m->graph.initializer("w")->value;
       EXPECT_EQ(std::memcmp(w.raw(), original.data(), original.size()), 0);
+      EXPECT_FALSE(w.buffer()->bytes_released());
+      expect_float_outputs(want, cpu->run(in), 1e-5);  // the packed copy still serves
     }
+  // A 3-D convolution over a map one frame deep (a video network's last
+  // stage): the depth taps before and after the frame are cropped off.
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {int64_t{1}, int64_t{16}, int64_t{1}, int64_t{3}, int64_t{3}});
+  b.initializer(make_float_tensor("w", {16, 16, 3, 3, 3}, floats(16 * 16 * 27, 0.3f, 9)));
+  attr_ints(b.node("Conv", {"x", "w"}, {"y"}, "conv3d"), "pads", {1, 1, 1, 1, 1, 1});
+  b.output_untyped("y");
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  std::shared_ptr<const Model> m(std::move(r.model));
+  const Tensor& w = m->graph.initializer("w")->value;
+  const std::vector<std::byte> original(w.raw(), w.raw() + w.byte_size());
+  auto cpu = make_cpu_engine(CpuOptions{.threads = 2, .release_repacked_weights = true})->prepare(m);
+  InputSpec spec;
+  spec.seed = 6;
+  const NamedValues in = make_inputs(*m, spec);
+  const NamedValues want = make_reference_engine()->prepare(m)->run(in);
+  expect_float_outputs(want, cpu->run(in), 1e-5);
+  EXPECT_TRUE(w.buffer()->bytes_released());
+  EXPECT_EQ(std::memcmp(w.raw(), original.data(), original.size()), 0);
+  expect_float_outputs(want, cpu->run(in), 1e-5);
 }
 
 namespace {

@@ -199,6 +199,76 @@ bool is_initializer(const KernelContext& ctx, size_t i) { return ctx.input_is_in
 namespace {
 thread_local bool t_release_repacked = false;
 
+// Calls f(offset) with the element offset of each element of a strided view
+// (no inner blocks), in the row-major order of its dims; false for any other
+// layout.
+template <class F>
+bool for_each_view_offset(const dnnl::memory::desc& v, F&& f) {
+  const dnnl_memory_desc_t& d = v.data;
+  if (d.format_kind != dnnl_blocked || d.format_desc.blocking.inner_nblks != 0 || d.ndims < 1) return false;
+  const int n = d.ndims;
+  const auto* stride = d.format_desc.blocking.strides;
+  for (int k = 0; k < n; ++k)
+    if (d.dims[k] <= 0) return true;
+  std::vector<int64_t> at(static_cast<size_t>(n), 0);
+  int64_t base = d.offset0;
+  for (;;) {
+    for (int64_t i = 0, o = base; i < d.dims[n - 1]; ++i, o += stride[n - 1]) f(o);
+    int k = n - 2;
+    for (; k >= 0; --k) {
+      base += stride[k];
+      if (++at[static_cast<size_t>(k)] < d.dims[k]) break;
+      base -= stride[k] * d.dims[k];
+      at[static_cast<size_t>(k)] = 0;
+    }
+    if (k < 0) return true;
+  }
+}
+
+// A packed copy of part of a float32 weight (a convolution's kernel cropped
+// to the taps that read the input: `view` over its plain bytes) cannot give
+// the rest back, so the rest is kept beside it, compactly, and the plain
+// bytes are given back: the weight stays resident once. Restored from both,
+// exactly (the packed part by the reverse reorder, the rest copied).
+void release_around_view(const Tensor& t, const dnnl::memory::desc& view, const std::shared_ptr<dnnl::memory>& packed) {
+  if (view.data.data_type != dnnl_f32 || t.buffer()->size() % sizeof(float) != 0) return;
+  const int64_t total = static_cast<int64_t>(t.buffer()->size() / sizeof(float));
+  std::vector<bool> in_view(static_cast<size_t>(total), false);
+  bool inside = true;
+  int64_t viewed = 0;
+  if (!for_each_view_offset(view, [&](int64_t o) {
+        if (o < 0 || o >= total || in_view[static_cast<size_t>(o)]) {
+          inside = false;
+        } else {
+          in_view[static_cast<size_t>(o)] = true;
+          ++viewed;
+        }
+      }) || !inside)
+    return;
+  const float* plain = reinterpret_cast<const float*>(t.raw());
+  auto rest = std::make_shared<std::vector<float>>();
+  rest->reserve(static_cast<size_t>(total - viewed));  // exactly: the plain bytes and this are both held until the release
+  for (int64_t i = 0; i < total; ++i)
+    if (!in_view[static_cast<size_t>(i)]) rest->push_back(plain[i]);
+  t.buffer()->release_bytes([packed, view, rest, total](std::byte* dst) {
+    dnnl::memory from = *packed;
+    dnnl::memory dense(plain_md(view.dims()), engine());
+    dnnl::reorder(from, dense).execute(stream(), from, dense);
+    stream().wait();
+    float* out = reinterpret_cast<float*>(dst);
+    const float* kept = static_cast<const float*>(dense.get_data_handle());
+    std::vector<bool> in_view(static_cast<size_t>(total), false);
+    int64_t k = 0;
+    for_each_view_offset(view, [&](int64_t o) {
+      out[o] = kept[k++];
+      in_view[static_cast<size_t>(o)] = true;
+    });
+    size_t r = 0;
+    for (int64_t i = 0; i < total; ++i)
+      if (!in_view[static_cast<size_t>(i)]) out[i] = (*rest)[r++];
+  });
+}
+
 // The cached copy of `t` in layout `want`, made on a miss. nullptr on a miss
 // when `only_if_room` and the cache has no room (nothing is dropped for it).
 std::shared_ptr<dnnl::memory> cached_reorder(const Tensor& t, const dnnl::memory::desc& user, const dnnl::memory::desc& want,
@@ -230,13 +300,16 @@ std::shared_ptr<dnnl::memory> cached_reorder(const Tensor& t, const dnnl::memory
   // is a permutation of float32 values (a blocked layout), so that reordering
   // back restores them exactly. Winograd's transformed weights are not: their
   // source stays (oneDNN has no reorder back from them).
-  if (t_release_repacked && whole && want.data.format_kind == dnnl_blocked && user.get_size() == t.buffer()->size()) {
-    t.buffer()->release_bytes([mem, user](std::byte* dst) {
-      dnnl::memory packed = *mem;
-      dnnl::memory plain(user, engine(), dst);
-      dnnl::reorder(packed, plain).execute(stream(), packed, plain);
-      stream().wait();
-    });
+  if (t_release_repacked && want.data.format_kind == dnnl_blocked) {
+    if (whole && user.get_size() == t.buffer()->size())
+      t.buffer()->release_bytes([mem, user](std::byte* dst) {
+        dnnl::memory packed = *mem;
+        dnnl::memory plain(user, engine(), dst);
+        dnnl::reorder(packed, plain).execute(stream(), packed, plain);
+        stream().wait();
+      });
+    else if (!whole)
+      release_around_view(t, user, mem);
   }
   return mem;
 }
