@@ -15,6 +15,7 @@
 
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
+#include "onnxscope/inputs.h"
 #include "onnxscope/reference.h"
 #include "ops_harness.h"
 
@@ -248,10 +249,10 @@ TEST(CpuOpsNn, DepthwiseConvEveryWindow) {
   }
 }
 
-// 1-D Conv at unit stride (register tiles over the padded input, or one sgemm
-// per tap without AVX-512): kernels
-// up to 7, dilations up to 3, pads and auto_pad, bias or not, batches of
-// two; a strided one is left to oneDNN (checked alike).
+// 1-D Conv (register tiles over the padded input, or one sgemm per tap
+// without AVX-512): kernels up to 7, dilations up to 3, pads and auto_pad,
+// bias or not, batches of two; a strided one is this kernel's where its
+// sums are short, else oneDNN's (checked alike).
 TEST(CpuOpsNn, Conv1dEveryWindow) {
   Rng rng(54);
   const char* auto_pads[] = {"NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
@@ -278,6 +279,99 @@ TEST(CpuOpsNn, Conv1dEveryWindow) {
     if (auto_pad == "NOTSET") attr_ints(n, "pads", {pick(rng, 0, k), pick(rng, 0, k)});
     else attr_string(n, "auto_pad", auto_pad);
     check(c);
+  }
+}
+
+// Strided 1-D convolutions over short sums (C*K at most 64: wav2vec2's first
+// layer, 1 channel in, 512 out, k 10, stride 5) and 1-D convolutions with a
+// fused activation run on the CPU engine's own kernel (cpu-avx512: the
+// padded input in stride phases, the activation in registers): strides up
+// to 6, dilations, pads, bias, batches of two, every activation FusedConv
+// fuses; the unfused model on the reference is the answer.
+TEST(CpuOpsNn, Conv1dStridedAndFusedActivations) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512: oneDNN's convolution runs these";
+  struct Activation {
+    const char* op;
+    std::vector<float> params;  // attribute values, in the order of `names`
+    std::vector<const char*> names;
+  };
+  const Activation acts[] = {{"", {}, {}},
+                             {"Relu", {}, {}},
+                             {"LeakyRelu", {0.1f}, {"alpha"}},
+                             {"Clip", {-0.5f, 1.5f}, {}},
+                             {"HardSigmoid", {0.3f, 0.4f}, {"alpha", "beta"}},
+                             {"HardSwish", {}, {}},
+                             {"Sigmoid", {}, {}},
+                             {"Tanh", {}, {}},
+                             {"Gelu", {}, {}},
+                             {"GeluTanh", {}, {}}};
+  Rng rng(57);
+  for (int i = 0; i < 80; ++i) {
+    const Activation& act = acts[i % 10];
+    const bool strided = i % 4 != 3;
+    const int64_t stride = strided ? pick(rng, 2, 6) : 1;
+    const int64_t k = pick(rng, 1, 10), C = strided ? pick(rng, 1, std::max<int64_t>(1, 64 / k)) : pick(rng, 1, 40);
+    const int64_t M = pick(rng, 1, 70), W = pick(rng, 12, 400), d = pick(rng, 1, 2);
+    const bool bias = i % 3 != 0;
+    const int64_t pl = pick(rng, 0, k), pr = pick(rng, 0, k);
+    ModelBuilder mb(20);
+    mb.input("x", DataType::Float, {int64_t{1 + i % 2}, C, W});
+    Rng wr(static_cast<unsigned>(i));
+    add_initializer(mb, "w", random_tensor(wr, DataType::Float, {M, C, k}, -1, 1));
+    std::vector<std::string> ins = {"x", "w"};
+    if (bias) {
+      add_initializer(mb, "b", random_tensor(wr, DataType::Float, {M}, -1, 1));
+      ins.push_back("b");
+    }
+    const std::string conv_out = *act.op ? "c" : "y";
+    auto& n = mb.node("Conv", ins, {conv_out}, "conv");
+    attr_ints(n, "strides", {stride});
+    attr_ints(n, "dilations", {d});
+    attr_ints(n, "pads", {pl, pr});
+    const std::string op = act.op;
+    if (op == "Clip") {
+      mb.initializer(make_float_tensor("lo", {}, {act.params[0]}));
+      mb.initializer(make_float_tensor("hi", {}, {act.params[1]}));
+      mb.node("Clip", {"c", "lo", "hi"}, {"y"}, "act");
+    } else if (op == "Gelu" || op == "GeluTanh") {
+      auto& g = mb.node("Gelu", {"c"}, {"y"}, "act");
+      if (op == "GeluTanh") attr_string(g, "approximate", "tanh");
+    } else if (!op.empty()) {
+      auto& a = mb.node(op, {"c"}, {"y"}, "act");
+      for (size_t q = 0; q < act.names.size(); ++q) attr_float(a, act.names[q], act.params[q]);
+    }
+    mb.output_untyped("y");
+    const std::string what = "Conv 1-D C " + std::to_string(C) + " M " + std::to_string(M) + " W " + std::to_string(W) +
+                             " k " + std::to_string(k) + " s " + std::to_string(stride) + " d " + std::to_string(d) +
+                             " pads " + std::to_string(pl) + "," + std::to_string(pr) + (bias ? " bias " : " ") + op;
+    SCOPED_TRACE(what);
+    if ((k - 1) * d + 1 > W + pl + pr) continue;  // no output: not a convolution to time
+    auto loaded = mb.load();
+    ASSERT_TRUE(loaded.ok()) << dump(loaded);
+    std::shared_ptr<const Model> m = std::move(loaded.model);
+    InputSpec spec;
+    spec.seed = static_cast<uint64_t>(i);
+    const NamedValues in = make_inputs(*m, spec);
+    const NamedValues want = make_reference_engine()->prepare(m)->run(in);
+    struct Ran : Observer {
+      std::vector<std::pair<std::string, std::string>> nodes;  // op, kernel
+      void on_node(const NodeEvent& e) override { nodes.emplace_back(e.node->op_type, std::string(e.kernel)); }
+      bool reads_values() const override { return false; }
+    } ran;
+    RunOptions ro;
+    ro.observer = &ran;
+    ro.capture_original = false;
+    const NamedValues got = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m)->run(in, ro);
+    ASSERT_EQ(ran.nodes.size(), 1u) << "the activation was not fused";
+    EXPECT_EQ(ran.nodes[0].second, op.empty() ? "cpu-gemm" : "cpu-avx512") << ran.nodes[0].first;
+    ASSERT_EQ(got.size(), 1u);
+    const Tensor& a = want[0].second.tensor();
+    const Tensor& b = got[0].second.tensor();
+    ASSERT_EQ(a.shape(), b.shape());
+    const float* pa = a.data<float>();
+    const float* pb = b.data<float>();
+    for (uint64_t e = 0; e < a.element_count(); ++e)
+      ASSERT_NEAR(pb[e], pa[e], 2e-5 + 2e-5 * std::fabs(pa[e]) + 1e-5 * static_cast<double>(C * k)) << "element " << e;
   }
 }
 

@@ -1,12 +1,19 @@
-// 1-D Conv at unit stride, group 1, float32. With X zero-padded into rows of
-// Wp = W + pads, output column t reads column t + j*d of the padded rows for
-// tap j. On AVX-512, register tiles of Y (4 rows by 96 columns) sum every
-// (c, j) in place (run_avx512): one pass over Y, near the FMA peak. Elsewhere
-// tap j's share of Y [M, OW] is W_j [M, C] times the C x OW window of the
-// padded X starting at column j*d (a strided view: no im2col copy),
-// accumulated by oneDNN's sgemm, one call per tap.
-// oneDNN's own 1-D convolution paid two layout reorders around its kernel
-// (0.76x onnxruntime at [1,64,1000] k3).
+// 1-D Conv and FusedConv, group 1, float32. With X zero-padded into rows of
+// Wp = W + pads, output column t reads column t*s + j*d of the padded rows
+// for tap j. On AVX-512, register tiles of Y (4 rows by 96 columns) sum every
+// (c, j) in place (run_avx512): one pass over Y, near the FMA peak, the fused
+// activation applied in registers as a tile is stored. At stride s the padded
+// rows are split into s phases (phase r holds columns r, r + s, ...), so tap
+// j reads phase (j*d) mod s from column t + (j*d) div s: contiguous again.
+// Elsewhere (no AVX-512: unit stride, no activation) tap j's share of Y
+// [M, OW] is W_j [M, C] times the C x OW window of the padded X starting at
+// column j*d (a strided view: no im2col copy), accumulated by oneDNN's
+// sgemm, one call per tap.
+// oneDNN's own 1-D convolution pays two layout reorders around its kernel
+// (0.76x onnxruntime at [1,64,1000] k3; wav2vec2's first layer, 1 channel in
+// and 512 out at stride 5, 0.22x): this kernel takes every unit-stride one,
+// and strided ones whose sums are short (C*K at most kShortSum), where the
+// reorders cost more than oneDNN's faster product saves.
 // GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in masked stores.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
@@ -14,8 +21,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/nn/common.h"
+#include "cpu/kernels/nn/fused_activation_avx512.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
@@ -25,12 +34,18 @@ namespace onnxscope::cpu {
 namespace {
 
 struct Conv1d {
-  int64_t N = 0, C = 0, W = 0, M = 0, K = 0, dil = 1, pl = 0, pr = 0, OW = 0;
+  int64_t N = 0, C = 0, W = 0, M = 0, K = 0, stride = 1, dil = 1, pl = 0, pr = 0, OW = 0;
   bool bias = false;
+  FusedActivation act;
 };
 
-bool conv1d_of(const KernelContext& ctx, Conv1d& p) {
+const bool kAvx512 = __builtin_cpu_supports("avx512f");
+constexpr int64_t kShortSum = 64;  // C*K of the strided convolutions taken (see above)
+constexpr int64_t kTileSlack = 16 * 6;  // floats past each padded (phase) row a tile may read
+
+bool conv1d_of(const KernelContext& ctx, Conv1d& p, bool fused) {
   if (!float_conv_inputs(ctx)) return false;
+  if (fused && (!kAvx512 || !fused_activation_of(ctx, p.act))) return false;
   const Tensor& x = ctx.input_value(0)->tensor();
   const Tensor& w = ctx.input_value(1)->tensor();
   if (x.rank() != 3 || w.rank() != 3 || x.element_count() == 0 || w.element_count() == 0) return false;
@@ -46,10 +61,11 @@ bool conv1d_of(const KernelContext& ctx, Conv1d& p) {
   } catch (const std::exception&) {
     return false;  // the reference names what is wrong
   }
-  // Unit stride only (a strided window is not a view of rows), and a window
-  // inside X and its padding (a mutated dilation of 2^40 is the reference's).
-  if (win.strides[0] != 1 || (w.shape()[2] - 1) * win.dilations[0] + 1 > x.shape()[2] + win.pad_begin[0] + win.pad_end[0])
-    return false;
+  // A window inside X and its padding (a mutated dilation of 2^40 is the
+  // reference's); a stride only on AVX-512, over a short sum.
+  if ((w.shape()[2] - 1) * win.dilations[0] + 1 > x.shape()[2] + win.pad_begin[0] + win.pad_end[0]) return false;
+  if (win.strides[0] != 1 && (!kAvx512 || win.strides[0] < 1 || x.shape()[1] * w.shape()[2] > kShortSum)) return false;
+  p.stride = win.strides[0];
   p.N = x.shape()[0];
   p.C = x.shape()[1];
   p.W = x.shape()[2];
@@ -59,37 +75,42 @@ bool conv1d_of(const KernelContext& ctx, Conv1d& p) {
   p.pl = win.pad_begin[0];
   p.pr = win.pad_end[0];
   p.OW = win.out[0];
-  // The padded copy of X (C x Wp floats) is this kernel's own allocation: a
-  // mutated pad of 2^40 must not make it; the reference names the problem.
-  const double padded = static_cast<double>(p.C) * static_cast<double>(p.W + p.pl + p.pr) * sizeof(float);
+  // The padded copy of X (s phases of C rows, each a share of the padded
+  // width plus a tile's slack) is this kernel's own allocation: a mutated pad
+  // or stride of 2^40 must not make it; the reference names the problem.
+  const double width = static_cast<double>(p.W) + static_cast<double>(p.pl) + static_cast<double>(p.pr);
+  const double padded = static_cast<double>(p.C) * (width + static_cast<double>(p.stride) * (kTileSlack + 1)) * sizeof(float);
   return padded <= static_cast<double>(ctx.max_tensor_bytes());
 }
 
+template <bool Fused>
 bool accepts(const KernelContext& ctx) {
   Conv1d p;
-  return conv1d_of(ctx, p);
+  return conv1d_of(ctx, p, Fused);
 }
 
 // --- AVX-512: the product computed in place ---------------------------------------
-// Y[m, t] = b[m] + sum over c, then j, of W[m, c, j] * Xp[c, t + j*dil], with
-// Xp X zero-padded (and with a tail of zeros a tile may read past). A tile is
+// Y[m, t] = act(b[m] + sum over c, then j, of W[m, c, j] * Xp[c, t*s + j*dil]),
+// with Xp X zero-padded (and with a tail of zeros a tile may read past), held
+// as s phases of C rows each: tap j of channel c reads phase row
+// ((j*dil) mod s, c) from column t + (j*dil) div s, at xp + c*Wph + tap[j]. A tile is
 // R rows of Y by V vectors of 16 columns, its sums in registers for every
 // (c, j): V loads of Xp and R broadcasts of W per R*V fused multiply-adds,
 // with no column matrix and no pass over Y per tap (the three sgemm calls
 // wrote Y three times).
 
-constexpr int64_t kTileSlack = 16 * 6;  // floats past each padded row a tile may read
 
 template <int R, int V>
-__attribute__((target("avx512f"))) void conv1d_tile(const Conv1d& p, const float* xp, int64_t Wp, const float* w,
-                                                    const float* bias, int64_t m0, int64_t t0, int64_t cols, float* y) {
+__attribute__((target("avx512f"))) void conv1d_tile(const Conv1d& p, const float* xp, int64_t Wp, const int64_t* tap,
+                                                    const float* w, const float* bias, int64_t m0, int64_t t0, int64_t cols,
+                                                    float* y) {
   __m512 acc[R * V];
 #pragma GCC unroll 24
   for (int i = 0; i < R * V; ++i) acc[i] = _mm512_set1_ps(bias ? bias[m0 + i / V] : 0.0f);
   const int64_t CK = p.C * p.K;
   for (int64_t c = 0; c < p.C; ++c)
     for (int64_t j = 0; j < p.K; ++j) {
-      const float* src = xp + c * Wp + t0 + j * p.dil;
+      const float* src = xp + c * Wp + t0 + tap[j];
       const float* wr = w + m0 * CK + c * p.K + j;
 #pragma GCC unroll 6
       for (int v = 0; v < V; ++v) {
@@ -104,46 +125,60 @@ __attribute__((target("avx512f"))) void conv1d_tile(const Conv1d& p, const float
   for (int r = 0; r < R; ++r) {
     float* dst = y + (m0 + r) * p.OW + t0;
 #pragma GCC unroll 6
-    for (int v = 0; v + 1 < V; ++v) _mm512_storeu_ps(dst + 16 * v, acc[r * V + v]);
-    _mm512_mask_storeu_ps(dst + 16 * (V - 1), last, acc[r * V + V - 1]);
+    for (int v = 0; v + 1 < V; ++v) _mm512_storeu_ps(dst + 16 * v, activate(p.act, acc[r * V + v]));
+    _mm512_mask_storeu_ps(dst + 16 * (V - 1), last, activate(p.act, acc[r * V + V - 1]));
   }
 }
 
 template <int R>
 __attribute__((target("avx512f"))) void conv1d_tile_v(int64_t vectors, const Conv1d& p, const float* xp, int64_t Wp,
-                                                      const float* w, const float* bias, int64_t m0, int64_t t0,
-                                                      int64_t cols, float* y) {
+                                                      const int64_t* tap, const float* w, const float* bias, int64_t m0,
+                                                      int64_t t0, int64_t cols, float* y) {
   switch (vectors) {
-    case 1: return conv1d_tile<R, 1>(p, xp, Wp, w, bias, m0, t0, cols, y);
-    case 2: return conv1d_tile<R, 2>(p, xp, Wp, w, bias, m0, t0, cols, y);
-    case 3: return conv1d_tile<R, 3>(p, xp, Wp, w, bias, m0, t0, cols, y);
-    case 4: return conv1d_tile<R, 4>(p, xp, Wp, w, bias, m0, t0, cols, y);
-    case 5: return conv1d_tile<R, 5>(p, xp, Wp, w, bias, m0, t0, cols, y);
-    default: return conv1d_tile<R, 6>(p, xp, Wp, w, bias, m0, t0, cols, y);
+    case 1: return conv1d_tile<R, 1>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
+    case 2: return conv1d_tile<R, 2>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
+    case 3: return conv1d_tile<R, 3>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
+    case 4: return conv1d_tile<R, 4>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
+    case 5: return conv1d_tile<R, 5>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
+    default: return conv1d_tile<R, 6>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
   }
 }
 
 void run_avx512(const Conv1d& p, const float* x, const float* w, const float* bias, float* y) {
   constexpr int64_t kRows = 4, kCols = 96;  // 4 x 6 accumulators of 16
-  const int64_t Wp = p.W + p.pl + p.pr + kTileSlack;
+  const int64_t s = p.stride, padded = p.W + p.pl + p.pr;
+  const int64_t Wph = (padded + s - 1) / s + kTileSlack;  // a phase row
+  std::vector<int64_t> tap(static_cast<size_t>(p.K));
+  for (int64_t j = 0; j < p.K; ++j) tap[static_cast<size_t>(j)] = (j * p.dil) % s * p.C * Wph + (j * p.dil) / s;
   // Xp is kept from run to run on the calling thread (up to 16 MB): a fresh
   // 256 KB block per run went back to the system at each free with the
   // output's, and came back as a hundred page faults a run (half of the
   // [1,64,1000] case's time).
   thread_local std::vector<float> kept;
   std::vector<float> local;
-  const auto need = static_cast<size_t>(p.C * Wp);
+  const auto need = static_cast<size_t>(s * p.C * Wph);
   std::vector<float>& xp = need * sizeof(float) <= (size_t{16} << 20) ? kept : local;
   if (xp.size() < need) xp.resize(need);
   const int64_t row_tiles = (p.M + kRows - 1) / kRows, col_tiles = (p.OW + kCols - 1) / kCols;
   for (int64_t n = 0; n < p.N; ++n) {
     const float* xn = x + n * p.C * p.W;
-    parallel_for(p.C, std::max<int64_t>(1, 16384 / Wp), [&](int64_t c0, int64_t c1) {
+    parallel_for(p.C, std::max<int64_t>(1, 16384 / (s * Wph)), [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
-        float* row = xp.data() + c * Wp;
-        std::fill(row, row + p.pl, 0.0f);
-        std::copy(xn + c * p.W, xn + (c + 1) * p.W, row + p.pl);
-        std::fill(row + p.pl + p.W, row + Wp, 0.0f);
+        const float* src = xn + c * p.W;
+        if (s == 1) {
+          float* row = xp.data() + c * Wph;
+          std::fill(row, row + p.pl, 0.0f);
+          std::copy(src, src + p.W, row + p.pl);
+          std::fill(row + p.pl + p.W, row + Wph, 0.0f);
+          continue;
+        }
+        for (int64_t r = 0; r < s; ++r) {  // phase r: padded columns r, r + s, ...
+          float* row = xp.data() + (r * p.C + c) * Wph;
+          for (int64_t u = 0; u < Wph; ++u) {
+            const int64_t at = u * s + r - p.pl;
+            row[u] = at >= 0 && at < p.W ? src[at] : 0.0f;
+          }
+        }
       }
     });
     float* yn = y + n * p.M * p.OW;
@@ -156,25 +191,25 @@ void run_avx512(const Conv1d& p, const float* x, const float* w, const float* bi
         const int64_t rows = std::min(kRows, p.M - m0), cols = std::min(kCols, p.OW - t0);
         const int64_t vectors = (cols + 15) / 16;
         switch (rows) {
-          case 1: conv1d_tile_v<1>(vectors, p, xp.data(), Wp, w, bias, m0, t0, cols, yn); break;
-          case 2: conv1d_tile_v<2>(vectors, p, xp.data(), Wp, w, bias, m0, t0, cols, yn); break;
-          case 3: conv1d_tile_v<3>(vectors, p, xp.data(), Wp, w, bias, m0, t0, cols, yn); break;
-          default: conv1d_tile_v<4>(vectors, p, xp.data(), Wp, w, bias, m0, t0, cols, yn); break;
+          case 1: conv1d_tile_v<1>(vectors, p, xp.data(), Wph, tap.data(), w, bias, m0, t0, cols, yn); break;
+          case 2: conv1d_tile_v<2>(vectors, p, xp.data(), Wph, tap.data(), w, bias, m0, t0, cols, yn); break;
+          case 3: conv1d_tile_v<3>(vectors, p, xp.data(), Wph, tap.data(), w, bias, m0, t0, cols, yn); break;
+          default: conv1d_tile_v<4>(vectors, p, xp.data(), Wph, tap.data(), w, bias, m0, t0, cols, yn); break;
         }
       }
     });
   }
 }
 
+template <bool Fused>
 void Run(KernelContext& ctx) {
   Conv1d p;
-  if (!conv1d_of(ctx, p)) ctx.fail("problem not supported by the CPU 1-D convolution");
+  if (!conv1d_of(ctx, p, Fused)) ctx.fail("problem not supported by the CPU 1-D convolution");
   const float* x = ctx.input(0).data<float>();
   const float* w = ctx.input(1).data<float>();
   Tensor& out = uninitialized_output(ctx, 0, DataType::Float, {p.N, p.M, p.OW});
   float* y = out.mutable_data<float>();
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) return run_avx512(p, x, w, p.bias ? ctx.input(2).data<float>() : nullptr, y);
+  if (kAvx512) return run_avx512(p, x, w, p.bias ? ctx.input(2).data<float>() : nullptr, y);
   // W [M, C, K] as K matrices [M, C]; X padded.
   std::vector<float> wk(static_cast<size_t>(p.K * p.M * p.C));
   for (int64_t m = 0; m < p.M; ++m)
@@ -206,7 +241,8 @@ void Run(KernelContext& ctx) {
 }  // namespace
 
 void register_conv1d_kernels(KernelRegistry& r) {
-  r.add(KernelDef{"", "Conv", 1, INT_MAX, "cpu-gemm", Run, accepts});
+  r.add(KernelDef{"", "Conv", 1, INT_MAX, "cpu-gemm", Run<false>, accepts<false>});
+  r.add(KernelDef{"onnxscope.cpu", kFusedConv, 1, INT_MAX, "cpu-avx512", Run<true>, accepts<true>});
 }
 
 }  // namespace onnxscope::cpu

@@ -34,6 +34,7 @@
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
+#include "cpu/kernels/nn/fused_activation_avx512.h"
 #include "cpu/kernels/output.h"
 #include "cpu/nchwc.h"
 #include "cpu/thread_pool.h"
@@ -44,40 +45,16 @@ namespace {
 
 constexpr int64_t kBlock = 16;
 
-enum class Act { None, Relu, LeakyRelu, Clip, HardSigmoid, HardSwish, Sigmoid, Tanh, Swish, GeluErf, GeluTanh };
-
 struct Problem {
   int64_t N = 0, CB = 0, C = 0, H = 0, W = 0, OH = 0, OW = 0;
   int64_t c = 0;  // channels a group (in and out)
   int64_t kh = 0, kw = 0, sh = 1, sw = 1, dh = 1, dw = 1, pt = 0, pl = 0;
   bool bias = false, sum = false;
-  Act act = Act::None;
-  float a = 0, b = 0;
+  FusedActivation act;
   int64_t taps() const { return kh * kw; }
 };
 
 bool float_tensor(const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; }
-
-// The fused activation, or false for one this kernel leaves to oneDNN.
-bool activation_of(const KernelContext& ctx, Problem& p) {
-  const std::string op = ctx.attr_string("activation", "");
-  const std::vector<float> v = ctx.attr_floats("activation_params");
-  auto want = [&](size_t n) { return v.size() == n; };
-  if (op.empty()) return want(0);
-  if (op == "Relu" && want(0)) p.act = Act::Relu;
-  else if (op == "LeakyRelu" && want(1)) p.act = Act::LeakyRelu;
-  else if (op == "Clip" && want(2) && v[0] <= v[1]) p.act = Act::Clip;
-  else if (op == "HardSigmoid" && want(2)) p.act = Act::HardSigmoid;
-  else if (op == "HardSwish" && want(0)) p.act = Act::HardSwish;
-  else if (op == "Sigmoid" && want(0)) p.act = Act::Sigmoid;
-  else if (op == "Tanh" && want(0)) p.act = Act::Tanh;
-  else if (op == "Swish" && want(1)) p.act = Act::Swish;
-  else if (op == "Gelu" && want(1)) p.act = v[0] != 0.0f ? Act::GeluTanh : Act::GeluErf;
-  else return false;
-  p.a = v.size() > 0 ? v[0] : 0.f;
-  p.b = v.size() > 1 ? v[1] : 0.f;
-  return true;
-}
 
 bool problem(const KernelContext& ctx, Problem& p) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
@@ -134,7 +111,7 @@ bool problem(const KernelContext& ctx, Problem& p) {
     if (!float_tensor(r) || r->tensor().shape() != Shape{p.N, p.CB, p.OH, p.OW, kBlock}) return false;
     p.sum = true;
   }
-  return activation_of(ctx, p);
+  return fused_activation_of(ctx, p.act);
 }
 
 bool accepts(const KernelContext& ctx) {
@@ -209,45 +186,6 @@ __attribute__((target("avx512f"), always_inline)) inline __m512 reduce_groups(co
   }
 }
 
-// Comparisons written so that NaN passes through, as the activations' kernels let it.
-__attribute__((target("avx512f"), always_inline)) inline __m512 activate(const Problem& p, __m512 v) {
-  const __m512 zero = _mm512_setzero_ps();
-  switch (p.act) {
-    case Act::None: return v;
-    case Act::Sigmoid: return avx512::sigmoid(v);
-    case Act::Tanh: return avx512::tanh(v);
-    // x sigmoid(alpha x); alpha 1 gives silu_in_place's bits (the product by 1 is exact)
-    case Act::Swish: return _mm512_mul_ps(v, avx512::sigmoid(_mm512_mul_ps(v, _mm512_set1_ps(p.a))));
-    case Act::GeluErf: {  // x/2 (1 + erf(x / sqrt 2))
-      const __m512 e = avx512::erf(_mm512_mul_ps(v, _mm512_set1_ps(0.70710678118654752f)));
-      return _mm512_mul_ps(_mm512_mul_ps(v, _mm512_set1_ps(0.5f)), _mm512_add_ps(e, _mm512_set1_ps(1.0f)));
-    }
-    case Act::GeluTanh: {  // x/2 (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
-      const __m512 x3 = _mm512_mul_ps(_mm512_mul_ps(v, v), v);
-      const __m512 u = _mm512_mul_ps(_mm512_fmadd_ps(x3, _mm512_set1_ps(0.044715f), v), _mm512_set1_ps(0.79788456080286536f));
-      return _mm512_mul_ps(_mm512_mul_ps(v, _mm512_set1_ps(0.5f)), _mm512_add_ps(avx512::tanh(u), _mm512_set1_ps(1.0f)));
-    }
-    case Act::Relu: return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), zero);
-    case Act::LeakyRelu: return _mm512_mask_mul_ps(v, _mm512_cmp_ps_mask(v, zero, _CMP_LT_OQ), v, _mm512_set1_ps(p.a));
-    case Act::Clip: {
-      const __m512 lo = _mm512_set1_ps(p.a), hi = _mm512_set1_ps(p.b);
-      v = _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, lo, _CMP_LT_OQ), lo);
-      return _mm512_mask_mov_ps(v, _mm512_cmp_ps_mask(v, hi, _CMP_GT_OQ), hi);
-    }
-    case Act::HardSigmoid:
-    case Act::HardSwish: {
-      const bool swish = p.act == Act::HardSwish;
-      __m512 t = swish ? _mm512_fmadd_ps(v, _mm512_set1_ps(1.0f / 6), _mm512_set1_ps(0.5f))
-                       : _mm512_fmadd_ps(v, _mm512_set1_ps(p.a), _mm512_set1_ps(p.b));
-      const __m512 one = _mm512_set1_ps(1.0f);
-      t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, zero, _CMP_LT_OQ), zero);
-      t = _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask(t, one, _CMP_GT_OQ), one);
-      return swish ? _mm512_mul_ps(v, t) : t;
-    }
-  }
-  return v;
-}
-
 // What one output row of one block reads: the input plane, the kept rows'
 // taps, the packed weights of the block, the bias and residual of the block.
 struct Row {
@@ -290,7 +228,7 @@ __attribute__((target("avx512f"))) void positions_inside(const Problem& p, const
   for (int t = 0; t < T; ++t) {
     __m512 v = _mm512_add_ps(reduce_groups<C>(acc[t]), _mm512_loadu_ps(row.bias));
     if (row.r) v = _mm512_add_ps(v, _mm512_loadu_ps(row.r + (ow + t) * kBlock));
-    _mm512_storeu_ps(row.y + (ow + t) * kBlock, _mm512_maskz_mov_ps(row.real, activate(p, v)));
+    _mm512_storeu_ps(row.y + (ow + t) * kBlock, _mm512_maskz_mov_ps(row.real, activate(p.act, v)));
   }
 }
 
@@ -314,7 +252,7 @@ __attribute__((target("avx512f"))) void position_at_edge(const Problem& p, const
   }
   __m512 v = _mm512_add_ps(reduce_groups<C>(acc), _mm512_loadu_ps(row.bias));
   if (row.r) v = _mm512_add_ps(v, _mm512_loadu_ps(row.r + ow * kBlock));
-  _mm512_storeu_ps(row.y + ow * kBlock, _mm512_maskz_mov_ps(row.real, activate(p, v)));
+  _mm512_storeu_ps(row.y + ow * kBlock, _mm512_maskz_mov_ps(row.real, activate(p.act, v)));
 }
 
 // First and one-past-last output column whose taps all lie inside X.
