@@ -35,6 +35,8 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 SUITE = Path.home() / ".cache" / "onnxscope" / "onnx-1.23.2"
+BENCH_MODELS = Path.home() / ".cache" / "onnxscope" / "bench-models"  # scripts/make_bench_models.py, make_qop_models.py
+OFFLIST_MODELS = Path.home() / ".cache" / "onnxscope" / "offlist-models"  # scripts/make_offlist_models.py
 
 
 def default_models() -> list[str]:
@@ -42,10 +44,9 @@ def default_models() -> list[str]:
     return light + [str(REPO / "resources" / "models" / "sample_cnn.onnx") + "@8"]
 
 
-def made_models(names: list[str], suffix: str, batches: list[str], maker: str) -> list[str]:
-    """PATH@BATCH of each ~/.cache/onnxscope/bench-models/<name><suffix>.onnx
+def made_models(names: list[str], suffix: str, batches: list[str], maker: str, d: Path = BENCH_MODELS) -> list[str]:
+    """PATH@BATCH of each <d>/<name><suffix>.onnx (d: ~/.cache/onnxscope/bench-models)
     the maker script has made, at each batch; the missing ones named."""
-    d = Path.home() / ".cache" / "onnxscope" / "bench-models"
     missing = [n for n in names if not (d / f"{n}{suffix}.onnx").exists()]
     if missing:
         print(f"not made (scripts/{maker}): " + ", ".join(missing), file=sys.stderr)
@@ -78,7 +79,9 @@ def peak_rss_mib() -> float:
 # ---------------------------------------------------------------- inputs
 
 def make_inputs(model_path: str, batch: int, seed: int) -> dict[str, np.ndarray]:
-    """Float inputs are arange(n)/n (like upstream's light-model runner); other
+    """Float inputs are arange(n)/n (like upstream's light-model runner); an
+    integer or bool input named like a mask all ones (as `onnxscope run` makes
+    it: OPT's positions are the running sum of its attention mask); other
     types seeded random small values. Open first dimensions take `batch`,
     other open dimensions 1."""
     import onnx
@@ -104,6 +107,8 @@ def make_inputs(model_path: str, batch: int, seed: int) -> dict[str, np.ndarray]
         n = int(np.prod(shape)) if shape else 1
         if np.issubdtype(dtype, np.floating):
             arr = (np.arange(n, dtype=np.float64) / max(n, 1)).astype(dtype).reshape(shape)
+        elif "mask" in vi.name.lower():
+            arr = np.ones(shape, dtype=dtype)
         elif dtype == np.bool_:
             arr = rng.integers(0, 2, size=shape).astype(np.bool_)
         elif np.issubdtype(dtype, np.integer):
@@ -260,7 +265,10 @@ def main() -> int:
     ap.add_argument("--list", action="store_true",
                     help="the public benchmark list (scripts/make_bench_models.py, in ~/.cache/onnxscope/bench-models) "
                          "at each of --batches")
-    ap.add_argument("--batches", default="1,8", help="batches of --list (default 1,8)")
+    ap.add_argument("--offlist", action="store_true",
+                    help="the held-out list (scripts/make_offlist_models.py, in ~/.cache/onnxscope/offlist-models) "
+                         "at each of --batches")
+    ap.add_argument("--batches", default="1,8", help="batches of --list and --offlist (default 1,8)")
     ap.add_argument("--qop-list", action="store_true",
                     help="the QOperator models scripts/make_qop_models.py makes from the public list (onnxruntime's "
                          "quantize_static output, <name>_qop.onnx in ~/.cache/onnxscope/bench-models), at batch 1")
@@ -284,12 +292,15 @@ def main() -> int:
     engines = [e for e in a.engines.split(",") if e]
     load_before = os.getloadavg()
     models = a.models or default_models()
-    if a.list or a.qop_list or a.qdyn_list:
+    if a.list or a.offlist or a.qop_list or a.qdyn_list:
         sys.path.insert(0, str(REPO / "scripts"))
         models = []
     if a.list:
         from make_bench_models import MODELS
         models += made_models(MODELS, "", a.batches.split(","), "make_bench_models.py")
+    if a.offlist:
+        from make_offlist_models import MODELS as OFFLIST
+        models += made_models(OFFLIST, "", a.batches.split(","), "make_offlist_models.py", OFFLIST_MODELS)
     if a.qop_list:
         from make_qop_models import QOP_MODELS
         models += made_models(QOP_MODELS, "_qop", ["1"], "make_qop_models.py")

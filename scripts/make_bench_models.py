@@ -156,39 +156,46 @@ EXTRA_MODELS = {
 
 def export(name: str, path: Path) -> None:
     make, exporter, opset = {**MODELS, **EXTRA_MODELS}[name]
-    external = name in EXTRA_MODELS
     torch.manual_seed(0)
     module, inputs = make()
+    export_module(module, inputs, exporter, opset, path, external=name in EXTRA_MODELS)
+
+
+def export_module(module, inputs: dict, exporter: str, opset: int, path: Path, external: bool = False) -> None:
+    """Exports `module` on example `inputs` with its batch dimension open, into
+    `path` (and its external data beside it where `external`); raises when
+    the batch came out fixed. scripts/make_offlist_models.py uses it too."""
     module = module.eval()
     names = list(inputs)
     # External data names its file inside the model: export under the final
     # name in a scratch folder, then move the model and its data.
-    scratch = path.parent / f".{name}.tmp"
+    scratch = path.parent / f".{path.stem}.tmp"
     shutil.rmtree(scratch, ignore_errors=True)  # (a failed export's leftovers)
     scratch.mkdir()
     tmp = scratch / path.name
-    with torch.no_grad():
-        if exporter == "dynamo":
-            # An example batch of 2: torch.export specialises a dim it sees as 1.
-            inputs = {k: torch.cat([v, v]) for k, v in inputs.items()}
-            batch = torch.export.Dim("batch", min=1, max=64)
-            dynamic = tuple({0: batch} for _ in inputs)  # by position: forward() names its args differently
-            torch.onnx.export(module, tuple(inputs.values()), str(tmp), dynamo=True, opset_version=opset,
-                              input_names=names, dynamic_shapes=dynamic, external_data=external, verbose=False)
-        else:
-            torch.onnx.export(module, tuple(inputs.values()), str(tmp), dynamo=False, opset_version=opset,
-                              input_names=names, dynamic_axes={n: {0: "batch"} for n in names})
-    # torch.export can specialise the batch without a word (vit_b_16 from an example batch of 1 did).
-    import onnx
-    m = onnx.load(str(tmp), load_external_data=False)
-    init = {i.name for i in m.graph.initializer}
-    for vi in m.graph.input:
-        if vi.name not in init and vi.type.tensor_type.shape.dim[0].HasField("dim_value"):
-            shutil.rmtree(scratch)
-            raise RuntimeError(f"input {vi.name} came out with a fixed batch of {vi.type.tensor_type.shape.dim[0].dim_value}")
-    for f in scratch.iterdir():
-        f.rename(path.parent / f.name)
-    scratch.rmdir()
+    try:
+        with torch.no_grad():
+            if exporter == "dynamo":
+                # An example batch of 2: torch.export specialises a dim it sees as 1.
+                inputs = {k: torch.cat([v, v]) for k, v in inputs.items()}
+                batch = torch.export.Dim("batch", min=1, max=64)
+                dynamic = tuple({0: batch} for _ in inputs)  # by position: forward() names its args differently
+                torch.onnx.export(module, tuple(inputs.values()), str(tmp), dynamo=True, opset_version=opset,
+                                  input_names=names, dynamic_shapes=dynamic, external_data=external, verbose=False)
+            else:
+                torch.onnx.export(module, tuple(inputs.values()), str(tmp), dynamo=False, opset_version=opset,
+                                  input_names=names, dynamic_axes={n: {0: "batch"} for n in names})
+        # torch.export can specialise the batch without a word (vit_b_16 from an example batch of 1 did).
+        import onnx
+        m = onnx.load(str(tmp), load_external_data=False)
+        init = {i.name for i in m.graph.initializer}
+        for vi in m.graph.input:
+            if vi.name not in init and vi.type.tensor_type.shape.dim[0].HasField("dim_value"):
+                raise RuntimeError(f"input {vi.name} came out with a fixed batch of {vi.type.tensor_type.shape.dim[0].dim_value}")
+        for f in scratch.iterdir():
+            f.rename(path.parent / f.name)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
 
 def main() -> int:
