@@ -98,6 +98,7 @@ void register_layer_norm_kernels(KernelRegistry& r);       // kernels/layer_norm
 void register_skip_layer_norm_kernels(KernelRegistry& r);  // kernels/nn/skip_layer_norm.cpp: com.microsoft SkipLayerNormalization, SkipSimplifiedLayerNormalization
 void register_where_kernels(KernelRegistry& r);            // kernels/where.cpp: Where with any broadcast
 void register_nchwc_scale_shift_kernel(KernelRegistry& r);
+void register_small_matmul_kernels(KernelRegistry& r);  // kernels/math/small_matmul.cpp: MatMul / FusedMatMul of a few rows by a small B, AVX-512, no primitive call
 void register_variadic_kernels(KernelRegistry& r);  // kernels/math/variadic.cpp: Sum, Mean, Max, Min of same-shape float32 inputs
 void register_tree_ensemble_kernels(KernelRegistry& r);  // kernels/ml/tree_ensemble.cpp: TreeEnsembleClassifier, TreeEnsembleRegressor, compiled once  // kernels/nchwc_scale_shift.cpp: per-channel affine, blocked
 

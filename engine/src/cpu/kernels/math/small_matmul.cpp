@@ -1,0 +1,168 @@
+// MatMul and FusedMatMul (bias, fused activation: cpu/fused_ops.h), and Gemm
+// and FusedGemm in the form matmul-add-to-gemm writes (no transposes, alpha
+// 1, C absent or a bias row with beta 1), of a few rows by a plain matrix B
+// [K, N], float32, AVX-512, on the calling thread:
+// a tiny MLP's layers, a decoder's one-token step over small weights, the
+// products inside a Loop body. oneDNN's primitive call costs about a
+// microsecond of its own (an argument map built and freed per call) and the
+// engine's plan for it more, which such a product does not: 100 chained
+// [1,64] x [64,64] products with Tanh took 2.0 us a node against
+// onnxruntime's 1.3 for the MatMul and the Tanh.
+//
+// Register tiles of R rows (up to 4) by V vectors of 16 columns (up to 4):
+// for each k, V loads of B's row and R broadcasts of A, R*V fused
+// multiply-adds; the bias starts the sums, the activation is applied as the
+// tile is stored. Each output is one sum in the order of k, whatever the
+// tile. Larger products (more rows, or more multiply-adds than kMaxMacs) go
+// to oneDNN, whose packed kernels and threads are then worth their call.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's avx512fintrin.h in masked loads
+#include <immintrin.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+
+#include "cpu/fused_ops.h"
+#include "cpu/kernels/kernels.h"
+#include "cpu/kernels/nn/fused_activation_avx512.h"
+#include "cpu/kernels/output.h"
+
+namespace onnxscope::cpu {
+namespace {
+
+constexpr int64_t kMaxRows = 16;
+constexpr int64_t kMaxMacs = int64_t{1} << 18;  // ~2.5 us of sums at one thread
+
+struct Product {
+  int64_t rows = 0, K = 0, N = 0;
+  Shape out;
+  bool bias = false;
+  FusedActivation act;
+};
+
+bool float_tensor(const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; }
+
+enum class Op { MatMul, FusedMatMul, Gemm, FusedGemm };
+
+bool product_of(const KernelContext& ctx, Product& p, Op op) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  const bool gemm = op == Op::Gemm || op == Op::FusedGemm, biased = op != Op::MatMul;
+  if (!avx512 || ctx.input_count() < 2 || ctx.input_count() > (biased ? 3u : 2u) || ctx.output_count() != 1) return false;
+  if (gemm && (ctx.attr_int("transA", 0) != 0 || ctx.attr_int("transB", 0) != 0 || ctx.attr_float("alpha", 1.0f) != 1.0f))
+    return false;
+  // C is required before opset 11: a Gemm without it is the reference's to name.
+  if (op == Op::Gemm && ctx.opset_version() < 11 && (ctx.input_count() < 3 || !ctx.input_value(2))) return false;
+  const Value* av = ctx.input_value(0);
+  const Value* bv = ctx.input_value(1);
+  if (!float_tensor(av) || !float_tensor(bv)) return false;
+  const Shape& as = av->tensor().shape();
+  const Shape& bs = bv->tensor().shape();
+  if (as.empty() || bs.size() != 2 || (gemm && as.size() != 2)) return false;  // B one plain matrix (a batch of B's: oneDNN's)
+  p.K = as.back();
+  p.N = bs[1];
+  if (bs[0] != p.K || p.K < 1 || p.N < 1) return false;
+  p.rows = 1;
+  for (size_t i = 0; i + 1 < as.size(); ++i) {
+    if (as[i] < 1) return false;  // (empty: oneDNN's and the reference's)
+    p.rows *= as[i];
+    if (p.rows > kMaxRows) return false;
+  }
+  if (p.rows * p.K > kMaxMacs || p.rows * p.K * p.N > kMaxMacs) return false;
+  p.out.assign(as.begin(), as.end() - 1);
+  p.out.push_back(p.N);
+  if (const Value* b = biased && ctx.input_count() > 2 ? ctx.input_value(2) : nullptr) {
+    // Gemm's C: a row of N (or [1, N]) added once (beta 1); beta 0 drops it.
+    const Shape& cs = b->tensor().shape();
+    const float beta = gemm ? ctx.attr_float("beta", 1.0f) : 1.0f;
+    if (!float_tensor(b) || (cs != Shape{p.N} && !(gemm && cs == Shape{1, p.N})) || (beta != 1.0f && beta != 0.0f))
+      return false;
+    p.bias = beta == 1.0f;
+  }
+  if ((op == Op::FusedMatMul || op == Op::FusedGemm) && !fused_activation_of(ctx, p.act)) return false;
+  return true;
+}
+
+template <Op O>
+bool accepts(const KernelContext& ctx) {
+  Product p;
+  return product_of(ctx, p, O);
+}
+
+// Y[m0 .. m0+R, n0 .. n0+16V) of Y = act(A B + bias); `last` masks the columns
+// of the tile's last vector that are in Y.
+template <int R, int V>
+__attribute__((target("avx512f"))) void tile(const Product& p, const float* a, const float* b, const float* bias,
+                                             int64_t m0, int64_t n0, __mmask16 last, float* y) {
+  __m512 acc[R * V];
+#pragma GCC unroll 16
+  for (int i = 0; i < R * V; ++i) {
+    const int v = i % V;
+    const __mmask16 in = v + 1 == V ? last : static_cast<__mmask16>(0xffff);
+    acc[i] = bias ? _mm512_maskz_loadu_ps(in, bias + n0 + 16 * v) : _mm512_setzero_ps();
+  }
+  for (int64_t k = 0; k < p.K; ++k) {
+    __m512 brow[V];
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      brow[v] = _mm512_maskz_loadu_ps(v + 1 == V ? last : static_cast<__mmask16>(0xffff), b + k * p.N + n0 + 16 * v);
+#pragma GCC unroll 4
+    for (int r = 0; r < R; ++r) {
+      const __m512 x = _mm512_set1_ps(a[(m0 + r) * p.K + k]);
+#pragma GCC unroll 4
+      for (int v = 0; v < V; ++v) acc[r * V + v] = _mm512_fmadd_ps(x, brow[v], acc[r * V + v]);
+    }
+  }
+#pragma GCC unroll 4
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 4
+    for (int v = 0; v < V; ++v)
+      _mm512_mask_storeu_ps(y + (m0 + r) * p.N + n0 + 16 * v, v + 1 == V ? last : static_cast<__mmask16>(0xffff),
+                            activate(p.act, acc[r * V + v]));
+}
+
+template <int R>
+void tile_v(int V, const Product& p, const float* a, const float* b, const float* bias, int64_t m0, int64_t n0,
+            __mmask16 last, float* y) {
+  switch (V) {
+    case 1: return tile<R, 1>(p, a, b, bias, m0, n0, last, y);
+    case 2: return tile<R, 2>(p, a, b, bias, m0, n0, last, y);
+    case 3: return tile<R, 3>(p, a, b, bias, m0, n0, last, y);
+    default: return tile<R, 4>(p, a, b, bias, m0, n0, last, y);
+  }
+}
+
+template <Op O>
+void Run(KernelContext& ctx) {
+  Product p;
+  if (!product_of(ctx, p, O)) ctx.fail("problem not supported by the small-product kernel");
+  const float* a = ctx.input(0).data<float>();
+  const float* b = ctx.input(1).data<float>();
+  const float* bias = p.bias ? ctx.input(2).data<float>() : nullptr;
+  float* y = uninitialized_output(ctx, 0, DataType::Float, p.out).mutable_data<float>();
+  for (int64_t m0 = 0; m0 < p.rows; m0 += 4) {
+    const int64_t rows = std::min<int64_t>(4, p.rows - m0);
+    for (int64_t n0 = 0; n0 < p.N; n0 += 64) {
+      const int64_t cols = std::min<int64_t>(64, p.N - n0);
+      const int V = static_cast<int>((cols + 15) / 16);
+      const int64_t tail = cols - 16 * (V - 1);
+      const auto last = static_cast<__mmask16>(tail >= 16 ? 0xffffu : (1u << tail) - 1u);
+      switch (rows) {
+        case 1: tile_v<1>(V, p, a, b, bias, m0, n0, last, y); break;
+        case 2: tile_v<2>(V, p, a, b, bias, m0, n0, last, y); break;
+        case 3: tile_v<3>(V, p, a, b, bias, m0, n0, last, y); break;
+        default: tile_v<4>(V, p, a, b, bias, m0, n0, last, y); break;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+void register_small_matmul_kernels(KernelRegistry& r) {
+  r.add(KernelDef{"", "MatMul", 1, INT_MAX, "cpu-avx512", Run<Op::MatMul>, accepts<Op::MatMul>});
+  r.add(KernelDef{"onnxscope.cpu", kFusedMatMul, 1, INT_MAX, "cpu-avx512", Run<Op::FusedMatMul>, accepts<Op::FusedMatMul>});
+  r.add(KernelDef{"", "Gemm", 7, INT_MAX, "cpu-avx512", Run<Op::Gemm>, accepts<Op::Gemm>});
+  r.add(KernelDef{"onnxscope.cpu", kFusedGemm, 1, INT_MAX, "cpu-avx512", Run<Op::FusedGemm>, accepts<Op::FusedGemm>});
+}
+
+}  // namespace onnxscope::cpu

@@ -1,0 +1,132 @@
+// The small-product kernel (cpu/kernels/math/small_matmul.cpp): MatMul and
+// FusedMatMul of up to 16 rows by a plain B, on AVX-512 register tiles with
+// the bias and the fused activation applied in registers. Against the
+// reference on seeded random problems (rows from A's leading dims, K and N
+// off every tile width, NaN and infinities in A), through the harness for
+// MatMul and through the engine's fusion passes for FusedMatMul; products
+// past its limits go to oneDNN.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "model_builder.h"
+#include "onnxscope/cpu.h"
+#include "onnxscope/inputs.h"
+#include "onnxscope/reference.h"
+#include "ops_harness.h"
+
+using namespace onnxscope;
+using namespace onnxscope::test;
+using namespace onnxscope::test::harness;
+
+namespace {
+bool has_avx512() { return __builtin_cpu_supports("avx512f"); }
+}  // namespace
+
+TEST(CpuSmallMatMul, FewRowsByAPlainMatrix) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512: oneDNN's kernels run these";
+  Rng rng(91);
+  for (int i = 0; i < 80; ++i) {
+    Case c(13);
+    Shape a;
+    const int64_t rank = pick(rng, 1, 4);
+    int64_t rows = 1;
+    for (int64_t d = 0; d + 1 < rank; ++d) {
+      a.push_back(pick(rng, 1, std::max<int64_t>(1, 16 / rows)));
+      rows *= a.back();
+    }
+    const int64_t K = pick(rng, 1, 200), N = pick(rng, 1, std::max<int64_t>(1, std::min<int64_t>(300, (1 << 18) / (rows * K))));
+    a.push_back(K);
+    c.what = "MatMul " + shape_to_string(a) + " x [" + std::to_string(K) + "," + std::to_string(N) + "]";
+    c.input("a", random_tensor(rng, DataType::Float, a, -2, 2, i % 7 == 6));
+    c.input("b", random_tensor(rng, DataType::Float, {K, N}, -1, 1));
+    c.mb.node("MatMul", {"a", "b"}, {"y"}, "mm");
+    c.expect_kernel = "cpu-avx512";
+    check(c, 1e-5, 1e-5);
+  }
+}
+
+TEST(CpuSmallMatMul, LargerProductsAreOneDnns) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512";
+  Rng rng(92);
+  const Shape cases[][2] = {{{17, 8}, {8, 8}},           // 17 rows
+                            {{2, 9, 4}, {4, 4}},         // 18 rows from the batch
+                            {{4, 512}, {512, 256}},      // 2^19 multiply-adds
+                            {{2, 3, 5}, {2, 5, 4}}};     // a batch of B's
+  for (const auto& s : cases) {
+    Case c(13);
+    c.what = "MatMul " + shape_to_string(s[0]) + " x " + shape_to_string(s[1]);
+    c.input("a", random_tensor(rng, DataType::Float, s[0], -2, 2));
+    c.input("b", random_tensor(rng, DataType::Float, s[1], -1, 1));
+    c.mb.node("MatMul", {"a", "b"}, {"y"}, "mm");
+    c.expect_kernel = "onednn";
+    check(c, 1e-4, 1e-5);
+  }
+}
+
+// MatMul + Add(bias) + an activation, fused by the engine's passes into one
+// node this kernel runs: a FusedMatMul (A of rank 3), or a Gemm / FusedGemm
+// (A of rank 2: matmul-add-to-gemm), with every activation they carry.
+TEST(CpuSmallMatMul, FusedBiasAndEveryActivation) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512";
+  const char* acts[] = {"", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Gelu", "GeluTanh", "Clip"};
+  Rng rng(93);
+  for (int i = 0; i < 40; ++i) {
+    const std::string act = acts[i % 10];
+    const int64_t rows = pick(rng, 1, 16), K = pick(rng, 1, 150), N = pick(rng, 1, 130);
+    ModelBuilder mb(20);
+    const bool rank2 = i % 2 == 0;
+    if (rank2) mb.input("x", DataType::Float, {rows, K});
+    else mb.input("x", DataType::Float, {int64_t{1}, rows, K});
+    Rng wr(static_cast<unsigned>(i));
+    add_initializer(mb, "w", random_tensor(wr, DataType::Float, {K, N}, -1, 1));
+    add_initializer(mb, "bias", random_tensor(wr, DataType::Float, {N}, -1, 1));
+    mb.node("MatMul", {"x", "w"}, {"m"}, "mm");
+    mb.node("Add", {"m", "bias"}, {act.empty() ? "y" : "s"}, "add");
+    if (act == "Clip") {
+      mb.initializer(make_float_tensor("lo", {}, {-0.5f}));
+      mb.initializer(make_float_tensor("hi", {}, {1.5f}));
+      mb.node("Clip", {"s", "lo", "hi"}, {"y"}, "act");
+    } else if (act == "Gelu" || act == "GeluTanh") {
+      auto& g = mb.node("Gelu", {"s"}, {"y"}, "act");
+      if (act == "GeluTanh") attr_string(g, "approximate", "tanh");
+    } else if (act == "LeakyRelu") {
+      attr_float(mb.node("LeakyRelu", {"s"}, {"y"}, "act"), "alpha", 0.2f);
+    } else if (act == "HardSigmoid") {
+      auto& h = mb.node("HardSigmoid", {"s"}, {"y"}, "act");
+      attr_float(h, "alpha", 0.3f);
+      attr_float(h, "beta", 0.4f);
+    } else if (!act.empty()) {
+      mb.node(act, {"s"}, {"y"}, "act");
+    }
+    mb.output_untyped("y");
+    SCOPED_TRACE("[" + std::to_string(rows) + "," + std::to_string(K) + "] x [" + std::to_string(K) + "," +
+                 std::to_string(N) + "] + bias " + act);
+    auto loaded = mb.load();
+    ASSERT_TRUE(loaded.ok()) << dump(loaded);
+    std::shared_ptr<const Model> m = std::move(loaded.model);
+    InputSpec spec;
+    spec.seed = static_cast<uint64_t>(i);
+    const NamedValues in = make_inputs(*m, spec);
+    const NamedValues want = make_reference_engine()->prepare(m)->run(in);
+    struct Ran : Observer {
+      std::vector<std::string> kernels;
+      void on_node(const NodeEvent& e) override { kernels.push_back(e.node->op_type + " " + std::string(e.kernel)); }
+      bool reads_values() const override { return false; }
+    } ran;
+    RunOptions ro;
+    ro.observer = &ran;
+    ro.capture_original = false;
+    const NamedValues got = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m)->run(in, ro);
+    ASSERT_EQ(ran.kernels.size(), 1u) << "not fused into one node";
+    EXPECT_EQ(ran.kernels[0], (rank2 ? (act.empty() ? "Gemm" : "FusedGemm") : "FusedMatMul") + std::string(" cpu-avx512"));
+    const Tensor& a = want[0].second.tensor();
+    const Tensor& b = got[0].second.tensor();
+    ASSERT_EQ(a.shape(), b.shape());
+    for (uint64_t e = 0; e < a.element_count(); ++e)
+      ASSERT_NEAR(b.data<float>()[e], a.data<float>()[e], 2e-5 + 2e-5 * std::fabs(a.data<float>()[e]) + 2e-6 * K)
+          << "element " << e;
+  }
+}
