@@ -66,6 +66,60 @@ TEST(CpuSmallMatMul, LargerProductsAreOneDnns) {
   }
 }
 
+// Gemm as torch's Linear exports it on a 2-D input: B a constant [N, K] with
+// transB (transposed once and kept for the node), C a bias row or absent,
+// beta 1 or 0 (C then dropped); a B that is not a constant stays oneDNN's.
+TEST(CpuSmallMatMul, GemmWithAConstantTransposedB) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512";
+  Rng rng(94);
+  for (int i = 0; i < 40; ++i) {
+    Case c(13);
+    const int64_t rows = pick(rng, 1, 16), K = pick(rng, 1, 160);
+    const int64_t N = pick(rng, 1, std::min<int64_t>(150, (int64_t{1} << 18) / (rows * K)));  // within its limit
+    const bool with_c = i % 4 != 0, beta_zero = i % 4 == 1, constant_b = i % 10 != 9;
+    c.what = "Gemm [" + std::to_string(rows) + "," + std::to_string(K) + "] x [" + std::to_string(N) + "," +
+             std::to_string(K) + "]^T" + (with_c ? (beta_zero ? " C, beta 0" : " + C") : "") +
+             (constant_b ? "" : ", B an input");
+    c.input("a", random_tensor(rng, DataType::Float, {rows, K}, -2, 2, i % 7 == 6));
+    const Tensor b = random_tensor(rng, DataType::Float, {N, K}, -1, 1);
+    if (constant_b) add_initializer(c.mb, "b", b);
+    else c.input("b", b);
+    std::vector<std::string> ins = {"a", "b"};
+    if (with_c) {
+      add_initializer(c.mb, "c", random_tensor(rng, DataType::Float, i % 3 ? Shape{N} : Shape{1, N}, -1, 1));
+      ins.push_back("c");
+    }
+    auto& g = c.mb.node("Gemm", ins, {"y"}, "gemm");
+    attr_int(g, "transB", 1);
+    if (beta_zero) attr_float(g, "beta", 0.0f);
+    c.expect_kernel = constant_b ? "cpu-avx512" : "onednn";
+    check(c, 1e-5, 1e-5);
+  }
+  // One prepared model run again and again: the kept transposed B serves each run.
+  ModelBuilder mb(13);
+  mb.input("a", DataType::Float, {"rows", int64_t{48}});
+  Rng wr(7);
+  add_initializer(mb, "b", random_tensor(wr, DataType::Float, {40, 48}, -1, 1));
+  attr_int(mb.node("Gemm", {"a", "b"}, {"y"}, "gemm"), "transB", 1);
+  mb.output_untyped("y");
+  auto loaded = mb.load();
+  ASSERT_TRUE(loaded.ok()) << dump(loaded);
+  std::shared_ptr<const Model> m = std::move(loaded.model);
+  auto cpu = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m);
+  auto ref = make_reference_engine()->prepare(m);
+  for (int64_t rows : {3, 3, 16, 1, 3}) {
+    InputSpec spec;
+    spec.seed = static_cast<uint64_t>(rows * 11);
+    spec.dims = {{"rows", rows}};
+    const NamedValues in = make_inputs(*m, spec);
+    const Tensor got = cpu->run(in).at(0).second.tensor();
+    const Tensor want = ref->run(in).at(0).second.tensor();
+    ASSERT_EQ(got.shape(), want.shape());
+    for (uint64_t e = 0; e < got.element_count(); ++e)
+      ASSERT_NEAR(got.data<float>()[e], want.data<float>()[e], 1e-4) << "rows " << rows << " element " << e;
+  }
+}
+
 // MatMul + Add(bias) + an activation, fused by the engine's passes into one
 // node this kernel runs: a FusedMatMul (A of rank 3), or a Gemm / FusedGemm
 // (A of rank 2: matmul-add-to-gemm), with every activation they carry.

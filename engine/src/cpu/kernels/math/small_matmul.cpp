@@ -1,7 +1,8 @@
 // MatMul and FusedMatMul (bias, fused activation: cpu/fused_ops.h), and Gemm
-// and FusedGemm in the form matmul-add-to-gemm writes (no transposes, alpha
-// 1, C absent or a bias row with beta 1), of a few rows by a plain matrix B
-// [K, N], float32, AVX-512, on the calling thread:
+// and FusedGemm with alpha 1 and C absent or a bias row (beta 1), of a few
+// rows by a plain matrix B [K, N] (or a constant B [N, K] with transB, as
+// torch's Linear exports: transposed once, kept for the node), float32,
+// AVX-512, on the calling thread:
 // a tiny MLP's layers, a decoder's one-token step over small weights, the
 // products inside a Loop body. oneDNN's primitive call costs about a
 // microsecond of its own (an argument map built and freed per call) and the
@@ -21,6 +22,8 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <memory>
+#include <vector>
 
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
@@ -37,7 +40,14 @@ struct Product {
   int64_t rows = 0, K = 0, N = 0;
   Shape out;
   bool bias = false;
+  bool trans_b = false;  // B given as [N, K] (a constant: Gemm's transB)
   FusedActivation act;
+};
+
+// A constant B [N, K] as [K, N], kept for the node while B's storage is the same.
+struct TransposedB {
+  const Buffer* of = nullptr;
+  std::vector<float> kn;
 };
 
 bool float_tensor(const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; }
@@ -48,8 +58,9 @@ bool product_of(const KernelContext& ctx, Product& p, Op op) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
   const bool gemm = op == Op::Gemm || op == Op::FusedGemm, biased = op != Op::MatMul;
   if (!avx512 || ctx.input_count() < 2 || ctx.input_count() > (biased ? 3u : 2u) || ctx.output_count() != 1) return false;
-  if (gemm && (ctx.attr_int("transA", 0) != 0 || ctx.attr_int("transB", 0) != 0 || ctx.attr_float("alpha", 1.0f) != 1.0f))
-    return false;
+  if (gemm && (ctx.attr_int("transA", 0) != 0 || ctx.attr_float("alpha", 1.0f) != 1.0f)) return false;
+  p.trans_b = gemm && ctx.attr_int("transB", 0) != 0;
+  if (p.trans_b && !ctx.input_is_initializer(1)) return false;
   // C is required before opset 11: a Gemm without it is the reference's to name.
   if (op == Op::Gemm && ctx.opset_version() < 11 && (ctx.input_count() < 3 || !ctx.input_value(2))) return false;
   const Value* av = ctx.input_value(0);
@@ -59,8 +70,8 @@ bool product_of(const KernelContext& ctx, Product& p, Op op) {
   const Shape& bs = bv->tensor().shape();
   if (as.empty() || bs.size() != 2 || (gemm && as.size() != 2)) return false;  // B one plain matrix (a batch of B's: oneDNN's)
   p.K = as.back();
-  p.N = bs[1];
-  if (bs[0] != p.K || p.K < 1 || p.N < 1) return false;
+  p.N = bs[p.trans_b ? 0 : 1];
+  if (bs[p.trans_b ? 1 : 0] != p.K || p.K < 1 || p.N < 1) return false;
   p.rows = 1;
   for (size_t i = 0; i + 1 < as.size(); ++i) {
     if (as[i] < 1) return false;  // (empty: oneDNN's and the reference's)
@@ -137,6 +148,20 @@ void Run(KernelContext& ctx) {
   if (!product_of(ctx, p, O)) ctx.fail("problem not supported by the small-product kernel");
   const float* a = ctx.input(0).data<float>();
   const float* b = ctx.input(1).data<float>();
+  TransposedB local;
+  if (p.trans_b) {
+    std::shared_ptr<void>* slot = ctx.kernel_state();
+    if (slot && !*slot) *slot = std::make_shared<TransposedB>();
+    TransposedB& t = slot ? *static_cast<TransposedB*>(slot->get()) : local;
+    const Buffer* of = ctx.input(1).buffer().get();
+    if (t.of != of || t.kn.size() != static_cast<size_t>(p.K * p.N)) {
+      t.kn.resize(static_cast<size_t>(p.K * p.N));
+      for (int64_t n = 0; n < p.N; ++n)
+        for (int64_t k = 0; k < p.K; ++k) t.kn[static_cast<size_t>(k * p.N + n)] = b[n * p.K + k];
+      t.of = of;
+    }
+    b = t.kn.data();
+  }
   const float* bias = p.bias ? ctx.input(2).data<float>() : nullptr;
   float* y = uninitialized_output(ctx, 0, DataType::Float, p.out).mutable_data<float>();
   for (int64_t m0 = 0; m0 < p.rows; m0 += 4) {
