@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -118,6 +119,52 @@ TEST(CpuSmallMatMul, GemmWithAConstantTransposedB) {
     for (uint64_t e = 0; e < got.element_count(); ++e)
       ASSERT_NEAR(got.data<float>()[e], want.data<float>()[e], 1e-4) << "rows " << rows << " element " << e;
   }
+}
+
+// Weights resident once (CpuOptions::release_repacked_weights): the transposed
+// copy of a Gemm's constant B stands in for it and B's plain bytes are given
+// back, restored exactly when read; a MatMul's B is read where it lies (no
+// copy, nothing given back). Every run matches the engine that keeps its
+// weights, bit for bit, before and after the read.
+TEST(CpuSmallMatMul, TheTransposedCopyGivesTheWeightsBack) {
+  if (!has_avx512()) GTEST_SKIP() << "no AVX-512";
+  auto make = [] {
+    ModelBuilder mb(13);
+    mb.input("a", DataType::Float, {"rows", int64_t{48}});
+    Rng wr(8);
+    add_initializer(mb, "bt", random_tensor(wr, DataType::Float, {40, 48}, -1, 1));
+    add_initializer(mb, "b", random_tensor(wr, DataType::Float, {40, 24}, -1, 1));
+    attr_int(mb.node("Gemm", {"a", "bt"}, {"h"}, "gemm"), "transB", 1);
+    mb.node("MatMul", {"h", "b"}, {"y"}, "mm");
+    mb.output_untyped("y");
+    auto loaded = mb.load();
+    EXPECT_TRUE(loaded.ok()) << dump(loaded);
+    return std::shared_ptr<const Model>(std::move(loaded.model));
+  };
+  auto m = make(), kept_model = make();
+  const Tensor& bt = m->graph.initializer("bt")->value;
+  const std::vector<std::byte> original(bt.raw(), bt.raw() + bt.byte_size());
+  auto releasing = make_cpu_engine(CpuOptions{.threads = 2, .release_repacked_weights = true})->prepare(m);
+  auto keeping = make_cpu_engine(CpuOptions{.threads = 2})->prepare(kept_model);
+  auto same = [&](int64_t rows) {
+    InputSpec spec;
+    spec.seed = static_cast<uint64_t>(rows);
+    spec.dims = {{"rows", rows}};
+    const NamedValues in = make_inputs(*m, spec);
+    const Tensor got = releasing->run(in).at(0).second.tensor();
+    const Tensor want = keeping->run(in).at(0).second.tensor();
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(std::memcmp(got.raw(), want.raw(), got.byte_size()), 0) << "rows " << rows;
+  };
+  same(3);
+  same(5);
+  EXPECT_TRUE(bt.buffer()->bytes_released());
+  EXPECT_FALSE(m->graph.initializer("b")->value.buffer()->bytes_released());
+  EXPECT_FALSE(kept_model->graph.initializer("bt")->value.buffer()->bytes_released());
+  ASSERT_EQ(bt.byte_size(), original.size());
+  EXPECT_EQ(std::memcmp(bt.raw(), original.data(), original.size()), 0);  // restored exactly
+  EXPECT_FALSE(bt.buffer()->bytes_released());
+  same(4);
 }
 
 // MatMul + Add(bias) + an activation, fused by the engine's passes into one

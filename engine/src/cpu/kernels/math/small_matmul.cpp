@@ -28,6 +28,7 @@
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/nn/fused_activation_avx512.h"
+#include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
 
 namespace onnxscope::cpu {
@@ -44,10 +45,13 @@ struct Product {
   FusedActivation act;
 };
 
-// A constant B [N, K] as [K, N], kept for the node while B's storage is the same.
+// A constant B [N, K] as [K, N], kept for the node while B's storage is the
+// same. Where the engine gives repacked weights back (run, bench), B's plain
+// bytes are given back too, restored from this copy if anyone reads them:
+// the weight stays resident once.
 struct TransposedB {
   const Buffer* of = nullptr;
-  std::vector<float> kn;
+  std::shared_ptr<std::vector<float>> kn;
 };
 
 bool float_tensor(const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; }
@@ -147,20 +151,31 @@ void Run(KernelContext& ctx) {
   Product p;
   if (!product_of(ctx, p, O)) ctx.fail("problem not supported by the small-product kernel");
   const float* a = ctx.input(0).data<float>();
-  const float* b = ctx.input(1).data<float>();
+  const float* b = nullptr;
   TransposedB local;
   if (p.trans_b) {
     std::shared_ptr<void>* slot = ctx.kernel_state();
     if (slot && !*slot) *slot = std::make_shared<TransposedB>();
     TransposedB& t = slot ? *static_cast<TransposedB*>(slot->get()) : local;
-    const Buffer* of = ctx.input(1).buffer().get();
-    if (t.of != of || t.kn.size() != static_cast<size_t>(p.K * p.N)) {
-      t.kn.resize(static_cast<size_t>(p.K * p.N));
+    const std::shared_ptr<Buffer>& of = ctx.input(1).buffer();  // (its identity: reading its bytes would restore them)
+    if (t.of != of.get() || !t.kn || t.kn->size() != static_cast<size_t>(p.K * p.N)) {
+      const float* given = ctx.input(1).data<float>();
+      auto kn = std::make_shared<std::vector<float>>(static_cast<size_t>(p.K * p.N));
       for (int64_t n = 0; n < p.N; ++n)
-        for (int64_t k = 0; k < p.K; ++k) t.kn[static_cast<size_t>(k * p.N + n)] = b[n * p.K + k];
-      t.of = of;
+        for (int64_t k = 0; k < p.K; ++k) (*kn)[static_cast<size_t>(k * p.N + n)] = given[n * p.K + k];
+      t.kn = kn;
+      t.of = of.get();
+      const int64_t K = p.K, N = p.N;
+      if (&t != &local && onednn::releasing_repacked_weights())
+        of->release_bytes([kn, K, N](std::byte* dst) {
+          float* out = reinterpret_cast<float*>(dst);
+          for (int64_t n = 0; n < N; ++n)
+            for (int64_t k = 0; k < K; ++k) out[n * K + k] = (*kn)[static_cast<size_t>(k * N + n)];
+        });
     }
-    b = t.kn.data();
+    b = t.kn->data();
+  } else {
+    b = ctx.input(1).data<float>();
   }
   const float* bias = p.bias ? ctx.input(2).data<float>() : nullptr;
   float* y = uninitialized_output(ctx, 0, DataType::Float, p.out).mutable_data<float>();
