@@ -15,7 +15,6 @@
 
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
-#include "onnxscope/inputs.h"
 #include "onnxscope/reference.h"
 #include "ops_harness.h"
 
@@ -348,23 +347,12 @@ TEST(CpuOpsNn, Conv1dStridedAndFusedActivations) {
     if ((k - 1) * d + 1 > W + pl + pr) continue;  // no output: not a convolution to time
     auto loaded = mb.load();
     ASSERT_TRUE(loaded.ok()) << dump(loaded);
-    std::shared_ptr<const Model> m = std::move(loaded.model);
-    InputSpec spec;
-    spec.seed = static_cast<uint64_t>(i);
-    const NamedValues in = make_inputs(*m, spec);
-    const NamedValues want = make_reference_engine()->prepare(m)->run(in);
-    struct Ran : Observer {
-      std::vector<std::pair<std::string, std::string>> nodes;  // op, kernel
-      void on_node(const NodeEvent& e) override { nodes.emplace_back(e.node->op_type, std::string(e.kernel)); }
-      bool reads_values() const override { return false; }
-    } ran;
-    RunOptions ro;
-    ro.observer = &ran;
-    ro.capture_original = false;
-    const NamedValues got = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m)->run(in, ro);
-    ASSERT_EQ(ran.nodes.size(), 1u) << "the activation was not fused";
-    EXPECT_EQ(ran.nodes[0].second, op.empty() ? "cpu-gemm" : "cpu-avx512") << ran.nodes[0].first;
-    ASSERT_EQ(got.size(), 1u);
+    const FusedRun r = run_fused(std::move(loaded.model), static_cast<uint64_t>(i));
+    ASSERT_EQ(r.ran.size(), 1u) << "the activation was not fused";
+    EXPECT_EQ(r.ran[0], (op.empty() ? "Conv cpu-gemm" : "FusedConv cpu-avx512"));
+    ASSERT_EQ(r.got.size(), 1u);
+    const NamedValues& want = r.want;
+    const NamedValues& got = r.got;
     const Tensor& a = want[0].second.tensor();
     const Tensor& b = got[0].second.tensor();
     ASSERT_EQ(a.shape(), b.shape());

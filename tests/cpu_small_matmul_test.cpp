@@ -207,22 +207,11 @@ TEST(CpuSmallMatMul, FusedBiasAndEveryActivation) {
                  std::to_string(N) + "] + bias " + act);
     auto loaded = mb.load();
     ASSERT_TRUE(loaded.ok()) << dump(loaded);
-    std::shared_ptr<const Model> m = std::move(loaded.model);
-    InputSpec spec;
-    spec.seed = static_cast<uint64_t>(i);
-    const NamedValues in = make_inputs(*m, spec);
-    const NamedValues want = make_reference_engine()->prepare(m)->run(in);
-    struct Ran : Observer {
-      std::vector<std::string> kernels;
-      void on_node(const NodeEvent& e) override { kernels.push_back(e.node->op_type + " " + std::string(e.kernel)); }
-      bool reads_values() const override { return false; }
-    } ran;
-    RunOptions ro;
-    ro.observer = &ran;
-    ro.capture_original = false;
-    const NamedValues got = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m)->run(in, ro);
-    ASSERT_EQ(ran.kernels.size(), 1u) << "not fused into one node";
-    EXPECT_EQ(ran.kernels[0], (rank2 ? (act.empty() ? "Gemm" : "FusedGemm") : "FusedMatMul") + std::string(" cpu-avx512"));
+    const FusedRun r = run_fused(std::move(loaded.model), static_cast<uint64_t>(i));
+    ASSERT_EQ(r.ran.size(), 1u) << "not fused into one node";
+    EXPECT_EQ(r.ran[0], (rank2 ? (act.empty() ? "Gemm" : "FusedGemm") : "FusedMatMul") + std::string(" cpu-avx512"));
+    const NamedValues& want = r.want;
+    const NamedValues& got = r.got;
     const Tensor& a = want[0].second.tensor();
     const Tensor& b = got[0].second.tensor();
     ASSERT_EQ(a.shape(), b.shape());

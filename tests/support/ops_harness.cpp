@@ -9,6 +9,7 @@
 
 #include "onnxscope/cpu.h"
 #include "onnxscope/float_formats.h"
+#include "onnxscope/inputs.h"
 #include "onnxscope/reference.h"
 
 namespace onnxscope::test::harness {
@@ -171,6 +172,25 @@ Tensor random_bytes(Rng& rng, DataType t, const Shape& shape, int lo, int hi) {
 
 void add_initializer(ModelBuilder& mb, const std::string& name, const Tensor& t) {
   mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
+}
+
+FusedRun run_fused(const std::shared_ptr<const Model>& m, uint64_t seed) {
+  InputSpec spec;
+  spec.seed = seed;
+  const NamedValues in = make_inputs(*m, spec);
+  struct Ran : Observer {
+    std::vector<std::string> nodes;
+    void on_node(const NodeEvent& e) override { nodes.push_back(e.node->op_type + " " + std::string(e.kernel)); }
+    bool reads_values() const override { return false; }
+  } ran;
+  RunOptions ro;
+  ro.observer = &ran;
+  ro.capture_original = false;
+  FusedRun r;
+  r.want = make_reference_engine()->prepare(m)->run(in);
+  r.got = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m)->run(in, ro);
+  r.ran = std::move(ran.nodes);
+  return r;
 }
 
 }  // namespace onnxscope::test::harness

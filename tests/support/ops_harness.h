@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <random>
 #include <set>
 #include <string>
@@ -58,5 +59,15 @@ struct Case {
 
 // Runs the case on both engines and compares (gtest failures, not exceptions).
 void check(Case& c, double atol = 2e-5, double rtol = 2e-5);
+
+// A model whose nodes the CPU engine's passes fuse: its seeded inputs run on
+// the reference (the answer) and on the CPU engine (2 threads, every pass),
+// which reports each node as it ran ("op kernel", fused nodes under their
+// own names).
+struct FusedRun {
+  NamedValues want, got;
+  std::vector<std::string> ran;
+};
+FusedRun run_fused(const std::shared_ptr<const Model>& m, uint64_t seed);
 
 }  // namespace onnxscope::test::harness
