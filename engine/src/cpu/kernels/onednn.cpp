@@ -231,7 +231,9 @@ bool for_each_view_offset(const dnnl::memory::desc& v, F&& f) {
 // bytes are given back: the weight stays resident once. Restored from both,
 // exactly (the packed part by the reverse reorder, the rest copied).
 void release_around_view(const Tensor& t, const dnnl::memory::desc& view, const std::shared_ptr<dnnl::memory>& packed) {
-  if (view.data.data_type != dnnl_f32 || t.buffer()->size() % sizeof(float) != 0) return;
+  // The tensor must be its buffer's whole (the view's offsets are from its start).
+  if (view.data.data_type != dnnl_f32 || t.byte_size() != t.buffer()->size() || t.buffer()->size() % sizeof(float) != 0)
+    return;
   const int64_t total = static_cast<int64_t>(t.buffer()->size() / sizeof(float));
   std::vector<bool> in_view(static_cast<size_t>(total), false);
   bool inside = true;

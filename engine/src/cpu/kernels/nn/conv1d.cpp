@@ -93,12 +93,11 @@ bool accepts(const KernelContext& ctx) {
 // Y[m, t] = act(b[m] + sum over c, then j, of W[m, c, j] * Xp[c, t*s + j*dil]),
 // with Xp X zero-padded (and with a tail of zeros a tile may read past), held
 // as s phases of C rows each: tap j of channel c reads phase row
-// ((j*dil) mod s, c) from column t + (j*dil) div s, at xp + c*Wph + tap[j]. A tile is
-// R rows of Y by V vectors of 16 columns, its sums in registers for every
+// ((j*dil) mod s, c) from column t + (j*dil) div s, at xp + c*Wph + tap[j].
+// A tile is R rows of Y by V vectors of 16 columns, its sums in registers for every
 // (c, j): V loads of Xp and R broadcasts of W per R*V fused multiply-adds,
 // with no column matrix and no pass over Y per tap (the three sgemm calls
 // wrote Y three times).
-
 
 template <int R, int V>
 __attribute__((target("avx512f"))) void conv1d_tile(const Conv1d& p, const float* xp, int64_t Wp, const int64_t* tap,
