@@ -154,9 +154,8 @@ void Run(KernelContext& ctx) {
   const float* b = nullptr;
   TransposedB local;
   if (p.trans_b) {
-    std::shared_ptr<void>* slot = ctx.kernel_state();
-    if (slot && !*slot) *slot = std::make_shared<TransposedB>();
-    TransposedB& t = slot ? *static_cast<TransposedB*>(slot->get()) : local;
+    TransposedB* kept = onednn::node_state<TransposedB>(ctx);
+    TransposedB& t = kept ? *kept : local;
     const std::shared_ptr<Buffer>& of = ctx.input(1).buffer();  // (its identity: reading its bytes would restore them)
     if (t.of != of.get() || !t.kn || t.kn->size() != static_cast<size_t>(p.K * p.N)) {
       const float* given = ctx.input(1).data<float>();
