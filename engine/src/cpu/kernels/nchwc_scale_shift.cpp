@@ -17,7 +17,7 @@ namespace {
 
 // One (n, channel block) plane; built for AVX-512, AVX2 and the baseline
 // (target_clones), as the project is built for the baseline ISA.
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void plane(const float* src, float* dst, const float* sa, const float* sb, int64_t spatial, int64_t block, bool relu) {
   if (relu) {
     for (int64_t i = 0; i < spatial; ++i)

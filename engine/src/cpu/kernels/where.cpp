@@ -43,7 +43,7 @@ void select_row(const uint8_t* c, const T* x, const T* y, T* o, int64_t n) {
 // The 4-byte rows (float32, int32), the common case, also built for AVX-512 and
 // AVX2 (clang cannot clone templates: one function per step pattern).
 #define ONNXSCOPE_SELECT4(SC, SX, SY)                                                                        \
-  ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void select4_##SC##SX##SY(                   \
+  ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default") void select4_##SC##SX##SY(                   \
       const uint8_t* c, const uint32_t* x, const uint32_t* y, uint32_t* o, int64_t n) {                    \
     for (int64_t i = 0; i < n; ++i) {                                                                      \
       const uint32_t a = x[i * SX], b = y[i * SY];                                                         \

@@ -4,7 +4,7 @@
 namespace onnxscope::cpu {
 namespace {
 
-#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 
 // One function per operator and step pattern, so each loop vectorises.
 #define ONNXSCOPE_ARITH(name, expr_vv, expr_vs, expr_sv)                                            \

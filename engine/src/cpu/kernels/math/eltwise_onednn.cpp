@@ -33,7 +33,7 @@ struct Eltwise {
 };
 
 // y[i] = x[i] where x[i] is NaN; built for AVX-512 / AVX2 too.
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void restore_nan(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
     const float v = x[i], w = y[i];

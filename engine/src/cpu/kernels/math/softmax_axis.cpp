@@ -30,7 +30,7 @@ bool accepts(const KernelContext& ctx) {
 // The steps over one (outer, inner chunk): `dim` rows of `len` values, `stride`
 // apart. Plain loops over the chunk's lanes, cloned for AVX-512 / AVX2 (the
 // exponential is vector_exp.h's, inlined into each clone).
-#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 
 // m = the maximum of each lane over the rows, NaN when any is NaN.
 ONNXSCOPE_CLONES void lane_max(const float* base, int64_t dim, int64_t stride, int64_t len, float* m) {

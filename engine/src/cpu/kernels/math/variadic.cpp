@@ -37,7 +37,7 @@ bool same_shape_floats(const KernelContext& ctx) {
 }
 
 // y = combine(a, b) over n floats (y may be a: the running result).
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void combine(Combine c, const float* a, const float* b, float* y, int64_t n) {
   switch (c) {
     case Combine::Sum:
@@ -59,7 +59,7 @@ void combine(Combine c, const float* a, const float* b, float* y, int64_t n) {
   }
 }
 
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void divide_by(float count, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = y[i] / count;
 }

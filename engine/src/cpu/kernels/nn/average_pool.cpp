@@ -56,7 +56,7 @@ struct Geometry {
 
 // One plane, built for AVX-512, AVX2 and the baseline (the engine is built
 // for the baseline: 4-wide vectors). part: H x OW floats, acc: OW floats.
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void avg_plane(const AvgPool& p, const Geometry& g, const float* plane, float* out_plane, float* part, float* acc) {
   // Along the rows: part[h][o] = sum of row h over column window o.
   for (int64_t h = 0; h < p.H; ++h) {

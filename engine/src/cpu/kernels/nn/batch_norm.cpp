@@ -17,7 +17,7 @@
 namespace onnxscope::cpu {
 namespace {
 
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void affine(const float* x, float s, float t, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * s + t;
 }

@@ -116,7 +116,7 @@ void scatter_plane(const Depthwise& p, const float* x, float* buf) {
 
 // One plane, built for AVX-512, AVX2 and the baseline. buf: the phase
 // buffers, acc: (OH - 1) * Wq + OW floats.
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void depthwise_plane(const Depthwise& p, const int64_t* off, const float* x, const float* w, float b, float* y,
                      float* buf, float* acc) {
   scatter_plane(p, x, buf);

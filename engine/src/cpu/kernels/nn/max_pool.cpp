@@ -112,7 +112,7 @@ struct Geometry {
 // for the baseline: 4-wide vectors). Per output row: the maximum down its
 // window's input rows (contiguous, W wide) into col, then along col's
 // column windows. col: W floats.
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void max_plane(const MaxPoolShape& p, const Geometry& g, const float* plane, float* out_plane, float* col, Rows3 rows3) {
   const int64_t sw = p.sw, kw = p.kw, W = p.W;
   for (int64_t oh = 0; oh < p.OH; ++oh) {
@@ -212,7 +212,7 @@ bool accepts(const KernelContext& ctx) {
 // One plane of 8-bit values: the maximum down each window's rows, then
 // along the row's column windows (no NaN, so no exact path).
 template <typename T>
-ONNXSCOPE_TARGET_CLONES("avx2", "default")
+ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default")
 void max_plane_8bit(const MaxPoolShape& p, const Geometry& g, const T* plane, T* out_plane, T* col) {
   const int64_t W = p.W;
   for (int64_t oh = 0; oh < p.OH; ++oh) {
@@ -276,7 +276,7 @@ bool nhwc_accepts(const KernelContext& ctx) {
 // Output rows [r0, r1) of the N * OH ones: each pixel the maximum of its
 // window's pixels, C channels side by side (a vector of C at a time).
 template <typename T>
-ONNXSCOPE_TARGET_CLONES("avx2", "default")  // (GCC 12 takes no avx512bw clone)
+ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default")  // (GCC 12 takes no avx512bw clone)
 void nhwc_rows(const MaxPoolShape& p, const Geometry& g, int64_t C, const T* x, T* y, int64_t r0, int64_t r1) {
   for (int64_t r = r0; r < r1; ++r) {
     const int64_t n = r / p.OH, oh = r % p.OH;

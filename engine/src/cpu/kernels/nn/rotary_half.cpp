@@ -66,7 +66,7 @@ bool accepts(const KernelContext& ctx) {
   return row_map(ctx, m);
 }
 
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void rotate_row(const float* x, const float* c, const float* s, float* y, int64_t D, int64_t h) {
   const int64_t lo = D - h;  // y[0, lo) takes -x[h, D); y[lo, D) takes x[0, h)
   for (int64_t i = 0; i < lo; ++i) {

@@ -148,7 +148,7 @@ __attribute__((target("avx512f"))) void panel4_avx512(const float* panel, const 
     for (int q = 0; q < 4; ++q) _mm512_mask_storeu_ps(out[i] + 16 * q, m[q], a[i][q]);
 }
 
-ONNXSCOPE_TARGET_CLONES("avx2", "default") void panel_plain(const float* panel, const float* v, int64_t count,
+ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default") void panel_plain(const float* panel, const float* v, int64_t count,
                                                                    int64_t cols, float* out) {
   float acc[kPanel] = {};
   for (int64_t l = 0; l < cols; ++l) acc[l] = out[l];
@@ -198,7 +198,7 @@ const WeightPanels& weight_panels(const KernelContext& ctx, const float* w1, con
 }
 
 #define ONNXSCOPE_SCALE_PLANE(NAME, B)                                                                        \
-  ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void NAME(const float* x, const float* s,      \
+  ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default") void NAME(const float* x, const float* s,      \
                                                                          int64_t plane, float* y) {          \
     for (int64_t p = 0; p < plane; ++p)                                                                       \
       for (int l = 0; l < B; ++l) y[p * B + l] = x[p * B + l] * s[l];                                         \

@@ -81,7 +81,7 @@ inline T one(T a, T b, const Params& p) {
 }
 
 template <typename T, bool Mul>
-ONNXSCOPE_TARGET_CLONES("avx2", "default")
+ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default")
 void row_plain(const T* a, int64_t sa, const T* b, int64_t sb, T* c, int64_t n, const Params& p) {
   for (int64_t i = 0; i < n; ++i) c[i] = one<T, Mul>(a[i * sa], b[i * sb], p);
 }

@@ -28,7 +28,7 @@ bool has_avx512() {
   return yes;
 }
 
-#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 
 // y[i] = clamp(nearbyint(x[i] / s) + zp, lo, hi); NaN -> zp.
 // Rounding half to even by adding and taking away 1.5 * 2^23 (exact for |q| <= 2^22,

@@ -24,7 +24,7 @@ namespace onnxscope::cpu {
 namespace {
 
 #define ONNXSCOPE_REQUANTIZE(name, T, LO, HI)                                                               \
-  ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void name(const int32_t* acc, int64_t n, double bias, \
+  ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default") void name(const int32_t* acc, int64_t n, double bias, \
                                                                         double mult, double zp, T* out) {   \
     constexpr double kBig = 2251799813685248.0;    /* 2^51 */                                               \
     constexpr double kRound = 6755399441055744.0;  /* 1.5 * 2^52 */                                         \

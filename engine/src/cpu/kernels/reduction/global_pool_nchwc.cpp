@@ -25,7 +25,7 @@ constexpr int64_t kGrain = 32768;  // floats per chunk below which threads cost 
 // The compiler widens these lane loops to vectors; one function per block
 // width so the lanes are a constant (clang cannot clone templates).
 #define ONNXSCOPE_BLOCKED_MEAN(NAME, B)                                                                  \
-  ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void NAME(const float* x, int64_t plane, \
+  ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default") void NAME(const float* x, int64_t plane, \
                                                                          float* y) {                     \
     double acc[4][B] = {};                                                                               \
     int64_t s = 0;                                                                                       \
@@ -38,7 +38,7 @@ constexpr int64_t kGrain = 32768;  // floats per chunk below which threads cost 
       y[l] = static_cast<float>(((acc[0][l] + acc[1][l]) + (acc[2][l] + acc[3][l])) / static_cast<double>(plane)); \
   }
 #define ONNXSCOPE_BLOCKED_MAX(NAME, B)                                                                   \
-  ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void NAME(const float* x, int64_t plane, \
+  ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default") void NAME(const float* x, int64_t plane, \
                                                                          float* y) {                     \
     float m[4][B];                                                                                       \
     int nan[B] = {};                                                                                     \

@@ -275,7 +275,7 @@ void Reduce(KernelContext& ctx) {
 // 2.2x); a blocked (NCHWc) neighbourhood keeps oneDNN's blocked pool.
 // A row's sum in double: 8 independent lanes, which the compiler widens and
 // adds as vectors (AVX-512 / AVX2 / baseline builds).
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") double sum_in_double(const float* x, int64_t n) {
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default") double sum_in_double(const float* x, int64_t n) {
   double lane[8] = {};
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)

@@ -83,7 +83,7 @@ void cast_loop(const void* src, void* dst, int64_t n) {
 // --- the common pairs, built for AVX-512 / AVX2 too ------------------------------
 // (clang cannot clone templates: one plain function per pair.)
 
-#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 #define ONNXSCOPE_CAST(name, S, D, expr)                                        \
   ONNXSCOPE_CLONES void name(const S* s, D* d, int64_t n) {                     \
     for (int64_t i = 0; i < n; ++i) d[i] = expr;                                \

@@ -81,7 +81,7 @@ void DepthToSpace(KernelContext& ctx) {
 // row per (n, oc, oh) read every b-th element of an input row, and each input
 // line came back from L2 b * b times). b = 2, the common block, as one
 // de-interleaving pass the compiler vectorizes (cloned for AVX-512 / AVX2).
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void deal_pairs(const uint32_t* in, uint32_t* o0, uint32_t* o1,
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default") void deal_pairs(const uint32_t* in, uint32_t* o0, uint32_t* o1,
                                                                                int64_t n) {
   for (int64_t w = 0; w < n; ++w) {
     o0[w] = in[2 * w];

@@ -24,7 +24,7 @@ constexpr int64_t kGrainBytes = 32768;  // per work item below which threads cos
 // One image: dst[s * C + c] = src[c * S + s] (to channels last), or the way
 // back, for the tiles [t0, t1) of the (channel tile, pixel tile) grid.
 template <typename T>
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void reorder_tiles(const T* src, T* dst, int64_t C, int64_t S, bool to_last, int64_t t0, int64_t t1) {
   const int64_t pixel_tiles = (S + kTile - 1) / kTile;
   for (int64_t t = t0; t < t1; ++t) {

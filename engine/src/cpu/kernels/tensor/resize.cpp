@@ -101,7 +101,7 @@ void nearest(const resize::Spec& sp, const Tensor& x, float* y) {
 // The last axis with two taps per output (linear): a whole row at a time from
 // separate index and weight arrays, so the compiler can gather (cloned for
 // AVX-512 / AVX2; int32 indices, the caller checks they fit).
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default") void two_tap_row(const float* row, const int32_t* i0,
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default") void two_tap_row(const float* row, const int32_t* i0,
                                                                               const int32_t* i1, const float* w0,
                                                                               const float* w1, float* y, int64_t out) {
   for (int64_t k = 0; k < out; ++k) y[k] = w0[k] * row[i0[k]] + w1[k] * row[i1[k]];

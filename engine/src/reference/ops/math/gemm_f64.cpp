@@ -96,7 +96,7 @@ using TileFn = void (*)(int64_t, const double*, const double*, double*, bool);
 
 namespace {
 
-ONNXSCOPE_TARGET_CLONES("avx2", "default") void widen_rows(const float* src, int64_t stride, double* dst, int64_t K,
+ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default") void widen_rows(const float* src, int64_t stride, double* dst, int64_t K,
                                                             int64_t groups, int64_t width) {
   for (int64_t t = 0; t < K; ++t)
     for (int64_t g = 0; g < groups; ++g)

@@ -17,18 +17,18 @@ inline double clip_to(double v, double clip) { return clip > 0 ? std::min(std::m
 
 }  // namespace
 
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void gate_sums(double* out, const double* a, const double* b, const double* c, const double* d, int64_t n, double clip) {
   for (int64_t k = 0; k < n; ++k) out[k] = clip_to(((a[k] + b[k]) + c[k]) + d[k], clip);
 }
 
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void gate_sums_peephole(double* out, const double* a, const double* b, const double* c, const double* d, const double* p,
                         const double* s, int64_t n, double clip) {
   for (int64_t k = 0; k < n; ++k) out[k] = clip_to((((a[k] + b[k]) + c[k]) + d[k]) + p[k] * s[k], clip);
 }
 
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void lstm_cell(double* c, double* o, double* hc, const double* i, const double* f, const double* g, bool input_forget,
                const double* a, const double* b, const double* wb, const double* rb, const double* po, int64_t n,
                double clip) {
@@ -43,12 +43,12 @@ void lstm_cell(double* c, double* o, double* hc, const double* i, const double* 
   }
 }
 
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void gru_state(double* h, const double* z, const double* hnew, int64_t n) {
   for (int64_t k = 0; k < n; ++k) h[k] = (1 - z[k]) * hnew[k] + z[k] * h[k];
 }
 
-ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void product(double* out, const double* a, const double* b, int64_t n) {
   for (int64_t k = 0; k < n; ++k) out[k] = a[k] * b[k];
 }
