@@ -99,7 +99,7 @@ void HardSwishEigen(KernelContext& c) {
 // Floor, Ceil, Round (halves to even) and Neg as plain loops built for
 // AVX-512, AVX2 and the baseline (target_clones): one vroundps / vxorps per
 // vector there, where this Eigen, compiled for the baseline, runs SSE2.
-#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", "avx2", "default")
+#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 #define ONNXSCOPE_ROUNDING(name, expr)                                     \
   ONNXSCOPE_CLONES void name(const float* x, float* y, int64_t n) {         \
     for (int64_t i = 0; i < n; ++i) y[i] = expr;                            \
@@ -124,7 +124,16 @@ void Round(KernelContext& c) { unary_run(c, round_run); }
 void Neg(KernelContext& c) { unary_run(c, neg_run); }
 void Sin(KernelContext& c) { unary(c, [](const CMap& a) { return a.sin(); }); }
 void Cos(KernelContext& c) { unary(c, [](const CMap& a) { return a.cos(); }); }
-void Log(KernelContext& c) { unary(c, [](const CMap& a) { return a.log(); }); }
+// Eigen's log clamps its argument to FLT_MIN (log(1e-40), -92.10, came out
+// as log(FLT_MIN), -87.34): a subnormal is scaled by 2^23 into the
+// normal range first and 23 ln 2 taken off again. Zero, negatives and NaN
+// keep their -inf and NaN. (AVX-512 processors run unary_avx512.cpp's log.)
+void Log(KernelContext& c) {
+  unary(c, [](const CMap& a) {
+    const auto sub = a < std::numeric_limits<float>::min();
+    return (sub.select(a * 8388608.0f, a)).log() - sub.select(Arr::Constant(a.size(), 15.9423851528787f), 0.0f);
+  });
+}
 void Reciprocal(KernelContext& c) { unary(c, [](const CMap& a) { return a.inverse(); }); }
 void Sign(KernelContext& c) {
   unary(c, [](const CMap& a) { return keep_nan(a, (a > 0).select(Arr::Ones(a.size()), (a < 0).select(-Arr::Ones(a.size()), 0.0f))); });
@@ -381,7 +390,7 @@ bool predicate_accepts(const KernelContext& ctx) {
 // One row of a comparison, one loop per step pattern so each vectorises;
 // built for AVX2 too (SSE2, the baseline, has no 64-bit integer compare).
 template <class T, class F>
-ONNXSCOPE_TARGET_CLONES("avx2", "default")
+ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default")
 void predicate_row(const T* x, const T* z, bool sx, bool sz, uint8_t* o, int64_t len, F f) {
   const T x0 = x[0], z0 = z[0];
   if (sx && sz) for (int64_t i = 0; i < len; ++i) o[i] = f(x[i], z[i]);

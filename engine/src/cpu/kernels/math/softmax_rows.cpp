@@ -1,5 +1,5 @@
 // Softmax (rows of 128 or more) and LogSoftmax over the last axis on
-// AVX-512: each row in three
+// AVX-512 (both at any length elsewhere, in plain loops): each row in three
 // passes (its maximum, e^(x - max) and their sum, then the division or
 // x - max - log(sum)), rows split across the thread pool. Where the CPU has
 // AVX-512 this runs ahead of oneDNN's softmax, which took 1.5x (Softmax) and
@@ -8,7 +8,9 @@
 // inf - inf = NaN, as the reference's formula does.
 #include <cmath>
 
+#include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/math/vector_exp.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
@@ -95,22 +97,98 @@ void softmax_rows(const float* in, float* out, int64_t r, int64_t n) {
   }
 }
 
-bool accepts(const KernelContext& ctx) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (!avx512 || ctx.input_count() != 1 || !ctx.input_value(0) || !ctx.input_value(0)->is_tensor()) return false;
+// --- Without AVX-512: the rows in plain loops cloned for AVX2 --------------
+// On an AVX2 processor (AMD EPYC) oneDNN's LogSoftmax is off by 1.4e-6 where
+// the answer is an exact 0 (a row of one), and its Softmax writes 0 for a
+// row holding NaN, which the reference's formula makes NaN: on such CPUs both
+// take these, the same three passes, the exponential vector_exp.h's, the
+// row's log(sum) in double.
+#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default")
+
+// The row's maximum, NaN skipped as above (eight lanes the compiler vectorises).
+ONNXSCOPE_CLONES float plain_row_max(const float* x, int64_t n) {
+  float lane[8];
+  for (float& l : lane) l = -INFINITY;
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) lane[l] = x[i + l] > lane[l] ? x[i + l] : lane[l];
+  for (; i < n; ++i) lane[0] = x[i] > lane[0] ? x[i] : lane[0];
+  float m = lane[0];
+  for (int l = 1; l < 8; ++l) m = lane[l] > m ? lane[l] : m;
+  return m;
+}
+
+// y = e^(x - m) as scratch, and their sum.
+ONNXSCOPE_CLONES float plain_row_exp_sum(const float* x, float* y, int64_t n, float m) {
+  for (int64_t i = 0; i < n; ++i) y[i] = exp_poly(x[i] - m);
+  float lane[8] = {};
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    for (int l = 0; l < 8; ++l) lane[l] += y[i + l];
+  for (; i < n; ++i) lane[0] += y[i];
+  float s = 0.0f;
+  for (float l : lane) s += l;
+  return s;
+}
+
+ONNXSCOPE_CLONES void plain_row_log(const float* x, float* y, int64_t n, float m, float ls) {
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] - m - ls;
+}
+
+// y *= 1 / s, quotients below FLT_MIN written as 0 (as divide() above).
+ONNXSCOPE_CLONES void plain_row_divide(float* y, int64_t n, float s) {
+  const float inv = 1.0f / s;
+  for (int64_t i = 0; i < n; ++i) {
+    const float q = y[i] * inv;
+    y[i] = q < 1.17549435e-38f ? 0.0f : q;
+  }
+}
+#undef ONNXSCOPE_CLONES
+
+template <bool Log>
+void SoftmaxPlainRows(KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t n = x.shape().back(), rows = static_cast<int64_t>(x.element_count()) / n;
+  Tensor& yt = uninitialized_output(ctx, 0, DataType::Float, x.shape());
+  const float* in = x.data<float>();
+  float* y = yt.mutable_data<float>();
+  parallel_for(rows, std::max<int64_t>(4, 8192 / n), [&](int64_t r0, int64_t r1) {
+    for (int64_t r = r0; r < r1; ++r) {
+      const float* xr = in + r * n;
+      float* yr = y + r * n;
+      const float m = plain_row_max(xr, n);
+      const float s = plain_row_exp_sum(xr, yr, n, m);
+      if constexpr (Log) plain_row_log(xr, yr, n, m, static_cast<float>(std::log(static_cast<double>(s))));
+      else plain_row_divide(yr, n, s);
+    }
+  });
+}
+
+// The last axis of a float tensor (before opset 13, the 2-D coercion's rows
+// when `axis` is the last one).
+bool last_axis(const KernelContext& ctx) {
+  if (ctx.input_count() != 1 || !ctx.input_value(0) || !ctx.input_value(0)->is_tensor()) return false;
   const Tensor& x = ctx.input_value(0)->tensor();
   const int64_t rank = x.rank();
-  // Before opset 13 the input is coerced to 2-D at `axis` (default 1): the
-  // same rows when that axis is the last one.
   const int64_t axis = ctx.attr_int("axis", ctx.opset_version() < 13 ? 1 : -1);
   if (x.dtype() != DataType::Float || rank == 0 || axis < -rank || axis >= rank || x.element_count() == 0) return false;
+  return (axis < 0 ? axis + rank : axis) == rank - 1;
+}
+
+bool accepts_plain(const KernelContext& ctx) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  return !avx512 && last_axis(ctx);
+}
+
+bool accepts(const KernelContext& ctx) {
+  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  if (!avx512 || !last_axis(ctx)) return false;
   // Softmax rows of fewer than 128 (swin's 49-token windows) are oneDNN's,
   // which works across rows: here each row pays two horizontal reductions and
   // a scalar division (2.3x oneDNN's time on swin_t's [64,3,49,49] in one
   // profile). LogSoftmax stays here at any length: oneDNN's is off by up to
   // 1.3% near 0 (-1.048e-4 for -1.062e-4, cpu_ops_math_test).
-  const bool log = ctx.node().op_type == "LogSoftmax";
-  return (axis < 0 ? axis + rank : axis) == rank - 1 && (log || x.shape().back() >= 128);
+  return ctx.node().op_type == "LogSoftmax" || ctx.input_value(0)->tensor().shape().back() >= 128;
 }
 
 template <bool Log>
@@ -132,6 +210,8 @@ void SoftmaxRows(KernelContext& ctx) {
 void register_softmax_rows_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "Softmax", 1, INT_MAX, "cpu-avx512", SoftmaxRows<false>, accepts});
   r.add(KernelDef{"", "LogSoftmax", 1, INT_MAX, "cpu-avx512", SoftmaxRows<true>, accepts});
+  r.add(KernelDef{"", "Softmax", 1, INT_MAX, "cpu-simd", SoftmaxPlainRows<false>, accepts_plain});
+  r.add(KernelDef{"", "LogSoftmax", 1, INT_MAX, "cpu-simd", SoftmaxPlainRows<true>, accepts_plain});
 }
 
 }  // namespace onnxscope::cpu
