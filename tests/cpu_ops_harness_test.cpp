@@ -425,6 +425,7 @@ TEST(CpuOpsHarness, MatMulIntegerEveryTypeAndZeroPoint) {
   Rng rng(19);
   for (int i = 0; i < 32; ++i) {
     Case c(10);
+    c.expect_fast = cpu_has_int8_vnni();  // else the reference runs it (see ops_harness.h)
     const DataType ta = i % 4 < 2 ? DataType::Uint8 : DataType::Int8, tb = i % 2 ? DataType::Uint8 : DataType::Int8;
     Shape as = random_shape(rng, 2, 3, 40);
     for (auto& d : as) d = std::max<int64_t>(d, 1);
@@ -461,6 +462,7 @@ TEST(CpuOpsHarness, QLinearMatMulEveryType) {
   Rng rng(21);
   for (int i = 0; i < 24; ++i) {
     Case c(10);
+    c.expect_fast = cpu_has_int8_vnni();  // else the reference runs it (see ops_harness.h)
     const DataType ta = i % 2 ? DataType::Uint8 : DataType::Int8, tb = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8,
                    ty = (i / 4) % 2 ? DataType::Uint8 : DataType::Int8;
     Shape as = random_shape(rng, 2, 3, 30);
@@ -491,6 +493,7 @@ TEST(CpuOpsHarness, QLinearMatMulEveryType) {
   // NaN, so the zero point) and NaN.
   for (const float ys : {2.0f, 1e-30f, 0.0f, std::nanf("")}) {
     Case c(10);
+    c.expect_fast = cpu_has_int8_vnni();  // else the reference runs it (see ops_harness.h)
     c.what = "QLinearMatMul u8 x u8 -> u8 [3,40] x [40,17], y_scale " + std::to_string(ys);
     Tensor a = Tensor::zeros(DataType::Uint8, {3, 40}), b = Tensor::zeros(DataType::Uint8, {40, 17});
     for (uint64_t e = 0; e < a.element_count(); ++e) a.mutable_data<uint8_t>()[e] = static_cast<uint8_t>(pick(rng, 0, 255));
@@ -532,6 +535,7 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
   for (int i = 0; i < 40; ++i) {
     const bool qlinear = i % 2 == 1;
     Case c(10);
+    c.expect_fast = cpu_has_int8_vnni();  // else the reference runs it (see ops_harness.h)
     const DataType tx = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8, tw = (i / 4) % 2 ? DataType::Uint8 : DataType::Int8;
     const int64_t spatial_rank = i % 5 == 0 ? 1 : (i % 7 == 0 ? 3 : 2);
     const int64_t group = i % 6 == 3 ? pick(rng, 2, 3) : 1;

@@ -280,7 +280,7 @@ TEST(NchwcLayout, GroupsOfWholeBlocksStayBlocked) {
     const bool own_grouped = cpu::nchwc_block() == 16 && __builtin_cpu_supports("avx512f");
     if (per_group == 8 || (per_group == 4 && own_grouped))
       EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "NchwcConv", "FromNchwc"}));
-    else if (C < 16)  // the projection reads the plain value
+    else if (C < cpu::nchwc_block())  // the projection reads the plain value (in_channels below the block)
       EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "FromNchwc", "Conv", "NchwcConv", "FromNchwc"}));
     else
       EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "FromNchwc", "Conv", "ToNchwc", "NchwcConv",

@@ -102,6 +102,13 @@ std::string values_text(const Tensor& t) {
 }
 }  // namespace
 
+bool cpu_has_int8_vnni() { return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni"); }
+
+bool cpu_has_avx512bw() {
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
+         __builtin_cpu_supports("avx512dq");
+}
+
 void check(Case& c, double atol, double rtol) {
   SCOPED_TRACE(c.what);
   for (const auto& o : c.outputs) c.mb.output_untyped(o);

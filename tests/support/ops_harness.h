@@ -57,6 +57,15 @@ struct Case {
   void ints(const std::string& name, const std::vector<int64_t>& v);
 };
 
+// The CPU features some of the cpu engine's kernels need; where they are
+// absent those kernels decline and the reference kernel runs, which a case
+// then expects (expect_fast = false). The 8-bit products and convolutions
+// need VNNI (AVX512-VNNI or AVX-VNNI): without it oneDNN's u8 x s8 sums
+// saturate in 16 bits, and the engine stays exact by leaving them to the
+// reference. QLinearSoftmax and QLinearAveragePool are AVX-512 (F, BW, VL, DQ).
+bool cpu_has_int8_vnni();
+bool cpu_has_avx512bw();
+
 // Runs the case on both engines and compares (gtest failures, not exceptions).
 void check(Case& c, double atol = 2e-5, double rtol = 2e-5);
 
