@@ -16,6 +16,7 @@
 #include "cpu/optimizer.h"
 #include "cpu/kernels/broadcast.h"
 #include "cpu/kernels/math/arith_rows.h"
+#include "cpu/kernels/math/vector_exp.h"
 #include "cpu/kernels/output.h"
 
 #include "cpu/kernels/kernels.h"
@@ -96,19 +97,23 @@ auto keep_nan(const CMap& a, const E& e) {
 void HardSwishEigen(KernelContext& c) {
   unary(c, [](const CMap& a) { return keep_nan(a, a * (a / 6.0f + 0.5f).max(0.0f).min(1.0f)); });
 }
-// Floor, Ceil, Round (halves to even) and Neg as plain loops built for
+// Floor, Ceil, Round (halves to even), Neg and Log as plain loops built for
 // AVX-512, AVX2 and the baseline (target_clones): one vroundps / vxorps per
 // vector there, where this Eigen, compiled for the baseline, runs SSE2.
 #define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
-#define ONNXSCOPE_ROUNDING(name, expr)                                     \
+#define ONNXSCOPE_UNARY_LOOP(name, expr)                                   \
   ONNXSCOPE_CLONES void name(const float* x, float* y, int64_t n) {         \
     for (int64_t i = 0; i < n; ++i) y[i] = expr;                            \
   }
-ONNXSCOPE_ROUNDING(floor_run, std::floor(x[i]))
-ONNXSCOPE_ROUNDING(ceil_run, std::ceil(x[i]))
-ONNXSCOPE_ROUNDING(round_run, std::nearbyint(x[i]))
-ONNXSCOPE_ROUNDING(neg_run, -x[i])
-#undef ONNXSCOPE_ROUNDING
+ONNXSCOPE_UNARY_LOOP(floor_run, std::floor(x[i]))
+ONNXSCOPE_UNARY_LOOP(ceil_run, std::ceil(x[i]))
+ONNXSCOPE_UNARY_LOOP(round_run, std::nearbyint(x[i]))
+ONNXSCOPE_UNARY_LOOP(neg_run, -x[i])
+// Eigen's log clamped its argument to FLT_MIN (log(1e-40), -92.10, came out
+// as log(FLT_MIN), -87.34) and ran SSE2: vector_exp.h's, which takes
+// subnormals and vectorises. (AVX-512 processors run unary_avx512.cpp's log.)
+ONNXSCOPE_UNARY_LOOP(log_run, log_poly(x[i]))
+#undef ONNXSCOPE_UNARY_LOOP
 #undef ONNXSCOPE_CLONES
 
 void unary_run(KernelContext& ctx, void (*run)(const float*, float*, int64_t)) {
@@ -124,16 +129,7 @@ void Round(KernelContext& c) { unary_run(c, round_run); }
 void Neg(KernelContext& c) { unary_run(c, neg_run); }
 void Sin(KernelContext& c) { unary(c, [](const CMap& a) { return a.sin(); }); }
 void Cos(KernelContext& c) { unary(c, [](const CMap& a) { return a.cos(); }); }
-// Eigen's log clamps its argument to FLT_MIN (log(1e-40), -92.10, came out
-// as log(FLT_MIN), -87.34): a subnormal is scaled by 2^23 into the
-// normal range first and 23 ln 2 taken off again. Zero, negatives and NaN
-// keep their -inf and NaN. (AVX-512 processors run unary_avx512.cpp's log.)
-void Log(KernelContext& c) {
-  unary(c, [](const CMap& a) {
-    const auto sub = a < std::numeric_limits<float>::min();
-    return (sub.select(a * 8388608.0f, a)).log() - sub.select(Arr::Constant(a.size(), 15.9423851528787f), 0.0f);
-  });
-}
+void Log(KernelContext& c) { unary_run(c, log_run); }
 void Reciprocal(KernelContext& c) { unary(c, [](const CMap& a) { return a.inverse(); }); }
 void Sign(KernelContext& c) {
   unary(c, [](const CMap& a) { return keep_nan(a, (a > 0).select(Arr::Ones(a.size()), (a < 0).select(-Arr::Ones(a.size()), 0.0f))); });
