@@ -103,14 +103,63 @@ bool accepts(const KernelContext& ctx) {
 
 // Plane x into the phase buffers (their borders stay zero: only the
 // positions of X are written, the same ones for every plane).
+// Column c goes to phase (c + pl) % sw at (c + pl) / sw: each phase's
+// columns are walked in a step of sw, where they start worked out once per
+// plane (a division per float, then per row, took most of the AVX2 plane's
+// time), and at stride 1 a row is one copy.
 void scatter_plane(const Depthwise& p, const float* x, float* buf) {
+  int64_t first_few[16], at_few[16];  // on the stack for strides up to 16 (a plane is short)
+  std::vector<int64_t> first_many, at_many;
+  int64_t* first = first_few;
+  int64_t* at = at_few;
+  if (p.sw > 16) {
+    first_many.resize(static_cast<size_t>(p.sw));
+    at_many.resize(static_cast<size_t>(p.sw));
+    first = first_many.data();
+    at = at_many.data();
+  }
+  for (int64_t ph = 0; ph < p.sw; ++ph) {
+    first[ph] = ((ph - p.pl) % p.sw + p.sw) % p.sw;  // the first column in phase ph
+    at[ph] = ph * p.phase_floats() + (first[ph] + p.pl) / p.sw;
+  }
+  int64_t a = p.pt % p.sh, hq = p.pt / p.sh;  // row h's phase row and its row there
   for (int64_t h = 0; h < p.H; ++h) {
-    const int64_t hp = h + p.pt;
-    float* row = buf + hp % p.sh * p.sw * p.phase_floats() + hp / p.sh * p.Wq;  // phase (hp % sh, 0)
-    for (int64_t c = 0; c < p.W; ++c) {
-      const int64_t wp = c + p.pl;
-      row[wp % p.sw * p.phase_floats() + wp / p.sw] = x[h * p.W + c];
+    float* row = buf + a * p.sw * p.phase_floats() + hq * p.Wq;  // phase (a, 0)
+    if (++a == p.sh) a = 0, ++hq;
+    const float* src = x + h * p.W;
+    if (p.sw == 1) {
+      std::copy(src, src + p.W, row + p.pl);
+      continue;
     }
+    for (int64_t ph = 0; ph < p.sw; ++ph) {
+      float* dst = row + at[ph];
+      for (int64_t c = first[ph]; c < p.W; c += p.sw) *dst++ = src[c];
+    }
+  }
+}
+
+// 64 outputs at a time from t = 0 on, every tap summed in eight AVX2
+// registers (tap_block below is the AVX-512 form): one load per tap and 8
+// outputs, where a pass per tap over all of acc also loaded and stored acc
+// once per tap (0.27x onnxruntime on an AVX2 EPYC). The last block runs
+// whole into the buffers' slack (kBlockSlack: at most 63 floats past the
+// last output read and written).
+constexpr int64_t kAvx2Block = 64;
+__attribute__((target("avx2,fma"))) void tap_rows_avx2(const float* buf, const int64_t* off, const float* w, int64_t taps,
+                                                      int64_t n, float b, float* acc) {
+  const __m256 vb = _mm256_set1_ps(b);
+  for (int64_t t = 0; t < n; t += kAvx2Block) {
+    __m256 v[8];
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; ++u) v[u] = vb;
+    for (int64_t k = 0; k < taps; ++k) {
+      const float* src = buf + off[k] + t;
+      const __m256 wk = _mm256_set1_ps(w[k]);
+#pragma GCC unroll 8
+      for (int u = 0; u < 8; ++u) v[u] = _mm256_fmadd_ps(wk, _mm256_loadu_ps(src + 8 * u), v[u]);
+    }
+#pragma GCC unroll 8
+    for (int u = 0; u < 8; ++u) _mm256_storeu_ps(acc + t + 8 * u, v[u]);
   }
 }
 
@@ -119,13 +168,18 @@ void scatter_plane(const Depthwise& p, const float* x, float* buf) {
 ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void depthwise_plane(const Depthwise& p, const int64_t* off, const float* x, const float* w, float b, float* y,
                      float* buf, float* acc) {
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
   scatter_plane(p, x, buf);
   const int64_t n = (p.OH - 1) * p.Wq + p.OW;
-  for (int64_t t = 0; t < n; ++t) acc[t] = b;
-  for (int64_t k = 0; k < p.kh * p.kw; ++k) {
-    const float wt = w[k];
-    const float* src = buf + off[k];
-    for (int64_t t = 0; t < n; ++t) acc[t] += wt * src[t];
+  if (avx2) {
+    tap_rows_avx2(buf, off, w, p.kh * p.kw, n, b, acc);
+  } else {
+    for (int64_t t = 0; t < n; ++t) acc[t] = b;
+    for (int64_t k = 0; k < p.kh * p.kw; ++k) {
+      const float wt = w[k];
+      const float* src = buf + off[k];
+      for (int64_t t = 0; t < n; ++t) acc[t] += wt * src[t];
+    }
   }
   for (int64_t oh = 0; oh < p.OH; ++oh) {
     const float* src = acc + oh * p.Wq;
@@ -184,6 +238,7 @@ struct Deinterleave {
 // Floats after the phase buffers and the accumulators, so that a block of
 // 128 outputs may run past the last output (tap_block's last call).
 constexpr int64_t kBlockSlack = 128;
+static_assert(kAvx2Block - 1 <= kBlockSlack, "tap_rows_avx2's last block runs into the slack");
 
 // 16 * V outputs from t on with every tap summed in registers: one load
 // per tap and one store per 16 outputs, into dst (the last vector under
