@@ -145,14 +145,20 @@ ONNXSCOPE_CLONES void plain_row_divide(float* y, int64_t n, float s) {
 }
 #undef ONNXSCOPE_CLONES
 
-template <bool Log>
-void SoftmaxPlainRows(KernelContext& ctx) {
+// The output, and rows [r0, r1) of n floats to `run` across the thread pool.
+template <class Run>
+void over_rows(KernelContext& ctx, Run run) {
   const Tensor& x = ctx.input(0);
   const int64_t n = x.shape().back(), rows = static_cast<int64_t>(x.element_count()) / n;
   Tensor& yt = uninitialized_output(ctx, 0, DataType::Float, x.shape());
   const float* in = x.data<float>();
   float* y = yt.mutable_data<float>();
-  parallel_for(rows, std::max<int64_t>(4, 8192 / n), [&](int64_t r0, int64_t r1) {
+  parallel_for(rows, std::max<int64_t>(4, 8192 / n), [&](int64_t r0, int64_t r1) { run(in, y, r0, r1, n); });
+}
+
+template <bool Log>
+void SoftmaxPlainRows(KernelContext& ctx) {
+  over_rows(ctx, [](const float* in, float* y, int64_t r0, int64_t r1, int64_t n) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = in + r * n;
       float* yr = y + r * n;
@@ -193,12 +199,7 @@ bool accepts(const KernelContext& ctx) {
 
 template <bool Log>
 void SoftmaxRows(KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const int64_t n = x.shape().back(), rows = static_cast<int64_t>(x.element_count()) / n;
-  Tensor& yt = uninitialized_output(ctx, 0, DataType::Float, x.shape());
-  const float* in = x.data<float>();
-  float* y = yt.mutable_data<float>();
-  parallel_for(rows, std::max<int64_t>(4, 8192 / n), [&](int64_t r0, int64_t r1) {
+  over_rows(ctx, [](const float* in, float* y, int64_t r0, int64_t r1, int64_t n) {
     int64_t r = r0;
     for (; r + 4 <= r1; r += 4) softmax_rows<Log, 4>(in, y, r, n);
     for (; r < r1; ++r) softmax_rows<Log, 1>(in, y, r, n);
