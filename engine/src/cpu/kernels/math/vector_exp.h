@@ -1,4 +1,4 @@
-// e^x (and log x, at the end) for float32 in branch-free arithmetic the
+// e^x (and log x and tanh x, at the end) for float32 in branch-free arithmetic the
 // compiler turns into vector instructions inside a loop (build the loop with
 // target_clones), for kernels whose time is in exponentials (Softmax over an
 // inner axis). Cody-Waite reduction x = n ln2 + r with |r| <= ln2 / 2, a
@@ -78,6 +78,28 @@ inline float log_poly(float x) {
   y = x < 0.0f ? NAN : y;
   y = x == INFINITY ? x : y;
   return x != x ? x : y;
+}
+
+// tanh(x): vector_math_avx512.h's [6/3] rational x P(x^2) / Q(x^2) on
+// |x| <= 9 (scripts/fit_tanh.py), clamped to [-1, 1], here with a division
+// where the AVX-512 kernel multiplies by a refined reciprocal. -0 stays -0,
+// NaN passes every step (the compares are false for it).
+inline float tanh_poly(float x) {
+  float a = x > 9.0f ? 9.0f : x;
+  a = a < -9.0f ? -9.0f : a;
+  const float t = a * a;
+  float p = std::fma(-8.489145801e-14f, t, 5.278125159e-11f);
+  p = std::fma(p, t, -2.022560963e-08f);
+  p = std::fma(p, t, 1.115440591e-05f);
+  p = std::fma(p, t, 3.103965893e-03f);
+  p = std::fma(p, t, 1.308401823e-01f);
+  p = std::fma(p, t, 1.0f);
+  float q = std::fma(2.546159085e-04f, t, 2.449521609e-02f);
+  q = std::fma(q, t, 4.641734660e-01f);
+  q = std::fma(q, t, 1.0f);
+  float r = a * p / q;
+  r = r > 1.0f ? 1.0f : r;
+  return r < -1.0f ? -1.0f : r;
 }
 
 }  // namespace onnxscope::cpu
