@@ -181,14 +181,15 @@ bool last_axis(const KernelContext& ctx) {
   return (axis < 0 ? axis + rank : axis) == rank - 1;
 }
 
-bool accepts_plain(const KernelContext& ctx) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return !avx512 && last_axis(ctx);
+bool has_avx512() {
+  static const bool yes = __builtin_cpu_supports("avx512f");
+  return yes;
 }
 
+bool accepts_plain(const KernelContext& ctx) { return !has_avx512() && last_axis(ctx); }
+
 bool accepts(const KernelContext& ctx) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (!avx512 || !last_axis(ctx)) return false;
+  if (!has_avx512() || !last_axis(ctx)) return false;
   // Softmax rows of fewer than 128 (swin's 49-token windows) are oneDNN's,
   // which works across rows: here each row pays two horizontal reductions and
   // a scalar division (2.3x oneDNN's time on swin_t's [64,3,49,49] in one

@@ -103,37 +103,21 @@ bool accepts(const KernelContext& ctx) {
 
 // Plane x into the phase buffers (their borders stay zero: only the
 // positions of X are written, the same ones for every plane).
-// Column c goes to phase (c + pl) % sw at (c + pl) / sw: each phase's
-// columns are walked in a step of sw, where they start worked out once per
-// plane (a division per float, then per row, took most of the AVX2 plane's
-// time), and at stride 1 a row is one copy.
+// Column c goes to phase (c + pl) % sw at (c + pl) / sw: the columns c0,
+// c0 + sw, ... share a phase and lie next to each other there, so their
+// place is worked out once per plane (a division per float took most of the
+// AVX2 plane's time); at stride 1 a row is one copy.
 void scatter_plane(const Depthwise& p, const float* x, float* buf) {
-  int64_t first_few[16], at_few[16];  // on the stack for strides up to 16 (a plane is short)
-  std::vector<int64_t> first_many, at_many;
-  int64_t* first = first_few;
-  int64_t* at = at_few;
-  if (p.sw > 16) {
-    first_many.resize(static_cast<size_t>(p.sw));
-    at_many.resize(static_cast<size_t>(p.sw));
-    first = first_many.data();
-    at = at_many.data();
-  }
-  for (int64_t ph = 0; ph < p.sw; ++ph) {
-    first[ph] = ((ph - p.pl) % p.sw + p.sw) % p.sw;  // the first column in phase ph
-    at[ph] = ph * p.phase_floats() + (first[ph] + p.pl) / p.sw;
-  }
-  int64_t a = p.pt % p.sh, hq = p.pt / p.sh;  // row h's phase row and its row there
-  for (int64_t h = 0; h < p.H; ++h) {
-    float* row = buf + a * p.sw * p.phase_floats() + hq * p.Wq;  // phase (a, 0)
-    if (++a == p.sh) a = 0, ++hq;
-    const float* src = x + h * p.W;
-    if (p.sw == 1) {
-      std::copy(src, src + p.W, row + p.pl);
-      continue;
-    }
-    for (int64_t ph = 0; ph < p.sw; ++ph) {
-      float* dst = row + at[ph];
-      for (int64_t c = first[ph]; c < p.W; c += p.sw) *dst++ = src[c];
+  for (int64_t c0 = 0; c0 < std::min(p.sw, p.W); ++c0) {
+    const int64_t at = (c0 + p.pl) % p.sw * p.phase_floats() + (c0 + p.pl) / p.sw;
+    int64_t a = p.pt % p.sh, hq = p.pt / p.sh;  // row h's phase row and its row there
+    for (int64_t h = 0; h < p.H; ++h) {
+      float* dst = buf + a * p.sw * p.phase_floats() + hq * p.Wq + at;  // phase (a, 0), then the column's
+      if (++a == p.sh) a = 0, ++hq;
+      const float* src = x + h * p.W;
+      if (p.sw == 1) std::copy(src, src + p.W, dst);
+      else
+        for (int64_t c = c0; c < p.W; c += p.sw) *dst++ = src[c];
     }
   }
 }
