@@ -21,6 +21,8 @@ stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/bin" "$stage/lib" "$stage/suite"
 cp "$build/app/onnxscope" "$build/tests/cuda_kernels_test" "$build/tests/cuda_engine_test" "$build/tests/cuda_steady_state_test" "$build/tests/cuda_fast_paths_test" "$stage/bin/"
+# Symbols stripped: the tree and the bundle travel under 64 MiB together.
+strip "$stage"/bin/*
 # Every library the binaries load, less the C/C++ runtime and CUDA's own.
 skip='^(libc|libm|libdl|librt|libpthread|libresolv|libnsl|libutil|libanl|libgcc_s|libstdc\+\+|ld-linux-x86-64|libcuda|libcudart|libcublas|libcublasLt|libcudnn)\.so'
 for f in "$stage"/bin/*; do
