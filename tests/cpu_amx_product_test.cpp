@@ -1,11 +1,14 @@
-// The 8-bit product's AMX tiles (kernels/quantization/amx_gemm.cpp) and its
-// VNNI registers (vnni_gemm.cpp) against the reference, bit for bit, on the
+// The 8-bit product's three paths against the reference, bit for bit: its
+// AMX tiles (kernels/quantization/amx_gemm.cpp), its AVX-512 VNNI registers
+// (vnni_gemm.cpp) and its AVX2 registers (int8_gemm_avx2.cpp, 16-bit
+// products: few rows widen B as they go, many widen it first), on the
 // operators that run them: MatMulInteger, MatMulIntegerToFloat,
 // DynamicQuantizeMatMul, QGemm (quantized and float Y, C small and past
 // what int32 sums plus C can hold) and batched QLinearMatMul (requantized in
 // float, in double, and multipliers past the fast range). Each problem runs
-// twice, tiles on and off (vnni::set_amx), at the sizes where the two paths
-// differ: rows, k and columns on and off the tiles' 32 x 64 x 32 blocks.
+// on every path the CPU has (vnni::set_amx, vnni::set_vnni), at the sizes
+// where the paths differ: rows, k and columns on and off the tiles' 32 x 64
+// x 32 blocks, the AVX2 registers' 4 and 6 rows and their two forms.
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -26,12 +29,14 @@ namespace {
 
 // Rows, k and columns around the blocks' edges (and within the VNNI path's
 // reach below them).
-int64_t rows_of(Rng& rng) { return std::vector<int64_t>{15, 16, 17, 31, 32, 33, 47, 64, 100, 130, 200}[pick(rng, 0, 10)]; }
+int64_t rows_of(Rng& rng) {
+  return std::vector<int64_t>{1, 5, 11, 15, 16, 17, 31, 32, 33, 47, 64, 100, 130, 200}[pick(rng, 0, 13)];
+}
 int64_t k_of(Rng& rng) { return std::vector<int64_t>{63, 64, 65, 100, 128, 191, 256, 300, 768, 1000}[pick(rng, 0, 9)]; }
 int64_t n_of(Rng& rng) { return std::vector<int64_t>{1, 15, 16, 17, 31, 32, 33, 48, 70, 100}[pick(rng, 0, 9)]; }
 
-// c on both paths; where the machine has AMX, the tiles must have taken it
-// when it is theirs (vnni::amx_shape). Returns whether it was.
+// c on every path the CPU has; where it has AMX, the tiles must have taken
+// it when it is theirs (vnni::amx_shape). Returns whether they did.
 bool check_both(Case& c, int64_t rows, int64_t K, int64_t N) {
   const int64_t before = vnni::amx_products();
   vnni::set_amx(true);
@@ -40,13 +45,23 @@ bool check_both(Case& c, int64_t rows, int64_t K, int64_t N) {
   if (tiles) {
     EXPECT_GT(vnni::amx_products(), before) << c.what << ": the AMX tiles did not run it";
   }
-  Case registers = c;
-  registers.what += " (VNNI registers)";
-  vnni::set_amx(false);
-  const int64_t held = vnni::amx_products();
-  check(registers, 0, 0);
-  vnni::set_amx(true);
-  EXPECT_EQ(vnni::amx_products(), held) << registers.what << ": the tiles ran with set_amx(false)";
+  if (vnni::vnni_available()) {
+    Case registers = c;
+    registers.what += " (VNNI registers)";
+    vnni::set_amx(false);
+    const int64_t held = vnni::amx_products(), avx2 = vnni::avx2_products();
+    check(registers, 0, 0);
+    vnni::set_amx(true);
+    EXPECT_EQ(vnni::amx_products(), held) << registers.what << ": the tiles ran with set_amx(false)";
+    EXPECT_EQ(vnni::avx2_products(), avx2) << registers.what << ": the AVX2 registers ran where VNNI is there";
+  }
+  Case avx2 = c;
+  avx2.what += " (AVX2 registers)";
+  vnni::set_vnni(false);
+  const int64_t held = vnni::avx2_products();
+  check(avx2, 0, 0);
+  vnni::set_vnni(true);
+  EXPECT_GT(vnni::avx2_products(), held) << avx2.what << ": the AVX2 registers did not run it";
   return tiles;
 }
 
@@ -60,8 +75,8 @@ void expect_tiles_ran(int on_tiles) {
 class AmxProduct : public ::testing::Test {
  protected:
   void SetUp() override {
-    if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: neither path runs (oneDNN's or the reference's kernels do)";
-    if (!vnni::amx_available()) std::fprintf(stderr, "note: no AMX here (or ONNXSCOPE_CPU_NO_AMX): the VNNI path runs both\n");
+    if (!vnni::available()) GTEST_SKIP() << "neither AVX2 nor VNNI: no path runs (the reference's kernels do)";
+    if (!vnni::amx_available()) std::fprintf(stderr, "note: no AMX here (or ONNXSCOPE_CPU_NO_AMX): the registers run both\n");
   }
 };
 

@@ -27,6 +27,7 @@
 #include <map>
 #include <random>
 
+#include "cpu/kernels/quantization/vnni_gemm.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
 #include "onnxscope/float_formats.h"
@@ -35,6 +36,7 @@
 
 using namespace onnxscope;
 using namespace onnxscope::test;
+namespace vnni = onnxscope::cpu::vnni;
 using namespace onnxscope::test::harness;
 
 namespace {
@@ -462,7 +464,7 @@ TEST(CpuOpsHarness, QLinearMatMulEveryType) {
   Rng rng(21);
   for (int i = 0; i < 24; ++i) {
     Case c(10);
-    c.expect_fast = cpu_has_int8_vnni();  // else the reference runs it (see ops_harness.h)
+    // oneDNN's int8 matmul with VNNI, else the exact Eigen form (qgemm.cpp).
     const DataType ta = i % 2 ? DataType::Uint8 : DataType::Int8, tb = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8,
                    ty = (i / 4) % 2 ? DataType::Uint8 : DataType::Int8;
     Shape as = random_shape(rng, 2, 3, 30);
@@ -493,7 +495,7 @@ TEST(CpuOpsHarness, QLinearMatMulEveryType) {
   // NaN, so the zero point) and NaN.
   for (const float ys : {2.0f, 1e-30f, 0.0f, std::nanf("")}) {
     Case c(10);
-    c.expect_fast = cpu_has_int8_vnni();  // else the reference runs it (see ops_harness.h)
+    // oneDNN's int8 matmul with VNNI, else the exact Eigen form (qgemm.cpp).
     c.what = "QLinearMatMul u8 x u8 -> u8 [3,40] x [40,17], y_scale " + std::to_string(ys);
     Tensor a = Tensor::zeros(DataType::Uint8, {3, 40}), b = Tensor::zeros(DataType::Uint8, {40, 17});
     for (uint64_t e = 0; e < a.element_count(); ++e) a.mutable_data<uint8_t>()[e] = static_cast<uint8_t>(pick(rng, 0, 255));
@@ -535,7 +537,8 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
   for (int i = 0; i < 40; ++i) {
     const bool qlinear = i % 2 == 1;
     Case c(10);
-    c.expect_fast = cpu_has_int8_vnni();  // else the reference runs it (see ops_harness.h)
+    // oneDNN's int8 convolution with VNNI, else the 8-bit product's (AVX2).
+    c.expect_fast = cpu_has_int8_vnni() || vnni::available();
     const DataType tx = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8, tw = (i / 4) % 2 ? DataType::Uint8 : DataType::Int8;
     const int64_t spatial_rank = i % 5 == 0 ? 1 : (i % 7 == 0 ? 3 : 2);
     const int64_t group = i % 6 == 3 ? pick(rng, 2, 3) : 1;
@@ -596,7 +599,7 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
       const int64_t in = xs[static_cast<size_t>(2 + d)], k = ws[static_cast<size_t>(2 + d)], s = strides[static_cast<size_t>(d)];
       padded |= i % 8 == 6 ? ((in + s - 1) / s - 1) * s + k > in : pads_b[static_cast<size_t>(d)] + pads_e[static_cast<size_t>(d)] > 0;
     }
-    if (spatial_rank == 3 && padded) c.expect_fast = false;
+    if (spatial_rank == 3 && padded && cpu_has_int8_vnni()) c.expect_fast = false;
     if (i % 8 == 6) {
       attr_string(n, "auto_pad", "SAME_UPPER");
       std::fill(dilations.begin(), dilations.end(), 1);
@@ -607,6 +610,40 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
     }
     attr_ints(n, "strides", strides);
     attr_ints(n, "dilations", dilations);
+    check(c, 0, 0);
+    if (cpu_has_int8_vnni() && vnni::available()) {  // the product's form, which CPUs without VNNI run
+      Case product = c;
+      product.what += " (8-bit product)";
+      product.expect_fast = true;
+      product.expect_kernel = "cpu-int8";
+      vnni::set_vnni(false);
+      check(product, 0, 0);
+      vnni::set_vnni(true);
+    }
+  }
+  // Channels and pixels past 16: the 8-bit product's transposes of X and Y
+  // in whole 16 x 16 blocks and their edges; 1x1 read in place and 3x3 gathered.
+  for (int i = 0; i < 4; ++i) {
+    const bool qlinear = i % 2 == 1, pointwise = i < 2;
+    const int64_t C = i % 2 ? 40 : 16, M = i % 2 ? 16 : 48, k = pointwise ? 1 : 3;
+    Case c(10);
+    c.expect_fast = cpu_has_int8_vnni() || vnni::available();
+    c.what = std::string(qlinear ? "QLinearConv" : "ConvInteger") + " uint8 x int8 [2," + std::to_string(C) + ",19,21] * [" +
+             std::to_string(M) + "," + std::to_string(C) + "," + std::to_string(k) + "," + std::to_string(k) + "]";
+    c.input("x", ints(DataType::Uint8, {2, C, 19, 21}));
+    c.input("xz", ints(DataType::Uint8, {}));
+    c.mb.initializer(raw("w", ints(DataType::Int8, {M, C, k, k}, 64, 191)));
+    c.mb.initializer(raw("wz", Tensor::zeros(DataType::Int8, {})));
+    std::vector<std::string> ins = {"x", "w", "xz", "wz"};
+    if (qlinear) {
+      c.input("yz", ints(DataType::Uint8, {}));
+      c.mb.initializer(make_float_tensor("xs", {}, {0.02f}));
+      c.mb.initializer(make_float_tensor("ws", {}, {0.004f}));
+      c.mb.initializer(make_float_tensor("ys", {}, {0.5f}));
+      ins = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
+    }
+    auto& n = c.mb.node(qlinear ? "QLinearConv" : "ConvInteger", ins, {"y"}, "n");
+    if (!pointwise) attr_ints(n, "pads", {1, 1, 1, 1});
     check(c, 0, 0);
   }
   // Weights 255 with zero point 0 (uint8): 255 does not fit int8, the reference runs it.
@@ -621,7 +658,8 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
   check(c, 0, 0);
   // A 3-D convolution padded on its width with an input zero point: oneDNN
   // 2.6's int8 kernel gave sums off by thousands (400 cases of the loop above
-  // drew two; its 40 none), so the reference runs it.
+  // drew two; its 40 none), so the reference runs it where oneDNN's would;
+  // without VNNI, the 8-bit product does.
   Case p3(10);
   p3.what = "ConvInteger 3-D padded on the width, input zero point 9";
   p3.input("x", ints(DataType::Int8, {2, 7, 3, 5, 5}));
@@ -633,7 +671,7 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
   wz.mutable_data<int8_t>()[0] = 5;
   p3.mb.initializer(raw("wz", wz));
   attr_ints(p3.mb.node("ConvInteger", {"x", "w", "xz", "wz"}, {"y"}, "n"), "pads", {0, 0, 1, 0, 0, 1});
-  p3.expect_fast = false;
+  p3.expect_fast = !cpu_has_int8_vnni() && vnni::available();
   check(p3, 0, 0);
 }
 

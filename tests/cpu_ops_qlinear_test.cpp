@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "cpu/kernels/quantization/vnni_gemm.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
 #include "onnxscope/reference.h"
@@ -21,6 +22,7 @@
 
 using namespace onnxscope;
 using namespace onnxscope::test;
+namespace vnni = onnxscope::cpu::vnni;
 using namespace onnxscope::test::harness;
 
 namespace {
@@ -274,11 +276,11 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
       eigen.disabled_kernels = {"onednn-int8", "cpu-int8"};
       eigen.what += " (Eigen form)";
       check(eigen, 0, 0);
-      if (weights && !ta && (i % 5 < 3 || i % 7 == 3) && __builtin_cpu_supports("avx512vnni")) {
+      if (weights && !ta && (i % 5 < 3 || i % 7 == 3) && vnni::available()) {
         c.expect_kernel = "cpu-int8";
         Case dnn = c;  // and oneDNN's int8 matmul behind it
         dnn.disabled_kernels = {"cpu-int8"};
-        dnn.expect_kernel.clear();
+        dnn.expect_kernel.clear();  // oneDNN's int8 matmul with VNNI, else the Eigen form
         dnn.what += " (oneDNN form)";
         check(dnn, 0, 0);
       }
@@ -298,7 +300,7 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
       c.input("yz", scalar(at, at == DataType::Uint8 ? 128 : 0));
       c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
       c.what = "QLinearMatMul " + shape_to_string(as) + " x " + shape_to_string(bs);
-      if (__builtin_cpu_supports("avx512vnni")) {
+      if (vnni::available()) {
         c.expect_kernel = "cpu-int8";  // kernels/quantization/qlinear_matmul_vnni.cpp
         Case eigen = c;
         eigen.disabled_kernels = {"cpu-int8"};
@@ -317,7 +319,7 @@ TEST(CpuOpsHarness, QGemmAndBatchedQLinearMatMulBitForBit) {
 // zero point carried by the row sums) or one per column (packed minus it);
 // A of rank 2 and 3; and oneDNN's int8 matmul behind it. The int32 sums bit for bit.
 TEST(CpuOpsHarness, MatMulIntegerConstantWeightsBitForBit) {
-  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: oneDNN's kernel (cpu_ops_harness_test)";
+  if (!vnni::available()) GTEST_SKIP() << "neither VNNI nor AVX2: oneDNN's kernel or the reference (cpu_ops_harness_test)";
   Rng rng(59);
   for (int i = 0; i < 30; ++i) {
     Case c(10);
@@ -347,8 +349,40 @@ TEST(CpuOpsHarness, MatMulIntegerConstantWeightsBitForBit) {
     Case dnn = c;
     dnn.disabled_kernels = {"cpu-int8"};
     dnn.expect_kernel.clear();
+    dnn.expect_fast = cpu_has_int8_vnni();  // oneDNN's int8 matmul wants VNNI (else the reference runs it)
     dnn.what += " (oneDNN form)";
     check(dnn, 0, 0);
+    check(c, 0, 0);
+  }
+}
+
+// QLinearMatMul with a constant 2-D B (a QOperator transformer's linear
+// layers): oneDNN's int8 matmul where the CPU has VNNI, else the 8-bit
+// product (qlinear_matmul_vnni.cpp, B packed once for the node); every type,
+// zero points anywhere, A of rank 2 and 3, rows on both AVX2 forms (fewer
+// and more than 12), multipliers that saturate some outputs. Bit for bit.
+TEST(CpuOpsHarness, QLinearMatMulConstantWeightsBitForBit) {
+  Rng rng(67);
+  for (int i = 0; i < 24; ++i) {
+    Case c(10);
+    const DataType ta = i % 2 ? DataType::Uint8 : DataType::Int8, tb = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8,
+                   ty = (i / 4) % 2 ? DataType::Uint8 : DataType::Int8;
+    const int64_t M = i % 3 == 0 ? pick(rng, 12, 40) : pick(rng, 1, 11), K = i % 5 == 4 ? 768 : pick(rng, 1, 70),
+                  N = pick(rng, 1, 70);
+    const Shape as = i % 4 == 1 ? Shape{2, M, K} : Shape{M, K};
+    c.input("a", random_bytes(rng, ta, as, 0, 255));
+    add_initializer(c.mb, "b", random_bytes(rng, tb, {K, N}, 0, 255));
+    c.input("az", random_bytes(rng, ta, {}, 0, 255));
+    add_initializer(c.mb, "bz", random_bytes(rng, tb, {}, 0, 255));
+    c.input("yz", random_bytes(rng, ty, {}, 0, 255));
+    c.mb.initializer(make_float_tensor("as", {}, {0.02f}));
+    c.mb.initializer(make_float_tensor("bs", {}, {0.005f}));
+    c.mb.initializer(make_float_tensor("ys", {}, {i % 3 == 1 ? 0.7f : 0.05f}));
+    c.mb.node("QLinearMatMul", {"a", "as", "az", "b", "bs", "bz", "ys", "yz"}, {"y"}, "n");
+    c.what = "QLinearMatMul " + std::string(dtype_name(ta)) + " x " + std::string(dtype_name(tb)) + " -> " +
+             std::string(dtype_name(ty)) + " " + shape_to_string(as) + " x [" + std::to_string(K) + ", " +
+             std::to_string(N) + "] constant B";
+    if (vnni::available() && !cpu_has_int8_vnni()) c.expect_kernel = "cpu-int8";
     check(c, 0, 0);
   }
 }
@@ -362,7 +396,7 @@ TEST(CpuOpsHarness, MatMulIntegerConstantWeightsBitForBit) {
 // absent inputs written as empty names (as onnxruntime saves them), A of
 // rank 2 and 3.
 TEST(CpuOpsHarness, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
-  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: the reference runs them";
+  if (!vnni::available()) GTEST_SKIP() << "neither VNNI nor AVX2: the reference runs them";
   Rng rng(61);
   for (int i = 0; i < 40; ++i) {
     Case c(14);
@@ -414,7 +448,7 @@ TEST(CpuOpsHarness, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
 // and the fused form must not fail where the unfused one runs (a mutated
 // quantize_dynamic BERT did, after fuse-matmul-integer-to-float).
 TEST(CpuOpsHarness, MatMulIntegerToFloatTakesAnyScale) {
-  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: the reference runs it";
+  if (!vnni::available()) GTEST_SKIP() << "neither VNNI nor AVX2: the reference runs it";
   Rng rng(63);
   for (float odd : {0.0f, -0.5f, INFINITY, NAN}) {
     Case c(14);
@@ -436,7 +470,7 @@ TEST(CpuOpsHarness, MatMulIntegerToFloatTakesAnyScale) {
 // away, to even): the exact result is 67, the float path's alone 66. Sums of
 // 1 to 6 (a row per tile row), every column.
 TEST(CpuOpsHarness, QLinearMatMulRequantizesNearAHalfExactly) {
-  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no VNNI: the float requantization is not used";
+  if (!vnni::available()) GTEST_SKIP() << "neither VNNI nor AVX2: the reference runs it";
   Case c(17);
   Tensor a = Tensor::zeros(DataType::Uint8, {1, 6, 4});  // batched: the VNNI form's (2-D goes to oneDNN)
   for (int64_t r = 0; r < 6; ++r) a.mutable_data<uint8_t>()[r * 4] = static_cast<uint8_t>(r + 1);

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 
+#include "cpu/kernels/quantization/vnni_gemm.h"
 #include "compare_outputs.h"
 #include "model_builder.h"
 #include "onnxscope/buffer.h"
@@ -19,6 +20,7 @@
 
 using namespace onnxscope;
 using namespace onnxscope::test;
+namespace vnni = onnxscope::cpu::vnni;
 
 namespace {
 
@@ -325,7 +327,7 @@ void gives_back_and_restores(const std::function<std::shared_ptr<const Model>()>
 // for uint8 and int8 B, transposed or not; every run bit for bit the
 // reference's, before and after the read.
 TEST(ReleasedWeights, TheVnniQGemmGivesItsWeightsBackAndRestoresThem) {
-  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: the VNNI QGemm declines";
+  if (!vnni::available()) GTEST_SKIP() << "neither VNNI nor AVX2: the 8-bit product's QGemm declines";
   for (const DataType bt : {DataType::Uint8, DataType::Int8})
     for (const bool trans : {false, true}) {
       SCOPED_TRACE(std::string(dtype_name(bt)) + (trans ? " transB" : ""));
@@ -359,7 +361,7 @@ TEST(ReleasedWeights, TheVnniQGemmGivesItsWeightsBackAndRestoresThem) {
 // point of each column; restored exactly, for uint8 and int8 B; every run's
 // sums the reference's.
 TEST(ReleasedWeights, TheVnniMatMulIntegerGivesItsWeightsBackAndRestoresThem) {
-  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: the VNNI MatMulInteger declines";
+  if (!vnni::available()) GTEST_SKIP() << "neither VNNI nor AVX2: the 8-bit product's MatMulInteger declines";
   for (const DataType bt : {DataType::Uint8, DataType::Int8})
     for (const bool per_column : {false, true}) {
       SCOPED_TRACE(std::string(dtype_name(bt)) + (per_column ? " zero point per column" : " one zero point"));

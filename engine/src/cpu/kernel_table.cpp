@@ -37,6 +37,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_qlinear_matmul_vnni_kernels(r);  // before the Eigen form of batched products
     cpu::register_matmul_integer_vnni_kernels(r);  // before oneDNN's int8 matmul
     cpu::register_qlinear_conv_depthwise_kernels(r);  // before oneDNN's: the same
+    cpu::register_conv_integer_product_kernels(r);  // before oneDNN's: where it cannot run exactly (no VNNI)
     cpu::register_conv_integer_kernels(r);
     cpu::register_matmul_integer_kernels(r);
     cpu::register_qgemm_kernels(r);  // after: oneDNN's int8 matmul keeps the 2-D QLinearMatMuls

@@ -74,6 +74,7 @@ void register_qgemm_vnni_kernels(KernelRegistry& r);  // kernels/quantization/qg
 void register_matmul_integer_vnni_kernels(KernelRegistry& r);  // kernels/quantization/matmul_integer_vnni.cpp: MatMulInteger with constant B in AVX-512 VNNI
 void register_qlinear_matmul_vnni_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_matmul_vnni.cpp: batched QLinearMatMul in AVX-512 VNNI
 void register_qlinear_conv_depthwise_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_conv_depthwise.cpp: depthwise NhwcQLinearConv in AVX-512 VNNI
+void register_conv_integer_product_kernels(KernelRegistry& r);  // kernels/quantization/conv_integer_product.cpp: ConvInteger, QLinearConv on the 8-bit product (no VNNI)
 void register_conv_integer_kernels(KernelRegistry& r);    // kernels/quantization/conv_integer.cpp: ConvInteger, QLinearConv, oneDNN int8
 void register_matmul_integer_kernels(KernelRegistry& r);  // kernels/quantization/matmul_integer.cpp: MatMulInteger, oneDNN int8
 void register_contrib_attention_kernels(KernelRegistry& r);  // kernels/nn/contrib_attention.cpp: com.microsoft Attention, MultiHeadAttention, float32

@@ -41,7 +41,7 @@ bool amx_granted() {
   unsigned a = 0, b = 0, c = 0, d = 0;
   if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
   const bool tile = (d >> 24) & 1u, int8 = (d >> 25) & 1u;
-  if (!tile || !int8 || !available()) return false;  // the stages are AVX-512
+  if (!tile || !int8 || !vnni_available()) return false;  // the stages are AVX-512
   constexpr long kReqXcompPerm = 0x1023, kXtiledata = 18;
   return syscall(SYS_arch_prctl, kReqXcompPerm, kXtiledata) == 0;
 #else

@@ -225,7 +225,7 @@ std::optional<Batched> qlinear_matmul_batches(const KernelContext& ctx) {
   const Tensor* a = input_at(ctx, 0);
   const Tensor* b = input_at(ctx, 3);
   const Tensor* yz = input_at(ctx, 7);
-  if (!a || !b || !yz || !int8(a->dtype()) || !int8(b->dtype()) || !int8(yz->dtype()) || a->rank() < 2 || b->rank() < 3)
+  if (!a || !b || !yz || !int8(a->dtype()) || !int8(b->dtype()) || !int8(yz->dtype()) || a->rank() < 2 || b->rank() < 2)
     return std::nullopt;
   if (!scalar(input_at(ctx, 1), DataType::Float, false) || !scalar(input_at(ctx, 4), DataType::Float, false) ||
       !scalar(input_at(ctx, 6), DataType::Float, false) || !scalar(input_at(ctx, 2), a->dtype(), false) ||

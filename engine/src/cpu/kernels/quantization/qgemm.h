@@ -18,9 +18,9 @@ namespace onnxscope::cpu {
 // scales and zero points QGemm allows, C int32 broadcast to [M, N]).
 bool qgemm_accepts(const KernelContext& ctx);
 
-// A QLinearMatMul whose B has batch dims (attention's products in a
-// QOperator transformer), per-tensor parameters: batches broadcast as
-// numpy's matmul; nullopt for anything else.
+// A QLinearMatMul with per-tensor parameters: batches broadcast as numpy's
+// matmul (B with batch dims: attention's products in a QOperator
+// transformer; B of rank 2: its linear layers); nullopt for anything else.
 struct Batched {
   Shape out;
   int64_t M = 0, K = 0, N = 0, batches = 0;

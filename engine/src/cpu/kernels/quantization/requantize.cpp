@@ -44,6 +44,57 @@ ONNXSCOPE_REQUANTIZE(requantize_u8, uint8_t, 0.0, 255.0)
 ONNXSCOPE_REQUANTIZE(requantize_i8, int8_t, -128.0, 127.0)
 #undef ONNXSCOPE_REQUANTIZE
 
+// The same per channel, a bias (or none) and multiplier each: one pixel's
+// channels, for CPUs without AVX-512 (the AVX2 8-bit product's stage).
+#define ONNXSCOPE_REQUANTIZE_CHANNELS(name, T, LO, HI)                                                        \
+  ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default") void name(const int32_t* acc, int64_t n, const int32_t* bias, \
+                                                             const double* mult, double zp, T* out) {     \
+    constexpr double kBig = 2251799813685248.0;    /* 2^51 */                                               \
+    constexpr double kRound = 6755399441055744.0;  /* 1.5 * 2^52 */                                         \
+    for (int64_t i = 0; i < n; ++i) {                                                                       \
+      double x = (static_cast<double>(acc[i]) + (bias ? static_cast<double>(bias[i]) : 0.0)) * mult[i];     \
+      const bool nan = x != x;                                                                              \
+      x = x < -kBig ? -kBig : x;                                                                            \
+      x = x > kBig ? kBig : x;                                                                              \
+      const double r = (x + kRound) - kRound;                                                               \
+      double v = nan ? zp : r + zp;                                                                         \
+      v = v < LO ? LO : v;                                                                                  \
+      v = v > HI ? HI : v;                                                                                  \
+      out[i] = static_cast<T>(static_cast<int32_t>(v));                                                    \
+    }                                                                                                       \
+  }
+ONNXSCOPE_REQUANTIZE_CHANNELS(channels_u8, uint8_t, 0.0, 255.0)
+ONNXSCOPE_REQUANTIZE_CHANNELS(channels_i8, int8_t, -128.0, 127.0)
+#undef ONNXSCOPE_REQUANTIZE_CHANNELS
+
+// round16_float's arithmetic (requantize_avx512.h) on one pixel's channels:
+// false when a product lies within 2^-13 of a half (the caller's double path
+// then redoes the row). Products clamped to 2^22 first, where the rounding
+// trick is exact (larger ones saturate either way).
+#define ONNXSCOPE_REQUANTIZE_FLOAT(name, T, LO, HI)                                                           \
+  ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default") bool name(const int32_t* acc, int64_t n, const int32_t* bias, \
+                                                             const float* mult, float zp, T* out) {       \
+    constexpr float kBig = 4194304.0f, kRound = 12582912.0f, kNear = 0.5f - 1.0f / 8192;                   \
+    int near = 0;                                                                                           \
+    for (int64_t i = 0; i < n; ++i) {                                                                       \
+      const auto s = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + (bias ? static_cast<uint32_t>(bias[i]) : 0u)); \
+      float p = static_cast<float>(s) * mult[i];                                                            \
+      p = p < -kBig ? -kBig : p;                                                                            \
+      p = p > kBig ? kBig : p;                                                                              \
+      const float r = (p + kRound) - kRound;                                                                \
+      const float d = p - r;                                                                                \
+      near |= (d >= kNear) | (d <= -kNear);                                                                 \
+      float q = r + zp;                                                                                     \
+      q = q < LO ? LO : q;                                                                                  \
+      q = q > HI ? HI : q;                                                                                  \
+      out[i] = static_cast<T>(static_cast<int32_t>(q));                                                    \
+    }                                                                                                       \
+    return near == 0;                                                                                       \
+  }
+ONNXSCOPE_REQUANTIZE_FLOAT(float_u8, uint8_t, 0.0f, 255.0f)
+ONNXSCOPE_REQUANTIZE_FLOAT(float_i8, int8_t, -128.0f, 127.0f)
+#undef ONNXSCOPE_REQUANTIZE_FLOAT
+
 // Eight sums a + b (b: one value or per lane) times the multiplier m,
 // rounded and saturated (a function, not a lambda: clang does not give a
 // lambda its enclosing function's target).
@@ -122,11 +173,16 @@ void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, i
     if (u8) return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out), ldo, mf);
     return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out), ldo, mf);
   }
-  const double lo = u8 ? 0 : -128, hi = u8 ? 255 : 127;
-  for (int64_t px = 0; px < pixels; ++px)
-    for (int64_t m = 0; m < M; ++m)
-      store_int8(out, px * ldo + m, u8,
-                 requantize(static_cast<double>(acc[px * lda + m]) + (bias ? bias[m] : 0), mult[m], zero_point, lo, hi));
+  for (int64_t px = 0; px < pixels; ++px) {
+    if (mult_f) {
+      const auto zf = static_cast<float>(zero_point);
+      if (u8 ? float_u8(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<uint8_t*>(out) + px * ldo)
+             : float_i8(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<int8_t*>(out) + px * ldo))
+        continue;
+    }
+    if (u8) channels_u8(acc + px * lda, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out) + px * ldo);
+    else channels_i8(acc + px * lda, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out) + px * ldo);
+  }
 }
 
 

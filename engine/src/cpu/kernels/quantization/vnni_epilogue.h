@@ -118,6 +118,9 @@ Columns prepare(const Product& p);
 // A tile's view of `c` from column n0 on (what does not depend on A's rows).
 Tile tile_at(const Product& p, const Columns& c, int64_t n0);
 
+// The AVX2 path (int8_gemm_avx2.cpp), where the CPU has no AVX-512 VNNI.
+void run_avx2(const Product& p, const Columns& c);
+
 // The AMX path (amx_gemm.cpp): true when it ran the product (AMX-INT8 there
 // and the problem large enough), false to leave it to the VNNI tiles.
 bool run_amx(const Product& p, const Columns& c);

@@ -11,6 +11,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <atomic>
 #include <climits>
 #include <cmath>
 #include <cstring>
@@ -123,11 +124,23 @@ TileFn<E, T> tile_for(int64_t rows, int64_t panels, bool flip) {
 
 }  // namespace
 
-bool available() {
+bool vnni_available() {
   static const bool yes = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
                           __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
   return yes;
 }
+
+bool available() {
+  static const bool yes = vnni_available() || __builtin_cpu_supports("avx2");
+  return yes;
+}
+
+namespace {
+std::atomic<bool> g_vnni{true};
+}
+
+void set_vnni(bool enabled) { g_vnni.store(enabled, std::memory_order_relaxed); }
+bool vnni_allowed() { return g_vnni.load(std::memory_order_relaxed); }
 
 bool pack(int64_t K, int64_t N, const std::function<int64_t(int64_t, int64_t)>& at, PackedB& out) {
   out.reset(K, N);
@@ -220,6 +233,7 @@ Tile tile_at(const Product& p, const Columns& c, int64_t n0) {
 
 void run(const Product& p) {
   const Columns c = prepare(p);
+  if (!vnni_available() || !vnni_allowed()) return run_avx2(p, c);
   if (run_amx(p, c)) return;
   const PackedB& b = *p.b;
   const int64_t N = b.N, P = (N + 15) / 16;

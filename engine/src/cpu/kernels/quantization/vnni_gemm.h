@@ -1,5 +1,5 @@
 // An 8-bit product with its output stage in registers, in AVX-512 VNNI
-// (vnni_gemm.cpp), shared by the 1x1 channels-last QLinearConv
+// (vnni_gemm.cpp; AVX2 without VNNI: int8_gemm_avx2.cpp), shared by the 1x1 channels-last QLinearConv
 // (qlinear_conv_1x1.cpp) and QGemm (qgemm_vnni.cpp):
 //   sum[r, n] = sum_k (a[r, k] - za) * (b[k, n] - zb[n])
 // exact in int32 (K at most 33,000: no term past 255 * 128), then each sum
@@ -35,8 +35,18 @@ using LineVector = std::vector<T, LineAllocator<T>>;
 
 inline constexpr int64_t kMaxK = 33000;
 
-// AVX-512 VNNI and BW/VL are there.
+// Whether run() can run here: AVX-512 VNNI (with BW, VL and DQ), or AVX2
+// (int8_gemm_avx2.cpp: 16-bit products, the same exact sums).
 bool available();
+// AVX-512 VNNI is there (the register tiles below, and AMX's stages).
+bool vnni_available();
+// set_vnni(false) keeps run() on the AVX2 registers where VNNI is there too,
+// and lets the 8-bit convolutions take the product where oneDNN's would
+// (conv_integer_product.cpp), so tests can compare them; true restores it.
+void set_vnni(bool enabled);
+bool vnni_allowed();  // set_vnni's state
+// How many products run() has done on the AVX2 registers in this process.
+int64_t avx2_products();
 
 // B minus its zero points, packed for vpdpbusd: panel p (columns 16p..16p+15)
 // holds, for each group of four k, 16 lanes of four int8 (zeros past K and N);
@@ -107,7 +117,7 @@ struct Product {
 
 // Y for every row, split across the thread pool: on AMX tiles where the
 // machine has AMX-INT8 and the problem is large enough, else on AVX-512 VNNI
-// registers (the same sums, so the same Y).
+// registers, else on AVX2 registers (the same sums, so the same Y).
 void run(const Product& p);
 
 // Whether run() may take AMX tiles (the CPU has AMX-INT8 and Linux granted
