@@ -622,17 +622,18 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
     }
   }
   // Channels and pixels past 16: the 8-bit product's transposes of X and Y
-  // in whole 16 x 16 blocks and their edges; 1x1 read in place and 3x3 gathered.
-  for (int i = 0; i < 4; ++i) {
-    const bool qlinear = i % 2 == 1, pointwise = i < 2;
-    const int64_t C = i % 2 ? 40 : 16, M = i % 2 ? 16 : 48, k = pointwise ? 1 : 3;
+  // in whole 16 x 16 blocks and their edges; 1x1 read in place and 3x3
+  // gathered; depthwise 3x3 (its planes), strides 1 and 2.
+  for (int i = 0; i < 6; ++i) {
+    const bool qlinear = i % 2 == 1, pointwise = i < 2, depthwise = i >= 4;
+    const int64_t C = depthwise ? 24 : i % 2 ? 40 : 16, M = depthwise ? 24 : i % 2 ? 16 : 48, k = pointwise ? 1 : 3;
     Case c(10);
     c.expect_fast = cpu_has_int8_vnni() || vnni::available();
     c.what = std::string(qlinear ? "QLinearConv" : "ConvInteger") + " uint8 x int8 [2," + std::to_string(C) + ",19,21] * [" +
              std::to_string(M) + "," + std::to_string(C) + "," + std::to_string(k) + "," + std::to_string(k) + "]";
     c.input("x", ints(DataType::Uint8, {2, C, 19, 21}));
     c.input("xz", ints(DataType::Uint8, {}));
-    c.mb.initializer(raw("w", ints(DataType::Int8, {M, C, k, k}, 64, 191)));
+    c.mb.initializer(raw("w", ints(DataType::Int8, {M, depthwise ? 1 : C, k, k}, 64, 191)));
     c.mb.initializer(raw("wz", Tensor::zeros(DataType::Int8, {})));
     std::vector<std::string> ins = {"x", "w", "xz", "wz"};
     if (qlinear) {
@@ -643,7 +644,11 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
       ins = {"x", "xs", "xz", "w", "ws", "wz", "ys", "yz"};
     }
     auto& n = c.mb.node(qlinear ? "QLinearConv" : "ConvInteger", ins, {"y"}, "n");
-    if (!pointwise) attr_ints(n, "pads", {1, 1, 1, 1});
+    if (!pointwise) attr_ints(n, "pads", {1, 2, 0, 1});
+    if (depthwise) {
+      attr_int(n, "group", C);
+      attr_ints(n, "strides", {i - 3, i - 3});
+    }
     check(c, 0, 0);
   }
   // Weights 255 with zero point 0 (uint8): 255 does not fit int8, the reference runs it.

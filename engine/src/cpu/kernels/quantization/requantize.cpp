@@ -11,6 +11,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
+#include <algorithm>
+#include <climits>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -67,33 +69,33 @@ ONNXSCOPE_REQUANTIZE_CHANNELS(channels_u8, uint8_t, 0.0, 255.0)
 ONNXSCOPE_REQUANTIZE_CHANNELS(channels_i8, int8_t, -128.0, 127.0)
 #undef ONNXSCOPE_REQUANTIZE_CHANNELS
 
-// round16_float's arithmetic (requantize_avx512.h) on one pixel's channels:
-// false when a product lies within 2^-13 of a half (the caller's double path
-// then redoes the row). Products clamped to 2^22 first, where the rounding
-// trick is exact (larger ones saturate either way).
-#define ONNXSCOPE_REQUANTIZE_FLOAT(name, T, LO, HI)                                                           \
-  ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default") bool name(const int32_t* acc, int64_t n, const int32_t* bias, \
-                                                             const float* mult, float zp, T* out) {       \
-    constexpr float kBig = 4194304.0f, kRound = 12582912.0f, kNear = 0.5f - 1.0f / 8192;                   \
-    int near = 0;                                                                                           \
-    for (int64_t i = 0; i < n; ++i) {                                                                       \
-      const auto s = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + (bias ? static_cast<uint32_t>(bias[i]) : 0u)); \
-      float p = static_cast<float>(s) * mult[i];                                                            \
-      p = p < -kBig ? -kBig : p;                                                                            \
-      p = p > kBig ? kBig : p;                                                                              \
-      const float r = (p + kRound) - kRound;                                                                \
-      const float d = p - r;                                                                                \
-      near |= (d >= kNear) | (d <= -kNear);                                                                 \
-      float q = r + zp;                                                                                     \
-      q = q < LO ? LO : q;                                                                                  \
-      q = q > HI ? HI : q;                                                                                  \
-      out[i] = static_cast<T>(static_cast<int32_t>(q));                                                    \
-    }                                                                                                       \
-    return near == 0;                                                                                       \
+// round16_float's arithmetic (requantize_avx512.h) on n sums: a bias (or
+// none) and multiplier per channel (PerChannel: one pixel's channels) or one
+// of each (a run); false when a product lies within 2^-13 of a half (the
+// caller's double path then redoes them). Products clamped to 2^22 first,
+// where the rounding trick is exact (larger ones saturate either way).
+template <typename T, bool PerChannel>
+ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default")
+bool requantize_float(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, float zp, T* out) {
+  constexpr float kBig = 4194304.0f, kRound = 12582912.0f, kNear = 0.5f - 1.0f / 8192;
+  constexpr float lo = std::is_signed_v<T> ? -128.0f : 0.0f, hi = std::is_signed_v<T> ? 127.0f : 255.0f;
+  int near = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = PerChannel ? i : 0;
+    const auto s = static_cast<int32_t>(static_cast<uint32_t>(acc[i]) + (bias ? static_cast<uint32_t>(bias[c]) : 0u));
+    float p = static_cast<float>(s) * mult[c];
+    p = p < -kBig ? -kBig : p;
+    p = p > kBig ? kBig : p;
+    const float r = (p + kRound) - kRound;
+    const float d = p - r;
+    near |= (d >= kNear) | (d <= -kNear);
+    float q = r + zp;
+    q = q < lo ? lo : q;
+    q = q > hi ? hi : q;
+    out[i] = static_cast<T>(static_cast<int32_t>(q));
   }
-ONNXSCOPE_REQUANTIZE_FLOAT(float_u8, uint8_t, 0.0f, 255.0f)
-ONNXSCOPE_REQUANTIZE_FLOAT(float_i8, int8_t, -128.0f, 127.0f)
-#undef ONNXSCOPE_REQUANTIZE_FLOAT
+  return near == 0;
+}
 
 // Eight sums a + b (b: one value or per lane) times the multiplier m,
 // rounded and saturated (a function, not a lambda: clang does not give a
@@ -176,8 +178,8 @@ void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, i
   for (int64_t px = 0; px < pixels; ++px) {
     if (mult_f) {
       const auto zf = static_cast<float>(zero_point);
-      if (u8 ? float_u8(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<uint8_t*>(out) + px * ldo)
-             : float_i8(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<int8_t*>(out) + px * ldo))
+      if (u8 ? requantize_float<uint8_t, true>(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<uint8_t*>(out) + px * ldo)
+             : requantize_float<int8_t, true>(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<int8_t*>(out) + px * ldo))
         continue;
     }
     if (u8) channels_u8(acc + px * lda, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out) + px * ldo);
@@ -187,8 +189,24 @@ void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, i
 
 
 void requantize_run(const int32_t* acc, int64_t n, int64_t bias, double multiplier, double zero_point, bool u8,
-                    std::byte* out) {
+                    std::byte* out, int64_t terms) {
   // acc + bias is exact in double (both under 2^31 in magnitude), as the reference's int64 sum widened.
+  if (!has_avx512() && terms > 0 && bias >= INT32_MIN && bias <= INT32_MAX) {
+    const auto b = static_cast<int32_t>(bias);
+    if (float_requantization(&multiplier, 1, &b, terms)) {
+      // Blocks of 32: one near a half sends its block alone to the double path.
+      const auto m = static_cast<float>(multiplier), z = static_cast<float>(zero_point);
+      for (int64_t i = 0; i < n; i += 32) {
+        const int64_t k = std::min<int64_t>(32, n - i);
+        if (u8 ? !requantize_float<uint8_t, false>(acc + i, k, &b, &m, z, reinterpret_cast<uint8_t*>(out) + i)
+               : !requantize_float<int8_t, false>(acc + i, k, &b, &m, z, reinterpret_cast<int8_t*>(out) + i)) {
+          if (u8) requantize_u8(acc + i, k, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<uint8_t*>(out) + i);
+          else requantize_i8(acc + i, k, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<int8_t*>(out) + i);
+        }
+      }
+      return;
+    }
+  }
   if (has_avx512() && std::isfinite(multiplier)) {
     if (u8) return requantize_avx512(acc, n, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<uint8_t*>(out));
     return requantize_avx512(acc, n, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<int8_t*>(out));

@@ -35,8 +35,10 @@ inline bool float_requantization(const double* mult, int64_t n, const int32_t* b
 
 // requantize() of acc[i] + bias for i < n into out[0, n) (uint8 or int8
 // storage), vectorised (requantize.cpp); bias and each acc[i] in int32's range.
+// `terms`: the most products of two 8-bit values each sum holds, where the
+// caller knows it: without AVX-512, float arithmetic then where it is exact.
 void requantize_run(const int32_t* acc, int64_t n, int64_t bias, double multiplier, double zero_point, bool u8,
-                    std::byte* out);
+                    std::byte* out, int64_t terms = 0);
 
 // requantize() of acc[p * M + m] + bias[m] (bias may be null) with
 // multiplier mult[m] into out[p * M + m] for p < pixels, m < M: sums laid
