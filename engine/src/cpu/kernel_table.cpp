@@ -18,6 +18,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_global_pool_nchwc_kernels(r);  // before oneDNN's: a few microseconds less per call on small planes
     cpu::register_pool_nchwc_kernels(r);  // before oneDNN's: one vector per pixel, no primitive call per run
     cpu::register_unary_avx512_kernels(r);  // before oneDNN's eltwise and the Eigen kernels (where the CPU has AVX-512)
+    cpu::register_unary_avx2_kernels(r);  // the same where it has AVX2 only
     cpu::register_average_pool_kernels(r);  // before oneDNN's: faster on the plain layout (the blocked layout stays oneDNN's)
     cpu::register_max_pool_kernels(r);  // before oneDNN's: faster on the plain layout (the blocked layout stays oneDNN's)
     cpu::register_depthwise_conv_kernels(r);  // before oneDNN's: a plain depthwise Conv without two reorders around it

@@ -14,8 +14,11 @@
 
 namespace onnxscope::cpu {
 
+// Subnormal: results below FLT_MIN as the right subnormal (down to e^-103.97,
+// below half the smallest one: 0), not 0; the two halves of 2^n stay normal.
+template <bool Subnormal = false>
 inline float exp_poly(float x) {
-  constexpr float kHi = 88.7228317f, kLo = -87.3365479f;
+  constexpr float kHi = 88.7228317f, kLo = Subnormal ? -103.972077f : -87.3365479f;
   constexpr float kLog2e = 1.44269504088896341f, kLn2Hi = 0.693359375f, kLn2Lo = -2.12194440e-4f;
   const float xc = x < kLo ? kLo : (x > kHi ? kHi : x);  // NaN passes through both
   const float n = std::nearbyint(xc * kLog2e);
@@ -27,7 +30,7 @@ inline float exp_poly(float x) {
   p = std::fma(p, r, 1.6666665459e-1f);
   p = std::fma(p, r, 5.0000001201e-1f);
   p = std::fma(p, r * r, r + 1.0f);
-  // 2^n by the exponent bits (n is in [-126, 128]: split so neither half overflows).
+  // 2^n by the exponent bits (n is in [-150, 128]: split so neither half leaves the normal range).
   const int32_t ni = static_cast<int32_t>(n == n ? n : 0.0f);
   const int32_t half = ni / 2;
   uint32_t b1 = static_cast<uint32_t>(half + 127) << 23, b2 = static_cast<uint32_t>(ni - half + 127) << 23;
@@ -100,6 +103,75 @@ inline float tanh_poly(float x) {
   float r = a * p / q;
   r = r > 1.0f ? 1.0f : r;
   return r < -1.0f ? -1.0f : r;
+}
+
+// The rest of unary_avx512.cpp's functions (vector_math_avx512.h) in the
+// same style, for the AVX2 loops of unary_avx2.cpp: the same formulas and
+// constants, divisions where the AVX-512 kernels refine a reciprocal.
+
+// log(1 + u) for u >= 0 without losing a small u (Goldberg's correction).
+inline float log1p_nonneg_poly(float u) {
+  const float w = u + 1.0f, d = w - 1.0f;
+  const float y = log_poly(w) * u / d;
+  return d == 0.0f ? u : y;
+}
+
+// softplus(x) = max(x, 0) + log1p(e^-|x|): finite far right, every digit far left.
+inline float softplus_poly(float x) {
+  return (x > 0.0f ? x : 0.0f) + log1p_nonneg_poly(exp_poly(-std::fabs(x)));
+}
+
+// mish(x) = x n / (n + 2) with n = e^x (e^x + 2); x itself above 20.
+inline float mish_poly(float x) {
+  const float e = exp_poly<true>(x);  // x e^x is a normal float down to x = -103
+  const float n = e * (e + 2.0f);
+  const float y = x * (n / (n + 2.0f));
+  return x > 20.0f ? x : y;
+}
+
+// erf: the Taylor series below 0.5, Abramowitz and Stegun 7.1.26 above.
+inline float erf_poly(float x) {
+  const float a = std::fabs(x), z = x * x;
+  float s = std::fma(-1.0f / 1320, z, 1.0f / 216);
+  s = std::fma(s, z, -1.0f / 42);
+  s = std::fma(s, z, 1.0f / 10);
+  s = std::fma(s, z, -1.0f / 3);
+  s = std::fma(s, z, 1.0f);
+  const float small = s * x * 1.12837916709551257f;
+  const float t = 1.0f / std::fma(a < 10.0f ? a : 10.0f, 0.3275911f, 1.0f);
+  float p = std::fma(1.061405429f, t, -1.453152027f);
+  p = std::fma(p, t, 1.421413741f);
+  p = std::fma(p, t, -0.284496736f);
+  p = std::fma(p, t, 0.254829592f);
+  p = p * t;
+  const float large = std::copysign(1.0f - p * exp_poly(-z), x);
+  return a < 0.5f ? small : large;
+}
+
+// sin or cos (Cos: one quadrant on) for |x| below 2^13 (the caller sends
+// the rest to the C library): k = round(x 2/pi), r = x - k pi/2 in three
+// parts, the Cephes polynomials on [-pi/4, pi/4] and the quadrant's sign.
+template <bool Cos>
+inline float sincos_poly(float x) {
+  const float k = std::nearbyint(x * 0.636619772367581343f);
+  float r = std::fma(-k, 1.5703125f, x);
+  r = std::fma(-k, 4.837512969970703125e-4f, r);
+  r = std::fma(-k, 7.54978995489188216e-8f, r);
+  const float z = r * r;
+  float ps = std::fma(-1.9515295891e-4f, z, 8.3321608736e-3f);
+  ps = std::fma(ps, z, -1.6666654611e-1f);
+  const float sin_r = std::fma(ps * z, r, r);
+  float pc = std::fma(2.443315711809948e-5f, z, -1.388731625493765e-3f);
+  pc = std::fma(pc, z, 4.166664568298827e-2f);
+  const float cos_r = std::fma(pc * z, z, std::fma(-z, 0.5f, 1.0f));
+  const int32_t q = static_cast<int32_t>(k == k && std::fabs(k) < 16384.0f ? k : 0.0f) + (Cos ? 1 : 0);
+  const float y = (q & 1) ? cos_r : sin_r;
+  uint32_t b;
+  std::memcpy(&b, &y, 4);
+  b ^= static_cast<uint32_t>(q & 2) << 30;
+  float out;
+  std::memcpy(&out, &b, 4);
+  return out;
 }
 
 }  // namespace onnxscope::cpu
