@@ -36,6 +36,32 @@ constexpr int64_t kPanels = 4;  // panels per block of columns (a row's sums: 64
 
 std::atomic<int64_t> g_products{0};
 
+// A tile's accumulators start at the columns' start values; at the end
+// each row's term (none: nullptr) is added and the rows stored 64 apart.
+template <int R>
+__attribute__((target("avx2"), always_inline)) inline void begin(const int32_t* start, __m256i (&acc)[R][2]) {
+  const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start));
+  const __m256i s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start + 8));
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    acc[r][0] = s0;
+    acc[r][1] = s1;
+  }
+}
+template <int R>
+__attribute__((target("avx2"), always_inline)) inline void end(__m256i (&acc)[R][2], const int32_t* row_terms, int32_t* sums) {
+#pragma GCC unroll 6
+  for (int r = 0; r < R; ++r) {
+    if (row_terms) {
+      const __m256i t = _mm256_set1_epi32(row_terms[r]);
+      acc[r][0] = _mm256_add_epi32(acc[r][0], t);
+      acc[r][1] = _mm256_add_epi32(acc[r][1], t);
+    }
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * 64), acc[r][0]);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * 64 + 8), acc[r][1]);
+  }
+}
+
 // sums[r * 64 + c] for the tile's R rows a[r] (K bytes each) and the 16
 // columns of `panel`: start[c] plus the products plus row_terms[r] (none:
 // nullptr), in wrapping int32 as the VNNI tiles add them. Flip: A is int8,
@@ -44,13 +70,7 @@ template <int R, bool Flip>
 __attribute__((target("avx2"))) void panel_sums(const uint8_t* const* a, const int8_t* panel, int64_t K, int64_t K4,
                                                 const int32_t* start, const int32_t* row_terms, int32_t* sums) {
   __m256i acc[R][2];
-  const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start));
-  const __m256i s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start + 8));
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = s0;
-    acc[r][1] = s1;
-  }
+  begin<R>(start, acc);
   const __m256i low = _mm256_set1_epi32(0x00ff00ff);
   const int64_t whole = K / 4;
   for (int64_t k = 0; k < K4; ++k) {
@@ -73,16 +93,7 @@ __attribute__((target("avx2"))) void panel_sums(const uint8_t* const* a, const i
       acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_add_epi32(_mm256_madd_epi16(xe, b1e), _mm256_madd_epi16(xo, b1o)));
     }
   }
-#pragma GCC unroll 4
-  for (int r = 0; r < R; ++r) {
-    if (row_terms) {
-      const __m256i t = _mm256_set1_epi32(row_terms[r]);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], t);
-      acc[r][1] = _mm256_add_epi32(acc[r][1], t);
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * 64), acc[r][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * 64 + 8), acc[r][1]);
-  }
+  end<R>(acc, row_terms, sums);
 }
 
 using PanelFn = void (*)(const uint8_t* const*, const int8_t*, int64_t, int64_t, const int32_t*, const int32_t*, int32_t*);
@@ -96,13 +107,7 @@ template <int R>
 __attribute__((target("avx2"))) void wide_sums(const int16_t* a, int64_t lda, const int16_t* b, int64_t pairs,
                                                const int32_t* start, const int32_t* row_terms, int32_t* sums) {
   __m256i acc[R][2];
-  const __m256i s0 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start));
-  const __m256i s1 = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(start + 8));
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-    acc[r][0] = s0;
-    acc[r][1] = s1;
-  }
+  begin<R>(start, acc);
   for (int64_t k = 0; k < pairs; ++k) {
     const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + k * 32));
     const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(b + k * 32 + 16));
@@ -115,16 +120,7 @@ __attribute__((target("avx2"))) void wide_sums(const int16_t* a, int64_t lda, co
       acc[r][1] = _mm256_add_epi32(acc[r][1], _mm256_madd_epi16(x, b1));
     }
   }
-#pragma GCC unroll 6
-  for (int r = 0; r < R; ++r) {
-    if (row_terms) {
-      const __m256i t = _mm256_set1_epi32(row_terms[r]);
-      acc[r][0] = _mm256_add_epi32(acc[r][0], t);
-      acc[r][1] = _mm256_add_epi32(acc[r][1], t);
-    }
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * 64), acc[r][0]);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(sums + r * 64 + 8), acc[r][1]);
-  }
+  end<R>(acc, row_terms, sums);
 }
 
 using WideFn = void (*)(const int16_t*, int64_t, const int16_t*, int64_t, const int32_t*, const int32_t*, int32_t*);

@@ -25,49 +25,34 @@
 namespace onnxscope::cpu {
 namespace {
 
-#define ONNXSCOPE_REQUANTIZE(name, T, LO, HI)                                                               \
-  ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default") void name(const int32_t* acc, int64_t n, double bias, \
-                                                                        double mult, double zp, T* out) {   \
-    constexpr double kBig = 2251799813685248.0;    /* 2^51 */                                               \
-    constexpr double kRound = 6755399441055744.0;  /* 1.5 * 2^52 */                                         \
-    for (int64_t i = 0; i < n; ++i) {                                                                       \
-      double x = (static_cast<double>(acc[i]) + bias) * mult;                                               \
-      const bool nan = x != x;                                                                              \
-      x = x < -kBig ? -kBig : x;                                                                            \
-      x = x > kBig ? kBig : x;                                                                              \
-      const double r = (x + kRound) - kRound;                                                               \
-      double v = nan ? zp : r + zp;                                                                         \
-      v = v < LO ? LO : v;                                                                                  \
-      v = v > HI ? HI : v;                                                                                  \
-      out[i] = static_cast<T>(static_cast<int32_t>(v));                                                    \
-    }                                                                                                       \
+// requantize() of n sums, a bias (or none) and multiplier per channel
+// (PerChannel: one pixel's channels, int32 biases) or one of each (a run,
+// the bias a double).
+template <typename T, bool PerChannel, typename B>
+ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
+void requantize_double(const int32_t* acc, int64_t n, const B* bias, const double* mult, double zp, T* out) {
+  constexpr double kBig = 2251799813685248.0;    // 2^51
+  constexpr double kRound = 6755399441055744.0;  // 1.5 * 2^52
+  constexpr double lo = std::is_signed_v<T> ? -128.0 : 0.0, hi = std::is_signed_v<T> ? 127.0 : 255.0;
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = PerChannel ? i : 0;
+    double x = (static_cast<double>(acc[i]) + (bias ? static_cast<double>(bias[c]) : 0.0)) * mult[c];
+    const bool nan = x != x;
+    x = x < -kBig ? -kBig : x;
+    x = x > kBig ? kBig : x;
+    const double r = (x + kRound) - kRound;
+    double v = nan ? zp : r + zp;
+    v = v < lo ? lo : v;
+    v = v > hi ? hi : v;
+    out[i] = static_cast<T>(static_cast<int32_t>(v));
   }
-ONNXSCOPE_REQUANTIZE(requantize_u8, uint8_t, 0.0, 255.0)
-ONNXSCOPE_REQUANTIZE(requantize_i8, int8_t, -128.0, 127.0)
-#undef ONNXSCOPE_REQUANTIZE
-
-// The same per channel, a bias (or none) and multiplier each: one pixel's
-// channels, for CPUs without AVX-512 (the AVX2 8-bit product's stage).
-#define ONNXSCOPE_REQUANTIZE_CHANNELS(name, T, LO, HI)                                                        \
-  ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default") void name(const int32_t* acc, int64_t n, const int32_t* bias, \
-                                                             const double* mult, double zp, T* out) {     \
-    constexpr double kBig = 2251799813685248.0;    /* 2^51 */                                               \
-    constexpr double kRound = 6755399441055744.0;  /* 1.5 * 2^52 */                                         \
-    for (int64_t i = 0; i < n; ++i) {                                                                       \
-      double x = (static_cast<double>(acc[i]) + (bias ? static_cast<double>(bias[i]) : 0.0)) * mult[i];     \
-      const bool nan = x != x;                                                                              \
-      x = x < -kBig ? -kBig : x;                                                                            \
-      x = x > kBig ? kBig : x;                                                                              \
-      const double r = (x + kRound) - kRound;                                                               \
-      double v = nan ? zp : r + zp;                                                                         \
-      v = v < LO ? LO : v;                                                                                  \
-      v = v > HI ? HI : v;                                                                                  \
-      out[i] = static_cast<T>(static_cast<int32_t>(v));                                                    \
-    }                                                                                                       \
-  }
-ONNXSCOPE_REQUANTIZE_CHANNELS(channels_u8, uint8_t, 0.0, 255.0)
-ONNXSCOPE_REQUANTIZE_CHANNELS(channels_i8, int8_t, -128.0, 127.0)
-#undef ONNXSCOPE_REQUANTIZE_CHANNELS
+}
+void requantize_u8(const int32_t* acc, int64_t n, double bias, double mult, double zp, uint8_t* out) {
+  requantize_double<uint8_t, false, double>(acc, n, &bias, &mult, zp, out);
+}
+void requantize_i8(const int32_t* acc, int64_t n, double bias, double mult, double zp, int8_t* out) {
+  requantize_double<int8_t, false, double>(acc, n, &bias, &mult, zp, out);
+}
 
 // round16_float's arithmetic (requantize_avx512.h) on n sums: a bias (or
 // none) and multiplier per channel (PerChannel: one pixel's channels) or one
@@ -182,8 +167,8 @@ void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, i
              : requantize_float<int8_t, true>(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<int8_t*>(out) + px * ldo))
         continue;
     }
-    if (u8) channels_u8(acc + px * lda, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out) + px * ldo);
-    else channels_i8(acc + px * lda, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out) + px * ldo);
+    if (u8) requantize_double<uint8_t, true>(acc + px * lda, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out) + px * ldo);
+    else requantize_double<int8_t, true>(acc + px * lda, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out) + px * ldo);
   }
 }
 
