@@ -21,6 +21,7 @@
 #include <atomic>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "core/target_clones.h"
 #include "cpu/kernels/quantization/requantize.h"
@@ -254,25 +255,25 @@ void run_narrow(const Product& p, const Columns& c) {
   static const PanelFn plain[] = {panel_for<false>(1), panel_for<false>(2), panel_for<false>(3), panel_for<false>(4)};
   static const PanelFn flipped[] = {panel_for<true>(1), panel_for<true>(2), panel_for<true>(3), panel_for<true>(4)};
   const PanelFn* fns = p.a_signed ? flipped : plain;
+  // Each row's term once (fewer than 12 rows), not once per panel.
+  std::vector<int32_t> terms(static_cast<size_t>(p.b_offset ? p.rows : 0));
+  for (int64_t r = 0; r < static_cast<int64_t>(terms.size()); ++r) {
+    const uint8_t* row = p.row(r);
+    int64_t sum = 0;
+    for (int64_t k = 0; k < K; ++k) sum += row[k] ^ (p.a_signed ? 0x80 : 0);
+    terms[static_cast<size_t>(r)] = row_term(p, c, sum);
+  }
   // Blocks of one panel's columns, split across the threads; each reads
   // its panel once for all the rows.
   parallel_for(P, 1, [&](int64_t j0, int64_t j1) {
     alignas(32) int32_t sums[kRows * 64];
     const uint8_t* rows[kRows];
-    int32_t row_terms[kRows];
     for (int64_t j = j0; j < j1; ++j) {
       const int64_t n0 = j * 16, width = std::min<int64_t>(16, N - n0);
       for (int64_t r = 0; r < p.rows; r += kRows) {
         const int64_t R = std::min(kRows, p.rows - r);
-        for (int64_t i = 0; i < R; ++i) {
-          rows[i] = p.row(r + i);
-          if (p.b_offset) {
-            int64_t sum = 0;
-            for (int64_t k = 0; k < K; ++k) sum += rows[i][k] ^ (p.a_signed ? 0x80 : 0);
-            row_terms[i] = row_term(p, c, sum);
-          }
-        }
-        fns[R - 1](rows, b.panels.data() + j * b.K4 * 64, K, b.K4, c.start.data() + n0, p.b_offset ? row_terms : nullptr, sums);
+        for (int64_t i = 0; i < R; ++i) rows[i] = p.row(r + i);
+        fns[R - 1](rows, b.panels.data() + j * b.K4 * 64, K, b.K4, c.start.data() + n0, p.b_offset ? terms.data() + r : nullptr, sums);
         finish(p, c, sums, R, r, n0, width);
       }
     }
