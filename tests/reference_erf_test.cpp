@@ -1,6 +1,6 @@
 // The reference's erf for float32 values (reference/ops/math/exp_f64.h,
-// erf_by_exp; the Erf operator's float32 path): over an array (eight lanes
-// at a time) it gives the one-lane form's bits on every value, stays within
+// erf_by_exp; the Erf operator's float32 path): over an array (eight or four
+// lanes at a time, each vector form the CPU has) it gives the one-lane form's bits on every value, stays within
 // a few ulp of libm's erf in double below |x| = 4, and rounds to the float
 // libm's double erf rounds to.
 #include <gtest/gtest.h>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "double_bits.h"
+#include "vector_isas.h"
 #include "reference/ops/math/exp_f64.h"
 
 using namespace onnxscope;
@@ -39,7 +40,10 @@ std::vector<double> float_values() {
 
 TEST(ReferenceErf, EightLanesGiveOneLanesBits) {
   const std::vector<double> in = float_values();
+  for (auto isa : test::vector_isas())
   for (size_t n : {in.size(), size_t{7}, size_t{9}, size_t{1}}) {  // whole blocks of 8 and the tail
+    SCOPED_TRACE(test::isa_name(isa));
+    test::VectorIsaLimit limit(isa);
     std::vector<double> got(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
     ref::math::erf_by_exp(got.data(), static_cast<int64_t>(n));
     for (size_t i = 0; i < n; ++i) {

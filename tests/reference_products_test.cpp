@@ -25,6 +25,7 @@
 #include "onnxscope/loader.h"
 #include "onnxscope/reference.h"
 #include "ops_harness.h"
+#include "vector_isas.h"
 
 using namespace onnxscope;
 using namespace onnxscope::test;
@@ -101,6 +102,15 @@ Tensor run_one(ModelBuilder& b, const NamedValues& in) {
 
 const DataType kTypes[] = {DataType::Float, DataType::Double, DataType::Float16};
 
+// Each vector form of the product's tiles the CPU has (AVX-512, AVX2,
+// plain), at 1 and at 2 threads.
+std::vector<std::pair<ref::math::VectorIsa, int>> forms() {
+  std::vector<std::pair<ref::math::VectorIsa, int>> out;
+  for (auto isa : vector_isas())
+    for (int threads : {1, 2}) out.emplace_back(isa, threads);
+  return out;
+}
+
 // run() at 1 and 2 threads, each with the 8-bit products on VNNI's 16-bit
 // dot products (where the CPU has them) and on the double product; then the
 // defaults back.
@@ -120,8 +130,10 @@ void on_both_product_paths(Run run) {
 
 // MatMul(a, b) of floats has `want`'s bits at each of these thread counts.
 void expect_matmul_bits(const Tensor& want, const Tensor& a, const Tensor& b, std::initializer_list<int> thread_counts) {
+  for (auto isa : vector_isas())
   for (int threads : thread_counts) {
-    SCOPED_TRACE(std::to_string(threads) + " threads");
+    SCOPED_TRACE(isa_name(isa) + ", " + std::to_string(threads) + " threads");
+    VectorIsaLimit limit(isa);
     cpu::set_thread_count(threads);
     ModelBuilder mb(17);
     mb.input("a", DataType::Float, dims_of(a.shape()));
@@ -171,8 +183,9 @@ TEST(ReferenceGemm, MatMulIsThePlainLoopBitForBit) {
                 dot([&](int64_t t) { return value(a, static_cast<uint64_t>((ao * m + i) * K + t)); },
                     [&](int64_t t) { return value(b, static_cast<uint64_t>((bo * K + t) * n + j)); }, K));
     }
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(std::to_string(threads) + " threads");
+    for (const auto& [isa, threads] : forms()) {
+      SCOPED_TRACE(isa_name(isa) + ", " + std::to_string(threads) + " threads");
+      VectorIsaLimit limit(isa);
       cpu::set_thread_count(threads);
       ModelBuilder mb(17);
       mb.input("a", type, dims_of(as));
@@ -652,8 +665,9 @@ TEST(ReferenceGemm, GemmIsThePlainLoopBitForBit) {
         const double y = be * cval;
         store(want, static_cast<uint64_t>(i * N + j), x + y);
       }
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(std::to_string(threads) + " threads");
+    for (const auto& [isa, threads] : forms()) {
+      SCOPED_TRACE(isa_name(isa) + ", " + std::to_string(threads) + " threads");
+      VectorIsaLimit limit(isa);
       cpu::set_thread_count(threads);
       ModelBuilder mb(13);
       mb.input("a", type, dims_of(as));
@@ -754,8 +768,9 @@ TEST(ReferenceConv, IsTheDirectSumBitForBit) {
             }
           store(want, static_cast<uint64_t>((n * M + m) * OS + o), bias ? acc + value(b, static_cast<uint64_t>(m)) : acc);
         }
-    for (int threads : {1, 2}) {
-      SCOPED_TRACE(std::to_string(threads) + " threads");
+    for (const auto& [isa, threads] : forms()) {
+      SCOPED_TRACE(isa_name(isa) + ", " + std::to_string(threads) + " threads");
+      VectorIsaLimit limit(isa);
       cpu::set_thread_count(threads);
       ModelBuilder mb(17);
       mb.input("x", type, dims_of(xs));

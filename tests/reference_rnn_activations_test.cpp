@@ -1,7 +1,7 @@
 // The reference's exp and expm1 on values at most 0 (reference/ops/math/exp_f64.h)
 // and the recurrent layers' Sigmoid and Tanh made of them (rnn/activations.cpp):
-// over an array (eight lanes at a time) they give the one-lane form's bits on
-// every value (so a run's result does not depend on the machine), and stay
+// over an array (eight or four lanes at a time, each vector form the CPU
+// has) they give the one-lane form's bits on every value (so a run's result does not depend on the machine), and stay
 // within a few ulp of libm's exp, expm1 and tanh in double.
 #include <gtest/gtest.h>
 
@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "double_bits.h"
+#include "vector_isas.h"
 #include "reference/ops/math/exp_f64.h"
 #include "cpu/thread_pool.h"
 #include "reference/ops/rnn/common.h"
@@ -41,9 +42,10 @@ std::vector<double> values() {
                            1.0, -1.0, 19.0, -19.1, 40.0, -41.0, 709.0, -745.5, -746.5, 1e308, -1e308,
                            std::numeric_limits<double>::infinity(), -std::numeric_limits<double>::infinity(),
                            std::numeric_limits<double>::quiet_NaN(), -std::numeric_limits<double>::quiet_NaN()};
-  std::uniform_real_distribution<double> small(-3, 3), wide(-800, 800), exponent(-60, 3);
+  std::uniform_real_distribution<double> small(-3, 3), wide(-800, 800), exponent(-60, 3), deep(-746, -700);
   for (int i = 0; i < 20000; ++i) {
     v.push_back(small(rng));
+    v.push_back(deep(rng));  // subnormal exponentials, and 2^n below the normal range
     v.push_back(wide(rng));
     v.push_back((i % 2 ? -1 : 1) * std::pow(2.0, exponent(rng)));
   }
@@ -54,7 +56,10 @@ std::vector<double> values() {
 
 TEST(ReferenceRnnActivations, EightLanesGiveOneLanesBits) {
   const std::vector<double> in = values();
+  for (auto isa : test::vector_isas())
   for (auto kind : {rnn::Activation::Sigmoid, rnn::Activation::Tanh}) {
+    SCOPED_TRACE(test::isa_name(isa));
+    test::VectorIsaLimit limit(isa);
     ref::Activation f{rnn::Activation{kind, 0, 0}};
     for (size_t n : {in.size(), size_t{7}, size_t{9}, size_t{1}}) {  // whole blocks of 8 and the tail
       std::vector<double> got(in.begin(), in.begin() + static_cast<std::ptrdiff_t>(n));
@@ -74,6 +79,9 @@ TEST(ReferenceRnnActivations, EightLanesGiveOneLanesBits) {
 TEST(ReferenceRnnActivations, ExpOverAnArrayGivesOneLanesBits) {
   std::vector<double> y;
   for (double x : values()) y.push_back(std::isnan(x) ? x : -std::fabs(x));
+  for (auto isa : test::vector_isas()) {
+  SCOPED_TRACE(test::isa_name(isa));
+  test::VectorIsaLimit limit(isa);
   std::vector<double> e = y, em = y;
   ref::math::exp_nonpositive(e.data(), static_cast<int64_t>(e.size()));
   ref::math::expm1_nonpositive(em.data(), static_cast<int64_t>(em.size()));
@@ -84,6 +92,7 @@ TEST(ReferenceRnnActivations, ExpOverAnArrayGivesOneLanesBits) {
     }
     ASSERT_EQ(bits(ref::math::exp_nonpositive(y[i])), bits(e[i])) << "exp at " << y[i];
     ASSERT_EQ(bits(ref::math::expm1_nonpositive(y[i])), bits(em[i])) << "expm1 at " << y[i];
+  }
   }
 }
 

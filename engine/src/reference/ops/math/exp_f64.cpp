@@ -5,6 +5,7 @@
 // GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_pd.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "reference/ops/math/exp_f64.h"
+#include "reference/ops/math/vector_isa.h"
 
 #include <immintrin.h>
 
@@ -216,35 +217,152 @@ __attribute__((target("avx512f"))) void erf_avx512(double* x, int64_t count) {
   for (; i < count; ++i) x[i] = erf_by_exp(x[i]);
 }
 
-bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
+// The same operations on four lanes in AVX2. Without scalef, p 2^n is a
+// multiply by 2^n built from its bits: exact where the result is normal,
+// one rounding where it is subnormal (as ldexp and scalef round). 2^n is
+// a normal double for n >= -1022; below that (exp of y < -708, n down to
+// -1076) the scaling is two multiplies, by 2^-1000 first (exact: the value
+// stays normal), then by 2^(n + 1000), the one rounding.
+__attribute__((target("avx2,fma"))) inline __m256d pow2_4(__m256d n) {  // 2^n for integral -1022 <= n <= 1023
+  const __m256d shifted = _mm256_add_pd(n, _mm256_set1_pd(4503599627370496.0 + 1023.0));  // 2^52 + 1023 + n: the low bits
+  return _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_castpd_si256(shifted), 52));
+}
+
+__attribute__((target("avx2,fma"))) inline __m256d scale4(__m256d p, __m256d n) {  // p 2^n, n integral in [-1076, 1023]
+  const __m256d deep = _mm256_cmp_pd(n, _mm256_set1_pd(-1022.0), _CMP_LT_OQ);
+  const __m256d first = _mm256_blendv_pd(_mm256_set1_pd(1.0), _mm256_set1_pd(0x1p-1000), deep);
+  const __m256d rest = _mm256_blendv_pd(n, _mm256_add_pd(n, _mm256_set1_pd(1000.0)), deep);
+  return _mm256_mul_pd(_mm256_mul_pd(p, first), pow2_4(rest));
+}
+
+__attribute__((target("avx2,fma"))) __m256d tail4(__m256d r) {
+  __m256d s = _mm256_set1_pd(kC[11]);
+  for (int k = 10; k >= 0; --k) s = _mm256_add_pd(_mm256_mul_pd(s, r), _mm256_set1_pd(kC[k]));
+  return s;
+}
+
+__attribute__((target("avx2,fma"))) void reduce4(__m256d y, __m256d& n, __m256d& r) {
+  n = _mm256_round_pd(_mm256_mul_pd(y, _mm256_set1_pd(kLog2e)), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  r = _mm256_sub_pd(_mm256_sub_pd(y, _mm256_mul_pd(n, _mm256_set1_pd(kLn2Hi))), _mm256_mul_pd(n, _mm256_set1_pd(kLn2Lo)));
+}
+
+__attribute__((target("avx2,fma"))) inline __m256d exp4(__m256d y) {
+  const __m256d v = _mm256_max_pd(_mm256_set1_pd(kExpFloor), y);  // (NaN kept: max returns its second operand)
+  const __m256d zero = _mm256_cmp_pd(v, _mm256_set1_pd(kExpFloor), _CMP_EQ_OQ);  // 0 there, as exp8 gives it
+  __m256d n, r;
+  reduce4(v, n, r);
+  const __m256d p = _mm256_add_pd(_mm256_set1_pd(1.0), _mm256_add_pd(r, _mm256_mul_pd(_mm256_mul_pd(r, r), tail4(r))));
+  return _mm256_andnot_pd(zero, scale4(p, _mm256_andnot_pd(zero, n)));
+}
+
+__attribute__((target("avx2,fma"))) inline __m256d expm1_4(__m256d y) {
+  const __m256d one = _mm256_set1_pd(1.0);
+  const __m256d v = _mm256_max_pd(_mm256_set1_pd(kExpm1Floor), y);
+  __m256d n, r;
+  reduce4(v, n, r);
+  const __m256d q = _mm256_add_pd(r, _mm256_mul_pd(_mm256_mul_pd(r, r), tail4(r)));
+  const __m256d p2 = pow2_4(n);  // n >= -58: normal, so both products are exact
+  const __m256d scaled = _mm256_add_pd(_mm256_mul_pd(q, p2), _mm256_sub_pd(p2, one));
+  return _mm256_blendv_pd(scaled, q, _mm256_cmp_pd(n, _mm256_setzero_pd(), _CMP_EQ_OQ));
+}
+
+__attribute__((target("avx2,fma"))) inline __m256d sign_bits4() { return _mm256_set1_pd(-0.0); }
+
+__attribute__((target("avx2,fma"))) void exp_avx2(double* y, int64_t count) {
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) _mm256_storeu_pd(y + i, exp4(_mm256_loadu_pd(y + i)));
+  for (; i < count; ++i) y[i] = exp_nonpositive(y[i]);
+}
+
+__attribute__((target("avx2,fma"))) void expm1_avx2(double* y, int64_t count) {
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) _mm256_storeu_pd(y + i, expm1_4(_mm256_loadu_pd(y + i)));
+  for (; i < count; ++i) y[i] = expm1_nonpositive(y[i]);
+}
+
+__attribute__((target("avx2,fma"))) void sigmoid_avx2(double* x, int64_t count) {
+  const __m256d one = _mm256_set1_pd(1.0);
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const __m256d v = _mm256_loadu_pd(x + i);
+    const __m256d e = exp4(_mm256_or_pd(v, sign_bits4()));  // exp(-|x|)
+    const __m256d nonneg = _mm256_cmp_pd(v, _mm256_setzero_pd(), _CMP_GE_OQ);  // false for NaN, as x >= 0
+    _mm256_storeu_pd(x + i, _mm256_div_pd(_mm256_blendv_pd(e, one, nonneg), _mm256_add_pd(one, e)));
+  }
+  for (; i < count; ++i) x[i] = sigmoid_by_exp(x[i]);
+}
+
+__attribute__((target("avx2,fma"))) void tanh_avx2(double* x, int64_t count) {
+  const __m256d two = _mm256_set1_pd(2.0), sign = sign_bits4();
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const __m256d v = _mm256_loadu_pd(x + i);
+    const __m256d em = expm1_4(_mm256_mul_pd(_mm256_set1_pd(-2.0), _mm256_andnot_pd(sign, v)));
+    const __m256d t = _mm256_div_pd(_mm256_xor_pd(em, sign), _mm256_add_pd(two, em));
+    _mm256_storeu_pd(x + i, _mm256_or_pd(_mm256_andnot_pd(sign, t), _mm256_and_pd(sign, v)));
+  }
+  for (; i < count; ++i) x[i] = tanh_by_expm1(x[i]);
+}
+
+template <int N>
+__attribute__((target("avx2,fma"))) inline __m256d horner4(const double (&c)[N], __m256d s) {
+  __m256d r = _mm256_set1_pd(c[N - 1]);
+  for (int j = N - 2; j >= 0; --j) r = _mm256_add_pd(_mm256_mul_pd(r, s), _mm256_set1_pd(c[j]));
+  return r;
+}
+
+__attribute__((target("avx2,fma"))) void erf_avx2(double* x, int64_t count) {
+  const __m256d one = _mm256_set1_pd(1.0), two = _mm256_set1_pd(2.0), sign = sign_bits4();
+  int64_t i = 0;
+  for (; i + 4 <= count; i += 4) {
+    const __m256d v = _mm256_loadu_pd(x + i);
+    const __m256d a = _mm256_andnot_pd(sign, v), u = _mm256_mul_pd(a, a);
+    const __m256d small = _mm256_mul_pd(v, horner4(kErfSmall, _mm256_sub_pd(_mm256_mul_pd(two, u), one)));
+    const __m256d below1 = _mm256_cmp_pd(a, one, _CMP_LT_OQ);
+    if (_mm256_movemask_pd(below1) == 0xf) {  // every lane below 1
+      _mm256_storeu_pd(x + i, small);
+      continue;
+    }
+    const __m256d q = horner4(kErfcxMid, _mm256_div_pd(_mm256_sub_pd(_mm256_mul_pd(two, a), _mm256_set1_pd(5.0)), _mm256_set1_pd(3.0)));
+    const __m256d mid = _mm256_sub_pd(one, _mm256_mul_pd(exp4(_mm256_xor_pd(u, sign)), q));
+    const __m256d big = _mm256_blendv_pd(one, mid, _mm256_cmp_pd(a, _mm256_set1_pd(4.0), _CMP_LT_OQ));
+    __m256d r = _mm256_or_pd(_mm256_andnot_pd(sign, big), _mm256_and_pd(sign, v));
+    r = _mm256_blendv_pd(r, small, below1);
+    r = _mm256_blendv_pd(r, v, _mm256_cmp_pd(v, v, _CMP_UNORD_Q));
+    _mm256_storeu_pd(x + i, r);
+  }
+  for (; i < count; ++i) x[i] = erf_by_exp(x[i]);
 }
 
 }  // namespace
 
 void exp_nonpositive(double* y, int64_t n) {
-  if (has_avx512()) return exp_avx512(y, n);
+  if (vector_isa() == VectorIsa::Avx512) return exp_avx512(y, n);
+  if (vector_isa() == VectorIsa::Avx2) return exp_avx2(y, n);
   for (int64_t i = 0; i < n; ++i) y[i] = exp_nonpositive(y[i]);
 }
 
 void expm1_nonpositive(double* y, int64_t n) {
-  if (has_avx512()) return expm1_avx512(y, n);
+  if (vector_isa() == VectorIsa::Avx512) return expm1_avx512(y, n);
+  if (vector_isa() == VectorIsa::Avx2) return expm1_avx2(y, n);
   for (int64_t i = 0; i < n; ++i) y[i] = expm1_nonpositive(y[i]);
 }
 
 void sigmoid_by_exp(double* x, int64_t n) {
-  if (has_avx512()) return sigmoid_avx512(x, n);
+  if (vector_isa() == VectorIsa::Avx512) return sigmoid_avx512(x, n);
+  if (vector_isa() == VectorIsa::Avx2) return sigmoid_avx2(x, n);
   for (int64_t i = 0; i < n; ++i) x[i] = sigmoid_by_exp(x[i]);
 }
 
 void tanh_by_expm1(double* x, int64_t n) {
-  if (has_avx512()) return tanh_avx512(x, n);
+  if (vector_isa() == VectorIsa::Avx512) return tanh_avx512(x, n);
+  if (vector_isa() == VectorIsa::Avx2) return tanh_avx2(x, n);
   for (int64_t i = 0; i < n; ++i) x[i] = tanh_by_expm1(x[i]);
 }
 
 void erf_by_exp(double* x, int64_t n) {
-  if (has_avx512()) return erf_avx512(x, n);
+  if (vector_isa() == VectorIsa::Avx512) return erf_avx512(x, n);
+  if (vector_isa() == VectorIsa::Avx2) return erf_avx2(x, n);
   for (int64_t i = 0; i < n; ++i) x[i] = erf_by_exp(x[i]);
 }
 

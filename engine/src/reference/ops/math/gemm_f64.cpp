@@ -11,9 +11,9 @@
 #endif
 // GCC 12's avx512fintrin.h trips its own -Wmaybe-uninitialized in _mm512_set1_pd.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include "core/target_clones.h"
 #include "reference/ops/math/gemm_f64.h"
 #include "reference/ops/math/transpose8_avx512.h"
+#include "reference/ops/math/vector_isa.h"
 
 #include <immintrin.h>
 
@@ -34,7 +34,8 @@ namespace {
 // arithmetic, set its pace.
 constexpr int64_t kMR = 8, kNR = 24, kNV = kNR / 8;
 constexpr int64_t kKC = 256;                  // t in blocks: A's 8 rows of a block are 16 KiB (L1)
-constexpr int64_t kNC = 16 * kNR;             // the most columns of B one work item packs
+constexpr int64_t kNCPanels = 16;             // the most panels of B one work item packs
+constexpr int64_t kTileMax = kMR * kNR;       // the largest tile's sums
 constexpr int64_t kAPackBytes = int64_t{8} << 20;  // A's rows packed at once (shared by the threads)
 constexpr int64_t kBBlockBytes = int64_t{512} << 10;  // an item's B for one block of t (kept in L2)
 constexpr int64_t kBPackBytes = int64_t{4} << 20;     // an item's B for every t
@@ -90,13 +91,60 @@ void tile_plain(int64_t K, const double* a, const double* b, double* c, bool res
     for (int j = 0; j < kNR; ++j) c[r * kNR + j] = acc[r][j];
 }
 
+// AVX2's tile: 6 x 8, with its own packing (A's panels 6 rows wide, B's 8
+// columns): 12 accumulators, 2 loads of B and a broadcast of A, and a
+// register for the unfused form's product, in AVX2's 16 registers. (The
+// 8 x 24 tile run as four 4 x 12 quarters read each line of A and B twice
+// a pass, and a 4 x 12 tile left GCC no register spare: both ran at about
+// 4 multiply-adds a cycle of the AMD EPYC's 8, the second spilling its sums.)
+constexpr int64_t kMR2 = 6, kNR2 = 8;
+
+template <bool Fused>
+__attribute__((target("avx2,fma"))) void tile_avx2(int64_t K, const double* a, const double* b, double* c, bool resume) {
+#if defined(__clang__)
+#pragma clang fp contract(off)
+#endif
+  __m256d acc[kMR2][2];
+#pragma GCC unroll 6
+  for (int r = 0; r < kMR2; ++r) {
+    acc[r][0] = resume ? _mm256_loadu_pd(c + r * kNR2) : _mm256_setzero_pd();
+    acc[r][1] = resume ? _mm256_loadu_pd(c + r * kNR2 + 4) : _mm256_setzero_pd();
+  }
+  for (int64_t t = 0; t < K; ++t) {
+    const __m256d b0 = _mm256_loadu_pd(b + t * kNR2), b1 = _mm256_loadu_pd(b + t * kNR2 + 4);
+#pragma GCC unroll 6
+    for (int r = 0; r < kMR2; ++r) {
+      const __m256d av = _mm256_broadcast_sd(a + t * kMR2 + r);
+      if constexpr (Fused) {
+        acc[r][0] = _mm256_fmadd_pd(av, b0, acc[r][0]);
+        acc[r][1] = _mm256_fmadd_pd(av, b1, acc[r][1]);
+      } else {
+        acc[r][0] = _mm256_add_pd(acc[r][0], _mm256_mul_pd(av, b0));
+        acc[r][1] = _mm256_add_pd(acc[r][1], _mm256_mul_pd(av, b1));
+      }
+    }
+  }
+#pragma GCC unroll 6
+  for (int r = 0; r < kMR2; ++r) {
+    _mm256_storeu_pd(c + r * kNR2, acc[r][0]);
+    _mm256_storeu_pd(c + r * kNR2 + 4, acc[r][1]);
+  }
+}
+
 using TileFn = void (*)(int64_t, const double*, const double*, double*, bool);
+
+// A tile function and the panel widths it reads: A's rows packed `mr` at a
+// time, B's columns `nr` at a time; c is mr x nr, rows nr apart.
+struct Tile {
+  TileFn fn;
+  int64_t mr, nr;
+};
 
 }  // namespace
 
 namespace {
 
-ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default") void widen_rows(const float* src, int64_t stride, double* dst, int64_t K,
+void widen_rows(const float* src, int64_t stride, double* dst, int64_t K,
                                                             int64_t groups, int64_t width) {
   for (int64_t t = 0; t < K; ++t)
     for (int64_t g = 0; g < groups; ++g)
@@ -117,13 +165,44 @@ __attribute__((target("avx512f"))) void pack_rows8_avx512(const float* src, int6
     for (int i = 0; i < 8; ++i) dst[t * 8 + i] = static_cast<double>(src[i * stride + t]);
 }
 
+// The same in AVX2 for `width` rows (AVX2's tile packs 6): four t of each
+// row, 4 x 4 blocks transposed, the rows past a multiple of 4 one by one.
+__attribute__((target("avx2,fma"))) void pack_rows_avx2(const float* src, int64_t stride, int64_t K, int64_t width,
+                                                        double* dst) {
+  const int64_t whole = width / 4 * 4;
+  int64_t t = 0;
+  for (; t + 4 <= K; t += 4) {
+    for (int64_t i = whole; i < width; ++i)
+      for (int64_t k = 0; k < 4; ++k) dst[(t + k) * width + i] = static_cast<double>(src[i * stride + t + k]);
+    for (int64_t h = 0; h < whole; h += 4) {
+      __m256d r[4];
+      for (int i = 0; i < 4; ++i) r[i] = _mm256_cvtps_pd(_mm_loadu_ps(src + (h + i) * stride + t));
+      const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+      const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+      double* o = dst + t * width + h;
+      _mm256_storeu_pd(o + 0 * width, _mm256_permute2f128_pd(t0, t2, 0x20));
+      _mm256_storeu_pd(o + 1 * width, _mm256_permute2f128_pd(t1, t3, 0x20));
+      _mm256_storeu_pd(o + 2 * width, _mm256_permute2f128_pd(t0, t2, 0x31));
+      _mm256_storeu_pd(o + 3 * width, _mm256_permute2f128_pd(t1, t3, 0x31));
+    }
+  }
+  for (; t < K; ++t)
+    for (int64_t i = 0; i < width; ++i) dst[t * width + i] = static_cast<double>(src[i * stride + t]);
+}
+
 }  // namespace
 
-bool detail::pack_rows8(const float* src, int64_t stride, int64_t K, double* dst) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (!avx512) return false;
-  pack_rows8_avx512(src, stride, K, dst);
-  return true;
+bool detail::pack_rows(const float* src, int64_t stride, int64_t K, int64_t width, double* dst) {
+  const VectorIsa isa = vector_isa();
+  if (isa == VectorIsa::Avx512 && width == 8) {
+    pack_rows8_avx512(src, stride, K, dst);
+    return true;
+  }
+  if (isa >= VectorIsa::Avx2 && width >= 4) {
+    pack_rows_avx2(src, stride, K, width, dst);
+    return true;
+  }
+  return false;
 }
 
 namespace {
@@ -153,19 +232,45 @@ __attribute__((target("avx512f"))) void widen_avx512(const float* src, int64_t s
   }
 }
 
+// The same in AVX2.
+__attribute__((target("avx2,fma"))) void widen_avx2(const float* src, int64_t stride, double* dst, int64_t K,
+                                                    int64_t groups, int64_t width) {
+  const int64_t bytes = groups * width * static_cast<int64_t>(sizeof(float));
+  for (int64_t t = 0; t < K; ++t) {
+    const float* row = src + t * stride;
+    if (t + kWidenAhead < K) {
+      const char* ahead = reinterpret_cast<const char*>(row + kWidenAhead * stride);
+      for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T0);
+      _mm_prefetch(ahead + bytes - 1, _MM_HINT_T0);
+    }
+    for (int64_t g = 0; g < groups; ++g) {
+      double* out = dst + (g * K + t) * width;
+      const float* in = row + g * width;
+      int64_t k = 0;
+      for (; k + 4 <= width; k += 4) _mm256_storeu_pd(out + k, _mm256_cvtps_pd(_mm_loadu_ps(in + k)));
+      for (; k < width; ++k) out[k] = static_cast<double>(in[k]);
+    }
+  }
+}
+
 }  // namespace
 
 void detail::widen(const float* src, int64_t stride, double* dst, int64_t K, int64_t groups, int64_t width) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  if (avx512) return widen_avx512(src, stride, dst, K, groups, width);
-  widen_rows(src, stride, dst, K, groups, width);  // (a plain call: clang resolves clones only in their own file)
+  switch (vector_isa()) {
+    case VectorIsa::Avx512: return widen_avx512(src, stride, dst, K, groups, width);
+    case VectorIsa::Avx2: return widen_avx2(src, stride, dst, K, groups, width);
+    default: return widen_rows(src, stride, dst, K, groups, width);
+  }
 }
 
 namespace {
 
-TileFn best_tile(bool exact_products) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
-  return !avx512 ? tile_plain : exact_products ? tile_avx512<true> : tile_avx512<false>;
+Tile best_tile(VectorIsa isa, bool exact_products) {
+  switch (isa) {
+    case VectorIsa::Avx512: return {exact_products ? tile_avx512<true> : tile_avx512<false>, kMR, kNR};
+    case VectorIsa::Avx2: return {exact_products ? tile_avx2<true> : tile_avx2<false>, kMR2, kNR2};
+    default: return {tile_plain, kMR, kNR};
+  }
 }
 
 }  // namespace
@@ -173,7 +278,9 @@ TileFn best_tile(bool exact_products) {
 void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t K, const RowSink& sink,
                  bool exact_products) {
   if (M <= 0 || N <= 0) return;
-  const TileFn tile = best_tile(exact_products);
+  const Tile tl = best_tile(vector_isa(), exact_products);
+  const TileFn tile = tl.fn;
+  const int64_t kMR = tl.mr, kNR = tl.nr;  // (this product's tile, shadowing the AVX-512 one)
   const int64_t threads = cpu::thread_count();
   const int64_t k_bytes = std::max<int64_t>(K, 1) * static_cast<int64_t>(sizeof(double));
   auto ceil_div = [](int64_t x, int64_t y) { return (x + y - 1) / y; };
@@ -191,7 +298,7 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
   // kBBlockBytes, so it stays in L2 while every row tile passes over it.
   const int64_t panels = ceil_div(N, kNR);
   const int64_t block_bytes = std::min<int64_t>(std::max<int64_t>(K, 1), kKC) * static_cast<int64_t>(sizeof(double));
-  const int64_t cap = std::clamp<int64_t>(std::min(kBBlockBytes / (block_bytes * kNR), kBPackBytes / (k_bytes * kNR)), 1, kNC / kNR);
+  const int64_t cap = std::clamp<int64_t>(std::min(kBBlockBytes / (block_bytes * kNR), kBPackBytes / (k_bytes * kNR)), 1, kNCPanels);
   // A small product stays on one thread: starting the others costs more
   // than its work (a Loop body's [4, 64] x [64, 64], 16 thousand products).
   const int64_t max_items = std::max<int64_t>(1, std::min<int64_t>(M, kMC) * N * std::max<int64_t>(K, 1) / kItemProducts);
@@ -218,7 +325,7 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
     const int64_t split_tiles = ceil_div(tiles, row_splits);
     cpu::parallel_for(col_items * row_splits, 1, [&](int64_t lo, int64_t hi) {
       thread_local ScratchVector<double> bp, part;  // (on cache lines: the tile's loads are whole lines)
-      alignas(64) double c[kMR * kNR];
+      alignas(64) double c[kTileMax];
       for (int64_t item = lo; item < hi; ++item) {
         poll_deadline();  // a run's time limit holds inside one long product too
         const int64_t ci = item / row_splits, p0 = ci * panels / col_items, np = (ci + 1) * panels / col_items - p0;
@@ -268,36 +375,40 @@ void gemm_packed(const Packer& a, const Packer& b, int64_t M, int64_t N, int64_t
   }
 }
 
-PackedB::PackedB(const Packer& b, int64_t N, int64_t K, ScratchVector<double>& storage) : n_(N), k_(K), panels_(&storage) {
-  const int64_t panels = (N + kNR - 1) / kNR;
-  storage.resize(static_cast<size_t>(std::max<int64_t>(panels * K * kNR, 1)));
+PackedB::PackedB(const Packer& b, int64_t N, int64_t K, ScratchVector<double>& storage)
+    : n_(N), k_(K), isa_(vector_isa()), panels_(&storage) {
+  const int64_t nr = best_tile(isa_, true).nr;  // (the tile multiply will use reads panels this wide)
+  const int64_t panels = (N + nr - 1) / nr;
+  storage.resize(static_cast<size_t>(std::max<int64_t>(panels * K * nr, 1)));
   double* out = storage.data();
   // Panels shared out to the threads: each packs its own (every value).
-  cpu::parallel_for(panels, std::max<int64_t>(1, 8192 / (std::max<int64_t>(K, 1) * kNR)), [&](int64_t lo, int64_t hi) {
-    b.fn(b.ctx, lo * kNR, std::min(hi * kNR, N) - lo * kNR, K, kNR, out + lo * K * kNR);
+  cpu::parallel_for(panels, std::max<int64_t>(1, 8192 / (std::max<int64_t>(K, 1) * nr)), [&](int64_t lo, int64_t hi) {
+    b.fn(b.ctx, lo * nr, std::min(hi * nr, N) - lo * nr, K, nr, out + lo * K * nr);
   });
 }
 
 void PackedB::multiply(const Packer& a, int64_t M, double* out, int64_t ldo, bool exact_products) const {
   if (M <= 0 || n_ <= 0) return;
-  const TileFn tile = best_tile(exact_products);
-  const int64_t row_tiles = (M + kMR - 1) / kMR, panels = (n_ + kNR - 1) / kNR;
+  const Tile tl = best_tile(isa_, exact_products);
+  const TileFn tile = tl.fn;
+  const int64_t mr = tl.mr, nr = tl.nr;
+  const int64_t row_tiles = (M + mr - 1) / mr, panels = (n_ + nr - 1) / nr;
   ThreadScratch<double, PackedB> ap;  // A's rows packed
-  ap->resize(static_cast<size_t>(std::max<int64_t>(row_tiles * k_ * kMR, 1)));
-  a.fn(a.ctx, 0, M, k_, kMR, ap->data());
+  ap->resize(static_cast<size_t>(std::max<int64_t>(row_tiles * k_ * mr, 1)));
+  a.fn(a.ctx, 0, M, k_, mr, ap->data());
   const double* a_packed = ap->data();
   // B's panels shared out to the threads when the product is large enough
   // (inline inside another parallel region, such as a recurrent layer's
   // split over batch entries).
-  const int64_t grain = std::max<int64_t>(1, kItemProducts / std::max<int64_t>(1, row_tiles * kMR * k_ * kNR));
+  const int64_t grain = std::max<int64_t>(1, kItemProducts / std::max<int64_t>(1, row_tiles * mr * k_ * nr));
   cpu::parallel_for(panels, grain, [&](int64_t p0, int64_t p1) {
-    alignas(64) double c[kMR * kNR];
-    for (int64_t p = p0; p < p1; ++p) {  // a panel of B (K x 16) stays in L1 while the row tiles pass
-      const int64_t j0 = p * kNR, n = std::min(kNR, n_ - j0);
+    alignas(64) double c[kTileMax];
+    for (int64_t p = p0; p < p1; ++p) {  // a panel of B (K x nr) stays in L1 while the row tiles pass
+      const int64_t j0 = p * nr, n = std::min(nr, n_ - j0);
       for (int64_t r = 0; r < row_tiles; ++r) {
-        tile(k_, a_packed + r * k_ * kMR, panels_->data() + p * k_ * kNR, c, false);
-        for (int64_t rr = 0; rr < kMR && r * kMR + rr < M; ++rr)
-          std::copy(c + rr * kNR, c + rr * kNR + n, out + (r * kMR + rr) * ldo + j0);
+        tile(k_, a_packed + r * k_ * mr, panels_->data() + p * k_ * nr, c, false);
+        for (int64_t rr = 0; rr < mr && r * mr + rr < M; ++rr)
+          std::copy(c + rr * nr, c + rr * nr + n, out + (r * mr + rr) * ldo + j0);
       }
     }
   });
@@ -340,6 +451,37 @@ __attribute__((target("avx512f,avx512vl"))) void few_rows_block(const Operand& a
     for (int v = 0; v < V; ++v) _mm512_mask_storeu_pd(out + r * ldo + 8 * v, mask[v], acc[r][v]);
 }
 
+// The same block in AVX2: R rows by up to 4 * V columns (12 at most: R x V
+// sums, V loads of B and a broadcast in AVX2's 16 registers).
+template <int R, int V>
+__attribute__((target("avx2,fma"))) void few_rows_block_avx2(const Operand& a, const Operand& b, int64_t i0, int64_t j0,
+                                                             int64_t cols, int64_t K, double* out, int64_t ldo) {
+  __m256d acc[R][V];
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) acc[r][v] = _mm256_setzero_pd();
+  __m128i fmask[V];  // lanes of 4 floats read (masked lanes are not read)
+  __m256i dmask[V];  // and of 4 doubles written
+  for (int v = 0; v < V; ++v) {
+    const int left = static_cast<int>(std::min<int64_t>(cols - 4 * v, 4));  // at least 1
+    fmask[v] = _mm_cmpgt_epi32(_mm_set1_epi32(left), _mm_setr_epi32(0, 1, 2, 3));
+    dmask[v] = _mm256_cmpgt_epi64(_mm256_set1_epi64x(left), _mm256_setr_epi64x(0, 1, 2, 3));
+  }
+  const int64_t a_elem = static_cast<int64_t>(sizeof(float));
+  for (int64_t t = 0; t < K; ++t) {
+    const float* brow = reinterpret_cast<const float*>(b.data + (t * b.row + j0) * a_elem);
+    __m256d bv[V];
+    for (int v = 0; v < V; ++v) bv[v] = _mm256_cvtps_pd(_mm_maskload_ps(brow + 4 * v, fmask[v]));
+    for (int r = 0; r < R; ++r) {
+      float av;
+      std::memcpy(&av, a.data + ((i0 + r) * a.row + t * a.col) * a_elem, sizeof av);
+      const __m256d s = _mm256_set1_pd(static_cast<double>(av));
+      for (int v = 0; v < V; ++v) acc[r][v] = _mm256_fmadd_pd(s, bv[v], acc[r][v]);
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int v = 0; v < V; ++v) _mm256_maskstore_pd(out + r * ldo + 4 * v, dmask[v], acc[r][v]);
+}
+
 using BlockFn = void (*)(const Operand&, const Operand&, int64_t, int64_t, int64_t, int64_t, double*, int64_t);
 
 template <int R>
@@ -352,27 +494,40 @@ BlockFn block_for(int64_t vectors) {
   }
 }
 
-BlockFn few_rows_kernel(int64_t rows, int64_t cols) {
-  const int64_t vectors = (cols + 7) / 8;
+template <int R>
+BlockFn block_for_avx2(int64_t vectors) {
+  switch (vectors) {
+    case 1: return &few_rows_block_avx2<R, 1>;
+    case 2: return &few_rows_block_avx2<R, 2>;
+    default: return &few_rows_block_avx2<R, 3>;
+  }
+}
+
+// The block for `rows` rows by `cols` columns (at most 32 in AVX-512, 12 in AVX2).
+BlockFn few_rows_kernel(bool avx512, int64_t rows, int64_t cols) {
+  const int64_t vectors = avx512 ? (cols + 7) / 8 : (cols + 3) / 4;
   switch (rows) {
-    case 1: return block_for<1>(vectors);
-    case 2: return block_for<2>(vectors);
-    case 3: return block_for<3>(vectors);
-    default: return block_for<4>(vectors);
+    case 1: return avx512 ? block_for<1>(vectors) : block_for_avx2<1>(vectors);
+    case 2: return avx512 ? block_for<2>(vectors) : block_for_avx2<2>(vectors);
+    case 3: return avx512 ? block_for<3>(vectors) : block_for_avx2<3>(vectors);
+    default: return avx512 ? block_for<4>(vectors) : block_for_avx2<4>(vectors);
   }
 }
 
 }  // namespace
 
 bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  const VectorIsa isa = vector_isa();
   // Up to 8 rows while B stays in the caches (4 MB of floats): each group of
   // 4 rows reads it again; past that, packing it once for all rows is cheaper.
-  if (!avx512 || M > 8 || (M > 4 && K * N > (int64_t{1} << 20)) || M <= 0 || N <= 0 || b.col != 1) return false;
+  if (isa == VectorIsa::Plain || M > 8 || (M > 4 && K * N > (int64_t{1} << 20)) || M <= 0 || N <= 0 || b.col != 1)
+    return false;
   // Columns in blocks of 512 (4 KB of sums a row), shared out to the
   // threads where the product is large enough to be worth it; within a
-  // block, 4 rows by 32 columns at a time in registers.
-  constexpr int64_t kCols = 512, kRows = 4, kChunk = 32;
+  // block, 4 rows by 32 columns (AVX-512) or 12 (AVX2) at a time in registers.
+  const bool avx512 = isa == VectorIsa::Avx512;
+  constexpr int64_t kCols = 512, kRows = 4;
+  const int64_t kChunk = avx512 ? 32 : 12;
   const int64_t blocks = (N + kCols - 1) / kCols;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, M * kCols * std::max<int64_t>(K, 1)));
   cpu::parallel_for(blocks, grain, [&](int64_t lo, int64_t hi) {
@@ -384,7 +539,7 @@ bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N,
         const int64_t rows = std::min(kRows, M - i0);
         for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
           const int64_t cols = std::min(kChunk, n - c0);
-          few_rows_kernel(rows, cols)(a, b, i0, j0 + c0, cols, K, sums + c0, kCols);
+          few_rows_kernel(avx512, rows, cols)(a, b, i0, j0 + c0, cols, K, sums + c0, kCols);
         }
         for (int64_t r = 0; r < rows; ++r) sink(i0 + r, j0, sums + r * kCols, n);
       }

@@ -21,6 +21,7 @@
 
 #include "reference/kernel_util.h"
 #include "reference/thread_scratch.h"
+#include "reference/ops/math/vector_isa.h"
 
 namespace onnxscope::ref::math {
 
@@ -61,6 +62,7 @@ class PackedB {
 
  private:
   int64_t n_ = 0, k_ = 0;
+  VectorIsa isa_;  // the tile the panels were packed for
   const ScratchVector<double>* panels_;
 };
 
@@ -75,11 +77,12 @@ namespace detail {
 // panel by panel instead was one cache line per 4 KB page, the product's
 // slowest part), vectorised where the CPU allows.
 void widen(const float* src, int64_t stride, double* dst, int64_t K, int64_t groups, int64_t width);
-// dst[t * 8 + r] = src[r * stride + t] widened, for r < 8, t < K: eight rows
-// of adjacent floats (A's rows) into a tile's panel, 8 x 8 blocks transposed
-// in registers (an element at a time it was 4% of a decoder's reference
-// run). False where the CPU lacks AVX-512 (the caller packs them itself).
-bool pack_rows8(const float* src, int64_t stride, int64_t K, double* dst);
+// dst[t * width + r] = src[r * stride + t] widened, for r < width, t < K:
+// `width` rows of adjacent floats (A's rows) into a tile's panel, blocks
+// transposed in registers (an element at a time it was 4% of a decoder's
+// reference run). False where the CPU has no vector form for that width
+// (the caller packs them itself).
+bool pack_rows(const float* src, int64_t stride, int64_t K, int64_t width, double* dst);
 
 template <typename S>
 void pack_strided(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t width, double* out) {
@@ -95,8 +98,8 @@ void pack_strided(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t 
   for (int64_t g = g0; g * width < rows; ++g) {
     const int64_t n = std::min(width, rows - g * width);  // rows of this group
     if constexpr (std::is_same_v<S, float>) {
-      if (m.col == 1 && width == 8 && n == 8 &&
-          pack_rows8(reinterpret_cast<const float*>(m.data) + (r0 + g * width) * m.row, m.row, K, out + g * K * width))
+      if (m.col == 1 && n == width &&
+          pack_rows(reinterpret_cast<const float*>(m.data) + (r0 + g * width) * m.row, m.row, K, width, out + g * K * width))
         continue;
     }
     if (m.col == 1) {  // each row's elements t adjacent (A's rows): read row by row, in order
@@ -136,7 +139,7 @@ void pack_strided(const void* ctx, int64_t r0, int64_t rows, int64_t K, int64_t 
 // t runs in order, each of B's rows read once for the 4 (a Scan body's
 // [1, 64] x [64, 64], a decoder's one token: a tile of 6 rows wasted 5 and
 // packing B cost as much as the products).
-// False, and nothing done, where it does not apply (no AVX-512 either).
+// False, and nothing done, where it does not apply (no AVX2 either).
 bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N, int64_t K, const RowSink& sink);
 
 // y = A B for A [M, K] and B [K, N] of storage type S (a float type).

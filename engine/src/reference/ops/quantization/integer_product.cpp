@@ -57,7 +57,7 @@ __attribute__((target("avx512f"))) inline __m512d eight_bytes(const uint8_t* p) 
 
 // dst[t * ld + r] = src[r * stride + t] - z[r] for r < 8, t < K: eight rows
 // of adjacent bytes (A's rows, or a transposed B's) into a panel, 8 x 8
-// blocks widened and transposed in registers (pack_rows8's order).
+// blocks widened and transposed in registers (pack_rows's order).
 template <bool Signed>
 __attribute__((target("avx512f"))) void pack_rows8_int8(const uint8_t* src, int64_t stride, int64_t K, const double* z,
                                                         double* dst, int64_t ld) {
