@@ -119,7 +119,7 @@ TEST(ReferenceRnnActivations, WithinAFewUlpOfLibm) {
   std::printf("largest distance in ulp: exp %g, expm1 %g, tanh %g, sigmoid %g\n", worst_exp, worst_expm1, worst_tanh, worst_sigmoid);
 }
 
-// The matrix-vector step over R's panels: the form this machine runs and the
+// The matrix-vector step over R's panels: each form this machine has and the
 // plain form give the same bits, against the plain loop in double, for
 // segments that are not whole panels and any number of vectors, with float
 // weights (kept as float) and double weights (kept as double).
@@ -188,8 +188,10 @@ void check_matvec(DataType type, int64_t seg, int64_t cols) {
 // Small segments (one thread), and segments large enough that a step's
 // panels are shared out to 2 or 3 threads.
 TEST_P(MatrixVectorStep, FormsGiveThePlainLoopsBits) {
+  for (auto isa : test::vector_isas())
   for (const auto& [seg, cols, threads] : {std::tuple<int64_t, int64_t, int>{37, 29, 0}, {300, 301, 2}, {300, 301, 3}}) {
-    SCOPED_TRACE("segment rows " + std::to_string(seg) + ", " + std::to_string(threads) + " threads");
+    SCOPED_TRACE(test::isa_name(isa) + ", segment rows " + std::to_string(seg) + ", " + std::to_string(threads) + " threads");
+    test::VectorIsaLimit limit(isa);
     cpu::set_thread_count(threads);
     check_matvec(GetParam(), seg, cols);
   }

@@ -1,5 +1,5 @@
 // The recurrent layers' matrix-vector step (rnn/common.h) over the panels of
-// RecurrentWeights: AVX-512 with the sums in registers, or a plain loop
+// RecurrentWeights: AVX-512 or AVX2 with the sums in registers, or a plain loop
 // compiled for AVX-512, FMA and x86-64; the same sums in every one. Each
 // term is one fused multiply-add into the running sum (one rounding per
 // term): the state is double, so the product of a weight and a state value
@@ -15,6 +15,7 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include "core/target_clones.h"
 #include "reference/ops/rnn/common.h"
+#include "reference/ops/math/vector_isa.h"
 
 #include "cpu/thread_pool.h"
 
@@ -93,9 +94,57 @@ __attribute__((target("avx512f"))) void matvec_avx512(const RecurrentWeights& w,
   if (n - b == 1) matvec_block_avx512<1>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
 }
 
-bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
-  return yes;
+// The same sums in AVX2: a half panel (16 rows: 4 registers) for NB <= 2
+// vectors at a time, the half panel's values loaded once for the NB.
+__attribute__((target("avx2,fma"))) inline __m256d load4(const double* p) { return _mm256_loadu_pd(p); }
+__attribute__((target("avx2,fma"))) inline __m256d load4(const float* p) { return _mm256_cvtps_pd(_mm_loadu_ps(p)); }
+
+template <int NB, typename T>
+__attribute__((target("avx2,fma"))) void matvec_block_avx2(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
+                                                          const double* v, int64_t vs, double* out, int64_t os, int64_t q0,
+                                                          int64_t q1) {
+  constexpr int64_t H = P / 2;
+  const int64_t rows = w.segments[s].second, cols = w.cols;
+  for (int64_t q = q0; q < q1; ++q) {
+    const T* panel = data + w.panel_start(d, s, q);
+    for (int64_t h = 0; h < P; h += H) {
+      const int64_t left = std::clamp<int64_t>(rows - q * P - h, 0, H);
+      if (left == 0) break;
+      __m256d acc[NB][4];
+#pragma GCC unroll 4
+      for (int b = 0; b < NB; ++b)
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) acc[b][k] = _mm256_setzero_pd();
+      for (int64_t i = 0; i < cols; ++i) {
+        const T* col = panel + i * P + h;
+        __m256d c[4];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) c[k] = load4(col + 4 * k);
+#pragma GCC unroll 4
+        for (int b = 0; b < NB; ++b) {
+          const __m256d vb = _mm256_broadcast_sd(v + b * vs + i);
+#pragma GCC unroll 4
+          for (int k = 0; k < 4; ++k) acc[b][k] = _mm256_fmadd_pd(c[k], vb, acc[b][k]);
+        }
+      }
+#pragma GCC unroll 4
+      for (int b = 0; b < NB; ++b) {
+        alignas(32) double sums[H];
+#pragma GCC unroll 4
+        for (int k = 0; k < 4; ++k) _mm256_store_pd(sums + 4 * k, acc[b][k]);
+        std::copy(sums, sums + left, out + b * os + q * P + h);
+      }
+    }
+  }
+}
+
+template <typename T>
+__attribute__((target("avx2,fma"))) void matvec_avx2(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
+                                                   const double* v, int64_t vs, double* out, int64_t os, int64_t n,
+                                                   int64_t q0, int64_t q1) {
+  int64_t b = 0;
+  for (; n - b >= 2; b += 2) matvec_block_avx2<2>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
+  if (n - b == 1) matvec_block_avx2<1>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
 }
 
 }  // namespace
@@ -108,12 +157,14 @@ void matvec_n(const RecurrentWeights& w, int64_t d, size_t s, const double* v, i
   const int64_t panels = (w.segments[s].second + P - 1) / P;
   const int64_t grain = std::max<int64_t>(1, kPanelsWork / std::max<int64_t>(1, P * w.cols * n));
   cpu::parallel_for(panels, grain, [&](int64_t q0, int64_t q1) {
-    if (w.is_float()) {
-      if (has_avx512()) return matvec_avx512(w, w.floats->data(), d, s, v, vs, out, os, n, q0, q1);
-      return matvec_plain(w, w.floats->data(), d, s, v, vs, out, os, n, q0, q1);
-    }
-    if (has_avx512()) return matvec_avx512(w, w.doubles->data(), d, s, v, vs, out, os, n, q0, q1);
-    matvec_plain(w, w.doubles->data(), d, s, v, vs, out, os, n, q0, q1);
+    const math::VectorIsa isa = math::vector_isa();
+    auto run = [&](const auto* data) {
+      if (isa == math::VectorIsa::Avx512) return matvec_avx512(w, data, d, s, v, vs, out, os, n, q0, q1);
+      if (isa == math::VectorIsa::Avx2) return matvec_avx2(w, data, d, s, v, vs, out, os, n, q0, q1);
+      matvec_plain(w, data, d, s, v, vs, out, os, n, q0, q1);
+    };
+    if (w.is_float()) return run(w.floats->data());
+    run(w.doubles->data());
   });
 }
 
