@@ -531,7 +531,7 @@ bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N,
   const int64_t blocks = (N + kCols - 1) / kCols;
   const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 16) / std::max<int64_t>(1, M * kCols * std::max<int64_t>(K, 1)));
   cpu::parallel_for(blocks, grain, [&](int64_t lo, int64_t hi) {
-    double sums[kRows * kCols];
+    double sums[kRows * kCols];  // rows n apart: a narrow block touches only the stack pages it needs
     for (int64_t blk = lo; blk < hi; ++blk) {
       poll_deadline();
       const int64_t j0 = blk * kCols, n = std::min(kCols, N - j0);
@@ -539,9 +539,9 @@ bool gemm_few_rows_f32(const Operand& a, const Operand& b, int64_t M, int64_t N,
         const int64_t rows = std::min(kRows, M - i0);
         for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
           const int64_t cols = std::min(kChunk, n - c0);
-          few_rows_kernel(avx512, rows, cols)(a, b, i0, j0 + c0, cols, K, sums + c0, kCols);
+          few_rows_kernel(avx512, rows, cols)(a, b, i0, j0 + c0, cols, K, sums + c0, n);
         }
-        for (int64_t r = 0; r < rows; ++r) sink(i0 + r, j0, sums + r * kCols, n);
+        for (int64_t r = 0; r < rows; ++r) sink(i0 + r, j0, sums + r * n, n);
       }
     }
   });
