@@ -1,0 +1,124 @@
+// Float32 exp, sigmoid, tanh and erf on 8 lanes of AVX2 with FMA: the
+// formulas and constants of vector_math_avx512.h (see there for the fits
+// and their accuracy) in AVX2's instructions, for unary_avx2.cpp on CPUs
+// without AVX-512. Where AVX-512 has an instruction AVX2 lacks:
+//  - vscalefps: p 2^n is two multiplies by 2^(n/2) and 2^(n - n/2) built
+//    from their exponent bits (both halves normal for n in [-150, 128]), so
+//    a result past FLT_MAX overflows to inf and one below FLT_MIN rounds
+//    once, to the right subnormal;
+//  - vrcp14ps: the 12-bit estimate and one Newton step (within about 2 ulp).
+// NaN stays NaN (max and min return their second operand when either is
+// NaN, and every later step carries it). Only call them where the CPU has
+// AVX2 and FMA.
+#pragma once
+
+#include <immintrin.h>
+
+#include <cstdint>
+
+#define ONNXSCOPE_AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
+
+namespace onnxscope::cpu::avx2 {
+
+ONNXSCOPE_AVX2 __m256 splat(float v) { return _mm256_set1_ps(v); }
+
+// Horner's rule: c[0] * x^(n-1) + ... + c[n-1].
+template <int N>
+ONNXSCOPE_AVX2 __m256 poly(__m256 x, const float (&c)[N]) {
+  __m256 p = splat(c[0]);
+  for (int i = 1; i < N; ++i) p = _mm256_fmadd_ps(p, x, splat(c[i]));
+  return p;
+}
+
+ONNXSCOPE_AVX2 __m256 abs(__m256 x) { return _mm256_andnot_ps(splat(-0.0f), x); }
+// |magnitude| with the sign of `sign`.
+ONNXSCOPE_AVX2 __m256 copysign(__m256 magnitude, __m256 sign) {
+  const __m256 s = splat(-0.0f);
+  return _mm256_or_ps(_mm256_andnot_ps(s, magnitude), _mm256_and_ps(s, sign));
+}
+
+// 1 / d for finite nonzero d: the 12-bit estimate and one Newton step.
+ONNXSCOPE_AVX2 __m256 recip(__m256 d) {
+  const __m256 r = _mm256_rcp_ps(d);
+  return _mm256_fmadd_ps(r, _mm256_fnmadd_ps(d, r, splat(1.0f)), r);
+}
+
+// p 2^n for integral n in [-150, 128] (and NaN for NaN p).
+ONNXSCOPE_AVX2 __m256 scale(__m256 p, __m256 n) {
+  const __m256i ni = _mm256_cvtps_epi32(n);
+  const __m256i half = _mm256_srai_epi32(ni, 1);
+  const __m256i bias = _mm256_set1_epi32(127);
+  const __m256 s1 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(half, bias), 23));
+  const __m256 s2 = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_sub_epi32(ni, half), bias), 23));
+  return _mm256_mul_ps(_mm256_mul_ps(p, s1), s2);
+}
+
+// e^x with results below FLT_MIN as the right subnormal (vector_math_avx512.h's
+// exp_subnormal). NonPositive: the caller knows x <= 0 (or NaN).
+template <bool NonPositive = false>
+ONNXSCOPE_AVX2 __m256 exp_subnormal(__m256 x) {
+  static constexpr float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
+                                5.0000001201e-1f, 1.0f, 1.0f};
+  __m256 xc = _mm256_max_ps(splat(-104.0f), x);
+  if constexpr (!NonPositive) xc = _mm256_min_ps(splat(89.0f), xc);
+  // n = x log2(e) to the nearest integer by adding and taking away 1.5 * 2^23.
+  const __m256 magic = splat(12582912.0f);
+  const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(xc, splat(1.44269504088896341f), magic), magic);
+  __m256 r = _mm256_fnmadd_ps(n, splat(0.693359375f), xc);
+  r = _mm256_fnmadd_ps(n, splat(-2.12194440e-4f), r);
+  return scale(poly(r, c), n);
+}
+
+// e^x, 0 where it is below FLT_MIN (vector_math_avx512.h's exp: a subnormal
+// slows every product that meets it). NaN compares unordered: kept.
+// NonPositive: the lanes kept have n in [-126, 0], so 2^n is one normal
+// float and one multiply (the others' bits are garbage, then zeroed).
+template <bool NonPositive = false>
+ONNXSCOPE_AVX2 __m256 exp(__m256 x) {
+  const __m256 keep = _mm256_cmp_ps(x, splat(-87.3365479f), _CMP_NLT_UQ);
+  if constexpr (!NonPositive) return _mm256_and_ps(exp_subnormal<false>(x), keep);
+  static constexpr float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
+                                5.0000001201e-1f, 1.0f, 1.0f};
+  const __m256 xc = _mm256_max_ps(splat(-104.0f), x);
+  const __m256 magic = splat(12582912.0f);
+  const __m256 n = _mm256_sub_ps(_mm256_fmadd_ps(xc, splat(1.44269504088896341f), magic), magic);
+  __m256 r = _mm256_fnmadd_ps(n, splat(0.693359375f), xc);
+  r = _mm256_fnmadd_ps(n, splat(-2.12194440e-4f), r);
+  const __m256 s = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23));
+  return _mm256_and_ps(_mm256_mul_ps(poly(r, c), s), keep);
+}
+
+// 1 / (1 + e^-x), from e = e^-|x| so that neither side cancels.
+ONNXSCOPE_AVX2 __m256 sigmoid(__m256 x) {
+  const __m256 e = exp<true>(_mm256_or_ps(x, splat(-0.0f)));  // e^-|x| (NaN stays NaN)
+  const __m256 num = _mm256_blendv_ps(e, splat(1.0f), _mm256_cmp_ps(x, _mm256_setzero_ps(), _CMP_GE_OQ));
+  return _mm256_mul_ps(num, recip(_mm256_add_ps(e, splat(1.0f))));  // 1 + e in [1, 2] (NaN for NaN)
+}
+
+// tanh x = x P(x^2) / Q(x^2) on |x| <= 9, kept within [-1, 1].
+ONNXSCOPE_AVX2 __m256 tanh(__m256 x) {
+  static constexpr float p[] = {-8.489145801e-14f, 5.278125159e-11f, -2.022560963e-08f, 1.115440591e-05f,
+                                3.103965893e-03f,  1.308401823e-01f, 1.000000000e+00f};
+  static constexpr float q[] = {2.546159085e-04f, 2.449521609e-02f, 4.641734660e-01f, 1.000000000e+00f};
+  const __m256 a = _mm256_min_ps(splat(9.0f), _mm256_max_ps(splat(-9.0f), x));
+  const __m256 t = _mm256_mul_ps(a, a);
+  const __m256 r = _mm256_mul_ps(_mm256_mul_ps(a, poly(t, p)), recip(poly(t, q)));
+  return _mm256_min_ps(splat(1.0f), _mm256_max_ps(splat(-1.0f), r));
+}
+
+// erf: the Taylor series below 0.5, Abramowitz and Stegun 7.1.26 above.
+ONNXSCOPE_AVX2 __m256 erf(__m256 x) {
+  static constexpr float taylor[] = {-1.0f / 1320, 1.0f / 216, -1.0f / 42, 1.0f / 10, -1.0f / 3, 1.0f};
+  static constexpr float as[] = {1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f, 0.0f};
+  const __m256 a = abs(x);
+  const __m256 z = _mm256_mul_ps(x, x);
+  const __m256 small = _mm256_mul_ps(_mm256_mul_ps(poly(z, taylor), x), splat(1.12837916709551257f));
+  const __m256 t = recip(_mm256_fmadd_ps(_mm256_min_ps(splat(10.0f), a), splat(0.3275911f), splat(1.0f)));
+  const __m256 tail = _mm256_mul_ps(poly(t, as), exp(_mm256_sub_ps(_mm256_setzero_ps(), z)));
+  const __m256 large = copysign(_mm256_sub_ps(splat(1.0f), tail), x);
+  return _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, splat(0.5f), _CMP_LT_OQ));
+}
+
+}  // namespace onnxscope::cpu::avx2
+
+#undef ONNXSCOPE_AVX2
