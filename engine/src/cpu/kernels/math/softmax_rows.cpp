@@ -6,11 +6,15 @@
 // 1.7x (LogSoftmax) onnxruntime's time on attention scores [1,12,128,128].
 // Any NaN in a row makes the whole row NaN, and an infinite maximum gives
 // inf - inf = NaN, as the reference's formula does.
+#include <immintrin.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_exp.h"
+#include "cpu/kernels/math/vector_math_avx2.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
@@ -118,7 +122,56 @@ ONNXSCOPE_CLONES float plain_row_max(const float* x, int64_t n) {
   return m;
 }
 
-// y = e^(x - m) as scratch, and their sum.
+// y = e^(x - m) as scratch, and their sum: in one AVX2 pass where the CPU
+// has AVX2 and FMA (vector_math_avx2.h's exp: the compiler's loop of
+// exp_poly, then a second pass for the sum, left Softmax over attention
+// scores at 0.49x onnxruntime on the AMD EPYC), the tail masked.
+__attribute__((target("avx2,fma"))) float avx2_row_exp_sum(const float* x, float* y, int64_t n, float m) {
+  const __m256 vm = _mm256_set1_ps(m);
+  __m256 s0 = _mm256_setzero_ps(), s1 = _mm256_setzero_ps();
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {  // two sums: each add waits on the last
+    const __m256 e0 = avx2::exp<true>(_mm256_sub_ps(_mm256_loadu_ps(x + i), vm));
+    const __m256 e1 = avx2::exp<true>(_mm256_sub_ps(_mm256_loadu_ps(x + i + 8), vm));
+    _mm256_storeu_ps(y + i, e0);
+    _mm256_storeu_ps(y + i + 8, e1);
+    s0 = _mm256_add_ps(s0, e0);
+    s1 = _mm256_add_ps(s1, e1);
+  }
+  for (; i < n; i += 8) {
+    const __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n - i, 8))),
+                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256 e = _mm256_and_ps(avx2::exp<true>(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm)), _mm256_castsi256_ps(k));
+    _mm256_maskstore_ps(y + i, k, e);
+    s0 = _mm256_add_ps(s0, e);
+  }
+  const __m256 s = _mm256_add_ps(s0, s1);
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 1)));
+}
+
+// The row's maximum in AVX2, NaN skipped as above (max returns its second
+// operand, the running maximum, for NaN), the tail's lanes -inf.
+__attribute__((target("avx2,fma"))) float avx2_row_max(const float* x, int64_t n) {
+  const __m256 ninf = _mm256_set1_ps(-INFINITY);
+  __m256 m0 = ninf, m1 = ninf;
+  int64_t i = 0;
+  for (; i + 16 <= n; i += 16) {
+    m0 = _mm256_max_ps(_mm256_loadu_ps(x + i), m0);
+    m1 = _mm256_max_ps(_mm256_loadu_ps(x + i + 8), m1);
+  }
+  for (; i < n; i += 8) {
+    const __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n - i, 8))),
+                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    m0 = _mm256_max_ps(_mm256_blendv_ps(ninf, _mm256_maskload_ps(x + i, k), _mm256_castsi256_ps(k)), m0);
+  }
+  const __m256 m = _mm256_max_ps(m0, m1);
+  const __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
+  const __m128 q = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_max_ss(q, _mm_shuffle_ps(q, q, 1)));
+}
+
 ONNXSCOPE_CLONES float plain_row_exp_sum(const float* x, float* y, int64_t n, float m) {
   for (int64_t i = 0; i < n; ++i) y[i] = exp_poly(x[i] - m);
   float lane[8] = {};
@@ -145,6 +198,11 @@ ONNXSCOPE_CLONES void plain_row_divide(float* y, int64_t n, float s) {
 }
 #undef ONNXSCOPE_CLONES
 
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+
 // The output, and rows [r0, r1) of n floats to `run` across the thread pool.
 template <class Run>
 void over_rows(KernelContext& ctx, Run run) {
@@ -162,8 +220,8 @@ void SoftmaxPlainRows(KernelContext& ctx) {
     for (int64_t r = r0; r < r1; ++r) {
       const float* xr = in + r * n;
       float* yr = y + r * n;
-      const float m = plain_row_max(xr, n);
-      const float s = plain_row_exp_sum(xr, yr, n, m);
+      const float m = has_avx2() ? avx2_row_max(xr, n) : plain_row_max(xr, n);
+      const float s = has_avx2() ? avx2_row_exp_sum(xr, yr, n, m) : plain_row_exp_sum(xr, yr, n, m);
       if constexpr (Log) plain_row_log(xr, yr, n, m, static_cast<float>(std::log(static_cast<double>(s))));
       else plain_row_divide(yr, n, s);
     }
