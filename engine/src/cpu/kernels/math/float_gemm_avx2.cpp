@@ -26,6 +26,7 @@
 
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/math/float_product.h"
 #include "cpu/kernels/nn/fused_activation_avx2.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -36,16 +37,8 @@ namespace {
 
 constexpr int64_t kNR = 16, kMR = 6, kKC = 256;
 
-struct Problem {
-  int64_t rows = 0, K = 0, N = 0;
-  Shape out;
-  bool trans_b = false, bias = false;
-  FusedActivation act;
-};
-
-enum class Op { MatMul, FusedMatMul, Gemm, FusedGemm };
-
-bool float_tensor(const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; }
+using Problem = FloatProduct;
+using Op = ProductOp;
 
 bool avx2_only() {
   static const bool yes =
@@ -55,39 +48,7 @@ bool avx2_only() {
 
 template <Op O>
 bool problem_of(const KernelContext& ctx, Problem& p) {
-  constexpr bool Gemm = O == Op::Gemm || O == Op::FusedGemm, biased = O != Op::MatMul;
-  if (!avx2_only() || ctx.input_count() < 2 || ctx.input_count() > (biased ? 3u : 2u) || ctx.output_count() != 1)
-    return false;
-  if (!ctx.input_is_initializer(1)) return false;  // B packed once: a constant
-  if (Gemm && (ctx.attr_int("transA", 0) != 0 || ctx.attr_float("alpha", 1.0f) != 1.0f)) return false;
-  // C is required before opset 11: a Gemm without it is the reference's to name.
-  if (O == Op::Gemm && ctx.opset_version() < 11 && (ctx.input_count() < 3 || !ctx.input_value(2))) return false;
-  p.trans_b = Gemm && ctx.attr_int("transB", 0) != 0;
-  const Value* av = ctx.input_value(0);
-  const Value* bv = ctx.input_value(1);
-  if (!float_tensor(av) || !float_tensor(bv)) return false;
-  const Shape& as = av->tensor().shape();
-  const Shape& bs = bv->tensor().shape();
-  if (as.empty() || bs.size() != 2 || (Gemm && as.size() != 2)) return false;
-  p.K = as.back();
-  p.N = bs[p.trans_b ? 0 : 1];
-  if (bs[p.trans_b ? 1 : 0] != p.K || p.K < 1 || p.N < 1) return false;
-  p.rows = 1;
-  for (size_t i = 0; i + 1 < as.size(); ++i) {
-    if (as[i] < 1) return false;  // (empty: oneDNN's and the reference's)
-    p.rows *= as[i];
-  }
-  p.out.assign(as.begin(), as.end() - 1);
-  p.out.push_back(p.N);
-  if (const Value* c = biased && ctx.input_count() > 2 ? ctx.input_value(2) : nullptr) {
-    const Shape& cs = c->tensor().shape();
-    const float beta = Gemm ? ctx.attr_float("beta", 1.0f) : 1.0f;
-    if (!float_tensor(c) || (cs != Shape{p.N} && !(Gemm && cs == Shape{1, p.N})) || (beta != 1.0f && beta != 0.0f))
-      return false;
-    p.bias = beta == 1.0f;
-  }
-  if ((O == Op::FusedMatMul || O == Op::FusedGemm) && !fused_activation_of(ctx, p.act)) return false;
-  return true;
+  return avx2_only() && ctx.input_is_initializer(1) && float_product_of(ctx, p, O);  // B packed once: a constant
 }
 
 template <Op O>

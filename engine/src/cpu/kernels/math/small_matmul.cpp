@@ -27,6 +27,7 @@
 
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/math/float_product.h"
 #include "cpu/kernels/nn/fused_activation_avx512.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -37,13 +38,7 @@ namespace {
 constexpr int64_t kMaxRows = 16;
 constexpr int64_t kMaxMacs = int64_t{1} << 18;  // ~2.5 us of sums at one thread
 
-struct Product {
-  int64_t rows = 0, K = 0, N = 0;
-  Shape out;
-  bool bias = false;
-  bool trans_b = false;  // B given as [N, K] (a constant: Gemm's transB)
-  FusedActivation act;
-};
+using Product = FloatProduct;
 
 // A constant B [N, K] as [K, N], kept for the node while B's storage is the
 // same. Where the engine gives repacked weights back (run, bench), B's plain
@@ -54,47 +49,12 @@ struct TransposedB {
   std::shared_ptr<std::vector<float>> kn;
 };
 
-bool float_tensor(const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; }
-
-enum class Op { MatMul, FusedMatMul, Gemm, FusedGemm };
+using Op = ProductOp;
 
 bool product_of(const KernelContext& ctx, Product& p, Op op) {
   static const bool avx512 = __builtin_cpu_supports("avx512f");
-  const bool gemm = op == Op::Gemm || op == Op::FusedGemm, biased = op != Op::MatMul;
-  if (!avx512 || ctx.input_count() < 2 || ctx.input_count() > (biased ? 3u : 2u) || ctx.output_count() != 1) return false;
-  if (gemm && (ctx.attr_int("transA", 0) != 0 || ctx.attr_float("alpha", 1.0f) != 1.0f)) return false;
-  p.trans_b = gemm && ctx.attr_int("transB", 0) != 0;
-  if (p.trans_b && !ctx.input_is_initializer(1)) return false;
-  // C is required before opset 11: a Gemm without it is the reference's to name.
-  if (op == Op::Gemm && ctx.opset_version() < 11 && (ctx.input_count() < 3 || !ctx.input_value(2))) return false;
-  const Value* av = ctx.input_value(0);
-  const Value* bv = ctx.input_value(1);
-  if (!float_tensor(av) || !float_tensor(bv)) return false;
-  const Shape& as = av->tensor().shape();
-  const Shape& bs = bv->tensor().shape();
-  if (as.empty() || bs.size() != 2 || (gemm && as.size() != 2)) return false;  // B one plain matrix (a batch of B's: oneDNN's)
-  p.K = as.back();
-  p.N = bs[p.trans_b ? 0 : 1];
-  if (bs[p.trans_b ? 1 : 0] != p.K || p.K < 1 || p.N < 1) return false;
-  p.rows = 1;
-  for (size_t i = 0; i + 1 < as.size(); ++i) {
-    if (as[i] < 1) return false;  // (empty: oneDNN's and the reference's)
-    p.rows *= as[i];
-    if (p.rows > kMaxRows) return false;
-  }
-  if (p.rows * p.K > kMaxMacs || p.rows * p.K * p.N > kMaxMacs) return false;
-  p.out.assign(as.begin(), as.end() - 1);
-  p.out.push_back(p.N);
-  if (const Value* b = biased && ctx.input_count() > 2 ? ctx.input_value(2) : nullptr) {
-    // Gemm's C: a row of N (or [1, N]) added once (beta 1); beta 0 drops it.
-    const Shape& cs = b->tensor().shape();
-    const float beta = gemm ? ctx.attr_float("beta", 1.0f) : 1.0f;
-    if (!float_tensor(b) || (cs != Shape{p.N} && !(gemm && cs == Shape{1, p.N})) || (beta != 1.0f && beta != 0.0f))
-      return false;
-    p.bias = beta == 1.0f;
-  }
-  if ((op == Op::FusedMatMul || op == Op::FusedGemm) && !fused_activation_of(ctx, p.act)) return false;
-  return true;
+  if (!avx512 || !float_product_of(ctx, p, op)) return false;
+  return p.rows <= kMaxRows && p.rows * p.K <= kMaxMacs && p.rows * p.K * p.N <= kMaxMacs;
 }
 
 template <Op O>
