@@ -2,7 +2,8 @@
 // Gemm of float rows by a constant 2-D B, on CPUs with AVX2 and FMA and no
 // AVX-512. Against the reference on seeded random problems: rows from A's
 // leading dims past and within one 6-row tile, K past one 256-block, N off
-// the 16-column panels, NaN and infinities in A; Gemm with transB, a bias row
+// the 16-column panels (and past the 8 from which A is packed), NaN and
+// infinities in A; Gemm with transB, a bias row
 // or none, beta 0; a B that is not a constant stays oneDNN's; the passes'
 // FusedMatMul and FusedGemm with every activation; a prepared
 // model run again with other row counts; and the weights given back
@@ -41,7 +42,8 @@ TEST(CpuFloatGemmAvx2, MatMulByAConstantB) {
     Shape a;
     const int64_t rank = pick(rng, 1, 4);
     for (int64_t d = 0; d + 1 < rank; ++d) a.push_back(pick(rng, 1, d == 0 ? 20 : 4));
-    const int64_t K = i % 5 == 0 ? pick(rng, 257, 700) : pick(rng, 1, 120), N = pick(rng, 1, 70);
+    // N past 8 panels in some: A is then packed into tiles (fewer read it as it lies).
+    const int64_t K = i % 5 == 0 ? pick(rng, 257, 700) : pick(rng, 1, 120), N = i % 3 == 0 ? pick(rng, 113, 260) : pick(rng, 1, 70);
     a.push_back(K);
     c.what = "MatMul " + shape_to_string(a) + " x [" + std::to_string(K) + "," + std::to_string(N) + "]";
     c.input("a", random_tensor(rng, DataType::Float, a, -2, 2, i % 7 == 6));
@@ -57,7 +59,8 @@ TEST(CpuFloatGemmAvx2, GemmTransposedOrNotWithABiasRow) {
   Rng rng(302);
   for (int i = 0; i < 48; ++i) {
     Case c(13);
-    const int64_t rows = pick(rng, 1, 40), K = i % 4 == 0 ? pick(rng, 257, 600) : pick(rng, 1, 160), N = pick(rng, 1, 90);
+    const int64_t rows = pick(rng, 1, 40), K = i % 4 == 0 ? pick(rng, 257, 600) : pick(rng, 1, 160),
+                  N = i % 3 == 0 ? pick(rng, 113, 200) : pick(rng, 1, 90);
     const bool trans_b = i % 2 == 0, with_c = i % 4 != 1, beta_zero = i % 6 == 3, constant_b = i % 8 != 7;
     c.what = "Gemm [" + std::to_string(rows) + "," + std::to_string(K) + "] x B" + (trans_b ? "^T" : "") + " N " +
              std::to_string(N) + (with_c ? (beta_zero ? " C, beta 0" : " + C") : "") + (constant_b ? "" : ", B an input");
@@ -137,7 +140,8 @@ TEST(CpuFloatGemmAvx2, FusedBiasAndEveryActivation) {
   Rng rng(303);
   for (int i = 0; i < 40; ++i) {
     const std::string act = acts[i % 10];
-    const int64_t rows = pick(rng, 1, 30), K = i % 3 == 0 ? pick(rng, 257, 400) : pick(rng, 1, 150), N = pick(rng, 1, 70);
+    const int64_t rows = pick(rng, 1, 30), K = i % 3 == 0 ? pick(rng, 257, 400) : pick(rng, 1, 150),
+                  N = i % 4 == 0 ? pick(rng, 113, 200) : pick(rng, 1, 70);
     ModelBuilder mb(20);
     const bool rank2 = i % 2 == 0;
     if (rank2) mb.input("x", DataType::Float, {rows, K});
