@@ -4,8 +4,8 @@
 // ([K][16] each, zero past N), then register tiles of 6 rows by 16 columns
 // (12 accumulators, 2 loads of B and a broadcast of A a step: AVX2's 16
 // registers), t in blocks of 256 so a panel's block (16 KiB) stays in L1
-// while the row tiles pass and A's block stays in L2, the panels shared out
-// to the threads. On the AMD EPYC oneDNN's AVX2 matmul ran GPT-2's and
+// while the row tiles pass, the panels shared out to the threads; A packed
+// into 6-row tiles where 8 or more panels read it. On the AMD EPYC oneDNN's AVX2 matmul ran GPT-2's and
 // BERT's Linear layers at about 57% of the FMA peak (GPT-2 at batch 1
 // 0.79x onnxruntime, 86% of its time in Gemm). AVX-512 machines keep
 // oneDNN's, which was measured there.
@@ -197,7 +197,8 @@ __attribute__((target("avx2,fma"))) void panels_of(const Problem& p, const float
       for (int64_t i0 = 0; i0 < p.rows; i0 += kMR) {
         const int64_t r = std::min(kMR, p.rows - i0);
         const TileFn f = n == kNR ? tile_for<true>(r) : tile_for<false>(r);
-        f(lda ? a + i0 * lda + k0 : a + (i0 * p.K + k0 * kMR), lda, bp, kc, y + i0 * p.N + j0, p.N, k0 == 0, bias ? bias + j0 : nullptr,
+        const float* at = lda ? a + i0 * lda + k0 : a + (i0 * p.K + k0 * kMR);
+        f(at, lda, bp, kc, y + i0 * p.N + j0, p.N, k0 == 0, bias ? bias + j0 : nullptr,
           k0 + kc == p.K ? &p.act : nullptr, m0, m1);
       }
     }
