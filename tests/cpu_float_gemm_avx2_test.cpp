@@ -19,6 +19,7 @@
 #include "onnxscope/cpu.h"
 #include "onnxscope/inputs.h"
 #include "onnxscope/reference.h"
+#include "fused_product_model.h"
 #include "ops_harness.h"
 
 using namespace onnxscope;
@@ -144,30 +145,7 @@ TEST(CpuFloatGemmAvx2, FusedBiasAndEveryActivation) {
                   N = i % 4 == 0 ? pick(rng, 113, 200) : pick(rng, 1, 70);
     ModelBuilder mb(20);
     const bool rank2 = i % 2 == 0;
-    if (rank2) mb.input("x", DataType::Float, {rows, K});
-    else mb.input("x", DataType::Float, {int64_t{1}, rows, K});
-    Rng wr(static_cast<unsigned>(i));
-    add_initializer(mb, "w", random_tensor(wr, DataType::Float, {K, N}, -1, 1));
-    add_initializer(mb, "bias", random_tensor(wr, DataType::Float, {N}, -1, 1));
-    mb.node("MatMul", {"x", "w"}, {"m"}, "mm");
-    mb.node("Add", {"m", "bias"}, {act.empty() ? "y" : "s"}, "add");
-    if (act == "Clip") {
-      mb.initializer(make_float_tensor("lo", {}, {-0.5f}));
-      mb.initializer(make_float_tensor("hi", {}, {1.5f}));
-      mb.node("Clip", {"s", "lo", "hi"}, {"y"}, "act");
-    } else if (act == "Gelu" || act == "GeluTanh") {
-      auto& g = mb.node("Gelu", {"s"}, {"y"}, "act");
-      if (act == "GeluTanh") attr_string(g, "approximate", "tanh");
-    } else if (act == "LeakyRelu") {
-      attr_float(mb.node("LeakyRelu", {"s"}, {"y"}, "act"), "alpha", 0.2f);
-    } else if (act == "HardSigmoid") {
-      auto& h = mb.node("HardSigmoid", {"s"}, {"y"}, "act");
-      attr_float(h, "alpha", 0.3f);
-      attr_float(h, "beta", 0.4f);
-    } else if (!act.empty()) {
-      mb.node(act, {"s"}, {"y"}, "act");
-    }
-    mb.output_untyped("y");
+    build_fused_product(mb, act, rank2, rows, K, N, static_cast<unsigned>(i));
     SCOPED_TRACE("[" + std::to_string(rows) + "," + std::to_string(K) + "] x [" + std::to_string(K) + "," +
                  std::to_string(N) + "] + bias " + act);
     auto loaded = mb.load();

@@ -212,16 +212,19 @@ namespace {
 // the hardware's prefetchers do not follow, so every row waited on memory.
 constexpr int64_t kWidenAhead = 8;
 
+// Asks for the cache lines of `bytes` bytes from `row` (SSE: every x86-64).
+inline void request_row(const float* row, int64_t bytes) {
+  const char* p = reinterpret_cast<const char*>(row);
+  for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(p + b, _MM_HINT_T0);
+  _mm_prefetch(p + bytes - 1, _MM_HINT_T0);
+}
+
 __attribute__((target("avx512f"))) void widen_avx512(const float* src, int64_t stride, double* dst, int64_t K,
                                                      int64_t groups, int64_t width) {
   const int64_t bytes = groups * width * static_cast<int64_t>(sizeof(float));  // of a row read here
   for (int64_t t = 0; t < K; ++t) {
     const float* row = src + t * stride;
-    if (t + kWidenAhead < K) {
-      const char* ahead = reinterpret_cast<const char*>(row + kWidenAhead * stride);
-      for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T0);
-      _mm_prefetch(ahead + bytes - 1, _MM_HINT_T0);
-    }
+    if (t + kWidenAhead < K) request_row(row + kWidenAhead * stride, bytes);
     for (int64_t g = 0; g < groups; ++g) {
       double* out = dst + (g * K + t) * width;
       const float* in = row + g * width;
@@ -238,11 +241,7 @@ __attribute__((target("avx2,fma"))) void widen_avx2(const float* src, int64_t st
   const int64_t bytes = groups * width * static_cast<int64_t>(sizeof(float));
   for (int64_t t = 0; t < K; ++t) {
     const float* row = src + t * stride;
-    if (t + kWidenAhead < K) {
-      const char* ahead = reinterpret_cast<const char*>(row + kWidenAhead * stride);
-      for (int64_t b = 0; b < bytes; b += 64) _mm_prefetch(ahead + b, _MM_HINT_T0);
-      _mm_prefetch(ahead + bytes - 1, _MM_HINT_T0);
-    }
+    if (t + kWidenAhead < K) request_row(row + kWidenAhead * stride, bytes);
     for (int64_t g = 0; g < groups; ++g) {
       double* out = dst + (g * K + t) * width;
       const float* in = row + g * width;
