@@ -238,6 +238,13 @@ def cases() -> list[Case]:
     c.append(Case("Conv grouped g8 [1,64,56,56]", "Conv", [x([1, 64, 56, 56])], [("w", w(64, 8, 3, 3))],
                   {"group": 8, "pads": [1, 1, 1, 1]}, opset=11))
     c.append(Case("Conv 1x1 [1,96,56,56]->144", "Conv", [x(cnn)], [("w", w(144, 96, 1, 1))], opset=11))
+    # The dense convolutions a ResNet spends its time in: 3x3 at each stage's
+    # width, and a bottleneck's 1x1 reduce and expand.
+    for ch, hw in ((64, 56), (128, 28), (256, 14), (512, 7)):
+        c.append(Case(f"Conv 3x3 [1,{ch},{hw},{hw}]", "Conv", [x([1, ch, hw, hw])], [("w", w(ch, ch, 3, 3)), ("bias", w(ch))],
+                      {"pads": [1, 1, 1, 1]}, opset=11))
+    c.append(Case("Conv 1x1 [1,256,56,56]->64", "Conv", [x([1, 256, 56, 56])], [("w", w(64, 256, 1, 1))], opset=11))
+    c.append(Case("Conv 1x1 [1,256,14,14]->1024", "Conv", [x([1, 256, 14, 14])], [("w", w(1024, 256, 1, 1))], opset=11))
     c.append(Case("Conv 3x3 s2 [1,3,224,224]->32", "Conv", [x([1, 3, 224, 224])], [("w", w(32, 3, 3, 3))],
                   {"pads": [1, 1, 1, 1], "strides": [2, 2]}, opset=11))
     c.append(Case("Conv dilated 3x3 d2 [1,64,56,56]", "Conv", [x([1, 64, 56, 56])], [("w", w(64, 64, 3, 3))],

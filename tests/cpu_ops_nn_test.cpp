@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "blocked_conv_case.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
 #include "onnxscope/reference.h"
@@ -817,160 +818,42 @@ TEST(CpuOpsNn, ContribAttentionAndMultiHeadAttentionAgainstTheReference) {
 // fixed by the problem: one and two threads give the same bits.
 TEST(CpuOpsNn, BlockedGroupedConvMatchesTheReference) {
   if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "the grouped blocked kernel needs AVX-512";
-  struct Ran : Observer {
-    std::string kernel;
-    void on_node(const NodeEvent& e) override {
-      if (e.node->op_type == "NchwcConv") kernel = e.kernel;
-    }
-  };
-  struct Act {
-    std::string op;
-    std::vector<float> params;
-  };
-  const std::vector<Act> acts = {{"", {}},          {"Relu", {}},         {"LeakyRelu", {0.1f}}, {"Clip", {-1.0f, 2.0f}},
-                                 {"HardSigmoid", {0.2f, 0.5f}}, {"HardSwish", {}}, {"Swish", {1.0f}},  {"Swish", {1.5f}},
-                                 {"Sigmoid", {}},   {"Tanh", {}},         {"Gelu", {0.0f}},       {"Gelu", {1.0f}}};
+  const auto& acts = blocked_conv_activations();
   Rng rng(91);
   auto one = make_cpu_engine(CpuOptions{.opt_level = 0, .threads = 1});
   auto two = make_cpu_engine(CpuOptions{.opt_level = 0, .threads = 2});
-  auto ref_engine = make_reference_engine();
   const char* auto_pads[] = {"NOTSET", "NOTSET", "NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
   int checked = 0;
   for (int i = 0; i < 120; ++i) {
     const int64_t c = std::vector<int64_t>{2, 4, 8}[static_cast<size_t>(i % 3)];
     const int64_t G = pick(rng, 2, 48 / c + 3), C = G * c;
-    const Shape s{pick(rng, 1, 2), C, pick(rng, 1, 13), pick(rng, 1, 21)};
-    const std::vector<int64_t> dil{pick(rng, 1, 2), pick(rng, 1, 2)};
-    const std::vector<int64_t> k{pick(rng, 1, std::min<int64_t>(5, (s[2] - 1) / dil[0] + 1)),
-                                 pick(rng, 1, std::min<int64_t>(5, (s[3] - 1) / dil[1] + 1))};
-    const std::vector<int64_t> st{pick(rng, 1, 3), pick(rng, 1, 3)};
-    const std::vector<int64_t> pads{pick(rng, 0, k[0]), pick(rng, 0, k[1]), pick(rng, 0, k[0]), pick(rng, 0, k[1])};
-    const std::string auto_pad = auto_pads[pick(rng, 0, 5)];
-    const Act& a = acts[static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(acts.size()) - 1))];
-    const bool bias = i % 4 != 0, residual = i % 5 == 1, w_constant = i % 2 == 0;
-    // The output's size, as the reference works it out, for the residual.
-    std::vector<int64_t> out(2);
-    for (size_t d = 0; d < 2; ++d) {
-      const int64_t in = s[2 + d], ext = (k[d] - 1) * dil[d] + 1;
-      if (auto_pad == "NOTSET") out[d] = (in + pads[d] + pads[2 + d] - ext) / st[d] + 1;
-      else if (auto_pad == "VALID") out[d] = (in - ext) / st[d] + 1;
-      else out[d] = (in + st[d] - 1) / st[d];
+    BlockedConvCase bc;
+    bc.x = {pick(rng, 1, 2), C, pick(rng, 1, 13), pick(rng, 1, 21)};
+    bc.out_channels = C;
+    bc.group = G;
+    bc.block = 16;
+    bc.dilations = {pick(rng, 1, 2), pick(rng, 1, 2)};
+    bc.kernel = {pick(rng, 1, std::min<int64_t>(5, (bc.x[2] - 1) / bc.dilations[0] + 1)),
+                 pick(rng, 1, std::min<int64_t>(5, (bc.x[3] - 1) / bc.dilations[1] + 1))};
+    bc.strides = {pick(rng, 1, 3), pick(rng, 1, 3)};
+    bc.pads = {pick(rng, 0, bc.kernel[0]), pick(rng, 0, bc.kernel[1]), pick(rng, 0, bc.kernel[0]), pick(rng, 0, bc.kernel[1])};
+    bc.auto_pad = auto_pads[pick(rng, 0, 5)];
+    const auto& a = acts[static_cast<size_t>(pick(rng, 0, static_cast<int64_t>(acts.size()) - 1))];
+    bc.act = a.first;
+    bc.act_params = a.second;
+    bc.bias = i % 4 != 0;
+    bc.residual = i % 5 == 1;
+    bc.w_constant = i % 2 == 0;
+    bc.odd_values = i % 9 == 4;
+    if (blocked_conv_out(bc).empty()) continue;  // no output pixel
+    SCOPED_TRACE(bc.text());
+    const BlockedConvRun r = run_blocked_conv(bc, rng, {one.get(), two.get()});
+    for (size_t e = 0; e < r.got.size(); ++e) {
+      EXPECT_EQ(r.kernels[e], "cpu-avx512");
+      const std::string bad = blocked_conv_mismatch(r.want, r.got[e], 2e-5);
+      ASSERT_TRUE(bad.empty()) << bad;
     }
-    if (out[0] < 1 || out[1] < 1) continue;  // no output pixel
-    SCOPED_TRACE("grouped NchwcConv c " + std::to_string(c) + " x" + shape_to_string(s) + " k" + shape_to_string(k) + " s" +
-                 shape_to_string(st) + " d" + shape_to_string(dil) + " " + auto_pad + " pads" + shape_to_string(pads) +
-                 (bias ? " bias" : "") + (residual ? " residual" : "") + " " + a.op + (w_constant ? " constant W" : ""));
-    Tensor x = random_tensor(rng, DataType::Float, s, -3, 3);
-    if (i % 9 == 4) {
-      const std::vector<float> odd = {NAN, INFINITY, -INFINITY};
-      for (uint64_t e = 0; e < x.element_count(); e += static_cast<uint64_t>(pick(rng, 5, 40)))
-        x.mutable_data<float>()[e] = odd[static_cast<size_t>(pick(rng, 0, 2))];
-    }
-    const Tensor w = random_tensor(rng, DataType::Float, {C, c, k[0], k[1]}, -1, 1);
-    const Tensor b = random_tensor(rng, DataType::Float, {C}, -1, 1);
-    const Tensor r = random_tensor(rng, DataType::Float, {s[0], C, out[0], out[1]}, -2, 2);
-    ModelBuilder cm(14), rm(14);
-    cm.opset("onnxscope.cpu", 1);
-    NamedValues in{{"x", Value(x)}};
-    for (ModelBuilder* m : {&cm, &rm}) {
-      m->input("x", DataType::Float, dims_of(s));
-      if (w_constant) m->initializer(make_float_tensor("w", w.shape(), std::vector<float>(w.data<float>(), w.data<float>() + w.element_count())));
-      else m->input("w", DataType::Float, dims_of(w.shape()));
-      if (bias) m->initializer(make_float_tensor("b", b.shape(), std::vector<float>(b.data<float>(), b.data<float>() + b.element_count())));
-      if (residual) m->input("r", DataType::Float, dims_of(r.shape()));
-    }
-    if (!w_constant) in.emplace_back("w", Value(w));
-    if (residual) in.emplace_back("r", Value(r));
-    attr_int(cm.node("ToNchwc", {"x"}, {"xb"}, "to", "onnxscope.cpu"), "block", 16);
-    std::vector<std::string> cin{"xb", "w", bias ? "b" : ""};
-    if (residual) {
-      attr_int(cm.node("ToNchwc", {"r"}, {"rb"}, "to_r", "onnxscope.cpu"), "block", 16);
-      cin.push_back("rb");
-    }
-    if (!bias && !residual) cin.pop_back();
-    auto& n = cm.node("NchwcConv", cin, {"yb"}, "conv", "onnxscope.cpu");
-    attr_int(n, "block", 16);
-    if (!a.op.empty()) {
-      attr_string(n, "activation", a.op);
-      if (!a.params.empty()) attr_floats(n, "activation_params", a.params);
-    }
-    attr_int(cm.node("FromNchwc", {"yb"}, {"y"}, "from", "onnxscope.cpu"), "channels", C);
-    std::vector<std::string> rin{"x", "w"};
-    if (bias) rin.push_back("b");
-    auto& rc = rm.node("Conv", rin, {residual ? "t0" : "t"}, "conv");
-    for (auto* node : {&n, &rc}) {
-      attr_int(*node, "group", G);
-      attr_ints(*node, "strides", st);
-      attr_ints(*node, "dilations", dil);
-      if (auto_pad == "NOTSET") attr_ints(*node, "pads", pads);
-      else attr_string(*node, "auto_pad", auto_pad);
-    }
-    if (residual) rm.node("Add", {"t0", "r"}, {"t"}, "add");
-    auto scalar = [&](const std::string& name, float v) { rm.initializer(make_float_tensor(name, {}, {v})); };
-    if (a.op.empty()) {
-      rm.node("Identity", {"t"}, {"y"}, "act");
-    } else if (a.op == "Swish") {  // x sigmoid(alpha x)
-      scalar("alpha", a.params[0]);
-      rm.node("Mul", {"t", "alpha"}, {"ax"}, "ax");
-      rm.node("Sigmoid", {"ax"}, {"sig"}, "sig");
-      rm.node("Mul", {"t", "sig"}, {"y"}, "act");
-    } else if (a.op == "Gelu") {  // x/2 (1 + erf(x / sqrt 2)), or with tanh(sqrt(2/pi) (x + 0.044715 x^3))
-      scalar("half", 0.5f);
-      scalar("one", 1.0f);
-      if (a.params[0] == 0.0f) {
-        scalar("rsqrt2", 0.70710678f);
-        rm.node("Mul", {"t", "rsqrt2"}, {"u"}, "u");
-        rm.node("Erf", {"u"}, {"f"}, "f");
-      } else {
-        scalar("c", 0.044715f);
-        scalar("k", 0.7978845608f);
-        rm.node("Mul", {"t", "t"}, {"t2"}, "t2");
-        rm.node("Mul", {"t2", "t"}, {"t3"}, "t3");
-        rm.node("Mul", {"t3", "c"}, {"ct3"}, "ct3");
-        rm.node("Add", {"t", "ct3"}, {"in"}, "in");
-        rm.node("Mul", {"in", "k"}, {"u"}, "u");
-        rm.node("Tanh", {"u"}, {"f"}, "f");
-      }
-      rm.node("Add", {"f", "one"}, {"f1"}, "f1");
-      rm.node("Mul", {"t", "f1"}, {"g"}, "g");
-      rm.node("Mul", {"g", "half"}, {"y"}, "act");
-    } else if (a.op == "Clip") {
-      rm.initializer(make_float_tensor("lo", {}, {a.params[0]}));
-      rm.initializer(make_float_tensor("hi", {}, {a.params[1]}));
-      rm.node("Clip", {"t", "lo", "hi"}, {"y"}, "act");
-    } else {
-      auto& an = rm.node(a.op, {"t"}, {"y"}, "act");
-      if (a.op == "LeakyRelu") attr_float(an, "alpha", a.params[0]);
-      if (a.op == "HardSigmoid") {
-        attr_float(an, "alpha", a.params[0]);
-        attr_float(an, "beta", a.params[1]);
-      }
-    }
-    for (ModelBuilder* m : {&cm, &rm}) m->output_untyped("y");
-    auto cl = cm.load(), rl = rm.load();
-    ASSERT_TRUE(cl.ok() && rl.ok()) << dump(cl) << dump(rl);
-    const std::shared_ptr<const Model> cpu_model(std::move(cl.model));
-    const NamedValues want = ref_engine->prepare(std::shared_ptr<const Model>(std::move(rl.model)))->run(in);
-    const Tensor& wt = want.at(0).second.tensor();
-    std::vector<Tensor> got;
-    for (Engine* e : {one.get(), two.get()}) {
-      Ran ran;
-      RunOptions ro;
-      ro.observer = &ran;
-      ro.capture_original = false;
-      got.push_back(e->prepare(cpu_model)->run(in, ro).at(0).second.tensor());
-      EXPECT_EQ(ran.kernel, "cpu-avx512");
-    }
-    for (const Tensor& g : got) {
-      ASSERT_EQ(g.shape(), wt.shape());
-      for (uint64_t e = 0; e < g.element_count(); ++e) {
-        const float want_v = wt.data<float>()[e], got_v = g.data<float>()[e];
-        if (std::isnan(want_v) || std::isnan(got_v)) ASSERT_TRUE(std::isnan(want_v) && std::isnan(got_v)) << "at " << e << ": ref " << want_v << " cpu " << got_v;
-        else if (std::isinf(want_v) || std::isinf(got_v)) ASSERT_EQ(want_v, got_v) << "at " << e;
-        else ASSERT_LE(std::abs(want_v - got_v), 2e-5 * (1 + std::abs(want_v))) << "at " << e << ": ref " << want_v << " cpu " << got_v;
-      }
-    }
-    ASSERT_EQ(std::memcmp(got[0].raw(), got[1].raw(), got[0].byte_size()), 0) << "1 and 2 threads differ";
+    ASSERT_EQ(std::memcmp(r.got[0].raw(), r.got[1].raw(), r.got[0].byte_size()), 0) << "1 and 2 threads differ";
     ++checked;
   }
   EXPECT_GE(checked, 105);  // (the rest had no output pixel)

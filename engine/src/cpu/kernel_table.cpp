@@ -24,6 +24,7 @@ const KernelRegistry& cpu_kernels() {
     cpu::register_depthwise_conv_kernels(r);  // before oneDNN's: a plain depthwise Conv without two reorders around it
     cpu::register_conv1d_kernels(r);  // before oneDNN's: no layout reorders around a 1-D convolution
     cpu::register_grouped_conv_nchwc_kernels(r);  // before oneDNN's: it has no kernel for groups narrower than a block on nChw16c
+    cpu::register_winograd_conv_nchwc_kernels(r);  // before oneDNN's: fewer multiplies than its AVX2 direct 3x3 convolution
     cpu::register_small_matmul_kernels(r);  // before oneDNN's: no primitive call for a product of a few rows by a small B
     cpu::register_float_gemm_avx2_kernels(r);  // before oneDNN's: its AVX2 matmul ran Linear layers at ~57% of the FMA peak
     cpu::register_variadic_kernels(r);  // before oneDNN's sum: no primitive call for small tensors

@@ -65,6 +65,9 @@ void register_nchwc_reorder_kernels(KernelRegistry& r);  // kernels/tensor/nchwc
 void register_nhwc_reorder_kernels(KernelRegistry& r);   // kernels/tensor/nhwc_reorder.cpp: ToNhwc, FromNhwc (channels last <-> first)
 void register_squeeze_excite_nchwc_kernels(KernelRegistry& r);  // kernels/nn/squeeze_excite_nchwc.cpp: NchwcSqueezeExcite, blocked
 void register_grouped_conv_nchwc_kernels(KernelRegistry& r);  // kernels/nn/grouped_conv_nchwc.cpp: NchwcConv of groups of 2, 4 or 8 channels
+void register_winograd_conv_nchwc_kernels(KernelRegistry& r);  // kernels/nn/winograd_conv_nchwc.cpp: NchwcConv 3x3 stride 1 by Winograd F(2x2, 3x3), AVX2
+// Tests: the Winograd kernel takes its problems on AVX-512 CPUs too (where oneDNN keeps them), so that it is checked there.
+void force_winograd_conv_on_avx512(bool on);
 void register_global_pool_nchwc_kernels(KernelRegistry& r);  // kernels/reduction/global_pool_nchwc.cpp: NchwcPool's global poolings on the blocked layout
 void register_global_pool_kernels(KernelRegistry& r);     // kernels/reduction/reduce.cpp: GlobalAveragePool, GlobalMaxPool on plain layouts
 void register_cumsum_kernels(KernelRegistry& r);          // kernels/math/cumsum.cpp: CumSum of float/double/int32/int64
