@@ -115,6 +115,8 @@ def cases() -> list[Case]:
     for op, attrs, lo, hi, opset in unary:
         for shape in (cnn, wide):
             c.append(Case(f"{op} {shape}", op, [x(shape, lo, hi)], attrs=attrs, opset=opset))
+    for shape in (cnn, wide):  # GPT-2's (the tanh approximation)
+        c.append(Case(f"Gelu tanh {shape}", "Gelu", [x(shape, -4, 4)], attrs={"approximate": "tanh"}, opset=20))
     for shape in (cnn, wide):
         c.append(Case(f"Clip [0,6] {shape}", "Clip", [x(shape)], [("lo", arr(0.0)), ("hi", arr(6.0))], opset=13))
     c.append(Case("Not [1,1,128,128]", "Not", [("x", [1, 1, 128, 128], BOOL, None)], opset=13))
