@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "cpu/kernels/output.h"
 #include "onnxscope/kernel.h"
 #include "reference/ops/nn/common.h"
 
@@ -75,6 +76,36 @@ inline std::optional<ref::nn::Window> pool_window_2d(const KernelContext& ctx, i
   for (size_t d = 0; d < 2; ++d)
     if (w.kernel[d] > w.in[d] + w.pad_begin[d] + w.pad_end[d] || w.out[d] <= 0) return std::nullopt;
   return w;
+}
+
+// NchwcConv's optional inputs (cpu/nchwc.h): a bias of M floats (input 2)
+// and a residual of the blocked output's shape `yb` (input 3). False where
+// one is given otherwise; `bias` and `sum` say which are there.
+inline bool nchwc_conv_extras(const KernelContext& ctx, int64_t M, const Shape& yb, bool& bias, bool& sum) {
+  auto float_tensor = [](const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; };
+  bias = sum = false;
+  if (const Value* b = ctx.input_count() > 2 ? ctx.input_value(2) : nullptr) {
+    if (!float_tensor(b) || b->tensor().shape() != Shape{M}) return false;
+    bias = true;
+  }
+  if (const Value* r = ctx.input_count() > 3 ? ctx.input_value(3) : nullptr) {
+    if (!float_tensor(r) || r->tensor().shape() != yb) return false;
+    sum = true;
+  }
+  return true;
+}
+
+// A blocked convolution's output of shape `yb`: in the residual's storage
+// where the residual dies here and is not X too (each output position then
+// reads its residual before writing it, on one thread), else fresh. `r`:
+// where the residual is read from (nullptr without one).
+inline Tensor& nchwc_conv_output(KernelContext& ctx, const Shape& yb, bool sum, const float*& r) {
+  std::shared_ptr<Buffer> in_place = sum ? ctx.reusable_input_buffer(3) : nullptr;
+  if (in_place && (in_place->size() < ctx.input(3).byte_size() || in_place == ctx.input(0).buffer())) in_place.reset();
+  if (in_place) ctx.output(0) = Value(Tensor::from_buffer(DataType::Float, yb, in_place));
+  Tensor& out = in_place ? ctx.output(0).tensor() : uninitialized_output(ctx, 0, DataType::Float, yb);
+  r = sum ? (in_place ? out.data<float>() : ctx.input(3).data<float>()) : nullptr;
+  return out;
 }
 
 }  // namespace onnxscope::cpu

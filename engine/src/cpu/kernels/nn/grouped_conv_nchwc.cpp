@@ -34,6 +34,7 @@
 
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
+#include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/nn/fused_activation_avx512.h"
 #include "cpu/kernels/output.h"
 #include "cpu/nchwc.h"
@@ -103,15 +104,7 @@ bool problem(const KernelContext& ctx, Problem& p) {
   p.dw = win.dilations[1];
   p.pt = win.pad_begin[0];
   p.pl = win.pad_begin[1];
-  if (const Value* b = ctx.input_count() > 2 ? ctx.input_value(2) : nullptr) {
-    if (!float_tensor(b) || b->tensor().shape() != Shape{p.C}) return false;
-    p.bias = true;
-  }
-  if (const Value* r = ctx.input_count() > 3 ? ctx.input_value(3) : nullptr) {
-    if (!float_tensor(r) || r->tensor().shape() != Shape{p.N, p.CB, p.OH, p.OW, kBlock}) return false;
-    p.sum = true;
-  }
-  return fused_activation_of(ctx, p.act);
+  return nchwc_conv_extras(ctx, p.C, {p.N, p.CB, p.OH, p.OW, kBlock}, p.bias, p.sum) && fused_activation_of(ctx, p.act);
 }
 
 bool accepts(const KernelContext& ctx) {
@@ -284,14 +277,8 @@ void Run(KernelContext& ctx) {
   std::vector<float> bias_padded(static_cast<size_t>(p.CB * kBlock), 0.f);
   if (bias) std::copy(bias, bias + p.C, bias_padded.begin());
   const Shape yb{p.N, p.CB, p.OH, p.OW, kBlock};
-  // A residual that dies here takes the output in place (each position reads
-  // its residual before writing it, on the same thread).
-  std::shared_ptr<Buffer> in_place = p.sum ? ctx.reusable_input_buffer(3) : nullptr;
-  if (in_place && in_place->size() < ctx.input(3).byte_size()) in_place.reset();
-  if (in_place) ctx.output(0) = Value(Tensor::from_buffer(DataType::Float, yb, in_place));
-  Tensor& out = in_place ? ctx.output(0).tensor() : uninitialized_output(ctx, 0, DataType::Float, yb);
-  float* y = out.mutable_data<float>();
-  const float* r = p.sum ? (in_place ? y : ctx.input(3).data<float>()) : nullptr;
+  const float* r = nullptr;  // the residual: the output's own storage where it dies here
+  float* y = nchwc_conv_output(ctx, yb, p.sum, r).mutable_data<float>();
   int64_t lo = 0, hi = 0;
   inside_columns(p, lo, hi);
   const int64_t taps = p.taps(), rows = p.N * p.CB * p.OH;

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/nn/fused_activation_avx2.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -115,15 +116,7 @@ bool problem(const KernelContext& ctx, Problem& p) {
   p.TH = (p.OH + 1) / 2;
   p.TW = (p.OW + 1) / 2;
   p.T = p.N * p.TH * p.TW;
-  if (const Value* b = ctx.input_count() > 2 ? ctx.input_value(2) : nullptr) {
-    if (!float_tensor(b) || b->tensor().shape() != Shape{p.K}) return false;
-    p.bias = true;
-  }
-  if (const Value* r = ctx.input_count() > 3 ? ctx.input_value(3) : nullptr) {
-    if (!float_tensor(r) || r->tensor().shape() != Shape{p.N, p.KB, p.OH, p.OW, kBlock}) return false;
-    p.sum = true;
-  }
-  return fused_activation_of(ctx, p.act);
+  return nchwc_conv_extras(ctx, p.K, {p.N, p.KB, p.OH, p.OW, kBlock}, p.bias, p.sum) && fused_activation_of(ctx, p.act);
 }
 
 bool accepts(const KernelContext& ctx) {
@@ -416,16 +409,9 @@ void Run(KernelContext& ctx) {
   std::vector<float> bias(static_cast<size_t>(p.Kp), 0.0f);
   if (p.bias) std::copy_n(ctx.input(2).data<float>(), p.K, bias.begin());
   const Shape yb{p.N, p.KB, p.OH, p.OW, kBlock};
-  // A residual that dies here takes the output in place (each output reads
-  // its residual before writing it, on the same thread), unless it is X too.
-  std::shared_ptr<Buffer> in_place = p.sum ? ctx.reusable_input_buffer(3) : nullptr;
-  if (in_place && (in_place->size() < ctx.input(3).byte_size() || in_place == ctx.input(0).buffer())) in_place.reset();
-  if (in_place) ctx.output(0) = Value(Tensor::from_buffer(DataType::Float, yb, in_place));
-  Tensor& out = in_place ? ctx.output(0).tensor() : uninitialized_output(ctx, 0, DataType::Float, yb);
   Outputs o;
-  o.y = out.mutable_data<float>();
+  o.y = nchwc_conv_output(ctx, yb, p.sum, o.r).mutable_data<float>();
   o.bias = bias.data();
-  o.r = p.sum ? (in_place ? o.y : ctx.input(3).data<float>()) : nullptr;
   o.x = ctx.input(0).data<float>();
   o.w = ctx.input(1).data<float>();
   // Tiles a chunk: V and M near 1 MiB (2^18 floats), but 64 or more (each
