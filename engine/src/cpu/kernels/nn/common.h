@@ -78,6 +78,19 @@ inline std::optional<ref::nn::Window> pool_window_2d(const KernelContext& ctx, i
   return w;
 }
 
+// A 2-D convolution's window over an H x W input for a kernel of `kernel`
+// taps (checked against a kernel_shape attribute where there is one), or
+// nothing where the attributes do not resolve (the reference names what is wrong).
+inline std::optional<ref::nn::Window> conv_window_2d(const KernelContext& ctx, int64_t H, int64_t W,
+                                                     const std::vector<int64_t>& kernel) {
+  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel) return std::nullopt;
+  try {
+    return ref::nn::resolve_window(ctx, {H, W}, kernel, false);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
 // NchwcConv's optional inputs (cpu/nchwc.h): a bias of M floats (input 2)
 // and a residual of the blocked output's shape `yb` (input 3). False where
 // one is given otherwise; `bias` and `sum` say which are there.

@@ -29,6 +29,7 @@
 #include <climits>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -84,13 +85,9 @@ bool problem(const KernelContext& ctx, Problem& p) {
   p.kw = w.shape()[3];
   if (p.N < 1 || p.H < 1 || p.W < 1 || p.kh < 1 || p.kw < 1) return false;
   const std::vector<int64_t> kernel{p.kh, p.kw};
-  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel) return false;
-  ref::nn::Window win;
-  try {
-    win = ref::nn::resolve_window(ctx, {p.H, p.W}, kernel, false);
-  } catch (const std::exception&) {
-    return false;  // the reference names what is wrong
-  }
+  const std::optional<ref::nn::Window> window = conv_window_2d(ctx, p.H, p.W, kernel);
+  if (!window) return false;
+  const ref::nn::Window& win = *window;
   // Taps are walked one by one: a window past X and its padding (a mutated
   // kernel or dilation) goes to the kernels that find them by division.
   for (size_t d = 0; d < 2; ++d)

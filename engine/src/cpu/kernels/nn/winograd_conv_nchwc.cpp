@@ -31,6 +31,7 @@
 #include <climits>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "cpu/kernels/kernels.h"
@@ -91,14 +92,9 @@ bool problem(const KernelContext& ctx, Problem& p) {
   p.H = x.shape()[2];
   p.W = x.shape()[3];
   if (p.N < 1 || p.H < 1 || p.W < 1) return false;
-  const std::vector<int64_t> kernel{3, 3};
-  if (ctx.has_attr("kernel_shape") && ctx.attr_ints("kernel_shape") != kernel) return false;
-  ref::nn::Window win;
-  try {
-    win = ref::nn::resolve_window(ctx, {p.H, p.W}, kernel, false);
-  } catch (const std::exception&) {
-    return false;  // the reference names what is wrong
-  }
+  const std::optional<ref::nn::Window> window = conv_window_2d(ctx, p.H, p.W, {3, 3});
+  if (!window) return false;
+  const ref::nn::Window& win = *window;
   for (size_t d = 0; d < 2; ++d)
     if (win.strides[d] != 1 || win.dilations[d] != 1 || win.pad_begin[d] < 0 || win.pad_begin[d] > 2 ||
         win.pad_end[d] < 0 || win.pad_end[d] > 2 || win.out[d] < 4)
