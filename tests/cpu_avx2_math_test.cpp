@@ -3,7 +3,7 @@
 // AVX-512 ones), so without this test a machine of that kind would not
 // check them. exp, sigmoid, tanh and erf (math/vector_math_avx2.h) against
 // double precision over every binade of float32 and densely where they are
-// used most.
+// used most; Cast's int64 -> float32 (tensor/cast_i64_avx2.h) bit for bit.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "cpu/kernels/math/vector_math_avx2.h"
+#include "cpu/kernels/tensor/cast_i64_avx2.h"
 
 namespace {
 
@@ -100,6 +101,26 @@ TEST(CpuAvx2Math, ExpOfNonPositiveArguments) {
   const auto exp_d = [](double v) { return std::exp(-std::fabs(v)); };
   check("exp<true>", Fn::ExpNonPositive, exp_d, 1.2e-38);
   check("exp_subnormal<true>", Fn::ExpSubnormalNonPositive, exp_d, 1e-44);
+}
+
+// Blocks of 8 in int32's range take the vector conversion, any other block
+// (and the tail) the scalar one: the same bits as static_cast either way.
+TEST(CpuAvx2Math, CastInt64ToFloatInAndOutOfInt32Range) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2";
+  std::vector<int64_t> s;
+  for (int64_t v : {int64_t{0}, int64_t{-1}, int64_t{1}, int64_t{INT32_MAX}, int64_t{INT32_MIN},
+                    int64_t{INT32_MAX} + 1, int64_t{INT32_MIN} - 1, int64_t{16777217}, int64_t{-16777217},
+                    int64_t{(1LL << 40) + 3}, std::numeric_limits<int64_t>::max(), std::numeric_limits<int64_t>::min()})
+    s.push_back(v);
+  uint64_t r = 12345;
+  for (int i = 0; i < 4099; ++i) {
+    r = r * 6364136223846793005ull + 1442695040888963407ull;
+    const int64_t v = static_cast<int64_t>(r >> 16);
+    s.push_back(i % 3 == 0 ? v : static_cast<int32_t>(v));  // mostly in range, some blocks not
+  }
+  std::vector<float> d(s.size());
+  avx2::i64_to_f32(s.data(), d.data(), static_cast<int64_t>(s.size()));
+  for (size_t i = 0; i < s.size(); ++i) ASSERT_EQ(d[i], static_cast<float>(s[i])) << "at " << i << ": " << s[i];
 }
 
 }  // namespace

@@ -195,6 +195,23 @@ TEST(CpuOpsHarness, CastBetweenTheCommonTypes) {
     attr_int(c.mb.node("Cast", {"x"}, {"y"}, "n"), "to", static_cast<int64_t>(DataType::Float));
     check(c, 0, 0);
   }
+  // Mostly in int32's range (AVX2's blocks of 8 through vcvtdq2ps), some
+  // past 2^24 inside it (rounded), and single values just outside it in
+  // some blocks (those blocks one at a time).
+  {
+    Case c(19);
+    c.what = "Cast int64 -> float [4099] in and just out of int32's range";
+    Tensor x = Tensor::zeros(DataType::Int64, Shape{4099});
+    int64_t* v = x.mutable_data<int64_t>();
+    std::uniform_int_distribution<int64_t> in32(INT32_MIN, INT32_MAX), small(-70000, 70000);
+    for (int64_t i = 0; i < 4099; ++i) v[i] = i % 5 == 0 ? in32(rng) : small(rng);
+    const int64_t edges[] = {INT32_MIN, INT32_MAX, int64_t{INT32_MAX} + 1, int64_t{INT32_MIN} - 1, int64_t{1} << 40, -(int64_t{1} << 33)};
+    for (int k = 0; k < 6; ++k) v[100 + 64 * k + k] = edges[k];
+    v[4098] = int64_t{1} << 35;  // in the scalar tail
+    c.input("x", x);
+    attr_int(c.mb.node("Cast", {"x"}, {"y"}, "n"), "to", static_cast<int64_t>(DataType::Float));
+    check(c, 0, 0);
+  }
 }
 
 // --- Split, Gather, Where --------------------------------------------------------

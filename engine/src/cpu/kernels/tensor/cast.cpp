@@ -21,6 +21,7 @@
 #include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
+#include "cpu/kernels/tensor/cast_i64_avx2.h"
 #include "cpu/thread_pool.h"
 #include "onnxscope/float_formats.h"
 
@@ -170,6 +171,8 @@ bool fast_pair(DataType from, DataType to, const void* src, void* dst, int64_t n
   if (from == DataType::Int64 && to == DataType::Int32) return run(i64_to_i32, int64_t{}, int32_t{});
   if (from == DataType::Int64 && to == DataType::Float) {
     if (has_avx512dq()) return run(i64_to_f32_dq, int64_t{}, float{});
+    static const bool avx2 = __builtin_cpu_supports("avx2");
+    if (avx2) return run(avx2::i64_to_f32, int64_t{}, float{});
     return run(i64_to_f32, int64_t{}, float{});
   }
   if (from == DataType::Uint8 && to == DataType::Float) return run(u8_to_f32, uint8_t{}, float{});
