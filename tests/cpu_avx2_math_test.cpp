@@ -16,6 +16,7 @@
 
 #include "cpu/kernels/math/vector_math_avx2.h"
 #include "cpu/kernels/tensor/cast_i64_avx2.h"
+#include "float_range.h"
 
 namespace {
 
@@ -26,13 +27,7 @@ bool avx2_fma() { return __builtin_cpu_supports("avx2") && __builtin_cpu_support
 // The inputs of CpuOpsThreads.UnaryOverTheWholeFloatRange: both signs of
 // every binade, the edges where a formula changes, and [-10, 10] densely.
 std::vector<float> inputs() {
-  std::vector<float> v;
-  for (uint32_t bits = 0; bits < 0x7f800000u; bits += 0x7f800000u / 20011) {
-    float f;
-    std::memcpy(&f, &bits, 4);
-    v.push_back(f);
-    v.push_back(-f);
-  }
+  std::vector<float> v = onnxscope::test::every_binade_both_signs();
   for (float f : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 88.72f, 88.73f, 89.0f, -86.0f, -86.01f, -87.33f, -87.34f,
                   -87.4f, -103.9f, -104.1f, 0.499999f, 0.5f, 9.0f, 9.01f, -9.01f})
     v.push_back(f);
