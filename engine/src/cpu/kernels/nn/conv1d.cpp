@@ -2,9 +2,11 @@
 // Wp = W + pads, output column t reads column t*s + j*d of the padded rows
 // for tap j. On AVX-512, register tiles of Y (4 rows by 96 columns) sum every
 // (c, j) in place (run_avx512): one pass over Y, near the FMA peak, the fused
-// activation applied in registers as a tile is stored. At stride s the padded
-// rows are split into s phases (phase r holds columns r, r + s, ...), so tap
-// j reads phase (j*d) mod s from column t + (j*d) div s: contiguous again.
+// activation applied in registers as a tile is stored. At unit stride a tile
+// inside X reads X where it lies and only the tiles at its ends read padded
+// strips. At stride s the padded rows are split into s phases (phase r holds
+// columns r, r + s, ...), so tap j reads phase (j*d) mod s from column
+// t + (j*d) div s: contiguous again.
 // Elsewhere (no AVX-512: unit stride, no activation) tap j's share of Y
 // [M, OW] is W_j [M, C] times the C x OW window of the padded X starting at
 // column j*d (a strided view: no im2col copy), accumulated by oneDNN's
@@ -100,7 +102,7 @@ bool accepts(const KernelContext& ctx) {
 // wrote Y three times).
 
 template <int R, int V>
-__attribute__((target("avx512f"))) void conv1d_tile(const Conv1d& p, const float* xp, int64_t Wp, const int64_t* tap,
+__attribute__((target("avx512f"))) void conv1d_tile(const Conv1d& p, const float* xt, int64_t rs, const int64_t* tap,
                                                     const float* w, const float* bias, int64_t m0, int64_t t0, int64_t cols,
                                                     float* y) {
   __m512 acc[R * V];
@@ -109,7 +111,7 @@ __attribute__((target("avx512f"))) void conv1d_tile(const Conv1d& p, const float
   const int64_t CK = p.C * p.K;
   for (int64_t c = 0; c < p.C; ++c)
     for (int64_t j = 0; j < p.K; ++j) {
-      const float* src = xp + c * Wp + t0 + tap[j];
+      const float* src = xt + c * rs + tap[j];
       const float* wr = w + m0 * CK + c * p.K + j;
 #pragma GCC unroll 6
       for (int v = 0; v < V; ++v) {
@@ -130,29 +132,88 @@ __attribute__((target("avx512f"))) void conv1d_tile(const Conv1d& p, const float
 }
 
 template <int R>
-__attribute__((target("avx512f"))) void conv1d_tile_v(int64_t vectors, const Conv1d& p, const float* xp, int64_t Wp,
+__attribute__((target("avx512f"))) void conv1d_tile_v(int64_t vectors, const Conv1d& p, const float* xt, int64_t rs,
                                                       const int64_t* tap, const float* w, const float* bias, int64_t m0,
                                                       int64_t t0, int64_t cols, float* y) {
   switch (vectors) {
-    case 1: return conv1d_tile<R, 1>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
-    case 2: return conv1d_tile<R, 2>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
-    case 3: return conv1d_tile<R, 3>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
-    case 4: return conv1d_tile<R, 4>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
-    case 5: return conv1d_tile<R, 5>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
-    default: return conv1d_tile<R, 6>(p, xp, Wp, tap, w, bias, m0, t0, cols, y);
+    case 1: return conv1d_tile<R, 1>(p, xt, rs, tap, w, bias, m0, t0, cols, y);
+    case 2: return conv1d_tile<R, 2>(p, xt, rs, tap, w, bias, m0, t0, cols, y);
+    case 3: return conv1d_tile<R, 3>(p, xt, rs, tap, w, bias, m0, t0, cols, y);
+    case 4: return conv1d_tile<R, 4>(p, xt, rs, tap, w, bias, m0, t0, cols, y);
+    case 5: return conv1d_tile<R, 5>(p, xt, rs, tap, w, bias, m0, t0, cols, y);
+    default: return conv1d_tile<R, 6>(p, xt, rs, tap, w, bias, m0, t0, cols, y);
+  }
+}
+
+// One tile of R rows (1 to 4) from its first padded column xt, rows rs apart.
+__attribute__((target("avx512f"))) void conv1d_tile_rv(int64_t rows, int64_t vectors, const Conv1d& p, const float* xt,
+                                                       int64_t rs, const int64_t* tap, const float* w, const float* bias,
+                                                       int64_t m0, int64_t t0, int64_t cols, float* y) {
+  switch (rows) {
+    case 1: return conv1d_tile_v<1>(vectors, p, xt, rs, tap, w, bias, m0, t0, cols, y);
+    case 2: return conv1d_tile_v<2>(vectors, p, xt, rs, tap, w, bias, m0, t0, cols, y);
+    case 3: return conv1d_tile_v<3>(vectors, p, xt, rs, tap, w, bias, m0, t0, cols, y);
+    default: return conv1d_tile_v<4>(vectors, p, xt, rs, tap, w, bias, m0, t0, cols, y);
+  }
+}
+
+constexpr int64_t kRows = 4, kCols = 96;  // 4 x 6 accumulators of 16
+
+// Unit stride: a tile whose columns (16 per vector, all taps) lie inside X
+// reads X in place; one that reaches into the padding (the first and the last,
+// at most a few) reads a strip of C padded rows its thread builds. The padded
+// copy of all of X this replaced (and the thread hand-off after it) were a
+// fifth of [1,64,1000] k3's time.
+void run_unit_stride(const Conv1d& p, const float* x, const float* w, const float* bias, float* y) {
+  std::vector<int64_t> tap(static_cast<size_t>(p.K));
+  for (int64_t j = 0; j < p.K; ++j) tap[static_cast<size_t>(j)] = j * p.dil;
+  const int64_t reach = (p.K - 1) * p.dil;  // columns past a vector's 16 that its taps read
+  const int64_t row_tiles = (p.M + kRows - 1) / kRows, col_tiles = (p.OW + kCols - 1) / kCols;
+  for (int64_t n = 0; n < p.N; ++n) {
+    const float* xn = x + n * p.C * p.W;
+    float* yn = y + n * p.M * p.OW;
+    parallel_for(row_tiles * col_tiles, 1, [&](int64_t i0, int64_t i1) {
+      thread_local std::vector<float> strip;
+      int64_t strip_t0 = -1;  // the column tile the strip holds
+      for (int64_t i = i0; i < i1; ++i) {
+        // Row tiles inner: one column tile's window of X (C x ~100 floats,
+        // 25 KB at C = 64) stays in L1 for all of Y's rows.
+        const int64_t m0 = (i % row_tiles) * kRows, t0 = (i / row_tiles) * kCols;
+        const int64_t rows = std::min(kRows, p.M - m0), cols = std::min(kCols, p.OW - t0);
+        const int64_t vectors = (cols + 15) / 16, span = 16 * vectors + reach;  // padded columns read
+        const float* xt;
+        int64_t rs;
+        if (t0 >= p.pl && t0 - p.pl + span <= p.W) {
+          xt = xn + (t0 - p.pl);
+          rs = p.W;
+        } else {
+          if (strip_t0 != t0) {
+            strip.resize(static_cast<size_t>(p.C * span));
+            for (int64_t c = 0; c < p.C; ++c)
+              for (int64_t u = 0; u < span; ++u) {
+                const int64_t at = t0 + u - p.pl;
+                strip[static_cast<size_t>(c * span + u)] = at >= 0 && at < p.W ? xn[c * p.W + at] : 0.0f;
+              }
+            strip_t0 = t0;
+          }
+          xt = strip.data();
+          rs = span;
+        }
+        conv1d_tile_rv(rows, vectors, p, xt, rs, tap.data(), w, bias, m0, t0, cols, yn);
+      }
+    });
   }
 }
 
 void run_avx512(const Conv1d& p, const float* x, const float* w, const float* bias, float* y) {
-  constexpr int64_t kRows = 4, kCols = 96;  // 4 x 6 accumulators of 16
+  if (p.stride == 1) return run_unit_stride(p, x, w, bias, y);
   const int64_t s = p.stride, padded = p.W + p.pl + p.pr;
   const int64_t Wph = (padded + s - 1) / s + kTileSlack;  // a phase row
   std::vector<int64_t> tap(static_cast<size_t>(p.K));
   for (int64_t j = 0; j < p.K; ++j) tap[static_cast<size_t>(j)] = (j * p.dil) % s * p.C * Wph + (j * p.dil) / s;
   // Xp is kept from run to run on the calling thread (up to 16 MB): a fresh
   // 256 KB block per run went back to the system at each free with the
-  // output's, and came back as a hundred page faults a run (half of the
-  // [1,64,1000] case's time).
+  // output's, and came back as a hundred page faults a run.
   thread_local std::vector<float> kept;
   std::vector<float> local;
   const auto need = static_cast<size_t>(s * p.C * Wph);
@@ -164,13 +225,6 @@ void run_avx512(const Conv1d& p, const float* x, const float* w, const float* bi
     parallel_for(p.C, std::max<int64_t>(1, 16384 / (s * Wph)), [&](int64_t c0, int64_t c1) {
       for (int64_t c = c0; c < c1; ++c) {
         const float* src = xn + c * p.W;
-        if (s == 1) {
-          float* row = xp.data() + c * Wph;
-          std::fill(row, row + p.pl, 0.0f);
-          std::copy(src, src + p.W, row + p.pl);
-          std::fill(row + p.pl + p.W, row + Wph, 0.0f);
-          continue;
-        }
         for (int64_t r = 0; r < s; ++r) {  // phase r: padded columns r, r + s, ...
           float* row = xp.data() + (r * p.C + c) * Wph;
           for (int64_t u = 0; u < Wph; ++u) {
@@ -183,18 +237,9 @@ void run_avx512(const Conv1d& p, const float* x, const float* w, const float* bi
     float* yn = y + n * p.M * p.OW;
     parallel_for(row_tiles * col_tiles, 1, [&](int64_t i0, int64_t i1) {
       for (int64_t i = i0; i < i1; ++i) {
-        // Row tiles inner: one column tile's window of Xp (C x ~100 floats,
-        // 25 KB at C = 64) stays in L1 for all of Y's rows; column tiles
-        // inner read all of Xp from L2 for every tile (twice sgemm's time).
         const int64_t m0 = (i % row_tiles) * kRows, t0 = (i / row_tiles) * kCols;
         const int64_t rows = std::min(kRows, p.M - m0), cols = std::min(kCols, p.OW - t0);
-        const int64_t vectors = (cols + 15) / 16;
-        switch (rows) {
-          case 1: conv1d_tile_v<1>(vectors, p, xp.data(), Wph, tap.data(), w, bias, m0, t0, cols, yn); break;
-          case 2: conv1d_tile_v<2>(vectors, p, xp.data(), Wph, tap.data(), w, bias, m0, t0, cols, yn); break;
-          case 3: conv1d_tile_v<3>(vectors, p, xp.data(), Wph, tap.data(), w, bias, m0, t0, cols, yn); break;
-          default: conv1d_tile_v<4>(vectors, p, xp.data(), Wph, tap.data(), w, bias, m0, t0, cols, yn); break;
-        }
+        conv1d_tile_rv(rows, (cols + 15) / 16, p, xp.data() + t0, Wph, tap.data(), w, bias, m0, t0, cols, yn);
       }
     });
   }
