@@ -47,6 +47,7 @@ fi
 # link to it: a fresh clone reuses it instead of reinstalling torch (3 GB).
 PY=${ONNXSCOPE_PYTHON:-python3}
 REQ="onnx==$ONNX_VERSION onnxruntime==$ONNXRUNTIME_VERSION numpy==$NUMPY_VERSION h5py==$H5PY_VERSION"
+REQ+=" ml_dtypes==$ML_DTYPES_VERSION"
 REQ+=" torch==$TORCH_VERSION torchvision==$TORCHVISION_VERSION transformers==$TRANSFORMERS_VERSION"
 REQ+=" onnxscript==$ONNXSCRIPT_VERSION skl2onnx==$SKL2ONNX_VERSION scikit-learn==$SCIKIT_LEARN_VERSION"
 VENV=${ONNXSCOPE_VENV:-$DATA_ROOT/venv-$(printf '%s' "$REQ" | sha256sum | cut -c1-12)}
@@ -72,7 +73,8 @@ if [ "$(readlink .venv 2>/dev/null)" != "$VENV" ]; then
 fi
 
 # --- Upstream backend test data ----------------------------------------------
-if [ ! -f "$DATA_DIR/VERSION" ]; then
+# Written again when the generator's ml_dtypes differs from the one it was written with.
+if ! grep -qx "ml_dtypes $ML_DTYPES_VERSION" "$DATA_DIR/VERSION" 2>/dev/null; then
   log "writing the onnx $ONNX_VERSION backend test data to $DATA_DIR"
   mkdir -p "$DATA_ROOT"
   .venv/bin/python scripts/gen_backend_data.py "$DATA_DIR" 2>/dev/null
