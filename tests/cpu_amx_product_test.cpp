@@ -162,7 +162,12 @@ TEST_F(AmxProduct, QGemmBitForBit) {
     c.mb.opset("com.microsoft", 1);
     const DataType at = i % 3 == 2 ? DataType::Int8 : DataType::Uint8;
     const DataType bt = i % 3 == 0 ? DataType::Uint8 : DataType::Int8;
-    const int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    if (i % 4 == 1) {  // a quarter of them large enough for the tiles (amx_shape), whatever the draws above
+      M = std::vector<int64_t>{64, 100, 130, 200}[pick(rng, 0, 3)];
+      K = std::vector<int64_t>{300, 768, 1000}[pick(rng, 0, 2)];
+      N = std::vector<int64_t>{33, 48, 70, 100}[pick(rng, 0, 3)];
+    }
     const bool tb = i % 4 < 2, quant = i % 3 != 1, per_col = i % 5 < 2;
     c.input("a", random_bytes(rng, at, {M, K}, 0, 255));
     const int wlo = bt == DataType::Uint8 ? 30 : 156, whi = bt == DataType::Uint8 ? 225 : 355;  // int8: -100..99 as bytes
