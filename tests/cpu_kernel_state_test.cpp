@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 
+#include "cpu/kernels/onednn_parts.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
 #include "onnxscope/inputs.h"
@@ -254,4 +255,35 @@ TEST(CpuKernelState, KeptProductAndNormPlansFollowShapesAndValues) {
     for (size_t o = 0; o < 2; ++o)
       expect_close(got.at(o).second.tensor(), want.at(o).second.tensor(), "output " + std::to_string(o));
   }
+}
+
+// oneDNN's Winograd convolution keeps the whole batch's transformed tiles in
+// its scratchpad, and execute_kept keeps the largest scratchpad a thread has
+// needed: inception_v3's 147x147 layers at batch 8 asked 102 and 150 MiB.
+// Past 64 MiB the layer runs on the direct kernel instead (onednn_nchwc.cpp).
+TEST(CpuKernelState, WinogradScratchpadStaysBounded) {
+  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "oneDNN's Winograd kernels are taken on AVX-512 CPUs only";
+  ModelBuilder b(17);
+  b.input("x", DataType::Float, {"batch", int64_t{32}, int64_t{147}, int64_t{147}});
+  b.initializer(make_float_tensor("w", {64, 32, 3, 3}, floats(64 * 32 * 9, 0.1f, 7)));
+  attr_ints(b.node("Conv", {"x", "w"}, {"c"}, "conv"), "pads", {1, 1, 1, 1});
+  b.node("Relu", {"c"}, {"y"}, "relu");
+  b.output("y", DataType::Float, {"batch", int64_t{64}, int64_t{147}, int64_t{147}});
+  auto r = b.load();
+  ASSERT_TRUE(r.ok()) << dump(r);
+  const std::shared_ptr<const Model> m(std::move(r.model));
+  auto cpu = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m);
+  InputSpec spec;
+  spec.dims = {{"batch", 8}};
+  const NamedValues in = make_inputs(*m, spec);
+  KernelLog log;
+  RunOptions opts;
+  opts.observer = &log;
+  opts.capture_original = false;
+  cpu::onednn::scratchpad_high_water(true);
+  cpu->run(in, opts);
+  ASSERT_EQ(log.conv_kernels, std::vector<std::string>{"onednn"});
+  EXPECT_EQ(log.blocked, 1);
+  const size_t high = cpu::onednn::scratchpad_high_water();
+  EXPECT_LE(high, size_t{64} << 20) << "a scratchpad of " << (high >> 20) << " MiB";
 }

@@ -102,10 +102,19 @@ std::shared_ptr<const Prim> get_prim(const std::string& key, const std::function
   return g_prims.emplace(key, std::move(p)).first->second;
 }
 
+thread_local size_t t_scratch_high = 0;
+
+size_t scratchpad_high_water(bool reset) {
+  const size_t high = t_scratch_high;
+  if (reset) t_scratch_high = 0;
+  return high;
+}
+
 void execute_kept(const Prim& p, std::unordered_map<int, dnnl::memory>& args) {
   const dnnl::memory::desc& sd = p.scratchpad;
   thread_local std::vector<char> scratch;
   if (const size_t bytes = sd.get_size(); bytes > 0) {
+    t_scratch_high = std::max(t_scratch_high, bytes);
     if (scratch.size() < bytes) scratch.resize(bytes);
     auto it = args.find(DNNL_ARG_SCRATCHPAD);
     if (it == args.end() || it->second.get_desc() != sd)

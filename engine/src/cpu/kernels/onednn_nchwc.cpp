@@ -296,6 +296,15 @@ bool winograd_weights_ok(const Problem& p, const dnnl::memory::desc& wino_weight
   return wino <= 2 * plain || wino - plain <= 4.0 * (1 << 20) || p.y[0] * p.y[2] * p.y[3] >= kWinogradPositions;
 }
 
+// Its scratchpad holds the whole batch's transformed input and output
+// tiles (about 2.25x both for F(4x4,3x3)); execute_kept keeps the largest
+// one a thread has needed for the rest of the run. A large map at a large
+// batch makes it the process's largest allocation: inception_v3's 147x147
+// layers at batch 8 asked 102 and 150 MiB, more than its 63 MiB of
+// activations, and put its peak RSS above onnxruntime's. Above this, the
+// direct kernel (a scratchpad of a few MiB) runs the layer.
+constexpr size_t kWinogradScratchpad = size_t{64} << 20;
+
 // The weights the primitive reads: [M, C/G] and the (cropped) kernel, grouped.
 Shape weight_dims(const Problem& p) {
   return grouped_weight_dims({p.w[0], p.w[1], p.win.kernel[0], p.win.kernel[1]}, p.group);
@@ -340,7 +349,9 @@ std::shared_ptr<const Prim> prim_of(const KernelContext& ctx, const Problem& p) 
                                      p.win.pad_begin, p.win.pad_end)
                            : F::desc(fwd, alg, src, wei, dst, p.win.strides, dil, p.win.pad_begin, p.win.pad_end);
         F::primitive_desc pd(d, attr, engine());
-        if (alg == dnnl::algorithm::convolution_winograd && !winograd_weights_ok(p, pd.weights_desc())) continue;
+        if (alg == dnnl::algorithm::convolution_winograd &&
+            (!winograd_weights_ok(p, pd.weights_desc()) || pd.scratchpad_desc().get_size() > kWinogradScratchpad))
+          continue;
         Prim r = make_prim<F>(pd, true);
         if (!r.ok) continue;
         r.extra = {alg == dnnl::algorithm::convolution_winograd ? 1 : 0};  // conv_plan asks

@@ -104,6 +104,9 @@ void execute(const Prim& p, std::unordered_map<int, dnnl::memory> args);
 // The same with arguments a kernel keeps between calls (the scratchpad entry
 // is set in them).
 void execute_kept(const Prim& p, std::unordered_map<int, dnnl::memory>& args);
+// The largest scratchpad a primitive run on this thread has asked for since
+// the last reset (the buffer execute_kept keeps is that large); for tests.
+size_t scratchpad_high_water(bool reset = false);
 
 // An attribute with the user scratchpad mode set.
 dnnl::primitive_attr base_attr();
