@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "cpu/kernels/kernels.h"
 #include "float_range.h"
 #include "model_builder.h"
 #include "ops_harness.h"
@@ -61,6 +62,35 @@ TEST(CpuOpsThreads, UnaryOverTheWholeFloatRange) {
     std::memcpy(x.mutable_data<float>(), v.data(), v.size() * sizeof(float));
     c.input("x", std::move(x));
     c.mb.node(op, {"x"}, {"y"}, "n");
+    const bool trig = op == std::string("Sin") || op == std::string("Cos");
+    check(c, trig ? 1e-9 : 1e-37, 2e-6);
+  }
+}
+
+// The same over the AVX2 kernels (math/unary_avx2.cpp, cpu-simd), which
+// AVX2-only CPUs run: forced on, and the AVX-512 ones left out, where the
+// CPU has AVX-512, so that every machine checks them.
+TEST(CpuOpsThreads, UnaryAvx2OverTheWholeFloatRange) {
+  if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma")) GTEST_SKIP() << "no AVX2 and FMA";
+  struct Forced {
+    Forced() { cpu::force_unary_avx2_on_avx512(true); }
+    ~Forced() { cpu::force_unary_avx2_on_avx512(false); }
+  } forced;
+  std::vector<float> v = onnxscope::test::every_binade_both_signs();
+  for (float f : {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 8191.99f, 8192.0f, 8192.01f, -8192.01f, 1e5f, 3.14159274f,
+                  88.72f, 88.73f, -86.01f, -87.33f, -87.4f, -103.9f, -104.1f, 0.499999f, 0.5f, 9.01f, 20.0f, 20.01f})
+    v.push_back(f);
+  for (int i = -40000; i <= 40000; ++i) v.push_back(static_cast<float>(i) * 2.5e-4f);
+  v.resize(v.size() + 5, 0.75f);  // a tail past the last whole vector
+  for (const char* op : {"Exp", "Sigmoid", "Tanh", "Erf", "Softplus", "Mish", "Sin", "Cos", "Relu"}) {
+    Case c(18);
+    c.what = std::string(op) + " (AVX2)";
+    Tensor x = Tensor::zeros(DataType::Float, {static_cast<int64_t>(v.size())});
+    std::memcpy(x.mutable_data<float>(), v.data(), v.size() * sizeof(float));
+    c.input("x", std::move(x));
+    c.mb.node(op, {"x"}, {"y"}, "n");
+    c.expect_kernel = "cpu-simd";
+    if (__builtin_cpu_supports("avx512f")) c.disabled_kernels = {"cpu-avx512"};
     const bool trig = op == std::string("Sin") || op == std::string("Cos");
     check(c, trig ? 1e-9 : 1e-37, 2e-6);
   }
