@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
@@ -39,7 +40,7 @@ struct Forced {
   ~Forced() { cpu::force_float_gemm_avx2_on_avx512(false); }
 };
 std::set<std::string> others() {
-  return __builtin_cpu_supports("avx512f") ? std::set<std::string>{"cpu-avx512"} : std::set<std::string>{};
+  return ONNXSCOPE_CPU_AVX512("avx512f") ? std::set<std::string>{"cpu-avx512"} : std::set<std::string>{};
 }
 // Float sums of up to 700 terms of magnitude up to 2 against the reference's
 // double ones rounded once.

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <random>
 
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
@@ -125,7 +126,7 @@ Drawn draw(Rng& rng) {
 }  // namespace
 
 TEST(CpuFusedAttention, MatchesTheReferenceOnTheUnfusedGraph) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "the kernel is AVX-512's; the pass test covers the rest";
+  if (!ONNXSCOPE_CPU_AVX512("avx512f")) GTEST_SKIP() << "the kernel is AVX-512's; the pass test covers the rest";
   Rng rng(20261130);
   int guarded_zero_rows = 0;
   for (int trial = 0; trial < 160; ++trial) {
@@ -172,7 +173,7 @@ TEST(CpuFusedAttention, MatchesTheReferenceOnTheUnfusedGraph) {
 
 // No keys: Y is the empty sum (0), as the unfused MatMul gives.
 TEST(CpuFusedAttention, NoKeysGivesZeros) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "the kernel is AVX-512's";
+  if (!ONNXSCOPE_CPU_AVX512("avx512f")) GTEST_SKIP() << "the kernel is AVX-512's";
   ModelBuilder m;
   m.input("q", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{4}});
   m.input("k", DataType::Float, {int64_t{1}, int64_t{2}, int64_t{0}, int64_t{4}});
@@ -203,7 +204,7 @@ TEST(CpuFusedAttention, NoKeysGivesZeros) {
 // the unfused MatMuls, which the fused node then computes step by step;
 // shapes that fit run on the kernel. A device's plan keeps the MatMuls.
 TEST(CpuFusedAttention, UnknownDimsAreCheckedAtRunTime) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "the kernel is AVX-512's";
+  if (!ONNXSCOPE_CPU_AVX512("avx512f")) GTEST_SKIP() << "the kernel is AVX-512's";
   ModelBuilder m;
   m.input("q", DataType::Float, {int64_t{2}, int64_t{2}, int64_t{5}, int64_t{8}});
   m.input("k_flat", DataType::Float, {DimSpec(std::string("n"))});

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <map>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
@@ -262,7 +263,7 @@ TEST(CpuKernelState, KeptProductAndNormPlansFollowShapesAndValues) {
 // needed: inception_v3's 147x147 layers at batch 8 asked 102 and 150 MiB.
 // Past 64 MiB the layer runs on the direct kernel instead (onednn_nchwc.cpp).
 TEST(CpuKernelState, WinogradScratchpadStaysBounded) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "oneDNN's Winograd kernels are taken on AVX-512 CPUs only";
+  if (!ONNXSCOPE_CPU_AVX512("avx512f")) GTEST_SKIP() << "oneDNN's Winograd kernels are taken on AVX-512 CPUs only";
   ModelBuilder b(17);
   b.input("x", DataType::Float, {"batch", int64_t{32}, int64_t{147}, int64_t{147}});
   b.initializer(make_float_tensor("w", {64, 32, 3, 3}, floats(64 * 32 * 9, 0.1f, 7)));

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "blocked_conv_case.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
@@ -289,7 +290,7 @@ TEST(CpuOpsNn, Conv1dEveryWindow) {
 // to 6, dilations, pads, bias, batches of two, every activation FusedConv
 // fuses; the unfused model on the reference is the answer.
 TEST(CpuOpsNn, Conv1dStridedAndFusedActivations) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "no AVX-512: oneDNN's convolution runs these";
+  if (!ONNXSCOPE_CPU_AVX512("avx512f")) GTEST_SKIP() << "no AVX-512: oneDNN's convolution runs these";
   struct Activation {
     const char* op;
     std::vector<float> params;  // attribute values, in the order of `names`
@@ -487,7 +488,7 @@ TEST(CpuOpsNn, BlockedWindowPoolingMatchesTheReference) {
     // layout pass makes no others); our kernel declines a block its CPU has
     // no vectors for, and oneDNN's blocked pooling, which then runs, writes
     // -FLT_MAX for a window of -inf (seen on an AVX2 EPYC).
-    if (!(block == 16 ? __builtin_cpu_supports("avx512f") : __builtin_cpu_supports("avx2"))) continue;
+    if (!(block == 16 ? ONNXSCOPE_CPU_AVX512("avx512f") : __builtin_cpu_supports("avx2"))) continue;
     const bool stem = i == 96;
     const Shape s = stem ? Shape{1, 64, 112, 112} : Shape{pick(rng, 1, 2), pick(rng, 1, 40), pick(rng, 1, 13), pick(rng, 1, 13)};
     const std::vector<int64_t> k = stem ? std::vector<int64_t>{3, 3}
@@ -565,7 +566,7 @@ TEST(CpuOpsNn, BlockedWindowPoolingMatchesTheReference) {
 // 1x1 to 58x60 (tails of the 16-pixel vectors and 64-pixel tiles), batches
 // of 1 to 3; NaN and infinities travel as they are.
 TEST(CpuOpsNn, BlockedReordersPutEveryElementInPlace) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "the gather kernels need AVX-512; oneDNN's reorder runs here";
+  if (!ONNXSCOPE_CPU_AVX512("avx512f")) GTEST_SKIP() << "the gather kernels need AVX-512; oneDNN's reorder runs here";
   struct Ran : Observer {
     std::map<std::string, std::string> kernels;
     void on_node(const NodeEvent& e) override { kernels[e.node->op_type] = e.kernel; }
@@ -817,7 +818,7 @@ TEST(CpuOpsNn, ContribAttentionAndMultiHeadAttentionAgainstTheReference) {
 // (packed once) or an input, NaN and infinities in X. Its sums' order is
 // fixed by the problem: one and two threads give the same bits.
 TEST(CpuOpsNn, BlockedGroupedConvMatchesTheReference) {
-  if (!__builtin_cpu_supports("avx512f")) GTEST_SKIP() << "the grouped blocked kernel needs AVX-512";
+  if (!ONNXSCOPE_CPU_AVX512("avx512f")) GTEST_SKIP() << "the grouped blocked kernel needs AVX-512";
   const auto& acts = blocked_conv_activations();
   Rng rng(91);
   auto one = make_cpu_engine(CpuOptions{.opt_level = 0, .threads = 1});

@@ -2,6 +2,7 @@
 // convolutions, reorders only at the edges, and its results against the reference.
 #include <gtest/gtest.h>
 
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/nchwc.h"
@@ -277,7 +278,7 @@ TEST(NchwcLayout, GroupsOfWholeBlocksStayBlocked) {
     auto m = apply(*original, cpu::nchwc_layout, true);
     // Groups of 4 channels: blocked where kernels/nn/grouped_conv_nchwc.cpp
     // runs them (block 16 on AVX-512), plain elsewhere.
-    const bool own_grouped = cpu::nchwc_block() == 16 && __builtin_cpu_supports("avx512f");
+    const bool own_grouped = cpu::nchwc_block() == 16 && ONNXSCOPE_CPU_AVX512("avx512f");
     if (per_group == 8 || (per_group == 4 && own_grouped))
       EXPECT_EQ(op_types(*m), (std::vector<std::string>{"ToNchwc", "NchwcConv", "NchwcConv", "NchwcConv", "FromNchwc"}));
     else if (C < cpu::nchwc_block())  // the projection reads the plain value (in_channels below the block)

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 
+#include "core/cpu_features.h"
 #include "cpu/nhwc.h"
 #include "cpu/passes/passes.h"
 #include "model_builder.h"
@@ -435,7 +436,7 @@ TEST(NhwcInt8Layout, RandomProblemsBitForBit) {
 // none, maps small and large enough for several work items; bit for bit.
 TEST(NhwcInt8Layout, PointwiseConvolutionsBitForBit) {
   if (!cpu::int8_convolutions_channels_last()) GTEST_SKIP() << "no VNNI: the pass does nothing";
-  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: the 1x1 kernel declines";
+  if (!ONNXSCOPE_CPU_AVX512("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: the 1x1 kernel declines";
   Rng rng(43);
   for (int i = 0; i < 30; ++i) {
     const DataType tx = i % 2 ? DataType::Uint8 : DataType::Int8, ty = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8;
@@ -472,7 +473,7 @@ TEST(NhwcInt8Layout, PointwiseConvolutionsBitForBit) {
 // and out, per-channel weight zero points, y_scale 0; bit for bit.
 TEST(NhwcInt8Layout, DepthwiseConvolutionsBitForBit) {
   if (!cpu::int8_convolutions_channels_last()) GTEST_SKIP() << "no VNNI: the pass does nothing";
-  if (!__builtin_cpu_supports("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: the depthwise kernel declines";
+  if (!ONNXSCOPE_CPU_AVX512("avx512vnni")) GTEST_SKIP() << "no AVX-512 VNNI: the depthwise kernel declines";
   Rng rng(47);
   for (int i = 0; i < 30; ++i) {
     const DataType tx = i % 2 ? DataType::Uint8 : DataType::Int8, ty = (i / 2) % 2 ? DataType::Uint8 : DataType::Int8;

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <functional>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/quantization/vnni_gemm.h"
 #include "compare_outputs.h"
 #include "model_builder.h"
@@ -136,7 +137,7 @@ TEST(ReleasedWeights, RunsMatchAndTheModelReadsBackItsOwnWeights) {
   auto keeping = make_cpu_engine(CpuOptions{.threads = 2, .disabled_kernels = {"cpu-avx512"}})->prepare(keeping_model);
   auto ref = make_reference_engine()->prepare(keeping_model);
   const bool matmul_packs_b =
-      __builtin_cpu_supports("avx512f") || (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+      ONNXSCOPE_CPU_AVX512("avx512f") || (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
   for (int64_t batch : {int64_t{4}, int64_t{4}, int64_t{6}}) {  // rows enough for packed MatMul / Gemm weights
     SCOPED_TRACE("batch " + std::to_string(batch));
     const NamedValues in = inputs(*m, batch);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
 #include "onnxscope/inputs.h"
@@ -24,7 +25,7 @@ using namespace onnxscope::test;
 using namespace onnxscope::test::harness;
 
 namespace {
-bool has_avx512() { return __builtin_cpu_supports("avx512f"); }
+bool has_avx512() { return ONNXSCOPE_CPU_AVX512("avx512f"); }
 }  // namespace
 
 TEST(CpuSmallMatMul, FewRowsByAPlainMatrix) {

@@ -14,6 +14,7 @@
 #include <numeric>
 #include <random>
 
+#include "core/cpu_features.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
 #include "onnxscope/inputs.h"
@@ -180,7 +181,7 @@ TEST(CpuTransformerKernels, ErfGeluIsNaN) {
     // AVX-512's Erf where the CPU has it, else the AVX2 loop (unary_avx2.cpp)
     // where it has AVX2 and FMA; the Eigen kernel behind them either way.
     const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    check(erf, __builtin_cpu_supports("avx512f") ? "cpu-avx512" : avx2 ? "cpu-simd" : "cpu-eigen", 1e-6,
+    check(erf, ONNXSCOPE_CPU_AVX512("avx512f") ? "cpu-avx512" : avx2 ? "cpu-simd" : "cpu-eigen", 1e-6,
           "Erf x" + shape_to_string(x));
     check(erf, "cpu-eigen", 1e-6, "Erf x" + shape_to_string(x) + " (Eigen)", 3, {"cpu-avx512", "cpu-simd"});
     for (const char* approx : {"none", "tanh"}) {
@@ -192,7 +193,7 @@ TEST(CpuTransformerKernels, ErfGeluIsNaN) {
       // tanh form is the AVX2 loop's (unary_avx2.cpp) on CPUs with AVX2 and
       // no AVX-512, oneDNN's behind it.
       const bool empty = std::find(x.begin(), x.end(), 0) != x.end();
-      const bool avx2_loop = std::string(approx) == "tanh" && avx2 && !__builtin_cpu_supports("avx512f");
+      const bool avx2_loop = std::string(approx) == "tanh" && avx2 && !ONNXSCOPE_CPU_AVX512("avx512f");
       const std::string what = std::string("Gelu ") + approx + " x" + shape_to_string(x);
       check(gelu, avx2_loop ? "cpu-simd" : empty ? "cpu-eigen" : "onednn-eltwise", 1e-6, what);
       if (avx2_loop) check(gelu, empty ? "cpu-eigen" : "onednn-eltwise", 1e-6, what + " (oneDNN)", 3, {"cpu-simd"});

@@ -11,6 +11,7 @@
 #include <climits>
 #include <cmath>
 
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "cpu/optimizer.h"
 #include "cpu/passes/passes.h"
@@ -32,7 +33,7 @@ std::shared_ptr<Model> rewritten(const Model& original, cpu::PassFn pass, bool e
   auto m = std::make_shared<Model>(original);
   Diagnostics log;
   cpu::PassContext ctx{&log};
-  if (pass == cpu::fuse_masked_sdpa && !__builtin_cpu_supports("avx512f")) {
+  if (pass == cpu::fuse_masked_sdpa && !ONNXSCOPE_CPU_AVX512("avx512f")) {
     Model cpu_plan(original);
     EXPECT_FALSE(pass(cpu_plan, ctx)) << "the CPU engine's plan fused without the kernel that runs the fused node";
     ctx.device_fusions = true;
@@ -219,7 +220,7 @@ TEST(FuseMaskedSdpa, DevicesAndAvx512CpusAskForIt) {
   Diagnostics log;
   auto cpu_model = std::make_shared<Model>(*original);
   cpu::optimize(*cpu_model, CpuOptions{}, false, log);
-  if (__builtin_cpu_supports("avx512f"))
+  if (ONNXSCOPE_CPU_AVX512("avx512f"))
     EXPECT_EQ(op_types(*cpu_model), (std::vector<std::string>{"Where", "FusedAttention"}));
   else
     for (const std::string& op : op_types(*cpu_model)) EXPECT_NE(op, cpu::kFusedAttention);

@@ -1,4 +1,5 @@
 // The kernel test harness (ops_harness.h).
+#include "core/cpu_features.h"
 #include "ops_harness.h"
 
 #include <gtest/gtest.h>
@@ -102,11 +103,13 @@ std::string values_text(const Tensor& t) {
 }
 }  // namespace
 
-bool cpu_has_int8_vnni() { return __builtin_cpu_supports("avx512vnni") || __builtin_cpu_supports("avxvnni"); }
+bool cpu_has_int8_vnni() {
+  return ONNXSCOPE_CPU_AVX512("avx512vnni") || (__builtin_cpu_supports("avxvnni") && !::onnxscope::cpu_isa_capped_to_avx2());
+}
 
 bool cpu_has_avx512bw() {
-  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
-         __builtin_cpu_supports("avx512dq");
+  return ONNXSCOPE_CPU_AVX512("avx512f") && ONNXSCOPE_CPU_AVX512("avx512bw") && ONNXSCOPE_CPU_AVX512("avx512vl") &&
+         ONNXSCOPE_CPU_AVX512("avx512dq");
 }
 
 void check(Case& c, double atol, double rtol) {

@@ -86,6 +86,7 @@ class CpuEngine final : public Engine {
  public:
   explicit CpuEngine(CpuOptions o) : options_(std::move(o)), kernels_(std::make_shared<KernelRegistry>()) {
     if (!options_.max_tensor_bytes) options_.max_tensor_bytes = ref::default_max_tensor_bytes();
+    cpu::apply_cpu_isa_cap();
     cpu::set_thread_count(options_.threads);
     // oneDNN's dispatch order: plugins, then the optimized kernels, the reference last.
     if (options_.extra_kernels) kernels_->add_all(*options_.extra_kernels);

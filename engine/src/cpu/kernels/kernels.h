@@ -25,6 +25,9 @@ class ReleaseRepackedWeights {
   bool previous_;
 };
 
+// ONNXSCOPE_CPU_ISA=avx2 (core/cpu_features.h): oneDNN capped to AVX2 as well
+// (unless DNNL_MAX_CPU_ISA says otherwise); called before the engine's first oneDNN use.
+void apply_cpu_isa_cap();
 void register_elementwise_kernels(KernelRegistry& r);  // kernels/math/elementwise.cpp: unary/binary/comparison/logic, Eigen, threaded
 void register_eltwise_onednn_kernels(KernelRegistry& r);  // kernels/math/eltwise_onednn.cpp: float32 unary ops as oneDNN eltwise
 void register_unary_avx512_kernels(KernelRegistry& r);

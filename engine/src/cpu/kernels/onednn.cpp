@@ -1,5 +1,6 @@
 // oneDNN plumbing shared by the onednn_*.cpp kernels (see onednn_parts.h) and
 // the registration of their families.
+#include <cstdlib>
 #include <algorithm>
 #include <cpuid.h>
 #include <dlfcn.h>
@@ -8,6 +9,7 @@
 #include <mutex>
 #include <optional>
 
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
@@ -150,10 +152,10 @@ bool has_int8_vnni() {
   static const bool yes = [] {
     unsigned a = 0, b = 0, c = 0, d = 0;
     if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
-    const bool avx512_vnni = (c & (1u << 11)) != 0 && __builtin_cpu_supports("avx512f");
+    const bool avx512_vnni = (c & (1u << 11)) != 0 && ONNXSCOPE_CPU_AVX512("avx512f");
     unsigned a1 = 0, b1 = 0, c1 = 0, d1 = 0;
     const bool avx_vnni = __get_cpuid_count(7, 1, &a1, &b1, &c1, &d1) && (a1 & (1u << 4)) != 0 &&
-                          __builtin_cpu_supports("avx2");
+                          __builtin_cpu_supports("avx2") && !cpu_isa_capped_to_avx2();
     return avx512_vnni || avx_vnni;
   }();
   return yes;
@@ -539,6 +541,19 @@ void register_onednn_kernels(KernelRegistry& r) {
   onednn::register_onednn_norm(r);
   onednn::register_onednn_sum(r);
   onednn::register_onednn_nchwc(r);
+}
+
+void apply_cpu_isa_cap() {
+  static const bool once = [] {
+    if (cpu_isa_capped_to_avx2() && !std::getenv("DNNL_MAX_CPU_ISA") && !std::getenv("ONEDNN_MAX_CPU_ISA")) {
+      try {
+        dnnl::set_max_cpu_isa(dnnl::cpu_isa::avx2);
+      } catch (const dnnl::error&) {  // oneDNN already chose its ISA in this process: DNNL_MAX_CPU_ISA=AVX2 does it
+      }
+    }
+    return true;
+  }();
+  (void)once;
 }
 
 }  // namespace onnxscope::cpu

@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -121,7 +122,7 @@ struct Problem {
 // pass; ONNXSCOPE_OWN_SILU=0 keeps the post-op (1 forces ours).
 bool silu_after_conv() {
   static const bool on = [] {
-    if (!__builtin_cpu_supports("avx512f")) return false;
+    if (!ONNXSCOPE_CPU_AVX512("avx512f")) return false;
     if (const char* e = std::getenv("ONNXSCOPE_OWN_SILU")) return std::string(e) != "0";
     return true;
   }();

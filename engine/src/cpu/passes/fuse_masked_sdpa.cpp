@@ -12,13 +12,14 @@
 // (kernels/nn/fused_attention.cpp: the scores of a block of rows stay in
 // cache); elsewhere its only kernel is the unfused steps on reference
 // kernels, so there the pass leaves the MatMuls to oneDNN.
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "cpu/passes/sdpa_match.h"
 
 namespace onnxscope::cpu {
 
 bool fuse_masked_sdpa(Model& model, PassContext& ctx) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (!ctx.device_fusions && !avx512) return false;
   Graph& g = model.graph;
   GraphIndex idx(g);

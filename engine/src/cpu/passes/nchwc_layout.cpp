@@ -35,6 +35,7 @@
 #include <cmath>
 #include <functional>
 
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "cpu/nchwc.h"
 #include "cpu/passes/passes.h"
@@ -70,7 +71,7 @@ std::optional<ConvShape> convertible(const Model& m, const Node& n) {
   // out (ResNeXt-50's first stage) where the block is 16 on AVX-512:
   // kernels/nn/grouped_conv_nchwc.cpp takes those (and 8 in and out), where
   // only oneDNN's reference kernel would.
-  const bool own_grouped = nchwc_block() == 16 && __builtin_cpu_supports("avx512f") &&
+  const bool own_grouped = nchwc_block() == 16 && ONNXSCOPE_CPU_AVX512("avx512f") &&
                            (w->shape()[1] == 2 || w->shape()[1] == 4) && s.out_channels == s.in_channels;
   if (group != 1 && !s.depthwise && !own_grouped && (w->shape()[1] % 8 != 0 || s.out_channels % (group * 8) != 0))
     return std::nullopt;

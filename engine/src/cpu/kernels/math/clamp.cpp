@@ -10,6 +10,7 @@
 #include <cmath>
 #include <optional>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/param_values.h"
@@ -63,7 +64,7 @@ void clamp_plain(const Clamp& c, const float* x, float* y, int64_t n) {
 using ClampFn = void (*)(const Clamp&, const float*, float*, int64_t);
 
 ClampFn best() {
-  static const ClampFn fn = __builtin_cpu_supports("avx512f") ? clamp_avx512
+  static const ClampFn fn = ONNXSCOPE_CPU_AVX512("avx512f") ? clamp_avx512
                             : __builtin_cpu_supports("avx2")  ? clamp_avx2
                                                               : clamp_plain;
   return fn;

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/float_product.h"
@@ -45,7 +46,7 @@ std::atomic<bool> g_on_avx512{false};  // force_float_gemm_avx2_on_avx512
 
 bool avx2_only() {
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   return avx2 && (!avx512 || g_on_avx512.load(std::memory_order_relaxed));
 }
 

@@ -25,6 +25,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/float_product.h"
@@ -52,7 +53,7 @@ struct TransposedB {
 using Op = ProductOp;
 
 bool product_of(const KernelContext& ctx, Product& p, Op op) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (!avx512 || !float_product_of(ctx, p, op)) return false;
   return p.rows <= kMaxRows && p.rows * p.K <= kMaxMacs && p.rows * p.K * p.N <= kMaxMacs;
 }

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_exp.h"
@@ -240,7 +241,7 @@ bool last_axis(const KernelContext& ctx) {
 }
 
 bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
+  static const bool yes = ONNXSCOPE_CPU_AVX512("avx512f");
   return yes;
 }
 

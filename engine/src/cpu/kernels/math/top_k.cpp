@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
@@ -84,7 +85,7 @@ __attribute__((target("avx512f"))) int64_t skip_avx512(const float* in, int64_t 
 }
 
 void top_small(const float* in, int64_t stride, int64_t dim, int64_t k, bool largest, uint32_t flip, uint64_t* top) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   const auto kk = static_cast<size_t>(k);
   size_t have = 0;
   float worst = 0;  // the k-th value once the buffer is full

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
@@ -114,7 +115,7 @@ std::atomic<bool> g_on_avx512{false};  // force_unary_avx2_on_avx512
 
 bool accepts(const KernelContext& ctx) {
   static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (!avx2 || (avx512 && !g_on_avx512.load(std::memory_order_relaxed)) || ctx.input_count() != 1) return false;
   const Value* x = ctx.input_value(0);
   return x && x->is_tensor() && x->tensor().dtype() == DataType::Float;

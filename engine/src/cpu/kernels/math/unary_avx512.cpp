@@ -10,6 +10,7 @@
 #include <cstring>
 #include <string>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
 #include "cpu/kernels/output.h"
@@ -138,7 +139,7 @@ void Kernel(KernelContext& ctx) {
 }
 
 bool accepts(const KernelContext& ctx) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (!avx512 || ctx.input_count() != 1) return false;
   const Value* x = ctx.input_value(0);
   return x && x->is_tensor() && (x->tensor().dtype() == DataType::Float || x->tensor().dtype() == DataType::Float16);
@@ -172,7 +173,7 @@ constexpr Unary kUnary[] = {
 }  // namespace
 
 bool unary_avx512_takes_half(const std::string& op) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (!avx512) return false;
   for (const Unary& u : kUnary)
     if (op == u.op) return true;

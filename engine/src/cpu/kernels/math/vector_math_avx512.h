@@ -4,7 +4,7 @@
 // FLT_MIN come out as the reference's do (exponentials below FLT_MIN as 0:
 // see exp), and cpu_ops_harness_test checks
 // each against the reference's double-precision result (with NaN and inf in
-// the inputs). Only call them where __builtin_cpu_supports("avx512f").
+// the inputs). Only call them where ONNXSCOPE_CPU_AVX512("avx512f").
 //
 // The polynomials are the classic minimax fits (Cody and Waite's reductions;
 // the coefficients of Moshier's Cephes library for logf, sinf and cosf);
@@ -17,6 +17,8 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #include <immintrin.h>
+
+#include "core/cpu_features.h"
 
 #include <cmath>
 #include <cstdint>

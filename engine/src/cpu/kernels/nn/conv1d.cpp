@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/nn/common.h"
@@ -41,7 +42,7 @@ struct Conv1d {
   FusedActivation act;
 };
 
-const bool kAvx512 = __builtin_cpu_supports("avx512f");
+const bool kAvx512 = ONNXSCOPE_CPU_AVX512("avx512f");
 constexpr int64_t kShortSum = 64;  // C*K of the strided convolutions taken (see above)
 constexpr int64_t kTileSlack = 16 * 6;  // floats past each padded (phase) row a tile may read
 

@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/nn/common.h"
@@ -46,7 +47,7 @@ struct Depthwise : PlaneWindow {
 // Inputs all float16 (X, W and B, if any): a float16 model's depthwise
 // convolution, computed without the Casts around it (the same bits).
 bool half_conv_inputs(const KernelContext& ctx) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (!avx512 || ctx.input_count() < 2 || ctx.input_count() > 3) return false;
   for (size_t i = 0; i < ctx.input_count(); ++i) {
     const Value* v = ctx.input_value(i);
@@ -341,7 +342,7 @@ void Run(KernelContext& ctx) {
   const float* bias = p.bias ? ctx.input(2).data<float>() : nullptr;
   Tensor& out = uninitialized_output(ctx, 0, DataType::Float, p.y);
   float* y = out.mutable_data<float>();
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   parallel_for(p.planes, 1, [&](int64_t c0, int64_t c1) {
     // Borders stay zero: only the positions of X are written.
     std::vector<float> pad(static_cast<size_t>(p.sh * p.sw * p.phase_floats() + kBlockSlack), 0.0f);
@@ -359,7 +360,7 @@ void Run(KernelContext& ctx) {
 }  // namespace
 
 bool depthwise_conv_takes_half(const Node& n, const std::function<const Tensor*(const std::string&)>& constant) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (!avx512 || !n.domain.empty() || n.op_type != "Conv" || n.inputs.size() < 2 || n.inputs.size() > 3) return false;
   const Tensor* w = constant(n.inputs[1]);
   if (!w || w->rank() != 4 || w->shape()[1] != 1 || w->shape()[0] < 2) return false;

@@ -20,6 +20,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
@@ -245,7 +246,7 @@ int64_t bshd_bits(const KernelContext& ctx) { return ctx.attr_int("bshd_in", 0);
 // broadcasts into the scores without enlarging them; anything else is the
 // fused-reference kernel's (the unfused steps, or their error).
 bool accepts(const KernelContext& ctx) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (!avx512 || ctx.input_count() < 3 || ctx.input_count() > 4) return false;
   const int64_t bits = bshd_bits(ctx), out = ctx.attr_int("bshd_out", 0);
   if (bits < 0 || bits > 7 || out < 0 || out > 1) return false;

@@ -33,6 +33,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
 #include "cpu/kernels/nn/common.h"
@@ -59,7 +60,7 @@ struct Problem {
 bool float_tensor(const Value* v) { return v && v->is_tensor() && v->tensor().dtype() == DataType::Float; }
 
 bool problem(const KernelContext& ctx, Problem& p) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (!avx512 || ctx.input_count() < 2 || ctx.input_count() > 4) return false;
   // The group first: every NchwcConv asks this kernel before oneDNN's on
   // each run, and most are ungrouped.

@@ -18,6 +18,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/nn/common.h"
@@ -259,7 +260,7 @@ void Run(KernelContext& ctx) {
   }
   const float* x = xt.data<float>();
   float* y = out.mutable_data<float>();
-  static const Rows3 rows3 = __builtin_cpu_supports("avx512f") ? rows3_avx512 : rows3_plain;
+  static const Rows3 rows3 = ONNXSCOPE_CPU_AVX512("avx512f") ? rows3_avx512 : rows3_plain;
   parallel_for(p.planes, 1, [&](int64_t c0, int64_t c1) {
     std::vector<float> col(static_cast<size_t>(p.W));
     for (int64_t c = c0; c < c1; ++c) max_plane(p, g, x + c * p.H * p.W, y + c * p.OH * p.OW, col.data(), rows3);

@@ -21,6 +21,7 @@
 #include <cmath>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/nn/common.h"
 #include "cpu/kernels/output.h"
@@ -87,7 +88,7 @@ bool problem(const KernelContext& ctx, BlockedPool& p) {
 }
 
 bool accepts(const KernelContext& ctx) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f"), avx2 = __builtin_cpu_supports("avx2");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f"), avx2 = __builtin_cpu_supports("avx2");
   BlockedPool p;
   return problem(ctx, p) && (p.block == 16 ? avx512 : avx2);
 }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
@@ -158,7 +159,7 @@ ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default") void panel_plain(const 
 }
 
 void gemv_panel(const float* panel, const float* v, int64_t count, int64_t cols, float* out) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (avx512) panel_avx512(panel, v, count, cols, out);
   else panel_plain(panel, v, count, cols, out);
 }
@@ -166,7 +167,7 @@ void gemv_panel(const float* panel, const float* v, int64_t count, int64_t cols,
 // out[i] += v[i] x panel for `n` images: four at a time where the CPU has AVX-512.
 void gemv_panel_images(const float* panel, const float* const* v, int64_t n, int64_t count, int64_t cols,
                        float* const* out) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   int64_t i = 0;
   if (avx512)
     for (; i + 4 <= n; i += 4) panel4_avx512(panel, v + i, count, cols, out + i);

@@ -17,6 +17,7 @@
 #include <climits>  // INT_MAX
 #include <cstring>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -69,7 +70,7 @@ const Table& table_of(KernelContext& ctx, bool leaky, Table& local) {
 }
 
 bool have_vbmi() {
-  static const bool yes = __builtin_cpu_supports("avx512vbmi") && __builtin_cpu_supports("avx512bw");
+  static const bool yes = ONNXSCOPE_CPU_AVX512("avx512vbmi") && ONNXSCOPE_CPU_AVX512("avx512bw");
   return yes;
 }
 

@@ -24,6 +24,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
@@ -119,7 +120,7 @@ QGemmOutput::QGemmOutput(KernelContext& ctx, int64_t M, int64_t N) : N_(N), scal
   u8_ = yt == DataType::Uint8;
   if (yz) zero_point_ = static_cast<float>(value_at(*yz, 0));
   y_ = uninitialized_output(ctx, 0, yt, {M, N}).mutable_raw();
-  static const bool avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f") && ONNXSCOPE_CPU_AVX512("avx512vl");
   vector_ = avx512 && std::all_of(scale_.begin(), scale_.end(), [](float v) { return std::isfinite(v); });
 }
 

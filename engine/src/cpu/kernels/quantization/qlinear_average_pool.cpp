@@ -18,6 +18,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
@@ -29,8 +30,8 @@ namespace onnxscope::cpu {
 namespace {
 
 bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  static const bool yes = ONNXSCOPE_CPU_AVX512("avx512f") && ONNXSCOPE_CPU_AVX512("avx512bw") &&
+                          ONNXSCOPE_CPU_AVX512("avx512vl") && ONNXSCOPE_CPU_AVX512("avx512dq");
   return yes;
 }
 

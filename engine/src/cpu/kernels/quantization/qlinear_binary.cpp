@@ -22,6 +22,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/broadcast.h"
@@ -119,7 +120,7 @@ __attribute__((target("avx512f"))) void row_avx512(const T* a, const T* b, T* c,
 
 template <typename T, bool Mul>
 void row(const T* a, int64_t sa, const T* b, int64_t sb, T* c, int64_t n, const Params& p) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (avx512 && sa == 1 && sb == 1) return row_avx512<T, Mul, false, false>(a, b, c, n, p);
   if (avx512 && sa == 0 && sb == 1) return row_avx512<T, Mul, true, false>(a, b, c, n, p);
   if (avx512 && sa == 1 && sb == 0) return row_avx512<T, Mul, false, true>(a, b, c, n, p);

@@ -25,6 +25,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -46,8 +47,8 @@ constexpr int64_t kMaxTaps = 64;
 constexpr int kBlocks = 4;  // 16-channel blocks a pixel's step keeps in registers
 
 bool have_avx512_vnni() {
-  static const bool yes = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl");
+  static const bool yes = ONNXSCOPE_CPU_AVX512("avx512vnni") && ONNXSCOPE_CPU_AVX512("avx512bw") &&
+                          ONNXSCOPE_CPU_AVX512("avx512vl");
   return yes;
 }
 

@@ -22,6 +22,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/quantization/int8_values.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
@@ -32,8 +33,8 @@ namespace onnxscope::cpu {
 namespace {
 
 bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl");
+  static const bool yes = ONNXSCOPE_CPU_AVX512("avx512f") && ONNXSCOPE_CPU_AVX512("avx512bw") &&
+                          ONNXSCOPE_CPU_AVX512("avx512vl");
   return yes;
 }
 

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/quantization/dynamic_quantize.h"
@@ -24,7 +25,7 @@ namespace onnxscope::cpu {
 namespace {
 
 bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
+  static const bool yes = ONNXSCOPE_CPU_AVX512("avx512f");
   return yes;
 }
 

@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/kernels/quantization/requantize.h"
 #include "cpu/kernels/quantization/requantize_avx512.h"
@@ -106,7 +107,7 @@ __attribute__((target("avx512f"))) void requantize_avx512(const int32_t* acc, in
 }
 
 bool has_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
+  static const bool yes = ONNXSCOPE_CPU_AVX512("avx512f");
   return yes;
 }
 
@@ -155,7 +156,7 @@ void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, i
   bool finite = true;
   for (int64_t m = 0; m < M; ++m) finite = finite && std::isfinite(mult[m]);
   if (has_avx512() && finite) {
-    static const bool bw_vl = __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
+    static const bool bw_vl = ONNXSCOPE_CPU_AVX512("avx512bw") && ONNXSCOPE_CPU_AVX512("avx512vl");
     const float* mf = bw_vl ? mult_f : nullptr;
     if (u8) return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out), ldo, mf);
     return channels_last_avx512(acc, lda, pixels, M, bias, mult, zero_point, reinterpret_cast<int8_t*>(out), ldo, mf);

@@ -6,6 +6,7 @@
 #endif
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's avx512fintrin.h
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#include "core/cpu_features.h"
 #include "cpu/kernels/quantization/vnni_gemm.h"
 
 #include <immintrin.h>
@@ -125,8 +126,8 @@ TileFn<E, T> tile_for(int64_t rows, int64_t panels, bool flip) {
 }  // namespace
 
 bool vnni_available() {
-  static const bool yes = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq");
+  static const bool yes = ONNXSCOPE_CPU_AVX512("avx512vnni") && ONNXSCOPE_CPU_AVX512("avx512bw") &&
+                          ONNXSCOPE_CPU_AVX512("avx512vl") && ONNXSCOPE_CPU_AVX512("avx512dq");
   return yes;
 }
 

@@ -15,6 +15,7 @@
 #include <limits>
 #include <optional>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/reduction/row_extreme.h"
@@ -158,7 +159,7 @@ __attribute__((target("avx2"))) float row_extreme_avx2(const float* x, int64_t n
 }  // namespace
 
 float row_extreme(const float* x, int64_t n, bool max) {
-  static const int isa = __builtin_cpu_supports("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
+  static const int isa = ONNXSCOPE_CPU_AVX512("avx512f") ? 2 : __builtin_cpu_supports("avx2") ? 1 : 0;
   if (isa == 2) return row_extreme_avx512(x, n, max);
   if (isa == 1) return row_extreme_avx2(x, n, max);
   const CMap a(x, n);

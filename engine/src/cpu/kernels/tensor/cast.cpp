@@ -148,7 +148,7 @@ __attribute__((target("avx512f,avx512dq"))) void i64_to_f32_dq(const int64_t* s,
 bool has_avx512dq() {
   static const bool dq = [] {  // cpuid leaf 7: EBX bit 16 AVX512F, bit 17 AVX512DQ
     unsigned a = 0, b = 0, c = 0, dx = 0;
-    return __get_cpuid_count(7, 0, &a, &b, &c, &dx) && (b & (1u << 16)) && (b & (1u << 17));
+    return !cpu_isa_capped_to_avx2() && __get_cpuid_count(7, 0, &a, &b, &c, &dx) && (b & (1u << 16)) && (b & (1u << 17));
   }();
   return dq;
 }
@@ -289,14 +289,14 @@ void Cast(KernelContext& ctx) {
 }  // namespace
 
 void half_to_float_run(const uint16_t* s, float* d, int64_t n) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (avx512) half_to_float_avx512(s, d, n);
   else if (cpu_has_f16c()) half_to_float_f16c(s, d, n);
   else for (int64_t i = 0; i < n; ++i) d[i] = half_to_float(s[i]);
 }
 
 void float_to_half_run(const float* s, uint16_t* d, int64_t n) {
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   if (avx512) float_to_half_avx512(s, d, n);
   else if (cpu_has_f16c()) float_to_half_f16c(s, d, n);
   else for (int64_t i = 0; i < n; ++i) d[i] = float_to_half(s[i]);

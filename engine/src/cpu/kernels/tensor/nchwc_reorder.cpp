@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <climits>  // INT_MAX
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/nchwc.h"
@@ -25,7 +26,7 @@ constexpr int64_t kTile = 64;       // pixels per work item: 64 cache lines of t
 constexpr int64_t kGrain = 32768;  // floats per chunk below which threads cost more than they save
 
 bool have_avx512() {
-  static const bool yes = __builtin_cpu_supports("avx512f");
+  static const bool yes = ONNXSCOPE_CPU_AVX512("avx512f");
   return yes;
 }
 

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <optional>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/output.h"
 #include "cpu/kernels/tensor/strided_copy.h"
@@ -166,7 +167,7 @@ bool gather_elements(const Tensor& data, const Tensor& ind, size_t axis, Tensor&
   std::byte* out = y.mutable_raw();
   std::atomic<bool> any{false};
   std::atomic<int64_t> which{0};
-  static const bool avx512 = __builtin_cpu_supports("avx512f");
+  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   parallel_for(rows, std::max<int64_t>(1, 16384 / inner), [&](int64_t r0, int64_t r1) {
     for (int64_t row = r0; row < r1; ++row) {
       // The data offset of this row's position on every axis but the last.
