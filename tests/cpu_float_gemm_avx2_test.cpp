@@ -12,12 +12,10 @@
 
 #include <cmath>
 #include <cstring>
-#include <set>
 #include <string>
 #include <vector>
 
 #include "core/cpu_features.h"
-#include "cpu/kernels/kernels.h"
 #include "model_builder.h"
 #include "onnxscope/cpu.h"
 #include "onnxscope/inputs.h"
@@ -30,17 +28,10 @@ using namespace onnxscope::test;
 using namespace onnxscope::test::harness;
 
 namespace {
-bool avx2() { return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"); }
-
-// The kernel on for the test's span on every CPU with AVX2; on AVX-512 ones
-// the AVX-512 few-row product (cpu-avx512, before it in the dispatch) is
-// left out, so that this kernel is checked there too.
-struct Forced {
-  Forced() { cpu::force_float_gemm_avx2_on_avx512(true); }
-  ~Forced() { cpu::force_float_gemm_avx2_on_avx512(false); }
-};
-std::set<std::string> others() {
-  return ONNXSCOPE_CPU_AVX512("avx512f") ? std::set<std::string>{"cpu-avx512"} : std::set<std::string>{};
+// On AVX-512 CPUs these run under ONNXSCOPE_CPU_ISA=avx2 (ctest's
+// isa_avx2.cpu_float_gemm_avx2_test).
+bool avx2_only() {
+  return !ONNXSCOPE_CPU_AVX512("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
 }
 // Float sums of up to 700 terms of magnitude up to 2 against the reference's
 // double ones rounded once.
@@ -48,8 +39,7 @@ constexpr double kAtol = 2e-4, kRtol = 1e-4;
 }  // namespace
 
 TEST(CpuFloatGemmAvx2, MatMulByAConstantB) {
-  if (!avx2()) GTEST_SKIP() << "no AVX2 and FMA";
-  Forced forced;
+  if (!avx2_only()) GTEST_SKIP() << "AVX-512 (without ONNXSCOPE_CPU_ISA=avx2) or no AVX2";
   Rng rng(301);
   for (int i = 0; i < 60; ++i) {
     Case c(13);
@@ -64,14 +54,12 @@ TEST(CpuFloatGemmAvx2, MatMulByAConstantB) {
     add_initializer(c.mb, "b", random_tensor(rng, DataType::Float, {K, N}, -1, 1));
     c.mb.node("MatMul", {"a", "b"}, {"y"}, "mm");
     c.expect_kernel = "cpu-avx2";
-    c.disabled_kernels = others();
     check(c, kAtol, kRtol);
   }
 }
 
 TEST(CpuFloatGemmAvx2, GemmTransposedOrNotWithABiasRow) {
-  if (!avx2()) GTEST_SKIP() << "no AVX2 and FMA";
-  Forced forced;
+  if (!avx2_only()) GTEST_SKIP() << "AVX-512 (without ONNXSCOPE_CPU_ISA=avx2) or no AVX2";
   Rng rng(302);
   for (int i = 0; i < 48; ++i) {
     Case c(13);
@@ -93,7 +81,6 @@ TEST(CpuFloatGemmAvx2, GemmTransposedOrNotWithABiasRow) {
     attr_int(g, "transB", trans_b ? 1 : 0);
     if (beta_zero) attr_float(g, "beta", 0.0f);
     c.expect_kernel = constant_b ? "cpu-avx2" : "onednn";
-    c.disabled_kernels = others();
     check(c, kAtol, kRtol);
   }
 }
@@ -102,8 +89,7 @@ TEST(CpuFloatGemmAvx2, GemmTransposedOrNotWithABiasRow) {
 // its B's plain bytes given back and restored exactly when read; every run
 // the same bits as the engine that keeps its weights.
 TEST(CpuFloatGemmAvx2, PanelsKeptAndTheWeightsGivenBack) {
-  if (!avx2()) GTEST_SKIP() << "no AVX2 and FMA";
-  Forced forced;
+  if (!avx2_only()) GTEST_SKIP() << "AVX-512 (without ONNXSCOPE_CPU_ISA=avx2) or no AVX2";
   auto make = [] {
     ModelBuilder mb(13);
     mb.input("a", DataType::Float, {"rows", int64_t{300}});
@@ -120,9 +106,8 @@ TEST(CpuFloatGemmAvx2, PanelsKeptAndTheWeightsGivenBack) {
   auto m = make(), kept_model = make();
   const Tensor& bt = m->graph.initializer("bt")->value;
   const std::vector<std::byte> original(bt.raw(), bt.raw() + bt.byte_size());
-  auto releasing =
-      make_cpu_engine(CpuOptions{.threads = 2, .disabled_kernels = others(), .release_repacked_weights = true})->prepare(m);
-  auto keeping = make_cpu_engine(CpuOptions{.threads = 2, .disabled_kernels = others()})->prepare(kept_model);
+  auto releasing = make_cpu_engine(CpuOptions{.threads = 2, .release_repacked_weights = true})->prepare(m);
+  auto keeping = make_cpu_engine(CpuOptions{.threads = 2})->prepare(kept_model);
   auto ref = make_reference_engine()->prepare(kept_model);
   auto same = [&](int64_t rows) {
     InputSpec spec;
@@ -154,8 +139,7 @@ TEST(CpuFloatGemmAvx2, PanelsKeptAndTheWeightsGivenBack) {
 // (A of rank 2), every activation applied as the last block's tiles are
 // stored (K past one block in some).
 TEST(CpuFloatGemmAvx2, FusedBiasAndEveryActivation) {
-  if (!avx2()) GTEST_SKIP() << "no AVX2 and FMA";
-  Forced forced;
+  if (!avx2_only()) GTEST_SKIP() << "AVX-512 (without ONNXSCOPE_CPU_ISA=avx2) or no AVX2";
   const char* acts[] = {"", "Relu", "LeakyRelu", "Sigmoid", "Tanh", "HardSigmoid", "HardSwish", "Gelu", "GeluTanh", "Clip"};
   Rng rng(303);
   for (int i = 0; i < 40; ++i) {
@@ -169,7 +153,7 @@ TEST(CpuFloatGemmAvx2, FusedBiasAndEveryActivation) {
                  std::to_string(N) + "] + bias " + act);
     auto loaded = mb.load();
     ASSERT_TRUE(loaded.ok()) << dump(loaded);
-    const FusedRun r = run_fused(std::move(loaded.model), static_cast<uint64_t>(i), others());
+    const FusedRun r = run_fused(std::move(loaded.model), static_cast<uint64_t>(i));
     ASSERT_EQ(r.ran.size(), 1u) << "not fused into one node";
     EXPECT_EQ(r.ran[0], (rank2 ? (act.empty() ? "Gemm" : "FusedGemm") : "FusedMatMul") + std::string(" cpu-avx2"));
     const Tensor& a = r.want[0].second.tensor();

@@ -184,7 +184,7 @@ void add_initializer(ModelBuilder& mb, const std::string& name, const Tensor& t)
   mb.initializer(make_tensor_raw(name, t.dtype(), t.shape(), std::string(reinterpret_cast<const char*>(t.raw()), t.byte_size())));
 }
 
-FusedRun run_fused(const std::shared_ptr<const Model>& m, uint64_t seed, const std::set<std::string>& disabled_kernels) {
+FusedRun run_fused(const std::shared_ptr<const Model>& m, uint64_t seed) {
   InputSpec spec;
   spec.seed = seed;
   const NamedValues in = make_inputs(*m, spec);
@@ -198,7 +198,7 @@ FusedRun run_fused(const std::shared_ptr<const Model>& m, uint64_t seed, const s
   ro.capture_original = false;
   FusedRun r;
   r.want = make_reference_engine()->prepare(m)->run(in);
-  r.got = make_cpu_engine(CpuOptions{.threads = 2, .disabled_kernels = disabled_kernels})->prepare(m)->run(in, ro);
+  r.got = make_cpu_engine(CpuOptions{.threads = 2})->prepare(m)->run(in, ro);
   r.ran = std::move(ran.nodes);
   return r;
 }

@@ -77,6 +77,6 @@ struct FusedRun {
   NamedValues want, got;
   std::vector<std::string> ran;
 };
-FusedRun run_fused(const std::shared_ptr<const Model>& m, uint64_t seed, const std::set<std::string>& disabled_kernels = {});
+FusedRun run_fused(const std::shared_ptr<const Model>& m, uint64_t seed);
 
 }  // namespace onnxscope::test::harness

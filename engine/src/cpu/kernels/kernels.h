@@ -32,11 +32,7 @@ void register_elementwise_kernels(KernelRegistry& r);  // kernels/math/elementwi
 void register_eltwise_onednn_kernels(KernelRegistry& r);  // kernels/math/eltwise_onednn.cpp: float32 unary ops as oneDNN eltwise
 void register_unary_avx512_kernels(KernelRegistry& r);
 void register_unary_avx2_kernels(KernelRegistry& r);  // kernels/math/unary_avx2.cpp: Relu, Exp, Erf, Softplus, Mish, Sin, Cos on AVX2 without AVX-512
-// Tests: these kernels take their problems on AVX-512 CPUs too (where the AVX-512 ones come first), so that they are checked there.
-void force_unary_avx2_on_avx512(bool on);
 void register_float_gemm_avx2_kernels(KernelRegistry& r);  // kernels/math/float_gemm_avx2.cpp: MatMul/Gemm by a constant B on AVX2 without AVX-512
-// Tests: the AVX2 float product takes its problems on AVX-512 CPUs too (where other kernels keep them), so that it is checked there.
-void force_float_gemm_avx2_on_avx512(bool on);
 // Whether register_unary_avx512_kernels' kernel for `op` runs float16 itself (on this CPU).
 bool unary_avx512_takes_half(const std::string& op);
 // y = y sigmoid(y) over n floats on AVX-512, on the thread pool (kernels/math/unary_avx512.cpp).

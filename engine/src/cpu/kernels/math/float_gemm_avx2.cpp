@@ -18,7 +18,6 @@
 #include <immintrin.h>
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <cstdint>
 #include <memory>
@@ -42,12 +41,10 @@ constexpr int64_t kNR = 16, kMR = 6, kKC = 256;
 using Problem = FloatProduct;
 using Op = ProductOp;
 
-std::atomic<bool> g_on_avx512{false};  // force_float_gemm_avx2_on_avx512
-
 bool avx2_only() {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
-  return avx2 && (!avx512 || g_on_avx512.load(std::memory_order_relaxed));
+  static const bool yes =
+      !ONNXSCOPE_CPU_AVX512("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
 }
 
 template <Op O>
@@ -255,8 +252,6 @@ void Run(KernelContext& ctx) {
 }
 
 }  // namespace
-
-void force_float_gemm_avx2_on_avx512(bool on) { g_on_avx512 = on; }
 
 void register_float_gemm_avx2_kernels(KernelRegistry& r) {
   r.add(KernelDef{"", "MatMul", 1, INT_MAX, "cpu-avx2", Run<Op::MatMul>, accepts<Op::MatMul>});

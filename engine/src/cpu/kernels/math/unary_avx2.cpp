@@ -13,7 +13,6 @@
 // binade (cpu_ops_threads_test).
 #include <immintrin.h>
 
-#include <atomic>
 #include <climits>  // INT_MAX
 #include <cmath>
 #include <cstdint>
@@ -111,12 +110,10 @@ void Kernel(KernelContext& ctx) {
   parallel_for(static_cast<int64_t>(x.element_count()), kGrain, [&](int64_t b, int64_t e) { Run(in + b, out + b, e - b); });
 }
 
-std::atomic<bool> g_on_avx512{false};  // force_unary_avx2_on_avx512
-
 bool accepts(const KernelContext& ctx) {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
-  if (!avx2 || (avx512 && !g_on_avx512.load(std::memory_order_relaxed)) || ctx.input_count() != 1) return false;
+  static const bool avx2 =
+      !ONNXSCOPE_CPU_AVX512("avx512f") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (!avx2 || ctx.input_count() != 1) return false;
   const Value* x = ctx.input_value(0);
   return x && x->is_tensor() && x->tensor().dtype() == DataType::Float;
 }
@@ -138,8 +135,6 @@ constexpr Unary kUnary[] = {
 };
 
 }  // namespace
-
-void force_unary_avx2_on_avx512(bool on) { g_on_avx512 = on; }
 
 void register_unary_avx2_kernels(KernelRegistry& r) {
   for (const Unary& u : kUnary) r.add(KernelDef{"", u.op, u.since, INT_MAX, "cpu-simd", u.fn, accepts});
