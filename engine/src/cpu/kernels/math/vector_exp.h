@@ -129,25 +129,6 @@ inline float mish_poly(float x) {
   return x > 20.0f ? x : y;
 }
 
-// erf: the Taylor series below 0.5, Abramowitz and Stegun 7.1.26 above.
-inline float erf_poly(float x) {
-  const float a = std::fabs(x), z = x * x;
-  float s = std::fma(-1.0f / 1320, z, 1.0f / 216);
-  s = std::fma(s, z, -1.0f / 42);
-  s = std::fma(s, z, 1.0f / 10);
-  s = std::fma(s, z, -1.0f / 3);
-  s = std::fma(s, z, 1.0f);
-  const float small = s * x * 1.12837916709551257f;
-  const float t = 1.0f / std::fma(a < 10.0f ? a : 10.0f, 0.3275911f, 1.0f);
-  float p = std::fma(1.061405429f, t, -1.453152027f);
-  p = std::fma(p, t, 1.421413741f);
-  p = std::fma(p, t, -0.284496736f);
-  p = std::fma(p, t, 0.254829592f);
-  p = p * t;
-  const float large = std::copysign(1.0f - p * exp_poly(-z), x);
-  return a < 0.5f ? small : large;
-}
-
 // sin or cos (Cos: one quadrant on) for |x| below 2^13 (the caller sends
 // the rest to the C library): k = round(x 2/pi), r = x - k pi/2 in three
 // parts, the Cephes polynomials on [-pi/4, pi/4] and the quadrant's sign.

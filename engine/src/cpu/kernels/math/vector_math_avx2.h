@@ -1,6 +1,6 @@
 // Float32 exp, sigmoid, tanh and erf on 8 lanes of AVX2 with FMA: the
 // formulas and constants of vector_math_avx512.h (see there for the fits
-// and their accuracy; the sigmoid has its own, below) in AVX2's
+// and their accuracy; the sigmoid has its own, below; erf: erf_fit.h) in AVX2's
 // instructions, for unary_avx2.cpp on CPUs without AVX-512. Where AVX-512 has an instruction AVX2 lacks:
 //  - vscalefps: p 2^n is two multiplies by 2^(n/2) and 2^(n - n/2) built
 //    from their exponent bits (both halves normal for n in [-150, 128]), so
@@ -15,6 +15,8 @@
 #include <immintrin.h>
 
 #include <cstdint>
+
+#include "cpu/kernels/math/erf_fit.h"
 
 #define ONNXSCOPE_AVX2 __attribute__((target("avx2,fma"), always_inline)) inline
 
@@ -124,17 +126,45 @@ ONNXSCOPE_AVX2 __m256 tanh(__m256 x) {
   return _mm256_min_ps(splat(1.0f), _mm256_max_ps(splat(-1.0f), r));
 }
 
-// erf: the Taylor series below 0.5, Abramowitz and Stegun 7.1.26 above.
+// erf by the two pieces of erf_fit.h: a P(a^2) below the split, 1 - e^-g
+// above (e^-g with 2^n from the rounding sum's low bits: n in [-26, 0], a
+// normal float). Both pieces for every lane, one kept; the sign of x put
+// back (both are >= 0). NaN stays NaN (min returns it as its second
+// operand, it compares unordered); +-inf gives +-1. erf_k: K vectors in
+// place, each step over all K before the next; a vector's chain is ~25
+// dependent operations, and one chain after another filled the scheduler
+// before the ports (erf_k<4> over erf: 0.20 against 0.28 ms for 393K floats).
+template <int K>
+ONNXSCOPE_AVX2 void erf_k(__m256 (&x)[K]) {
+  __m256 a[K], small[K], ac[K], p[K], q[K], nm[K], n[K];
+#define ONNXSCOPE_EACH _Pragma("GCC unroll 4") for (int k = 0; k < K; ++k)
+  ONNXSCOPE_EACH a[k] = abs(x[k]);
+  ONNXSCOPE_EACH ac[k] = _mm256_min_ps(splat(erf_fit::kUpper), a[k]);
+  ONNXSCOPE_EACH small[k] = _mm256_mul_ps(a[k], a[k]);
+  ONNXSCOPE_EACH p[k] = splat(erf_fit::kBig[0]);
+  ONNXSCOPE_EACH q[k] = splat(erf_fit::kSmall[0]);
+  for (int i = 1; i < 7; ++i) {
+    ONNXSCOPE_EACH p[k] = _mm256_fmadd_ps(p[k], ac[k], splat(erf_fit::kBig[i]));
+    if (i < 6) ONNXSCOPE_EACH q[k] = _mm256_fmadd_ps(q[k], small[k], splat(erf_fit::kSmall[i]));
+  }
+  ONNXSCOPE_EACH small[k] = _mm256_mul_ps(a[k], q[k]);
+  ONNXSCOPE_EACH ac[k] = _mm256_fnmsub_ps(p[k], ac[k], ac[k]);  // -g
+  ONNXSCOPE_EACH nm[k] = _mm256_fmadd_ps(ac[k], splat(1.44269504088896341f), splat(12582912.0f));
+  ONNXSCOPE_EACH n[k] = _mm256_sub_ps(nm[k], splat(12582912.0f));
+  ONNXSCOPE_EACH ac[k] = _mm256_fnmadd_ps(n[k], splat(erf_fit::kLn2), ac[k]);  // r
+  ONNXSCOPE_EACH p[k] = splat(erf_fit::kExp[0]);
+  for (int i = 1; i < 6; ++i) ONNXSCOPE_EACH p[k] = _mm256_fmadd_ps(p[k], ac[k], splat(erf_fit::kExp[i]));
+  ONNXSCOPE_EACH n[k] = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(nm[k]), _mm256_set1_epi32(127)), 23));
+  ONNXSCOPE_EACH p[k] = _mm256_fnmadd_ps(p[k], n[k], splat(1.0f));  // 1 - e^-g
+  ONNXSCOPE_EACH p[k] = _mm256_blendv_ps(p[k], small[k], _mm256_cmp_ps(a[k], splat(erf_fit::kSplit), _CMP_LT_OQ));
+  ONNXSCOPE_EACH x[k] = _mm256_or_ps(p[k], _mm256_and_ps(x[k], splat(-0.0f)));
+#undef ONNXSCOPE_EACH
+}
+
 ONNXSCOPE_AVX2 __m256 erf(__m256 x) {
-  static constexpr float taylor[] = {-1.0f / 1320, 1.0f / 216, -1.0f / 42, 1.0f / 10, -1.0f / 3, 1.0f};
-  static constexpr float as[] = {1.061405429f, -1.453152027f, 1.421413741f, -0.284496736f, 0.254829592f, 0.0f};
-  const __m256 a = abs(x);
-  const __m256 z = _mm256_mul_ps(x, x);
-  const __m256 small = _mm256_mul_ps(_mm256_mul_ps(poly(z, taylor), x), splat(1.12837916709551257f));
-  const __m256 t = recip(_mm256_fmadd_ps(_mm256_min_ps(splat(10.0f), a), splat(0.3275911f), splat(1.0f)));
-  const __m256 tail = _mm256_mul_ps(poly(t, as), exp(_mm256_sub_ps(_mm256_setzero_ps(), z)));
-  const __m256 large = copysign(_mm256_sub_ps(splat(1.0f), tail), x);
-  return _mm256_blendv_ps(large, small, _mm256_cmp_ps(a, splat(0.5f), _CMP_LT_OQ));
+  __m256 v[1] = {x};
+  erf_k<1>(v);
+  return v[0];
 }
 
 }  // namespace onnxscope::cpu::avx2
