@@ -7,13 +7,16 @@
 // Relu and Abs, one pass of our own beat oneDNN's primitive set-up.
 #include <cmath>
 #include <cstdint>
+#include <climits>  // INT_MAX
 #include <cstring>
 #include <string>
 
 #include "core/cpu_features.h"
+#include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
 #include "cpu/kernels/output.h"
+#include "cpu/optimizer.h"
 #include "cpu/thread_pool.h"
 #include "onnxscope/float_formats.h"
 
@@ -77,22 +80,44 @@ ONNXSCOPE_UNARY(exp, v::exp(a))
 ONNXSCOPE_UNARY(log, v::log(a))
 ONNXSCOPE_UNARY(sigmoid, v::sigmoid(a))
 ONNXSCOPE_UNARY(tanh, v::tanh(a))
-// Erf: erf_k's steps over four vectors at a time (the halves one at a time).
-ONNXSCOPE_AVX512_INLINE __m512 erf_one(__m512 a) { return v::erf(a); }
-ONNXSCOPE_AVX512 void erf_run(const float* x, float* y, int64_t n) {
-  int64_t i = 0;
-  for (; i + 64 <= n; i += 64) {
-    __m512 t[4];
-    for (int k = 0; k < 4; ++k) t[k] = _mm512_loadu_ps(x + i + 16 * k);
-    v::erf_k<4>(t);
-    for (int k = 0; k < 4; ++k) _mm512_storeu_ps(y + i + 16 * k, t[k]);
-  }
-  for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, v::erf(_mm512_loadu_ps(x + i)));
-  if (i < n) {
-    const __mmask16 m = static_cast<__mmask16>((1u << (n - i)) - 1);
-    _mm512_mask_storeu_ps(y + i, m, v::erf(_mm512_maskz_loadu_ps(m, x + i)));
-  }
+// Erf, and Gelu (approximate="none": x/2 (1 + erf(x / sqrt 2)), as the
+// reference writes it): erf_k's steps over four vectors at a
+// time, the rest (and the halves) one at a time.
+template <int K>
+ONNXSCOPE_AVX512_INLINE void gelu_erf_k(__m512 (&v)[K]) {
+  __m512 e[K];
+  for (int k = 0; k < K; ++k) e[k] = _mm512_mul_ps(v[k], v::splat(0.70710678118654752f));
+  v::erf_k<K>(e);
+  for (int k = 0; k < K; ++k) v[k] = _mm512_mul_ps(_mm512_mul_ps(v[k], v::splat(0.5f)), _mm512_add_ps(e[k], v::splat(1.0f)));
 }
+ONNXSCOPE_AVX512_INLINE void erf4(__m512 (&t)[4]) { v::erf_k<4>(t); }
+ONNXSCOPE_AVX512_INLINE void erf1(__m512 (&t)[1]) { v::erf_k<1>(t); }
+#define ONNXSCOPE_MAP16X4(name, f4, f1)                                          \
+  ONNXSCOPE_AVX512 void name(const float* x, float* y, int64_t n) {              \
+    int64_t i = 0;                                                               \
+    for (; i + 64 <= n; i += 64) {                                               \
+      __m512 t[4];                                                               \
+      for (int k = 0; k < 4; ++k) t[k] = _mm512_loadu_ps(x + i + 16 * k);        \
+      f4(t);                                                                     \
+      for (int k = 0; k < 4; ++k) _mm512_storeu_ps(y + i + 16 * k, t[k]);        \
+    }                                                                            \
+    for (; i < n; i += 16) {                                                     \
+      const __mmask16 m = v::tail_mask(n - i);                                   \
+      __m512 t[1] = {_mm512_maskz_loadu_ps(m, x + i)};                           \
+      f1(t);                                                                     \
+      _mm512_mask_storeu_ps(y + i, m, t[0]);                                     \
+    }                                                                            \
+  }
+ONNXSCOPE_MAP16X4(erf_run, erf4, erf1)
+ONNXSCOPE_MAP16X4(gelu_erf_run, gelu_erf_k<4>, gelu_erf_k<1>)
+#undef ONNXSCOPE_MAP16X4
+ONNXSCOPE_AVX512_INLINE __m512 erf_one(__m512 a) { return v::erf(a); }
+ONNXSCOPE_AVX512_INLINE __m512 gelu_erf_one(__m512 a) {
+  __m512 t[1] = {a};
+  gelu_erf_k<1>(t);
+  return t[0];
+}
+ONNXSCOPE_AVX512 void gelu_erf_run_half(const uint16_t* x, uint16_t* y, int64_t n) { ONNXSCOPE_MAP16_HALF(gelu_erf_one) }
 ONNXSCOPE_AVX512 void erf_run_half(const uint16_t* x, uint16_t* y, int64_t n) { ONNXSCOPE_MAP16_HALF(erf_one) }
 // softplus(x) = max(x, 0) + log1p(e^-|x|): finite far right, every digit far left.
 ONNXSCOPE_UNARY(softplus, _mm512_add_ps(_mm512_max_ps(a, _mm512_setzero_ps()),
@@ -202,6 +227,10 @@ void silu_in_place(float* y, int64_t n) {
 
 void register_unary_avx512_kernels(KernelRegistry& r) {
   for (const Unary& u : kUnary) add(r, u.op, u.since, u.fn);
+  // Gelu (ai.onnx 20, or onnxscope.cpu's below opset 20) without approximation.
+  const auto gelu_erf = [](const KernelContext& ctx) { return accepts(ctx) && ctx.attr_string("approximate", "none") == "none"; };
+  r.add(KernelDef{"", kGelu, 20, INT_MAX, "cpu-avx512", Kernel<gelu_erf_run, gelu_erf_run_half>, gelu_erf});
+  r.add(KernelDef{kCpuDomain, kGelu, 1, INT_MAX, "cpu-avx512", Kernel<gelu_erf_run, gelu_erf_run_half>, gelu_erf});
 }
 
 }  // namespace onnxscope::cpu
