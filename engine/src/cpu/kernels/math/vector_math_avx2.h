@@ -75,10 +75,26 @@ ONNXSCOPE_AVX2 __m256 exp_subnormal(__m256 x) {
 // slows every product that meets it). NaN compares unordered: kept.
 // NonPositive: the lanes kept have n in [-126, 0], so 2^n is one normal
 // float and one multiply (the others' bits are garbage, then zeroed).
+// Otherwise 2^n is one float too: n is held to at least -125 (a lane kept
+// with n = -126 is below 1.4 FLT_MIN, where the longer r costs no digit
+// the 1.2e-38 of exp's promise needs), and p 2^n is 2p 2^(n-1), 2p from
+// the polynomial with its coefficients doubled (exactly), so that n = 128
+// (up to FLT_MAX, and inf past it) is the normal 2^127: 19 operations where
+// exp_subnormal's two-part scale took 24.
 template <bool NonPositive = false>
 ONNXSCOPE_AVX2 __m256 exp(__m256 x) {
   const __m256 keep = _mm256_cmp_ps(x, splat(-87.3365479f), _CMP_NLT_UQ);
-  if constexpr (!NonPositive) return _mm256_and_ps(exp_subnormal<false>(x), keep);
+  if constexpr (!NonPositive) {
+    static constexpr float c2[] = {2 * 1.3981999507e-3f, 2 * 8.3334519073e-3f, 2 * 4.1665795894e-2f, 2 * 1.6666665459e-1f,
+                                   2 * 5.0000001201e-1f, 2.0f, 2.0f};
+    const __m256 xc = _mm256_min_ps(splat(89.0f), x);  // NaN: min returns it, max below does not (r keeps it)
+    const __m256 magic = splat(12582912.0f);
+    const __m256 n = _mm256_max_ps(_mm256_sub_ps(_mm256_fmadd_ps(xc, splat(1.44269504088896341f), magic), magic), splat(-125.0f));
+    __m256 r = _mm256_fnmadd_ps(n, splat(0.693359375f), xc);
+    r = _mm256_fnmadd_ps(n, splat(-2.12194440e-4f), r);
+    const __m256 s = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(126)), 23));
+    return _mm256_and_ps(_mm256_mul_ps(poly(r, c2), s), keep);
+  }
   static constexpr float c[] = {1.3981999507e-3f, 8.3334519073e-3f, 4.1665795894e-2f, 1.6666665459e-1f,
                                 5.0000001201e-1f, 1.0f, 1.0f};
   const __m256 xc = _mm256_max_ps(splat(-104.0f), x);
