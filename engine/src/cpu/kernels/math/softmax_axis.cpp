@@ -86,7 +86,13 @@ void SoftmaxAxis(KernelContext& ctx) {
   Tensor& yt = uninitialized_output(ctx, 0, DataType::Float, x.shape());
   const float* in = x.data<float>();
   float* y = yt.mutable_data<float>();
-  const int64_t chunk = std::min<int64_t>(inner, 512), chunks = (inner + chunk - 1) / chunk;
+  // Chunks of at most 512 lanes, and narrower (down to 16, a vector) where
+  // the outer rows alone leave threads idle: [1, 1000, 49] was one task,
+  // one thread of two at work.
+  const int64_t threads = thread_count(), per_outer = (threads + outer - 1) / outer;
+  int64_t chunk = std::min<int64_t>(inner, 512);
+  if (per_outer > 1) chunk = std::min(chunk, std::max<int64_t>(16, ((inner + per_outer - 1) / per_outer + 15) / 16 * 16));
+  const int64_t chunks = (inner + chunk - 1) / chunk;
   parallel_for(outer * chunks, std::max<int64_t>(1, 16384 / (dim * chunk)), [&](int64_t t0, int64_t t1) {
     std::vector<float> m(static_cast<size_t>(chunk)), s(static_cast<size_t>(chunk));
     for (int64_t t = t0; t < t1; ++t) {
