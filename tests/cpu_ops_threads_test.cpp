@@ -117,6 +117,31 @@ TEST(CpuOpsThreads, TransposeOfOneOuterIndex) {
     }
 }
 
+// One outer index reduced over a middle axis, and Softmax on axis 1 of one
+// image: the lanes (not the outer rows) are shared out, in chunks of 16 that
+// do not divide the row (777 and 49 lanes); ReduceLogSumExp splits from a
+// smaller size than the cheap reductions.
+TEST(CpuOpsThreads, ReductionAndSoftmaxLanesOfOneOuterIndex) {
+  Rng rng(44);
+  for (const auto& [op, s] : std::vector<std::pair<std::string, Shape>>{
+           {"ReduceLogSumExp", {1, 130, 777}}, {"ReduceSum", {1, 400, 777}}, {"ReduceMax", {1, 400, 777}}}) {
+    Case c(18);
+    c.what = op + " " + shape_to_string(s) + " axis 1";
+    c.input("x", random_tensor(rng, DataType::Float, s, -3, 3, false));
+    c.ints("axes", {1});
+    attr_int(c.mb.node(op, {"x", "axes"}, {"y"}, "n"), "keepdims", 0);
+    check(c);
+  }
+  for (const char* op : {"Softmax", "LogSoftmax"})
+    for (const Shape& s : {Shape{1, 1000, 49}, Shape{1, 5, 37}}) {
+      Case c(13);
+      c.what = std::string(op) + " " + shape_to_string(s) + " axis 1";
+      c.input("x", random_tensor(rng, DataType::Float, s, -8, 8, false));
+      attr_int(c.mb.node(op, {"x"}, {"y"}, "n"), "axis", 1);
+      check(c, 1e-6, 2e-5);
+    }
+}
+
 // Per tensor, the quantizers' loops run over the whole tensor as one run; per
 // axis, threads cut runs of one channel. DynamicQuantizeLinear's range is
 // taken in parts (NaN in some parts, the extremes in others).
