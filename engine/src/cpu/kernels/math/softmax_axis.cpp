@@ -57,10 +57,13 @@ ONNXSCOPE_CLONES void lane_exp_sum(const float* base, float* out, int64_t dim, i
   }
 }
 
-ONNXSCOPE_CLONES void lane_scale(float* out, int64_t dim, int64_t stride, int64_t len, const float* s) {
+// out *= r, r = 1 / the lane's sum: a multiply where a division per
+// element was a fifth of the kernel's time (as softmax_rows' divide; within
+// an ulp of the quotient).
+ONNXSCOPE_CLONES void lane_scale(float* out, int64_t dim, int64_t stride, int64_t len, const float* r) {
   for (int64_t d = 0; d < dim; ++d) {
     float* o = out + d * stride;
-    for (int64_t i = 0; i < len; ++i) o[i] = o[i] / s[i];
+    for (int64_t i = 0; i < len; ++i) o[i] = o[i] * r[i];
   }
 }
 
@@ -105,6 +108,7 @@ void SoftmaxAxis(KernelContext& ctx) {
         for (int64_t i = 0; i < len; ++i) s[static_cast<size_t>(i)] = std::log(s[static_cast<size_t>(i)]);
         lane_log(base, out, dim, inner, len, m.data(), s.data());
       } else {
+        for (int64_t i = 0; i < len; ++i) s[static_cast<size_t>(i)] = 1.0f / s[static_cast<size_t>(i)];
         lane_scale(out, dim, inner, len, s.data());
       }
     }
