@@ -2,20 +2,17 @@
 // (a segmentation head's channels, [N, classes, H*W]): the input viewed as
 // [outer, D, inner], each of the D rows of `inner` elements combined into a
 // running maximum and then a sum of exponentials, vectorised over inner
-// (blocks of 16 or 8 lanes in AVX-512 / AVX2 registers, vector_math's
-// exponential; vector_exp.h's in a plain loop elsewhere), (outer, inner
+// (blocks of 16 or 8 lanes in AVX-512 / AVX2 registers), (outer, inner
 // chunk) pairs split across the thread pool. oneDNN's
 // primitive takes the last axis; on another axis with a plain layout it fell
 // back to a reference loop about 100x slower than onnxruntime.
 #include <immintrin.h>
 
+#include <algorithm>
 #include <cmath>
-#include <vector>
 
 #include "core/cpu_features.h"
-#include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
-#include "cpu/kernels/math/vector_exp.h"
 #include "cpu/kernels/math/vector_math_avx2.h"
 #include "cpu/kernels/math/vector_math_avx512.h"
 #include "cpu/kernels/output.h"
@@ -24,71 +21,33 @@
 namespace onnxscope::cpu {
 namespace {
 
+// 512 (AVX-512), 256 (AVX2 and FMA), or 0: a CPU without AVX2 leaves these
+// to the reference.
+int isa() {
+  static const int v = ONNXSCOPE_CPU_AVX512("avx512f")                                       ? 512
+                       : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 256
+                                                                                         : 0;
+  return v;
+}
+
 bool accepts(const KernelContext& ctx) {
   if (ctx.opset_version() < 13 || ctx.input_count() != 1 || !ctx.input_value(0) || !ctx.input_value(0)->is_tensor())
     return false;
   const Tensor& x = ctx.input_value(0)->tensor();
   const int64_t rank = x.rank(), axis = ctx.attr_int("axis", -1);
   if (x.dtype() != DataType::Float || rank == 0 || axis < -rank || axis >= rank || x.element_count() == 0) return false;
-  return (axis < 0 ? axis + rank : axis) != rank - 1;  // the last axis is oneDNN's
+  return isa() != 0 && (axis < 0 ? axis + rank : axis) != rank - 1;  // the last axis is oneDNN's
 }
 
-// The steps over one (outer, inner chunk): `dim` rows of `len` values, `stride`
-// apart. Plain loops over the chunk's lanes (the exponential is vector_exp.h's),
-// for CPUs without AVX2 and FMA.
-#define ONNXSCOPE_CLONES ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
-
-// m = the maximum of each lane over the rows, NaN when any is NaN.
-ONNXSCOPE_CLONES void lane_max(const float* base, int64_t dim, int64_t stride, int64_t len, float* m) {
-  for (int64_t i = 0; i < len; ++i) m[i] = base[i];
-  for (int64_t d = 1; d < dim; ++d) {
-    const float* row = base + d * stride;
-    for (int64_t i = 0; i < len; ++i) m[i] = (row[i] > m[i] || row[i] != row[i]) ? row[i] : m[i];
-  }
-}
-
-// out = e^(x - m) row by row, s = their sum per lane. An infinite maximum
-// makes inf - inf, NaN: as the reference's formula gives it.
-ONNXSCOPE_CLONES void lane_exp_sum(const float* base, float* out, int64_t dim, int64_t stride, int64_t len,
-                                   const float* m, float* s) {
-  for (int64_t i = 0; i < len; ++i) s[i] = 0.0f;
-  for (int64_t d = 0; d < dim; ++d) {
-    const float* row = base + d * stride;
-    float* o = out + d * stride;
-    for (int64_t i = 0; i < len; ++i) {
-      const float e = exp_poly(row[i] - m[i]);
-      o[i] = e;
-      s[i] += e;
-    }
-  }
-}
-
-// out *= r, r = 1 / the lane's sum: a multiply where a division per
-// element was a fifth of the kernel's time (as softmax_rows' divide; within
-// an ulp of the quotient).
-ONNXSCOPE_CLONES void lane_scale(float* out, int64_t dim, int64_t stride, int64_t len, const float* r) {
-  for (int64_t d = 0; d < dim; ++d) {
-    float* o = out + d * stride;
-    for (int64_t i = 0; i < len; ++i) o[i] = o[i] * r[i];
-  }
-}
-
-ONNXSCOPE_CLONES void lane_log(const float* base, float* out, int64_t dim, int64_t stride, int64_t len, const float* m,
-                               const float* ls) {
-  for (int64_t d = 0; d < dim; ++d) {
-    const float* row = base + d * stride;
-    float* o = out + d * stride;
-    for (int64_t i = 0; i < len; ++i) o[i] = row[i] - m[i] - ls[i];
-  }
-}
-#undef ONNXSCOPE_CLONES
-
-// The same three passes over one block of up to 16 (AVX-512) or 8 (AVX2)
-// lanes with the lane maxima and sums in registers, the exponential
-// vector_math's (the compiler's loop of exp_poly, with its selects, was 60%
-// of the kernel's time on [1,1000,49]: 0.69x onnxruntime at one thread).
-// Lanes past `len` are not read or written. The same order per lane: the
-// maximum (NaN when any is NaN), then the sum of e^(x - m) row by row.
+// The steps over one block of up to 16 (AVX-512) or 8 (AVX2) lanes, `dim`
+// rows `stride` apart, with the lane maxima and sums in registers: the
+// maximum (NaN when any is NaN), the sum of e^(x - m) row by row (an
+// infinite maximum makes inf - inf, NaN, as the reference's formula gives
+// it), then each value scaled by the sum's reciprocal (within an ulp of the
+// quotient) or, for LogSoftmax, x - m - log(sum). The exponential is
+// vector_math's: the compiler's loop of exp_poly, with its selects, was 60%
+// of the kernel's time on [1,1000,49] (0.69x onnxruntime at one thread).
+// Lanes past `len` are not read or written.
 template <bool Log>
 __attribute__((target("avx512f"))) void lane_block_avx512(const float* base, float* out, int64_t dim, int64_t stride,
                                                          int64_t len) {
@@ -169,32 +128,16 @@ void SoftmaxAxis(KernelContext& ctx) {
   int64_t chunk = std::min<int64_t>(inner, 512);
   if (per_outer > 1) chunk = std::min(chunk, std::max<int64_t>(64, ((inner + per_outer - 1) / per_outer + 15) / 16 * 16));
   const int64_t chunks = (inner + chunk - 1) / chunk;
-  static const int isa = ONNXSCOPE_CPU_AVX512("avx512f")                                       ? 512
-                         : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") ? 256
-                                                                                           : 0;
+  const bool avx512 = isa() == 512;
   parallel_for(outer * chunks, std::max<int64_t>(1, 16384 / (dim * chunk)), [&](int64_t t0, int64_t t1) {
-    std::vector<float> m(static_cast<size_t>(chunk)), s(static_cast<size_t>(chunk));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t o = t / chunks, i0 = (t % chunks) * chunk, len = std::min(chunk, inner - i0);
       const float* base = in + o * dim * inner + i0;
       float* out = y + o * dim * inner + i0;
-      if (isa == 512) {
+      if (avx512)
         for (int64_t l = 0; l < len; l += 16) lane_block_avx512<Log>(base + l, out + l, dim, inner, std::min<int64_t>(16, len - l));
-        continue;
-      }
-      if (isa == 256) {
+      else
         for (int64_t l = 0; l < len; l += 8) lane_block_avx2<Log>(base + l, out + l, dim, inner, std::min<int64_t>(8, len - l));
-        continue;
-      }
-      lane_max(base, dim, inner, len, m.data());
-      lane_exp_sum(base, out, dim, inner, len, m.data(), s.data());
-      if constexpr (Log) {
-        for (int64_t i = 0; i < len; ++i) s[static_cast<size_t>(i)] = std::log(s[static_cast<size_t>(i)]);
-        lane_log(base, out, dim, inner, len, m.data(), s.data());
-      } else {
-        for (int64_t i = 0; i < len; ++i) s[static_cast<size_t>(i)] = 1.0f / s[static_cast<size_t>(i)];
-        lane_scale(out, dim, inner, len, s.data());
-      }
     }
   });
 }
