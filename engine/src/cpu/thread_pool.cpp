@@ -219,6 +219,12 @@ void parallel_for(int64_t n, int64_t grain, const std::function<void(int64_t, in
   if (r.error) std::rethrow_exception(r.error);
 }
 
+LaneShare share_lanes(int64_t rows, int64_t lanes, int64_t at_least) {
+  const int64_t threads = thread_count(), per_row = (threads + rows - 1) / std::max<int64_t>(rows, 1);
+  if (per_row <= 1) return {1, lanes};
+  return {per_row, std::min(lanes, std::max(at_least, ((lanes + per_row - 1) / per_row + 15) / 16 * 16))};
+}
+
 void start_threads() {
   const int64_t threads = thread_count();
   if (threads <= 1) return;

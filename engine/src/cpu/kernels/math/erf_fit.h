@@ -26,8 +26,8 @@ inline constexpr float kBig[] = {1.603841883e-05f,  -3.648201237e-04f, 3.7774066
 
 // e^-g = 2^n e^r with n = round(-g log2 e), r = -g - n ln2 in one step (n
 // is at most 26 here: the error of ln2 in float moves r by 5e-8 at most),
-// e^r by the AVX2 sigmoid's degree-5 polynomial (relative error 1.1e-7 on
-// |r| <= ln2 / 2). Both cost erf 0.1 ulp and two operations of 34.
+// e^r by the degree-5 polynomial the AVX2 sigmoid also takes from here
+// (relative error 1.1e-7 on |r| <= ln2 / 2). Both cost erf 0.1 ulp and two operations of 34.
 inline constexpr float kLn2 = 0.693147181f;
 inline constexpr float kExp[] = {8.3125280e-3f, 4.1890118e-2f, 1.6667114e-1f, 4.9999231e-1f, 1.0f, 1.0f};
 

@@ -72,8 +72,6 @@ ONNXSCOPE_MAP8(tanh_run, avx2::tanh)
 // Erf, and Gelu (approximate="none": x/2 (1 + erf(x / sqrt 2)), as the
 // reference writes it; oneDNN's AVX2 gelu_erf ran at 0.75x onnxruntime):
 // erf_k's steps over four vectors at a time, the rest one at a time.
-__attribute__((target("avx2,fma"), always_inline)) inline void erf4(__m256 (&v)[4]) { avx2::erf_k<4>(v); }
-__attribute__((target("avx2,fma"), always_inline)) inline void erf1(__m256 (&v)[1]) { avx2::erf_k<1>(v); }
 template <int K>
 __attribute__((target("avx2,fma"), always_inline)) inline void gelu_erf(__m256 (&v)[K]) {
   __m256 e[K];
@@ -99,7 +97,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void gelu_erf(__m256 (
       _mm256_maskstore_ps(y + i, m, v[0]);                                                          \
     }                                                                                               \
   }
-ONNXSCOPE_MAP8X4(erf_run, erf4, erf1)
+ONNXSCOPE_MAP8X4(erf_run, avx2::erf_k<4>, avx2::erf_k<1>)
 ONNXSCOPE_MAP8X4(gelu_erf_run, gelu_erf<4>, gelu_erf<1>)
 #undef ONNXSCOPE_MAP8X4
 

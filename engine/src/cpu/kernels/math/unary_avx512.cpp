@@ -98,8 +98,6 @@ ONNXSCOPE_AVX512_INLINE void gelu_erf_k(__m512 (&v)[K]) {
   v::erf_k<K>(e);
   for (int k = 0; k < K; ++k) v[k] = _mm512_mul_ps(_mm512_mul_ps(v[k], v::splat(0.5f)), _mm512_add_ps(e[k], v::splat(1.0f)));
 }
-ONNXSCOPE_AVX512_INLINE void erf4(__m512 (&t)[4]) { v::erf_k<4>(t); }
-ONNXSCOPE_AVX512_INLINE void erf1(__m512 (&t)[1]) { v::erf_k<1>(t); }
 #define ONNXSCOPE_MAP16X4(name, f4, f1)                                          \
   ONNXSCOPE_AVX512 void name(const float* x, float* y, int64_t n) {              \
     int64_t i = 0;                                                               \
@@ -116,7 +114,7 @@ ONNXSCOPE_AVX512_INLINE void erf1(__m512 (&t)[1]) { v::erf_k<1>(t); }
       _mm512_mask_storeu_ps(y + i, m, t[0]);                                     \
     }                                                                            \
   }
-ONNXSCOPE_MAP16X4(erf_run, erf4, erf1)
+ONNXSCOPE_MAP16X4(erf_run, v::erf_k<4>, v::erf_k<1>)
 ONNXSCOPE_MAP16X4(gelu_erf_run, gelu_erf_k<4>, gelu_erf_k<1>)
 #undef ONNXSCOPE_MAP16X4
 ONNXSCOPE_AVX512_INLINE __m512 erf_one(__m512 a) { return v::erf(a); }

@@ -111,7 +111,6 @@ ONNXSCOPE_AVX2 __m256 exp(__m256 x) {
 // second operand; it compares unordered). The former form from e^-|x| (no
 // cancellation either way) took 13 cycles a vector, this one 9.3.
 ONNXSCOPE_AVX2 __m256 sigmoid(__m256 x) {
-  static constexpr float c[] = {8.3125280e-3f, 4.1890118e-2f, 1.6667114e-1f, 4.9999231e-1f, 1.0f, 1.0f};
   const __m256 nx = _mm256_xor_ps(x, splat(-0.0f));
   const __m256 z = _mm256_max_ps(splat(-86.0f), _mm256_min_ps(splat(87.33f), nx));
   const __m256 magic = splat(12582912.0f);  // 1.5 * 2^23: n in the low bits
@@ -121,7 +120,7 @@ ONNXSCOPE_AVX2 __m256 sigmoid(__m256 x) {
   r = _mm256_fnmadd_ps(n, splat(-2.12194440e-4f), r);
   // (n + 1.5 * 2^23)'s bits are 0x4b400000 + n: shifted by 23, only n's stay.
   const __m256 s = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_add_epi32(_mm256_castps_si256(nm), _mm256_set1_epi32(127)), 23));
-  const __m256 e = _mm256_mul_ps(poly(r, c), s);
+  const __m256 e = _mm256_mul_ps(poly(r, erf_fit::kExp), s);  // the degree-5 fit erf shares
   const __m256 y = _mm256_div_ps(splat(1.0f), _mm256_add_ps(e, splat(1.0f)));
   return _mm256_and_ps(y, _mm256_cmp_ps(x, splat(-87.33f), _CMP_NLT_UQ));
 }

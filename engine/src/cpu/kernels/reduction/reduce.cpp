@@ -261,11 +261,10 @@ void Reduce(KernelContext& ctx) {
   // still worth a hand-off (8 grains; LogSumExp's two exponentials an
   // element count 8): ReduceLogSumExp over [1, 128, 768]'s sequence was one
   // task. Each lane's result is the same either way.
-  const int64_t threads = thread_count(), per_outer = (threads + outer - 1) / outer;
+  const LaneShare share = share_lanes(outer, inner, 16);
   const int64_t weight = p->kind == Kind::LogSumExp ? 8 : 1;
   int64_t chunk = std::min<int64_t>(inner, 1024);
-  if (per_outer > 1 && weight * reduced * inner / per_outer >= 8 * kGrain)
-    chunk = std::min(chunk, std::max<int64_t>(16, ((inner + per_outer - 1) / per_outer + 15) / 16 * 16));
+  if (share.per_row > 1 && weight * reduced * inner / share.per_row >= 8 * kGrain) chunk = std::min(chunk, share.lanes);
   const int64_t chunks = (inner + chunk - 1) / chunk;
   parallel_for(outer * chunks, std::max<int64_t>(1, kGrain / (reduced * chunk)), [&](int64_t t0, int64_t t1) {
     for (int64_t t = t0; t < t1; ++t) {
