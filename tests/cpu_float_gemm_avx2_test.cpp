@@ -164,3 +164,45 @@ TEST(CpuFloatGemmAvx2, FusedBiasAndEveryActivation) {
           << "element " << e;
   }
 }
+
+// Each output is one float sum in the order of t, the bias first, whatever
+// the tiles, row blocks (rows_per_block: 24 to 96), 256-step blocks of t and
+// threads: the engine's bits against fmaf in that order, for row counts
+// past several row blocks and in their remainders, at 1 and 2 threads.
+TEST(CpuFloatGemmAvx2, OneSumInTheOrderOfTAcrossRowBlocks) {
+  if (!avx2_only()) GTEST_SKIP() << "AVX-512 (without ONNXSCOPE_CPU_ISA=avx2) or no AVX2";
+  for (const int64_t N : {int64_t{40}, int64_t{200}}) {  // A as it lies (3 panels), A packed (13)
+    constexpr int64_t K = 300;
+    ModelBuilder mb(13);
+    mb.input("a", DataType::Float, {"rows", K});
+    Rng wr(static_cast<uint64_t>(N));
+    const Tensor b = random_tensor(wr, DataType::Float, {K, N}, -1, 1);
+    const Tensor bias = random_tensor(wr, DataType::Float, {N}, -1, 1);
+    add_initializer(mb, "b", b);
+    add_initializer(mb, "c", bias);
+    mb.node("Gemm", {"a", "b", "c"}, {"y"}, "gemm");
+    mb.output_untyped("y");
+    auto loaded = mb.load();
+    ASSERT_TRUE(loaded.ok()) << dump(loaded);
+    const std::shared_ptr<const Model> m(std::move(loaded.model));
+    for (const int threads : {1, 2}) {
+      auto cpu = make_cpu_engine(CpuOptions{.threads = threads})->prepare(m);
+      for (const int64_t rows : {int64_t{23}, int64_t{47}, int64_t{49}, int64_t{97}, int64_t{151}, int64_t{251}}) {
+        InputSpec spec;
+        spec.seed = static_cast<uint64_t>(rows);
+        spec.dims = {{"rows", rows}};
+        const NamedValues in = make_inputs(*m, spec);
+        const Tensor& a = in.at(0).second.tensor();
+        const Tensor y = cpu->run(in).at(0).second.tensor();
+        ASSERT_EQ(y.shape(), (Shape{rows, N}));
+        for (int64_t i = 0; i < rows; ++i)
+          for (int64_t j = 0; j < N; ++j) {
+            float s = bias.data<float>()[j];
+            for (int64_t t = 0; t < K; ++t) s = std::fmaf(a.data<float>()[i * K + t], b.data<float>()[t * N + j], s);
+            ASSERT_EQ(y.data<float>()[i * N + j], s)
+                << "N " << N << " threads " << threads << " rows " << rows << " at (" << i << ", " << j << ")";
+          }
+      }
+    }
+  }
+}
