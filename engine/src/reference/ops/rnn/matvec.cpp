@@ -54,31 +54,43 @@ void matvec_plain(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
 __attribute__((target("avx512f"))) inline __m512d load8(const double* p) { return _mm512_loadu_pd(p); }
 __attribute__((target("avx512f"))) inline __m512d load8(const float* p) { return _mm512_cvtps_pd(_mm256_loadu_ps(p)); }
 
-// The same sums with the accumulators in registers for NB vectors at a time.
-template <int NB, typename T>
+// The same sums with the accumulators in registers for NB vectors and Q
+// panels at a time: each sum is a chain of dependent multiply-adds (4
+// cycles each), so a block keeps at least 16 of them going (NB * Q * 4
+// registers; two pipes need 8, and 8 left a GRU's step at 45% of the
+// peak), and the panels' values are loaded once for the NB vectors.
+template <int NB, int Q, typename T>
 __attribute__((target("avx512f"))) void matvec_block_avx512(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
                                                            const double* v, int64_t vs, double* out, int64_t os, int64_t q0,
                                                            int64_t q1) {
   const int64_t rows = w.segments[s].second, cols = w.cols;
-  for (int64_t q = q0; q < q1; ++q) {
-    const T* panel = data + w.panel_start(d, s, q);
-    __m512d acc[NB][4];
+  int64_t q = q0;
+  for (; q + Q <= q1; q += Q) {
+    const T* panel[Q];
+    for (int j = 0; j < Q; ++j) panel[j] = data + w.panel_start(d, s, q + j);
+    __m512d acc[NB][Q][4];
     for (int b = 0; b < NB; ++b)
-      for (int k = 0; k < 4; ++k) acc[b][k] = _mm512_setzero_pd();
+      for (int j = 0; j < Q; ++j)
+        for (int k = 0; k < 4; ++k) acc[b][j][k] = _mm512_setzero_pd();
     for (int64_t i = 0; i < cols; ++i) {
-      const T* col = panel + i * P;  // 32 adjacent values (zeros past the segment)
-      __m512d c[4];
-      for (int k = 0; k < 4; ++k) c[k] = load8(col + 8 * k);
+      __m512d c[Q][4];
+      for (int j = 0; j < Q; ++j)
+        for (int k = 0; k < 4; ++k) c[j][k] = load8(panel[j] + i * P + 8 * k);  // 32 adjacent values (zeros past the segment)
       for (int b = 0; b < NB; ++b) {
         const __m512d vb = _mm512_set1_pd(v[b * vs + i]);
-        for (int k = 0; k < 4; ++k) acc[b][k] = _mm512_fmadd_pd(c[k], vb, acc[b][k]);
+        for (int j = 0; j < Q; ++j)
+          for (int k = 0; k < 4; ++k) acc[b][j][k] = _mm512_fmadd_pd(c[j][k], vb, acc[b][j][k]);
       }
     }
-    for (int k = 0; k < 4; ++k) {
-      const int64_t left = std::clamp<int64_t>(rows - q * P - 8 * k, 0, 8);
-      const auto m = static_cast<__mmask8>((1u << left) - 1u);
-      for (int b = 0; b < NB; ++b) _mm512_mask_storeu_pd(out + b * os + q * P + 8 * k, m, acc[b][k]);
-    }
+    for (int j = 0; j < Q; ++j)
+      for (int k = 0; k < 4; ++k) {
+        const int64_t left = std::clamp<int64_t>(rows - (q + j) * P - 8 * k, 0, 8);
+        const auto m = static_cast<__mmask8>((1u << left) - 1u);
+        for (int b = 0; b < NB; ++b) _mm512_mask_storeu_pd(out + b * os + (q + j) * P + 8 * k, m, acc[b][j][k]);
+      }
+  }
+  if constexpr (Q > 1) {
+    if (q < q1) matvec_block_avx512<NB, 1>(w, data, d, s, v, vs, out, os, q, q1);  // the panels left over, one at a time
   }
 }
 
@@ -86,12 +98,14 @@ template <typename T>
 __attribute__((target("avx512f"))) void matvec_avx512(const RecurrentWeights& w, const T* data, int64_t d, size_t s,
                                                      const double* v, int64_t vs, double* out, int64_t os, int64_t n,
                                                      int64_t q0, int64_t q1) {
-  // Threes, and twos rather than a one left alone (4 = 2 + 2): a block of
-  // one vector reads each panel for a third of the work.
+  // Fours (16 sums, 21 registers), then threes, and twos rather than a one
+  // left alone (5 = 3 + 2): a block of one vector reads each panel for a
+  // quarter of the work. Blocks of fewer vectors take more panels at once.
   int64_t b = 0;
-  for (; n - b > 4 || n - b == 3; b += 3) matvec_block_avx512<3>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
-  for (; n - b >= 2; b += 2) matvec_block_avx512<2>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
-  if (n - b == 1) matvec_block_avx512<1>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
+  for (; n - b >= 6 || n - b == 4; b += 4) matvec_block_avx512<4, 1>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
+  for (; n - b >= 3 && n - b != 4; b += 3) matvec_block_avx512<3, 1>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
+  for (; n - b >= 2; b += 2) matvec_block_avx512<2, 2>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
+  if (n - b == 1) matvec_block_avx512<1, 4>(w, data, d, s, v + b * vs, vs, out + b * os, os, q0, q1);
 }
 
 // The same sums in AVX2: a half panel (16 rows: 4 registers) for NB <= 2
