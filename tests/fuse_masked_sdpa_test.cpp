@@ -3,9 +3,9 @@
 // scaled_dot_product_attention (Q and K^T scaled, K^T through Reshape/
 // Transpose/Reshape read off Shape(K), a boolean mask made additive, the
 // NaN guard) becomes one FusedAttention; what must not fuse does not; the
-// CPU engine runs the pass where the CPU has AVX-512 (its kernel's;
-// cpu_fused_attention_test checks that kernel); and the fused node's plain
-// kernel gives exactly the unfused reference results.
+// CPU engine runs the pass where the CPU has AVX-512, or AVX2 and FMA (its
+// kernels'; cpu_fused_attention_test checks them); and the fused node's
+// plain kernel gives exactly the unfused reference results.
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -25,15 +25,19 @@ using namespace onnxscope::test;
 
 namespace {
 
-// The CPU engine's plan fuses only where its FusedAttention kernel runs
-// (AVX-512); elsewhere the same matcher is checked through a device's plan
-// (these models' dims are all known, where the two plans differ), and the
-// CPU engine's plan must leave the model alone.
+// The CPU engine's plan fuses only where a FusedAttention kernel runs
+// (AVX-512, or AVX2 and FMA); elsewhere the same matcher is checked through
+// a device's plan (these models' dims are all known, where the two plans
+// differ), and the CPU engine's plan must leave the model alone.
+bool fused_attention_kernel() {
+  return ONNXSCOPE_CPU_AVX512("avx512f") || (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+}
+
 std::shared_ptr<Model> rewritten(const Model& original, cpu::PassFn pass, bool expect_change) {
   auto m = std::make_shared<Model>(original);
   Diagnostics log;
   cpu::PassContext ctx{&log};
-  if (pass == cpu::fuse_masked_sdpa && !ONNXSCOPE_CPU_AVX512("avx512f")) {
+  if (pass == cpu::fuse_masked_sdpa && !fused_attention_kernel()) {
     Model cpu_plan(original);
     EXPECT_FALSE(pass(cpu_plan, ctx)) << "the CPU engine's plan fused without the kernel that runs the fused node";
     ctx.device_fusions = true;
@@ -124,7 +128,7 @@ void expect_exact(const std::shared_ptr<Model>& original, const std::shared_ptr<
   const NamedValues want = make_reference_engine()->prepare(original)->run(in);
   CpuOptions o;
   o.opt_level = 0;
-  o.disabled_kernels = {"cpu-avx512"};  // the plain kernel: the unfused steps on reference kernels
+  o.disabled_kernels = {"cpu-avx512", "cpu-avx2"};  // the plain kernel: the unfused steps on reference kernels
   const NamedValues got = make_cpu_engine(o)->prepare(fused)->run(in);
   const Tensor& a = want[0].second.tensor();
   const Tensor& b = got[0].second.tensor();
@@ -213,14 +217,15 @@ TEST(FuseMaskedSdpa, FuseSdpaLeavesTheseForms) {
 }
 
 // A device engine's optimizer runs the pass, and eliminate-dead-nodes drops
-// the shape arithmetic; the CPU engine's runs it where its kernel can (AVX-512)
-// and elsewhere keeps the MatMuls (oneDNN) rather than the plain kernel.
-TEST(FuseMaskedSdpa, DevicesAndAvx512CpusAskForIt) {
+// the shape arithmetic; the CPU engine's runs it where its kernels can
+// (AVX-512, or AVX2 and FMA) and elsewhere keeps the MatMuls (oneDNN) rather
+// than the plain kernel.
+TEST(FuseMaskedSdpa, DevicesAndCpusWithItsKernelAskForIt) {
   auto original = load_model(torch_sdpa(Form{}));
   Diagnostics log;
   auto cpu_model = std::make_shared<Model>(*original);
   cpu::optimize(*cpu_model, CpuOptions{}, false, log);
-  if (ONNXSCOPE_CPU_AVX512("avx512f"))
+  if (fused_attention_kernel())
     EXPECT_EQ(op_types(*cpu_model), (std::vector<std::string>{"Where", "FusedAttention"}));
   else
     for (const std::string& op : op_types(*cpu_model)) EXPECT_NE(op, cpu::kFusedAttention);

@@ -86,7 +86,7 @@ void register_conv_integer_product_kernels(KernelRegistry& r);  // kernels/quant
 void register_conv_integer_kernels(KernelRegistry& r);    // kernels/quantization/conv_integer.cpp: ConvInteger, QLinearConv, oneDNN int8
 void register_matmul_integer_kernels(KernelRegistry& r);  // kernels/quantization/matmul_integer.cpp: MatMulInteger, oneDNN int8
 void register_contrib_attention_kernels(KernelRegistry& r);  // kernels/nn/contrib_attention.cpp: com.microsoft Attention, MultiHeadAttention, float32
-void register_fused_attention_kernels(KernelRegistry& r);  // kernels/nn/fused_attention.cpp: onnxscope.cpu FusedAttention on AVX-512
+void register_fused_attention_kernels(KernelRegistry& r);  // kernels/nn/fused_attention.cpp: onnxscope.cpu FusedAttention on AVX-512 or AVX2
 void register_group_query_attention_kernels(KernelRegistry& r);  // kernels/nn/group_query_attention.cpp: com.microsoft GroupQueryAttention, float32
 void register_qlinear_binary_kernels(KernelRegistry& r);  // kernels/quantization/qlinear_binary.cpp: com.microsoft QLinearAdd, QLinearMul
 void register_byte_lookup_kernels(KernelRegistry& r);  // kernels/quantization/byte_lookup.cpp: QLinearSigmoid, QLinearLeakyRelu, QuantizedLookup as tables

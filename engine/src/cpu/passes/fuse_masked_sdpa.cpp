@@ -8,9 +8,9 @@
 // fuse-sdpa takes (it runs first) is left to it.
 //
 // A device runs it as one node: one GEMM for the scores, one row kernel, one
-// GEMM for Y. The CPU engine runs it where the CPU has AVX-512
-// (kernels/nn/fused_attention.cpp: the scores of a block of rows stay in
-// cache); elsewhere its only kernel is the unfused steps on reference
+// GEMM for Y. The CPU engine runs it where the CPU has AVX-512, or AVX2 and
+// FMA (kernels/nn/fused_attention.cpp: the scores of a block of rows stay
+// in cache); elsewhere its only kernel is the unfused steps on reference
 // kernels, so there the pass leaves the MatMuls to oneDNN.
 #include "core/cpu_features.h"
 #include "cpu/fused_ops.h"
@@ -19,8 +19,9 @@
 namespace onnxscope::cpu {
 
 bool fuse_masked_sdpa(Model& model, PassContext& ctx) {
-  static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
-  if (!ctx.device_fusions && !avx512) return false;
+  static const bool kernel = ONNXSCOPE_CPU_AVX512("avx512f") ||
+                             (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+  if (!ctx.device_fusions && !kernel) return false;
   Graph& g = model.graph;
   GraphIndex idx(g);
   std::vector<bool> remove(g.nodes.size(), false);
