@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "cpu/kernels/kernels.h"
+#include "cpu/kernels/math/vector_math_avx2.h"
 #include "cpu/kernels/output.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
@@ -60,24 +61,10 @@ void tile_transpose(const T* in, T* out, int64_t rows, int64_t cols, int64_t in_
 __attribute__((target("avx2"))) void transpose8x8(const uint32_t* in, int64_t ld_in, uint32_t* out, int64_t ld_out) {
   const float* src = reinterpret_cast<const float*>(in);
   float* dst = reinterpret_cast<float*>(out);
-  __m256 r0 = _mm256_loadu_ps(src), r1 = _mm256_loadu_ps(src + ld_in), r2 = _mm256_loadu_ps(src + 2 * ld_in),
-         r3 = _mm256_loadu_ps(src + 3 * ld_in), r4 = _mm256_loadu_ps(src + 4 * ld_in), r5 = _mm256_loadu_ps(src + 5 * ld_in),
-         r6 = _mm256_loadu_ps(src + 6 * ld_in), r7 = _mm256_loadu_ps(src + 7 * ld_in);
-  const __m256 t0 = _mm256_unpacklo_ps(r0, r1), t1 = _mm256_unpackhi_ps(r0, r1), t2 = _mm256_unpacklo_ps(r2, r3),
-               t3 = _mm256_unpackhi_ps(r2, r3), t4 = _mm256_unpacklo_ps(r4, r5), t5 = _mm256_unpackhi_ps(r4, r5),
-               t6 = _mm256_unpacklo_ps(r6, r7), t7 = _mm256_unpackhi_ps(r6, r7);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(1, 0, 1, 0)), u1 = _mm256_shuffle_ps(t0, t2, _MM_SHUFFLE(3, 2, 3, 2)),
-               u2 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(1, 0, 1, 0)), u3 = _mm256_shuffle_ps(t1, t3, _MM_SHUFFLE(3, 2, 3, 2)),
-               u4 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(1, 0, 1, 0)), u5 = _mm256_shuffle_ps(t4, t6, _MM_SHUFFLE(3, 2, 3, 2)),
-               u6 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(1, 0, 1, 0)), u7 = _mm256_shuffle_ps(t5, t7, _MM_SHUFFLE(3, 2, 3, 2));
-  _mm256_storeu_ps(dst, _mm256_permute2f128_ps(u0, u4, 0x20));
-  _mm256_storeu_ps(dst + ld_out, _mm256_permute2f128_ps(u1, u5, 0x20));
-  _mm256_storeu_ps(dst + 2 * ld_out, _mm256_permute2f128_ps(u2, u6, 0x20));
-  _mm256_storeu_ps(dst + 3 * ld_out, _mm256_permute2f128_ps(u3, u7, 0x20));
-  _mm256_storeu_ps(dst + 4 * ld_out, _mm256_permute2f128_ps(u0, u4, 0x31));
-  _mm256_storeu_ps(dst + 5 * ld_out, _mm256_permute2f128_ps(u1, u5, 0x31));
-  _mm256_storeu_ps(dst + 6 * ld_out, _mm256_permute2f128_ps(u2, u6, 0x31));
-  _mm256_storeu_ps(dst + 7 * ld_out, _mm256_permute2f128_ps(u3, u7, 0x31));
+  __m256 r[8];
+  for (int64_t i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ld_in);
+  avx2::transpose8(r);
+  for (int64_t i = 0; i < 8; ++i) _mm256_storeu_ps(dst + i * ld_out, r[i]);
 }
 
 bool has_avx2() {

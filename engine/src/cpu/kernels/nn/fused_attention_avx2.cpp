@@ -26,26 +26,6 @@ ONNXSCOPE_AVX2_FN inline __m256i lanes_below(int64_t n) {
   return _mm256_cmpgt_epi32(_mm256_set1_epi32(m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
 }
 
-// The 8 x 8 block rows r[0..7] transposed in place.
-ONNXSCOPE_AVX2_FN inline void transpose8(__m256 r[8]) {
-  const __m256 t0 = _mm256_unpacklo_ps(r[0], r[1]), t1 = _mm256_unpackhi_ps(r[0], r[1]);
-  const __m256 t2 = _mm256_unpacklo_ps(r[2], r[3]), t3 = _mm256_unpackhi_ps(r[2], r[3]);
-  const __m256 t4 = _mm256_unpacklo_ps(r[4], r[5]), t5 = _mm256_unpackhi_ps(r[4], r[5]);
-  const __m256 t6 = _mm256_unpacklo_ps(r[6], r[7]), t7 = _mm256_unpackhi_ps(r[6], r[7]);
-  const __m256 u0 = _mm256_shuffle_ps(t0, t2, 0x44), u1 = _mm256_shuffle_ps(t0, t2, 0xEE);
-  const __m256 u2 = _mm256_shuffle_ps(t1, t3, 0x44), u3 = _mm256_shuffle_ps(t1, t3, 0xEE);
-  const __m256 u4 = _mm256_shuffle_ps(t4, t6, 0x44), u5 = _mm256_shuffle_ps(t4, t6, 0xEE);
-  const __m256 u6 = _mm256_shuffle_ps(t5, t7, 0x44), u7 = _mm256_shuffle_ps(t5, t7, 0xEE);
-  r[0] = _mm256_permute2f128_ps(u0, u4, 0x20);
-  r[1] = _mm256_permute2f128_ps(u1, u5, 0x20);
-  r[2] = _mm256_permute2f128_ps(u2, u6, 0x20);
-  r[3] = _mm256_permute2f128_ps(u3, u7, 0x20);
-  r[4] = _mm256_permute2f128_ps(u0, u4, 0x31);
-  r[5] = _mm256_permute2f128_ps(u1, u5, 0x31);
-  r[6] = _mm256_permute2f128_ps(u2, u6, 0x31);
-  r[7] = _mm256_permute2f128_ps(u3, u7, 0x31);
-}
-
 // kt[d * ld + t] = k(t, d) * scale_k, the keys T .. ld as zeros: blocks of 8
 // keys by 8 dims through a transpose (a key past T, or a dim past D, read as
 // nothing and written as zero or not at all).
@@ -63,7 +43,7 @@ ONNXSCOPE_AVX2_FN void pack_kt_impl(const Problem& p, int64_t b, int64_t h, floa
         const float* kr = k + (t0 + t) * stride + d0;
         r[t] = t >= keys ? _mm256_setzero_ps() : _mm256_mul_ps(dims == 8 ? _mm256_loadu_ps(kr) : _mm256_maskload_ps(kr, dm), sk);
       }
-      transpose8(r);
+      avx2::transpose8(r);
       for (int64_t d = 0; d < dims; ++d) _mm256_storeu_ps(kt + (d0 + d) * ld + t0, r[d]);
     }
   }
