@@ -166,12 +166,14 @@ TEST(CpuFloatGemmAvx2, FusedBiasAndEveryActivation) {
 }
 
 // Each output is one float sum in the order of t, the bias first, whatever
-// the tiles, row blocks (rows_per_block: 24 to 96), 256-step blocks of t and
-// threads: the engine's bits against fmaf in that order, for row counts
+// the tiles (one or two rows: several panels a tile), row blocks
+// (rows_per_block: 24 to 96), 256-step blocks of t and threads: the engine's bits against fmaf in that order, for row counts
 // past several row blocks and in their remainders, at 1 and 2 threads.
 TEST(CpuFloatGemmAvx2, OneSumInTheOrderOfTAcrossRowBlocks) {
   if (!avx2_only()) GTEST_SKIP() << "AVX-512 (without ONNXSCOPE_CPU_ISA=avx2) or no AVX2";
-  for (const int64_t N : {int64_t{40}, int64_t{200}}) {  // A as it lies (3 panels), A packed (13)
+  // A as it lies (3 panels), A packed (13: one or two rows by whole panels
+  // 4 or 3 at a time, then the rest one at a time), 16 whole panels.
+  for (const int64_t N : {int64_t{40}, int64_t{200}, int64_t{256}}) {
     constexpr int64_t K = 300;
     ModelBuilder mb(13);
     mb.input("a", DataType::Float, {"rows", K});
@@ -187,7 +189,8 @@ TEST(CpuFloatGemmAvx2, OneSumInTheOrderOfTAcrossRowBlocks) {
     const std::shared_ptr<const Model> m(std::move(loaded.model));
     for (const int threads : {1, 2}) {
       auto cpu = make_cpu_engine(CpuOptions{.threads = threads})->prepare(m);
-      for (const int64_t rows : {int64_t{23}, int64_t{47}, int64_t{49}, int64_t{97}, int64_t{151}, int64_t{251}}) {
+      for (const int64_t rows : {int64_t{1}, int64_t{2}, int64_t{3}, int64_t{23}, int64_t{47}, int64_t{49}, int64_t{97},
+                                 int64_t{151}, int64_t{251}}) {
         InputSpec spec;
         spec.seed = static_cast<uint64_t>(rows);
         spec.dims = {{"rows", rows}};

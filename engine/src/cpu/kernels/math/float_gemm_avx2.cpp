@@ -174,6 +174,45 @@ TileFn tile_for(int64_t rows, bool full, bool packed) {
   return full ? tile_for<true, false>(rows) : tile_for<false, false>(rows);
 }
 
+// One or two rows (a decoder's token, a skinny product) by Q whole panels
+// at once, A read where it lies: one panel's tile has only 2 or 4 chains of
+// sums, each a multiply-add's latency behind the last, a quarter of the FMA
+// peak at one row; Q panels give 8 (R 1, Q 4) or 12 (R 2, Q 3). The same
+// sums in the same order as the one-panel tile.
+template <int R, int Q>
+__attribute__((target("avx2,fma"))) void wide_tile(const float* a, int64_t lda, const float* bp, int64_t panel_stride,
+                                                   int64_t kc, float* c, int64_t ldc, bool first, const float* bias,
+                                                   const FusedActivation* act) {
+  __m256 acc[R][2 * Q];
+#pragma GCC unroll 2
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < 2 * Q; ++j)
+      acc[r][j] = !first ? _mm256_loadu_ps(c + r * ldc + 8 * j) : bias ? _mm256_loadu_ps(bias + 8 * j) : _mm256_setzero_ps();
+  for (int64_t t = 0; t < kc; ++t) {
+    __m256 x[R];
+#pragma GCC unroll 2
+    for (int r = 0; r < R; ++r) x[r] = _mm256_broadcast_ss(a + r * lda + t);
+#pragma GCC unroll 4
+    for (int q = 0; q < Q; ++q) {
+      const float* b = bp + q * panel_stride + t * kNR;
+      const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+#pragma GCC unroll 2
+      for (int r = 0; r < R; ++r) {
+        acc[r][2 * q] = _mm256_fmadd_ps(x[r], b0, acc[r][2 * q]);
+        acc[r][2 * q + 1] = _mm256_fmadd_ps(x[r], b1, acc[r][2 * q + 1]);
+      }
+    }
+  }
+#pragma GCC unroll 2
+  for (int r = 0; r < R; ++r)
+#pragma GCC unroll 8
+    for (int j = 0; j < 2 * Q; ++j) {
+      if (act && act->act != Act::None) acc[r][j] = activate_avx2(*act, acc[r][j]);
+      _mm256_storeu_ps(c + r * ldc + 8 * j, acc[r][j]);
+    }
+}
+
 // Rows of A a block of t's steps takes through each panel before the next
 // panel: as many as fill L1 (48 rows of 256 steps at 48 KiB), 24 to 96.
 // The row tiles of one block then read A from L1 while the panel comes from
@@ -215,11 +254,23 @@ void pack_a(const float* a, int64_t rows, int64_t K, float* out) {
 __attribute__((target("avx2,fma"))) void panels_of(const Problem& p, const float* a, int64_t lda, const float* packed,
                                                    const float* bias, float* y, int64_t p0, int64_t p1) {
   const int64_t mc = rows_per_block();
+  // One or two rows as they lie: whole panels Q at a time, the rest below.
+  const int64_t wide = lda && p.rows <= 2 ? (p.rows == 1 ? 4 : 3) : 0;
+  const int64_t whole_end = std::min(p1, p.N / kNR);  // panels [p0, whole_end) have 16 columns
+  const int64_t wide_end = wide && whole_end > p0 ? p0 + (whole_end - p0) / wide * wide : p0;
   for (int64_t k0 = 0; k0 < p.K; k0 += kKC) {
     const int64_t kc = std::min(kKC, p.K - k0);
+    for (int64_t q = p0; q < wide_end; q += wide) {
+      const float* bp = packed + (q * p.K + k0) * kNR;
+      float* c = y + q * kNR;
+      const float* bq = bias ? bias + q * kNR : nullptr;
+      const FusedActivation* act = k0 + kc == p.K ? &p.act : nullptr;
+      if (p.rows == 1) wide_tile<1, 4>(a + k0, lda, bp, p.K * kNR, kc, c, p.N, k0 == 0, bq, act);
+      else wide_tile<2, 3>(a + k0, lda, bp, p.K * kNR, kc, c, p.N, k0 == 0, bq, act);
+    }
     for (int64_t b0 = 0; b0 < p.rows; b0 += mc) {
       const int64_t b1 = std::min(p.rows, b0 + mc);
-      for (int64_t q = p0; q < p1; ++q) {
+      for (int64_t q = wide_end; q < p1; ++q) {
         const int64_t j0 = q * kNR, n = std::min(kNR, p.N - j0);
         const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
         const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lanes);
@@ -274,7 +325,7 @@ void Run(KernelContext& ctx) {
   thread_local std::vector<float> ap;  // (the calling thread's; read by all)
   const float* a = ctx.input(0).data<float>();
   int64_t lda = p.K;
-  if ((p.N + kNR - 1) / kNR >= 8) {
+  if ((p.N + kNR - 1) / kNR >= 8 && p.rows > 2) {  // (one or two rows go as they lie, wide_tile)
     ap.resize(static_cast<size_t>((p.rows + kMR - 1) / kMR * kMR * p.K));
     pack_a(a, p.rows, p.K, ap.data());
     a = ap.data();
