@@ -29,6 +29,7 @@
 #include "cpu/fused_ops.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/float_product.h"
+#include "cpu/kernels/math/vector_math_avx2.h"
 #include "cpu/kernels/nn/fused_activation_avx2.h"
 #include "cpu/kernels/onednn_parts.h"
 #include "cpu/kernels/output.h"
@@ -230,22 +231,32 @@ int64_t rows_per_block() {
   return rows;
 }
 
+// One tile of A: o[t * 6 + r] = row r's t (rows n .. 5 zero), 8 steps of t
+// at a time through a register transpose (the 6 rows and two zeros in, each
+// step's 6 values out as 4 + 2), the last steps one by one. Written a value
+// at a time with a stride of 6 it took 3.6% of swin_t's time at batch 8.
+__attribute__((target("avx2,fma"))) void pack_a_tile(const float* a, int64_t n, int64_t K, float* o) {
+  int64_t t = 0;
+  for (; t + 8 <= K; t += 8) {
+    __m256 r[8];
+    for (int64_t i = 0; i < 8; ++i) r[i] = i < n ? _mm256_loadu_ps(a + i * K + t) : _mm256_setzero_ps();
+    avx2::transpose8(r);
+    for (int64_t i = 0; i < 8; ++i) {
+      float* d = o + (t + i) * kMR;
+      _mm_storeu_ps(d, _mm256_castps256_ps128(r[i]));
+      _mm_storel_pi(reinterpret_cast<__m64*>(d + 4), _mm256_extractf128_ps(r[i], 1));
+    }
+  }
+  for (; t < K; ++t)
+    for (int64_t i = 0; i < kMR; ++i) o[t * kMR + i] = i < n ? a[i * K + t] : 0.0f;
+}
+
 // A's rows in tiles of 6, each [K][6] (rows past the last zero): a tile's
 // broadcasts then read one sequential stream, not six rows a few KiB apart.
 void pack_a(const float* a, int64_t rows, int64_t K, float* out) {
   const int64_t tiles = (rows + kMR - 1) / kMR;
   parallel_for(tiles, std::max<int64_t>(1, 4096 / (K * kMR)), [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      float* o = out + i * K * kMR;
-      const int64_t n = std::min(kMR, rows - i * kMR);
-      for (int64_t r = 0; r < kMR; ++r) {
-        const float* src = a + (i * kMR + r) * K;
-        if (r < n)
-          for (int64_t t = 0; t < K; ++t) o[t * kMR + r] = src[t];
-        else
-          for (int64_t t = 0; t < K; ++t) o[t * kMR + r] = 0.0f;
-      }
-    }
+    for (int64_t i = i0; i < i1; ++i) pack_a_tile(a + i * kMR * K, std::min(kMR, rows - i * kMR), K, out + i * K * kMR);
   });
 }
 
