@@ -4,8 +4,11 @@
 // ([K][16] each, zero past N), then register tiles of 6 rows by 16 columns
 // (12 accumulators, 2 loads of B and a broadcast of A a step: AVX2's 16
 // registers), t in blocks of 256 so a panel's block (16 KiB) stays in L1
-// while the row tiles pass, the panels shared out to the threads; A packed
-// into 6-row tiles where 8 or more panels read it. On the AMD EPYC oneDNN's AVX2 matmul ran GPT-2's and
+// while the row tiles of a block of rows (rows_per_block: A's block in L1)
+// pass, the next block of the panels requested ahead, the panels shared out
+// to the threads; A packed into 6-row tiles where 8 or more panels read it
+// and it has 3 or more rows (one or two rows take several panels a tile,
+// wide_tile). On the AMD EPYC oneDNN's AVX2 matmul ran GPT-2's and
 // BERT's Linear layers at about 57% of the FMA peak (GPT-2 at batch 1
 // 0.79x onnxruntime, 86% of its time in Gemm). AVX-512 machines keep
 // oneDNN's, which was measured there.
@@ -283,9 +286,7 @@ __attribute__((target("avx2,fma"))) void panels_of(const Problem& p, const float
       const int64_t b1 = std::min(p.rows, b0 + mc);
       for (int64_t q = wide_end; q < p1; ++q) {
         const int64_t j0 = q * kNR, n = std::min(kNR, p.N - j0);
-        const __m256i lanes = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
-        const __m256i m0 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n)), lanes);
-        const __m256i m1 = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - 8)), lanes);
+        const __m256i m0 = avx2::tail_mask(n), m1 = avx2::tail_mask(n - 8);
         const float* bp = packed + (q * p.K + k0) * kNR;
         // The block of panel rows the tiles take next, requested by this
         // block's first tile: a model's weights come from memory, each block
@@ -293,7 +294,7 @@ __attribute__((target("avx2,fma"))) void panels_of(const Problem& p, const float
         // them (GPT-2's Gemms at 1 thread took 1.3x their time on a B in
         // cache; with 40 Bs in turn [128,768]x[768,3072] 7.06 -> 6.19 ms).
         const float* next = q + 1 < p1         ? bp + p.K * kNR
-                            : b1 < p.rows      ? packed + (p0 * p.K + k0) * kNR
+                            : b1 < p.rows      ? packed + (wide_end * p.K + k0) * kNR
                             : k0 + kc < p.K    ? packed + (p0 * p.K + k0 + kc) * kNR
                                                : nullptr;
         for (int64_t i0 = b0; i0 < b1; i0 += kMR) {

@@ -81,7 +81,7 @@ __attribute__((target("avx512f"))) void lane_block_avx512(const float* base, flo
 template <bool Log>
 __attribute__((target("avx2,fma"))) void lane_block_avx2(const float* base, float* out, int64_t dim, int64_t stride,
                                                         int64_t len) {
-  const __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(len)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  const __m256i k = avx2::tail_mask(len);
   __m256 m = _mm256_maskload_ps(base, k);
   for (int64_t d = 1; d < dim; ++d) {
     const __m256 x = _mm256_maskload_ps(base + d * stride, k);

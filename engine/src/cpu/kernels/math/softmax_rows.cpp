@@ -140,16 +140,12 @@ __attribute__((target("avx2,fma"))) float avx2_row_exp_sum(const float* x, float
     s1 = _mm256_add_ps(s1, e1);
   }
   for (; i < n; i += 8) {
-    const __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n - i, 8))),
-                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i k = avx2::tail_mask(n - i);
     const __m256 e = _mm256_and_ps(avx2::exp<true>(_mm256_sub_ps(_mm256_maskload_ps(x + i, k), vm)), _mm256_castsi256_ps(k));
     _mm256_maskstore_ps(y + i, k, e);
     s0 = _mm256_add_ps(s0, e);
   }
-  const __m256 s = _mm256_add_ps(s0, s1);
-  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(s), _mm256_extractf128_ps(s, 1));
-  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
-  return _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 1)));
+  return avx2::hsum(_mm256_add_ps(s0, s1));
 }
 
 // The row's maximum in AVX2, NaN skipped as above (max returns its second
@@ -163,14 +159,10 @@ __attribute__((target("avx2,fma"))) float avx2_row_max(const float* x, int64_t n
     m1 = _mm256_max_ps(_mm256_loadu_ps(x + i + 8), m1);
   }
   for (; i < n; i += 8) {
-    const __m256i k = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n - i, 8))),
-                                         _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    const __m256i k = avx2::tail_mask(n - i);
     m0 = _mm256_max_ps(_mm256_blendv_ps(ninf, _mm256_maskload_ps(x + i, k), _mm256_castsi256_ps(k)), m0);
   }
-  const __m256 m = _mm256_max_ps(m0, m1);
-  const __m128 h = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
-  const __m128 q = _mm_max_ps(h, _mm_movehl_ps(h, h));
-  return _mm_cvtss_f32(_mm_max_ss(q, _mm_shuffle_ps(q, q, 1)));
+  return avx2::hmax(_mm256_max_ps(m0, m1));
 }
 
 ONNXSCOPE_CLONES float plain_row_exp_sum(const float* x, float* y, int64_t n, float m) {

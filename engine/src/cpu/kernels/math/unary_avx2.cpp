@@ -59,8 +59,7 @@ ONNXSCOPE_UNARY_LOOP(mish_run, mish_poly(x[i]))
     }                                                                                              \
     for (; i + 8 <= n; i += 8) _mm256_storeu_ps(y + i, f(_mm256_loadu_ps(x + i)));                 \
     if (i < n) {                                                                                   \
-      const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(n - i)),             \
-                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));             \
+      const __m256i m = avx2::tail_mask(n - i);                                                    \
       _mm256_maskstore_ps(y + i, m, f(_mm256_maskload_ps(x + i, m)));                              \
     }                                                                                              \
   }
@@ -90,8 +89,7 @@ __attribute__((target("avx2,fma"), always_inline)) inline void gelu_erf(__m256 (
       for (int k = 0; k < 4; ++k) _mm256_storeu_ps(y + i + 8 * k, v[k]);                            \
     }                                                                                               \
     for (; i < n; i += 8) {                                                                         \
-      const __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(static_cast<int>(std::min<int64_t>(n - i, 8))), \
-                                           _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));              \
+      const __m256i m = avx2::tail_mask(n - i);                                                     \
       __m256 v[1] = {_mm256_maskload_ps(x + i, m)};                                                 \
       f1(v);                                                                                        \
       _mm256_maskstore_ps(y + i, m, v[0]);                                                          \

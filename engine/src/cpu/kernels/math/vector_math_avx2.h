@@ -33,6 +33,26 @@ ONNXSCOPE_AVX2 __m256 poly(__m256 x, const float (&c)[N]) {
   return p;
 }
 
+// Lanes [0, n) as a maskload / maskstore mask (none for n <= 0, all past 8).
+ONNXSCOPE_AVX2 __m256i tail_mask(int64_t n) {
+  const int m = static_cast<int>(n < 0 ? 0 : n > 8 ? 8 : n);
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+// The sum of the 8 lanes: (lanes i + i+4), then pairs, then the last two.
+ONNXSCOPE_AVX2 float hsum(__m256 x) {
+  const __m128 h = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  const __m128 q = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(q, _mm_shuffle_ps(q, q, 1)));
+}
+
+// The largest of the 8 lanes (the same tree; max_ps gives its second operand for NaN).
+ONNXSCOPE_AVX2 float hmax(__m256 x) {
+  const __m128 h = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
+  const __m128 q = _mm_max_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_max_ss(q, _mm_shuffle_ps(q, q, 1)));
+}
+
 // The 8 x 8 block of rows r[0..7] transposed in place (unpack, shuffle,
 // permute: bits move, nothing is computed). AVX2 alone, so that loops built
 // without FMA (cpu/kernels/transpose.cpp) take it too.

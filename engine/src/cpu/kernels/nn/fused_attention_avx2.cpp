@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 #include <vector>
 
 #include "cpu/kernels/math/vector_math_avx2.h"
@@ -19,12 +18,6 @@ namespace onnxscope::cpu::attention {
 namespace {
 
 #define ONNXSCOPE_AVX2_FN __attribute__((target("avx2,fma")))
-
-// Lanes [0, n) of a vector (n clamped to [0, 8]) as a maskload/maskstore mask.
-ONNXSCOPE_AVX2_FN inline __m256i lanes_below(int64_t n) {
-  const int m = static_cast<int>(std::clamp<int64_t>(n, 0, 8));
-  return _mm256_cmpgt_epi32(_mm256_set1_epi32(m), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
-}
 
 // kt[d * ld + t] = k(t, d) * scale_k, the keys T .. ld as zeros: blocks of 8
 // keys by 8 dims through a transpose (a key past T, or a dim past D, read as
@@ -37,7 +30,7 @@ ONNXSCOPE_AVX2_FN void pack_kt_impl(const Problem& p, int64_t b, int64_t h, floa
     const int64_t keys = std::clamp<int64_t>(p.T - t0, 0, 8);
     for (int64_t d0 = 0; d0 < p.D; d0 += 8) {
       const int64_t dims = std::min<int64_t>(8, p.D - d0);
-      const __m256i dm = lanes_below(dims);
+      const __m256i dm = avx2::tail_mask(dims);
       __m256 r[8];
       for (int64_t t = 0; t < 8; ++t) {
         const float* kr = k + (t0 + t) * stride + d0;
@@ -77,7 +70,7 @@ ONNXSCOPE_AVX2_FN void scores_block(const float* qs, int64_t D, const float* kt,
     for (int c = 0; c < C; ++c) {
       float* at = s + r * lds + t0 + 8 * c;
       if (cols >= 8 * (c + 1)) _mm256_storeu_ps(at, acc[r][c]);
-      else _mm256_maskstore_ps(at, lanes_below(cols - 8 * c), acc[r][c]);
+      else _mm256_maskstore_ps(at, avx2::tail_mask(cols - 8 * c), acc[r][c]);
     }
 }
 
@@ -86,20 +79,6 @@ void scores_rows(const float* qs, int64_t D, const float* kt, int64_t ld, int64_
   int64_t t0 = 0;
   for (; t0 + 8 < T; t0 += 16) scores_block<R, 2>(qs, D, kt, ld, t0, std::min<int64_t>(16, T - t0), s, lds);
   if (t0 < T) scores_block<R, 1>(qs, D, kt, ld, t0, T - t0, s, lds);
-}
-
-ONNXSCOPE_AVX2_FN inline float hmax(__m256 x) {
-  __m128 m = _mm_max_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_max_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
-}
-
-ONNXSCOPE_AVX2_FN inline float hsum(__m256 x) {
-  __m128 m = _mm_add_ps(_mm256_castps256_ps128(x), _mm256_extractf128_ps(x, 1));
-  m = _mm_add_ps(m, _mm_movehl_ps(m, m));
-  m = _mm_add_ss(m, _mm_movehdup_ps(m));
-  return _mm_cvtss_f32(m);
 }
 
 // One row of scores: * scale, + mask, then the softmax in place and the NaN
@@ -142,11 +121,11 @@ ONNXSCOPE_AVX2_FN inline void normalized(float* s, int64_t t, __m256i tail, __m2
 
 ONNXSCOPE_AVX2_FN void softmax_row(float* s, int64_t T, float scale, const float* mask, bool mask_bcast, bool nan_to_zero) {
   const int64_t whole = T / 8 * 8;
-  const __m256i tail = lanes_below(T - whole);
+  const __m256i tail = avx2::tail_mask(T - whole);
   __m256 mx = _mm256_set1_ps(-INFINITY);
   for (int64_t t = 0; t < whole; t += 8) mx = scaled_masked<false>(s, t, tail, scale, mask, mask_bcast, mx);
   if (whole < T) mx = scaled_masked<true>(s, whole, tail, scale, mask, mask_bcast, mx);
-  const __m256 m = _mm256_set1_ps(hmax(mx));
+  const __m256 m = _mm256_set1_ps(avx2::hmax(mx));
   __m256 sum = _mm256_setzero_ps();
   for (int64_t t = 0; t < whole; t += 8) {
     const __m256 e = avx2::exp<true>(_mm256_sub_ps(_mm256_loadu_ps(s + t), m));
@@ -158,7 +137,7 @@ ONNXSCOPE_AVX2_FN void softmax_row(float* s, int64_t T, float scale, const float
     _mm256_maskstore_ps(s + whole, tail, e);
     sum = _mm256_add_ps(sum, e);
   }
-  const __m256 inv = _mm256_set1_ps(1.0f / hsum(sum));
+  const __m256 inv = _mm256_set1_ps(1.0f / avx2::hsum(sum));
   for (int64_t t = 0; t < whole; t += 8) normalized<false>(s, t, tail, inv, nan_to_zero);
   if (whole < T) normalized<true>(s, whole, tail, inv, nan_to_zero);
 }
@@ -177,7 +156,7 @@ ONNXSCOPE_AVX2_FN void values_block(const float* v, int64_t vstride, int64_t T, 
   for (int64_t t = 0; t < T; ++t, v += vstride) {
     __m256 vv[C];
 #pragma GCC unroll 2
-    for (int c = 0; c < C; ++c) vv[c] = Whole ? _mm256_loadu_ps(v + 8 * c) : _mm256_maskload_ps(v + 8 * c, lanes_below(cols - 8 * c));
+    for (int c = 0; c < C; ++c) vv[c] = Whole ? _mm256_loadu_ps(v + 8 * c) : _mm256_maskload_ps(v + 8 * c, avx2::tail_mask(cols - 8 * c));
 #pragma GCC unroll 6
     for (int r = 0; r < R; ++r) {
       const __m256 a = _mm256_broadcast_ss(s + r * lds + t);
@@ -190,7 +169,7 @@ ONNXSCOPE_AVX2_FN void values_block(const float* v, int64_t vstride, int64_t T, 
 #pragma GCC unroll 2
     for (int c = 0; c < C; ++c) {
       if (Whole) _mm256_storeu_ps(y[r] + 8 * c, acc[r][c]);
-      else _mm256_maskstore_ps(y[r] + 8 * c, lanes_below(cols - 8 * c), acc[r][c]);
+      else _mm256_maskstore_ps(y[r] + 8 * c, avx2::tail_mask(cols - 8 * c), acc[r][c]);
     }
 }
 
