@@ -299,6 +299,12 @@ def cases() -> list[Case]:
                   [("xs", arr(0.02)), ("xz", arr(128, U8)), ("w", rng.integers(0, 255, (64, 64, 3, 3)).astype(U8)),
                    ("ws", arr(0.01)), ("wz", arr(128, U8)), ("ys", arr(0.5)), ("yz", arr(128, U8))],
                   {"pads": [1, 1, 1, 1]}, opset=10))
+    # A quantized MobileNetV2's depthwise layer as onnxruntime's quantizer
+    # writes it (uint8 activations, int8 weights with zero point 0).
+    c.append(Case("QLinearConv depthwise u8s8 3x3 [1,144,56,56]", "QLinearConv", [("x", [1, 144, 56, 56], U8, (0, 255))],
+                  [("xs", arr(0.02)), ("xz", arr(128, U8)), ("w", rng.integers(-127, 127, (144, 1, 3, 3)).astype(I8)),
+                   ("ws", arr(0.01)), ("wz", arr(0, I8)), ("ys", arr(0.5)), ("yz", arr(128, U8))],
+                  {"pads": [1, 1, 1, 1], "group": 144}, opset=10))
     c.append(Case("ConvInteger u8 3x3 [1,64,56,56]", "ConvInteger", [("x", [1, 64, 56, 56], U8, (0, 255))],
                   [("w", rng.integers(0, 255, (64, 64, 3, 3)).astype(U8)), ("xz", arr(128, U8)), ("wz", arr(128, U8))],
                   {"pads": [1, 1, 1, 1]}, opset=10))

@@ -369,6 +369,64 @@ TEST(NhwcInt8Layout, LeavesOtherGraphsAlone) {
   apply(*original, cpu::nhwc_int8_layout, false);
 }
 
+// ToNhwc and FromNhwc themselves (every CPU: they need no VNNI): on random
+// shapes of rank 3 to 5 whose channels and pixels are and are not multiples
+// of the register blocks (16 bytes, 4 elements) and tiles (128 or 64), for
+// elements of 1, 2, 4 and 8 bytes, ToNhwc is the reference's Transpose to
+// channels last, bit for bit, and FromNhwc gives X back; at 1 and 2 threads,
+// on the cpu-simd kernels and on the plain ones.
+TEST(NhwcReorder, IsTheTransposeToChannelsLastAndBack) {
+  Rng rng(7);
+  const DataType types[] = {DataType::Uint8, DataType::Float16, DataType::Float, DataType::Int64};
+  for (int i = 0; i < 32; ++i) {
+    const DataType t = types[i % 4];
+    Shape xs{pick(rng, 1, 2), i % 3 == 0 ? 16 * pick(rng, 1, 10) : pick(rng, 1, 150)};
+    const int64_t spatial = i % 5 == 0 ? 1 : i % 5 == 4 ? 3 : 2;
+    for (int64_t d = 0; d < spatial; ++d) xs.push_back(spatial == 3 ? pick(rng, 1, 9) : pick(rng, 1, 70));
+    std::vector<int64_t> perm{0};
+    for (int64_t d = 0; d < spatial; ++d) perm.push_back(d + 2);
+    perm.push_back(1);
+    Tensor xt = Tensor::zeros(t, xs);  // random bits (NaN payloads included: they are moved, not read)
+    for (uint64_t e = 0; e < xt.byte_size(); ++e) xt.mutable_raw()[e] = static_cast<std::byte>(pick(rng, 0, 255));
+    const std::vector<DimSpec> dims(xs.begin(), xs.end());
+
+    ModelBuilder want_b(17);
+    want_b.input("x", t, dims).output_untyped("y");
+    attr_ints(want_b.node("Transpose", {"x"}, {"y"}), "perm", perm);
+    const NamedValues in{{"x", Value(xt)}};
+    const auto want = make_reference_engine()->prepare(load_model(want_b))->run(in);
+
+    ModelBuilder b(17);
+    b.opset(cpu::kCpuDomain, 1);
+    b.input("x", t, dims).output_untyped("y").output_untyped("z");
+    b.node(cpu::kToNhwc, {"x"}, {"y"}, "to", cpu::kCpuDomain);
+    b.node(cpu::kFromNhwc, {"y"}, {"z"}, "from", cpu::kCpuDomain);
+    const auto m = load_model(b);
+    for (const int threads : {1, 2})
+      for (const bool plain : {false, true}) {
+        CpuOptions o;
+        o.opt_level = 0;
+        o.threads = threads;
+        if (plain) o.disabled_kernels = {"cpu-simd"};
+        Kernels k;
+        RunOptions ro;
+        ro.observer = &k;
+        const auto got = make_cpu_engine(o)->prepare(m)->run(in, ro);
+        const std::string what = std::string(dtype_name(t)) + " " + shape_to_string(xs) + (plain ? " plain" : "") +
+                                 " threads " + std::to_string(threads);
+        ASSERT_EQ(got.size(), 2u) << what;
+        const Tensor& y = got[0].second.tensor();
+        const Tensor& z = got[1].second.tensor();
+        const Tensor& w = want[0].second.tensor();
+        ASSERT_EQ(y.shape(), w.shape()) << what;
+        ASSERT_EQ(z.shape(), xs) << what;
+        EXPECT_EQ(std::memcmp(y.raw(), w.raw(), w.byte_size()), 0) << what << ": ToNhwc is not the Transpose";
+        EXPECT_EQ(std::memcmp(z.raw(), xt.raw(), xt.byte_size()), 0) << what << ": FromNhwc does not give X back";
+        expect_kernel(k, cpu::kToNhwc, {plain ? "fused-reference" : "cpu-simd"});
+      }
+  }
+}
+
 // Random QLinearConv problems (1-D to 3-D, groups and depthwise, strides,
 // dilations, pads, uint8 and int8 in and out, per-channel weight zero points
 // and scales, bias), each followed by an 8-bit MaxPool on 2-D images: bit for

@@ -29,6 +29,7 @@
 #include "cpu/kernels/quantization/qlinear_conv_params.h"
 #include "cpu/kernels/quantization/requantize.h"
 #include "cpu/kernels/quantization/vnni_gemm.h"
+#include "cpu/kernels/tensor/transpose_blocks.h"
 #include "cpu/thread_pool.h"
 #include "reference/kernel_util.h"
 #include "reference/ops/nn/common.h"
@@ -165,44 +166,6 @@ void gather(const Problem& p, const uint8_t* xl, int64_t c0, int64_t o, uint8_t 
   }
 }
 
-// A 16 x 16 block of bytes transposed in SSE2 registers: unpacking bytes,
-// then pairs, fours and eights of rows.
-void block16(const uint8_t* src, int64_t lds, uint8_t* dst, int64_t ldd) {
-  __m128i x[16], t[16];
-  for (int i = 0; i < 16; ++i) x[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * lds));
-  for (int i = 0; i < 8; ++i) {
-    t[2 * i] = _mm_unpacklo_epi8(x[2 * i], x[2 * i + 1]);
-    t[2 * i + 1] = _mm_unpackhi_epi8(x[2 * i], x[2 * i + 1]);
-  }
-  for (int q = 0; q < 16; q += 4) {  // rows q..q+3: columns 0-3, 4-7, 8-11, 12-15
-    x[q] = _mm_unpacklo_epi16(t[q], t[q + 2]);
-    x[q + 1] = _mm_unpackhi_epi16(t[q], t[q + 2]);
-    x[q + 2] = _mm_unpacklo_epi16(t[q + 1], t[q + 3]);
-    x[q + 3] = _mm_unpackhi_epi16(t[q + 1], t[q + 3]);
-  }
-  for (int h = 0; h < 16; h += 8)  // rows h..h+7: columns 0-1, 2-3, ..., 14-15
-    for (int i = 0; i < 4; ++i) {
-      t[h + 2 * i] = _mm_unpacklo_epi32(x[h + i], x[h + 4 + i]);
-      t[h + 2 * i + 1] = _mm_unpackhi_epi32(x[h + i], x[h + 4 + i]);
-    }
-  for (int i = 0; i < 8; ++i) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * i) * ldd), _mm_unpacklo_epi64(t[i], t[8 + i]));
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * i + 1) * ldd), _mm_unpackhi_epi64(t[i], t[8 + i]));
-  }
-}
-
-// A 4 x 4 block of int32 transposed in SSE2 registers.
-void block4(const int32_t* src, int64_t lds, int32_t* dst, int64_t ldd) {
-  __m128i x[4];
-  for (int i = 0; i < 4; ++i) x[i] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i * lds));
-  const __m128i t0 = _mm_unpacklo_epi32(x[0], x[1]), t1 = _mm_unpacklo_epi32(x[2], x[3]);
-  const __m128i t2 = _mm_unpackhi_epi32(x[0], x[1]), t3 = _mm_unpackhi_epi32(x[2], x[3]);
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), _mm_unpacklo_epi64(t0, t1));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + ldd), _mm_unpackhi_epi64(t0, t1));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * ldd), _mm_unpacklo_epi64(t2, t3));
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 3 * ldd), _mm_unpackhi_epi64(t2, t3));
-}
-
 // dst[c * ldd + r] = src[r * lds + c] for r < rows, c < cols (T: 1 or 4
 // bytes), in 32 x 32 tiles split across the pool: each tile's lines stay in
 // cache while it is read across and written down.
@@ -214,17 +177,7 @@ void transpose(const T* src, int64_t rows, int64_t cols, int64_t lds, T* dst, in
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t r0 = t / col_tiles * kTile, c0 = t % col_tiles * kTile;
       const int64_t r1 = std::min(rows, r0 + kTile), c1 = std::min(cols, c0 + kTile);
-      constexpr int64_t B = sizeof(T) == 1 ? 16 : 4;  // whole blocks in registers
-      int64_t r = r0;
-      for (; r + B <= r1; r += B)
-        for (int64_t c = c0; c + B <= c1; c += B) {
-          if constexpr (sizeof(T) == 1) block16(src + r * lds + c, lds, dst + c * ldd + r, ldd);
-          else block4(src + r * lds + c, lds, dst + c * ldd + r, ldd);
-        }
-      for (int64_t rr = r0; rr < r; ++rr)  // the columns past the last block, of the rows done
-        for (int64_t cc = c0 + (c1 - c0) / B * B; cc < c1; ++cc) dst[cc * ldd + rr] = src[rr * lds + cc];
-      for (int64_t cc = c0; cc < c1; ++cc)
-        for (int64_t rr = r; rr < r1; ++rr) dst[cc * ldd + rr] = src[rr * lds + cc];
+      blocks::transpose_tile(src + r0 * lds + c0, r1 - r0, c1 - c0, lds, dst + c0 * ldd + r0, ldd);
     }
   });
 }
