@@ -59,6 +59,7 @@ Kernels expect_bit_identical(const std::shared_ptr<Model>& original, const std::
   auto want = make_reference_engine()->prepare(original)->run(inputs);
   CpuOptions o;
   o.opt_level = 0;
+  if (disabled.count("cpu-int8")) disabled.insert("cpu-int8-vbmi");  // the depthwise kernel's other form
   o.disabled_kernels = std::move(disabled);
   Kernels k;
   RunOptions ro;
@@ -88,6 +89,10 @@ void expect_kernel(const Kernels& k, const std::string& op, const std::set<std::
     }
   EXPECT_TRUE(seen) << op << " did not run";
 }
+
+// The depthwise 8-bit kernel's form that runs here: four taps to a lane
+// where the CPU has AVX-512 VBMI (its byte permute).
+std::string depthwise_int8_kernel() { return ONNXSCOPE_CPU_AVX512("avx512vbmi") ? "cpu-int8-vbmi" : "cpu-int8"; }
 
 // A QLinearConv problem as the random tests draw it: X [xs] of tx, W [ws]
 // int8 (values 64..191 or 20..235 as `wide_weights`, zero points 118..138,
@@ -187,7 +192,7 @@ TEST(NhwcInt8Layout, AQOperatorChainStaysChannelsLast) {
   std::vector<std::string> conv_kernels;
   for (const auto& [op, kernel] : k.ran)
     if (op == "NhwcQLinearConv") conv_kernels.push_back(kernel);
-  EXPECT_EQ(conv_kernels, (std::vector<std::string>{"onednn-int8", "cpu-int8", "cpu-int8", "cpu-int8"}));
+  EXPECT_EQ(conv_kernels, (std::vector<std::string>{"onednn-int8", depthwise_int8_kernel(), "cpu-int8", "cpu-int8"}));
   expect_kernel(k, "NhwcMaxPool", {"cpu-simd"});
   expect_kernel(k, "ToNhwc", {"cpu-simd"});
   expect_kernel(k, "FromNhwc", {"cpu-simd"});
@@ -481,7 +486,8 @@ TEST(NhwcInt8Layout, RandomProblemsBitForBit) {
     // 720 cases here found four, 36 none).
     const bool padded_3d = spatial_rank == 3 && std::any_of(pads.begin(), pads.end(), [](int64_t v) { return v != 0; });
     expect_kernel(k, "NhwcQLinearConv",
-                  padded_3d ? std::set<std::string>{"fused-reference", "cpu-int8"} : std::set<std::string>{"onednn-int8", "cpu-int8"});
+                  padded_3d ? std::set<std::string>{"fused-reference", "cpu-int8", "cpu-int8-vbmi"}
+                            : std::set<std::string>{"onednn-int8", "cpu-int8", "cpu-int8-vbmi"});
     if (spatial_rank == 2) expect_kernel(k, "NhwcMaxPool", {"cpu-simd"});
     const Kernels plain = expect_bit_identical(original, m, inputs, {"cpu-int8", "onednn-int8", "cpu-simd"});
     expect_kernel(plain, "NhwcQLinearConv", {"fused-reference"});
@@ -553,7 +559,9 @@ TEST(NhwcInt8Layout, DepthwiseConvolutionsBitForBit) {
     b.output_untyped("c");
     auto original = load_model(b);
     auto m = apply(*original, cpu::nhwc_int8_layout, true);
-    expect_kernel(expect_bit_identical(original, m, inputs), "NhwcQLinearConv", {"cpu-int8"});
+    expect_kernel(expect_bit_identical(original, m, inputs), "NhwcQLinearConv", {depthwise_int8_kernel()});
+    // A tap to a lane, where four to a lane ran above.
+    expect_kernel(expect_bit_identical(original, m, inputs, {"cpu-int8-vbmi"}), "NhwcQLinearConv", {"cpu-int8"});
   }
 }
 
@@ -588,7 +596,10 @@ TEST(NhwcInt8Layout, ConvolutionsRequantizeNearAHalfExactly) {
     Tensor x = Tensor::zeros(DataType::Uint8, {1, C, 4, 7});
     for (uint64_t e = 0; e < x.element_count(); ++e) x.mutable_data<uint8_t>()[e] = static_cast<uint8_t>(e % 7);
     const NamedValues inputs{{"x", Value(x)}};
-    expect_kernel(expect_bit_identical(original, m, inputs), "NhwcQLinearConv", {depthwise ? "cpu-int8" : "onednn-int8"});
+    expect_kernel(expect_bit_identical(original, m, inputs), "NhwcQLinearConv",
+                  {depthwise ? depthwise_int8_kernel() : "onednn-int8"});
+    if (depthwise)
+      expect_kernel(expect_bit_identical(original, m, inputs, {"cpu-int8-vbmi"}), "NhwcQLinearConv", {"cpu-int8"});
     auto got = make_cpu_engine()->prepare(original)->run(inputs);
     EXPECT_EQ(got[0].second.tensor().data<uint8_t>()[3], 67);  // x = 3 there
   }

@@ -6,7 +6,10 @@
 //
 // Per output pixel and 16 channels: each tap's 16 input bytes widened to
 // int32 lanes, and vpdpbusd with the tap's weights in the low byte of each
-// lane (the other three bytes zero) adds x' * w. Taps in the padding read a
+// lane (the other three bytes zero) adds x' * w ("cpu-int8"); where the CPU
+// has AVX-512 VBMI, four taps' bytes permuted into each lane, so one
+// vpdpbusd adds four taps ("cpu-int8-vbmi", first in the list; the same
+// integer sums). Taps in the padding read a
 // row of the input's zero point, so every sum has all taps, and
 //   sum (x - zx) w = sum x' w - zx' * sum w
 // with x' = x (+ 128 for int8, the sign bit flipped: vpdpbusd reads its
@@ -62,6 +65,10 @@ struct Packed : KeptPacking {
   int64_t C = 0, taps = 0;
   std::vector<int32_t> lanes;
   std::vector<int64_t> sums;
+  // The same weights four taps to a lane (byte k of lane c: tap 4g + k of
+  // channel c, 0 past the last tap), [block][group][16], for the VBMI form.
+  int64_t groups = 0;
+  std::vector<int32_t> quads;
 };
 
 bool pack(const Tensor& w, const Tensor* wz, Packed& p) {
@@ -70,12 +77,17 @@ bool pack(const Tensor& w, const Tensor* wz, Packed& p) {
   const int64_t blocks = (p.C + 15) / 16;
   p.lanes.assign(static_cast<size_t>(blocks * p.taps * 16), 0);
   p.sums.assign(static_cast<size_t>(p.C), 0);
+  p.groups = (p.taps + 3) / 4;
+  p.quads.assign(static_cast<size_t>(blocks * p.groups * 16), 0);
   for (int64_t c = 0; c < p.C; ++c) {
     const int64_t z = wz ? int8_at(*wz, wz->element_count() == 1 ? 0 : static_cast<uint64_t>(c)) : 0;
     for (int64_t t = 0; t < p.taps; ++t) {
       const int64_t v = int8_at(w, static_cast<uint64_t>(c * p.taps + t)) - z;
       if (v < -128 || v > 127) return false;
-      p.lanes[static_cast<size_t>((c / 16 * p.taps + t) * 16 + c % 16)] = static_cast<int32_t>(static_cast<uint8_t>(static_cast<int8_t>(v)));
+      const uint32_t byte = static_cast<uint8_t>(static_cast<int8_t>(v));
+      p.lanes[static_cast<size_t>((c / 16 * p.taps + t) * 16 + c % 16)] = static_cast<int32_t>(byte);
+      int32_t& quad = p.quads[static_cast<size_t>((c / 16 * p.groups + t / 4) * 16 + c % 16)];
+      quad = static_cast<int32_t>(static_cast<uint32_t>(quad) | byte << (8 * (t % 4)));
       p.sums[static_cast<size_t>(c)] += v;
     }
   }
@@ -130,6 +142,11 @@ bool accepts(const KernelContext& ctx) {
   });
 }
 
+bool accepts_quad(const KernelContext& ctx) {
+  static const bool vbmi = ONNXSCOPE_CPU_AVX512("avx512vbmi");
+  return vbmi && accepts(ctx);
+}
+
 // Per channel, padded to whole blocks: the sums' start, bias, multiplier.
 struct Channels {
   const int32_t* start;
@@ -141,17 +158,14 @@ struct Channels {
   const float* mult_f = nullptr;
 };
 
-// P output pixels, blocks [b0, b0 + J) of 16 channels: pixel p's taps read
-// from at[p * taps + t] (pixel rows of C bytes, or the zero-point row);
-// stored to out[p] as T requantized, or as the sums for T = int32_t. Each
-// tap's weights are loaded once for the P pixels, and the P * J sums are
-// independent chains (a pixel at a time waited on vpdpbusd's latency).
-template <int P, int J, typename T, bool Signed>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) inline void pixels_blocks(
-    const uint8_t* const* at, int64_t taps, const int32_t* lanes, int64_t b0, int64_t C, const Channels& ch,
-    T* const* out) {
-  __m512i acc[P][J];
-  __mmask16 mask[J];
+#define ONNXSCOPE_VNNI "avx512f,avx512bw,avx512vl,avx512vnni"
+
+// P output pixels, blocks [b0, b0 + J) of 16 channels: the sums start at
+// each channel's zero-point term; mask[j] says which of block j's
+// channels there are.
+template <int P, int J>
+__attribute__((target(ONNXSCOPE_VNNI), always_inline)) inline void start_sums(__m512i (&acc)[P][J], __mmask16 (&mask)[J],
+                                                                              int64_t b0, int64_t C, const Channels& ch) {
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t c0 = (b0 + j) * 16;
@@ -160,20 +174,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) inline void pixe
 #pragma GCC unroll 4
     for (int p = 0; p < P; ++p) acc[p][j] = s;
   }
-  const __m128i flip = _mm_set1_epi32(static_cast<int>(ch.flip));
-  for (int64_t t = 0; t < taps; ++t) {
-#pragma GCC unroll 4
-    for (int j = 0; j < J; ++j) {
-      const int64_t c0 = (b0 + j) * 16;
-      const __m512i w = _mm512_loadu_si512(lanes + ((b0 + j) * taps + t) * 16);
-#pragma GCC unroll 4
-      for (int p = 0; p < P; ++p) {
-        __m128i bytes = _mm_maskz_loadu_epi8(mask[j], at[p * taps + t] + c0);
-        if constexpr (Signed) bytes = _mm_xor_si128(bytes, flip);
-        acc[p][j] = _mm512_dpbusd_epi32(acc[p][j], _mm512_cvtepu8_epi32(bytes), w);
-      }
-    }
-  }
+}
+
+// The sums stored to out[p] as T requantized, or as they are for T = int32_t.
+template <int P, int J, typename T>
+__attribute__((target(ONNXSCOPE_VNNI), always_inline)) inline void store_sums(const __m512i (&acc)[P][J],
+                                                                              const __mmask16 (&mask)[J], int64_t b0,
+                                                                              const Channels& ch, T* const* out) {
 #pragma GCC unroll 4
   for (int j = 0; j < J; ++j) {
     const int64_t c0 = (b0 + j) * 16;
@@ -201,22 +208,133 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) inline void pixe
   }
 }
 
-// Every block of P output pixels, four at a time.
-template <int P, typename T, bool Signed>
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) void pixels(const uint8_t* const* at, int64_t taps,
-                                                                           const int32_t* lanes, int64_t C,
-                                                                           const Channels& ch, T* const* out) {
-  const int64_t blocks = (C + 15) / 16;
+// A tap to a lane: pixel p's taps read from at[p * taps + t] (pixel rows of
+// C bytes, or the zero-point row), each byte widened to an int32 lane and
+// multiplied by the tap's weight in the lane's low byte. Each tap's weights
+// are loaded once for the P pixels, and the P * J sums are independent
+// chains (a pixel at a time waited on vpdpbusd's latency). Whole blocks
+// (Masked false) widen their bytes straight from memory (vpmovzxbd with a
+// memory operand: no masked load's extra uop on the ports vpmovzxbd and
+// vpdpbusd need; a [1,144,56,56] 3x3 QLinearConv at one thread, its
+// reorders included, 0.30 -> 0.28 ms).
+template <int P, int J, typename T, bool Signed, bool Masked>
+__attribute__((target(ONNXSCOPE_VNNI))) inline void pixels_blocks(const uint8_t* const* at, int64_t taps,
+                                                                 const Packed& pk, int64_t b0, int64_t C,
+                                                                 const Channels& ch, T* const* out) {
+  __m512i acc[P][J];
+  __mmask16 mask[J];
+  start_sums<P, J>(acc, mask, b0, C, ch);
+  const __m512i flip = _mm512_set1_epi32(static_cast<int>(ch.flip & 0xffu));  // the low byte of each lane
+  for (int64_t t = 0; t < taps; ++t) {
+#pragma GCC unroll 4
+    for (int j = 0; j < J; ++j) {
+      const int64_t c0 = (b0 + j) * 16;
+      const __m512i w = _mm512_loadu_si512(pk.lanes.data() + ((b0 + j) * taps + t) * 16);
+#pragma GCC unroll 4
+      for (int p = 0; p < P; ++p) {
+        const uint8_t* src = at[p * taps + t] + c0;
+        __m512i x = _mm512_cvtepu8_epi32(Masked ? _mm_maskz_loadu_epi8(mask[j], src)
+                                                : _mm_loadu_si128(reinterpret_cast<const __m128i*>(src)));
+        if constexpr (Signed) x = _mm512_xor_si512(x, flip);  // x + 128 in the low byte, the rest 0
+        acc[p][j] = _mm512_dpbusd_epi32(acc[p][j], x, w);
+      }
+    }
+  }
+  store_sums<P, J, T>(acc, mask, b0, ch, out);
+}
+
+// Four taps to a lane (AVX-512 VBMI): pixel p's taps read from at[p * 4G +
+// t] (G groups of four; the taps past the last read any row, their weights
+// 0). A group's four rows of 16 bytes go into one register's four 128-bit
+// lanes and one vpermb gathers each channel's four bytes into its int32
+// lane, so one vpdpbusd adds four taps: per tap, a load and a quarter of an
+// insert, permute and vpdpbusd, where a tap to a lane takes a vpmovzxbd and
+// a vpdpbusd on the same two ports.
+template <int P, int J, typename T, bool Signed, bool Masked>
+__attribute__((target(ONNXSCOPE_VNNI ",avx512vbmi"))) inline void pixels_blocks_quad(const uint8_t* const* at,
+                                                                                   int64_t taps, const Packed& pk,
+                                                                                   int64_t b0, int64_t C,
+                                                                                   const Channels& ch, T* const* out) {
+  (void)taps;
+  __m512i acc[P][J];
+  __mmask16 mask[J];
+  start_sums<P, J>(acc, mask, b0, C, ch);
+  alignas(64) static constexpr uint8_t kGather[64] = {  // byte 4c + k <- byte 16k + c
+      0, 16, 32, 48, 1, 17, 33, 49, 2, 18, 34, 50, 3, 19, 35, 51, 4, 20, 36, 52, 5, 21, 37, 53,
+      6, 22, 38, 54, 7, 23, 39, 55, 8, 24, 40, 56, 9, 25, 41, 57, 10, 26, 42, 58, 11, 27, 43, 59,
+      12, 28, 44, 60, 13, 29, 45, 61, 14, 30, 46, 62, 15, 31, 47, 63};
+  const __m512i gather = _mm512_load_si512(kGather);
+  const __m512i flip = _mm512_set1_epi32(static_cast<int>(ch.flip));  // every byte
+  const int64_t G = pk.groups;
+  const int32_t* quads = pk.quads.data() + b0 * G * 16;
+  for (int64_t g = 0; g < G; ++g) {
+    // A pixel's four row pointers once for its J blocks (the weights, one
+    // load each, again for each pixel): 16 pointers would not stay in
+    // registers across the pixels.
+#pragma GCC unroll 4
+    for (int p = 0; p < P; ++p) {
+      const uint8_t* const* a = at + p * 4 * G + 4 * g;
+      const uint8_t* r0 = a[0] + b0 * 16;
+      const uint8_t* r1 = a[1] + b0 * 16;
+      const uint8_t* r2 = a[2] + b0 * 16;
+      const uint8_t* r3 = a[3] + b0 * 16;
+#pragma GCC unroll 4
+      for (int j = 0; j < J; ++j) {
+        auto row = [&](const uint8_t* r) {
+          return Masked ? _mm_maskz_loadu_epi8(mask[j], r + 16 * j)
+                        : _mm_loadu_si128(reinterpret_cast<const __m128i*>(r + 16 * j));
+        };
+        __m512i x = _mm512_castsi128_si512(row(r0));
+        x = _mm512_inserti32x4(x, row(r1), 1);
+        x = _mm512_inserti32x4(x, row(r2), 2);
+        x = _mm512_inserti32x4(x, row(r3), 3);
+        x = _mm512_permutexvar_epi8(gather, x);
+        if constexpr (Signed) x = _mm512_xor_si512(x, flip);  // each byte + 128
+        acc[p][j] = _mm512_dpbusd_epi32(acc[p][j], x, _mm512_loadu_si512(quads + (j * G + g) * 16));
+      }
+    }
+  }
+  store_sums<P, J, T>(acc, mask, b0, ch, out);
+}
+
+// Every block of P output pixels, four blocks at a time, by `Blocks`
+// (pixels_blocks or pixels_blocks_quad).
+template <template <int, int, typename, bool, bool> class Blocks, int P, typename T, bool Signed>
+void pixels(const uint8_t* const* at, int64_t taps, const Packed& pk, int64_t C, const Channels& ch, T* const* out) {
+  const int64_t blocks = (C + 15) / 16, whole = C / 16;
   int64_t b = 0;
-  for (; b + kBlocks <= blocks; b += kBlocks) pixels_blocks<P, kBlocks, T, Signed>(at, taps, lanes, b, C, ch, out);
-  switch (blocks - b) {
-    case 1: pixels_blocks<P, 1, T, Signed>(at, taps, lanes, b, C, ch, out); break;
-    case 2: pixels_blocks<P, 2, T, Signed>(at, taps, lanes, b, C, ch, out); break;
-    case 3: pixels_blocks<P, 3, T, Signed>(at, taps, lanes, b, C, ch, out); break;
+  for (; b + kBlocks <= whole; b += kBlocks) Blocks<P, kBlocks, T, Signed, false>::run(at, taps, pk, b, C, ch, out);
+  switch (blocks - b) {  // the last few, the partial one among them
+    case 1: Blocks<P, 1, T, Signed, true>::run(at, taps, pk, b, C, ch, out); break;
+    case 2: Blocks<P, 2, T, Signed, true>::run(at, taps, pk, b, C, ch, out); break;
+    case 3: Blocks<P, 3, T, Signed, true>::run(at, taps, pk, b, C, ch, out); break;
+    case 4: Blocks<P, 4, T, Signed, true>::run(at, taps, pk, b, C, ch, out); break;
     default: break;
   }
 }
 
+template <int P, int J, typename T, bool Signed, bool Masked>
+struct TapLanes {
+  static void run(const uint8_t* const* at, int64_t taps, const Packed& pk, int64_t b0, int64_t C, const Channels& ch,
+                  T* const* out) {
+    pixels_blocks<P, J, T, Signed, Masked>(at, taps, pk, b0, C, ch, out);
+  }
+};
+template <int P, int J, typename T, bool Signed, bool Masked>
+struct QuadLanes {
+  static void run(const uint8_t* const* at, int64_t taps, const Packed& pk, int64_t b0, int64_t C, const Channels& ch,
+                  T* const* out) {
+    pixels_blocks_quad<P, J, T, Signed, Masked>(at, taps, pk, b0, C, ch, out);
+  }
+};
+
+template <bool Quad, int P, typename T, bool Signed>
+void pixels_of(const uint8_t* const* at, int64_t taps, const Packed& pk, int64_t C, const Channels& ch, T* const* out) {
+  if constexpr (Quad) pixels<QuadLanes, P, T, Signed>(at, taps, pk, C, ch, out);
+  else pixels<TapLanes, P, T, Signed>(at, taps, pk, C, ch, out);
+}
+
+template <bool Quad>
 void Run(KernelContext& ctx) {
   guarded(ctx, [&] {
     ref::nn::Window win;
@@ -282,12 +400,17 @@ void Run(KernelContext& ctx) {
       const uint8_t* at[kPixels * kMaxTaps];
       std::vector<int32_t> sums(bounded ? 0 : static_cast<size_t>(C));
       // Output pixels [ow, ow + P) of row r: P at once.
+      // Each pixel's taps, `stride` apart: the quad form's last group reads
+      // the zero-point row for the taps past the last (their weights are 0).
+      const int64_t stride = Quad ? 4 * pk.groups : taps;
+      for (int p = 0; p < kPixels; ++p)
+        for (int64_t t = taps; t < stride; ++t) at[p * stride + t] = pad_row.data();
       auto run = [&](auto p_const, int64_t r, int64_t ow, bool all_inside) {
         constexpr int P = decltype(p_const)::value;
         const int64_t n = r / OH, oh = r % OH;
         for (int p = 0; p < P; ++p) {
           const int64_t ow_p = ow + p, ih0 = oh * win.strides[0] - win.pad_begin[0], iw0 = ow_p * win.strides[1] - win.pad_begin[1];
-          const uint8_t** a = at + p * taps;
+          const uint8_t** a = at + p * stride;
           if (all_inside) {
             const uint8_t* base = xb + ((n * H + ih0) * W + iw0) * C;
             for (int64_t t = 0; t < taps; ++t) a[t] = base + tap_offset[static_cast<size_t>(t)];
@@ -305,29 +428,31 @@ void Run(KernelContext& ctx) {
         if (!bounded) {  // the sums, then the reference's requantization (NaN products give the zero point)
           for (int p = 0; p < P; ++p) {
             int32_t* s = sums.data();
-            if (x_signed) pixels<1, int32_t, true>(at + p * taps, taps, pk.lanes.data(), C, ch, &s);
-            else pixels<1, int32_t, false>(at + p * taps, taps, pk.lanes.data(), C, ch, &s);
+            if (x_signed) pixels_of<Quad, 1, int32_t, true>(at + p * stride, taps, pk, C, ch, &s);
+            else pixels_of<Quad, 1, int32_t, false>(at + p * stride, taps, pk, C, ch, &s);
             requantize_channels_last(sums.data(), 1, C, bias, mult.data(), ch.zp, u8, yb + o + p * C);
           }
         } else if (u8) {
           uint8_t* outs[P];
           for (int p = 0; p < P; ++p) outs[p] = reinterpret_cast<uint8_t*>(yb) + o + p * C;
-          if (x_signed) pixels<P, uint8_t, true>(at, taps, pk.lanes.data(), C, ch, outs);
-          else pixels<P, uint8_t, false>(at, taps, pk.lanes.data(), C, ch, outs);
+          if (x_signed) pixels_of<Quad, P, uint8_t, true>(at, taps, pk, C, ch, outs);
+          else pixels_of<Quad, P, uint8_t, false>(at, taps, pk, C, ch, outs);
         } else {
           int8_t* outs[P];
           for (int p = 0; p < P; ++p) outs[p] = reinterpret_cast<int8_t*>(yb) + o + p * C;
-          if (x_signed) pixels<P, int8_t, true>(at, taps, pk.lanes.data(), C, ch, outs);
-          else pixels<P, int8_t, false>(at, taps, pk.lanes.data(), C, ch, outs);
+          if (x_signed) pixels_of<Quad, P, int8_t, true>(at, taps, pk, C, ch, outs);
+          else pixels_of<Quad, P, int8_t, false>(at, taps, pk, C, ch, outs);
         }
       };
       using One = std::integral_constant<int, 1>;
       using Four = std::integral_constant<int, kPixels>;
       for (int64_t r = r0; r < r1; ++r) {
         const bool row_inside = inside(r % OH, win.strides[0], win.pad_begin[0], span_h, H);
+        // Four pixels at a time wherever there are four (those by the
+        // border read the zero-point row for their taps in the padding),
+        // so a padded border is not a pixel at a time.
         int64_t ow = 0;
-        for (; ow < OW && !(row_inside && ow >= ow_lo && ow + kPixels <= ow_hi); ++ow) run(One{}, r, ow, false);
-        for (; ow + kPixels <= ow_hi && row_inside; ow += kPixels) run(Four{}, r, ow, true);
+        for (; ow + kPixels <= OW; ow += kPixels) run(Four{}, r, ow, row_inside && ow >= ow_lo && ow + kPixels <= ow_hi);
         for (; ow < OW; ++ow) run(One{}, r, ow, row_inside && ow >= ow_lo && ow < ow_hi);
       }
     });
@@ -337,7 +462,9 @@ void Run(KernelContext& ctx) {
 }  // namespace
 
 void register_qlinear_conv_depthwise_kernels(KernelRegistry& r) {
-  r.add(KernelDef{kCpuDomain, kNhwcQLinearConv, 1, INT_MAX, "cpu-int8", Run, accepts});
+  // Four taps to a lane where the CPU has VBMI's byte permute, one otherwise.
+  r.add(KernelDef{kCpuDomain, kNhwcQLinearConv, 1, INT_MAX, "cpu-int8-vbmi", Run<true>, accepts_quad});
+  r.add(KernelDef{kCpuDomain, kNhwcQLinearConv, 1, INT_MAX, "cpu-int8", Run<false>, accepts});
 }
 
 }  // namespace onnxscope::cpu
