@@ -623,15 +623,18 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
   }
   // Channels and pixels past 16: the 8-bit product's transposes of X and Y
   // in whole 16 x 16 blocks and their edges; 1x1 read in place and 3x3
-  // gathered; depthwise 3x3 (its planes), strides 1 and 2.
+  // gathered; depthwise 3x3 (its planes, rows of 46 outputs at stride 1:
+  // the AVX2 sums' 32-wide, 8-wide and partial chunks), strides 1 and 2.
   for (int i = 0; i < 6; ++i) {
     const bool qlinear = i % 2 == 1, pointwise = i < 2, depthwise = i >= 4;
     const int64_t C = depthwise ? 24 : i % 2 ? 40 : 16, M = depthwise ? 24 : i % 2 ? 16 : 48, k = pointwise ? 1 : 3;
+    const int64_t W = depthwise ? 45 : 21;
     Case c(10);
     c.expect_fast = cpu_has_int8_vnni() || vnni::available();
-    c.what = std::string(qlinear ? "QLinearConv" : "ConvInteger") + " uint8 x int8 [2," + std::to_string(C) + ",19,21] * [" +
-             std::to_string(M) + "," + std::to_string(C) + "," + std::to_string(k) + "," + std::to_string(k) + "]";
-    c.input("x", ints(DataType::Uint8, {2, C, 19, 21}));
+    c.what = std::string(qlinear ? "QLinearConv" : "ConvInteger") + " uint8 x int8 [2," + std::to_string(C) + ",19," +
+             std::to_string(W) + "] * [" + std::to_string(M) + "," + std::to_string(C) + "," + std::to_string(k) + "," +
+             std::to_string(k) + "]";
+    c.input("x", ints(DataType::Uint8, {2, C, 19, W}));
     c.input("xz", ints(DataType::Uint8, {}));
     c.mb.initializer(raw("w", ints(DataType::Int8, {M, depthwise ? 1 : C, k, k}, 64, 191)));
     c.mb.initializer(raw("wz", Tensor::zeros(DataType::Int8, {})));

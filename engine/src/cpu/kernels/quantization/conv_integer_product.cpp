@@ -12,6 +12,7 @@
 // NCHW planes. A 1x1 convolution with stride 1 and no pads reads its rows
 // from X channels last without a gather.
 #include <emmintrin.h>
+#include <immintrin.h>
 
 #include <algorithm>
 #include <cmath>
@@ -218,6 +219,52 @@ void plane_sums(const float* __restrict plane, int64_t PW, int64_t OH, int64_t O
   }
 }
 
+// plane_sums for stride 1 in AVX2 registers: up to 32 outputs of a row
+// held in registers across all the taps (the loop above loaded and stored
+// its row once per tap: 36% of a depthwise 3x3 QLinearConv's time on the
+// AVX2 path), each output's terms in the same order, so the same sums.
+template <int V>
+__attribute__((target("avx2,fma"), always_inline)) inline void row_chunk(const float* base, int64_t PW, int64_t KH,
+                                                                       int64_t KW, int64_t dh, int64_t dw,
+                                                                       const float* taps, int32_t* acc, int left) {
+  __m256 s[V];
+  for (int v = 0; v < V; ++v) s[v] = _mm256_setzero_ps();
+  // The last vector of a row's tail: lanes past the row neither read nor stored.
+  const __m256i tail = _mm256_cmpgt_epi32(_mm256_set1_epi32(left), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  for (int64_t kh = 0; kh < KH; ++kh)
+    for (int64_t kw = 0; kw < KW; ++kw) {
+      const __m256 w = _mm256_broadcast_ss(taps + kh * KW + kw);
+      const float* src = base + kh * dh * PW + kw * dw;
+      for (int v = 0; v < V; ++v) {
+        const __m256 x = left < 8 && v == V - 1 ? _mm256_maskload_ps(src + 8 * v, tail) : _mm256_loadu_ps(src + 8 * v);
+        s[v] = _mm256_fmadd_ps(w, x, s[v]);
+      }
+    }
+  for (int v = 0; v < V; ++v) {
+    const __m256i q = _mm256_cvttps_epi32(s[v]);
+    if (left < 8 && v == V - 1) _mm256_maskstore_epi32(acc + 8 * v, tail, q);
+    else _mm256_storeu_si256(reinterpret_cast<__m256i*>(acc + 8 * v), q);
+  }
+}
+
+__attribute__((target("avx2,fma"))) void plane_sums_avx2(const float* plane, int64_t PW, int64_t OH, int64_t OW, int64_t KH,
+                                                        int64_t KW, int64_t sh, int64_t dh, int64_t dw, const float* taps,
+                                                        int32_t* acc) {
+  for (int64_t oh = 0; oh < OH; ++oh) {
+    const float* base = plane + oh * sh * PW;
+    int32_t* out = acc + oh * OW;
+    int64_t ow = 0;
+    for (; ow + 32 <= OW; ow += 32) row_chunk<4>(base + ow, PW, KH, KW, dh, dw, taps, out + ow, 8);
+    for (; ow + 8 <= OW; ow += 8) row_chunk<1>(base + ow, PW, KH, KW, dh, dw, taps, out + ow, 8);
+    if (ow < OW) row_chunk<1>(base + ow, PW, KH, KW, dh, dw, taps, out + ow, static_cast<int>(OW - ow));
+  }
+}
+
+bool avx2_fma() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+
 // row[v] = x[v] - zero_point for a row of uint8 or int8 bytes.
 ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default")
 void widen_unsigned(const uint8_t* x, int64_t n, int64_t zero_point, float* row) {
@@ -264,7 +311,8 @@ void depthwise(KernelContext& ctx, const Problem& p, Slots sl, const double* mul
         if (x_signed) widen_signed(src + h * W, W, za, at);
         else widen_unsigned(src + h * W, W, za, at);
       }
-      plane_sums(plane.data(), PW, OH, OW, KH, KW, sh, sw, dh, dw, taps.data() + c * p.window, row.data(), acc.data());
+      if (sw == 1 && avx2_fma()) plane_sums_avx2(plane.data(), PW, OH, OW, KH, KW, sh, dh, dw, taps.data() + c * p.window, acc.data());
+      else plane_sums(plane.data(), PW, OH, OW, KH, KW, sh, sw, dh, dw, taps.data() + c * p.window, row.data(), acc.data());
       if (!mult) {
         std::memcpy(y + i * OH * OW * 4, acc.data(), static_cast<size_t>(OH * OW) * 4);
         continue;

@@ -83,6 +83,65 @@ bool requantize_float(const int32_t* acc, int64_t n, const int32_t* bias, const 
   return near == 0;
 }
 
+// requantize_float in AVX2 registers, eight values a step (the compiler's
+// clone above blended its clamps and narrowed a value at a time: 36% of a
+// depthwise QLinearConv's time on the AVX2 path). The same operations in
+// the same order on each lane, so the same bytes and the same answer to
+// whether any product lies near a half; the values past the last whole
+// eight go to the loop above.
+__attribute__((target("avx2"))) inline __m256i eight_sums(const int32_t* acc, const int32_t* bias, bool per_channel) {
+  const __m256i s = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(acc));
+  if (!bias) return s;
+  return _mm256_add_epi32(s, per_channel ? _mm256_loadu_si256(reinterpret_cast<const __m256i*>(bias)) : _mm256_set1_epi32(*bias));
+}
+
+template <typename T, bool PerChannel>
+__attribute__((target("avx2"))) bool requantize_float_avx2(const int32_t* acc, int64_t n, const int32_t* bias,
+                                                           const float* mult, float zp, T* out) {
+  const __m256 big = _mm256_set1_ps(4194304.0f), neg_big = _mm256_set1_ps(-4194304.0f);
+  const __m256 round = _mm256_set1_ps(12582912.0f), near_hi = _mm256_set1_ps(0.5f - 1.0f / 8192);
+  const __m256 near_lo = _mm256_set1_ps(-(0.5f - 1.0f / 8192)), z = _mm256_set1_ps(zp);
+  const __m256 lo = _mm256_set1_ps(std::is_signed_v<T> ? -128.0f : 0.0f), hi = _mm256_set1_ps(std::is_signed_v<T> ? 127.0f : 255.0f);
+  const __m256 m1 = _mm256_set1_ps(*mult);
+  __m256 near = _mm256_setzero_ps();
+  auto one = [&](int64_t i) {
+    const __m256 m = PerChannel ? _mm256_loadu_ps(mult + i) : m1;
+    __m256 p = _mm256_mul_ps(_mm256_cvtepi32_ps(eight_sums(acc + i, bias ? bias + (PerChannel ? i : 0) : nullptr, PerChannel)), m);
+    p = _mm256_min_ps(_mm256_max_ps(p, neg_big), big);  // p is a number: the scalar selects' order does not matter
+    const __m256 r = _mm256_sub_ps(_mm256_add_ps(p, round), round);
+    const __m256 d = _mm256_sub_ps(p, r);
+    near = _mm256_or_ps(near, _mm256_or_ps(_mm256_cmp_ps(d, near_hi, _CMP_GE_OQ), _mm256_cmp_ps(d, near_lo, _CMP_LE_OQ)));
+    return _mm256_cvttps_epi32(_mm256_min_ps(_mm256_max_ps(_mm256_add_ps(r, z), lo), hi));
+  };
+  int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {  // four vectors narrowed to 32 bytes (all within T's range: no saturation)
+    const __m256i a = _mm256_packs_epi32(one(i), one(i + 8)), b = _mm256_packs_epi32(one(i + 16), one(i + 24));
+    const __m256i v = std::is_signed_v<T> ? _mm256_packs_epi16(a, b) : _mm256_packus_epi16(a, b);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), _mm256_permutevar8x32_epi32(v, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7)));
+  }
+  for (; i + 8 <= n; i += 8) {
+    alignas(32) int32_t q[8];
+    _mm256_store_si256(reinterpret_cast<__m256i*>(q), one(i));
+    for (int k = 0; k < 8; ++k) out[i + k] = static_cast<T>(q[k]);
+  }
+  bool ok = _mm256_movemask_ps(near) == 0;
+  if (i < n) ok = requantize_float<T, PerChannel>(acc + i, n - i, bias ? bias + (PerChannel ? i : 0) : nullptr,
+                                                  mult + (PerChannel ? i : 0), zp, out + i) && ok;
+  return ok;
+}
+
+bool has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+
+// requantize_float, in AVX2 registers where the CPU has them.
+template <typename T, bool PerChannel>
+bool requantize_float_any(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, float zp, T* out) {
+  if (has_avx2()) return requantize_float_avx2<T, PerChannel>(acc, n, bias, mult, zp, out);
+  return requantize_float<T, PerChannel>(acc, n, bias, mult, zp, out);
+}
+
 // Eight sums a + b (b: one value or per lane) times the multiplier m,
 // rounded and saturated (a function, not a lambda: clang does not give a
 // lambda its enclosing function's target).
@@ -164,8 +223,8 @@ void requantize_channels_last(const int32_t* acc, int64_t lda, int64_t pixels, i
   for (int64_t px = 0; px < pixels; ++px) {
     if (mult_f) {
       const auto zf = static_cast<float>(zero_point);
-      if (u8 ? requantize_float<uint8_t, true>(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<uint8_t*>(out) + px * ldo)
-             : requantize_float<int8_t, true>(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<int8_t*>(out) + px * ldo))
+      if (u8 ? requantize_float_any<uint8_t, true>(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<uint8_t*>(out) + px * ldo)
+             : requantize_float_any<int8_t, true>(acc + px * lda, M, bias, mult_f, zf, reinterpret_cast<int8_t*>(out) + px * ldo))
         continue;
     }
     if (u8) requantize_double<uint8_t, true>(acc + px * lda, M, bias, mult, zero_point, reinterpret_cast<uint8_t*>(out) + px * ldo);
@@ -184,8 +243,8 @@ void requantize_run(const int32_t* acc, int64_t n, int64_t bias, double multipli
       const auto m = static_cast<float>(multiplier), z = static_cast<float>(zero_point);
       for (int64_t i = 0; i < n; i += 32) {
         const int64_t k = std::min<int64_t>(32, n - i);
-        if (u8 ? !requantize_float<uint8_t, false>(acc + i, k, &b, &m, z, reinterpret_cast<uint8_t*>(out) + i)
-               : !requantize_float<int8_t, false>(acc + i, k, &b, &m, z, reinterpret_cast<int8_t*>(out) + i)) {
+        if (u8 ? !requantize_float_any<uint8_t, false>(acc + i, k, &b, &m, z, reinterpret_cast<uint8_t*>(out) + i)
+               : !requantize_float_any<int8_t, false>(acc + i, k, &b, &m, z, reinterpret_cast<int8_t*>(out) + i)) {
           if (u8) requantize_u8(acc + i, k, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<uint8_t*>(out) + i);
           else requantize_i8(acc + i, k, static_cast<double>(bias), multiplier, zero_point, reinterpret_cast<int8_t*>(out) + i);
         }
