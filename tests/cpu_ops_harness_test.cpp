@@ -623,12 +623,13 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
   }
   // Channels and pixels past 16: the 8-bit product's transposes of X and Y
   // in whole 16 x 16 blocks and their edges; 1x1 read in place and 3x3
-  // gathered; depthwise 3x3 (its planes, rows of 46 outputs at stride 1:
-  // the AVX2 sums' 32-wide, 8-wide and partial chunks), strides 1 and 2.
-  for (int i = 0; i < 6; ++i) {
+  // gathered; depthwise 3x3 (its planes; rows of 46, 53 and 28 outputs at
+  // stride 1: the AVX2 sums' 32-wide chunks and a last chunk of two, three
+  // and four vectors, the last partial), strides 1 and 2.
+  for (int i = 0; i < 8; ++i) {
     const bool qlinear = i % 2 == 1, pointwise = i < 2, depthwise = i >= 4;
     const int64_t C = depthwise ? 24 : i % 2 ? 40 : 16, M = depthwise ? 24 : i % 2 ? 16 : 48, k = pointwise ? 1 : 3;
-    const int64_t W = depthwise ? 45 : 21;
+    const int64_t W = i == 6 ? 52 : i == 7 ? 27 : depthwise ? 45 : 21, stride = i == 5 ? 2 : 1;
     Case c(10);
     c.expect_fast = cpu_has_int8_vnni() || vnni::available();
     c.what = std::string(qlinear ? "QLinearConv" : "ConvInteger") + " uint8 x int8 [2," + std::to_string(C) + ",19," +
@@ -650,7 +651,7 @@ TEST(CpuOpsHarness, ConvIntegerAndQLinearConv) {
     if (!pointwise) attr_ints(n, "pads", {1, 2, 0, 1});
     if (depthwise) {
       attr_int(n, "group", C);
-      attr_ints(n, "strides", {i - 3, i - 3});
+      attr_ints(n, "strides", {stride, stride});
     }
     check(c, 0, 0);
   }
