@@ -35,6 +35,16 @@ int64_t rows_of(Rng& rng) {
 int64_t k_of(Rng& rng) { return std::vector<int64_t>{63, 64, 65, 100, 128, 191, 256, 300, 768, 1000}[pick(rng, 0, 9)]; }
 int64_t n_of(Rng& rng) { return std::vector<int64_t>{1, 15, 16, 17, 31, 32, 33, 48, 70, 100}[pick(rng, 0, 9)]; }
 
+// A problem the tiles take (vnni::amx_shape: 128 columns and more), its
+// rows, k and columns off the blocks' edges, for the problems
+// on_tiles_pick picks, whatever was drawn for them before.
+bool on_tiles_pick(int i) { return i % 4 == 1 || i % 6 == 0; }
+void tile_problem(Rng& rng, int64_t& M, int64_t& K, int64_t& N) {
+  M = std::vector<int64_t>{64, 100, 130, 200}[pick(rng, 0, 3)];
+  K = std::vector<int64_t>{300, 768, 1000}[pick(rng, 0, 2)];
+  N = std::vector<int64_t>{129, 144, 161, 200}[pick(rng, 0, 3)];
+}
+
 // c on every path the CPU has; where it has AMX, the tiles must have taken
 // it when it is theirs (vnni::amx_shape). Returns whether they did.
 bool check_both(Case& c, int64_t rows, int64_t K, int64_t N) {
@@ -86,7 +96,8 @@ TEST_F(AmxProduct, MatMulIntegerBitForBit) {
   for (int i = 0; i < 24; ++i) {
     Case c(10);
     const DataType ta = i % 4 < 2 ? DataType::Uint8 : DataType::Int8, tb = i % 2 ? DataType::Uint8 : DataType::Int8;
-    const int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    if (on_tiles_pick(i)) tile_problem(rng, M, K, N);
     const Shape as = i % 3 == 0 ? Shape{2, M, K} : Shape{M, K};
     const int zp = i % 3;  // none, scalars, per column
     c.input("a", random_bytes(rng, ta, as, 0, 255));
@@ -117,7 +128,8 @@ TEST_F(AmxProduct, MatMulIntegerToFloatAndDynamicQuantizeMatMulBitForBit) {
     c.mb.opset("com.microsoft", 1);
     const bool dynamic = i % 2 == 1;
     const DataType ta = i % 4 < 2 ? DataType::Uint8 : DataType::Int8, tb = i % 8 < 4 ? DataType::Int8 : DataType::Uint8;
-    const int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
+    if (on_tiles_pick(i)) tile_problem(rng, M, K, N);
     const Shape as = i % 3 == 0 ? Shape{1, M, K} : Shape{M, K};
     const int zp = i / 2 % 3;
     const bool near = zp == 2;
@@ -163,11 +175,7 @@ TEST_F(AmxProduct, QGemmBitForBit) {
     const DataType at = i % 3 == 2 ? DataType::Int8 : DataType::Uint8;
     const DataType bt = i % 3 == 0 ? DataType::Uint8 : DataType::Int8;
     int64_t M = rows_of(rng), K = k_of(rng), N = n_of(rng);
-    if (i % 4 == 1) {  // a quarter of them large enough for the tiles (amx_shape), whatever the draws above
-      M = std::vector<int64_t>{64, 100, 130, 200}[pick(rng, 0, 3)];
-      K = std::vector<int64_t>{300, 768, 1000}[pick(rng, 0, 2)];
-      N = std::vector<int64_t>{33, 48, 70, 100}[pick(rng, 0, 3)];
-    }
+    if (on_tiles_pick(i)) tile_problem(rng, M, K, N);
     const bool tb = i % 4 < 2, quant = i % 3 != 1, per_col = i % 5 < 2;
     c.input("a", random_bytes(rng, at, {M, K}, 0, 255));
     const int wlo = bt == DataType::Uint8 ? 30 : 156, whi = bt == DataType::Uint8 ? 225 : 355;  // int8: -100..99 as bytes
@@ -217,7 +225,8 @@ TEST_F(AmxProduct, BatchedQLinearMatMulBitForBit) {
     const DataType at = i % 3 == 2 ? DataType::Int8 : DataType::Uint8;
     const DataType bt = i % 2 ? DataType::Uint8 : DataType::Int8;
     // (Wider B here: one batch's product is the tiles' unit, so more columns to reach their size.)
-    const int64_t M = rows_of(rng), K = k_of(rng), N = std::vector<int64_t>{17, 33, 70, 100, 197}[pick(rng, 0, 4)];
+    int64_t M = rows_of(rng), K = k_of(rng), N = std::vector<int64_t>{17, 33, 70, 100, 197}[pick(rng, 0, 4)];
+    if (on_tiles_pick(i)) tile_problem(rng, M, K, N);
     const Shape as = {2, M, K}, bs = {1, K, N};
     c.input("a", random_bytes(rng, at, as, 0, 255));
     c.input("as", scalar(DataType::Float, i % 3 == 0 ? 0.02 : 0.0173));

@@ -126,7 +126,8 @@ void run(const Product& p);
 bool amx_available();
 void set_amx(bool enabled);
 // Whether a product of `rows` x K by K x N is the tiles' (where AMX is
-// there and allowed): 16 rows, 64 k and half a million multiply-adds or more.
+// there and allowed): 16 rows, 64 k, 128 columns and half a million
+// multiply-adds or more.
 bool amx_shape(int64_t rows, int64_t K, int64_t N);
 // How many products run() has done on AMX tiles in this process (tests
 // check that the path they mean to cover ran).
