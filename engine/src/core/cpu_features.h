@@ -23,6 +23,17 @@ inline bool cpu_isa_capped_to_avx2() {
 // __builtin_cpu_supports for an AVX-512 feature (its argument a literal), false under the cap.
 #define ONNXSCOPE_CPU_AVX512(feature) (__builtin_cpu_supports(feature) && !::onnxscope::cpu_isa_capped_to_avx2())
 
+// AVX2, and AVX2 with FMA (x86-64-v3's vector core): the AVX2 kernels' test,
+// once per process. Not capped: ONNXSCOPE_CPU_ISA=avx2 keeps AVX2.
+inline bool cpu_has_avx2() {
+  static const bool yes = __builtin_cpu_supports("avx2");
+  return yes;
+}
+inline bool cpu_has_avx2_fma() {
+  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  return yes;
+}
+
 // AVX2 (which also says the OS saves the wide registers) and the F16C bit of
 // CPUID leaf 1 (clang's __builtin_cpu_supports does not know "f16c").
 inline bool cpu_has_f16c() {

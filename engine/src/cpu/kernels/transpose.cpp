@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <numeric>
 
+#include "core/cpu_features.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/math/vector_math_avx2.h"
 #include "cpu/kernels/output.h"
@@ -67,10 +68,7 @@ __attribute__((target("avx2"))) void transpose8x8(const uint32_t* in, int64_t ld
   for (int64_t i = 0; i < 8; ++i) _mm256_storeu_ps(dst + i * ld_out, r[i]);
 }
 
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
+bool has_avx2() { return cpu_has_avx2(); }
 
 // out[r][c] = in[r + c * in_col_stride] (rows x cols, out contiguous) by 8 x 8 blocks within 32 x 32 tiles.
 void tile_transpose4(const uint32_t* in, uint32_t* out, int64_t rows, int64_t cols, int64_t in_col_stride) {

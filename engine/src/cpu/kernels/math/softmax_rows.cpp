@@ -191,10 +191,7 @@ ONNXSCOPE_CLONES void plain_row_divide(float* y, int64_t n, float s) {
 }
 #undef ONNXSCOPE_CLONES
 
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
+bool has_avx2() { return cpu_has_avx2_fma(); }
 
 // The output, and rows [r0, r1) of n floats to `run` across the thread pool.
 template <class Run>

@@ -153,7 +153,7 @@ __attribute__((target("avx2,fma"))) void tap_rows_avx2(const float* buf, const i
 ONNXSCOPE_TARGET_CLONES("avx512f", ONNXSCOPE_CLONE_AVX2, "default")
 void depthwise_plane(const Depthwise& p, const int64_t* off, const float* x, const float* w, float b, float* y,
                      float* buf, float* acc) {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx2 = cpu_has_avx2_fma();
   scatter_plane(p, x, buf);
   const int64_t n = (p.OH - 1) * p.Wq + p.OW;
   if (avx2) {

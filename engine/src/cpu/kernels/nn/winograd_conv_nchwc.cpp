@@ -59,7 +59,7 @@ constexpr int64_t kMinChannels = 16;
 std::atomic<bool> g_on_avx512{false};  // force_winograd_conv_on_avx512
 
 bool avx2_only() {
-  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const bool avx2 = cpu_has_avx2_fma();
   static const bool avx512 = ONNXSCOPE_CPU_AVX512("avx512f");
   return avx2 && (!avx512 || g_on_avx512.load(std::memory_order_relaxed));
 }

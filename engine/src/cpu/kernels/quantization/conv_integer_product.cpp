@@ -21,6 +21,7 @@
 #include <optional>
 #include <vector>
 
+#include "core/cpu_features.h"
 #include "core/target_clones.h"
 #include "cpu/kernels/kernels.h"
 #include "cpu/kernels/onednn_parts.h"
@@ -269,11 +270,6 @@ __attribute__((target("avx2,fma"))) void plane_sums_avx2(const float* plane, int
   }
 }
 
-bool avx2_fma() {
-  static const bool yes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-  return yes;
-}
-
 // row[v] = x[v] - zero_point for a row of uint8 or int8 bytes.
 ONNXSCOPE_TARGET_CLONES(ONNXSCOPE_CLONE_AVX2, "default")
 void widen_unsigned(const uint8_t* x, int64_t n, int64_t zero_point, float* row) {
@@ -320,7 +316,7 @@ void depthwise(KernelContext& ctx, const Problem& p, Slots sl, const double* mul
         if (x_signed) widen_signed(src + h * W, W, za, at);
         else widen_unsigned(src + h * W, W, za, at);
       }
-      if (sw == 1 && avx2_fma()) plane_sums_avx2(plane.data(), PW, OH, OW, KH, KW, sh, dh, dw, taps.data() + c * p.window, acc.data());
+      if (sw == 1 && cpu_has_avx2_fma()) plane_sums_avx2(plane.data(), PW, OH, OW, KH, KW, sh, dh, dw, taps.data() + c * p.window, acc.data());
       else plane_sums(plane.data(), PW, OH, OW, KH, KW, sh, sw, dh, dw, taps.data() + c * p.window, row.data(), acc.data());
       if (!mult) {
         std::memcpy(y + i * OH * OW * 4, acc.data(), static_cast<size_t>(OH * OW) * 4);

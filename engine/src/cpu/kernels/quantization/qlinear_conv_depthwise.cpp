@@ -252,10 +252,9 @@ __attribute__((target(ONNXSCOPE_VNNI))) inline void pixels_blocks(const uint8_t*
 // a vpdpbusd on the same two ports.
 template <int P, int J, typename T, bool Signed, bool Masked>
 __attribute__((target(ONNXSCOPE_VNNI ",avx512vbmi"))) inline void pixels_blocks_quad(const uint8_t* const* at,
-                                                                                   int64_t taps, const Packed& pk,
+                                                                                   int64_t /*taps: pk.groups*/, const Packed& pk,
                                                                                    int64_t b0, int64_t C,
                                                                                    const Channels& ch, T* const* out) {
-  (void)taps;
   __m512i acc[P][J];
   __mmask16 mask[J];
   start_sums<P, J>(acc, mask, b0, C, ch);

@@ -130,15 +130,10 @@ __attribute__((target("avx2"))) bool requantize_float_avx2(const int32_t* acc, i
   return ok;
 }
 
-bool has_avx2() {
-  static const bool yes = __builtin_cpu_supports("avx2");
-  return yes;
-}
-
 // requantize_float, in AVX2 registers where the CPU has them.
 template <typename T, bool PerChannel>
 bool requantize_float_any(const int32_t* acc, int64_t n, const int32_t* bias, const float* mult, float zp, T* out) {
-  if (has_avx2()) return requantize_float_avx2<T, PerChannel>(acc, n, bias, mult, zp, out);
+  if (cpu_has_avx2()) return requantize_float_avx2<T, PerChannel>(acc, n, bias, mult, zp, out);
   return requantize_float<T, PerChannel>(acc, n, bias, mult, zp, out);
 }
 
