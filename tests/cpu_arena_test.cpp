@@ -5,7 +5,9 @@
 // same outputs as heap runs, even while the caller keeps earlier outputs.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstring>
+#include <vector>
 
 #include "cpu/arena.h"
 #include "model_builder.h"
@@ -94,6 +96,23 @@ TEST(CpuArena, WithoutARunAllocationsAreOnTheHeap) {
   ASSERT_NE(b, nullptr);
   EXPECT_EQ(b->size(), 64u);
   EXPECT_NE(b->mutable_data(), nullptr);
+}
+
+// Every block starts on a cache line: planned ones (the arena rounds to 64)
+// and heap ones (graph outputs, runs without a plan, the recorded run).
+TEST(CpuArena, EveryBlockStartsOnACacheLine) {
+  auto aligned = [](const std::shared_ptr<Buffer>& b) { return reinterpret_cast<std::uintptr_t>(b->data()) % 64 == 0; };
+  for (size_t n : {size_t{1}, size_t{17}, size_t{100}, size_t{4096}, size_t{100003}, size_t{1} << 20}) EXPECT_TRUE(aligned(allocate_activation(n))) << n << " bytes, no run";
+  ActivationArena arena;
+  for (int run = 0; run < 3; ++run) {  // recorded, then replayed
+    ArenaRun r(arena);
+    std::vector<std::shared_ptr<Buffer>> held;
+    for (size_t n : {size_t{100}, size_t{17}, size_t{4096}, size_t{100003}}) {
+      held.push_back(allocate_activation(n));
+      EXPECT_TRUE(aligned(held.back())) << n << " bytes, run " << run;
+    }
+  }
+  EXPECT_EQ(arena.planned_runs(), 2u);  // runs 1 and 2 took planned blocks
 }
 
 std::vector<float> some_floats(size_t n, float scale) {

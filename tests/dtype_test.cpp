@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <random>
 #include <vector>
 
@@ -46,6 +47,22 @@ TEST(Tensor, ElementCountRejectsNegativeAndOverflow) {
   EXPECT_FALSE(checked_element_count(std::vector<int64_t>{2, -1}));
   EXPECT_FALSE(checked_element_count(std::vector<int64_t>{INT64_MAX, INT64_MAX, 4}));
   EXPECT_THROW(Tensor::zeros(DataType::Float, {INT64_MAX, 16}), std::length_error);
+}
+
+// Kernels' 64-byte vector loads and stores: at malloc's 16-byte alignment
+// each crossed two cache lines. Sizes around the allocator's small-block,
+// heap and mmap thresholds; the bytes are zero either way.
+TEST(Tensor, ZerosStartOnACacheLineAndAreZero) {
+  std::vector<Tensor> held;  // kept, so each allocation lands somewhere new
+  for (int64_t n : {1, 3, 15, 16, 17, 1000, 4093, 32768, 100003, 1 << 20}) {
+    Tensor t = Tensor::zeros(DataType::Float, {n});
+    const auto at = reinterpret_cast<std::uintptr_t>(t.raw());
+    EXPECT_EQ(at % 64, 0u) << n << " floats at " << at;
+    const auto* f = reinterpret_cast<const float*>(t.raw());
+    EXPECT_EQ(f[0], 0.0f);
+    EXPECT_EQ(f[n - 1], 0.0f);
+    held.push_back(std::move(t));
+  }
 }
 
 TEST(Tensor, PackedBitsRoundTripForSubByteTypes) {

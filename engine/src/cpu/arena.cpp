@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <exception>
 #include <mutex>
+#include <new>
 #include <vector>
 
 namespace onnxscope::cpu {
@@ -18,17 +19,23 @@ constexpr size_t kMaxAllocations = 4096;  // more outputs per run: the O(n^2) pl
 
 size_t round_up(size_t n) { return planned_size(n, kAlign); }
 
-// Heap bytes left uninitialised (the kernel writes all of them).
+// Heap bytes left uninitialised (the kernel writes all of them), on a cache
+// line's boundary as the arena's blocks are: at malloc's 16-byte alignment a
+// graph output's every 64-byte store crossed two lines (a float16 -> float32
+// Cast of [1,128,768] at one thread 11.6-12.9 us, aligned 9.1-9.3).
 class HeapBuffer : public Buffer {
  public:
-  explicit HeapBuffer(size_t n) : p_(new std::byte[n]), n_(n) {}
+  explicit HeapBuffer(size_t n) : p_(new (std::align_val_t{kAlign}) std::byte[n]), n_(n) {}
   const std::byte* data() const override { return p_.get(); }
   std::size_t size() const override { return n_; }
   std::byte* mutable_data() override { return p_.get(); }
   bool owns_bytes() const override { return true; }
 
  private:
-  std::unique_ptr<std::byte[]> p_;
+  struct AlignedDelete {
+    void operator()(std::byte* p) const { ::operator delete[](p, std::align_val_t{kAlign}); }
+  };
+  std::unique_ptr<std::byte[], AlignedDelete> p_;
   size_t n_;
 };
 
