@@ -1,5 +1,7 @@
 #include "onnxscope/buffer.h"
 
+#include "core/align.h"
+
 #include <atomic>
 #include <cstdint>
 #include <cstdlib>
@@ -28,7 +30,7 @@ class ZeroedBytes {
     if (n > SIZE_MAX - (kLine - 1)) throw std::bad_alloc();
     block_ = static_cast<std::byte*>(std::calloc(n + (kLine - 1), 1));
     if (!block_) throw std::bad_alloc();
-    data_ = block_ + (kLine - reinterpret_cast<std::uintptr_t>(block_) % kLine) % kLine;
+    data_ = align_up(block_, kLine);
   }
   ZeroedBytes(const ZeroedBytes&) = delete;
   ZeroedBytes& operator=(const ZeroedBytes&) = delete;

@@ -1,5 +1,6 @@
 #include "cpu/arena.h"
 
+#include "core/align.h"
 #include "core/allocation_replay.h"
 #include "core/memory_plan.h"
 
@@ -33,7 +34,7 @@ class HeapBuffer : public Buffer {
     if (n > SIZE_MAX - (kAlign - 1)) throw std::bad_alloc();
     block_.reset(static_cast<std::byte*>(std::malloc(n + (kAlign - 1))));
     if (!block_) throw std::bad_alloc();
-    p_ = block_.get() + (kAlign - reinterpret_cast<std::uintptr_t>(block_.get()) % kAlign) % kAlign;
+    p_ = align_up(block_.get(), kAlign);
   }
   const std::byte* data() const override { return p_; }
   std::size_t size() const override { return n_; }
